@@ -1,0 +1,50 @@
+#include "config.h"
+
+#include "caps.h"
+
+#include <errno.h>
+#include <linux/securebits.h>
+#include <sys/capability.h>
+#include <sys/prctl.h>
+
+#include "util.h"
+
+int caps_drop_all(hutch_error_t *err) {
+  /* CAP_LAST_CAP of the headers we built with may be older than the
+   * kernel's: ask the kernel, so a capability added later is dropped too. */
+  for (int cap = 0; cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) {
+      if (errno == EINVAL)
+        break;
+      return hutch_error_sys(err, "capabilities: read bounding set entry %d", cap);
+    }
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+      return hutch_error_sys(err, "capabilities: drop %d from the bounding set", cap);
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return hutch_error_sys(err, "capabilities: clear the ambient set");
+  /* Root inside the namespace would regain a full permitted set on every
+   * execve; NOROOT (locked) makes uid 0 an ordinary uid for exec. */
+  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+                                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
+                                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+            0, 0, 0) < 0)
+    return hutch_error_sys(err, "capabilities: set securebits");
+  cap_t empty = cap_init();
+  if (empty == NULL)
+    return hutch_error_sys(err, "capabilities: cap_init");
+  int r = cap_set_proc(empty);
+  int saved = errno;
+  cap_free(empty);
+  if (r < 0) {
+    errno = saved;
+    return hutch_error_sys(err, "capabilities: clear the effective, permitted and inheritable sets");
+  }
+  return 0;
+}
+
+int caps_set_no_new_privs(hutch_error_t *err) {
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    return hutch_error_sys(err, "set no_new_privs");
+  return 0;
+}

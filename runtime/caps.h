@@ -1,0 +1,15 @@
+/* Dropping every capability and privilege gain before anything untrusted runs. */
+#ifndef HUTCH_CAPS_H
+#define HUTCH_CAPS_H
+
+#include "hutch.h"
+
+/* Empties the bounding, ambient, inheritable, effective and permitted sets
+ * (in that order: the bounding set needs CAP_SETPCAP, which the last step
+ * gives up). */
+int caps_drop_all(hutch_error_t *err);
+/* PR_SET_NO_NEW_PRIVS: execve can never grant privileges again (setuid
+ * bits, file capabilities); also what lets an unprivileged seccomp filter load. */
+int caps_set_no_new_privs(hutch_error_t *err);
+
+#endif

@@ -1,0 +1,166 @@
+#include "config.h"
+
+#include "contain.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+
+#include "caps.h"
+#include "mounts.h"
+#include "netlink.h"
+#include "sync.h"
+#include "util.h"
+
+static int step_die_with_parent(struct contain_config *cfg, hutch_error_t *err) {
+  /* A one-shot sandbox must not outlive the hutch that runs it, even when
+   * that hutch is SIGKILLed: the kernel then kills init, and with it the
+   * whole pid namespace.  A long-lived one is meant to outlive its creator. */
+  if (cfg->long_lived)
+    return 0;
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    return hutch_error_sys(err, "set the parent-death signal");
+  return 0;
+}
+
+static int step_wait_for_id_maps(struct contain_config *cfg, hutch_error_t *err) {
+  /* Until the parent has written uid_map and gid_map we are "nobody" with
+   * capabilities we cannot use on anything.  EOF here also means the parent
+   * died before the maps were written (the parent-death race). */
+  return sync_expect(cfg->init.parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the id maps", err);
+}
+
+static int step_drop_host_groups(struct contain_config *cfg, hutch_error_t *err) {
+  /* Supplementary groups are the host's: they would grant access through
+   * group permissions on bind-mounted host files. */
+  if (cfg->groups_mapped && setgroups(0, NULL) < 0)
+    return hutch_error_sys(err, "drop supplementary groups");
+  return 0;
+}
+
+static int step_close_inherited_fds(struct contain_config *cfg, hutch_error_t *err) {
+  /* Whatever the caller had open (the store, the state directory, a
+   * terminal it means to keep) has no business in the sandbox. */
+  int keep[2] = {cfg->init.parent_fd, cfg->init.listen_fd};
+  int lo = 3;
+  for (;;) {
+    int next = -1;
+    for (size_t i = 0; i < 2; i++)
+      if (keep[i] >= lo && (next < 0 || keep[i] < next))
+        next = keep[i];
+    if (next < 0)
+      break;
+    if (next > lo && syscall(SYS_close_range, lo, next - 1, 0) < 0)
+      return hutch_error_sys(err, "close inherited fds");
+    lo = next + 1;
+  }
+  if (syscall(SYS_close_range, lo, ~0U, 0) < 0)
+    return hutch_error_sys(err, "close inherited fds");
+  return 0;
+}
+
+static int step_set_hostname(struct contain_config *cfg, hutch_error_t *err) {
+  const char *name = cfg->hostname ? cfg->hostname : "sandbox";
+  if (sethostname(name, strlen(name)) < 0)
+    return hutch_error_sys(err, "set hostname %s", name);
+  return 0;
+}
+
+static int replace_file(const char *path, const char *content, hutch_error_t *err) {
+  /* The image may ship these as symlinks (systemd-resolved's stub): replace
+   * the link itself, never write through it. */
+  if (unlink(path) < 0 && errno != ENOENT)
+    return hutch_error_sys(err, "replace %s", path);
+  if (write_file_at(AT_FDCWD, path, content, strlen(content), 0644) < 0)
+    return hutch_error_sys(err, "write %s", path);
+  return 0;
+}
+
+static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
+  const char *name = cfg->hostname ? cfg->hostname : "sandbox";
+  if (mkdir("/etc", 0755) < 0 && errno != EEXIST)
+    return hutch_error_sys(err, "create /etc");
+  _cleanup_free_ char *hosts = xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                                         "127.0.1.1\t%s\n",
+                                         name);
+  if (replace_file("/etc/hosts", hosts, err) < 0)
+    return -1;
+  return replace_file("/etc/resolv.conf",
+                      "# Written by hutch. This sandbox has no network but loopback: no DNS server is\n"
+                      "# reachable. Names resolve only through /etc/hosts.\n",
+                      err);
+}
+
+static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *err) {
+  /* A long-lived sandbox must not hold its creator's terminal or pipes
+   * (`id=$(hutch create)` would never see EOF) nor get its hangups. */
+  if (!cfg->long_lived)
+    return 0;
+  int fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "open /dev/null");
+  for (int i = 0; i < 3; i++)
+    if (dup2(fd, i) < 0)
+      return hutch_error_sys(err, "detach stdio");
+  close(fd);
+  if (setsid() < 0)
+    return hutch_error_sys(err, "setsid");
+  return 0;
+}
+
+static int step_lock_down_init(hutch_error_t *err) {
+  /* Init and everything it starts hold no capability, cannot gain one, and
+   * init cannot be ptraced or have its memory read through /proc. */
+  if (caps_drop_all(err) < 0 || caps_set_no_new_privs(err) < 0)
+    return -1;
+  if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+    return hutch_error_sys(err, "init: PR_SET_DUMPABLE");
+  return 0;
+}
+
+void contain_main(struct contain_config *cfg) {
+  hutch_error_t err = NULL;
+  struct mount_plan plan;
+  mount_plan_init(&plan);
+
+#define STEP(call)                                                                                             \
+  do {                                                                                                         \
+    if ((call) < 0)                                                                                            \
+      goto fail;                                                                                               \
+  } while (0)
+
+  STEP(step_die_with_parent(cfg, &err));
+  STEP(step_wait_for_id_maps(cfg, &err));
+  STEP(step_drop_host_groups(cfg, &err));
+  STEP(step_close_inherited_fds(cfg, &err));
+  /* Mounts: a private tree, the overlay as the new root, host objects
+   * opened while the host is still visible, then pivot_root. */
+  STEP(mounts_make_private(&err));
+  STEP(mounts_overlay(cfg->lower, cfg->upper, cfg->work, cfg->root, &err));
+  STEP(mounts_open_detached(cfg->binds, cfg->n_binds, &plan, &err));
+  STEP(mounts_pivot_root(cfg->root, &err));
+  STEP(mounts_place_proc(&plan, &err));
+  STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
+  STEP(mounts_mask_proc(&err));
+  STEP(mounts_tmp(&err));
+  STEP(mounts_place_binds(&plan, &err));
+  mount_plan_release(&plan);
+  STEP(step_set_hostname(cfg, &err));
+  STEP(step_write_etc(cfg, &err));
+  /* The network namespace starts with lo down: even loopback would fail. */
+  STEP(netlink_loopback_up(&err));
+  STEP(step_detach_from_caller(cfg, &err));
+  STEP(step_lock_down_init(&err));
+#undef STEP
+  init_main(&cfg->init);
+
+fail:
+  hutch_error_wrap(&err, "sandbox setup");
+  sync_send_error(cfg->init.parent_fd, err);
+  _exit(125);
+}

@@ -1,0 +1,29 @@
+/* The sandbox side of a start: the ordered list of steps the first process
+ * in the new namespaces runs before it becomes the sandbox's init. */
+#ifndef HUTCH_CONTAIN_H
+#define HUTCH_CONTAIN_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hutch.h"
+#include "init.h"
+
+struct contain_config {
+  const char *lower; /* the image's tree */
+  const char *upper;
+  const char *work;
+  const char *root;  /* mount point of the new root */
+  const char *hostname;
+  const struct hutch_bind *binds;
+  size_t n_binds;
+  bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
+  bool long_lived;
+  struct init_config init;
+};
+
+/* Runs in the cloned child; never returns.  A failing step is reported to
+ * the parent over init.parent_fd with its errno and message. */
+__attribute__((noreturn)) void contain_main(struct contain_config *cfg);
+
+#endif

@@ -1,0 +1,103 @@
+#include "config.h"
+
+#include "error.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+
+static int error_vset(hutch_error_t *err, int errnum, const char *fmt, va_list ap) {
+  if (err == NULL)
+    return -1;
+  if (*err != NULL) /* keep the first (innermost) error */
+    return -1;
+  struct hutch_error *e = xcalloc(1, sizeof(*e));
+  e->errnum = errnum;
+  if (vasprintf(&e->msg, fmt, ap) < 0)
+    abort();
+  *err = e;
+  return -1;
+}
+
+int hutch_error_set(hutch_error_t *err, int errnum, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  error_vset(err, errnum, fmt, ap);
+  va_end(ap);
+  return -1;
+}
+
+int hutch_error_sys(hutch_error_t *err, const char *fmt, ...) {
+  int saved = errno;
+  va_list ap;
+  va_start(ap, fmt);
+  error_vset(err, saved, fmt, ap);
+  va_end(ap);
+  errno = saved;
+  return -1;
+}
+
+int hutch_error_wrap(hutch_error_t *err, const char *fmt, ...) {
+  if (err == NULL || *err == NULL)
+    return -1;
+  char *prefix = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&prefix, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  char *msg = xasprintf("%s: %s", prefix, (*err)->msg);
+  free(prefix);
+  free((*err)->msg);
+  (*err)->msg = msg;
+  return -1;
+}
+
+int hutch_error_hint(hutch_error_t *err, const char *fmt, ...) {
+  if (err == NULL || *err == NULL)
+    return -1;
+  va_list ap;
+  va_start(ap, fmt);
+  free((*err)->hint);
+  if (vasprintf(&(*err)->hint, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  return -1;
+}
+
+void hutch_error_move(hutch_error_t *dst, hutch_error_t *src) {
+  if (dst == NULL) {
+    hutch_error_free(src);
+    return;
+  }
+  if (*dst == NULL) {
+    *dst = *src;
+    *src = NULL;
+  } else {
+    hutch_error_free(src);
+  }
+}
+
+void hutch_error_free(hutch_error_t *err) {
+  if (err == NULL || *err == NULL)
+    return;
+  free((*err)->msg);
+  free((*err)->hint);
+  free(*err);
+  *err = NULL;
+}
+
+void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err) {
+  if (err == NULL)
+    return;
+  if (err->errnum != 0)
+    fprintf(out, "%s: %s: %s\n", prog, err->msg, strerror(err->errnum));
+  else
+    fprintf(out, "%s: %s\n", prog, err->msg);
+  if (err->hint != NULL)
+    fprintf(out, "%s: hint: %s\n", prog, err->hint);
+}

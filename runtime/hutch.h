@@ -1,0 +1,159 @@
+/* hutch: the sandbox runtime's public interface.
+ *
+ * Everything the `hutch` command does with sandboxes, rootfs images and
+ * policies goes through this header.  The runtime knows nothing about LLMs.
+ *
+ * Error contract: every function that can fail returns a negative value and,
+ * when `err` is not NULL, stores a newly allocated error object in *err (which
+ * must be NULL on entry).  On success *err is left untouched.  Callers add
+ * context with their own message and print it once. */
+#ifndef HUTCH_H
+#define HUTCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct hutch_error {
+  int errnum; /* errno of the failed operation, 0 when none applies */
+  char *msg;  /* "step: what failed", without the strerror text */
+  char *hint; /* how to fix it, or NULL */
+} *hutch_error_t;
+
+void hutch_error_free(hutch_error_t *err);
+/* "msg: strerror(errnum)" followed by "\nhint: ..." when there is a hint. */
+void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err);
+
+/* ---- rootfs store ---------------------------------------------------- */
+
+struct hutch_store;
+
+/* path NULL: $HUTCH_STORE, else $XDG_DATA_HOME/hutch (~/.local/share/hutch)
+ * for a user, /var/lib/hutch for root. */
+int hutch_store_open(const char *path, struct hutch_store **out, hutch_error_t *err);
+void hutch_store_close(struct hutch_store *store);
+const char *hutch_store_path(const struct hutch_store *store);
+
+struct hutch_image {
+  char *name;   /* NULL for an unnamed entry */
+  char *digest; /* "sha256:<64 hex>" of the imported archive's bytes */
+  char *rootfs; /* absolute path of the unpacked, read-only tree */
+  uint64_t size;  /* bytes of file content unpacked */
+  int64_t created; /* seconds since the epoch */
+  bool ids_preserved; /* owners/setuid bits kept (a subordinate id range was used) */
+};
+void hutch_image_clear(struct hutch_image *image);
+void hutch_image_list_free(struct hutch_image *images, size_t n);
+
+/* done/total in bytes of the compressed input; total is 0 when unknown. */
+typedef void (*hutch_progress_fn)(uint64_t done, uint64_t total, void *data);
+
+struct hutch_import_options {
+  const char *name; /* NULL: keep the entry unnamed */
+  hutch_progress_fn progress;
+  void *progress_data;
+  FILE *notices; /* where one-time notices (lost ownership, skipped devices) go; NULL = stderr */
+};
+/* Returns 1 when the same bytes were already in the store (nothing unpacked), 0 after an unpack. */
+int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
+                       struct hutch_image *out, hutch_error_t *err);
+int hutch_image_lookup(struct hutch_store *store, const char *name_or_digest, struct hutch_image *out,
+                       hutch_error_t *err);
+int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n, hutch_error_t *err);
+int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hutch_error_t *err);
+
+/* ---- policy ---------------------------------------------------------- */
+
+struct hutch_policy;
+
+/* path NULL: the installed default policy ($HUTCH_POLICY overrides). */
+int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t *err);
+void hutch_policy_free(struct hutch_policy *policy);
+const char *hutch_policy_path(const struct hutch_policy *policy);
+/* Human-readable description of what a sandbox gets; `effective` resolves
+ * every rule against this host (architectures, syscall numbers). */
+int hutch_policy_describe(const struct hutch_policy *policy, bool effective, FILE *out, hutch_error_t *err);
+
+/* ---- sandboxes ------------------------------------------------------- */
+
+struct hutch_bind {
+  const char *source; /* host path */
+  const char *dest;   /* absolute path inside the sandbox */
+  bool readonly;
+};
+
+struct hutch_sandbox_config {
+  const char *rootfs;   /* lower tree, usually hutch_image.rootfs */
+  const char *image;    /* name recorded in the sandbox state, may be NULL */
+  const struct hutch_policy *policy; /* required */
+  const char *hostname; /* NULL: "sandbox" */
+  const char *const *env; /* NULL-terminated "K=V" list added to every process */
+  const struct hutch_bind *binds;
+  size_t n_binds;
+  bool keep;            /* keep the upper/work dirs after the sandbox ends */
+  const char *state_dir; /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
+};
+
+struct hutch_process {
+  const char *const *argv; /* argv[0] is looked up in PATH inside the sandbox */
+  const char *const *env;  /* extra "K=V" for this process, may be NULL */
+  const char *workdir;     /* NULL: "/" */
+  int stdio[3];            /* fds handed to the process as 0, 1, 2 */
+  double timeout;          /* seconds, 0 = none */
+};
+
+struct hutch_exit {
+  int status;        /* exit status when !signaled */
+  int signal;        /* terminating signal, 0 if it exited */
+  bool timed_out;    /* killed because the timeout expired */
+  int exec_errno;    /* the program could not be started: this errno (status is then 126 or 127) */
+  bool setup_failed; /* it failed before execve (working directory, limits): exit code 125 */
+  char failure[512]; /* why it could not be started, empty otherwise */
+  double wall_seconds;
+  char id[40];       /* the sandbox's id */
+};
+
+/* Conventional shell exit code for a finished process: status, 128+signal,
+ * 126/127 for exec failures, 125 when its setup failed, 124 for a timeout. */
+int hutch_exit_code(const struct hutch_exit *ex);
+
+/* One-shot: create a sandbox, run one process in it, tear everything down.
+ * SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach the caller meanwhile are
+ * forwarded to the process (the caller's mask is restored afterwards). */
+int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process *proc, struct hutch_exit *out,
+              hutch_error_t *err);
+
+/* Long-lived sandboxes. */
+struct hutch_sandbox;
+int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sandbox **out, hutch_error_t *err);
+int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err);
+const char *hutch_sandbox_id(const struct hutch_sandbox *sb);
+int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
+                       hutch_error_t *err);
+/* Kill everything in the sandbox and remove its directories. Frees sb. */
+int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err);
+void hutch_sandbox_close(struct hutch_sandbox *sb);
+
+struct hutch_sandbox_info {
+  char id[40];
+  pid_t pid;       /* the sandbox's init as seen from the host */
+  bool running;    /* false: left behind by a killed hutch, `hutch rm` cleans it */
+  int64_t created;
+  char *image;
+  char *rootfs;
+};
+int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err);
+void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);
+/* Remove a sandbox by id whether or not it is running (kills it first). */
+int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,24 @@
+/* PID 1 of every sandbox: hutch's own small init.  It reaps zombies,
+ * forwards signals, starts the processes it is asked for (a long-lived
+ * sandbox receives exec requests on its control socket) and, by exiting,
+ * takes everything in the sandbox's pid namespace with it. */
+#ifndef HUTCH_INIT_H
+#define HUTCH_INIT_H
+
+#include <stdbool.h>
+
+#include "payload.h"
+
+struct init_config {
+  int parent_fd;             /* sync socket to the hutch that created us */
+  int listen_fd;             /* control socket of a long-lived sandbox, else -1 */
+  char **sandbox_env;        /* every process's base environment */
+  const void *bpf;
+  size_t bpf_len;
+  uint64_t nofile;
+  struct payload_spec *primary; /* one-shot: the process whose end ends the sandbox */
+};
+
+__attribute__((noreturn)) void init_main(struct init_config *cfg);
+
+#endif

@@ -1,0 +1,281 @@
+#include "config.h"
+
+#include "mounts.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "paths.h"
+#include "util.h"
+
+static const char *const dev_nodes[6] = {"null", "zero", "full", "random", "urandom", "tty"};
+
+/* /proc entries that reveal or change host state: Docker's maskedPaths and
+ * readonlyPaths, plus kallsyms. */
+static const char *const proc_readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"};
+static const char *const proc_masked_files[] = {"/proc/kcore",       "/proc/kallsyms",     "/proc/keys",
+                                                "/proc/timer_list",  "/proc/sched_debug",  "/proc/latency_stats",
+                                                "/proc/timer_stats", "/proc/interrupts",   "/proc/key-users",
+                                                "/proc/kpagecount",  "/proc/kpageflags",   "/proc/kpagecgroup",
+                                                "/proc/config.gz",   "/proc/vmallocinfo"};
+static const char *const proc_masked_dirs[] = {"/proc/acpi", "/proc/asound", "/proc/scsi", "/proc/driver"};
+
+void mount_plan_init(struct mount_plan *plan) {
+  memset(plan, 0, sizeof(*plan));
+  plan->proc_fd = -1;
+  for (size_t i = 0; i < ARRAY_SIZE(plan->dev_fds); i++)
+    plan->dev_fds[i] = -1;
+}
+
+void mount_plan_release(struct mount_plan *plan) {
+  if (plan->proc_fd >= 0)
+    close(plan->proc_fd);
+  for (size_t i = 0; i < ARRAY_SIZE(plan->dev_fds); i++)
+    if (plan->dev_fds[i] >= 0)
+      close(plan->dev_fds[i]);
+  for (size_t i = 0; i < plan->n_binds; i++) {
+    if (plan->binds[i].fd >= 0)
+      close(plan->binds[i].fd);
+    free(plan->binds[i].dest);
+  }
+  free(plan->binds);
+  mount_plan_init(plan);
+}
+
+int mounts_make_private(hutch_error_t *err) {
+  /* Without this, mounts made in the sandbox would propagate back to the
+   * host's shared mounts (systemd makes / shared). */
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return hutch_error_sys(err, "mounts: make / private");
+  return 0;
+}
+
+/* overlayfs option values treat ',' as separator and ':' as a lower-layer
+ * separator; '\' escapes both. */
+static char *escape_overlay_path(const char *path) {
+  char *out = xmalloc(strlen(path) * 2 + 1), *o = out;
+  for (const char *p = path; *p; p++) {
+    if (*p == ',' || *p == ':' || *p == '\\')
+      *o++ = '\\';
+    *o++ = *p;
+  }
+  *o = '\0';
+  return out;
+}
+
+int mounts_overlay(const char *lower, const char *upper, const char *work, const char *target, hutch_error_t *err) {
+  _cleanup_free_ char *l = escape_overlay_path(lower);
+  _cleanup_free_ char *u = escape_overlay_path(upper);
+  _cleanup_free_ char *w = escape_overlay_path(work);
+  /* volatile: the upper layer dies with the sandbox, so overlayfs may skip
+   * every sync; that is most of the cost of tearing a sandbox down. */
+  _cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s,workdir=%s,volatile", l, u, w);
+  if (mount("overlay", target, "overlay", MS_NODEV, opts) < 0) {
+    hutch_error_sys(err, "mounts: overlayfs over %s", lower);
+    if (errno == EPERM || errno == EINVAL)
+      hutch_error_hint(err, "overlayfs inside a user namespace needs Linux >= 5.11, and the store and state "
+                            "directories on filesystems that support it (not overlayfs or NFS); "
+                            "run `hutch doctor`");
+    return -1;
+  }
+  return 0;
+}
+
+static int open_tree_clone(const char *path, bool recursive) {
+  return (int)syscall(SYS_open_tree, AT_FDCWD, path,
+                      OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | (recursive ? AT_RECURSIVE : 0));
+}
+
+static int open_proc(hutch_error_t *err) {
+  int fs = (int)syscall(SYS_fsopen, "proc", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return hutch_error_sys(err, "mounts: fsopen proc");
+  int mnt = -1;
+  if (syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+    mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC);
+  int saved = errno;
+  close(fs);
+  if (mnt < 0) {
+    errno = saved;
+    hutch_error_sys(err, "mounts: mount a fresh procfs");
+    if (saved == EPERM)
+      hutch_error_hint(err, "the kernel refuses a new procfs when the outer /proc has masked paths (\"mount too "
+                            "revealing\": Docker, podman and Kubernetes do this). Relax the outer container "
+                            "(docker --security-opt systempaths=unconfined, podman --security-opt unmask=/proc/*, "
+                            "Kubernetes procMount: Unmasked) or run `hutch doctor`");
+    return -1;
+  }
+  return mnt;
+}
+
+int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, struct mount_plan *plan, hutch_error_t *err) {
+  plan->proc_fd = open_proc(err);
+  if (plan->proc_fd < 0)
+    return -1;
+  for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+    char path[32];
+    snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+    plan->dev_fds[i] = open_tree_clone(path, false);
+    if (plan->dev_fds[i] < 0)
+      return hutch_error_sys(err, "mounts: clone host device %s", path);
+  }
+  plan->binds = xcalloc(n_binds ? n_binds : 1, sizeof(*plan->binds));
+  for (size_t i = 0; i < n_binds; i++) {
+    struct detached_bind *b = &plan->binds[plan->n_binds];
+    b->fd = -1;
+    b->dest = paths_normalize_inside(binds[i].dest);
+    if (b->dest == NULL || strcmp(b->dest, "/") == 0)
+      return hutch_error_set(err, EINVAL, "bind: destination '%s' must be an absolute path without '..', not /",
+                             binds[i].dest);
+    plan->n_binds++;
+    b->fd = open_tree_clone(binds[i].source, true);
+    if (b->fd < 0)
+      return hutch_error_sys(err, "bind: open %s", binds[i].source);
+    if (binds[i].readonly) {
+      struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+      if (syscall(SYS_mount_setattr, b->fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)
+        return hutch_error_sys(err, "bind: make %s read-only", binds[i].source);
+    }
+  }
+  return 0;
+}
+
+int mounts_pivot_root(const char *new_root, hutch_error_t *err) {
+  if (chdir(new_root) < 0)
+    return hutch_error_sys(err, "pivot_root: chdir %s", new_root);
+  /* pivot_root(".", ".") stacks the old root on top of the new one; the
+   * lazy unmount then drops it with every host mount under it, so nothing
+   * of the host's tree stays reachable (chroot would leave it reachable). */
+  if (syscall(SYS_pivot_root, ".", ".") < 0)
+    return hutch_error_sys(err, "pivot_root into %s", new_root);
+  if (umount2(".", MNT_DETACH) < 0)
+    return hutch_error_sys(err, "pivot_root: detach the old root");
+  if (chdir("/") < 0)
+    return hutch_error_sys(err, "pivot_root: chdir /");
+  return 0;
+}
+
+/* Create a directory or an empty file to mount on, inside the new root. */
+static int make_mountpoint(const char *path, bool dir, hutch_error_t *err) {
+  struct stat st;
+  if (stat(path, &st) == 0) {
+    if (dir ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode))
+      return 0;
+    return hutch_error_set(err, dir ? ENOTDIR : EISDIR, "mount point %s is a %s", path,
+                           S_ISDIR(st.st_mode) ? "directory" : "file");
+  }
+  _cleanup_free_ char *parent = xstrdup(path);
+  char *slash = strrchr(parent, '/');
+  if (slash != NULL && slash != parent) {
+    *slash = '\0';
+    if (mkdir_p(parent, 0755) < 0)
+      return hutch_error_sys(err, "create mount point parent %s", parent);
+  }
+  if (dir) {
+    if (mkdir(path, 0755) < 0 && errno != EEXIST)
+      return hutch_error_sys(err, "create mount point %s", path);
+  } else {
+    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+      return hutch_error_sys(err, "create mount point %s", path);
+    close(fd);
+  }
+  return 0;
+}
+
+static int move_detached(int *fd, const char *dest, hutch_error_t *err) {
+  if (syscall(SYS_move_mount, *fd, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return hutch_error_sys(err, "mounts: attach at %s", dest);
+  close(*fd);
+  *fd = -1;
+  return 0;
+}
+
+int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err) {
+  if (make_mountpoint("/proc", true, err) < 0)
+    return -1;
+  return move_detached(&plan->proc_fd, "/proc", err);
+}
+
+int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err) {
+  if (make_mountpoint("/dev", true, err) < 0)
+    return -1;
+  if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=65536,nr_inodes=256") < 0)
+    return hutch_error_sys(err, "mounts: tmpfs on /dev");
+  for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
+    char path[32];
+    snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
+    /* Rootless cannot mknod: the host's nodes are bind-mounted instead. */
+    if (make_mountpoint(path, false, err) < 0 || move_detached(&plan->dev_fds[i], path, err) < 0)
+      return -1;
+  }
+  if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 01777) < 0)
+    return hutch_error_sys(err, "mounts: create /dev/pts and /dev/shm");
+  /* A private devpts instance: the sandbox sees only its own ptys. */
+  const char *pts_opts = tty_group_mapped ? "newinstance,ptmxmode=0666,mode=0620,gid=5" : "newinstance,ptmxmode=0666";
+  if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, pts_opts) < 0)
+    return hutch_error_sys(err, "mounts: devpts on /dev/pts");
+  if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+    return hutch_error_sys(err, "mounts: tmpfs on /dev/shm");
+  static const char *const links[][2] = {{"pts/ptmx", "/dev/ptmx"},     {"/proc/self/fd", "/dev/fd"},
+                                         {"/proc/self/fd/0", "/dev/stdin"}, {"/proc/self/fd/1", "/dev/stdout"},
+                                         {"/proc/self/fd/2", "/dev/stderr"}};
+  for (size_t i = 0; i < ARRAY_SIZE(links); i++)
+    if (symlink(links[i][0], links[i][1]) < 0)
+      return hutch_error_sys(err, "mounts: symlink %s", links[i][1]);
+  if (chmod("/dev/shm", 01777) < 0)
+    return hutch_error_sys(err, "mounts: chmod /dev/shm");
+  return 0;
+}
+
+int mounts_mask_proc(hutch_error_t *err) {
+  for (size_t i = 0; i < ARRAY_SIZE(proc_readonly); i++) {
+    const char *p = proc_readonly[i];
+    if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0) {
+      if (errno == ENOENT)
+        continue;
+      return hutch_error_sys(err, "mounts: bind %s", p);
+    }
+    if (mount(NULL, p, NULL, MS_BIND | MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, NULL) < 0)
+      return hutch_error_sys(err, "mounts: make %s read-only", p);
+  }
+  for (size_t i = 0; i < ARRAY_SIZE(proc_masked_files); i++) {
+    const char *p = proc_masked_files[i];
+    if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
+      return hutch_error_sys(err, "mounts: mask %s", p);
+  }
+  for (size_t i = 0; i < ARRAY_SIZE(proc_masked_dirs); i++) {
+    const char *p = proc_masked_dirs[i];
+    if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1") < 0 &&
+        errno != ENOENT)
+      return hutch_error_sys(err, "mounts: mask %s", p);
+  }
+  return 0;
+}
+
+int mounts_tmp(hutch_error_t *err) {
+  if (make_mountpoint("/tmp", true, err) < 0)
+    return -1;
+  if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
+    return hutch_error_sys(err, "mounts: tmpfs on /tmp");
+  return 0;
+}
+
+int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {
+  for (size_t i = 0; i < plan->n_binds; i++) {
+    struct detached_bind *b = &plan->binds[i];
+    struct stat st;
+    if (fstat(b->fd, &st) < 0)
+      return hutch_error_sys(err, "bind: stat source of %s", b->dest);
+    if (make_mountpoint(b->dest, S_ISDIR(st.st_mode), err) < 0)
+      return hutch_error_wrap(err, "bind %s", b->dest);
+    if (move_detached(&b->fd, b->dest, err) < 0)
+      return -1;
+  }
+  return 0;
+}

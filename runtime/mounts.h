@@ -1,0 +1,38 @@
+/* The sandbox's mount tree.  Host objects (device nodes, bind sources, a
+ * fresh procfs) are opened as detached mounts before pivot_root; after it,
+ * every path resolves inside the new root, so a symlink in the image can
+ * never point a mount at the host. */
+#ifndef HUTCH_MOUNTS_H
+#define HUTCH_MOUNTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hutch.h"
+
+struct detached_bind {
+  int fd;
+  char *dest; /* normalised absolute path inside the sandbox */
+};
+
+struct mount_plan {
+  int proc_fd;
+  int dev_fds[6]; /* see mounts.c: null, zero, full, random, urandom, tty */
+  struct detached_bind *binds;
+  size_t n_binds;
+};
+
+void mount_plan_init(struct mount_plan *plan);
+void mount_plan_release(struct mount_plan *plan);
+
+int mounts_make_private(hutch_error_t *err);
+int mounts_overlay(const char *lower, const char *upper, const char *work, const char *target, hutch_error_t *err);
+int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, struct mount_plan *plan, hutch_error_t *err);
+int mounts_pivot_root(const char *new_root, hutch_error_t *err);
+int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
+int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);
+int mounts_mask_proc(hutch_error_t *err);
+int mounts_tmp(hutch_error_t *err);
+int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err);
+
+#endif

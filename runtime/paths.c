@@ -1,0 +1,115 @@
+#include "config.h"
+
+#include "paths.h"
+
+#include <ctype.h>
+#include <pwd.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+static const char *env_nonempty(const char *name) {
+  const char *v = getenv(name);
+  return v != NULL && v[0] == '/' ? v : NULL;
+}
+
+static const char *home_dir(void) {
+  const char *h = env_nonempty("HOME");
+  if (h)
+    return h;
+  struct passwd *pw = getpwuid(geteuid());
+  return pw && pw->pw_dir ? pw->pw_dir : "/";
+}
+
+char *paths_default_store(void) {
+  const char *v;
+  if ((v = env_nonempty("HUTCH_STORE")))
+    return xstrdup(v);
+  if (geteuid() == 0)
+    return xstrdup("/var/lib/hutch");
+  if ((v = env_nonempty("XDG_DATA_HOME")))
+    return xasprintf("%s/hutch", v);
+  return xasprintf("%s/.local/share/hutch", home_dir());
+}
+
+char *paths_default_state(void) {
+  const char *v;
+  if ((v = env_nonempty("HUTCH_STATE_DIR")))
+    return xstrdup(v);
+  if (geteuid() == 0)
+    return xstrdup("/run/hutch");
+  if ((v = env_nonempty("XDG_RUNTIME_DIR")))
+    return xasprintf("%s/hutch", v);
+  /* No login session (su, cron, CI): a private directory in /tmp, which
+   * state.c creates 0700 and refuses when someone else owns it. */
+  const char *tmp = env_nonempty("TMPDIR");
+  return xasprintf("%s/hutch-%d", tmp ? tmp : "/tmp", (int)geteuid());
+}
+
+char *paths_default_cache(void) {
+  const char *v;
+  if ((v = env_nonempty("HUTCH_CACHE_DIR")))
+    return xstrdup(v);
+  if (geteuid() == 0)
+    return xstrdup("/var/cache/hutch");
+  if ((v = env_nonempty("XDG_CACHE_HOME")))
+    return xasprintf("%s/hutch", v);
+  return xasprintf("%s/.cache/hutch", home_dir());
+}
+
+char *paths_default_policy(void) {
+  const char *v;
+  if ((v = env_nonempty("HUTCH_POLICY")))
+    return xstrdup(v);
+  /* The administrator's copy wins over the packaged one. */
+  struct stat st;
+  _cleanup_free_ char *etc = xasprintf("%s/default.policy", HUTCH_SYSCONFDIR);
+  if (stat(etc, &st) == 0)
+    return steal_pointer(&etc);
+  return xasprintf("%s/policies/default.policy", HUTCH_DATADIR);
+}
+
+bool paths_valid_name(const char *name) {
+  size_t n = strlen(name);
+  if (n == 0 || n > 128 || !isalnum((unsigned char)name[0]))
+    return false;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char c = (unsigned char)name[i];
+    if (!isalnum(c) && c != '.' && c != '_' && c != '-' && c != ':')
+      return false;
+  }
+  return strstr(name, "..") == NULL;
+}
+
+char *paths_normalize_inside(const char *path) {
+  if (path == NULL || path[0] != '/')
+    return NULL;
+  size_t n = strlen(path);
+  char *out = xmalloc(n + 2);
+  size_t o = 0;
+  const char *p = path;
+  while (*p) {
+    while (*p == '/')
+      p++;
+    if (!*p)
+      break;
+    const char *end = strchr(p, '/');
+    size_t len = end ? (size_t)(end - p) : strlen(p);
+    if (len == 1 && p[0] == '.') {
+      /* skip */
+    } else if (len == 2 && p[0] == '.' && p[1] == '.') {
+      free(out);
+      return NULL;
+    } else {
+      out[o++] = '/';
+      memcpy(out + o, p, len);
+      o += len;
+    }
+    p += len;
+  }
+  if (o == 0)
+    out[o++] = '/';
+  out[o] = '\0';
+  return out;
+}

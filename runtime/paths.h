@@ -1,0 +1,21 @@
+/* Where hutch keeps things, and pure checks on names and paths. */
+#ifndef HUTCH_PATHS_H
+#define HUTCH_PATHS_H
+
+#include <stdbool.h>
+
+/* Default locations, from the environment (each returns a new string). */
+char *paths_default_store(void);  /* $HUTCH_STORE, $XDG_DATA_HOME/hutch, ~/.local/share/hutch, /var/lib/hutch */
+char *paths_default_state(void);  /* $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch, /run/hutch, $TMPDIR/hutch-UID */
+char *paths_default_cache(void);  /* $HUTCH_CACHE_DIR, $XDG_CACHE_HOME/hutch, ~/.cache/hutch, /var/cache/hutch */
+char *paths_default_policy(void); /* $HUTCH_POLICY, else the installed default.policy */
+
+/* Image names and sandbox ids: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}, no "..". */
+bool paths_valid_name(const char *name);
+
+/* Normalise an absolute path that will be resolved inside the sandbox:
+ * collapses "//" and "/./", refuses ".." components and relative paths.
+ * Returns a new string, or NULL when the path is refused. */
+char *paths_normalize_inside(const char *path);
+
+#endif

@@ -1,0 +1,37 @@
+/* Starting one untrusted process inside a set-up sandbox (from its init). */
+#ifndef HUTCH_PAYLOAD_H
+#define HUTCH_PAYLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hutch.h"
+
+struct payload_spec {
+  char *const *argv;
+  char *const *envp; /* complete environment */
+  const char *workdir;
+  int stdio[3];      /* fds to install as 0, 1, 2; -1 keeps the current one */
+  const void *bpf;   /* compiled seccomp program */
+  size_t bpf_len;
+  uint64_t nofile;
+};
+
+enum payload_stage { PAYLOAD_SETUP = 1, PAYLOAD_CHDIR, PAYLOAD_EXEC };
+
+/* What a payload that never reached its program reports back. */
+struct payload_failure {
+  int32_t errnum;
+  int32_t stage;
+  char msg[512];
+};
+
+/* Fork the payload.  *failure_fd receives the read end of a close-on-exec
+ * pipe: EOF without data means execve succeeded. */
+pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, hutch_error_t *err);
+/* Read a failure report (non-blocking after the payload exited); returns 1
+ * when there was one. */
+int payload_read_failure(int failure_fd, struct payload_failure *out);
+
+#endif

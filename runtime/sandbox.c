@@ -1,0 +1,621 @@
+#include "config.h"
+
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "contain.h"
+#include "idmap.h"
+#include "paths.h"
+#include "payload.h"
+#include "policy.h"
+#include "request.h"
+#include "state.h"
+#include "sync.h"
+#include "util.h"
+
+/* The user namespace is created first by the kernel (all of clone's
+ * namespaces are owned by it), so every other namespace is ours to use
+ * rootless, and also when hutch runs as real root. */
+#define SANDBOX_NAMESPACES                                                                                     \
+  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+
+static const char *const default_env[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/root",
+    "LANG=C.UTF-8",
+    NULL,
+};
+
+static const int caller_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+
+int hutch_exit_code(const struct hutch_exit *ex) {
+  if (ex->timed_out)
+    return 124;
+  if (ex->setup_failed)
+    return 125;
+  if (ex->exec_errno != 0)
+    return ex->exec_errno == ENOENT ? 127 : 126;
+  if (ex->signal)
+    return 128 + ex->signal;
+  return ex->status;
+}
+
+/* Signals that reach hutch while it waits are forwarded to the sandbox;
+ * they are read from a signalfd, and the caller's mask is restored after. */
+struct forwarder {
+  int fd;
+  sigset_t old_mask;
+};
+
+static int forwarder_start(struct forwarder *f, hutch_error_t *err) {
+  sigset_t mask;
+  sigemptyset(&mask);
+  for (size_t i = 0; i < ARRAY_SIZE(caller_signals); i++)
+    sigaddset(&mask, caller_signals[i]);
+  if (sigprocmask(SIG_BLOCK, &mask, &f->old_mask) < 0)
+    return hutch_error_sys(err, "block signals");
+  f->fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  if (f->fd < 0) {
+    sigprocmask(SIG_SETMASK, &f->old_mask, NULL);
+    return hutch_error_sys(err, "signalfd");
+  }
+  return 0;
+}
+
+static void forwarder_stop(struct forwarder *f) {
+  if (f->fd < 0)
+    return;
+  close(f->fd);
+  f->fd = -1;
+  /* Drop what arrived but was not forwarded, so unblocking does not kill
+   * the caller with a signal that was meant for the sandbox. */
+  sigset_t pending;
+  sigpending(&pending);
+  struct timespec zero = {0, 0};
+  for (size_t i = 0; i < ARRAY_SIZE(caller_signals); i++) {
+    if (sigismember(&pending, caller_signals[i])) {
+      sigset_t one;
+      sigemptyset(&one);
+      sigaddset(&one, caller_signals[i]);
+      sigtimedwait(&one, NULL, &zero);
+    }
+  }
+  sigprocmask(SIG_SETMASK, &f->old_mask, NULL);
+}
+
+static int forwarder_read(struct forwarder *f) {
+  struct signalfd_siginfo si;
+  if (read(f->fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
+    return 0;
+  return (int)si.ssi_signo;
+}
+
+/* clone3 gives us a pidfd atomically; clone() is the fallback for kernels
+ * before 5.3 and for outer seccomp profiles that refuse clone3 (ENOSYS). */
+static pid_t clone_sandbox(int *pidfd) {
+  struct clone_args args = {
+      .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
+      .pidfd = (uint64_t)(uintptr_t)pidfd,
+      .exit_signal = SIGCHLD,
+  };
+  pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
+    return pid;
+  *pidfd = -1;
+  return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+struct started {
+  char id[40];
+  int state_fd;
+  pid_t pid;
+  int pidfd;
+  int sync_fd;
+};
+
+static void started_release(struct started *s) {
+  if (s->pidfd >= 0)
+    close(s->pidfd);
+  if (s->sync_fd >= 0)
+    close(s->sync_fd);
+  if (s->state_fd >= 0)
+    close(s->state_fd);
+  s->pidfd = s->sync_fd = s->state_fd = -1;
+}
+
+static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return hutch_error_sys(err, "control socket: socket");
+  /* Through /proc/self/fd the path stays short whatever the state dir's
+   * length (sun_path holds 108 bytes). */
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/ctl.sock", sbdirfd);
+  if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 64) < 0) {
+    hutch_error_sys(err, "control socket: bind");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+static void kill_and_reap(pid_t pid, int pidfd) {
+  if (pidfd >= 0)
+    syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  else
+    kill(pid, SIGKILL);
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+}
+
+static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary,
+                         struct started *out, hutch_error_t *err) {
+  *out = (struct started){.state_fd = -1, .pidfd = -1, .sync_fd = -1};
+  if (cfg->policy == NULL)
+    return hutch_error_set(err, EINVAL, "sandbox: no policy");
+  if (cfg->rootfs == NULL)
+    return hutch_error_set(err, EINVAL, "sandbox: no rootfs");
+  /* Everything the child needs is prepared here, before clone: the child
+   * inherits it in memory, and nothing is compiled on its side. */
+  const void *bpf;
+  size_t bpf_len;
+  struct hutch_policy *policy = (struct hutch_policy *)cfg->policy;
+  if (policy_seccomp_program(policy, &bpf, &bpf_len, err) < 0)
+    return -1;
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  _cleanup_free_ char *state_path = cfg->state_dir ? xstrdup(cfg->state_dir) : paths_default_state();
+  out->state_fd = state_open_root(state_path, err);
+  if (out->state_fd < 0)
+    return -1;
+  state_new_id(out->id);
+  _cleanup_close_ int sbfd = state_create_sandbox_dir(out->state_fd, out->id, err);
+  if (sbfd < 0)
+    return -1;
+  _cleanup_free_ char *sbpath = xasprintf("%s/%s", state_path, out->id);
+  _cleanup_free_ char *upper = xasprintf("%s/upper", sbpath);
+  _cleanup_free_ char *work = xasprintf("%s/work", sbpath);
+  _cleanup_free_ char *root = xasprintf("%s/root", sbpath);
+  _cleanup_close_ int listen_fd = -1;
+  if (primary == NULL && (listen_fd = bind_control_socket(sbfd, err)) < 0)
+    goto fail_dir;
+
+  const char *const *layers[] = {default_env, cfg->env, primary ? primary->env : NULL};
+  char **sandbox_env = env_merge(layers, 2);
+  char **primary_env = env_merge(layers, 3);
+  struct payload_spec primary_spec = {0};
+  if (primary) {
+    primary_spec = (struct payload_spec){
+        .argv = (char *const *)primary->argv,
+        .envp = primary_env,
+        .workdir = primary->workdir,
+        .stdio = {primary->stdio[0], primary->stdio[1], primary->stdio[2]},
+        .bpf = bpf,
+        .bpf_len = bpf_len,
+        .nofile = policy->settings.nofile,
+    };
+  }
+
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
+    hutch_error_sys(err, "sync socket");
+    goto fail_env;
+  }
+  struct contain_config cc = {
+      .lower = cfg->rootfs,
+      .upper = upper,
+      .work = work,
+      .root = root,
+      .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
+      .binds = cfg->binds,
+      .n_binds = cfg->n_binds,
+      .groups_mapped = maps->kind != IDMAP_SINGLE,
+      .long_lived = primary == NULL,
+      .init =
+          {
+              .parent_fd = sp[1],
+              .listen_fd = listen_fd,
+              .sandbox_env = sandbox_env,
+              .bpf = bpf,
+              .bpf_len = bpf_len,
+              .nofile = policy->settings.nofile,
+              .primary = primary ? &primary_spec : NULL,
+          },
+  };
+  out->pid = clone_sandbox(&out->pidfd);
+  if (out->pid < 0) {
+    hutch_error_sys(err, "create the sandbox's namespaces (clone)");
+    const char *hint = userns_failure_hint(errno);
+    if (hint)
+      hutch_error_hint(err, "%s", hint);
+    close(sp[0]);
+    close(sp[1]);
+    goto fail_env;
+  }
+  if (out->pid == 0) {
+    close(sp[0]);
+    contain_main(&cc);
+  }
+  close(sp[1]);
+  out->sync_fd = sp[0];
+  strv_free(sandbox_env);
+  strv_free(primary_env);
+  sandbox_env = primary_env = NULL;
+
+  if (userns_write_maps(out->pid, maps, err) < 0)
+    goto fail_child;
+  if (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0)
+    goto fail_child;
+  uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
+  struct sync_started started;
+  if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
+                  "sandbox setup", err) < 0)
+    goto fail_child;
+
+  struct sandbox_state st = {
+      .pid = out->pid,
+      .start_time = state_pid_start_time(out->pid),
+      .created = time(NULL),
+      .long_lived = primary == NULL,
+      .keep = cfg->keep,
+      .image = (char *)cfg->image,
+      .rootfs = (char *)cfg->rootfs,
+  };
+  snprintf(st.id, sizeof(st.id), "%s", out->id);
+  if (state_write(sbfd, &st, err) < 0)
+    goto fail_child;
+  return 0;
+
+fail_child:
+  kill_and_reap(out->pid, out->pidfd);
+  goto fail_dir;
+fail_env:
+  strv_free(sandbox_env);
+  strv_free(primary_env);
+fail_dir:
+  if (!cfg->keep)
+    state_remove_sandbox_dir(out->state_fd, out->id, NULL);
+  started_release(out);
+  return -1;
+}
+
+static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
+  out->status = ex->status;
+  out->signal = ex->signal;
+  if (ex->failure_stage == PAYLOAD_EXEC)
+    out->exec_errno = ex->failure_errno ? ex->failure_errno : ENOEXEC;
+  else if (ex->failure_stage != 0)
+    out->setup_failed = true;
+  snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);
+}
+
+/* Wait for SYNC_EXIT on fd while forwarding signals and watching the
+ * timeout; on expiry `on_timeout` kills the process. */
+static int wait_for_exit(int fd, double timeout, struct forwarder *fw, int (*on_timeout)(void *), void *data,
+                         int (*forward)(void *, int), struct hutch_exit *out, double start, hutch_error_t *err) {
+  bool killed = false;
+  for (;;) {
+    int wait_ms = -1;
+    if (timeout > 0 && !killed) {
+      double left = start + timeout - monotonic_seconds();
+      wait_ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
+    }
+    struct pollfd pfd[2] = {{fd, POLLIN, 0}, {fw->fd, POLLIN, 0}};
+    int n = poll(pfd, 2, wait_ms);
+    if (n < 0 && errno != EINTR)
+      return hutch_error_sys(err, "wait for the sandbox");
+    if (n == 0 && timeout > 0 && !killed) {
+      killed = true;
+      out->timed_out = true;
+      if (on_timeout(data) < 0)
+        return hutch_error_sys(err, "kill the sandbox after its timeout");
+      continue;
+    }
+    if (pfd[1].revents & POLLIN) {
+      int sig = forwarder_read(fw);
+      if (sig > 0)
+        forward(data, sig);
+    }
+    if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      struct sync_exit ex;
+      int r = sync_expect(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, "wait for the process", err);
+      if (r < 0)
+        return -1;
+      fill_exit(out, &ex);
+      return 0;
+    }
+  }
+}
+
+struct run_ctx {
+  int sync_fd;
+  int pidfd;
+  pid_t pid;
+};
+
+static int run_timeout(void *data) {
+  struct run_ctx *c = data;
+  /* The whole sandbox goes: init's death kills its pid namespace. */
+  if (c->pidfd >= 0)
+    return (int)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
+  return kill(c->pid, SIGKILL);
+}
+
+static int send_signal_message(int fd, int sig) {
+  int32_t s = sig;
+  return sync_send(fd, SYNC_SIGNAL, &s, sizeof(s), NULL, 0, NULL);
+}
+
+static int run_forward(void *data, int sig) {
+  struct run_ctx *c = data;
+  /* init forwards it to the process group of the payload. */
+  return kill(c->pid, sig);
+}
+
+int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process *proc, struct hutch_exit *out,
+              hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  double start = monotonic_seconds();
+  struct forwarder fw = {.fd = -1};
+  if (forwarder_start(&fw, err) < 0)
+    return -1;
+  struct started s;
+  if (sandbox_start(cfg, proc, &s, err) < 0) {
+    forwarder_stop(&fw);
+    return -1;
+  }
+  snprintf(out->id, sizeof(out->id), "%s", s.id);
+  struct run_ctx ctx = {s.sync_fd, s.pidfd, s.pid};
+  int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, run_timeout, &ctx, run_forward, out, start, err);
+  if (r < 0 && out->timed_out) {
+    /* Killed on timeout before init could report: that is the report. */
+    hutch_error_free(err);
+    out->signal = SIGKILL;
+    r = 0;
+  }
+  int wstatus;
+  while (waitpid(s.pid, &wstatus, 0) < 0 && errno == EINTR)
+    ;
+  forwarder_stop(&fw);
+  if (r < 0) {
+    if (WIFSIGNALED(wstatus))
+      hutch_error_wrap(err, "the sandbox's init was killed by signal %d", WTERMSIG(wstatus));
+  }
+  if (!cfg->keep) {
+    hutch_error_t cleanup_err = NULL;
+    if (state_remove_sandbox_dir(s.state_fd, s.id, &cleanup_err) < 0) {
+      hutch_warn("%s: %s (`hutch rm %s` retries)", cleanup_err->msg, strerror(cleanup_err->errnum), s.id);
+      hutch_error_free(&cleanup_err);
+    }
+  }
+  started_release(&s);
+  out->wall_seconds = monotonic_seconds() - start;
+  return r;
+}
+
+/* ---- long-lived sandboxes ---- */
+
+int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sandbox **out, hutch_error_t *err) {
+  struct started s;
+  if (sandbox_start(cfg, NULL, &s, err) < 0)
+    return -1;
+  struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  snprintf(sb->id, sizeof(sb->id), "%s", s.id);
+  sb->state_fd = steal_fd(&s.state_fd);
+  sb->pid = s.pid;
+  sb->start_time = state_pid_start_time(s.pid);
+  started_release(&s);
+  *out = sb;
+  return 0;
+}
+
+int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err) {
+  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
+  _cleanup_close_ int rootfd = state_open_root(path, err);
+  if (rootfd < 0)
+    return -1;
+  struct sandbox_state st;
+  if (state_read(rootfd, id, &st, err) < 0)
+    return -1;
+  bool running = state_is_running(&st);
+  bool long_lived = st.long_lived;
+  state_clear(&st);
+  if (!running || !long_lived) {
+    hutch_error_set(err, ESRCH, "sandbox %s is %s", id, running ? "a one-shot sandbox" : "not running");
+    return hutch_error_hint(err, running ? "only sandboxes made by `hutch create` accept `exec --in`"
+                                         : "remove it with `hutch rm %s`",
+                            id);
+  }
+  struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  snprintf(sb->id, sizeof(sb->id), "%s", id);
+  sb->state_fd = steal_fd(&rootfd);
+  sb->pid = st.pid;
+  sb->start_time = st.start_time;
+  *out = sb;
+  return 0;
+}
+
+const char *hutch_sandbox_id(const struct hutch_sandbox *sb) {
+  return sb->id;
+}
+
+void hutch_sandbox_close(struct hutch_sandbox *sb) {
+  if (sb == NULL)
+    return;
+  if (sb->state_fd >= 0)
+    close(sb->state_fd);
+  free(sb);
+}
+
+static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return hutch_error_sys(err, "control socket: socket");
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/%s/ctl.sock", sb->state_fd, sb->id);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+    hutch_error_sys(err, "connect to sandbox %s", sb->id);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+struct exec_ctx {
+  int fd;
+};
+
+static int exec_timeout(void *data) {
+  struct exec_ctx *c = data;
+  return send_signal_message(c->fd, SIGKILL);
+}
+
+static int exec_forward(void *data, int sig) {
+  struct exec_ctx *c = data;
+  return send_signal_message(c->fd, sig);
+}
+
+int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
+                       hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  snprintf(out->id, sizeof(out->id), "%s", sb->id);
+  double start = monotonic_seconds();
+  struct exec_request req = {
+      .argv = (char **)proc->argv,
+      .env = (char **)proc->env,
+      .workdir = (char *)proc->workdir,
+  };
+  _cleanup_free_ char *buf = NULL;
+  size_t len;
+  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0)
+    return -1;
+  _cleanup_close_ int fd = connect_control(sb, err);
+  if (fd < 0)
+    return -1;
+  struct forwarder fw = {.fd = -1};
+  if (forwarder_start(&fw, err) < 0)
+    return -1;
+  int r = -1;
+  struct sync_started started;
+  if (sync_send(fd, SYNC_EXEC, buf, len, proc->stdio, 3, err) < 0 ||
+      sync_expect(fd, SYNC_STARTED, &started, sizeof(started), NULL, "start the process", err) < 0)
+    goto out;
+  struct exec_ctx ctx = {fd};
+  r = wait_for_exit(fd, proc->timeout, &fw, exec_timeout, &ctx, exec_forward, out, start, err);
+out:
+  forwarder_stop(&fw);
+  out->wall_seconds = monotonic_seconds() - start;
+  return r < 0 ? hutch_error_wrap(err, "exec in sandbox %s", sb->id) : 0;
+}
+
+/* Kill a sandbox's init if it is still the process we started. */
+static int kill_sandbox(const struct sandbox_state *st, hutch_error_t *err) {
+  if (!state_is_running(st))
+    return 0;
+  int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+  if (pidfd < 0)
+    return errno == ESRCH ? 0 : hutch_error_sys(err, "open sandbox %s's init (pid %d)", st->id, (int)st->pid);
+  /* Re-check after opening: the pidfd pins this exact process, so a pid
+   * reused in between can no longer be hit. */
+  if (state_pid_start_time(st->pid) != st->start_time) {
+    close(pidfd);
+    return 0;
+  }
+  if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
+    hutch_error_sys(err, "kill sandbox %s", st->id);
+    close(pidfd);
+    return -1;
+  }
+  /* Not our child (its creator has exited): wait on the pidfd instead. */
+  struct pollfd pfd = {pidfd, POLLIN, 0};
+  while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+    ;
+  close(pidfd);
+  return 0;
+}
+
+int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err) {
+  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
+  _cleanup_close_ int rootfd = state_open_root(path, err);
+  if (rootfd < 0)
+    return -1;
+  struct sandbox_state st;
+  if (state_read(rootfd, id, &st, err) < 0)
+    return -1;
+  int r = kill_sandbox(&st, err);
+  state_clear(&st);
+  if (r < 0)
+    return -1;
+  return state_remove_sandbox_dir(rootfd, id, err);
+}
+
+int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
+  struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time};
+  snprintf(st.id, sizeof(st.id), "%s", sb->id);
+  int r = kill_sandbox(&st, err);
+  if (r == 0)
+    r = state_remove_sandbox_dir(sb->state_fd, sb->id, err);
+  hutch_sandbox_close(sb);
+  return r;
+}
+
+int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err) {
+  *out = NULL;
+  *n = 0;
+  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
+  _cleanup_close_ int rootfd = state_open_root(path, err);
+  if (rootfd < 0)
+    return -1;
+  int dfd = dup(rootfd);
+  _cleanup_dir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (d == NULL)
+    return hutch_error_sys(err, "list %s", path);
+  struct hutch_sandbox_info *infos = NULL;
+  size_t count = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.' || !paths_valid_name(de->d_name))
+      continue;
+    struct sandbox_state st;
+    hutch_error_t ignored = NULL;
+    if (state_read(rootfd, de->d_name, &st, &ignored) < 0) {
+      hutch_error_free(&ignored);
+      continue;
+    }
+    infos = xrealloc(infos, (count + 1) * sizeof(*infos));
+    struct hutch_sandbox_info *info = &infos[count++];
+    memset(info, 0, sizeof(*info));
+    snprintf(info->id, sizeof(info->id), "%s", st.id);
+    info->pid = st.pid;
+    info->running = state_is_running(&st);
+    info->created = st.created;
+    info->image = steal_pointer(&st.image);
+    info->rootfs = steal_pointer(&st.rootfs);
+    state_clear(&st);
+  }
+  *out = infos;
+  *n = count;
+  return 0;
+}
+
+void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(infos[i].image);
+    free(infos[i].rootfs);
+  }
+  free(infos);
+}

@@ -1,0 +1,14 @@
+/* Host side of sandboxes (hutch.h's hutch_run and hutch_sandbox_*). */
+#ifndef HUTCH_SANDBOX_H
+#define HUTCH_SANDBOX_H
+
+#include "hutch.h"
+
+struct hutch_sandbox {
+  char id[40];
+  int state_fd; /* the state root directory */
+  pid_t pid;
+  uint64_t start_time;
+};
+
+#endif

@@ -1,0 +1,127 @@
+/* Seccomp: OCI runtime-spec `linux.seccomp` JSON profiles, compiled once
+ * with libseccomp and cached as classic BPF by digest, so no compilation
+ * happens on a sandbox start.
+ *
+ * The accepted subset and its semantics are in hutch-policy(5).  Two points
+ * differ from a naive libseccomp translation:
+ *  - rules that refuse (any action but SCMP_ACT_ALLOW) take precedence over
+ *    rules that allow, whatever their order: the program runs the refusing
+ *    rules first and falls through to the allowing ones;
+ *  - a syscall name libseccomp does not know yet is resolved from hutch's own
+ *    table of newer syscalls where possible, skipped (and reported) when the
+ *    default action refuses it anyway, and an error otherwise. */
+#ifndef HUTCH_SECCOMP_H
+#define HUTCH_SECCOMP_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "hutch.h"
+
+/* BPF_MAXINSNS: the kernel refuses longer classic programs. */
+#define SECCOMP_MAX_INSNS 4096
+#define SECCOMP_INSN_SIZE 8 /* sizeof(struct sock_filter) */
+
+enum seccomp_act {
+  SECCOMP_ACT_ALLOW,
+  SECCOMP_ACT_ERRNO,
+  SECCOMP_ACT_KILL_THREAD,
+  SECCOMP_ACT_KILL_PROCESS,
+  SECCOMP_ACT_TRAP,
+  SECCOMP_ACT_LOG,
+};
+
+struct seccomp_action {
+  enum seccomp_act kind;
+  int errnum; /* SECCOMP_ACT_ERRNO only */
+};
+
+enum seccomp_op {
+  SECCOMP_OP_NE,
+  SECCOMP_OP_LT,
+  SECCOMP_OP_LE,
+  SECCOMP_OP_EQ,
+  SECCOMP_OP_GE,
+  SECCOMP_OP_GT,
+  SECCOMP_OP_MASKED_EQ,
+};
+
+struct seccomp_arg {
+  unsigned index;
+  enum seccomp_op op;
+  uint64_t value;     /* the mask for MASKED_EQ */
+  uint64_t value_two; /* MASKED_EQ: the value the masked argument must equal */
+};
+
+struct seccomp_rule {
+  size_t index; /* position in "syscalls", for messages */
+  char **names;
+  size_t n_names;
+  struct seccomp_action action;
+  struct seccomp_arg args[6]; /* AND'd; at most one per argument index */
+  size_t n_args;
+  char *comment;
+};
+
+struct seccomp_profile {
+  char *source; /* file name, for messages */
+  char *comment;
+  struct seccomp_action default_action;
+  char **arches; /* OCI names (SCMP_ARCH_X86_64...), as written */
+  size_t n_arches;
+  struct seccomp_rule *rules;
+  size_t n_rules;
+};
+
+/* Parse and validate a profile (unknown actions, ops, syscall names, an
+ * errnoRet on an action that takes none... are errors naming `source`). */
+int seccomp_profile_parse(const char *json, size_t len, const char *source, struct seccomp_profile **out,
+                          hutch_error_t *err);
+void seccomp_profile_free(struct seccomp_profile *profile);
+/* Compile for the host's native architecture into one classic BPF program
+ * (malloc'd, a multiple of SECCOMP_INSN_SIZE bytes). */
+int seccomp_profile_compile(const struct seccomp_profile *profile, void **bpf, size_t *len, hutch_error_t *err);
+/* Print allowed/denied syscalls and argument filters (for `hutch policy show`). */
+int seccomp_profile_describe(const struct seccomp_profile *profile, bool effective, FILE *out, hutch_error_t *err);
+/* The same as members of a cJSON object. */
+struct cJSON;
+int seccomp_profile_describe_json(const struct seccomp_profile *profile, bool effective, struct cJSON *obj,
+                                  hutch_error_t *err);
+
+/* Install a compiled program on the calling thread (no_new_privs must be set). */
+int seccomp_install(const void *bpf, size_t len, hutch_error_t *err);
+/* Structural check of a program read back from the cache: size, opcodes,
+ * jumps inside the program, a return at the end.  The kernel checks again. */
+bool seccomp_program_valid(const void *bpf, size_t len);
+
+/* ---- what the cache key and `policy show` need to know about the host ---- */
+
+/* Name of the native architecture as libseccomp spells it ("x86_64"). */
+const char *seccomp_native_arch(void);
+/* "2.5.4": the libseccomp the program runs with. */
+const char *seccomp_library_version(void);
+
+/* How a syscall name resolves on the native architecture. */
+enum seccomp_name_kind {
+  SECCOMP_NAME_NATIVE,  /* a syscall here; *nr is its number */
+  SECCOMP_NAME_ABSENT,  /* a syscall on other architectures only */
+  SECCOMP_NAME_UNKNOWN, /* newer than libseccomp and absent from hutch's table for this architecture */
+  SECCOMP_NAME_INVALID, /* not a Linux syscall at all */
+};
+enum seccomp_name_kind seccomp_resolve_name(const char *name, int *nr);
+
+/* Counters for tests: profiles parsed and programs compiled by this process. */
+struct seccomp_stats {
+  unsigned long parses;
+  unsigned long compiles;
+};
+extern struct seccomp_stats seccomp_stats;
+
+/* Shared by parse and describe. */
+const char *seccomp_action_name(const struct seccomp_action *action);
+const char *seccomp_op_name(enum seccomp_op op);
+const char *seccomp_errno_name(int errnum);
+
+#endif

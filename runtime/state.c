@@ -1,0 +1,191 @@
+#include "config.h"
+
+#include "state.h"
+
+#include <cjson/cJSON.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "idmap.h"
+#include "paths.h"
+#include "util.h"
+
+int state_open_root(const char *path, hutch_error_t *err) {
+  if (mkdir_p(path, 0700) < 0)
+    return hutch_error_sys(err, "state directory: create %s", path);
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "state directory: open %s", path);
+  struct stat st;
+  if (fstat(fd, &st) < 0) {
+    close(fd);
+    return hutch_error_sys(err, "state directory: stat %s", path);
+  }
+  /* Sandboxes' control sockets live here: anyone who can write the
+   * directory could plant one and receive our commands. */
+  if (st.st_uid != geteuid() || (st.st_mode & 022) != 0) {
+    close(fd);
+    hutch_error_set(err, EPERM, "state directory: %s is owned by uid %d or writable by others", path, (int)st.st_uid);
+    return hutch_error_hint(err, "use a private directory with --state-dir or HUTCH_STATE_DIR");
+  }
+  return fd;
+}
+
+void state_new_id(char id[40]) {
+  unsigned char rnd[6];
+  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t v = (uint64_t)ts.tv_nsec ^ ((uint64_t)getpid() << 20);
+    memcpy(rnd, &v, sizeof(rnd));
+  }
+  snprintf(id, 40, "%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
+}
+
+int state_create_sandbox_dir(int rootfd, const char *id, hutch_error_t *err) {
+  if (mkdirat(rootfd, id, 0700) < 0)
+    return hutch_error_sys(err, "state directory: create sandbox dir %s", id);
+  int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "state directory: open sandbox dir %s", id);
+  static const char *const subdirs[] = {"upper", "work", "root"};
+  for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+    /* upper/ becomes the sandbox's "/" where the lower has none of its own
+     * attributes: 0755 like any root directory. */
+    if (mkdirat(fd, subdirs[i], 0755) < 0) {
+      hutch_error_sys(err, "state directory: create %s/%s", id, subdirs[i]);
+      close(fd);
+      return -1;
+    }
+  }
+  return fd;
+}
+
+int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "id", st->id);
+  cJSON_AddNumberToObject(o, "pid", st->pid);
+  char start[32];
+  snprintf(start, sizeof(start), "%" PRIu64, st->start_time);
+  cJSON_AddStringToObject(o, "start_time", start);
+  cJSON_AddNumberToObject(o, "created", (double)st->created);
+  cJSON_AddBoolToObject(o, "long_lived", st->long_lived);
+  cJSON_AddBoolToObject(o, "keep", st->keep);
+  if (st->image)
+    cJSON_AddStringToObject(o, "image", st->image);
+  if (st->rootfs)
+    cJSON_AddStringToObject(o, "rootfs", st->rootfs);
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  /* Write then rename, so `hutch ps` never reads half a file. */
+  if (write_file_at(sbdirfd, "state.json.tmp", text, strlen(text), 0600) < 0 ||
+      renameat(sbdirfd, "state.json.tmp", sbdirfd, "state.json") < 0)
+    return hutch_error_sys(err, "state directory: write %s/state.json", st->id);
+  return 0;
+}
+
+static char *json_string_dup(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
+}
+
+int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err) {
+  memset(st, 0, sizeof(*st));
+  if (!paths_valid_name(id))
+    return hutch_error_set(err, EINVAL, "invalid sandbox id '%s'", id);
+  _cleanup_free_ char *path = xasprintf("%s/state.json", id);
+  _cleanup_free_ char *text = read_file_at(rootfd, path, 1 << 20, NULL);
+  snprintf(st->id, sizeof(st->id), "%s", id);
+  if (text == NULL) {
+    if (errno == ENOENT) {
+      /* The directory exists but the sandbox died before it was recorded:
+       * still listed (not running) so `hutch rm` can clean it. */
+      struct stat sb;
+      if (fstatat(rootfd, id, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
+        st->created = sb.st_mtime;
+        return 0;
+      }
+      hutch_error_set(err, ENOENT, "no sandbox with id '%s'", id);
+      return hutch_error_hint(err, "`hutch ps` lists the sandboxes");
+    }
+    return hutch_error_sys(err, "read state of sandbox %s", id);
+  }
+  cJSON *o = cJSON_Parse(text);
+  if (o == NULL)
+    return hutch_error_set(err, EINVAL, "state of sandbox %s is not valid JSON", id);
+  const cJSON *v;
+  if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "pid")))
+    st->pid = (pid_t)v->valuedouble;
+  if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "start_time")))
+    st->start_time = strtoull(v->valuestring, NULL, 10);
+  if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "created")))
+    st->created = (int64_t)v->valuedouble;
+  st->long_lived = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "long_lived"));
+  st->keep = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep"));
+  st->image = json_string_dup(o, "image");
+  st->rootfs = json_string_dup(o, "rootfs");
+  cJSON_Delete(o);
+  return 0;
+}
+
+void state_clear(struct sandbox_state *st) {
+  free(st->image);
+  free(st->rootfs);
+  st->image = st->rootfs = NULL;
+}
+
+uint64_t state_pid_start_time(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 4096, NULL);
+  if (text == NULL)
+    return 0;
+  /* comm may hold spaces and parentheses: fields start after the last ')'. */
+  char *p = strrchr(text, ')');
+  if (p == NULL)
+    return 0;
+  p++;
+  for (int field = 2; field < 22 && p != NULL; field++)
+    p = strchr(p + 1, ' ');
+  return p ? strtoull(p + 1, NULL, 10) : 0;
+}
+
+bool state_is_running(const struct sandbox_state *st) {
+  if (st->pid <= 0 || st->start_time == 0)
+    return false;
+  return state_pid_start_time(st->pid) == st->start_time;
+}
+
+static int remove_in_userns(void *data, hutch_error_t *err) {
+  const char *path = data;
+  if (remove_tree_at(AT_FDCWD, path) < 0)
+    return hutch_error_sys(err, "remove %s", path);
+  return 0;
+}
+
+int state_remove_sandbox_dir(int rootfd, const char *id, hutch_error_t *err) {
+  if (remove_tree_at(rootfd, id) == 0)
+    return 0;
+  if (errno != EACCES && errno != EPERM)
+    return hutch_error_sys(err, "remove sandbox directory %s", id);
+  /* Files the sandbox's non-root users created belong to subordinate ids:
+   * only root in a namespace with the same maps may remove them. */
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  char fdpath[64], resolved[4096];
+  snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", rootfd);
+  ssize_t n = readlink(fdpath, resolved, sizeof(resolved) - 1);
+  if (n < 0)
+    return hutch_error_sys(err, "remove sandbox directory %s", id);
+  resolved[n] = '\0';
+  _cleanup_free_ char *abs = xasprintf("%s/%s", resolved, id);
+  if (userns_run(maps, 0, remove_in_userns, abs, err) < 0)
+    return hutch_error_wrap(err, "remove sandbox directory %s", id);
+  return 0;
+}

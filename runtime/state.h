@@ -1,0 +1,43 @@
+/* Per-sandbox state on the host: <state-dir>/<id>/ holds the overlay's
+ * upper and work dirs, the mount point of the new root, the control socket
+ * of a long-lived sandbox and state.json.  Everything else about a sandbox
+ * lives in its namespaces and vanishes with them. */
+#ifndef HUTCH_STATE_H
+#define HUTCH_STATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hutch.h"
+
+struct sandbox_state {
+  char id[40];
+  pid_t pid;            /* init, as seen from the host */
+  uint64_t start_time;  /* init's start time (clock ticks, /proc/PID/stat field 22) */
+  int64_t created;
+  bool long_lived;
+  bool keep;
+  char *image;
+  char *rootfs;
+};
+
+/* Open (creating 0700) the state directory; refuses one owned by someone
+ * else or writable by others. Returns a directory fd. */
+int state_open_root(const char *path, hutch_error_t *err);
+/* A fresh random id. */
+void state_new_id(char id[40]);
+/* mkdir <root>/<id> with upper/, work/, root/; returns the sandbox dir fd. */
+int state_create_sandbox_dir(int rootfd, const char *id, hutch_error_t *err);
+int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
+int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
+void state_clear(struct sandbox_state *st);
+/* The start time of a live pid, 0 when it is gone. */
+uint64_t state_pid_start_time(pid_t pid);
+/* Whether the init recorded in st is still the same live process. */
+bool state_is_running(const struct sandbox_state *st);
+/* Remove <root>/<id>; files owned by subordinate ids are removed from a
+ * user namespace with the caller's maps. */
+int state_remove_sandbox_dir(int rootfd, const char *id, hutch_error_t *err);
+
+#endif

@@ -1,0 +1,50 @@
+/* Messages between the host side and the sandbox over an AF_UNIX
+ * SOCK_SEQPACKET socket.  Each message keeps its boundaries, so a step's
+ * error travels whole: {errno, message, hint}, rebuilt on the receiving side
+ * into the same hutch_error the child had. */
+#ifndef HUTCH_SYNC_H
+#define HUTCH_SYNC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+#define SYNC_MAX_PAYLOAD 65536
+#define SYNC_MAX_FDS 8
+
+enum sync_type {
+  SYNC_GO = 1,      /* parent -> child: the next step may run */
+  SYNC_ERROR,       /* a step failed: errno, message, hint */
+  SYNC_READY,       /* child -> parent: setup done */
+  SYNC_EXIT,        /* init -> parent: the process ended (struct sync_exit) */
+  SYNC_EXEC,        /* client -> init: run a process (serialized request + stdio fds) */
+  SYNC_STARTED,     /* init -> client: the process started */
+  SYNC_SIGNAL,      /* client -> init: deliver a signal to the process group */
+};
+
+struct sync_exit {
+  int32_t status;
+  int32_t signal;
+  int32_t failure_stage; /* enum payload_stage when the program never ran, else 0 */
+  int32_t failure_errno;
+  char failure[512];
+};
+
+struct sync_started {
+  int32_t pid; /* as seen inside the sandbox */
+};
+
+/* Returns 0, or -1 with *err filled. */
+int sync_send(int fd, uint32_t type, const void *payload, size_t len, const int *fds, size_t nfds, hutch_error_t *err);
+/* Best effort: send an error object to the peer (used on failing paths). */
+void sync_send_error(int fd, const hutch_error_t e);
+/* Receive one message.  Returns 1 with *type set, 0 on EOF (peer gone), -1
+ * on failure.  An SYNC_ERROR message is returned as -1 with *err rebuilt
+ * from it.  payload may be NULL when none is expected; fds/nfds may be NULL. */
+int sync_recv(int fd, uint32_t *type, void *payload, size_t cap, size_t *len, int *fds, size_t *nfds,
+              hutch_error_t *err);
+/* Receive and require one message type (EOF is an error naming `what`). */
+int sync_expect(int fd, uint32_t want, void *payload, size_t cap, size_t *len, const char *what, hutch_error_t *err);
+
+#endif

@@ -1,0 +1,237 @@
+#include "config.h"
+
+#include "util.h"
+
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+const char *hutch_program_name = "hutch";
+
+void cleanup_strvp(char ***strv) {
+  if (*strv == NULL)
+    return;
+  for (char **s = *strv; *s != NULL; s++)
+    free(*s);
+  free(*strv);
+}
+
+void *xmalloc(size_t n) {
+  void *p = malloc(n ? n : 1);
+  if (p == NULL)
+    abort();
+  return p;
+}
+
+void *xcalloc(size_t n, size_t size) {
+  void *p = calloc(n ? n : 1, size ? size : 1);
+  if (p == NULL)
+    abort();
+  return p;
+}
+
+void *xrealloc(void *p, size_t n) {
+  void *q = realloc(p, n ? n : 1);
+  if (q == NULL)
+    abort();
+  return q;
+}
+
+char *xstrdup(const char *s) {
+  char *d = strdup(s);
+  if (d == NULL)
+    abort();
+  return d;
+}
+
+char *xstrndup(const char *s, size_t n) {
+  char *d = strndup(s, n);
+  if (d == NULL)
+    abort();
+  return d;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  char *s = NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  if (vasprintf(&s, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  return s;
+}
+
+ssize_t read_all(int fd, void *buf, size_t len) {
+  size_t got = 0;
+  while (got < len) {
+    ssize_t r = read(fd, (char *)buf + got, len - got);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    if (r == 0)
+      break;
+    got += (size_t)r;
+  }
+  return (ssize_t)got;
+}
+
+int write_all(int fd, const void *buf, size_t len) {
+  const char *p = buf;
+  while (len > 0) {
+    ssize_t w = write(fd, p, len);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    p += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int write_file_at(int dirfd, const char *path, const void *data, size_t len, int mode) {
+  _cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return -1;
+  if (write_all(fd, data, len) < 0)
+    return -1;
+  return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, int mode) {
+  _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
+  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
+  if (fd < 0)
+    return -1;
+  if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+    int saved = errno;
+    unlink(tmp);
+    errno = saved;
+    return -1;
+  }
+  if (rename(tmp, path) < 0) {
+    int saved = errno;
+    unlink(tmp);
+    errno = saved;
+    return -1;
+  }
+  return 0;
+}
+
+char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out) {
+  _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  size_t cap = 4096, len = 0;
+  _cleanup_free_ char *buf = xmalloc(cap + 1);
+  for (;;) {
+    if (len == cap) {
+      if (cap >= max) {
+        errno = EFBIG;
+        return NULL;
+      }
+      cap = cap * 2 > max ? max : cap * 2;
+      buf = xrealloc(buf, cap + 1);
+    }
+    ssize_t r = read(fd, buf + len, cap - len);
+    if (r < 0) {
+      if (errno == EINTR)
+        continue;
+      return NULL;
+    }
+    if (r == 0)
+      break;
+    len += (size_t)r;
+  }
+  buf[len] = '\0';
+  if (len_out)
+    *len_out = len;
+  return steal_pointer(&buf);
+}
+
+int mkdir_p(const char *path, int mode) {
+  _cleanup_free_ char *p = xstrdup(path);
+  for (char *s = p + 1; *s; s++) {
+    if (*s != '/')
+      continue;
+    *s = '\0';
+    if (mkdir(p, mode) < 0 && errno != EEXIST)
+      return -1;
+    *s = '/';
+  }
+  if (mkdir(p, mode) < 0 && errno != EEXIST)
+    return -1;
+  return 0;
+}
+
+static int remove_dir_contents(int dfd) {
+  _cleanup_dir_ DIR *d = fdopendir(dfd);
+  if (d == NULL) {
+    close(dfd);
+    return -1;
+  }
+  int ret = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    if (remove_tree_at(dirfd(d), de->d_name) < 0)
+      ret = -1;
+  }
+  return ret;
+}
+
+int remove_tree_at(int dirfd, const char *name) {
+  if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
+    return 0;
+  if (errno != EISDIR && errno != EPERM)
+    return -1;
+  int dfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0) {
+    if (errno == ENOTDIR || errno == ELOOP)
+      return -1; /* unlinkat failed on a non-directory: report that */
+    return -1;
+  }
+  /* A directory we cannot write into cannot be emptied; make it writable
+   * first (we own it, or we are root in the namespace that does). */
+  fchmod(dfd, 0700);
+  if (remove_dir_contents(dfd) < 0)
+    return -1;
+  if (unlinkat(dirfd, name, AT_REMOVEDIR) < 0 && errno != ENOENT)
+    return -1;
+  return 0;
+}
+
+double monotonic_seconds(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void hutch_warn(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: warning: ", hutch_program_name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}
+
+void hutch_debug(const char *fmt, ...) {
+  static int enabled = -1;
+  if (enabled < 0)
+    enabled = getenv("HUTCH_DEBUG") != NULL;
+  if (!enabled)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "%s: debug: ", hutch_program_name);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+}

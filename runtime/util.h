@@ -1,0 +1,95 @@
+/* Small helpers shared by the whole tree: cleanup attributes so early returns
+ * leak nothing, and allocators that abort on OOM (a sandbox runtime that runs
+ * out of memory for a 100-byte string has nothing sensible left to do). */
+#ifndef HUTCH_UTIL_H
+#define HUTCH_UTIL_H
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "error.h"
+
+#define _cleanup_(fn) __attribute__((cleanup(fn)))
+
+static inline void cleanup_freep(void *p) {
+  free(*(void **)p);
+}
+static inline void cleanup_closep(int *fd) {
+  if (*fd >= 0) {
+    int saved = errno;
+    close(*fd);
+    errno = saved;
+  }
+}
+static inline void cleanup_fclosep(FILE **f) {
+  if (*f != NULL)
+    fclose(*f);
+}
+static inline void cleanup_closedirp(DIR **d) {
+  if (*d != NULL)
+    closedir(*d);
+}
+void cleanup_strvp(char ***strv);
+static inline void cleanup_errorp(hutch_error_t *e) {
+  hutch_error_free(e);
+}
+
+#define _cleanup_free_ _cleanup_(cleanup_freep)
+#define _cleanup_close_ _cleanup_(cleanup_closep)
+#define _cleanup_fclose_ _cleanup_(cleanup_fclosep)
+#define _cleanup_dir_ _cleanup_(cleanup_closedirp)
+#define _cleanup_strv_ _cleanup_(cleanup_strvp)
+#define _cleanup_error_ _cleanup_(cleanup_errorp)
+
+/* Take ownership out of a cleanup-managed variable. */
+#define steal_pointer(pp)                                                                                      \
+  ({                                                                                                           \
+    __typeof__(*(pp)) _stolen = *(pp);                                                                         \
+    *(pp) = NULL;                                                                                              \
+    _stolen;                                                                                                   \
+  })
+#define steal_fd(fdp)                                                                                          \
+  ({                                                                                                           \
+    int _fd = *(fdp);                                                                                          \
+    *(fdp) = -1;                                                                                               \
+    _fd;                                                                                                       \
+  })
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+void *xmalloc(size_t n);
+void *xcalloc(size_t n, size_t size);
+void *xrealloc(void *p, size_t n);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) HUTCH_PRINTF(1, 2);
+
+/* Retry on EINTR; return -1/errno on error, bytes otherwise. */
+ssize_t read_all(int fd, void *buf, size_t len);
+int write_all(int fd, const void *buf, size_t len);
+/* Write a whole file (O_CREAT|O_TRUNC, mode) relative to dirfd. */
+int write_file_at(int dirfd, const char *path, const void *data, size_t len, int mode);
+/* Write data to a temp file beside path and rename() it over path. */
+int write_file_atomic(const char *path, const void *data, size_t len, int mode);
+/* Read a whole file (at most max bytes, NUL-terminated); NULL on error with errno set. */
+char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
+
+/* mkdir -p with mode for every created component. */
+int mkdir_p(const char *path, int mode);
+/* Remove a tree below dirfd/name without following symlinks; ENOENT is success. */
+int remove_tree_at(int dirfd, const char *name);
+
+/* Monotonic time in seconds. */
+double monotonic_seconds(void);
+
+/* Logging to stderr with the program prefix; all printf-checked. */
+void hutch_warn(const char *fmt, ...) HUTCH_PRINTF(1, 2);
+void hutch_debug(const char *fmt, ...) HUTCH_PRINTF(1, 2);
+extern const char *hutch_program_name;
+
+#endif

@@ -1,0 +1,28 @@
+/* The hutch command: one file per verb, all built on runtime/hutch.h. */
+#ifndef HUTCH_CLI_H
+#define HUTCH_CLI_H
+
+#include "hutch.h"
+
+/* Exit codes (see hutch(1)). */
+#define EXIT_USAGE 2
+#define EXIT_RUNTIME 125
+#define EXIT_CANNOT_EXEC 126
+#define EXIT_NOT_FOUND 127
+
+/* Each verb gets argv starting at its own name (argv[0] = "exec", ...) and
+ * returns the process exit code. */
+int cmd_exec(int argc, char **argv);
+int cmd_create(int argc, char **argv);
+int cmd_ps(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_rootfs(int argc, char **argv);
+int cmd_policy(int argc, char **argv);
+
+/* Print a runtime error once, with its hint, and point at `hutch doctor`
+ * when the failure is about the host. Returns EXIT_RUNTIME. */
+int cli_fail(hutch_error_t *err);
+/* Print "hutch VERB: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
+int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#endif

@@ -1,0 +1,327 @@
+/* hutch exec and hutch create: the sandbox options they share. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+
+struct sandbox_opts {
+  const char *rootfs;
+  const char *store;
+  const char *state_dir;
+  const char *policy;
+  const char *workdir;
+  const char *hostname;
+  const char *in;
+  const char **env;
+  size_t n_env;
+  struct hutch_bind *binds;
+  char **bind_storage;
+  size_t n_binds;
+  double timeout;
+  bool keep;
+  bool json;
+};
+
+static void sandbox_opts_free(struct sandbox_opts *o) {
+  for (size_t i = 0; i < o->n_binds; i++)
+    free(o->bind_storage[i]);
+  free(o->bind_storage);
+  free(o->binds);
+  free(o->env);
+}
+
+enum {
+  OPT_ROOTFS = 256,
+  OPT_STORE,
+  OPT_STATE_DIR,
+  OPT_POLICY,
+  OPT_WORKDIR,
+  OPT_ENV,
+  OPT_BIND,
+  OPT_HOSTNAME,
+  OPT_TIMEOUT,
+  OPT_KEEP,
+  OPT_JSON,
+  OPT_IN,
+};
+
+static const struct option long_options[] = {
+    {"rootfs", required_argument, NULL, OPT_ROOTFS},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"workdir", required_argument, NULL, OPT_WORKDIR},
+    {"env", required_argument, NULL, OPT_ENV},
+    {"bind", required_argument, NULL, OPT_BIND},
+    {"hostname", required_argument, NULL, OPT_HOSTNAME},
+    {"timeout", required_argument, NULL, OPT_TIMEOUT},
+    {"keep", no_argument, NULL, OPT_KEEP},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"in", required_argument, NULL, OPT_IN},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static void exec_usage(FILE *out) {
+  fprintf(out,
+          "Usage: hutch exec [OPTIONS] -- CMD [ARGS...]\n"
+          "       hutch exec --in ID [OPTIONS] -- CMD [ARGS...]\n\n"
+          "Run CMD in a new sandbox (or in the live sandbox ID) and exit with its status:\n"
+          "128+N when killed by signal N, 124 on timeout, 125 when hutch failed,\n"
+          "126 when CMD cannot be executed, 127 when it is not found.\n\n"
+          "Options:\n"
+          "  --rootfs NAME        image to use (name or digest; default: default)\n"
+          "  --store DIR          rootfs store (default: $HUTCH_STORE or the per-user store)\n"
+          "  --state-dir DIR      where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
+          "  --policy FILE        sandbox policy (default: $HUTCH_POLICY or the installed one)\n"
+          "  --workdir DIR        working directory inside the sandbox (default: /)\n"
+          "  --env K=V            set an environment variable (repeatable)\n"
+          "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
+          "  --hostname NAME      hostname inside the sandbox\n"
+          "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
+          "  --keep               keep the sandbox's upper and work directories\n"
+          "  --json               print one JSON object describing the exit on stdout\n"
+          "  --in ID              run in the live sandbox ID (see hutch create)\n"
+          "  -h, --help           show this help\n");
+}
+
+static void create_usage(FILE *out) {
+  fprintf(out, "Usage: hutch create [OPTIONS]\n\n"
+               "Start a long-lived sandbox, print its id and leave it running; run commands in it\n"
+               "with `hutch exec --in ID` and remove it with `hutch rm ID`.\n\n"
+               "Options:\n"
+               "  --rootfs NAME        image to use (name or digest; default: default)\n"
+               "  --store DIR          rootfs store\n"
+               "  --state-dir DIR      where sandboxes keep their state\n"
+               "  --policy FILE        sandbox policy\n"
+               "  --env K=V            set an environment variable for every process (repeatable)\n"
+               "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
+               "  --hostname NAME      hostname inside the sandbox\n"
+               "  --keep               keep the upper and work directories after hutch rm\n"
+               "  --json               print {\"id\": ...} instead of the bare id\n"
+               "  -h, --help           show this help\n");
+}
+
+/* Returns -1 to continue, else an exit code. */
+static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_opts *o, int *first_arg) {
+  bool is_exec = strcmp(verb, "exec") == 0;
+  optind = 1;
+  opterr = 0;
+  int c;
+  /* '+': stop at the first non-option, so CMD's own flags stay its own. */
+  while ((c = getopt_long(argc, argv, "+h", long_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_ROOTFS:
+      o->rootfs = optarg;
+      break;
+    case OPT_STORE:
+      o->store = optarg;
+      break;
+    case OPT_STATE_DIR:
+      o->state_dir = optarg;
+      break;
+    case OPT_POLICY:
+      o->policy = optarg;
+      break;
+    case OPT_WORKDIR:
+      if (!is_exec)
+        return cli_usage_error(verb, "--workdir is an option of exec");
+      if (optarg[0] != '/')
+        return cli_usage_error(verb, "--workdir must be an absolute path inside the sandbox");
+      o->workdir = optarg;
+      break;
+    case OPT_ENV:
+      if (!valid_env_assignment(optarg))
+        return cli_usage_error(verb, "--env wants KEY=VALUE, got '%s'", optarg);
+      o->env = realloc(o->env, (o->n_env + 2) * sizeof(char *));
+      o->env[o->n_env++] = optarg;
+      o->env[o->n_env] = NULL;
+      break;
+    case OPT_BIND: {
+      o->binds = realloc(o->binds, (o->n_binds + 1) * sizeof(*o->binds));
+      o->bind_storage = realloc(o->bind_storage, (o->n_binds + 1) * sizeof(char *));
+      if (!parse_bind(optarg, &o->binds[o->n_binds], &o->bind_storage[o->n_binds]))
+        return cli_usage_error(verb, "--bind wants /SRC:/DST[:ro|:rw], got '%s'", optarg);
+      o->n_binds++;
+      break;
+    }
+    case OPT_HOSTNAME:
+      o->hostname = optarg;
+      break;
+    case OPT_TIMEOUT:
+      if (!is_exec)
+        return cli_usage_error(verb, "--timeout is an option of exec");
+      if (!parse_duration(optarg, &o->timeout))
+        return cli_usage_error(verb, "--timeout wants a positive number of seconds, got '%s'", optarg);
+      break;
+    case OPT_KEEP:
+      o->keep = true;
+      break;
+    case OPT_JSON:
+      o->json = true;
+      break;
+    case OPT_IN:
+      if (!is_exec)
+        return cli_usage_error(verb, "--in is an option of exec");
+      o->in = optarg;
+      break;
+    case 'h':
+      (is_exec ? exec_usage : create_usage)(stdout);
+      return 0;
+    default:
+      return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  *first_arg = optind;
+  return -1;
+}
+
+struct prepared {
+  struct hutch_store *store;
+  struct hutch_policy *policy;
+  struct hutch_image image;
+  struct hutch_sandbox_config cfg;
+};
+
+static void prepared_release(struct prepared *p) {
+  hutch_image_clear(&p->image);
+  if (p->policy)
+    hutch_policy_free(p->policy);
+  if (p->store)
+    hutch_store_close(p->store);
+}
+
+static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error_t *err) {
+  memset(p, 0, sizeof(*p));
+  if (hutch_policy_load(o->policy, &p->policy, err) < 0)
+    return -1;
+  if (hutch_store_open(o->store, &p->store, err) < 0)
+    return -1;
+  const char *name = o->rootfs ? o->rootfs : "default";
+  if (hutch_image_lookup(p->store, name, &p->image, err) < 0)
+    return -1;
+  p->cfg = (struct hutch_sandbox_config){
+      .rootfs = p->image.rootfs,
+      .image = p->image.name ? p->image.name : p->image.digest,
+      .policy = p->policy,
+      .hostname = o->hostname,
+      .env = o->env,
+      .binds = o->binds,
+      .n_binds = o->n_binds,
+      .keep = o->keep,
+      .state_dir = o->state_dir,
+  };
+  return 0;
+}
+
+static void print_exit_json(const struct hutch_exit *ex, int code) {
+  cJSON *j = cJSON_CreateObject();
+  cJSON_AddStringToObject(j, "id", ex->id);
+  cJSON_AddNumberToObject(j, "exit_code", code);
+  cJSON_AddNumberToObject(j, "status", ex->status);
+  cJSON_AddNumberToObject(j, "signal", ex->signal);
+  cJSON_AddBoolToObject(j, "timed_out", ex->timed_out);
+  cJSON_AddNumberToObject(j, "wall_seconds", ex->wall_seconds);
+  if (ex->failure[0])
+    cJSON_AddStringToObject(j, "error", ex->failure);
+  char *s = cJSON_PrintUnformatted(j);
+  printf("%s\n", s);
+  free(s);
+  cJSON_Delete(j);
+}
+
+static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex) {
+  int code = hutch_exit_code(ex);
+  if (ex->failure[0])
+    fprintf(stderr, "hutch: %s%s%s\n", ex->failure, ex->exec_errno ? ": " : "",
+            ex->exec_errno ? strerror(ex->exec_errno) : "");
+  if (ex->timed_out)
+    fprintf(stderr, "hutch: timed out after %.3g s; killed\n", o->timeout);
+  if (o->json)
+    print_exit_json(ex, code);
+  return code;
+}
+
+int cmd_exec(int argc, char **argv) {
+  struct sandbox_opts o = {0};
+  int first = 0;
+  int r = parse_sandbox_opts("exec", argc, argv, &o, &first);
+  if (r >= 0)
+    goto out;
+  if (first >= argc) {
+    r = cli_usage_error("exec", "no command given");
+    goto out;
+  }
+  hutch_error_t err = NULL;
+  struct hutch_exit ex;
+  struct hutch_process proc = {
+      .argv = (const char *const *)argv + first,
+      .workdir = o.workdir,
+      .stdio = {0, 1, 2},
+      .timeout = o.timeout,
+  };
+  if (o.in != NULL) {
+    if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep) {
+      r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname and --keep belong to the sandbox's "
+                                  "creation, not to --in");
+      goto out;
+    }
+    proc.env = o.env;
+    struct hutch_sandbox *sb = NULL;
+    if (hutch_sandbox_open(o.state_dir, o.in, &sb, &err) < 0 || hutch_sandbox_exec(sb, &proc, &ex, &err) < 0) {
+      hutch_sandbox_close(sb);
+      r = cli_fail(&err);
+      goto out;
+    }
+    hutch_sandbox_close(sb);
+    r = report_exit(&o, &ex);
+    goto out;
+  }
+  struct prepared p;
+  if (prepare(&o, &p, &err) < 0 || hutch_run(&p.cfg, &proc, &ex, &err) < 0) {
+    prepared_release(&p);
+    r = cli_fail(&err);
+    goto out;
+  }
+  prepared_release(&p);
+  r = report_exit(&o, &ex);
+out:
+  sandbox_opts_free(&o);
+  return r;
+}
+
+int cmd_create(int argc, char **argv) {
+  struct sandbox_opts o = {0};
+  int first = 0;
+  int r = parse_sandbox_opts("create", argc, argv, &o, &first);
+  if (r >= 0)
+    goto out;
+  if (first < argc) {
+    r = cli_usage_error("create", "unexpected argument '%s'", argv[first]);
+    goto out;
+  }
+  hutch_error_t err = NULL;
+  struct prepared p;
+  struct hutch_sandbox *sb = NULL;
+  if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create(&p.cfg, &sb, &err) < 0) {
+    prepared_release(&p);
+    r = cli_fail(&err);
+    goto out;
+  }
+  prepared_release(&p);
+  if (o.json)
+    printf("{\"id\":\"%s\"}\n", hutch_sandbox_id(sb));
+  else
+    printf("%s\n", hutch_sandbox_id(sb));
+  hutch_sandbox_close(sb);
+  r = 0;
+out:
+  sandbox_opts_free(&o);
+  return r;
+}

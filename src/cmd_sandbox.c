@@ -1,0 +1,148 @@
+/* hutch ps and hutch rm. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "cli.h"
+
+enum { OPT_STATE_DIR = 256, OPT_JSON, OPT_ALL };
+
+static void ps_usage(FILE *out) {
+  fprintf(out, "Usage: hutch ps [OPTIONS]\n\n"
+               "List sandboxes: long-lived ones, running one-shot ones, and those left behind by a\n"
+               "killed hutch (STATUS dead; `hutch rm` cleans them).\n\n"
+               "Options:\n"
+               "  --state-dir DIR  where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
+               "  --json           print a JSON array\n"
+               "  -h, --help       show this help\n");
+}
+
+static void rm_usage(FILE *out) {
+  fprintf(out, "Usage: hutch rm [OPTIONS] ID...\n\n"
+               "Kill everything in each sandbox and remove its directories. Works on sandboxes\n"
+               "left behind by a killed hutch too.\n\n"
+               "Options:\n"
+               "  --state-dir DIR  where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
+               "  --all            remove every sandbox of this state directory\n"
+               "  -h, --help       show this help\n");
+}
+
+static const struct option ps_options[] = {
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+static const struct option rm_options[] = {
+    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+    {"all", no_argument, NULL, OPT_ALL},
+    {"help", no_argument, NULL, 'h'},
+    {NULL, 0, NULL, 0},
+};
+
+int cmd_ps(int argc, char **argv) {
+  const char *state_dir = NULL;
+  bool json = false;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", ps_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_STATE_DIR:
+      state_dir = optarg;
+      break;
+    case OPT_JSON:
+      json = true;
+      break;
+    case 'h':
+      ps_usage(stdout);
+      return 0;
+    default:
+      return cli_usage_error("ps", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return cli_usage_error("ps", "unexpected argument '%s'", argv[optind]);
+  hutch_error_t err = NULL;
+  struct hutch_sandbox_info *infos;
+  size_t n;
+  if (hutch_sandbox_list(state_dir, &infos, &n, &err) < 0)
+    return cli_fail(&err);
+  if (json) {
+    cJSON *arr = cJSON_CreateArray();
+    for (size_t i = 0; i < n; i++) {
+      cJSON *o = cJSON_CreateObject();
+      cJSON_AddStringToObject(o, "id", infos[i].id);
+      cJSON_AddNumberToObject(o, "pid", infos[i].pid);
+      cJSON_AddStringToObject(o, "status", infos[i].running ? "running" : "dead");
+      cJSON_AddNumberToObject(o, "created", (double)infos[i].created);
+      if (infos[i].image)
+        cJSON_AddStringToObject(o, "image", infos[i].image);
+      cJSON_AddItemToArray(arr, o);
+    }
+    char *s = cJSON_PrintUnformatted(arr);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(arr);
+  } else {
+    printf("%-14s %-8s %-8s %-20s %s\n", "ID", "PID", "STATUS", "CREATED", "IMAGE");
+    for (size_t i = 0; i < n; i++) {
+      char when[32] = "-";
+      time_t t = (time_t)infos[i].created;
+      struct tm tm;
+      if (t > 0 && localtime_r(&t, &tm))
+        strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+      printf("%-14s %-8d %-8s %-20s %s\n", infos[i].id, (int)infos[i].pid, infos[i].running ? "running" : "dead",
+             when, infos[i].image ? infos[i].image : "-");
+    }
+  }
+  hutch_sandbox_info_free(infos, n);
+  return 0;
+}
+
+int cmd_rm(int argc, char **argv) {
+  const char *state_dir = NULL;
+  bool all = false;
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", rm_options, NULL)) != -1) {
+    switch (c) {
+    case OPT_STATE_DIR:
+      state_dir = optarg;
+      break;
+    case OPT_ALL:
+      all = true;
+      break;
+    case 'h':
+      rm_usage(stdout);
+      return 0;
+    default:
+      return cli_usage_error("rm", "unknown option '%s'", argv[optind - 1]);
+    }
+  }
+  if (!all && optind >= argc)
+    return cli_usage_error("rm", "no sandbox id given");
+  int status = 0;
+  hutch_error_t err = NULL;
+  if (all) {
+    struct hutch_sandbox_info *infos;
+    size_t n;
+    if (hutch_sandbox_list(state_dir, &infos, &n, &err) < 0)
+      return cli_fail(&err);
+    for (size_t i = 0; i < n; i++)
+      if (hutch_sandbox_remove(state_dir, infos[i].id, &err) < 0)
+        status = cli_fail(&err);
+    hutch_sandbox_info_free(infos, n);
+  }
+  for (int i = optind; i < argc; i++)
+    if (hutch_sandbox_remove(state_dir, argv[i], &err) < 0)
+      status = cli_fail(&err);
+  return status;
+}

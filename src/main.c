@@ -1,0 +1,71 @@
+/* hutch: a rootless sandbox runtime for LLM agents. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+  const char *name;
+  int (*run)(int argc, char **argv);
+  const char *summary;
+} verbs[] = {
+    {"exec", cmd_exec, "run a command in a new sandbox, or in a live one with --in"},
+    {"create", cmd_create, "start a long-lived sandbox and print its id"},
+    {"ps", cmd_ps, "list sandboxes"},
+    {"rm", cmd_rm, "kill sandboxes and remove what they left"},
+    {"rootfs", cmd_rootfs, "import, list and remove rootfs images"},
+    {"policy", cmd_policy, "show what a sandbox policy allows"},
+};
+
+static void usage(FILE *out) {
+  fprintf(out, "Usage: hutch COMMAND [OPTIONS] [ARGS...]\n\n"
+               "A rootless sandbox runtime for LLM agents.\n\nCommands:\n");
+  for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+    fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+  fprintf(out, "\nOptions:\n"
+               "  -h, --help     show this help\n"
+               "  -V, --version  show the version\n\n"
+               "Run `hutch COMMAND --help` for a command's options; see hutch(1).\n");
+}
+
+int cli_fail(hutch_error_t *err) {
+  hutch_error_print(stderr, "hutch", *err);
+  hutch_error_free(err);
+  return EXIT_RUNTIME;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "hutch %s: ", verb);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nTry `hutch %s --help`.\n", verb);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 2) {
+    usage(stderr);
+    return EXIT_USAGE;
+  }
+  const char *verb = argv[1];
+  if (strcmp(verb, "-h") == 0 || strcmp(verb, "--help") == 0 || strcmp(verb, "help") == 0) {
+    usage(stdout);
+    return 0;
+  }
+  if (strcmp(verb, "-V") == 0 || strcmp(verb, "--version") == 0) {
+    printf("hutch %s\n", PACKAGE_VERSION);
+    return 0;
+  }
+  for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
+    if (strcmp(verb, verbs[i].name) == 0)
+      return verbs[i].run(argc - 1, argv + 1);
+  fprintf(stderr, "hutch: unknown command '%s'\n", verb);
+  usage(stderr);
+  return EXIT_USAGE;
+}

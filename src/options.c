@@ -1,0 +1,105 @@
+#include "config.h"
+
+#include "options.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+bool parse_duration(const char *s, double *out) {
+  if (s == NULL || *s == '\0')
+    return false;
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !isfinite(v) || v <= 0)
+    return false;
+  double mult;
+  if (*end == '\0' || strcmp(end, "s") == 0)
+    mult = 1;
+  else if (strcmp(end, "ms") == 0)
+    mult = 0.001;
+  else if (strcmp(end, "m") == 0)
+    mult = 60;
+  else if (strcmp(end, "h") == 0)
+    mult = 3600;
+  else
+    return false;
+  *out = v * mult;
+  return true;
+}
+
+bool parse_size(const char *s, uint64_t *out) {
+  if (s == NULL || !isdigit((unsigned char)*s))
+    return false;
+  char *end;
+  double v = strtod(s, &end);
+  if (end == s || !isfinite(v) || v < 0)
+    return false;
+  static const struct {
+    const char *suffix;
+    double mult;
+  } units[] = {
+      {"", 1},
+      {"B", 1},
+      {"K", 1024.0},
+      {"KB", 1024.0},
+      {"KiB", 1024.0},
+      {"M", 1048576.0},
+      {"MB", 1048576.0},
+      {"MiB", 1048576.0},
+      {"G", 1073741824.0},
+      {"GB", 1073741824.0},
+      {"GiB", 1073741824.0},
+      {"T", 1099511627776.0},
+      {"TB", 1099511627776.0},
+      {"TiB", 1099511627776.0},
+  };
+  for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+    if (strcasecmp(end, units[i].suffix) == 0) {
+      double bytes = v * units[i].mult;
+      if (bytes >= 18446744073709551615.0)
+        return false;
+      *out = (uint64_t)bytes;
+      return true;
+    }
+  }
+  return false;
+}
+
+bool parse_bind(const char *spec, struct hutch_bind *out, char **storage) {
+  char *copy = strdup(spec);
+  if (copy == NULL)
+    return false;
+  char *src = copy, *dst = strchr(copy, ':');
+  if (dst == NULL)
+    goto bad;
+  *dst++ = '\0';
+  char *mode = strchr(dst, ':');
+  bool ro = false;
+  if (mode != NULL) {
+    *mode++ = '\0';
+    if (strcmp(mode, "ro") == 0)
+      ro = true;
+    else if (strcmp(mode, "rw") != 0)
+      goto bad;
+  }
+  if (src[0] != '/' || dst[0] != '/')
+    goto bad;
+  *out = (struct hutch_bind){.source = src, .dest = dst, .readonly = ro};
+  *storage = copy;
+  return true;
+bad:
+  free(copy);
+  return false;
+}
+
+bool valid_env_assignment(const char *kv) {
+  const char *eq = strchr(kv, '=');
+  if (eq == NULL || eq == kv || isdigit((unsigned char)kv[0]))
+    return false;
+  for (const char *p = kv; p < eq; p++)
+    if (!isalnum((unsigned char)*p) && *p != '_')
+      return false;
+  return true;
+}

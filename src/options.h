@@ -1,0 +1,20 @@
+/* Pure parsers for command-line values, shared by the verbs. */
+#ifndef HUTCH_OPTIONS_H
+#define HUTCH_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+/* "30", "1.5", "250ms", "2m", "1h" -> seconds; false on anything else or <= 0. */
+bool parse_duration(const char *s, double *out);
+/* "512M", "2G", "1024", "1.5GiB" -> bytes (powers of 1024); false on junk. */
+bool parse_size(const char *s, uint64_t *out);
+/* "SRC:DST", "SRC:DST:ro", "SRC:DST:rw"; SRC and DST must be absolute.
+ * The strings point into a copy owned by the caller (*storage). */
+bool parse_bind(const char *spec, struct hutch_bind *out, char **storage);
+/* "KEY=VALUE" with a non-empty KEY of [A-Za-z0-9_] not starting with a digit. */
+bool valid_env_assignment(const char *kv);
+
+#endif

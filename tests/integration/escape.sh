@@ -1,0 +1,113 @@
+#!/bin/bash
+# Each isolation layer, attacked from inside: every attempt must fail, and the
+# host and the image must be unchanged afterwards.
+. "$(dirname "$0")/../lib/tap.sh"
+
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+tmp=$(hutch_test_tmpdir)
+helper="$HUTCH_BUILDDIR/tests/helpers/try-syscall"
+hx() { "$HUTCH_BIN" exec --rootfs "$img" "$@"; }
+try() { hx --bind "$helper:/usr/bin/try-syscall:ro" -- try-syscall "$@"; }
+
+rootfs=$("$HUTCH_BIN" rootfs ls --json | python3 -c '
+import json, sys
+for i in json.load(sys.stdin):
+    if i.get("name") == sys.argv[1]: print(i.get("rootfs", ""))' "$img")
+tap_ok "the image's tree is known" test -d "$rootfs"
+before=$(cd "$rootfs" && find . -printf '%p %s %m %U %T@\n' | sort | sha256sum)
+
+# Filesystem: writes land in the upper layer only.
+tap_ok "writing over the image's files works inside" hx -- sh -c 'echo pwned > /bin/busybox.new && rm -rf /etc && mkdir /etc && echo x > /etc/passwd'
+after=$(cd "$rootfs" && find . -printf '%p %s %m %U %T@\n' | sort | sha256sum)
+tap_is "$after" "$before" "the image's tree is unchanged"
+tap_ok "a fresh sandbox sees the image again" hx -- test -e /bin/sh -a ! -e /bin/busybox.new
+echo canary >"$tmp/canary"
+tap_fails "the host's files are not reachable by path" hx -- cat "$tmp/canary"
+tap_fails "nor through /proc/1/root" hx -- cat "/proc/1/root$tmp/canary"
+tap_ok "the old root is gone from the mount table" hx -- cat /proc/self/mountinfo
+tap_unlike "$tap_stdout" " $tmp" "no host path is mounted"
+
+# Processes: the host's are invisible and unreachable.
+sleep 300 &
+host_pid=$!
+tap_fails "a host pid cannot be signalled" hx -- kill -0 "$host_pid"
+tap_ok "kill -9 -1 inside" hx -- sh -c 'kill -9 -1; true'
+tap_ok "does not touch host processes" kill -0 "$host_pid"
+tap_ok "ps inside" hx -- ps -o pid
+tap_unlike "$tap_stdout" "(^|[^0-9])$host_pid([^0-9]|$)" "does not list host pids"
+kill "$host_pid" 2>/dev/null
+
+# Privileged operations.
+tap_fails "mount is refused" hx -- mount -t tmpfs none /mnt
+tap_fails "a nested user namespace is refused" hx -- unshare -U true
+tap_fails "a nested mount namespace is refused" hx -- unshare -m true
+tap_ok "try-syscall ptrace" try ptrace
+tap_like "$tap_stdout" "^E" "ptrace fails ($tap_stdout)"
+tap_ok "try-syscall init_module" try init_module
+tap_like "$tap_stdout" "^E(PERM|NOSYS)" "loading a module fails ($tap_stdout)"
+tap_ok "try-syscall socket-packet" try socket-packet
+tap_like "$tap_stdout" "^E" "an AF_PACKET socket fails ($tap_stdout)"
+tap_ok "try-syscall socket-raw" try socket-raw
+tap_like "$tap_stdout" "^E" "a raw socket fails ($tap_stdout)"
+tap_ok "try-syscall tiocsti" try tiocsti
+tap_like "$tap_stdout" "^E" "TIOCSTI fails ($tap_stdout)"
+
+# /proc: revealing files masked, /proc/sys read-only.
+tap_ok "reading /proc/kcore" hx -- sh -c 'wc -c < /proc/kcore 2>/dev/null || echo 0'
+tap_is "$(echo "$tap_stdout" | tr -d ' ')" "0" "/proc/kcore gives nothing"
+tap_ok "reading /proc/kallsyms" hx -- sh -c 'wc -c < /proc/kallsyms'
+tap_is "$(echo "$tap_stdout" | tr -d ' ')" "0" "/proc/kallsyms gives nothing"
+tap_fails "writing /proc/sys fails" hx -- sh -c 'echo 1 > /proc/sys/kernel/ns_last_pid'
+tap_fails "writing /proc/sysrq-trigger fails" hx -- sh -c 'echo h > /proc/sysrq-trigger'
+tap_ok "/dev listing" hx -- ls /dev
+tap_unlike "$tap_stdout" "(vda|sda|nvme|kmsg|mem|port)" "no host device node is present"
+
+# Network: nothing of the host is reachable, not even its loopback.
+port_file="$tmp/port"
+python3 - "$port_file" <<'PY' &
+import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", 0)); s.listen(8)
+open(sys.argv[1], "w").write(str(s.getsockname()[1]))
+s.settimeout(20)
+try:
+    while True:
+        c, _ = s.accept(); c.sendall(b"HOST\n"); c.close()
+except Exception:
+    pass
+PY
+listener=$!
+for _ in $(seq 50); do [ -s "$port_file" ] && break; sleep 0.1; done
+port=$(cat "$port_file")
+tap_ok "the host listener answers on the host" sh -c "python3 -c 'import socket; s=socket.create_connection((\"127.0.0.1\", $port)); print(s.recv(5))' | grep -q HOST"
+tap_fails "the host's loopback is not reachable from inside" hx -- sh -c "nc -w 2 127.0.0.1 $port </dev/null | grep -q HOST"
+host_ip=$(ip -4 -o addr show scope global 2>/dev/null | awk '{print $4}' | cut -d/ -f1 | head -1)
+if [ -n "$host_ip" ]; then
+  tap_fails "the host's own address is unreachable" hx -- sh -c "nc -w 2 $host_ip $port </dev/null"
+  tap_like "$tap_stderr" "(unreachable|refused|timed out)" "with a network error"
+else
+  tap_skip "the host's own address is unreachable" "the host has no global IPv4 address"
+fi
+kill "$listener" 2>/dev/null
+
+# Nothing survives hutch being SIGKILLed.
+naptime=$((100000 + RANDOM))
+marker="sleep $naptime"
+"$HUTCH_BIN" exec --rootfs "$img" -- sleep "$naptime" &
+hpid=$!
+for _ in $(seq 50); do pgrep -f "$marker" >/dev/null && break; sleep 0.1; done
+tap_ok "the sandboxed process runs" pgrep -f "$marker"
+kill -9 "$hpid"
+wait "$hpid" 2>/dev/null
+gone=1
+for _ in $(seq 50); do
+  if ! pgrep -f "$marker" >/dev/null; then gone=0; break; fi
+  sleep 0.1
+done
+tap_check $gone "after SIGKILL of hutch no sandbox process is left"
+tap_ok "hutch ps" "$HUTCH_BIN" ps --json
+tap_like "$tap_stdout" '"status":"dead"' "lists the sandbox left behind as dead"
+tap_ok "hutch rm --all cleans it" "$HUTCH_BIN" rm --all
+tap_ok "the state directory is empty" test -z "$(ls -A "$HUTCH_STATE_DIR")"
+
+rm -rf "$tmp"
+tap_done

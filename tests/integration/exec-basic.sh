@@ -1,0 +1,101 @@
+#!/bin/bash
+# hutch exec: what an ordinary command sees, and how its end is reported.
+. "$(dirname "$0")/../lib/tap.sh"
+
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+tmp=$(hutch_test_tmpdir)
+hx() { "$HUTCH_BIN" exec --rootfs "$img" "$@"; }
+
+tap_ok "echo runs" hx -- echo hello
+tap_is "$tap_stdout" "hello" "its stdout reaches the caller"
+tap_status 7 "exit status is passed through" hx -- sh -c 'exit 7'
+tap_status 143 "death by SIGTERM is 128+15" hx -- sh -c 'kill -TERM $$'
+tap_status 127 "a missing command is 127" hx -- /no/such/command
+tap_like "$tap_stderr" "execute /no/such/command: No such file or directory" "and says why"
+tap_status 126 "a file that is not executable is 126" hx -- /etc/passwd
+tap_status 125 "a missing working directory is a setup failure (125)" hx --workdir /nowhere -- true
+tap_like "$tap_stderr" "working directory /nowhere" "naming the directory"
+
+tap_ok "stdin reaches the command" sh -c "echo piped | '$HUTCH_BIN' exec --rootfs '$img' -- cat > '$tmp/out'"
+tap_is "$(cat "$tmp/out")" "piped" "and comes back out"
+
+tap_ok "uid 0 inside" hx -- id -u
+tap_is "$tap_stdout" "0" "the payload is root of its user namespace"
+tap_ok "uid map" hx -- cat /proc/self/uid_map
+first=$(echo "$tap_stdout" | awk 'NR==1 {print $1, $2, $3}')
+tap_is "$first" "0 $(id -u) 1" "uid 0 inside is the invoking user"
+
+tap_ok "capabilities" hx -- grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status
+for set in CapInh CapPrm CapEff CapBnd CapAmb; do
+  tap_like "$tap_stdout" "$set:[[:space:]]+0000000000000000" "$set is empty"
+done
+tap_like "$tap_stdout" "NoNewPrivs:[[:space:]]+1" "no_new_privs is set"
+tap_like "$tap_stdout" "Seccomp:[[:space:]]+2" "a seccomp filter is installed"
+
+tap_ok "process list" hx -- ps -o pid,args
+tap_like "$tap_stdout" $'\n *1 ' "pid 1 exists inside"
+tap_is "$(echo "$tap_stdout" | awk 'NR>1' | wc -l)" "2" "only init and ps itself are visible, nothing of the host"
+
+SECRET_FROM_HOST=leak tap_ok "environment" hx --env FOO=bar -- env
+tap_like "$tap_stdout" "FOO=bar" "--env is set"
+tap_unlike "$tap_stdout" "SECRET_FROM_HOST" "the host's environment does not leak in"
+tap_like "$tap_stdout" "PATH=/usr/local/sbin" "a default PATH is set"
+
+tap_ok "workdir" hx --workdir /etc -- pwd
+tap_is "$tap_stdout" "/etc" "--workdir sets the working directory"
+tap_ok "hostname" hx --hostname box1 -- hostname
+tap_is "$tap_stdout" "box1" "--hostname sets it"
+tap_ok "default hostname and hosts file" hx -- cat /etc/hosts
+tap_like "$tap_stdout" "127.0.0.1[[:space:]]+localhost" "/etc/hosts is written"
+tap_ok "resolv.conf" hx -- cat /etc/resolv.conf
+tap_unlike "$tap_stdout" "nameserver" "no name server is configured"
+
+tap_ok "loopback is up" hx -- sh -c 'ip link show lo'
+tap_like "$tap_stdout" "UP" "lo is up"
+tap_ok "interfaces" hx -- sh -c 'ip -o link | wc -l'
+tap_is "$tap_stdout" "1" "loopback is the only interface"
+
+# fds: an fd the caller leaves open must not reach the sandbox
+tap_ok "inherited fds are closed" bash -c "exec 7>'$tmp/fd7'; '$HUTCH_BIN' exec --rootfs '$img' -- ls /proc/self/fd"
+tap_is "$(echo "$tap_stdout" | sort -n | tr '\n' ' ')" "0 1 2 3 " "only stdio (and ls's own dir fd) are open"
+
+mkdir -p "$tmp/share"
+echo from-host >"$tmp/share/in"
+tap_ok "bind read-write" hx --bind "$tmp/share:/mnt/share" -- sh -c 'cat /mnt/share/in && echo out > /mnt/share/out'
+tap_is "$tap_stdout" "from-host" "a bound host file is readable"
+tap_is "$(cat "$tmp/share/out" 2>/dev/null)" "out" "and writes reach the host"
+tap_fails "bind read-only refuses writes" hx --bind "$tmp/share:/ro:ro" -- sh -c 'echo x > /ro/new'
+tap_ok "the read-only bind's file is absent on the host" test ! -e "$tmp/share/new"
+tap_status 2 "a relative bind source is a usage error" hx --bind "share:/x" -- true
+
+tap_ok "json" hx --json -- sh -c 'exit 3'
+tap_like "$tap_stdout" '"exit_code":3' "--json reports the exit code"
+tap_like "$tap_stdout" '"timed_out":false' "and timed_out"
+tap_like "$tap_stdout" '"id":"[0-9a-f]{12}"' "and the sandbox id"
+
+start=$(date +%s.%N)
+tap_status 124 "--timeout kills and exits 124" hx --json --timeout 0.5 -- sleep 30
+end=$(date +%s.%N)
+tap_like "$tap_stdout" '"timed_out":true' "--json says timed_out"
+tap_check "$(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 10) }'; echo $?)" "the timeout acted well before the command's end"
+
+tap_ok "state directory is empty after one-shot runs" test -z "$(ls -A "$HUTCH_STATE_DIR" 2>/dev/null)"
+tap_ok "--keep" hx --keep --json -- sh -c 'echo kept > /kept'
+id=$(echo "$tap_stdout" | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+tap_ok "--keep leaves the upper layer with the sandbox's writes" test -f "$HUTCH_STATE_DIR/$id/upper/kept"
+tap_ok "hutch rm removes a kept sandbox" "$HUTCH_BIN" rm "$id"
+tap_ok "and its directory is gone" test ! -e "$HUTCH_STATE_DIR/$id"
+
+tap_status 125 "a missing image is a runtime failure" "$HUTCH_BIN" exec --rootfs no-such-image -- true
+tap_like "$tap_stderr" "hutch rootfs import" "with the fix"
+
+# Signals sent to hutch reach the command.
+"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'trap "exit 42" TERM; while :; do sleep 0.1; done' &
+pid=$!
+sleep 1
+kill -TERM $pid
+wait $pid
+tap_is "$?" "42" "SIGTERM to hutch is forwarded to the command"
+
+rm -rf "$tmp"
+tap_done

@@ -1,0 +1,84 @@
+#!/bin/bash
+# hutch create / exec --in / ps / rm: one sandbox, many commands.
+. "$(dirname "$0")/../lib/tap.sh"
+
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+
+id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" --env GREETING=hi)
+tap_check $? "hutch create returns (it does not hold the caller's stdout)"
+tap_like "$id" "^[0-9a-f]{12}$" "and prints an id"
+hin() { "$HUTCH_BIN" exec --in "$id" "$@"; }
+
+tap_ok "a command runs in it" hin -- echo one
+tap_is "$tap_stdout" "one" "with its own stdout"
+tap_ok "files persist between commands" hin -- sh -c 'echo state > /root/file'
+tap_ok "the next command sees them" hin -- cat /root/file
+tap_is "$tap_stdout" "state" "same upper layer"
+tap_ok "the sandbox's environment" hin -- sh -c 'echo $GREETING'
+tap_is "$tap_stdout" "hi" "--env of create reaches every command"
+tap_ok "per-command environment" hin --env ONLY=me -- sh -c 'echo $ONLY'
+tap_is "$tap_stdout" "me" "--env of exec --in"
+tap_ok "working directory" hin --workdir /tmp -- pwd
+tap_is "$tap_stdout" "/tmp" "--workdir of exec --in"
+tap_status 5 "exit status" hin -- sh -c 'exit 5'
+tap_status 137 "a signal" hin -- sh -c 'kill -9 $$'
+tap_status 127 "not found" hin -- no-such-program
+tap_ok "stdin" sh -c "echo via-stdin | '$HUTCH_BIN' exec --in $id -- cat | grep -q via-stdin"
+tap_ok "stderr stays apart" hin -- sh -c 'echo err >&2'
+tap_is "$tap_stderr" "err" "stderr is the command's stderr"
+tap_is "$tap_stdout" "" "and stdout is empty"
+
+tap_ok "a background process of one command" hin -- sh -c 'sleep 1000 >/dev/null 2>&1 &'
+tap_status 124 "--timeout in a live sandbox" hin --timeout 0.5 -- sleep 30
+tap_ok "the sandbox survives a timed-out command" hin -- true
+tap_ok "process list" hin -- ps -o pid,args
+tap_unlike "$tap_stdout" "sleep 30" "the timed-out command is gone"
+
+# A client that dies takes its command with it.
+naptime=$((200000 + RANDOM))
+"$HUTCH_BIN" exec --in "$id" -- sleep "$naptime" &
+client=$!
+for _ in $(seq 50); do pgrep -f "sleep $naptime" >/dev/null && break; sleep 0.1; done
+tap_ok "the command of a client runs" pgrep -f "sleep $naptime"
+kill -9 "$client"
+wait "$client" 2>/dev/null
+gone=1
+for _ in $(seq 50); do
+  if ! pgrep -f "sleep $naptime" >/dev/null; then gone=0; break; fi
+  sleep 0.1
+done
+tap_check $gone "killing hutch exec --in kills its command"
+
+tap_ok "ps" "$HUTCH_BIN" ps --json
+tap_like "$tap_stdout" "\"id\":\"$id\"" "lists the sandbox"
+tap_like "$tap_stdout" '"status":"running"' "as running"
+tap_ok "ps table" "$HUTCH_BIN" ps
+tap_like "$tap_stdout" "$id +[0-9]+ +running" "the table too"
+
+init_pid=$("$HUTCH_BIN" ps --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s["id"] == sys.argv[1]: print(s["pid"])' "$id")
+tap_ok "hutch rm" "$HUTCH_BIN" rm "$id"
+tap_fails "the init is gone" kill -0 "$init_pid"
+tap_ok "no process of the sandbox is left" sh -c "! pgrep -f 'sleep 1000\$'"
+tap_ok "the state directory is gone" test ! -e "$HUTCH_STATE_DIR/$id"
+tap_status 125 "exec --in a removed sandbox fails" hin -- true
+tap_like "$tap_stderr" "no sandbox with id" "saying so"
+
+# A sandbox whose init was killed from outside is found and cleaned.
+id2=$("$HUTCH_BIN" create --rootfs "$img")
+pid2=$("$HUTCH_BIN" ps --json | python3 -c '
+import json, sys
+for s in json.load(sys.stdin):
+    if s["id"] == sys.argv[1]: print(s["pid"])' "$id2")
+kill -9 "$pid2"
+for _ in $(seq 50); do kill -0 "$pid2" 2>/dev/null || break; sleep 0.1; done
+tap_ok "ps after its init was killed" "$HUTCH_BIN" ps --json
+tap_like "$tap_stdout" "\"id\":\"$id2\",\"pid\":$pid2,\"status\":\"dead\"" "shows it dead"
+tap_ok "rm cleans a dead sandbox" "$HUTCH_BIN" rm "$id2"
+tap_ok "its directory is gone" test ! -e "$HUTCH_STATE_DIR/$id2"
+
+tap_status 2 "rm without an id is a usage error" "$HUTCH_BIN" rm
+tap_status 2 "--timeout is not a create option" "$HUTCH_BIN" create --timeout 3
+tap_done

@@ -1,0 +1,60 @@
+/* Id-map computation from /etc/subuid-style contents. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "idmap.h"
+#include "tap.h"
+
+int main(void) {
+  const char *subuid = "# comment\nalice:100000:65536\nbob:165536:65536\n1002:300000:1000\n";
+  uint32_t start = 0, count = 0;
+
+  tap_is_int(idmap_find_subordinate(subuid, "alice", 1000, &start, &count), 1, "alice found by name");
+  tap_is_int(start, 100000, "alice's range start");
+  tap_is_int(count, 65536, "alice's range count");
+  tap_is_int(idmap_find_subordinate(subuid, "carol", 1002, &start, &count), 1, "found by numeric uid");
+  tap_is_int(start, 300000, "numeric entry start");
+  tap_is_int(idmap_find_subordinate(subuid, "dave", 1003, &start, &count), 0, "no range for dave");
+  tap_is_int(idmap_find_subordinate(NULL, "alice", 1000, &start, &count), 0, "missing file means no range");
+  tap_is_int(idmap_find_subordinate("alice:abc:10\n", "alice", 1000, &start, &count), -1, "malformed start");
+  tap_is_int(idmap_find_subordinate("alice:10\n", "alice", 1000, &start, &count), -1, "missing count");
+  tap_is_int(idmap_find_subordinate("alice:10:0\n", "alice", 1000, &start, &count), -1, "zero count");
+  tap_is_int(idmap_find_subordinate("alice:99999999999:1\n", "alice", 1000, &start, &count), -1, "overflow");
+  tap_is_int(idmap_find_subordinate("alicex:1:1\nalice:5:6", "alice", 1000, &start, &count), 1,
+             "prefix of another name does not match");
+  tap_is_int(start, 5, "the exact name's range");
+
+  struct idmap_set m;
+  idmap_compute(1000, 1000, "alice", subuid, subuid, &m);
+  tap_is_int(m.kind, IDMAP_SUBORDINATE, "user with ranges: subordinate maps");
+  tap_is_int(m.uid.n, 2, "two uid ranges");
+  char *s = idmap_format(&m.uid);
+  tap_is_str(s, "0 1000 1\n1 100000 65535\n", "uid map text: 0 is the user, 1.. the range");
+  free(s);
+  tap_is_int(idmap_to_host(&m.uid, 0), 1000, "inside 0 -> the user");
+  tap_is_int(idmap_to_host(&m.uid, 1000), 100999, "inside 1000 -> range base + 999");
+  tap_is_int(idmap_to_host(&m.uid, 65536), -1, "beyond the map: unmapped");
+
+  idmap_compute(1003, 1003, "dave", subuid, subuid, &m);
+  tap_is_int(m.kind, IDMAP_SINGLE, "user without ranges: single map");
+  s = idmap_format(&m.gid);
+  tap_is_str(s, "0 1003 1\n", "single gid map");
+  free(s);
+
+  idmap_compute(1000, 1000, "alice", subuid, "bob:1:2\n", &m);
+  tap_is_int(m.kind, IDMAP_SINGLE, "a uid range without a gid range falls back to single for both");
+  tap_is_int(m.uid.n, 1, "uid map reduced to one range");
+
+  idmap_compute(0, 0, "root", NULL, NULL, &m);
+  tap_is_int(m.kind, IDMAP_ROOT, "root: identity");
+  s = idmap_format(&m.uid);
+  tap_is_str(s, "0 0 65536\n", "root's identity map covers 0..65535");
+  free(s);
+
+  const char *big = "alice:100000:1000000\n";
+  idmap_compute(1000, 1000, "alice", big, big, &m);
+  tap_is_int(m.uid.ranges[1].count, 65535, "a large range is capped at 65535 extra ids");
+  return tap_done();
+}

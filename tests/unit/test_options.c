@@ -1,0 +1,56 @@
+/* Command-line value parsers. */
+#include "config.h"
+
+#include <stdlib.h>
+
+#include "options.h"
+#include "tap.h"
+
+int main(void) {
+  double d;
+  tap_ok(parse_duration("30", &d) && d == 30, "plain seconds");
+  tap_ok(parse_duration("1.5", &d) && d == 1.5, "fractional seconds");
+  tap_ok(parse_duration("250ms", &d) && d == 0.25, "milliseconds");
+  tap_ok(parse_duration("2m", &d) && d == 120, "minutes");
+  tap_ok(parse_duration("1h", &d) && d == 3600, "hours");
+  tap_ok(!parse_duration("0", &d), "zero refused");
+  tap_ok(!parse_duration("-1", &d), "negative refused");
+  tap_ok(!parse_duration("10x", &d), "unknown unit refused");
+  tap_ok(!parse_duration("", &d), "empty refused");
+  tap_ok(!parse_duration("inf", &d), "infinity refused");
+
+  uint64_t n;
+  tap_ok(parse_size("1024", &n) && n == 1024, "bytes");
+  tap_ok(parse_size("512M", &n) && n == 512ull << 20, "megabytes");
+  tap_ok(parse_size("2G", &n) && n == 2ull << 30, "gigabytes");
+  tap_ok(parse_size("1.5GiB", &n) && n == 3ull << 29, "fractional GiB");
+  tap_ok(parse_size("64k", &n) && n == 64ull << 10, "lower-case unit");
+  tap_ok(!parse_size("M", &n), "unit without number refused");
+  tap_ok(!parse_size("-5M", &n), "negative refused");
+  tap_ok(!parse_size("5X", &n), "unknown unit refused");
+  tap_ok(!parse_size("99999999999T", &n), "overflow refused");
+
+  struct hutch_bind b;
+  char *storage = NULL;
+  tap_ok(parse_bind("/src:/dst", &b, &storage), "SRC:DST");
+  tap_is_str(b.source, "/src", "source");
+  tap_is_str(b.dest, "/dst", "dest");
+  tap_ok(!b.readonly, "read-write by default");
+  free(storage);
+  tap_ok(parse_bind("/a:/b:ro", &b, &storage) && b.readonly, ":ro");
+  free(storage);
+  tap_ok(parse_bind("/a:/b:rw", &b, &storage) && !b.readonly, ":rw");
+  free(storage);
+  tap_ok(!parse_bind("/a", &b, &storage), "no destination refused");
+  tap_ok(!parse_bind("a:/b", &b, &storage), "relative source refused");
+  tap_ok(!parse_bind("/a:b", &b, &storage), "relative destination refused");
+  tap_ok(!parse_bind("/a:/b:rx", &b, &storage), "unknown mode refused");
+
+  tap_ok(valid_env_assignment("A=1"), "simple assignment");
+  tap_ok(valid_env_assignment("A_B2="), "empty value allowed");
+  tap_ok(!valid_env_assignment("=1"), "empty key refused");
+  tap_ok(!valid_env_assignment("1A=1"), "key starting with a digit refused");
+  tap_ok(!valid_env_assignment("A-B=1"), "dash in key refused");
+  tap_ok(!valid_env_assignment("NOEQ"), "no '=' refused");
+  return tap_done();
+}
