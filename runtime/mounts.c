@@ -72,9 +72,12 @@ int mounts_overlay(const char *lower, const char *upper, const char *work, const
   _cleanup_free_ char *l = escape_overlay_path(lower);
   _cleanup_free_ char *u = escape_overlay_path(upper);
   _cleanup_free_ char *w = escape_overlay_path(work);
-  /* volatile: the upper layer dies with the sandbox, so overlayfs may skip
-   * every sync; that is most of the cost of tearing a sandbox down. */
-  _cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s,workdir=%s,volatile", l, u, w);
+  /* userxattr: in a user namespace overlayfs may only use user.overlay.*
+   * xattrs; without them it cannot mark a directory opaque, and replacing a
+   * directory of the image fails with EIO.  volatile: the upper layer dies
+   * with the sandbox, so overlayfs may skip every sync, most of the cost of
+   * tearing a sandbox down. */
+  _cleanup_free_ char *opts = xasprintf("lowerdir=%s,upperdir=%s,workdir=%s,userxattr,volatile", l, u, w);
   if (mount("overlay", target, "overlay", MS_NODEV, opts) < 0) {
     hutch_error_sys(err, "mounts: overlayfs over %s", lower);
     if (errno == EPERM || errno == EINVAL)
