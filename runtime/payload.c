@@ -14,7 +14,7 @@
 #include <sys/syscall.h>
 
 #include "caps.h"
-#include "seccomp.h"
+#include "seccomp_policy.h"
 #include "util.h"
 
 extern char **environ;

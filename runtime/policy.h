@@ -9,8 +9,9 @@
  *   nofile = 1024               # RLIMIT_NOFILE of every sandboxed process
  *
  * Sections and keys later issues add (limits, network) are parsed by the same
- * code.  Unknown sections or keys, duplicate keys and bad values are errors
- * naming file:line: a policy that is not understood is never half-applied. */
+ * code: one table row per key in policy_parse.c.  Unknown sections or keys,
+ * duplicate keys and bad values are errors naming file:line: a policy that is
+ * not understood is never half-applied. */
 #ifndef HUTCH_POLICY_H
 #define HUTCH_POLICY_H
 
@@ -18,12 +19,16 @@
 #include <stdint.h>
 
 #include "hutch.h"
-#include "seccomp.h"
+#include "seccomp_policy.h"
+
+#define POLICY_MAX_BYTES (1u << 20)
+#define POLICY_SECCOMP_MAX_BYTES (4u << 20)
 
 struct policy_settings {
-  char *seccomp;   /* path as written in the file (resolved later) */
+  char *seccomp; /* path as written in the file (resolved later); required */
+  unsigned seccomp_line;
   char *hostname;  /* default hostname, may be NULL */
-  uint64_t nofile; /* RLIMIT_NOFILE for payloads */
+  uint64_t nofile; /* RLIMIT_NOFILE for payloads; 0: not set, inherited */
 };
 
 /* Pure: parse policy text.  `source` names the file in messages. */
@@ -34,7 +39,11 @@ struct hutch_policy {
   char *path;         /* the policy file */
   char *seccomp_path; /* resolved OCI JSON */
   struct policy_settings settings;
-  char digest[65];    /* sha256 hex of the seccomp JSON bytes + arch + libseccomp version */
+  char digest[65]; /* sha256 hex of the seccomp JSON bytes + arch + libseccomp version */
+  /* The JSON bytes the digest covers: compiled from, on a cold cache, so a
+   * file changed after the load cannot slip in under the old digest. */
+  char *seccomp_json;
+  size_t seccomp_json_len;
   /* The compiled classic-BPF program, loaded from the cache (or compiled and
    * stored there on the first use of this profile). */
   void *bpf;
@@ -42,7 +51,14 @@ struct hutch_policy {
 };
 
 /* The compiled filter of a policy, ready for seccomp_install(); the memory
- * belongs to the policy. */
+ * belongs to the policy.  Reads <cache>/seccomp/<digest>.bpf when present and
+ * sound; otherwise parses and compiles the profile and stores the result
+ * there (in memory only when the cache cannot be written). */
 int policy_seccomp_program(struct hutch_policy *policy, const void **bpf, size_t *len, hutch_error_t *err);
+/* Where policy_seccomp_program() caches this policy's program (new string). */
+char *policy_cache_file(const struct hutch_policy *policy);
+
+/* `hutch policy show --json`: the description as one JSON object. */
+int hutch_policy_describe_json(const struct hutch_policy *policy, bool effective, FILE *out, hutch_error_t *err);
 
 #endif

@@ -10,6 +10,7 @@
  *  - a syscall name libseccomp does not know yet is resolved from hutch's own
  *    table of newer syscalls where possible, skipped (and reported) when the
  *    default action refuses it anyway, and an error otherwise. */
+
 #ifndef HUTCH_SECCOMP_H
 #define HUTCH_SECCOMP_H
 
@@ -100,6 +101,10 @@ bool seccomp_program_valid(const void *bpf, size_t len);
 
 /* Name of the native architecture as libseccomp spells it ("x86_64"). */
 const char *seccomp_native_arch(void);
+/* The same as an OCI name ("SCMP_ARCH_X86_64"), NULL if it has none. */
+const char *seccomp_native_oci_arch(void);
+/* Whether the profile's "architectures" include the native one (or are empty). */
+bool seccomp_profile_covers_native(const struct seccomp_profile *profile);
 /* "2.5.4": the libseccomp the program runs with. */
 const char *seccomp_library_version(void);
 

@@ -1,0 +1,269 @@
+/* Loading policies, and their compiled seccomp programs through the cache.
+ *
+ * A sandbox start calls hutch_policy_load() then policy_seccomp_program().
+ * The load reads two small files and hashes one; with a warm cache the
+ * program is one more file read: no JSON parse, no libseccomp compile. */
+#include "config.h"
+
+#include "policy.h"
+
+#include <cJSON.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "paths.h"
+#include "sha256.h"
+#include "util.h"
+
+/* Bumped whenever the compiler's output for the same profile changes, so
+ * that programs cached by an older hutch are not reused. */
+#define CACHE_FORMAT "hutch-seccomp-bpf-1"
+
+static void compute_digest(struct hutch_policy *p) {
+  static const char sep = '\0';
+  const char *parts[] = {seccomp_native_arch(), seccomp_library_version(), CACHE_FORMAT};
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  sha256_update(&ctx, p->seccomp_json, p->seccomp_json_len);
+  for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
+    sha256_update(&ctx, &sep, 1);
+    sha256_update(&ctx, parts[i], strlen(parts[i]));
+  }
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_final(&ctx, d);
+  sha256_hex(d, p->digest);
+}
+
+void hutch_policy_free(struct hutch_policy *p) {
+  if (p == NULL)
+    return;
+  free(p->path);
+  free(p->seccomp_path);
+  policy_settings_clear(&p->settings);
+  free(p->seccomp_json);
+  free(p->bpf);
+  free(p);
+}
+
+static void policy_freep(struct hutch_policy **p) {
+  hutch_policy_free(*p);
+}
+
+const char *hutch_policy_path(const struct hutch_policy *p) {
+  return p->path;
+}
+
+static char *resolve_beside(const char *file, const char *rel) {
+  if (rel[0] == '/')
+    return xstrdup(rel);
+  const char *slash = strrchr(file, '/');
+  if (slash == NULL)
+    return xstrdup(rel);
+  return xasprintf("%.*s/%s", (int)(slash - file), file, rel);
+}
+
+int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t *err) {
+  _cleanup_free_ char *default_path = NULL;
+  if (path == NULL)
+    path = default_path = paths_default_policy();
+  size_t len;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, POLICY_MAX_BYTES, &len);
+  if (text == NULL) {
+    if (errno == EFBIG)
+      return hutch_error_set(err, EFBIG, "policy %s: larger than %u bytes", path, POLICY_MAX_BYTES);
+    hutch_error_sys(err, "policy %s: read", path);
+    if (errno == ENOENT && default_path != NULL)
+      hutch_error_hint(err, "install hutch's policies, or name a policy with --policy FILE or $HUTCH_POLICY");
+    return -1;
+  }
+  if (strlen(text) != len)
+    return hutch_error_set(err, 0, "policy %s: contains a NUL byte: not a policy file", path);
+
+  _cleanup_(policy_freep) struct hutch_policy *p = xcalloc(1, sizeof(*p));
+  p->path = xstrdup(path);
+  if (policy_parse(text, path, &p->settings, err) < 0)
+    return -1;
+
+  p->seccomp_path = resolve_beside(path, p->settings.seccomp);
+  p->seccomp_json = read_file_at(AT_FDCWD, p->seccomp_path, POLICY_SECCOMP_MAX_BYTES, &p->seccomp_json_len);
+  if (p->seccomp_json == NULL) {
+    if (errno == EFBIG)
+      return hutch_error_set(err, EFBIG, "%s:%u: seccomp profile %s: larger than %u bytes", path,
+                             p->settings.seccomp_line, p->seccomp_path, POLICY_SECCOMP_MAX_BYTES);
+    hutch_error_sys(err, "%s:%u: seccomp profile %s: read", path, p->settings.seccomp_line, p->seccomp_path);
+    if (p->settings.seccomp[0] != '/')
+      hutch_error_hint(err, "a relative seccomp path is resolved from the policy file's directory");
+    return -1;
+  }
+  compute_digest(p);
+  *out = steal_pointer(&p);
+  return 0;
+}
+
+char *policy_cache_file(const struct hutch_policy *p) {
+  _cleanup_free_ char *cache = paths_default_cache();
+  return xasprintf("%s/seccomp/%s.bpf", cache, p->digest);
+}
+
+/* A cached program is used only when it is ours (or root's), not writable
+ * by others, of a plausible size and well-formed; anything else is
+ * recompiled.  Returns 0 and the program, or -1 (with a debug note). */
+static int read_cached(const char *file, void **bpf, size_t *len) {
+  _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) {
+    if (errno != ENOENT)
+      hutch_debug("seccomp cache %s: %s: recompiling", file, strerror(errno));
+    return -1;
+  }
+  struct stat st;
+  if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+    hutch_debug("seccomp cache %s: not a regular file: recompiling", file);
+    return -1;
+  }
+  if ((st.st_uid != geteuid() && st.st_uid != 0) || (st.st_mode & 0022) != 0) {
+    hutch_debug("seccomp cache %s: owned by uid %d or writable by others: not trusted, recompiling", file,
+                (int)st.st_uid);
+    return -1;
+  }
+  size_t size = (size_t)st.st_size;
+  if (size == 0 || size % SECCOMP_INSN_SIZE != 0 || size > (size_t)SECCOMP_MAX_INSNS * SECCOMP_INSN_SIZE) {
+    hutch_debug("seccomp cache %s: %zu bytes is not a program: recompiling", file, size);
+    return -1;
+  }
+  _cleanup_free_ void *buf = xmalloc(size);
+  if (read_all(fd, buf, size) != (ssize_t)size || !seccomp_program_valid(buf, size)) {
+    hutch_debug("seccomp cache %s: unreadable or malformed: recompiling", file);
+    return -1;
+  }
+  *bpf = steal_pointer(&buf);
+  *len = size;
+  return 0;
+}
+
+static int compile_policy(const struct hutch_policy *p, void **bpf, size_t *len, hutch_error_t *err) {
+  struct seccomp_profile *profile = NULL;
+  if (seccomp_profile_parse(p->seccomp_json, p->seccomp_json_len, p->seccomp_path, &profile, err) < 0)
+    return hutch_error_wrap(err, "policy %s", p->path);
+  int r = seccomp_profile_compile(profile, bpf, len, err);
+  seccomp_profile_free(profile);
+  if (r < 0)
+    return hutch_error_wrap(err, "policy %s", p->path);
+  return 0;
+}
+
+int policy_seccomp_program(struct hutch_policy *p, const void **bpf, size_t *len, hutch_error_t *err) {
+  if (p->bpf == NULL) {
+    _cleanup_free_ char *file = policy_cache_file(p);
+    if (read_cached(file, &p->bpf, &p->bpf_len) < 0) {
+      if (compile_policy(p, &p->bpf, &p->bpf_len, err) < 0)
+        return -1;
+      /* A cache that cannot be written (read-only home, full disk) only
+       * costs the next start a compile. */
+      _cleanup_free_ char *dir = xstrndup(file, (size_t)(strrchr(file, '/') - file));
+      if (mkdir_p(dir, 0700) < 0)
+        hutch_debug("seccomp cache %s: %s: program kept in memory", dir, strerror(errno));
+      else if (write_file_atomic(file, p->bpf, p->bpf_len, 0644) < 0)
+        hutch_debug("seccomp cache %s: %s: program kept in memory", file, strerror(errno));
+    }
+  }
+  *bpf = p->bpf;
+  *len = p->bpf_len;
+  return 0;
+}
+
+/* ---- hutch policy show ---------------------------------------------------- */
+
+/* What the sandbox code does whatever the policy says (runtime/sandbox.c,
+ * caps.c, payload.c); listed so that a reader sees the whole picture. */
+static const char *const namespaces[] = {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"};
+
+static int parse_profile(const struct hutch_policy *p, struct seccomp_profile **profile, hutch_error_t *err) {
+  if (seccomp_profile_parse(p->seccomp_json, p->seccomp_json_len, p->seccomp_path, profile, err) < 0)
+    return hutch_error_wrap(err, "policy %s", p->path);
+  return 0;
+}
+
+static void profile_freep(struct seccomp_profile **p) {
+  seccomp_profile_free(*p);
+}
+
+int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
+  _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
+  if (parse_profile(p, &profile, err) < 0)
+    return -1;
+  /* A profile libseccomp refuses must not look fine here. */
+  _cleanup_free_ void *bpf = NULL;
+  size_t bpf_len = 0;
+  if (seccomp_profile_compile(profile, &bpf, &bpf_len, err) < 0)
+    return hutch_error_wrap(err, "policy %s", p->path);
+
+  fprintf(out, "policy: %s\n", p->path);
+  fprintf(out, "sandbox:\n");
+  fprintf(out, "  namespaces:");
+  for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++)
+    fprintf(out, "%s %s%s", i ? "," : "", namespaces[i], strcmp(namespaces[i], "net") == 0 ? " (loopback only)" : "");
+  fprintf(out, "\n");
+  fprintf(out, "  capabilities: none (bounding, permitted, effective, inheritable and ambient sets emptied)\n");
+  fprintf(out, "  no_new_privs: yes\n");
+  fprintf(out, "  hostname: %s\n", p->settings.hostname ? p->settings.hostname : "sandbox (default)");
+  if (p->settings.nofile)
+    fprintf(out, "  nofile: %llu\n", (unsigned long long)p->settings.nofile);
+  else
+    fprintf(out, "  nofile: inherited from hutch\n");
+  if (seccomp_profile_describe(profile, effective, out, err) < 0)
+    return -1;
+  if (effective) {
+    _cleanup_free_ char *file = policy_cache_file(p);
+    fprintf(out, "  compiled: %zu BPF instructions (digest %s)\n", bpf_len / SECCOMP_INSN_SIZE, p->digest);
+    fprintf(out, "  cache: %s (%s)\n", file, access(file, F_OK) == 0 ? "present" : "not yet written");
+  }
+  return 0;
+}
+
+static void json_freep(cJSON **j) {
+  cJSON_Delete(*j);
+}
+
+int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
+  _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
+  if (parse_profile(p, &profile, err) < 0)
+    return -1;
+  _cleanup_free_ void *bpf = NULL;
+  size_t bpf_len = 0;
+  if (seccomp_profile_compile(profile, &bpf, &bpf_len, err) < 0)
+    return hutch_error_wrap(err, "policy %s", p->path);
+
+  _cleanup_(json_freep) cJSON *root = cJSON_CreateObject();
+  cJSON_AddStringToObject(root, "policy", p->path);
+  cJSON *sb = cJSON_AddObjectToObject(root, "sandbox");
+  cJSON *ns = cJSON_AddArrayToObject(sb, "namespaces");
+  for (size_t i = 0; i < ARRAY_SIZE(namespaces); i++)
+    cJSON_AddItemToArray(ns, cJSON_CreateString(namespaces[i]));
+  cJSON_AddStringToObject(sb, "network", "loopback only");
+  cJSON_AddArrayToObject(sb, "capabilities");
+  cJSON_AddBoolToObject(sb, "no_new_privs", true);
+  if (p->settings.hostname)
+    cJSON_AddStringToObject(sb, "hostname", p->settings.hostname);
+  else
+    cJSON_AddNullToObject(sb, "hostname");
+  if (p->settings.nofile)
+    cJSON_AddNumberToObject(sb, "nofile", (double)p->settings.nofile);
+  else
+    cJSON_AddNullToObject(sb, "nofile");
+  cJSON *sc = cJSON_AddObjectToObject(root, "seccomp");
+  if (seccomp_profile_describe_json(profile, effective, sc, err) < 0)
+    return -1;
+  cJSON_AddStringToObject(sc, "digest", p->digest);
+  if (effective) {
+    _cleanup_free_ char *file = policy_cache_file(p);
+    cJSON_AddNumberToObject(sc, "instructions", (double)(bpf_len / SECCOMP_INSN_SIZE));
+    cJSON_AddStringToObject(sc, "cache_file", file);
+    cJSON_AddBoolToObject(sc, "cached", access(file, F_OK) == 0);
+  }
+  _cleanup_free_ char *text = cJSON_Print(root);
+  if (text == NULL)
+    return hutch_error_set(err, ENOMEM, "policy show: format JSON");
+  fprintf(out, "%s\n", text);
+  return 0;
+}

@@ -1,0 +1,312 @@
+/* The policy file format (hutch-policy(5)): pure parsing, no I/O.
+ *
+ * Every key is one row of `keys`: adding a section or a key ([limits],
+ * [network]...) means adding rows and fields, not code paths. */
+#include "config.h"
+
+#include "policy.h"
+
+#include <ctype.h>
+#include <inttypes.h>
+#include <stddef.h>
+#include <string.h>
+
+#include "util.h"
+
+struct key_spec;
+/* Returns NULL when `value` is accepted, else why not (static text). */
+typedef const char *(*key_parser)(const char *value, const struct key_spec *spec, struct policy_settings *out);
+
+struct key_spec {
+  const char *section;
+  const char *key;
+  key_parser parse;
+  size_t offset; /* of the field in struct policy_settings */
+  uint64_t min;  /* numbers only */
+  uint64_t max;
+  bool required;
+  size_t line_offset; /* where to record the line number, or (size_t)-1 */
+};
+
+static const char *parse_path(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  for (const char *p = value; *p; p++)
+    if (iscntrl((unsigned char)*p))
+      return "control characters in a path";
+  char **field = (char **)((char *)out + spec->offset);
+  *field = xstrdup(value);
+  return NULL;
+}
+
+/* RFC 1123 host name: dot-separated labels of letters, digits and '-',
+ * no label starting or ending with '-', at most 64 bytes (HOST_NAME_MAX). */
+static const char *parse_hostname(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  size_t n = strlen(value);
+  if (n > 64)
+    return "longer than 64 characters";
+  size_t label = 0;
+  for (size_t i = 0; i <= n; i++) {
+    char c = value[i];
+    if (c == '.' || c == '\0') {
+      if (label == 0)
+        return "empty label (leading, trailing or doubled '.')";
+      if (value[i - 1] == '-')
+        return "a label ends with '-'";
+      label = 0;
+      continue;
+    }
+    if (!isalnum((unsigned char)c) && c != '-')
+      return "only letters, digits, '-' and '.' are allowed";
+    if (c == '-' && label == 0)
+      return "a label starts with '-'";
+    label++;
+    if (label > 63)
+      return "a label is longer than 63 characters";
+  }
+  char **field = (char **)((char *)out + spec->offset);
+  *field = xstrdup(value);
+  return NULL;
+}
+
+static const char *parse_uint(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  uint64_t v = 0;
+  for (const char *p = value; *p; p++) {
+    if (!isdigit((unsigned char)*p))
+      return "not a decimal number";
+    unsigned d = (unsigned)(*p - '0');
+    if (v > (UINT64_MAX - d) / 10)
+      return "out of range";
+    v = v * 10 + d;
+  }
+  if (v < spec->min || v > spec->max)
+    return "out of range";
+  *(uint64_t *)((char *)out + spec->offset) = v;
+  return NULL;
+}
+
+#define NO_LINE ((size_t)-1)
+
+static const struct key_spec keys[] = {
+    {"sandbox", "seccomp", parse_path, offsetof(struct policy_settings, seccomp), 0, 0, true,
+     offsetof(struct policy_settings, seccomp_line)},
+    {"sandbox", "hostname", parse_hostname, offsetof(struct policy_settings, hostname), 0, 0, false, NO_LINE},
+    /* 1048576 is the kernel's default fs.nr_open: more cannot be set anyway. */
+    {"sandbox", "nofile", parse_uint, offsetof(struct policy_settings, nofile), 16, 1048576, false, NO_LINE},
+};
+
+void policy_settings_clear(struct policy_settings *s) {
+  if (s == NULL)
+    return;
+  free(s->seccomp);
+  free(s->hostname);
+  *s = (struct policy_settings){0};
+}
+
+/* The table's spelling of a known section (outlives the parsed text). */
+static const char *section_name(const char *name) {
+  for (size_t i = 0; i < ARRAY_SIZE(keys); i++)
+    if (strcmp(keys[i].section, name) == 0)
+      return keys[i].section;
+  return NULL;
+}
+
+static char *section_list(void) {
+  char *list = xstrdup("");
+  for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+    bool first = true;
+    for (size_t j = 0; j < i && first; j++)
+      first = strcmp(keys[j].section, keys[i].section) != 0;
+    if (!first)
+      continue;
+    char *next = xasprintf("%s%s[%s]", list, list[0] ? ", " : "", keys[i].section);
+    free(list);
+    list = next;
+  }
+  return list;
+}
+
+static char *key_list(const char *section) {
+  char *list = xstrdup("");
+  for (size_t i = 0; i < ARRAY_SIZE(keys); i++) {
+    if (strcmp(keys[i].section, section) != 0)
+      continue;
+    char *next = xasprintf("%s%s%s", list, list[0] ? ", " : "", keys[i].key);
+    free(list);
+    list = next;
+  }
+  return list;
+}
+
+static char *trim(char *s) {
+  while (*s == ' ' || *s == '\t')
+    s++;
+  size_t n = strlen(s);
+  while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+    s[--n] = '\0';
+  return s;
+}
+
+/* True when `rest` is empty or only a comment. */
+static bool only_comment(const char *rest) {
+  while (*rest == ' ' || *rest == '\t')
+    rest++;
+  return *rest == '\0' || *rest == '#';
+}
+
+/* Splits "value   # comment" or "\"value\" # comment"; NULL + *why on error. */
+static char *parse_value(char *raw, const char **why) {
+  raw = trim(raw);
+  if (raw[0] == '"') {
+    char *end = strchr(raw + 1, '"');
+    if (end == NULL) {
+      *why = "unterminated quoted value";
+      return NULL;
+    }
+    *end = '\0';
+    if (!only_comment(end + 1)) {
+      *why = "text after the quoted value";
+      return NULL;
+    }
+    return raw + 1;
+  }
+  /* A '#' starts a comment at the start of the value or after blanks;
+   * inside a word ("a#b") it is part of the value. */
+  for (char *p = raw; *p; p++) {
+    if (*p == '#' && (p == raw || p[-1] == ' ' || p[-1] == '\t')) {
+      *p = '\0';
+      break;
+    }
+  }
+  return trim(raw);
+}
+
+static bool valid_word(const char *s) {
+  if (*s == '\0')
+    return false;
+  for (; *s; s++)
+    if (!islower((unsigned char)*s) && !isdigit((unsigned char)*s) && *s != '_' && *s != '-')
+      return false;
+  return true;
+}
+
+int policy_parse(const char *text, const char *source, struct policy_settings *out, hutch_error_t *err) {
+  struct policy_settings s = {0};
+  unsigned key_lines[ARRAY_SIZE(keys)] = {0};
+  _cleanup_free_ char *copy = xstrdup(text);
+  const char *section = NULL; /* the table's string */
+  struct {
+    const char *name;
+    unsigned line;
+  } sections[ARRAY_SIZE(keys)];
+  size_t n_sections = 0;
+  unsigned line = 0;
+
+  /* strsep, not strtok: empty lines must still count. */
+  char *cursor = copy;
+  while (cursor != NULL) {
+    char *raw = strsep(&cursor, "\n");
+    line++;
+    size_t n = strlen(raw);
+    if (n > 0 && raw[n - 1] == '\r')
+      raw[n - 1] = '\0';
+    char *l = trim(raw);
+    if (*l == '\0' || *l == '#')
+      continue;
+
+    if (*l == '[') {
+      char *end = strchr(l, ']');
+      if (end == NULL) {
+        hutch_error_set(err, 0, "%s:%u: unterminated section header", source, line);
+        goto fail;
+      }
+      *end = '\0';
+      char *name = trim(l + 1);
+      if (!only_comment(end + 1)) {
+        hutch_error_set(err, 0, "%s:%u: text after the section header [%s]", source, line, name);
+        goto fail;
+      }
+      if (!valid_word(name) || section_name(name) == NULL) {
+        _cleanup_free_ char *known = section_list();
+        hutch_error_set(err, 0, "%s:%u: unknown section [%s]", source, line, name);
+        hutch_error_hint(err, "known sections: %s", known);
+        goto fail;
+      }
+      for (size_t i = 0; i < n_sections; i++) {
+        if (strcmp(sections[i].name, name) == 0) {
+          hutch_error_set(err, 0, "%s:%u: section [%s] given twice (first on line %u)", source, line, name,
+                          sections[i].line);
+          goto fail;
+        }
+      }
+      /* known sections are table rows, so there is room for each once */
+      section = section_name(name);
+      sections[n_sections].name = section;
+      sections[n_sections++].line = line;
+      continue;
+    }
+
+    char *eq = strchr(l, '=');
+    if (eq == NULL) {
+      hutch_error_set(err, 0, "%s:%u: expected \"key = value\" or \"[section]\"", source, line);
+      goto fail;
+    }
+    *eq = '\0';
+    char *key = trim(l);
+    if (!valid_word(key)) {
+      hutch_error_set(err, 0, "%s:%u: bad key \"%s\"", source, line, key);
+      hutch_error_hint(err, "keys are lower-case words: a-z, 0-9, '_' and '-'");
+      goto fail;
+    }
+    if (section == NULL) {
+      hutch_error_set(err, 0, "%s:%u: key \"%s\" outside of a section", source, line, key);
+      hutch_error_hint(err, "start the file with a section header such as [sandbox]");
+      goto fail;
+    }
+    size_t k;
+    for (k = 0; k < ARRAY_SIZE(keys); k++)
+      if (strcmp(keys[k].section, section) == 0 && strcmp(keys[k].key, key) == 0)
+        break;
+    if (k == ARRAY_SIZE(keys)) {
+      _cleanup_free_ char *known = key_list(section);
+      hutch_error_set(err, 0, "%s:%u: unknown key \"%s\" in [%s]", source, line, key, section);
+      hutch_error_hint(err, "keys of [%s]: %s", section, known);
+      goto fail;
+    }
+    if (key_lines[k] != 0) {
+      hutch_error_set(err, 0, "%s:%u: duplicate key \"%s\" (first set on line %u)", source, line, key, key_lines[k]);
+      goto fail;
+    }
+    const char *why = NULL;
+    char *value = parse_value(eq + 1, &why);
+    if (value == NULL) {
+      hutch_error_set(err, 0, "%s:%u: %s: %s", source, line, key, why);
+      goto fail;
+    }
+    if (*value == '\0') {
+      hutch_error_set(err, 0, "%s:%u: %s: empty value", source, line, key);
+      goto fail;
+    }
+    why = keys[k].parse(value, &keys[k], &s);
+    if (why != NULL) {
+      hutch_error_set(err, 0, "%s:%u: bad value for %s: \"%s\": %s", source, line, key, value, why);
+      if (keys[k].parse == parse_uint)
+        hutch_error_hint(err, "%s takes a whole number from %" PRIu64 " to %" PRIu64, key, keys[k].min, keys[k].max);
+      goto fail;
+    }
+    key_lines[k] = line;
+    if (keys[k].line_offset != NO_LINE)
+      *(unsigned *)((char *)&s + keys[k].line_offset) = line;
+  }
+
+  for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+    if (keys[k].required && key_lines[k] == 0) {
+      hutch_error_set(err, 0, "%s: [%s] %s is required", source, keys[k].section, keys[k].key);
+      goto fail;
+    }
+  }
+  *out = s;
+  return 0;
+
+fail:
+  policy_settings_clear(&s);
+  return -1;
+}

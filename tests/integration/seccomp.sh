@@ -1,0 +1,104 @@
+#!/bin/bash
+# The seccomp allowlist inside a real sandbox: tests/helpers/try-syscall makes
+# each call and prints how it ended; refused calls must end with the errno
+# of policies/seccomp.json, ordinary ones must work.  Also: a policy that
+# cannot be compiled starts no sandbox, and the compiled program is cached.
+. "$(dirname "$0")/../lib/tap.sh"
+
+helper=$HUTCH_BUILDDIR/tests/helpers/try-syscall
+if [ ! -x "$helper" ]; then
+  tap_check 1 "tests/helpers/try-syscall is built ($helper)"
+  tap_done
+fi
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+tmp=$(hutch_test_tmpdir)
+if [ -z "${HUTCH_CACHE_DIR:-}" ]; then
+  HUTCH_CACHE_DIR=$tmp/cache
+  export HUTCH_CACHE_DIR
+fi
+hx() { "$HUTCH_BIN" exec --rootfs "$img" --bind "$helper:/usr/bin/try-syscall:ro" "$@"; }
+
+# case -> the one word try-syscall must print inside the sandbox
+declare -A want=(
+  [mount]=EPERM [umount2]=EPERM [pivot_root]=EPERM [chroot]=EPERM
+  [unshare]=EPERM [setns]=EPERM [clone-newuser]=EPERM [clone-newns]=EPERM
+  [clone3]=ENOSYS
+  [bpf]=EPERM [keyctl]=EPERM [add_key]=EPERM [request_key]=EPERM
+  [io_uring_setup]=EPERM [userfaultfd]=EPERM [perf_event_open]=EPERM
+  [ptrace]=EPERM [process_vm_readv]=EPERM [process_vm_writev]=EPERM
+  [kexec_load]=EPERM [init_module]=EPERM [finit_module]=EPERM [delete_module]=EPERM
+  [open_by_handle_at]=EPERM [name_to_handle_at]=EPERM
+  [clock_settime]=EPERM [settimeofday]=EPERM [adjtimex]=EPERM
+  [swapon]=EPERM [reboot]=EPERM [acct]=EPERM [quotactl]=EPERM
+  [fsopen]=ENOSYS [open_tree]=ENOSYS [move_mount]=ENOSYS [mount_setattr]=ENOSYS
+  [personality-query]=OK [personality-bad]=EPERM
+  [socket-packet]=EPERM [socket-raw]=EPERM [socket-raw6]=EPERM
+  [socket-netlink-audit]=EPERM [socket-vsock]=EPERM [socket-alg]=EPERM
+  [socket-netlink-route]=OK [socket-inet-stream]=OK [socket-inet-dgram]=OK
+  [socket-inet6-stream]=OK [socket-unix]=OK
+  [socketpair-unix]=OK [socketpair-inet]=EPERM
+  [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
+  [getpid]=OK [clone-plain]=OK [fork]=OK [thread]=OK
+  [x32]=SIGSYS
+)
+# int 0x80 is refused by the filter (SIGSYS) or, on kernels without 32-bit
+# emulation, by the CPU (SIGSEGV): either way the call never runs.
+want_re_compat_i386='^SIG(SYS|SEGV)$'
+
+mapfile -t cases < <("$helper" --list)
+tap_check $((${#cases[@]} < 40)) "try-syscall --list names its cases (${#cases[@]})"
+unchecked=()
+for c in "${cases[@]}"; do
+  [ -n "${want[$c]:-}" ] || [ "$c" = compat-i386 ] || unchecked+=("$c")
+done
+tap_is "${unchecked[*]}" "" "every try-syscall case has an expected result here"
+
+cache_files() { find "$HUTCH_CACHE_DIR" -name '*.bpf' 2>/dev/null | wc -l; }
+tap_is "$(cache_files)" 0 "the seccomp cache starts empty"
+
+# One sandbox runs every case: a sandbox start per case would only be slower.
+# shellcheck disable=SC2016 # the inner script expands its own arguments
+tap_ok "try-syscall runs every case in one sandbox" \
+  hx -- sh -c 'for c in "$@"; do printf "%s=%s\n" "$c" "$(try-syscall "$c")"; done' sh "${cases[@]}"
+results=$tap_stdout
+for c in "${cases[@]}"; do
+  got=$(printf '%s\n' "$results" | sed -n "s/^$c=//p")
+  if [ "$c" = compat-i386 ]; then
+    tap_like "$got" "$want_re_compat_i386" "$c: killed, never run"
+  else
+    tap_is "$got" "${want[$c]:-?}" "$c: ${want[$c]:-?}"
+  fi
+done
+
+tap_is "$(cache_files)" 1 "the first sandbox cached the compiled program"
+tap_ok "a second sandbox starts from the cache" hx -- try-syscall clone3
+tap_is "$tap_stdout" ENOSYS "and gets the same filter"
+tap_is "$(cache_files)" 1 "no second program was written"
+
+# Exit status 125 before anything runs: the bind below would show a file
+# written by the payload.
+mkdir -p "$tmp/out"
+printf '[sandbox]\nseccomp = bad.json\n' >"$tmp/bad.policy"
+printf '{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read", "no_such_call"], "action": "SCMP_ACT_ALLOW"}]}\n' \
+  >"$tmp/bad.json"
+tap_status 125 "a profile naming an unknown syscall starts no sandbox" \
+  "$HUTCH_BIN" exec --rootfs "$img" --policy "$tmp/bad.policy" --bind "$tmp/out:/out" -- touch /out/ran
+tap_like "$tap_stderr" "bad\.json: syscalls\[0\]\.names\[1\]: unknown syscall name \"no_such_call\"" \
+  "and names the file, the rule and the name"
+tap_is "$(ls "$tmp/out")" "" "the command did not run"
+tap_status 125 "hutch policy show refuses it too" "$HUTCH_BIN" policy show --policy "$tmp/bad.policy"
+tap_like "$tap_stderr" "unknown syscall name \"no_such_call\"" "with the same reason"
+
+printf '{"defaultAction": "SCMP_ACT_ERRNO", "syscalls": [{"names": ["read"], "action": "SCMP_ACT_ALLOW", "errnoRet": 1}]}\n' \
+  >"$tmp/bad.json"
+tap_status 125 "an errnoRet on SCMP_ACT_ALLOW starts no sandbox" \
+  "$HUTCH_BIN" exec --rootfs "$img" --policy "$tmp/bad.policy" --bind "$tmp/out:/out" -- touch /out/ran
+tap_like "$tap_stderr" "syscalls\[0\]\.errnoRet: SCMP_ACT_ALLOW returns no errno" "and says why"
+tap_is "$(ls "$tmp/out")" "" "the command did not run"
+
+tap_ok "hutch policy show --effective" "$HUTCH_BIN" policy show --effective
+tap_like "$tap_stdout" "clone\([0-9]+\): allowed only when flags & 0x7e020000 == 0" "shows the clone filter with its number"
+tap_like "$tap_stdout" "policy: $HUTCH_POLICY" "of the policy in \$HUTCH_POLICY"
+
+rm -rf "$tmp"
+tap_done
