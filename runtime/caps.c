@@ -25,9 +25,9 @@ int caps_drop_all(hutch_error_t *err) {
     return hutch_error_sys(err, "capabilities: clear the ambient set");
   /* Root inside the namespace would regain a full permitted set on every
    * execve; NOROOT (locked) makes uid 0 an ordinary uid for exec. */
-  if (prctl(PR_SET_SECUREBITS, SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
-                                   SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_NO_CAP_AMBIENT_RAISE |
-                                   SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
+  if (prctl(PR_SET_SECUREBITS,
+            SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED |
+                SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
             0, 0, 0) < 0)
     return hutch_error_sys(err, "capabilities: set securebits");
   cap_t empty = cap_init();

@@ -128,10 +128,10 @@ void contain_main(struct contain_config *cfg) {
   struct mount_plan plan;
   mount_plan_init(&plan);
 
-#define STEP(call)                                                                                             \
-  do {                                                                                                         \
-    if ((call) < 0)                                                                                            \
-      goto fail;                                                                                               \
+#define STEP(call)                                                                                                     \
+  do {                                                                                                                 \
+    if ((call) < 0)                                                                                                    \
+      goto fail;                                                                                                       \
   } while (0)
 
   STEP(step_die_with_parent(cfg, &err));

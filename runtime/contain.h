@@ -13,7 +13,7 @@ struct contain_config {
   const char *lower; /* the image's tree */
   const char *upper;
   const char *work;
-  const char *root;  /* mount point of the new root */
+  const char *root; /* mount point of the new root */
   const char *hostname;
   const struct hutch_bind *binds;
   size_t n_binds;

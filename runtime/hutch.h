@@ -24,7 +24,7 @@ typedef struct hutch_error {
   int errnum; /* errno of the failed operation, 0 when none applies */
   char *msg;  /* "step: what failed", without the strerror text */
   char *hint; /* how to fix it, or NULL */
-} *hutch_error_t;
+} * hutch_error_t;
 
 void hutch_error_free(hutch_error_t *err);
 /* "msg: strerror(errnum)" followed by "\nhint: ..." when there is a hint. */
@@ -41,11 +41,11 @@ void hutch_store_close(struct hutch_store *store);
 const char *hutch_store_path(const struct hutch_store *store);
 
 struct hutch_image {
-  char *name;   /* NULL for an unnamed entry */
-  char *digest; /* "sha256:<64 hex>" of the imported archive's bytes */
-  char *rootfs; /* absolute path of the unpacked, read-only tree */
-  uint64_t size;  /* bytes of file content unpacked */
-  int64_t created; /* seconds since the epoch */
+  char *name;         /* NULL for an unnamed entry */
+  char *digest;       /* "sha256:<64 hex>" of the imported archive's bytes */
+  char *rootfs;       /* absolute path of the unpacked, read-only tree */
+  uint64_t size;      /* bytes of file content unpacked */
+  int64_t created;    /* seconds since the epoch */
   bool ids_preserved; /* owners/setuid bits kept (a subordinate id range was used) */
 };
 void hutch_image_clear(struct hutch_image *image);
@@ -89,14 +89,15 @@ struct hutch_bind {
 };
 
 struct hutch_sandbox_config {
-  const char *rootfs;   /* lower tree, usually hutch_image.rootfs */
-  const char *image;    /* name recorded in the sandbox state, may be NULL */
+  const char *rootfs;                /* lower tree, usually hutch_image.rootfs */
+  const char *image;                 /* name recorded in the sandbox state, may be NULL */
+  bool rootfs_subordinate_ids;       /* the tree holds files owned by ids 1..65535 (hutch_image.ids_preserved) */
   const struct hutch_policy *policy; /* required */
-  const char *hostname; /* NULL: "sandbox" */
-  const char *const *env; /* NULL-terminated "K=V" list added to every process */
+  const char *hostname;              /* NULL: "sandbox" */
+  const char *const *env;            /* NULL-terminated "K=V" list added to every process */
   const struct hutch_bind *binds;
   size_t n_binds;
-  bool keep;            /* keep the upper/work dirs after the sandbox ends */
+  bool keep;             /* keep the upper/work dirs after the sandbox ends */
   const char *state_dir; /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
 };
 
@@ -116,7 +117,7 @@ struct hutch_exit {
   bool setup_failed; /* it failed before execve (working directory, limits): exit code 125 */
   char failure[512]; /* why it could not be started, empty otherwise */
   double wall_seconds;
-  char id[40];       /* the sandbox's id */
+  char id[40]; /* the sandbox's id */
 };
 
 /* Conventional shell exit code for a finished process: status, 128+signal,
@@ -142,8 +143,8 @@ void hutch_sandbox_close(struct hutch_sandbox *sb);
 
 struct hutch_sandbox_info {
   char id[40];
-  pid_t pid;       /* the sandbox's init as seen from the host */
-  bool running;    /* false: left behind by a killed hutch, `hutch rm` cleans it */
+  pid_t pid;    /* the sandbox's init as seen from the host */
+  bool running; /* false: left behind by a killed hutch, `hutch rm` cleans it */
   int64_t created;
   char *image;
   char *rootfs;

@@ -27,9 +27,9 @@ struct idmap {
 };
 
 enum idmap_kind {
-  IDMAP_ROOT,       /* real root: identity map written directly */
+  IDMAP_ROOT,        /* real root: identity map written directly */
   IDMAP_SUBORDINATE, /* user with a subuid/subgid range: needs newuidmap/newgidmap */
-  IDMAP_SINGLE,     /* user without a range: only 0 -> the user, setgroups denied */
+  IDMAP_SINGLE,      /* user without a range: only 0 -> the user, setgroups denied */
 };
 
 struct idmap_set {

@@ -16,7 +16,7 @@
 #include "util.h"
 
 struct job {
-  pid_t pid; /* also the process group: payloads call setsid() */
+  pid_t pid;     /* also the process group: payloads call setsid() */
   int client_fd; /* receives SYNC_EXIT; -1 once the client is gone */
   int failure_fd;
 };
@@ -113,8 +113,7 @@ static void handle_signal(struct init_state *s) {
   }
 }
 
-static void start_requested(struct init_state *s, int client_fd, const char *buf, size_t len, int *fds,
-                            size_t nfds) {
+static void start_requested(struct init_state *s, int client_fd, const char *buf, size_t len, int *fds, size_t nfds) {
   hutch_error_t err = NULL;
   struct exec_request req;
   if (nfds != 3) {

@@ -10,9 +10,9 @@
 #include "payload.h"
 
 struct init_config {
-  int parent_fd;             /* sync socket to the hutch that created us */
-  int listen_fd;             /* control socket of a long-lived sandbox, else -1 */
-  char **sandbox_env;        /* every process's base environment */
+  int parent_fd;      /* sync socket to the hutch that created us */
+  int listen_fd;      /* control socket of a long-lived sandbox, else -1 */
+  char **sandbox_env; /* every process's base environment */
   const void *bpf;
   size_t bpf_len;
   uint64_t nofile;

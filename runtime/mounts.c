@@ -18,11 +18,10 @@ static const char *const dev_nodes[6] = {"null", "zero", "full", "random", "uran
 /* /proc entries that reveal or change host state: Docker's maskedPaths and
  * readonlyPaths, plus kallsyms. */
 static const char *const proc_readonly[] = {"/proc/bus", "/proc/fs", "/proc/irq", "/proc/sys", "/proc/sysrq-trigger"};
-static const char *const proc_masked_files[] = {"/proc/kcore",       "/proc/kallsyms",     "/proc/keys",
-                                                "/proc/timer_list",  "/proc/sched_debug",  "/proc/latency_stats",
-                                                "/proc/timer_stats", "/proc/interrupts",   "/proc/key-users",
-                                                "/proc/kpagecount",  "/proc/kpageflags",   "/proc/kpagecgroup",
-                                                "/proc/config.gz",   "/proc/vmallocinfo"};
+static const char *const proc_masked_files[] = {
+    "/proc/kcore",         "/proc/kallsyms",    "/proc/keys",       "/proc/timer_list", "/proc/sched_debug",
+    "/proc/latency_stats", "/proc/timer_stats", "/proc/interrupts", "/proc/key-users",  "/proc/kpagecount",
+    "/proc/kpageflags",    "/proc/kpagecgroup", "/proc/config.gz",  "/proc/vmallocinfo"};
 static const char *const proc_masked_dirs[] = {"/proc/acpi", "/proc/asound", "/proc/scsi", "/proc/driver"};
 
 void mount_plan_init(struct mount_plan *plan) {
@@ -225,8 +224,10 @@ int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error
     return hutch_error_sys(err, "mounts: devpts on /dev/pts");
   if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
     return hutch_error_sys(err, "mounts: tmpfs on /dev/shm");
-  static const char *const links[][2] = {{"pts/ptmx", "/dev/ptmx"},     {"/proc/self/fd", "/dev/fd"},
-                                         {"/proc/self/fd/0", "/dev/stdin"}, {"/proc/self/fd/1", "/dev/stdout"},
+  static const char *const links[][2] = {{"pts/ptmx", "/dev/ptmx"},
+                                         {"/proc/self/fd", "/dev/fd"},
+                                         {"/proc/self/fd/0", "/dev/stdin"},
+                                         {"/proc/self/fd/1", "/dev/stdout"},
                                          {"/proc/self/fd/2", "/dev/stderr"}};
   for (size_t i = 0; i < ARRAY_SIZE(links); i++)
     if (symlink(links[i][0], links[i][1]) < 0)

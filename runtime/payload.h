@@ -12,8 +12,8 @@ struct payload_spec {
   char *const *argv;
   char *const *envp; /* complete environment */
   const char *workdir;
-  int stdio[3];      /* fds to install as 0, 1, 2; -1 keeps the current one */
-  const void *bpf;   /* compiled seccomp program */
+  int stdio[3];    /* fds to install as 0, 1, 2; -1 keeps the current one */
+  const void *bpf; /* compiled seccomp program */
   size_t bpf_len;
   uint64_t nofile;
 };

@@ -9,9 +9,9 @@
 #include "hutch.h"
 
 struct exec_request {
-  char **argv;    /* NULL-terminated */
-  char **env;     /* NULL-terminated "K=V", extra to the sandbox's own */
-  char *workdir;  /* may be NULL */
+  char **argv;   /* NULL-terminated */
+  char **env;    /* NULL-terminated "K=V", extra to the sandbox's own */
+  char *workdir; /* may be NULL */
 };
 
 /* Serialise into a newly allocated buffer; fails with E2BIG over max. */

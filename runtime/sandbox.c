@@ -29,7 +29,7 @@
 /* The user namespace is created first by the kernel (all of clone's
  * namespaces are owned by it), so every other namespace is ours to use
  * rootless, and also when hutch runs as real root. */
-#define SANDBOX_NAMESPACES                                                                                     \
+#define SANDBOX_NAMESPACES                                                                                             \
   (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 static const char *const default_env[] = {
@@ -178,6 +178,17 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
     return -1;
+  if (cfg->rootfs_subordinate_ids && maps->kind == IDMAP_SINGLE) {
+    /* Its files would belong to ids this user namespace cannot map: they
+     * would show up as nobody and be unwritable even for root inside. */
+    hutch_error_set(err, EPERM,
+                    "user namespace: image %s was unpacked with a subordinate id range, and there is "
+                    "none for this user now (or newuidmap/newgidmap are missing)",
+                    cfg->image ? cfg->image : cfg->rootfs);
+    return hutch_error_hint(err, "give the user a range (as root: usermod --add-subuids 100000-165535 "
+                                 "--add-subgids 100000-165535 USER) and install the uidmap package, or import "
+                                 "the image again");
+  }
   _cleanup_free_ char *state_path = cfg->state_dir ? xstrdup(cfg->state_dir) : paths_default_state();
   out->state_fd = state_open_root(state_path, err);
   if (out->state_fd < 0)
@@ -262,8 +273,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
-  if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
-                  "sandbox setup", err) < 0)
+  if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, "sandbox setup",
+                  err) < 0)
     goto fail_child;
 
   struct sandbox_state st = {
@@ -436,9 +447,8 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   state_clear(&st);
   if (!running || !long_lived) {
     hutch_error_set(err, ESRCH, "sandbox %s is %s", id, running ? "a one-shot sandbox" : "not running");
-    return hutch_error_hint(err, running ? "only sandboxes made by `hutch create` accept `exec --in`"
-                                         : "remove it with `hutch rm %s`",
-                            id);
+    return hutch_error_hint(
+        err, running ? "only sandboxes made by `hutch create` accept `exec --in`" : "remove it with `hutch rm %s`", id);
   }
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   snprintf(sb->id, sizeof(sb->id), "%s", id);

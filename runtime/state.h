@@ -13,8 +13,8 @@
 
 struct sandbox_state {
   char id[40];
-  pid_t pid;            /* init, as seen from the host */
-  uint64_t start_time;  /* init's start time (clock ticks, /proc/PID/stat field 22) */
+  pid_t pid;           /* init, as seen from the host */
+  uint64_t start_time; /* init's start time (clock ticks, /proc/PID/stat field 22) */
   int64_t created;
   bool long_lived;
   bool keep;

@@ -107,8 +107,9 @@ static int wait_idmap_helper(pid_t child, const char *helper, pid_t target, hutc
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     hutch_error_set(err, EPERM, "user namespace: %s %d failed (status %d)", helper, (int)target, status);
-    hutch_error_hint(err, "check that %s is setuid root (or has cap_setuid/cap_setgid) and that your ranges in "
-                          "/etc/subuid and /etc/subgid are valid; its own message is printed above",
+    hutch_error_hint(err,
+                     "check that %s is setuid root (or has cap_setuid/cap_setgid) and that your ranges in "
+                     "/etc/subuid and /etc/subgid are valid; its own message is printed above",
                      helper);
     return -1;
   }

@@ -47,17 +47,17 @@ static inline void cleanup_errorp(hutch_error_t *e) {
 #define _cleanup_error_ _cleanup_(cleanup_errorp)
 
 /* Take ownership out of a cleanup-managed variable. */
-#define steal_pointer(pp)                                                                                      \
-  ({                                                                                                           \
-    __typeof__(*(pp)) _stolen = *(pp);                                                                         \
-    *(pp) = NULL;                                                                                              \
-    _stolen;                                                                                                   \
+#define steal_pointer(pp)                                                                                              \
+  ({                                                                                                                   \
+    __typeof__(*(pp)) _stolen = *(pp);                                                                                 \
+    *(pp) = NULL;                                                                                                      \
+    _stolen;                                                                                                           \
   })
-#define steal_fd(fdp)                                                                                          \
-  ({                                                                                                           \
-    int _fd = *(fdp);                                                                                          \
-    *(fdp) = -1;                                                                                               \
-    _fd;                                                                                                       \
+#define steal_fd(fdp)                                                                                                  \
+  ({                                                                                                                   \
+    int _fd = *(fdp);                                                                                                  \
+    *(fdp) = -1;                                                                                                       \
+    _fd;                                                                                                               \
   })
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
@@ -69,26 +70,25 @@ static const struct option long_options[] = {
 };
 
 static void exec_usage(FILE *out) {
-  fprintf(out,
-          "Usage: hutch exec [OPTIONS] -- CMD [ARGS...]\n"
-          "       hutch exec --in ID [OPTIONS] -- CMD [ARGS...]\n\n"
-          "Run CMD in a new sandbox (or in the live sandbox ID) and exit with its status:\n"
-          "128+N when killed by signal N, 124 on timeout, 125 when hutch failed,\n"
-          "126 when CMD cannot be executed, 127 when it is not found.\n\n"
-          "Options:\n"
-          "  --rootfs NAME        image to use (name or digest; default: default)\n"
-          "  --store DIR          rootfs store (default: $HUTCH_STORE or the per-user store)\n"
-          "  --state-dir DIR      where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
-          "  --policy FILE        sandbox policy (default: $HUTCH_POLICY or the installed one)\n"
-          "  --workdir DIR        working directory inside the sandbox (default: /)\n"
-          "  --env K=V            set an environment variable (repeatable)\n"
-          "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
-          "  --hostname NAME      hostname inside the sandbox\n"
-          "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
-          "  --keep               keep the sandbox's upper and work directories\n"
-          "  --json               print one JSON object describing the exit on stdout\n"
-          "  --in ID              run in the live sandbox ID (see hutch create)\n"
-          "  -h, --help           show this help\n");
+  fprintf(out, "Usage: hutch exec [OPTIONS] -- CMD [ARGS...]\n"
+               "       hutch exec --in ID [OPTIONS] -- CMD [ARGS...]\n\n"
+               "Run CMD in a new sandbox (or in the live sandbox ID) and exit with its status:\n"
+               "128+N when killed by signal N, 124 on timeout, 125 when hutch failed,\n"
+               "126 when CMD cannot be executed, 127 when it is not found.\n\n"
+               "Options:\n"
+               "  --rootfs NAME        image to use (name or digest; default: default)\n"
+               "  --store DIR          rootfs store (default: $HUTCH_STORE or the per-user store)\n"
+               "  --state-dir DIR      where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
+               "  --policy FILE        sandbox policy (default: $HUTCH_POLICY or the installed one)\n"
+               "  --workdir DIR        working directory inside the sandbox (default: /)\n"
+               "  --env K=V            set an environment variable (repeatable)\n"
+               "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
+               "  --hostname NAME      hostname inside the sandbox\n"
+               "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
+               "  --keep               keep the sandbox's upper and work directories\n"
+               "  --json               print one JSON object describing the exit on stdout\n"
+               "  --in ID              run in the live sandbox ID (see hutch create)\n"
+               "  -h, --help           show this help\n");
 }
 
 static void create_usage(FILE *out) {
@@ -209,6 +209,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
   p->cfg = (struct hutch_sandbox_config){
       .rootfs = p->image.rootfs,
       .image = p->image.name ? p->image.name : p->image.digest,
+      .rootfs_subordinate_ids = p->image.ids_preserved,
       .policy = p->policy,
       .hostname = o->hostname,
       .env = o->env,

@@ -98,8 +98,8 @@ int cmd_ps(int argc, char **argv) {
       struct tm tm;
       if (t > 0 && localtime_r(&t, &tm))
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-      printf("%-14s %-8d %-8s %-20s %s\n", infos[i].id, (int)infos[i].pid, infos[i].running ? "running" : "dead",
-             when, infos[i].image ? infos[i].image : "-");
+      printf("%-14s %-8d %-8s %-20s %s\n", infos[i].id, (int)infos[i].pid, infos[i].running ? "running" : "dead", when,
+             infos[i].image ? infos[i].image : "-");
     }
   }
   hutch_sandbox_info_free(infos, n);
