@@ -186,8 +186,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
                     "none for this user now (or newuidmap/newgidmap are missing)",
                     cfg->image ? cfg->image : cfg->rootfs);
     return hutch_error_hint(err, "give the user a range (as root: usermod --add-subuids 100000-165535 "
-                                 "--add-subgids 100000-165535 USER) and install the uidmap package, or import "
-                                 "the image again");
+                                 "--add-subgids 100000-165535 USER) and install the uidmap package; or "
+                                 "`hutch rootfs rm` the image and import it again with the single mapping");
   }
   _cleanup_free_ char *state_path = cfg->state_dir ? xstrdup(cfg->state_dir) : paths_default_state();
   out->state_fd = state_open_root(state_path, err);

@@ -1,0 +1,875 @@
+/* The rootfs store: content-addressed images, names, and the stat index that
+ * makes re-importing an unchanged file O(1).  See store.h for the layout. */
+#include "config.h"
+
+#include "store.h"
+
+#include <cJSON.h>
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "paths.h"
+#include "util.h"
+
+/* A tmp directory younger than this may be one whose creator has not locked
+ * it yet; it is never taken for a leftover. */
+#define STALE_TMP_SECONDS 2
+#define HASH_CHUNK (1024 * 1024)
+
+/* ---- opening ---------------------------------------------------------- */
+
+int hutch_store_open(const char *path, struct hutch_store **out, hutch_error_t *err) {
+  _cleanup_free_ char *p = path ? xstrdup(path) : paths_default_store();
+  if (p[0] == '\0')
+    return hutch_error_set(err, EINVAL, "rootfs store: the store path is empty");
+  /* 0700 throughout: images hold setuid binaries whose owners are real (or
+   * subordinate) ids on this host, and no other user may run them. */
+  if (mkdir_p(p, 0700) < 0) {
+    hutch_error_sys(err, "rootfs store: create %s", p);
+    return hutch_error_hint(err, "choose another location with --store DIR or HUTCH_STORE");
+  }
+  _cleanup_free_ char *real = realpath(p, NULL);
+  if (real == NULL)
+    return hutch_error_sys(err, "rootfs store: resolve %s", p);
+  _cleanup_close_ int fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "rootfs store: open %s", real);
+  static const char *const subdirs[] = {"images", "names", "index", "tmp"};
+  for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+    if (mkdirat(fd, subdirs[i], 0700) < 0 && errno != EEXIST) {
+      hutch_error_sys(err, "rootfs store: create %s/%s", real, subdirs[i]);
+      return hutch_error_hint(err, "check the permissions of %s, or choose another store with --store DIR", real);
+    }
+  }
+  struct hutch_store *s = xcalloc(1, sizeof(*s));
+  s->path = steal_pointer(&real);
+  s->fd = steal_fd(&fd);
+  *out = s;
+  return 0;
+}
+
+void hutch_store_close(struct hutch_store *store) {
+  if (store == NULL)
+    return;
+  if (store->fd >= 0)
+    close(store->fd);
+  free(store->path);
+  free(store);
+}
+
+const char *hutch_store_path(const struct hutch_store *store) {
+  return store->path;
+}
+
+void hutch_image_clear(struct hutch_image *image) {
+  if (image == NULL)
+    return;
+  free(image->name);
+  free(image->digest);
+  free(image->rootfs);
+  memset(image, 0, sizeof(*image));
+}
+
+void hutch_image_list_free(struct hutch_image *images, size_t n) {
+  if (images == NULL)
+    return;
+  for (size_t i = 0; i < n; i++)
+    hutch_image_clear(&images[i]);
+  free(images);
+}
+
+/* ---- pure helpers ----------------------------------------------------- */
+
+static bool is_hex(const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
+      return false;
+  return true;
+}
+
+/* "sha256-<hex>" directory name -> hex, or NULL. */
+static const char *entry_hex(const char *dirname) {
+  if (strncmp(dirname, "sha256-", 7) != 0)
+    return NULL;
+  const char *hex = dirname + 7;
+  return strlen(hex) == SHA256_HEX_SIZE - 1 && is_hex(hex, SHA256_HEX_SIZE - 1) ? hex : NULL;
+}
+
+static void random_hex(char *out, size_t bytes) {
+  uint8_t buf[16];
+  if (bytes > sizeof(buf))
+    bytes = sizeof(buf);
+  if (getrandom(buf, bytes, 0) != (ssize_t)bytes) {
+    /* Uniqueness, not secrecy, is what matters here. */
+    uint64_t x = (uint64_t)getpid() * 0x9e3779b97f4a7c15ULL ^ (uint64_t)(monotonic_seconds() * 1e9);
+    for (size_t i = 0; i < bytes; i++, x >>= 5)
+      buf[i] = (uint8_t)x;
+  }
+  for (size_t i = 0; i < bytes; i++)
+    sprintf(out + 2 * i, "%02x", buf[i]);
+}
+
+/* An entry appears whole (one rename), so its directory existing is enough. */
+static bool entry_exists(struct hutch_store *store, const char *hex) {
+  _cleanup_free_ char *dir = xasprintf("images/sha256-%s", hex);
+  struct stat st;
+  return fstatat(store->fd, dir, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* ---- removing trees that hold subordinate ids -------------------------- */
+
+struct remove_job {
+  int dirfd;
+  char **names;
+  size_t n;
+};
+
+static int remove_child(void *data, hutch_error_t *err) {
+  struct remove_job *job = data;
+  for (size_t i = 0; i < job->n; i++)
+    if (remove_tree_at(job->dirfd, job->names[i]) < 0)
+      return hutch_error_sys(err, "remove %s", job->names[i]);
+  return 0;
+}
+
+/* Files owned by subordinate ids can only be removed by root of a user
+ * namespace that maps them: do it there. */
+static int remove_trees(int dirfd, char **names, size_t n, hutch_error_t *err) {
+  if (n == 0)
+    return 0;
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  struct remove_job job = {dirfd, names, n};
+  return userns_run(maps, CLONE_NEWNS, remove_child, &job, err) < 0 ? -1 : 0;
+}
+
+/* ---- tmp directories --------------------------------------------------- */
+
+struct tmpdir {
+  char name[40]; /* below tmp/ */
+  int fd;        /* open and flock()ed while in use */
+};
+
+static int tmpdir_create(struct hutch_store *store, const char *suffix, struct tmpdir *t, hutch_error_t *err) {
+  char rnd[33];
+  random_hex(rnd, 8);
+  snprintf(t->name, sizeof(t->name), "%s%s", rnd, suffix);
+  _cleanup_free_ char *rel = xasprintf("tmp/%s", t->name);
+  if (mkdirat(store->fd, rel, 0700) < 0)
+    return hutch_error_sys(err, "rootfs store: create %s/%s", store->path, rel);
+  t->fd = openat(store->fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (t->fd < 0 || flock(t->fd, LOCK_EX) < 0) {
+    hutch_error_sys(err, "rootfs store: lock %s/%s", store->path, rel);
+    if (t->fd >= 0)
+      close(t->fd);
+    t->fd = -1;
+    unlinkat(store->fd, rel, AT_REMOVEDIR);
+    return -1;
+  }
+  return 0;
+}
+
+/* Remove a tmp directory we hold (its contents may be owned by subordinate ids). */
+static int tmpdir_discard(struct hutch_store *store, struct tmpdir *t, hutch_error_t *err) {
+  if (t->fd < 0)
+    return 0;
+  _cleanup_close_ int tmpfd = openat(store->fd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  char *names[] = {t->name};
+  int r = tmpfd < 0 ? hutch_error_sys(err, "rootfs store: open tmp") : remove_trees(tmpfd, names, 1, err);
+  close(t->fd);
+  t->fd = -1;
+  return r;
+}
+
+/* Leftovers of killed imports and removals: nobody holds their lock. */
+static void clean_stale_tmp(struct hutch_store *store) {
+  int tmpfd = openat(store->fd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (tmpfd < 0)
+    return;
+  DIR *d = fdopendir(tmpfd);
+  if (d == NULL) {
+    close(tmpfd);
+    return;
+  }
+  char **names = NULL;
+  int *locks = NULL;
+  size_t n = 0;
+  time_t now = time(NULL);
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    struct stat st;
+    if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || now - st.st_ctime < STALE_TMP_SECONDS)
+      continue;
+    int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+      close(fd);
+      continue;
+    }
+    names = xrealloc(names, (n + 1) * sizeof(*names));
+    locks = xrealloc(locks, (n + 1) * sizeof(*locks));
+    names[n] = xstrdup(de->d_name);
+    locks[n] = fd;
+    n++;
+  }
+  if (n > 0) {
+    _cleanup_error_ hutch_error_t e = NULL;
+    hutch_debug("rootfs store: removing %zu leftover tmp directories", n);
+    if (remove_trees(dirfd(d), names, n, &e) < 0)
+      hutch_debug("rootfs store: could not remove leftovers: %s", e->msg);
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(names[i]);
+    close(locks[i]);
+  }
+  free(names);
+  free(locks);
+  closedir(d);
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+/* 1 and hex filled when `name` exists, 0 when it does not, -1 on error. */
+static int name_get(struct hutch_store *store, const char *name, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+  _cleanup_free_ char *rel = xasprintf("names/%s", name);
+  char target[256];
+  ssize_t n = readlinkat(store->fd, rel, target, sizeof(target) - 1);
+  if (n < 0) {
+    if (errno == ENOENT)
+      return 0;
+    return hutch_error_sys(err, "rootfs store: read the name %s", name);
+  }
+  target[n] = '\0';
+  const char *base = strrchr(target, '/');
+  const char *h = entry_hex(base ? base + 1 : target);
+  if (h == NULL)
+    return hutch_error_set(err, EINVAL, "rootfs store: the name %s points at \"%s\", not an image", name, target);
+  memcpy(hex, h, SHA256_HEX_SIZE);
+  return 1;
+}
+
+static int name_set(struct hutch_store *store, const char *name, const char *hex, hutch_error_t *err) {
+  _cleanup_free_ char *target = xasprintf("../images/sha256-%s", hex);
+  char rnd[17];
+  random_hex(rnd, 8);
+  _cleanup_free_ char *tmp = xasprintf("names/.%s.%s", name, rnd);
+  _cleanup_free_ char *rel = xasprintf("names/%s", name);
+  if (symlinkat(target, store->fd, tmp) < 0)
+    return hutch_error_sys(err, "rootfs store: create the name %s", name);
+  if (renameat(store->fd, tmp, store->fd, rel) < 0) {
+    hutch_error_sys(err, "rootfs store: set the name %s", name);
+    unlinkat(store->fd, tmp, 0);
+    return -1;
+  }
+  return 0;
+}
+
+static int cmp_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Sorted names pointing at hex (all names when hex is NULL, with their
+ * targets in hexes[]). */
+static int names_list(struct hutch_store *store, const char *hex, char ***out, size_t *n_out, hutch_error_t *err) {
+  int fd = openat(store->fd, "names", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return hutch_error_sys(err, "rootfs store: read %s/names", store->path);
+  }
+  char **names = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.' || !paths_valid_name(de->d_name))
+      continue;
+    char h[SHA256_HEX_SIZE];
+    if (name_get(store, de->d_name, h, NULL) != 1)
+      continue;
+    if (hex && strcmp(h, hex) != 0)
+      continue;
+    names = xrealloc(names, (n + 2) * sizeof(*names));
+    names[n++] = xstrdup(de->d_name);
+    names[n] = NULL;
+  }
+  closedir(d);
+  if (n > 1)
+    qsort(names, n, sizeof(*names), cmp_str);
+  *out = names;
+  *n_out = n;
+  return 0;
+}
+
+/* ---- meta.json --------------------------------------------------------- */
+
+struct meta {
+  uint64_t size;
+  int64_t created;
+  bool ids_preserved;
+};
+
+static int meta_read(struct hutch_store *store, const char *hex, cJSON **out, hutch_error_t *err) {
+  _cleanup_free_ char *rel = xasprintf("images/sha256-%s/meta.json", hex);
+  _cleanup_free_ char *text = read_file_at(store->fd, rel, 1 << 20, NULL);
+  if (text == NULL)
+    return hutch_error_sys(err, "rootfs store: read %s/%s", store->path, rel);
+  cJSON *j = cJSON_Parse(text);
+  if (j == NULL || !cJSON_IsObject(j)) {
+    cJSON_Delete(j);
+    hutch_error_set(err, EINVAL, "rootfs store: %s/%s is not valid JSON", store->path, rel);
+    return hutch_error_hint(err, "remove the damaged entry with `hutch rootfs rm sha256:%s`", hex);
+  }
+  *out = j;
+  return 0;
+}
+
+static int meta_write(struct hutch_store *store, const char *dir_rel, cJSON *j, hutch_error_t *err) {
+  _cleanup_free_ char *text = cJSON_Print(j);
+  _cleanup_free_ char *path = xasprintf("%s/%s/meta.json", store->path, dir_rel);
+  size_t len = strlen(text);
+  text = xrealloc(text, len + 2);
+  text[len] = '\n';
+  text[len + 1] = '\0';
+  if (write_file_atomic(path, text, len + 1, 0644) < 0)
+    return hutch_error_sys(err, "rootfs store: write %s", path);
+  return 0;
+}
+
+/* The names directory is authoritative; meta.json carries a copy for people
+ * and tools that look at an entry on its own. */
+static int meta_sync_names(struct hutch_store *store, const char *hex, hutch_error_t *err) {
+  if (!entry_exists(store, hex))
+    return 0;
+  cJSON *j = NULL;
+  if (meta_read(store, hex, &j, err) < 0)
+    return -1;
+  _cleanup_strv_ char **names = NULL;
+  size_t n = 0;
+  int r = names_list(store, hex, &names, &n, err);
+  if (r == 0) {
+    cJSON_DeleteItemFromObjectCaseSensitive(j, "names");
+    cJSON_AddItemToObject(j, "names", cJSON_CreateStringArray((const char *const *)names, (int)n));
+    _cleanup_free_ char *dir = xasprintf("images/sha256-%s", hex);
+    r = meta_write(store, dir, j, err);
+  }
+  cJSON_Delete(j);
+  return r;
+}
+
+static void meta_fields(const cJSON *j, struct meta *m) {
+  const cJSON *v;
+  memset(m, 0, sizeof(*m));
+  if ((v = cJSON_GetObjectItemCaseSensitive(j, "size")) && cJSON_IsNumber(v))
+    m->size = v->valuedouble > 0 ? (uint64_t)v->valuedouble : 0;
+  if ((v = cJSON_GetObjectItemCaseSensitive(j, "created")) && cJSON_IsNumber(v))
+    m->created = (int64_t)v->valuedouble;
+  m->ids_preserved = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ids_preserved"));
+}
+
+static int image_fill(struct hutch_store *store, const char *hex, const char *name, struct hutch_image *out,
+                      hutch_error_t *err) {
+  cJSON *j = NULL;
+  if (meta_read(store, hex, &j, err) < 0)
+    return -1;
+  struct meta m;
+  meta_fields(j, &m);
+  cJSON_Delete(j);
+  memset(out, 0, sizeof(*out));
+  out->name = name ? xstrdup(name) : NULL;
+  out->digest = xasprintf("sha256:%s", hex);
+  out->rootfs = xasprintf("%s/images/sha256-%s/rootfs", store->path, hex);
+  out->size = m.size;
+  out->created = m.created;
+  out->ids_preserved = m.ids_preserved;
+  return 0;
+}
+
+/* ---- the stat index ---------------------------------------------------- */
+
+static char *index_rel(const struct stat *st) {
+  return xasprintf("index/%" PRIu64 "-%" PRIu64, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
+}
+
+static bool ts_before(const struct timespec *a, const struct timespec *b) {
+  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* 1 with hex filled when the file is known and unchanged.  An entry written
+ * within the same timestamp tick as the file's last change is not trusted:
+ * the file could have changed again in that tick without its times moving. */
+static int index_lookup(struct hutch_store *store, const struct stat *st, char hex[SHA256_HEX_SIZE]) {
+  _cleanup_free_ char *rel = index_rel(st);
+  _cleanup_close_ int fd = openat(store->fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    return 0;
+  struct stat ist;
+  char buf[256];
+  ssize_t n = fstat(fd, &ist) < 0 ? -1 : read_all(fd, buf, sizeof(buf) - 1);
+  if (n <= 0)
+    return 0;
+  buf[n] = '\0';
+  uint64_t size;
+  long long ms, mns, cs, cns;
+  char h[SHA256_HEX_SIZE];
+  if (sscanf(buf, "%" SCNu64 " %lld.%lld %lld.%lld %64s", &size, &ms, &mns, &cs, &cns, h) != 6 ||
+      strlen(h) != SHA256_HEX_SIZE - 1 || !is_hex(h, SHA256_HEX_SIZE - 1))
+    return 0;
+  if (size != (uint64_t)st->st_size || ms != st->st_mtim.tv_sec || mns != st->st_mtim.tv_nsec ||
+      cs != st->st_ctim.tv_sec || cns != st->st_ctim.tv_nsec)
+    return 0;
+  if (!ts_before(&st->st_mtim, &ist.st_mtim) || !ts_before(&st->st_ctim, &ist.st_mtim))
+    return 0;
+  if (!entry_exists(store, h))
+    return 0;
+  memcpy(hex, h, SHA256_HEX_SIZE);
+  return 1;
+}
+
+static void index_record(struct hutch_store *store, const struct stat *st, const char *hex) {
+  _cleanup_free_ char *rel = index_rel(st);
+  _cleanup_free_ char *path = xasprintf("%s/%s", store->path, rel);
+  _cleanup_free_ char *line =
+      xasprintf("%" PRIu64 " %lld.%09ld %lld.%09ld %s\n", (uint64_t)st->st_size, (long long)st->st_mtim.tv_sec,
+                st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, hex);
+  if (write_file_atomic(path, line, strlen(line), 0600) < 0)
+    hutch_debug("rootfs store: could not record %s in the index: %s", path, strerror(errno));
+}
+
+static void index_forget(struct hutch_store *store, const char *hex) {
+  int fd = openat(store->fd, "index", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return;
+  }
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.')
+      continue;
+    _cleanup_free_ char *text = read_file_at(dirfd(d), de->d_name, 4096, NULL);
+    if (text && strstr(text, hex))
+      unlinkat(dirfd(d), de->d_name, 0);
+  }
+  closedir(d);
+}
+
+/* ---- resolving a name or digest ---------------------------------------- */
+
+static int not_found(struct hutch_store *store, const char *ref, hutch_error_t *err) {
+  hutch_error_set(err, ENOENT, "no image \"%s\" in the store %s", ref, store->path);
+  return hutch_error_hint(err, "import one with `hutch rootfs import FILE --name NAME`; `hutch rootfs ls` lists "
+                               "what the store holds");
+}
+
+/* Fill hex for a name, "sha256:<hex>" or a unique hex prefix; *by_name says
+ * which one matched. */
+static int resolve(struct hutch_store *store, const char *ref, char hex[SHA256_HEX_SIZE], bool *by_name,
+                   hutch_error_t *err) {
+  *by_name = false;
+  if (paths_valid_name(ref)) {
+    int r = name_get(store, ref, hex, err);
+    if (r < 0)
+      return -1;
+    if (r == 1) {
+      if (!entry_exists(store, hex)) {
+        hutch_error_set(err, ENOENT, "the name %s points at sha256:%s, which is not in the store %s", ref, hex,
+                        store->path);
+        return hutch_error_hint(err, "import the image again with `hutch rootfs import FILE --name %s`", ref);
+      }
+      *by_name = true;
+      return 0;
+    }
+  }
+  bool prefixed = strncmp(ref, "sha256:", 7) == 0;
+  const char *h = prefixed ? ref + 7 : ref;
+  size_t len = strlen(h);
+  if (len < STORE_MIN_PREFIX || len > SHA256_HEX_SIZE - 1 || !is_hex(h, len)) {
+    if (!prefixed)
+      return not_found(store, ref, err);
+    hutch_error_set(err, EINVAL, "\"%s\" is not a digest", ref);
+    return hutch_error_hint(err, "give a name, sha256:<64 hex digits>, or at least %d hex digits of a digest",
+                            STORE_MIN_PREFIX);
+  }
+  int fd = openat(store->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return hutch_error_sys(err, "rootfs store: read %s/images", store->path);
+  }
+  int matches = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    const char *eh = entry_hex(de->d_name);
+    if (eh && strncmp(eh, h, len) == 0) {
+      if (matches++ == 0)
+        memcpy(hex, eh, SHA256_HEX_SIZE);
+    }
+  }
+  closedir(d);
+  if (matches > 1) {
+    hutch_error_set(err, EINVAL, "the digest prefix %s matches %d images", h, matches);
+    return hutch_error_hint(err, "give more digits (`hutch rootfs ls` shows the images)");
+  }
+  if (matches == 0 || !entry_exists(store, hex))
+    return not_found(store, ref, err);
+  return 0;
+}
+
+int hutch_image_lookup(struct hutch_store *store, const char *name_or_digest, struct hutch_image *out,
+                       hutch_error_t *err) {
+  char hex[SHA256_HEX_SIZE];
+  bool by_name;
+  if (resolve(store, name_or_digest, hex, &by_name, err) < 0)
+    return -1;
+  if (by_name)
+    return image_fill(store, hex, name_or_digest, out, err);
+  _cleanup_strv_ char **names = NULL;
+  size_t n = 0;
+  if (names_list(store, hex, &names, &n, err) < 0)
+    return -1;
+  return image_fill(store, hex, n > 0 ? names[0] : NULL, out, err);
+}
+
+/* ---- listing ----------------------------------------------------------- */
+
+static int cmp_image(const void *a, const void *b) {
+  const struct hutch_image *x = a, *y = b;
+  if (x->name && y->name)
+    return strcmp(x->name, y->name);
+  if (x->name || y->name)
+    return x->name ? -1 : 1;
+  if (x->created != y->created)
+    return x->created < y->created ? -1 : 1;
+  return strcmp(x->digest, y->digest);
+}
+
+int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n_out, hutch_error_t *err) {
+  int fd = openat(store->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return hutch_error_sys(err, "rootfs store: read %s/images", store->path);
+  }
+  struct hutch_image *list = NULL;
+  size_t n = 0;
+  int ret = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    const char *hex = entry_hex(de->d_name);
+    if (hex == NULL)
+      continue;
+    _cleanup_strv_ char **names = NULL;
+    size_t nn = 0;
+    if (names_list(store, hex, &names, &nn, err) < 0) {
+      ret = -1;
+      break;
+    }
+    for (size_t i = 0; i < (nn ? nn : 1); i++) {
+      list = xrealloc(list, (n + 1) * sizeof(*list));
+      _cleanup_error_ hutch_error_t e = NULL;
+      if (image_fill(store, hex, nn ? names[i] : NULL, &list[n], &e) < 0) {
+        /* One damaged entry must not hide the others. */
+        hutch_warn("%s; skipped (`hutch rootfs rm sha256:%s` removes it)", e->msg, hex);
+        break;
+      }
+      n++;
+    }
+  }
+  closedir(d);
+  if (ret < 0) {
+    hutch_image_list_free(list, n);
+    return -1;
+  }
+  if (n > 1)
+    qsort(list, n, sizeof(*list), cmp_image);
+  *out = list;
+  *n_out = n;
+  return 0;
+}
+
+/* ---- removal ----------------------------------------------------------- */
+
+static int entry_remove(struct hutch_store *store, const char *hex, hutch_error_t *err) {
+  struct tmpdir t = {.fd = -1};
+  if (tmpdir_create(store, "-rm", &t, err) < 0)
+    return -1;
+  /* One rename makes the entry disappear; the slow part happens out of sight. */
+  _cleanup_free_ char *from = xasprintf("images/sha256-%s", hex);
+  _cleanup_free_ char *to = xasprintf("tmp/%s/entry", t.name);
+  if (renameat(store->fd, from, store->fd, to) < 0) {
+    hutch_error_sys(err, "rootfs store: move %s/%s aside", store->path, from);
+    tmpdir_discard(store, &t, NULL);
+    return -1;
+  }
+  index_forget(store, hex);
+  if (tmpdir_discard(store, &t, err) < 0)
+    return hutch_error_wrap(err, "rootfs store: remove sha256:%s (a later import retries)", hex);
+  return 0;
+}
+
+int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hutch_error_t *err) {
+  char hex[SHA256_HEX_SIZE];
+  bool by_name;
+  if (resolve(store, name_or_digest, hex, &by_name, err) < 0)
+    return -1;
+  _cleanup_strv_ char **names = NULL;
+  size_t n = 0;
+  if (by_name) {
+    _cleanup_free_ char *rel = xasprintf("names/%s", name_or_digest);
+    if (unlinkat(store->fd, rel, 0) < 0 && errno != ENOENT)
+      return hutch_error_sys(err, "rootfs store: remove the name %s", name_or_digest);
+    if (names_list(store, hex, &names, &n, err) < 0)
+      return -1;
+    if (n > 0) /* other names still use the entry */
+      return meta_sync_names(store, hex, err);
+  } else {
+    /* A digest names the entry itself: it goes with every name on it. */
+    if (names_list(store, hex, &names, &n, err) < 0)
+      return -1;
+    for (size_t i = 0; i < n; i++) {
+      _cleanup_free_ char *rel = xasprintf("names/%s", names[i]);
+      if (unlinkat(store->fd, rel, 0) < 0 && errno != ENOENT)
+        return hutch_error_sys(err, "rootfs store: remove the name %s", names[i]);
+    }
+  }
+  return entry_remove(store, hex, err);
+}
+
+/* ---- import ------------------------------------------------------------ */
+
+static int hash_file(int fd, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+  _cleanup_free_ char *buf = xmalloc(HASH_CHUNK);
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  uint64_t off = 0;
+  for (;;) {
+    ssize_t n = pread(fd, buf, HASH_CHUNK, (off_t)off);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return hutch_error_sys(err, "read at byte %" PRIu64, off);
+    if (n == 0)
+      break;
+    sha256_update(&ctx, buf, (size_t)n);
+    off += (uint64_t)n;
+  }
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_final(&ctx, d);
+  sha256_hex(d, hex);
+  return 0;
+}
+
+static const char *idmap_kind_name(enum idmap_kind k) {
+  switch (k) {
+  case IDMAP_ROOT:
+    return "root";
+  case IDMAP_SUBORDINATE:
+    return "subordinate";
+  case IDMAP_SINGLE:
+    return "single";
+  }
+  return "unknown";
+}
+
+static void print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
+  if (s->skipped_special > 0)
+    fprintf(out,
+            "%s: notice: %s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal "
+            "/dev)\n",
+            hutch_program_name, file, s->skipped_special);
+  if (s->owners_collapsed == 0)
+    return;
+  struct passwd *pw = getpwuid(geteuid());
+  if (maps->kind == IDMAP_SINGLE)
+    fprintf(out,
+            "%s: notice: %s: unpacked with a single-id mapping (no subordinate id range): %" PRIu64
+            " entries owned by other users or groups (first: %s) now belong to root and %" PRIu64
+            " setuid/setgid bits were dropped. To keep owners, give your user a range (as root: usermod "
+            "--add-subuids 100000-165535 --add-subgids 100000-165535 %s; newuidmap and newgidmap come with the "
+            "uidmap package), then `hutch rootfs rm` this image and import it again\n",
+            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped,
+            pw && pw->pw_name ? pw->pw_name : "USER");
+  else
+    fprintf(out,
+            "%s: notice: %s: %" PRIu64 " entries have owners or groups outside the mapped ids (first: %s); they "
+            "now belong to root and %" PRIu64 " setuid/setgid bits were dropped\n",
+            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
+}
+
+static int write_new_meta(struct hutch_store *store, const char *dir_rel, const char *hex, const char *file,
+                          const struct idmap_set *maps, const struct unpack_stats *s, hutch_error_t *err) {
+  _cleanup_free_ char *source = realpath(file, NULL);
+  cJSON *j = cJSON_CreateObject();
+  _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
+  cJSON_AddStringToObject(j, "digest", digest);
+  cJSON_AddItemToObject(j, "names", cJSON_CreateArray());
+  cJSON_AddNumberToObject(j, "size", (double)s->size);
+  cJSON_AddNumberToObject(j, "created", (double)time(NULL));
+  /* True when the tree may hold files of ids 1..65535: a sandbox must then
+   * map them too (entries beyond the range are counted apart). */
+  cJSON_AddBoolToObject(j, "ids_preserved", maps->kind != IDMAP_SINGLE);
+  cJSON_AddStringToObject(j, "idmap", idmap_kind_name(maps->kind));
+  cJSON_AddStringToObject(j, "source", source ? source : file);
+  cJSON_AddNumberToObject(j, "entries", (double)s->entries);
+  cJSON_AddNumberToObject(j, "skipped_special", (double)s->skipped_special);
+  cJSON_AddNumberToObject(j, "owners_collapsed", (double)s->owners_collapsed);
+  int r = meta_write(store, dir_rel, j, err);
+  cJSON_Delete(j);
+  return r;
+}
+
+/* Unpack `fd` as a new entry.  Returns 0 with hex filled, 1 when the bytes
+ * turned out to be in the store already (a pipe, or a concurrent import). */
+static int import_unpack(struct hutch_store *store, int fd, const struct stat *st, const char *file,
+                         const char *expect_hex, const struct hutch_import_options *opts, FILE *notices,
+                         char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  struct tmpdir t = {.fd = -1};
+  if (tmpdir_create(store, "", &t, err) < 0)
+    return -1;
+  _cleanup_free_ char *dir_rel = xasprintf("tmp/%s", t.name);
+  _cleanup_free_ char *target = xasprintf("%s/%s/rootfs", store->path, dir_rel);
+  if (mkdirat(t.fd, "rootfs", 0755) < 0) {
+    hutch_error_sys(err, "rootfs store: create %s", target);
+    tmpdir_discard(store, &t, NULL);
+    return -1;
+  }
+  struct unpack_request req = {
+      .fd = fd,
+      .total = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
+      .target = target,
+      .maps = maps,
+      .progress = opts->progress,
+      .progress_data = opts->progress_data,
+  };
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  struct unpack_stats stats;
+  if (unpack_archive(&req, digest, &stats, err) < 0) {
+    tmpdir_discard(store, &t, NULL);
+    return -1;
+  }
+  sha256_hex(digest, hex);
+  if (expect_hex && strcmp(hex, expect_hex) != 0) {
+    tmpdir_discard(store, &t, NULL);
+    hutch_error_set(err, 0, "the file changed while it was being imported");
+    return hutch_error_hint(err, "import it again once whatever writes it has finished");
+  }
+  if (entry_exists(store, hex))
+    return tmpdir_discard(store, &t, err) < 0 ? -1 : 1;
+  if (write_new_meta(store, dir_rel, hex, file, maps, &stats, err) < 0) {
+    tmpdir_discard(store, &t, NULL);
+    return -1;
+  }
+  _cleanup_free_ char *final = xasprintf("images/sha256-%s", hex);
+  if (renameat(store->fd, dir_rel, store->fd, final) < 0) {
+    int saved = errno;
+    if (saved == EEXIST || saved == ENOTEMPTY) /* a concurrent import of the same bytes won */
+      return tmpdir_discard(store, &t, err) < 0 ? -1 : 1;
+    errno = saved;
+    hutch_error_sys(err, "rootfs store: move the new image to %s/%s", store->path, final);
+    tmpdir_discard(store, &t, NULL);
+    return -1;
+  }
+  close(t.fd);
+  print_notices(notices, file, maps, &stats);
+  return 0;
+}
+
+int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
+                       struct hutch_image *out, hutch_error_t *err) {
+  static const struct hutch_import_options defaults;
+  if (opts == NULL)
+    opts = &defaults;
+  FILE *notices = opts->notices ? opts->notices : stderr;
+  if (opts->name && !paths_valid_name(opts->name)) {
+    hutch_error_set(err, EINVAL, "\"%s\" is not a valid image name", opts->name);
+    return hutch_error_hint(err, "a name is 1 to 128 letters, digits, '.', '_', '-' or ':', starting with a letter "
+                                 "or digit, without \"..\"");
+  }
+  _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0)
+    return hutch_error_sys(err, "import %s: open", file);
+  if (S_ISDIR(st.st_mode)) {
+    hutch_error_set(err, EISDIR, "import %s", file);
+    return hutch_error_hint(err, "import a tarball of the tree: tar -C %s -cf rootfs.tar .", file);
+  }
+  bool regular = S_ISREG(st.st_mode);
+  clean_stale_tmp(store);
+
+  char hex[SHA256_HEX_SIZE] = "";
+  int already = 0;
+  if (regular && index_lookup(store, &st, hex) == 1) {
+    hutch_debug("import %s: unchanged since it was imported as sha256:%s (index)", file, hex);
+    already = 1;
+  } else {
+    /* Hash first: the same bytes under another inode (a fresh download of
+     * the same tarball) must not cost an unpack. */
+    if (regular) {
+      double t0 = monotonic_seconds();
+      if (hash_file(fd, hex, err) < 0)
+        return hutch_error_wrap(err, "import %s", file);
+      hutch_debug("import %s: sha256:%s hashed in %.3f s", file, hex, monotonic_seconds() - t0);
+      already = entry_exists(store, hex);
+    }
+    if (!already) {
+      char got[SHA256_HEX_SIZE];
+      int r = import_unpack(store, fd, &st, file, regular ? hex : NULL, opts, notices, got, err);
+      if (r < 0)
+        return hutch_error_wrap(err, "import %s", file);
+      already = r;
+      memcpy(hex, got, sizeof(got));
+    }
+    struct stat after;
+    if (regular && fstat(fd, &after) == 0 && after.st_size == st.st_size && after.st_mtim.tv_sec == st.st_mtim.tv_sec &&
+        after.st_mtim.tv_nsec == st.st_mtim.tv_nsec && after.st_ctim.tv_sec == st.st_ctim.tv_sec &&
+        after.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
+      index_record(store, &st, hex);
+  }
+
+  if (opts->name) {
+    char old[SHA256_HEX_SIZE];
+    int had = name_get(store, opts->name, old, NULL);
+    if (name_set(store, opts->name, hex, err) < 0)
+      return hutch_error_wrap(err, "import %s", file);
+    if (meta_sync_names(store, hex, err) < 0)
+      return hutch_error_wrap(err, "import %s", file);
+    if (had == 1 && strcmp(old, hex) != 0) {
+      _cleanup_strv_ char **left = NULL;
+      size_t n = 0;
+      meta_sync_names(store, old, NULL);
+      if (entry_exists(store, old) && names_list(store, old, &left, &n, NULL) == 0 && n == 0)
+        fprintf(notices,
+                "%s: notice: the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
+                "sha256:%s` removes it)\n",
+                hutch_program_name, opts->name, old, old);
+    }
+  }
+  if (out && image_fill(store, hex, opts->name, out, err) < 0)
+    return hutch_error_wrap(err, "import %s", file);
+  if (out && out->name == NULL) {
+    _cleanup_strv_ char **names = NULL;
+    size_t n = 0;
+    if (names_list(store, hex, &names, &n, NULL) == 0 && n > 0)
+      out->name = xstrdup(names[0]);
+  }
+  return already;
+}

@@ -1,0 +1,442 @@
+/* Unpacking an untrusted rootfs tarball.
+ *
+ * The calling process reads the file, hashes it and feeds it through a socket
+ * to a child that is root in a new user and mount namespace.  The child opens
+ * the archive, then chroots into the (empty) target directory and extracts
+ * there: libarchive's own SECURE_* checks and our entry checks refuse paths
+ * that leave the tree, and should one of them have a bug, the chroot still
+ * keeps every write inside the new entry.  Hashing in the caller rather than
+ * in the child keeps the progress callback in the caller's process and lets
+ * both halves run on separate cores. */
+#include "config.h"
+
+#include "archive_dl.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include "idmap.h"
+#include "store.h"
+#include "util.h"
+
+#define PUMP_CHUNK (256 * 1024)
+
+const char *unpack_path_problem(const char *path) {
+  if (path == NULL || path[0] == '\0')
+    return "its path is empty";
+  if (path[0] == '/')
+    return "its path is absolute";
+  const char *p = path;
+  while (*p) {
+    const char *end = strchrnul(p, '/');
+    if (end - p == 2 && p[0] == '.' && p[1] == '.')
+      return "its path contains \"..\"";
+    p = *end ? end + 1 : end;
+  }
+  return NULL;
+}
+
+struct child_ctx {
+  int sock; /* the child's end: archive bytes arrive here */
+  int peer; /* the caller's end, which the child must not keep open */
+  const char *target;
+  const struct idmap_set *maps;
+  struct unpack_stats *stats; /* shared with the caller */
+};
+
+/* After chroot an open directory fd is a way back out (fchdir), so none may
+ * survive into the confined part. */
+static void close_directory_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  if (d == NULL)
+    return;
+  int self = dirfd(d);
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end;
+    long fd = strtol(de->d_name, &end, 10);
+    if (*end != '\0' || end == de->d_name || fd == self)
+      continue;
+    struct stat st;
+    if (fstat((int)fd, &st) == 0 && S_ISDIR(st.st_mode))
+      close((int)fd);
+  }
+  closedir(d);
+}
+
+/* A hard link target reached through a symlink could name a file anywhere;
+ * libarchive checks the entry's own path but we check the target too. */
+static bool through_symlink(const char *path) {
+  _cleanup_free_ char *copy = xstrdup(path);
+  for (char *s = strchr(copy, '/'); s != NULL; s = strchr(s + 1, '/')) {
+    *s = '\0';
+    struct stat st;
+    int r = fstatat(AT_FDCWD, copy, &st, AT_SYMLINK_NOFOLLOW);
+    *s = '/';
+    if (r < 0)
+      return false; /* the link itself will fail with a clear error */
+    if (S_ISLNK(st.st_mode))
+      return true;
+  }
+  return false;
+}
+
+static void note_first(char *buf, size_t size, const char *path, const char *msg) {
+  if (buf[0] == '\0')
+    snprintf(buf, size, "%s%s%s", path, msg ? ": " : "", msg ? msg : "");
+}
+
+/* Owners the namespace cannot express become root; a setuid/setgid bit on
+ * such a file would now grant root's (or root group's) ids, so it goes. */
+static void map_owner(struct archive_entry *e, const struct idmap_set *maps, struct unpack_stats *stats) {
+  int64_t uid = ARCHIVE(archive_entry_uid)(e), gid = ARCHIVE(archive_entry_gid)(e);
+  bool uid_ok = uid >= 0 && uid <= UINT32_MAX && idmap_to_host(&maps->uid, (uint32_t)uid) >= 0;
+  bool gid_ok = gid >= 0 && gid <= UINT32_MAX && idmap_to_host(&maps->gid, (uint32_t)gid) >= 0;
+  if (uid_ok && gid_ok)
+    return;
+  mode_t mode = ARCHIVE(archive_entry_perm)(e);
+  mode_t keep = mode;
+  if (!uid_ok) {
+    ARCHIVE(archive_entry_set_uid)(e, 0);
+    keep &= ~(mode_t)S_ISUID;
+  }
+  if (!gid_ok) {
+    ARCHIVE(archive_entry_set_gid)(e, 0);
+    keep &= ~(mode_t)S_ISGID;
+  }
+  if (keep != mode) {
+    ARCHIVE(archive_entry_set_perm)(e, keep);
+    stats->setid_dropped++;
+  }
+  stats->owners_collapsed++;
+  note_first(stats->first_collapsed, sizeof(stats->first_collapsed), ARCHIVE(archive_entry_pathname)(e), NULL);
+}
+
+/* trusted.* cannot be set in a user namespace anyway; user.overlay.* would
+ * steer the overlay mounts that later stack on this tree. */
+static void filter_xattrs(struct archive_entry *e) {
+  if (ARCHIVE(archive_entry_xattr_count)(e) == 0)
+    return;
+  struct kept {
+    char *name;
+    void *value;
+    size_t size;
+  };
+  size_t n = 0, cap = (size_t)ARCHIVE(archive_entry_xattr_count)(e);
+  struct kept *kept = xcalloc(cap, sizeof(*kept));
+  bool dropped = false;
+  const char *name;
+  const void *value;
+  size_t size;
+  ARCHIVE(archive_entry_xattr_reset)(e);
+  while (ARCHIVE(archive_entry_xattr_next)(e, &name, &value, &size) == ARCHIVE_OK && n < cap) {
+    if (strncmp(name, "trusted.", 8) == 0 || strncmp(name, "user.overlay.", 13) == 0) {
+      dropped = true;
+      continue;
+    }
+    kept[n].name = xstrdup(name);
+    kept[n].value = xmalloc(size);
+    memcpy(kept[n].value, value, size);
+    kept[n].size = size;
+    n++;
+  }
+  if (dropped) {
+    ARCHIVE(archive_entry_xattr_clear)(e);
+    for (size_t i = 0; i < n; i++)
+      ARCHIVE(archive_entry_xattr_add_entry)(e, kept[i].name, kept[i].value, kept[i].size);
+  }
+  for (size_t i = 0; i < n; i++) {
+    free(kept[i].name);
+    free(kept[i].value);
+  }
+  free(kept);
+}
+
+/* libarchive reports format problems as EILSEQ; the text says it better. */
+static int la_errno(struct archive *a) {
+  int e = ARCHIVE(archive_errno)(a);
+  return e <= 0 || e == EILSEQ ? 0 : e;
+}
+
+static int entry_error(hutch_error_t *err, int errnum, const char *path, const char *what) {
+  return hutch_error_set(err, errnum, "entry \"%s\": %s", path, what);
+}
+
+/* An entry that would land outside the tree: the archive is refused whole. */
+static int hostile_entry(hutch_error_t *err, const char *fmt, ...) HUTCH_PRINTF(2, 3);
+static int hostile_entry(hutch_error_t *err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  _cleanup_free_ char *msg = NULL;
+  if (vasprintf(&msg, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  hutch_error_set(err, 0, "%s", msg);
+  return hutch_error_hint(err, "the archive tries to place files outside its own tree, so it was refused and "
+                               "nothing was imported; rebuild it from the root directory (tar -C DIR -cf FILE .)");
+}
+
+static int copy_data(struct archive *in, struct archive *out, const char *path, hutch_error_t *err) {
+  for (;;) {
+    const void *buf;
+    size_t size;
+    la_int64_t offset;
+    int r = ARCHIVE(archive_read_data_block)(in, &buf, &size, &offset);
+    if (r == ARCHIVE_EOF)
+      return 0;
+    if (r < ARCHIVE_WARN)
+      return entry_error(err, la_errno(in), path, ARCHIVE(archive_error_string)(in));
+    if (ARCHIVE(archive_write_data_block)(out, buf, size, offset) < ARCHIVE_OK)
+      return entry_error(err, la_errno(out), path, ARCHIVE(archive_error_string)(out));
+  }
+}
+
+static int extract_all(struct archive *in, struct archive *out, const struct child_ctx *c, hutch_error_t *err) {
+  struct unpack_stats *stats = c->stats;
+  for (;;) {
+    struct archive_entry *e;
+    int r = ARCHIVE(archive_read_next_header)(in, &e);
+    if (r == ARCHIVE_EOF)
+      return 0;
+    if (r < ARCHIVE_WARN)
+      return hutch_error_set(err, la_errno(in), "read the archive after %llu entries: %s",
+                             (unsigned long long)stats->entries, ARCHIVE(archive_error_string)(in));
+    const char *path = ARCHIVE(archive_entry_pathname)(e);
+    const char *problem = unpack_path_problem(path);
+    if (problem)
+      return hostile_entry(err, "entry \"%s\": %s", path ? path : "", problem);
+    const char *link = ARCHIVE(archive_entry_hardlink)(e);
+    if (link) {
+      if ((problem = unpack_path_problem(link)))
+        return hostile_entry(err, "entry \"%s\": hard link to \"%s\": %s", path, link, problem);
+      if (through_symlink(link))
+        return hostile_entry(err, "entry \"%s\": hard link to \"%s\" goes through a symlink", path, link);
+    }
+    mode_t type = ARCHIVE(archive_entry_filetype)(e);
+    if (!link && (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFIFO || type == AE_IFSOCK)) {
+      stats->skipped_special++;
+      continue;
+    }
+    map_owner(e, c->maps, stats);
+    filter_xattrs(e);
+
+    r = ARCHIVE(archive_write_header)(out, e);
+    if (r < ARCHIVE_WARN) {
+      const char *msg = ARCHIVE(archive_error_string)(out);
+      /* libarchive's own SECURE_* refusals: same story as ours. */
+      if (msg && (strstr(msg, "symlink") || strstr(msg, "..") || strstr(msg, "absolute")))
+        return hostile_entry(err, "entry \"%s\": %s", path, msg);
+      return entry_error(err, la_errno(out), path, msg ? msg : "cannot create it");
+    }
+    if (r == ARCHIVE_WARN) {
+      stats->warnings++;
+      note_first(stats->first_warning, sizeof(stats->first_warning), path, ARCHIVE(archive_error_string)(out));
+    }
+    if (ARCHIVE(archive_entry_size_is_set)(e) && ARCHIVE(archive_entry_size)(e) > 0 &&
+        copy_data(in, out, path, err) < 0)
+      return -1;
+    r = ARCHIVE(archive_write_finish_entry)(out);
+    if (r < ARCHIVE_WARN)
+      return entry_error(err, la_errno(out), path, ARCHIVE(archive_error_string)(out));
+    if (r == ARCHIVE_WARN) {
+      stats->warnings++;
+      note_first(stats->first_warning, sizeof(stats->first_warning), path, ARCHIVE(archive_error_string)(out));
+    }
+    if (type == AE_IFREG && !link)
+      stats->size += (uint64_t)ARCHIVE(archive_entry_size)(e);
+    stats->entries++;
+  }
+}
+
+static int child_main(void *data, hutch_error_t *err) {
+  struct child_ctx *c = data;
+  close(c->peer);
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
+  prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+  if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
+    return hutch_error_sys(err, "unpack: make mounts private");
+
+  struct archive *in = ARCHIVE(archive_read_new)();
+  struct archive *out = ARCHIVE(archive_write_disk_new)();
+  if (in == NULL || out == NULL)
+    abort();
+  ARCHIVE(archive_read_support_format_tar)(in);
+  /* Debian's libarchive decodes these itself.  Where one is missing it
+   * falls back to an external program, spawned when the archive is opened:
+   * still outside the chroot, so never a program the archive provided. */
+  ARCHIVE(archive_read_support_filter_gzip)(in);
+  ARCHIVE(archive_read_support_filter_xz)(in);
+  ARCHIVE(archive_read_support_filter_zstd)(in);
+  ARCHIVE(archive_read_support_filter_bzip2)(in);
+  ARCHIVE(archive_read_support_filter_lzma)(in);
+  ARCHIVE(archive_read_support_filter_lz4)(in);
+  int ret = -1;
+  /* Open (and sniff the format) before the chroot. */
+  if (ARCHIVE(archive_read_open_fd)(in, c->sock, 64 * 1024) != ARCHIVE_OK) {
+    hutch_error_set(err, la_errno(in), "not a tar archive: %s", ARCHIVE(archive_error_string)(in));
+    hutch_error_hint(err, "hutch imports tar archives, uncompressed or compressed with gzip, xz, zstd, bzip2 or lz4");
+    goto out;
+  }
+  if (chdir(c->target) < 0) {
+    hutch_error_sys(err, "unpack: enter %s", c->target);
+    goto out;
+  }
+  close_directory_fds();
+  if (chroot(".") < 0 || chdir("/") < 0) {
+    hutch_error_sys(err, "unpack: chroot into %s", c->target);
+    goto out;
+  }
+  /* No user/group lookup functions: ids are taken numerically from the
+   * archive, never from an /etc/passwd the archive itself just wrote. */
+  ARCHIVE(archive_write_disk_set_options)
+  (out, ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
+            ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SPARSE | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
+            ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+  if (extract_all(in, out, c, err) < 0)
+    goto out;
+  if (c->stats->entries == 0) {
+    hutch_error_set(err, 0, "the archive holds no files");
+    hutch_error_hint(err, "a rootfs tarball holds a whole tree: tar -C DIR -cf FILE .");
+    goto out;
+  }
+  /* Directory modes and times are applied last, here. */
+  if (ARCHIVE(archive_write_close)(out) < ARCHIVE_WARN) {
+    hutch_error_set(err, la_errno(out), "unpack: finish directories: %s", ARCHIVE(archive_error_string)(out));
+    goto out;
+  }
+  ret = 0;
+out:
+  ARCHIVE(archive_read_free)(in);
+  ARCHIVE(archive_write_free)(out);
+  if (ret == 0) {
+    /* Consume what follows the end-of-archive marker, so that the caller
+     * sees a closed socket only when something went wrong. */
+    char buf[16384];
+    ssize_t r;
+    while ((r = read(c->sock, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
+      ;
+  }
+  close(c->sock);
+  return ret;
+}
+
+struct unpack_thread {
+  struct child_ctx *ctx;
+  int result;
+  hutch_error_t err;
+};
+
+static void *unpack_thread_main(void *data) {
+  struct unpack_thread *t = data;
+  t->result = userns_run(t->ctx->maps, CLONE_NEWNS, child_main, t->ctx, &t->err);
+  /* The child is gone: drop our copy of its end so a pump still writing
+   * gets EPIPE instead of blocking forever. */
+  shutdown(t->ctx->sock, SHUT_RDWR);
+  return NULL;
+}
+
+static ssize_t read_chunk(int fd, void *buf, size_t len, uint64_t offset, bool seekable) {
+  for (;;) {
+    ssize_t r = seekable ? pread(fd, buf, len, (off_t)offset) : read(fd, buf, len);
+    if (r >= 0 || errno != EINTR)
+      return r;
+  }
+}
+
+static int send_all(int fd, const char *buf, size_t len) {
+  while (len > 0) {
+    ssize_t w = send(fd, buf, len, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      return -1;
+    }
+    buf += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGEST_SIZE], struct unpack_stats *stats,
+                   hutch_error_t *err) {
+  /* Here, in the caller: the child chroots into the new image, where the
+   * library's file is out of reach. */
+  if (archive_dl_load(err) < 0)
+    return hutch_error_wrap(err, "unpack");
+  struct unpack_stats *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (shared == MAP_FAILED)
+    return hutch_error_sys(err, "unpack: map shared counters");
+  memset(shared, 0, sizeof(*shared));
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
+    munmap(shared, sizeof(*shared));
+    return hutch_error_sys(err, "unpack: socketpair");
+  }
+  int sndbuf = 1 << 20;
+  setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+
+  struct child_ctx ctx = {.sock = sp[1], .peer = sp[0], .target = req->target, .maps = req->maps, .stats = shared};
+  struct unpack_thread t = {.ctx = &ctx, .result = -1};
+  pthread_t thread;
+  int r = pthread_create(&thread, NULL, unpack_thread_main, &t);
+  if (r != 0) {
+    close(sp[0]);
+    close(sp[1]);
+    munmap(shared, sizeof(*shared));
+    return hutch_error_set(err, r, "unpack: start a thread");
+  }
+
+  struct stat st;
+  bool seekable = fstat(req->fd, &st) == 0 && S_ISREG(st.st_mode);
+  struct sha256_ctx sha;
+  sha256_init(&sha);
+  _cleanup_free_ char *buf = xmalloc(PUMP_CHUNK);
+  uint64_t done = 0;
+  bool child_gone = false;
+  hutch_error_t read_err = NULL;
+  for (;;) {
+    ssize_t n = read_chunk(req->fd, buf, PUMP_CHUNK, done, seekable);
+    if (n < 0) {
+      hutch_error_sys(&read_err, "read the archive at byte %llu", (unsigned long long)done);
+      break;
+    }
+    if (n == 0)
+      break;
+    sha256_update(&sha, buf, (size_t)n);
+    done += (uint64_t)n;
+    if (send_all(sp[0], buf, (size_t)n) < 0) {
+      child_gone = true;
+      break;
+    }
+    if (req->progress)
+      req->progress(done, req->total, req->progress_data);
+  }
+  close(sp[0]);
+  pthread_join(thread, NULL);
+  close(sp[1]);
+
+  int ret = -1;
+  if (read_err != NULL) {
+    hutch_error_move(err, &read_err);
+  } else if (t.result < 0) {
+    hutch_error_move(err, &t.err);
+  } else if (child_gone) {
+    hutch_error_set(err, EPIPE, "unpack: the unpacking process stopped reading at byte %llu", (unsigned long long)done);
+  } else {
+    sha256_final(&sha, digest);
+    *stats = *shared;
+    ret = 0;
+  }
+  hutch_error_free(&t.err);
+  munmap(shared, sizeof(*shared));
+  return ret;
+}

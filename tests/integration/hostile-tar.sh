@@ -1,0 +1,134 @@
+#!/bin/bash
+# Archives whose entries try to land outside the image are refused whole:
+# the host is unchanged (a canary outside the store, /etc/hostname), no file
+# appears anywhere outside the store, and the store holds no half image.
+. "${HUTCH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+
+work=$(hutch_test_tmpdir) || exit 1
+export HUTCH_STORE=$work/store
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+  local d
+  for d in $("$HUTCH_BIN" rootfs ls --json 2>/dev/null |
+    python3 -c 'import json,sys; print("\n".join(sorted({i["digest"] for i in json.load(sys.stdin)})))' 2>/dev/null); do
+    "$HUTCH_BIN" rootfs rm "$d" >/dev/null 2>&1
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+canary=$work/canary
+mkdir -p "$canary/dir"
+echo original >"$canary/file"
+echo original >"$canary/dir/file"
+
+cat >"$work/mkhostile.py" <<'EOF'
+# mkhostile.py OUT CANARY CASE: a tarball that tries to escape towards CANARY.
+import io, sys, tarfile
+out, canary, case = sys.argv[1:4]
+F, D, L, S = tarfile.REGTYPE, tarfile.DIRTYPE, tarfile.LNKTYPE, tarfile.SYMTYPE
+up = "../" * 24  # enough to reach / from any store
+cases = {
+    # a plain "../" entry, and one hidden behind a directory
+    "dotdot": [("etc", D, ""), ("etc/ok", F, ""), ("../escaped", F, "")],
+    "dotdot-inner": [("a", D, ""), ("a/../../escaped", F, "")],
+    "dotdot-to-canary": [(up + canary[1:] + "/file", F, "")],
+    # absolute paths
+    "absolute": [(canary + "/absolute", F, "")],
+    "absolute-overwrite": [(canary + "/file", F, "")],
+    # a symlink to outside, then a file written through it
+    "symlink-write": [("link", S, canary), ("link/pwned", F, "")],
+    "symlink-overwrite-through": [("link", S, canary + "/dir"), ("link/file", F, "")],
+    "symlink-relative": [("link", S, up + canary[1:]), ("link/pwned", F, "")],
+    # a chain of symlinks, the last one pointing outside
+    "symlink-chain": [("a", S, "b"), ("b", S, "c"), ("c", S, up + canary[1:]), ("a/pwned", F, "")],
+    # a directory replaced by a symlink, then written into
+    "dir-then-symlink": [("d", D, ""), ("d", S, canary), ("d/pwned", F, "")],
+    # hard links to files outside, then data written through them
+    "hardlink-abs": [("h", L, "/etc/hostname")],
+    "hardlink-abs-write": [("h", L, canary + "/file"), ("h", F, "")],
+    "hardlink-dotdot": [("h", L, up + "etc/hostname")],
+    "hardlink-via-symlink": [("s", S, "/etc"), ("h", L, "s/hostname")],
+    "hardlink-via-symlink-canary": [("s", S, canary), ("h", L, "s/file"), ("h", F, "")],
+    # a device node whose path escapes is refused too, not just skipped
+    "device-dotdot": [("../null", tarfile.CHRTYPE, "")],
+}
+with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+    for name, typ, link in cases[case]:
+        ti = tarfile.TarInfo(name)
+        ti.type, ti.linkname, ti.mode, ti.mtime = typ, link, 0o755 if typ == D else 0o644, 1700000000
+        if typ == F:
+            data = b"pwned\n"
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+        else:
+            t.addfile(ti)
+EOF
+
+# What the host looks like outside the store.
+snapshot() {
+  {
+    find "$work" -path "$HUTCH_STORE" -prune -o -print0 | sort -z | xargs -0 stat -c '%n %s %h %Y %a' 2>&1
+    stat -c '%n %s %h %Y' /etc/hostname
+    sha256sum "$canary/file" "$canary/dir/file" /etc/hostname
+    find "${TMPDIR:-/tmp}" -maxdepth 1 -name 'escaped*' 2>/dev/null
+  } 2>&1
+}
+
+# The store after a refused import: its directories, and nothing in them.
+store_residue() {
+  find "$HUTCH_STORE" -mindepth 2 2>/dev/null
+}
+
+"$HUTCH_BIN" rootfs ls >/dev/null 2>&1 # creates the store
+cases=(dotdot dotdot-inner dotdot-to-canary absolute absolute-overwrite symlink-write symlink-overwrite-through
+  symlink-relative symlink-chain dir-then-symlink hardlink-abs hardlink-abs-write hardlink-dotdot hardlink-via-symlink
+  hardlink-via-symlink-canary device-dotdot)
+for c in "${cases[@]}"; do
+  tar=$work/$c.tar
+  if ! python3 "$work/mkhostile.py" "$tar" "$canary" "$c"; then
+    tap_check 1 "$c: build the tarball"
+    continue
+  fi
+  before=$(snapshot)
+  tap_status 125 "$c: the import is refused" "$HUTCH_BIN" rootfs import "$tar" --name "$c"
+  tap_like "$tap_stderr" "entry \"[^\"]+\"" "$c: the error names the entry"
+  tap_is "$(snapshot)" "$before" "$c: nothing outside the store changed"
+  tap_is "$(store_residue)" "" "$c: the store holds no image, name or leftover"
+done
+tap_is "$(cat "$canary/file")" original "the canary file is untouched"
+
+# A symlink whose target is outside is fine as long as nothing is written
+# through it; replacing it with a file replaces the link, not its target.
+python3 - "$work/benign.tar" "$canary" <<'EOF'
+import io, sys, tarfile
+out, canary = sys.argv[1:3]
+with tarfile.open(out, "w", format=tarfile.PAX_FORMAT) as t:
+    for name, typ, link, data in [
+        ("etc", tarfile.DIRTYPE, "", None),
+        ("etc/abs-link", tarfile.SYMTYPE, canary + "/file", None),
+        ("etc/rel-link", tarfile.SYMTYPE, "../../../../../../../.." + canary + "/file", None),
+        ("etc/replaced", tarfile.SYMTYPE, canary + "/file", None),
+        ("etc/replaced", tarfile.REGTYPE, "", b"replaced\n"),
+    ]:
+        ti = tarfile.TarInfo(name)
+        ti.type, ti.linkname, ti.mode = typ, link, 0o755 if typ == tarfile.DIRTYPE else 0o644
+        if data is None:
+            t.addfile(ti)
+        else:
+            ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data))
+EOF
+before=$(snapshot)
+tap_ok "symlinks pointing outside are imported" "$HUTCH_BIN" rootfs import "$work/benign.tar" --name benign
+tap_is "$(snapshot)" "$before" "importing them changed nothing outside the store"
+root=$("$HUTCH_BIN" rootfs ls --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["rootfs"])')
+tap_is "$(readlink "$root/etc/abs-link")" "$canary/file" "an absolute symlink is kept as it is"
+tap_check "$([ -f "$root/etc/replaced" ] && [ ! -L "$root/etc/replaced" ] && echo 0 || echo 1)" \
+  "a file replaces an earlier symlink of the same name"
+tap_is "$(cat "$canary/file")" original "the symlink's target outside is untouched"
+tap_ok "the store still works: rm" "$HUTCH_BIN" rootfs rm benign
+tap_is "$(store_residue)" "" "the store is empty again"
+
+tap_done
