@@ -7,6 +7,7 @@
 #include <grp.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -71,9 +72,27 @@ static int step_set_hostname(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
-static int replace_file(const char *path, const char *content, hutch_error_t *err) {
-  /* The image may ship these as symlinks (systemd-resolved's stub): replace
-   * the link itself, never write through it. */
+/* Give the sandbox its own copy of an /etc file.  When the image has the
+ * file, the copy is written on /dev's tmpfs and bind-mounted over it, as
+ * Docker does: the overlay's upper layer stays empty, so a sandbox that
+ * writes nothing leaves nothing to copy up or remove.  Otherwise (missing,
+ * or a symlink such as systemd-resolved's stub, which must be replaced and
+ * never written through) the file is created in the upper layer. */
+static int provide_etc_file(const char *path, const char *content, hutch_error_t *err) {
+  struct stat st;
+  if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+    static const char scratch[] = "/dev/.hutch-etc";
+    if (write_file_at(AT_FDCWD, scratch, content, strlen(content), 0644) < 0)
+      return hutch_error_sys(err, "write %s", scratch);
+    int r = mount(scratch, path, NULL, MS_BIND, NULL);
+    int saved = errno;
+    unlink(scratch); /* the mount keeps the inode; no name is left in /dev */
+    if (r < 0) {
+      errno = saved;
+      return hutch_error_sys(err, "bind-mount %s", path);
+    }
+    return 0;
+  }
   if (unlink(path) < 0 && errno != ENOENT)
     return hutch_error_sys(err, "replace %s", path);
   if (write_file_at(AT_FDCWD, path, content, strlen(content), 0644) < 0)
@@ -88,12 +107,12 @@ static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
   _cleanup_free_ char *hosts = xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
                                          "127.0.1.1\t%s\n",
                                          name);
-  if (replace_file("/etc/hosts", hosts, err) < 0)
+  if (provide_etc_file("/etc/hosts", hosts, err) < 0)
     return -1;
-  return replace_file("/etc/resolv.conf",
-                      "# Written by hutch. This sandbox has no network but loopback: no DNS server is\n"
-                      "# reachable. Names resolve only through /etc/hosts.\n",
-                      err);
+  return provide_etc_file("/etc/resolv.conf",
+                          "# Written by hutch. This sandbox has no network but loopback: no DNS server is\n"
+                          "# reachable. Names resolve only through /etc/hosts.\n",
+                          err);
 }
 
 static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *err) {

@@ -1,132 +1,156 @@
 /* The last steps before untrusted code runs.  Capabilities and
  * no_new_privs are already gone in init (see contain.c), so everything here
- * is what differs per process. */
+ * is what differs per process.
+ *
+ * The payload is started the way posix_spawn() does it: clone(CLONE_VM |
+ * CLONE_VFORK) on a stack of its own.  It shares init's memory until
+ * execve, so no page table is copied and nothing is copied on write: the
+ * per-command cost of every agent step.  The price is discipline in
+ * payload_child(): no malloc, no stdio, no global state written; failures
+ * are reported through the pipe from a buffer on its own stack. */
 #include "config.h"
 
 #include "payload.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
-#include "caps.h"
 #include "seccomp_policy.h"
 #include "util.h"
 
-extern char **environ;
+struct spawn_ctx {
+  const struct payload_spec *spec;
+  int fd; /* write end of the failure pipe */
+};
 
-static void report(int fd, int stage, int errnum, const char *msg) {
+__attribute__((noreturn)) static void fail(int fd, int stage, int errnum, const char *what, const char *arg) {
   struct payload_failure f = {.errnum = errnum, .stage = stage};
-  snprintf(f.msg, sizeof(f.msg), "%s", msg);
+  snprintf(f.msg, sizeof(f.msg), "%s%s", what, arg ? arg : "");
   write_all(fd, &f, sizeof(f));
+  _exit(stage == PAYLOAD_EXEC && errnum == ENOENT ? 127 : 126);
 }
 
-static void fail_with(int fd, int stage, hutch_error_t *err) {
-  report(fd, stage, (*err)->errnum, (*err)->msg);
-  _exit(stage == PAYLOAD_EXEC && (*err)->errnum == ENOENT ? 127 : 126);
-}
-
-/* Each step is one reason the payload is contained; see hutch-security(7). */
-static int step_new_session(hutch_error_t *err) {
-  /* Own session, no controlling terminal: TIOCSTI cannot push keystrokes
-   * into the caller's terminal, and the process group is ours to kill. */
-  if (setsid() < 0)
-    return hutch_error_sys(err, "payload: setsid");
-  return 0;
-}
-
-static int step_install_stdio(const struct payload_spec *spec, int keep_fd, hutch_error_t *err) {
-  for (int i = 0; i < 3; i++) {
-    if (spec->stdio[i] < 0 || spec->stdio[i] == i)
-      continue;
-    if (dup2(spec->stdio[i], i) < 0)
-      return hutch_error_sys(err, "payload: install fd %d", i);
-  }
-  /* Nothing the init or hutch holds may leak in: only 0, 1, 2 (and the
+static int close_fds_except(int keep) {
+  /* Nothing init or hutch holds may leak in: only 0, 1, 2 (and the
    * failure pipe, close-on-exec) stay open. */
-  int lo = 3;
-  if (keep_fd >= lo) {
-    if (keep_fd > lo && syscall(SYS_close_range, lo, keep_fd - 1, 0) < 0)
-      return hutch_error_sys(err, "payload: close inherited fds");
-    lo = keep_fd + 1;
+  if (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) < 0)
+    return -1;
+  return (int)syscall(SYS_close_range, keep + 1, ~0U, 0);
+}
+
+static const char *env_lookup(char *const *envp, const char *key) {
+  size_t n = strlen(key);
+  for (; envp && *envp; envp++)
+    if (strncmp(*envp, key, n) == 0 && (*envp)[n] == '=')
+      return *envp + n + 1;
+  return NULL;
+}
+
+/* execvp with the PATH of the payload's own environment (execvp would read
+ * init's), written to need no allocation. */
+static void exec_in_path(char *const *argv, char *const *envp, int fd) {
+  const char *file = argv[0];
+  if (strchr(file, '/') != NULL) {
+    execve(file, argv, envp);
+    fail(fd, PAYLOAD_EXEC, errno, "execute ", file);
   }
-  if (syscall(SYS_close_range, lo, ~0U, 0) < 0)
-    return hutch_error_sys(err, "payload: close inherited fds");
-  return 0;
-}
-
-static int step_die_with_init(hutch_error_t *err) {
-  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-    return hutch_error_sys(err, "payload: PR_SET_PDEATHSIG");
-  return 0;
-}
-
-static int step_rlimits(const struct payload_spec *spec, hutch_error_t *err) {
-  /* No core files: they would land in the overlay and can hold secrets. */
-  struct rlimit core = {0, 0};
-  if (setrlimit(RLIMIT_CORE, &core) < 0)
-    return hutch_error_sys(err, "payload: RLIMIT_CORE");
-  if (spec->nofile > 0) {
-    struct rlimit nofile = {spec->nofile, spec->nofile};
-    if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-      return hutch_error_sys(err, "payload: RLIMIT_NOFILE %llu", (unsigned long long)spec->nofile);
+  const char *path = env_lookup(envp, "PATH");
+  if (path == NULL)
+    path = "/usr/local/bin:/usr/bin:/bin";
+  char buf[PATH_MAX];
+  int saved = ENOENT;
+  for (const char *p = path;; p++) {
+    const char *end = strchrnul(p, ':');
+    size_t dirlen = (size_t)(end - p);
+    if (dirlen + 1 + strlen(file) + 1 <= sizeof(buf)) {
+      memcpy(buf, p, dirlen);
+      size_t off = dirlen;
+      if (off > 0)
+        buf[off++] = '/';
+      strcpy(buf + off, file);
+      execve(buf, argv, envp);
+      /* Like execvp: a file that exists but cannot run is the answer; a
+       * missing one means "look further". */
+      if (errno == EACCES || errno == ENOEXEC || errno == EPERM || errno == ETXTBSY)
+        saved = errno;
+      else if (errno != ENOENT && errno != ENOTDIR)
+        saved = errno;
+    }
+    if (*end == '\0')
+      break;
+    p = end;
   }
-  return 0;
+  fail(fd, PAYLOAD_EXEC, saved, "execute ", file);
 }
 
-static void reset_signals(void) {
-  /* init blocks the signals it handles through signalfd; a child must start
-   * with the defaults or it could not be interrupted. */
+static int payload_child(void *arg) {
+  const struct spawn_ctx *c = arg;
+  const struct payload_spec *spec = c->spec;
+  int fd = c->fd;
+  /* init reads its signals through signalfd with them blocked; a command
+   * must start with nothing blocked or it could not be interrupted. */
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
-  for (int sig = 1; sig < NSIG; sig++)
-    if (sig != SIGKILL && sig != SIGSTOP)
-      signal(sig, SIG_DFL);
+  /* Own session, no controlling terminal: TIOCSTI cannot push keystrokes
+   * into the caller's terminal, and the process group is ours to kill. */
+  if (setsid() < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: setsid", NULL);
+  for (int i = 0; i < 3; i++)
+    if (spec->stdio[i] >= 0 && spec->stdio[i] != i && dup2(spec->stdio[i], i) < 0)
+      fail(fd, PAYLOAD_SETUP, errno, "payload: install standard streams", NULL);
+  if (close_fds_except(fd) < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: close inherited fds", NULL);
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: PR_SET_PDEATHSIG", NULL);
+  /* No core files: they would land in the overlay and can hold secrets. */
+  struct rlimit core = {0, 0};
+  if (setrlimit(RLIMIT_CORE, &core) < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_CORE", NULL);
+  if (spec->nofile > 0) {
+    struct rlimit nofile = {spec->nofile, spec->nofile};
+    if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
+      fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_NOFILE", NULL);
+  }
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: no_new_privs", NULL);
+  const char *wd = spec->workdir ? spec->workdir : "/";
+  if (chdir(wd) < 0)
+    fail(fd, PAYLOAD_CHDIR, errno, "working directory ", wd);
+  /* The seccomp filter goes last: every step above may use syscalls the
+   * payload itself must not.  With err NULL it allocates nothing. */
+  if (seccomp_install(spec->bpf, spec->bpf_len, NULL) < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: install the seccomp filter", NULL);
+  exec_in_path(spec->argv, spec->envp, fd);
+  return 127;
 }
+
+/* One stack is enough: init is single-threaded and CLONE_VFORK keeps it
+ * suspended until the child has exec'd or exited. */
+static char child_stack[256 * 1024] __attribute__((aligned(16)));
 
 pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, hutch_error_t *err) {
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) < 0)
     return hutch_error_sys(err, "payload: pipe");
-  pid_t pid = fork();
+  struct spawn_ctx ctx = {spec, pipefd[1]};
+  pid_t pid = clone(payload_child, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+  int saved = errno;
+  close(pipefd[1]);
   if (pid < 0) {
     close(pipefd[0]);
-    close(pipefd[1]);
-    return hutch_error_sys(err, "payload: fork");
+    errno = saved;
+    return hutch_error_sys(err, "payload: clone");
   }
-  if (pid > 0) {
-    close(pipefd[1]);
-    *failure_fd = pipefd[0];
-    return pid;
-  }
-  close(pipefd[0]);
-  int fd = pipefd[1];
-  hutch_error_t perr = NULL;
-  reset_signals();
-  if (step_new_session(&perr) < 0 || step_install_stdio(spec, fd, &perr) < 0 || step_die_with_init(&perr) < 0 ||
-      step_rlimits(spec, &perr) < 0 || caps_set_no_new_privs(&perr) < 0)
-    fail_with(fd, PAYLOAD_SETUP, &perr);
-  const char *wd = spec->workdir ? spec->workdir : "/";
-  if (chdir(wd) < 0) {
-    hutch_error_sys(&perr, "working directory %s", wd);
-    fail_with(fd, PAYLOAD_CHDIR, &perr);
-  }
-  /* execvp searches the PATH of `environ`, so the sandbox's environment
-   * must be in place before the lookup. */
-  environ = (char **)spec->envp;
-  /* The seccomp filter goes last: every step above may use syscalls the
-   * payload itself must not. */
-  if (seccomp_install(spec->bpf, spec->bpf_len, &perr) < 0)
-    fail_with(fd, PAYLOAD_SETUP, &perr);
-  execvp(spec->argv[0], spec->argv);
-  hutch_error_sys(&perr, "execute %s", spec->argv[0]);
-  fail_with(fd, PAYLOAD_EXEC, &perr);
-  return -1;
+  *failure_fd = pipefd[0];
+  return pid;
 }
 
 int payload_read_failure(int failure_fd, struct payload_failure *out) {

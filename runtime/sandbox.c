@@ -307,11 +307,13 @@ fail_dir:
 static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
   out->status = ex->status;
   out->signal = ex->signal;
-  if (ex->failure_stage == PAYLOAD_EXEC)
+  if (ex->failure_stage == PAYLOAD_EXEC) {
     out->exec_errno = ex->failure_errno ? ex->failure_errno : ENOEXEC;
-  else if (ex->failure_stage != 0)
+    snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);
+  } else if (ex->failure_stage != 0) {
     out->setup_failed = true;
-  snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);
+    snprintf(out->failure, sizeof(out->failure), "%.400s: %.100s", ex->failure, strerror(ex->failure_errno));
+  }
 }
 
 /* Wait for SYNC_EXIT on fd while forwarding signals and watching the

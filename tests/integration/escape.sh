@@ -17,7 +17,7 @@ tap_ok "the image's tree is known" test -d "$rootfs"
 before=$(cd "$rootfs" && find . -printf '%p %s %m %U %T@\n' | sort | sha256sum)
 
 # Filesystem: writes land in the upper layer only.
-tap_ok "writing over the image's files works inside" hx -- sh -c 'echo pwned > /bin/busybox.new && rm -rf /etc && mkdir /etc && echo x > /etc/passwd'
+tap_ok "writing over the image's files works inside" hx -- sh -c 'echo pwned > /bin/busybox.new && rm -rf /usr && mkdir /usr && echo x > /etc/passwd'
 after=$(cd "$rootfs" && find . -printf '%p %s %m %U %T@\n' | sort | sha256sum)
 tap_is "$after" "$before" "the image's tree is unchanged"
 tap_ok "a fresh sandbox sees the image again" hx -- test -e /bin/sh -a ! -e /bin/busybox.new
