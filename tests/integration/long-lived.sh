@@ -28,6 +28,11 @@ tap_ok "stderr stays apart" hin -- sh -c 'echo err >&2'
 tap_is "$tap_stderr" "err" "stderr is the command's stderr"
 tap_is "$tap_stdout" "" "and stdout is empty"
 
+# Orphans are adopted by init, which must reap them.
+tap_ok "orphans exit" hin -- sh -c '(sleep 0.2 &); (true &); true'
+sleep 1
+tap_ok "process states" hin -- ps -o stat,args
+tap_unlike "$tap_stdout" $'\n *Z' "init reaped the orphans: no zombie is left"
 tap_ok "a background process of one command" hin -- sh -c 'sleep 1000 >/dev/null 2>&1 &'
 tap_status 124 "--timeout in a live sandbox" hin --timeout 0.5 -- sleep 30
 tap_ok "the sandbox survives a timed-out command" hin -- true
