@@ -46,7 +46,7 @@ struct hutch_image {
   char *rootfs;       /* absolute path of the unpacked, read-only tree */
   uint64_t size;      /* bytes of file content unpacked */
   int64_t created;    /* seconds since the epoch */
-  bool ids_preserved; /* owners/setuid bits kept (a subordinate id range was used) */
+  bool ids_preserved; /* files owned by ids other than 0 were kept (needs a subordinate id range to run) */
 };
 void hutch_image_clear(struct hutch_image *image);
 void hutch_image_list_free(struct hutch_image *images, size_t n);

@@ -105,6 +105,14 @@ void idmap_compute(uid_t uid, gid_t gid, const char *user, const char *subuid, c
   }
 }
 
+void idmap_single(const struct idmap_set *from, struct idmap_set *out) {
+  *out = *from;
+  if (from->kind == IDMAP_ROOT)
+    return;
+  out->uid.n = out->gid.n = 1;
+  out->kind = IDMAP_SINGLE;
+}
+
 char *idmap_format(const struct idmap *map) {
   char *buf = xcalloc(1, 64 * IDMAP_MAX_RANGES);
   size_t off = 0;

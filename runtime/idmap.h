@@ -47,6 +47,9 @@ int idmap_find_subordinate(const char *content, const char *user, uint32_t id, u
 void idmap_compute(uid_t uid, gid_t gid, const char *user, const char *subuid, const char *subgid,
                    struct idmap_set *out);
 
+/* The single mapping (uid and gid 0 only) derived from any set. */
+void idmap_single(const struct idmap_set *from, struct idmap_set *out);
+
 /* "inside outside count\n" lines, as /proc/PID/uid_map wants them. */
 char *idmap_format(const struct idmap *map);
 /* Map an id seen inside to the host id; returns -1 when unmapped. */

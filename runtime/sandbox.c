@@ -178,6 +178,15 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
     return -1;
+  struct idmap_set single;
+  if (maps->kind == IDMAP_SUBORDINATE && !cfg->rootfs_subordinate_ids) {
+    /* Nothing in the image belongs to ids 1..65535, and nothing in the
+     * sandbox can make them appear (no CAP_CHOWN, no CAP_SETUID): uid 0
+     * alone is the same sandbox, without running newuidmap and newgidmap,
+     * two setuid programs that cost more than the rest of the start. */
+    idmap_single(maps, &single);
+    maps = &single;
+  }
   if (cfg->rootfs_subordinate_ids && maps->kind == IDMAP_SINGLE) {
     /* Its files would belong to ids this user namespace cannot map: they
      * would show up as nobody and be unwritable even for root inside. */

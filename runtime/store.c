@@ -721,9 +721,12 @@ static int write_new_meta(struct hutch_store *store, const char *dir_rel, const 
   cJSON_AddItemToObject(j, "names", cJSON_CreateArray());
   cJSON_AddNumberToObject(j, "size", (double)s->size);
   cJSON_AddNumberToObject(j, "created", (double)time(NULL));
-  /* True when the tree may hold files of ids 1..65535: a sandbox must then
-   * map them too (entries beyond the range are counted apart). */
-  cJSON_AddBoolToObject(j, "ids_preserved", maps->kind != IDMAP_SINGLE);
+  /* True when the tree holds files of ids 1..65535: a sandbox must then map
+   * them too.  A tree owned by root alone needs no more than uid 0 inside
+   * (sandboxed processes can neither chown nor setuid), which spares a
+   * rootless start the two setuid newuidmap/newgidmap helpers. */
+  cJSON_AddBoolToObject(j, "ids_preserved", maps->kind != IDMAP_SINGLE && s->non_root_owned > 0);
+  cJSON_AddNumberToObject(j, "non_root_owned", (double)s->non_root_owned);
   cJSON_AddStringToObject(j, "idmap", idmap_kind_name(maps->kind));
   cJSON_AddStringToObject(j, "source", source ? source : file);
   cJSON_AddNumberToObject(j, "entries", (double)s->entries);

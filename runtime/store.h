@@ -34,6 +34,7 @@ struct unpack_stats {
   uint64_t entries;          /* entries written */
   uint64_t skipped_special;  /* device nodes, fifos and sockets left out */
   uint64_t owners_collapsed; /* entries whose owner or group had no mapping and became root */
+  uint64_t non_root_owned;   /* entries left with an owner or group other than 0 */
   uint64_t setid_dropped;    /* setuid/setgid bits dropped with them */
   uint64_t warnings;         /* attributes (xattrs, ACLs, times) that could not be restored */
   char first_warning[256];

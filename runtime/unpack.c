@@ -101,6 +101,8 @@ static void map_owner(struct archive_entry *e, const struct idmap_set *maps, str
   int64_t uid = ARCHIVE(archive_entry_uid)(e), gid = ARCHIVE(archive_entry_gid)(e);
   bool uid_ok = uid >= 0 && uid <= UINT32_MAX && idmap_to_host(&maps->uid, (uint32_t)uid) >= 0;
   bool gid_ok = gid >= 0 && gid <= UINT32_MAX && idmap_to_host(&maps->gid, (uint32_t)gid) >= 0;
+  if ((uid_ok && uid != 0) || (gid_ok && gid != 0))
+    stats->non_root_owned++;
   if (uid_ok && gid_ok)
     return;
   mode_t mode = ARCHIVE(archive_entry_perm)(e);

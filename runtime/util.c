@@ -192,11 +192,17 @@ int remove_tree_at(int dirfd, const char *name) {
   if (errno != EISDIR && errno != EPERM)
     return -1;
   int dfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (dfd < 0) {
-    if (errno == ENOTDIR || errno == ELOOP)
-      return -1; /* unlinkat failed on a non-directory: report that */
-    return -1;
+  if (dfd < 0 && errno == EACCES) {
+    /* A directory we own but may not read (overlayfs leaves its work/work
+     * at mode 000): unlinkat said EISDIR, so this is no symlink to chmod
+     * through. */
+    if (fchmodat(dirfd, name, 0700, 0) == 0)
+      dfd = openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    else
+      errno = EACCES;
   }
+  if (dfd < 0)
+    return -1;
   /* A directory we cannot write into cannot be emptied; make it writable
    * first (we own it, or we are root in the namespace that does). */
   fchmod(dfd, 0700);

@@ -18,9 +18,12 @@ tap_ok "git init and commit" hx --workdir /tmp -- sh -c '
 tap_is "$tap_stdout" "1" "one commit"
 tap_ok "a shell pipeline" hx -- sh -c 'seq 1 100 | grep 7 | sort -rn | head -1'
 tap_is "$tap_stdout" "97" "gives the right line"
-tap_ok "a C compile" hx --workdir /tmp -- sh -c '
-  printf "#include <stdio.h>\nint main(void){printf(\"%%d\\n\", 6*7);return 0;}\n" > t.c
-  gcc -O2 -o t t.c && ./t'
+cat >"${TMPDIR:-/tmp}/hutch-t-$$.c" <<'C'
+#include <stdio.h>
+int main(void) { printf("%d\n", 6 * 7); return 0; }
+C
+tap_ok "a C compile" hx --bind "${TMPDIR:-/tmp}/hutch-t-$$.c:/src/t.c:ro" --workdir /tmp -- sh -c 'gcc -O2 -o t /src/t.c && ./t'
+rm -f "${TMPDIR:-/tmp}/hutch-t-$$.c"
 tap_is "$tap_stdout" "42" "the compiled program runs"
 tap_ok "python multiprocessing" hx -- python3 -c 'from multiprocessing import Pool
 with Pool(2) as p: print(sum(p.map(abs, [-1, -2, 3])))'

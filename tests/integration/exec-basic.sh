@@ -25,6 +25,34 @@ tap_ok "uid map" hx -- cat /proc/self/uid_map
 first=$(echo "$tap_stdout" | awk 'NR==1 {print $1, $2}')
 tap_is "$first" "0 $(id -u)" "uid 0 inside is the invoking user"
 
+# An image with files of other owners needs the subordinate range mapped;
+# one owned by root alone runs with uid 0 mapped and nothing else.
+python3 - "$tmp/owned.tar" <<'PY'
+import io, sys, tarfile
+with tarfile.open(sys.argv[1], "w") as t:
+    for name, uid in (("bin", 0), ("home", 0), ("home/user", 1000)):
+        i = tarfile.TarInfo(name); i.type = tarfile.DIRTYPE; i.mode = 0o755; i.uid = i.gid = uid
+        t.addfile(i)
+    i = tarfile.TarInfo("bin/busybox"); data = open("/bin/busybox", "rb").read()
+    i.size = len(data); i.mode = 0o755
+    t.addfile(i, io.BytesIO(data))
+    for app in ("sh", "cat", "stat", "wc"):
+        i = tarfile.TarInfo("bin/" + app); i.type = tarfile.SYMTYPE; i.linkname = "busybox"
+        t.addfile(i)
+PY
+tap_ok "import an image with a directory owned by uid 1000" "$HUTCH_BIN" rootfs import "$tmp/owned.tar" --name hutch-test-owned
+if [ "$HUTCH_TEST_MODE" = rootless ] && ! grep -q "^$(id -un):" /etc/subuid; then
+  tap_skip "the owner inside is 1000" "this user has no subordinate range"
+else
+  tap_ok "its owner inside" "$HUTCH_BIN" exec --rootfs hutch-test-owned --env PATH=/bin -- stat -c %u /home/user
+  tap_is "$tap_stdout" "1000" "the owner inside is 1000"
+  tap_ok "its uid map" "$HUTCH_BIN" exec --rootfs hutch-test-owned --env PATH=/bin -- cat /proc/self/uid_map
+  tap_is "$(echo "$tap_stdout" | wc -l)" "$([ "$HUTCH_TEST_MODE" = root ] && echo 1 || echo 2)" "maps the range it needs"
+fi
+tap_ok "the root-owned image's uid map" hx -- cat /proc/self/uid_map
+tap_is "$(echo "$tap_stdout" | wc -l)" "1" "maps uid 0 (or root's identity) alone"
+"$HUTCH_BIN" rootfs rm hutch-test-owned >/dev/null
+
 tap_ok "capabilities" hx -- grep -E '^(Cap|NoNewPrivs|Seccomp:)' /proc/self/status
 for set in CapInh CapPrm CapEff CapBnd CapAmb; do
   tap_like "$tap_stdout" "$set:[[:space:]]+0000000000000000" "$set is empty"

@@ -53,6 +53,17 @@ int main(void) {
   tap_is_str(s, "0 0 65536\n", "root's identity map covers 0..65535");
   free(s);
 
+  idmap_compute(1000, 1000, "alice", subuid, subuid, &m);
+  struct idmap_set single;
+  idmap_single(&m, &single);
+  tap_is_int(single.kind, IDMAP_SINGLE, "the single mapping of a subordinate set");
+  tap_is_int(single.uid.n, 1, "keeps one uid range");
+  tap_is_int(idmap_to_host(&single.uid, 0), 1000, "uid 0 is still the user");
+  tap_is_int(idmap_to_host(&single.uid, 1), -1, "and nothing else is mapped");
+  idmap_compute(0, 0, "root", NULL, NULL, &m);
+  idmap_single(&m, &single);
+  tap_is_int(single.kind, IDMAP_ROOT, "root's identity map stays as it is");
+
   const char *big = "alice:100000:1000000\n";
   idmap_compute(1000, 1000, "alice", big, big, &m);
   tap_is_int(m.uid.ranges[1].count, 65535, "a large range is capped at 65535 extra ids");

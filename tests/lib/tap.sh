@@ -1,0 +1,277 @@
+# shellcheck shell=bash
+# TAP for the integration scripts.  Source it, make assertions, end with
+# tap_done.  Everything goes to stdout, which the automake TAP driver reads
+# (through tests/lib/run-integration); anything else a test prints must go
+# to stderr or through tap_diag.
+#
+#   tap_ok DESC CMD...          ok when CMD exits 0
+#   tap_fails DESC CMD...       ok when CMD exits non-zero
+#   tap_status WANT DESC CMD... ok when CMD exits with status WANT
+#       After each of these, $tap_stdout and $tap_stderr hold what CMD printed
+#       and $tap_rc its exit status.  External commands are killed after
+#       $HUTCH_TEST_CMD_TIMEOUT seconds (default 300).
+#   tap_check STATUS DESC       ok when STATUS is 0 (e.g. tap_check $? "...")
+#   tap_is GOT WANT DESC        ok when the strings are equal
+#   tap_like GOT REGEX DESC     ok when GOT matches the bash regex
+#   tap_unlike GOT REGEX DESC   ok when it does not
+#   tap_skip DESC REASON        a skipped point
+#   tap_diag MSG...             a "# " comment
+#   tap_skip_all REASON         the whole script does not apply here; exits
+#   tap_done                    prints the plan; exits 1 if anything failed
+#
+#   hutch_test_tmpdir           a fresh directory under $TMPDIR
+#   hutch_test_rootfs KIND      imports the cached busybox or debian test
+#                               rootfs into $HUTCH_STORE, prints its image
+#                               name; returns 1 when it is not available.
+#
+# Set by the harness: HUTCH_BIN, HUTCH_SRCDIR, HUTCH_BUILDDIR, HUTCH_POLICY,
+# HUTCH_STORE, HUTCH_STATE_DIR, HUTCH_CACHE_DIR, and HUTCH_TEST_MODE (root
+# or rootless).
+
+_tap_lib=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=rootfs.sh
+. "$_tap_lib/rootfs.sh"
+
+: "${HUTCH_BUILDDIR:=$(cd "$_tap_lib/../.." && pwd)}"
+: "${HUTCH_SRCDIR:=$(cd "$_tap_lib/../.." && pwd)}"
+: "${HUTCH_BIN:=$HUTCH_BUILDDIR/hutch}"
+if [ -z "${HUTCH_TEST_MODE:-}" ]; then
+  if [ "$(id -u)" -eq 0 ]; then HUTCH_TEST_MODE=root; else HUTCH_TEST_MODE=rootless; fi
+fi
+export HUTCH_BIN HUTCH_SRCDIR HUTCH_BUILDDIR HUTCH_TEST_MODE
+
+_tap_n=0
+_tap_failed=0
+tap_stdout=
+tap_stderr=
+tap_rc=0
+
+# A "#" in a description would start a TAP directive.
+_tap_desc() {
+  local d=${1//\\/\\\\}
+  printf '%s' "${d//#/\\#}"
+}
+
+tap_diag() {
+  local line
+  while IFS= read -r line; do
+    printf '# %s\n' "$line"
+  done <<<"$*"
+}
+
+# Indented diagnostics of a captured output, at most the last 40 lines.
+_tap_diag_output() {
+  local label=$1 text=$2 n
+  [ -n "$text" ] || return 0
+  n=$(printf '%s\n' "$text" | wc -l)
+  if [ "$n" -gt 40 ]; then
+    printf '#   %s (last 40 of %d lines):\n' "$label" "$n"
+    text=$(printf '%s\n' "$text" | tail -n 40)
+  else
+    printf '#   %s:\n' "$label"
+  fi
+  printf '%s\n' "$text" | sed 's/^/#     /'
+}
+
+_tap_result() {
+  local ok=$1 desc=$2
+  _tap_n=$((_tap_n + 1))
+  if [ "$ok" -eq 0 ]; then
+    printf 'ok %d - %s\n' "$_tap_n" "$(_tap_desc "$desc")"
+  else
+    _tap_failed=$((_tap_failed + 1))
+    printf 'not ok %d - %s\n' "$_tap_n" "$(_tap_desc "$desc")"
+  fi
+  return "$ok"
+}
+
+# Runs "$@" capturing stdout, stderr and status into tap_stdout/stderr/rc.
+_tap_capture() {
+  local out err
+  out=$(mktemp "${TMPDIR:-/tmp}/tap-out.XXXXXX") || return 1
+  err=$(mktemp "${TMPDIR:-/tmp}/tap-err.XXXXXX") || return 1
+  case $(type -t "$1") in
+  function | builtin)
+    "$@" >"$out" 2>"$err"
+    tap_rc=$?
+    ;;
+  *)
+    timeout --kill-after=10 "${HUTCH_TEST_CMD_TIMEOUT:-300}" "$@" >"$out" 2>"$err"
+    tap_rc=$?
+    [ $tap_rc -ne 124 ] || echo "tap.sh: killed after ${HUTCH_TEST_CMD_TIMEOUT:-300} s" >>"$err"
+    ;;
+  esac
+  tap_stdout=$(cat "$out")
+  tap_stderr=$(cat "$err")
+  rm -f "$out" "$err"
+}
+
+_tap_cmd_diag() {
+  printf '#   command: %s\n' "$*"
+  printf '#   exit status: %d\n' "$tap_rc"
+  _tap_diag_output stdout "$tap_stdout"
+  _tap_diag_output stderr "$tap_stderr"
+}
+
+tap_ok() {
+  local desc=$1
+  shift
+  _tap_capture "$@"
+  if _tap_result $((tap_rc != 0)) "$desc"; then return 0; fi
+  _tap_cmd_diag "$@"
+  return 1
+}
+
+tap_fails() {
+  local desc=$1
+  shift
+  _tap_capture "$@"
+  if _tap_result $((tap_rc == 0)) "$desc"; then return 0; fi
+  printf '#   expected a non-zero exit status\n'
+  _tap_cmd_diag "$@"
+  return 1
+}
+
+tap_status() {
+  local want=$1 desc=$2
+  shift 2
+  _tap_capture "$@"
+  if _tap_result $((tap_rc != want)) "$desc"; then return 0; fi
+  printf '#   expected exit status %d\n' "$want"
+  _tap_cmd_diag "$@"
+  return 1
+}
+
+tap_check() {
+  local status=$1 desc=$2
+  if _tap_result $((status != 0)) "$desc"; then return 0; fi
+  printf '#   status was %s\n' "$status"
+  return 1
+}
+
+tap_is() {
+  local got=$1 want=$2 desc=$3
+  if [ "$got" == "$want" ]; then
+    _tap_result 0 "$desc"
+    return 0
+  fi
+  _tap_result 1 "$desc"
+  _tap_diag_output got "$got"
+  [ -n "$got" ] || printf '#   got: (empty)\n'
+  _tap_diag_output want "$want"
+  [ -n "$want" ] || printf '#   want: (empty)\n'
+  return 1
+}
+
+tap_like() {
+  local got=$1 re=$2 desc=$3
+  if [[ $got =~ $re ]]; then
+    _tap_result 0 "$desc"
+    return 0
+  fi
+  _tap_result 1 "$desc"
+  printf '#   regex: %s\n' "$re"
+  _tap_diag_output got "$got"
+  [ -n "$got" ] || printf '#   got: (empty)\n'
+  return 1
+}
+
+tap_unlike() {
+  local got=$1 re=$2 desc=$3
+  if ! [[ $got =~ $re ]]; then
+    _tap_result 0 "$desc"
+    return 0
+  fi
+  _tap_result 1 "$desc"
+  printf '#   should not match: %s\n' "$re"
+  _tap_diag_output got "$got"
+  return 1
+}
+
+tap_skip() {
+  local desc=$1 reason=${2:-}
+  _tap_n=$((_tap_n + 1))
+  printf 'ok %d - %s # SKIP %s\n' "$_tap_n" "$(_tap_desc "$desc")" "$(_tap_desc "$reason")"
+}
+
+tap_skip_all() {
+  if [ "$_tap_n" -gt 0 ]; then
+    tap_skip "rest of ${0##*/}" "$1"
+    tap_done
+  fi
+  printf '1..0 # SKIP %s\n' "$1"
+  exit 0
+}
+
+tap_done() {
+  if [ "$_tap_n" -eq 0 ]; then
+    # A script that asserted nothing is broken, not green.
+    _tap_result 1 "${0##*/} made no assertion"
+  fi
+  printf '1..%d\n' "$_tap_n"
+  [ "$_tap_failed" -eq 0 ] || exit 1
+  exit 0
+}
+
+hutch_test_tmpdir() {
+  mktemp -d "${TMPDIR:-/tmp}/hutch-test.XXXXXX"
+}
+
+# Prints the JSON digest of image NAME in $HUTCH_STORE (empty when absent).
+_hutch_test_image_digest() {
+  "$HUTCH_BIN" rootfs ls --json 2>/dev/null | /usr/bin/python3 -c '
+import json, sys
+name = sys.argv[1]
+text = sys.stdin.read()
+try:
+    docs = [json.loads(text)]
+except ValueError:
+    docs = [json.loads(l) for l in text.splitlines() if l.strip().startswith("{")]
+def walk(o):
+    if isinstance(o, dict):
+        if o.get("name") == name and isinstance(o.get("digest"), str):
+            print(o["digest"]); sys.exit(0)
+        for v in o.values(): walk(v)
+    elif isinstance(o, list):
+        for v in o: walk(v)
+for d in docs: walk(d)
+' "$1" 2>/dev/null
+}
+
+hutch_test_rootfs() {
+  local kind=$1 tar name="hutch-test-$1" lock fd rc=0 want have
+  case $kind in
+  busybox) tar=$(hutch_rootfs_ensure busybox) || return 1 ;;
+  debian)
+    tar=$(hutch_rootfs_tar debian) || return 1
+    if [ ! -s "$tar" ]; then
+      echo "hutch_test_rootfs: $tar is not built: run tests/setup-host.sh as root" >&2
+      return 1
+    fi
+    ;;
+  *)
+    echo "hutch_test_rootfs: unknown kind '$kind' (busybox or debian)" >&2
+    return 1
+    ;;
+  esac
+  # Test scripts running side by side share a store: import one at a time.
+  if [ -n "${HUTCH_STORE:-}" ]; then
+    mkdir -p "$(dirname "$HUTCH_STORE")"
+    lock="${HUTCH_STORE%/}.import-lock"
+  else
+    lock="${TMPDIR:-/tmp}/hutch-test-import-$(id -u).lock"
+  fi
+  exec {fd}>>"$lock" || return 1
+  flock "$fd"
+  want=$(hutch_rootfs_digest "$tar")
+  have=$(_hutch_test_image_digest "$name")
+  if [ "$have" != "$want" ]; then
+    if ! "$HUTCH_BIN" rootfs import "$tar" --name "$name" >&2; then
+      echo "hutch_test_rootfs: importing $tar into ${HUTCH_STORE:-the default store} failed" >&2
+      rc=1
+    fi
+  fi
+  exec {fd}>&-
+  [ $rc -eq 0 ] || return 1
+  printf '%s\n' "$name"
+}

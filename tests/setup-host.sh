@@ -1,0 +1,79 @@
+#!/bin/bash
+# Prepares this machine for the test suite.  Run as root; safe to run again.
+#
+#  - installs the packages the build and the tests use (Debian/Ubuntu);
+#  - creates the unprivileged test user ${HUTCH_TEST_USER:-hutchtest} with a
+#    subordinate uid/gid range, for the rootless half of every test;
+#  - builds the cached test rootfs tarballs (busybox, and the Debian one,
+#    which takes a few minutes the first time) in
+#    ${HUTCH_TEST_CACHE:-/var/tmp/hutch-test-cache}.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+test_user=${HUTCH_TEST_USER:-hutchtest}
+packages=(
+  autoconf automake pkg-config make gcc libc6-dev
+  libseccomp-dev libcap-dev libcurl4-openssl-dev libcjson-dev libmnl-dev libarchive-dev libyaml-dev
+  busybox-static mmdebstrap uidmap zstd xz-utils python3 mandoc bubblewrap hyperfine
+)
+
+log() { echo "setup-host: $*" >&2; }
+
+if [ "$(id -u)" -ne 0 ]; then
+  log "run me as root (sudo $0)"
+  exit 1
+fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -q
+  apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+
+if ! id -u "$test_user" >/dev/null 2>&1; then
+  log "creating the test user $test_user"
+  useradd --create-home --shell /bin/bash --user-group "$test_user"
+fi
+
+# A range of 65536 ids past every range already handed out.
+next_free_range() {
+  awk -F: 'NF >= 3 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { e = $2 + $3; if (e > m) m = e }
+           END { if (m < 200000) m = 200000; print m }' /etc/subuid /etc/subgid 2>/dev/null
+}
+for f in /etc/subuid /etc/subgid; do
+  [ -e "$f" ] || install -m 0644 /dev/null "$f"
+  if ! grep -q "^$test_user:" "$f" && ! grep -q "^$(id -u "$test_user"):" "$f"; then
+    start=$(next_free_range)
+    log "giving $test_user the subordinate range $start:65536 in $f"
+    echo "$test_user:$start:65536" >>"$f"
+  fi
+done
+
+# Kernels and distributions that restrict unprivileged user namespaces make
+# every rootless test fail; say so now rather than in a hundred test points.
+if [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1)" = 0 ]; then
+  log "warning: kernel.unprivileged_userns_clone is 0: rootless sandboxes cannot work"
+fi
+if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo 0)" = 1 ]; then
+  log "warning: kernel.apparmor_restrict_unprivileged_userns is 1: rootless sandboxes need an AppArmor profile allowing userns for hutch, or that sysctl set to 0"
+fi
+if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1)" = 0 ]; then
+  log "warning: user.max_user_namespaces is 0: rootless sandboxes cannot work"
+fi
+
+# shellcheck source=lib/rootfs.sh
+. "$here/lib/rootfs.sh"
+mkdir -p "$HUTCH_TEST_CACHE"
+chmod 0755 "$HUTCH_TEST_CACHE"
+hutch_rootfs_ensure busybox >/dev/null
+log "busybox rootfs: $HUTCH_TEST_BUSYBOX_TAR"
+if hutch_rootfs_ensure debian >/dev/null; then
+  log "debian rootfs: $HUTCH_TEST_DEBIAN_TAR"
+else
+  log "warning: the debian rootfs could not be built; the tests that need it will be skipped"
+fi
