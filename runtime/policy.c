@@ -178,8 +178,12 @@ int policy_seccomp_program(struct hutch_policy *p, const void **bpf, size_t *len
  * caps.c, payload.c); listed so that a reader sees the whole picture. */
 static const char *const namespaces[] = {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"};
 
-static int parse_profile(const struct hutch_policy *p, struct seccomp_profile **profile, hutch_error_t *err) {
-  if (seccomp_profile_parse(p->seccomp_json, p->seccomp_json_len, p->seccomp_path, profile, err) < 0)
+/* Parse the profile and compile it too: a profile libseccomp refuses must
+ * not look fine in a description. */
+static int parse_profile(const struct hutch_policy *p, struct seccomp_profile **profile, void **bpf, size_t *bpf_len,
+                         hutch_error_t *err) {
+  if (seccomp_profile_parse(p->seccomp_json, p->seccomp_json_len, p->seccomp_path, profile, err) < 0 ||
+      seccomp_profile_compile(*profile, bpf, bpf_len, err) < 0)
     return hutch_error_wrap(err, "policy %s", p->path);
   return 0;
 }
@@ -190,13 +194,10 @@ static void profile_freep(struct seccomp_profile **p) {
 
 int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
   _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
-  if (parse_profile(p, &profile, err) < 0)
-    return -1;
-  /* A profile libseccomp refuses must not look fine here. */
   _cleanup_free_ void *bpf = NULL;
   size_t bpf_len = 0;
-  if (seccomp_profile_compile(profile, &bpf, &bpf_len, err) < 0)
-    return hutch_error_wrap(err, "policy %s", p->path);
+  if (parse_profile(p, &profile, &bpf, &bpf_len, err) < 0)
+    return -1;
 
   fprintf(out, "policy: %s\n", p->path);
   fprintf(out, "sandbox:\n");
@@ -227,12 +228,10 @@ static void json_freep(cJSON **j) {
 
 int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
   _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
-  if (parse_profile(p, &profile, err) < 0)
-    return -1;
   _cleanup_free_ void *bpf = NULL;
   size_t bpf_len = 0;
-  if (seccomp_profile_compile(profile, &bpf, &bpf_len, err) < 0)
-    return hutch_error_wrap(err, "policy %s", p->path);
+  if (parse_profile(p, &profile, &bpf, &bpf_len, err) < 0)
+    return -1;
 
   _cleanup_(json_freep) cJSON *root = cJSON_CreateObject();
   cJSON_AddStringToObject(root, "policy", p->path);

@@ -445,13 +445,20 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   return 0;
 }
 
-int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err) {
+/* Open the state directory and read one sandbox's state from it; returns
+ * the directory fd. */
+static int read_sandbox_state(const char *state_dir, const char *id, struct sandbox_state *st, hutch_error_t *err) {
   _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
   _cleanup_close_ int rootfd = state_open_root(path, err);
-  if (rootfd < 0)
+  if (rootfd < 0 || state_read(rootfd, id, st, err) < 0)
     return -1;
+  return steal_fd(&rootfd);
+}
+
+int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err) {
   struct sandbox_state st;
-  if (state_read(rootfd, id, &st, err) < 0)
+  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
+  if (rootfd < 0)
     return -1;
   bool running = state_is_running(&st);
   bool long_lived = st.long_lived;
@@ -570,12 +577,9 @@ static int kill_sandbox(const struct sandbox_state *st, hutch_error_t *err) {
 }
 
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err) {
-  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
-  _cleanup_close_ int rootfd = state_open_root(path, err);
-  if (rootfd < 0)
-    return -1;
   struct sandbox_state st;
-  if (state_read(rootfd, id, &st, err) < 0)
+  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
+  if (rootfd < 0)
     return -1;
   int r = kill_sandbox(&st, err);
   state_clear(&st);
