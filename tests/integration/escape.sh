@@ -59,6 +59,8 @@ tap_ok "reading /proc/kallsyms" hx -- sh -c 'wc -c < /proc/kallsyms'
 tap_is "$(echo "$tap_stdout" | tr -d ' ')" "0" "/proc/kallsyms gives nothing"
 tap_fails "writing /proc/sys fails" hx -- sh -c 'echo 1 > /proc/sys/kernel/ns_last_pid'
 tap_fails "writing /proc/sysrq-trigger fails" hx -- sh -c 'echo h > /proc/sysrq-trigger'
+tap_ok "/sys listing" hx -- sh -c 'ls -A /sys 2>/dev/null | wc -l'
+tap_is "$(echo "$tap_stdout" | tr -d ' ')" "0" "no sysfs is mounted: /sys is empty or absent"
 tap_ok "/dev listing" hx -- ls /dev
 tap_unlike "$tap_stdout" "(vda|sda|nvme|kmsg|mem|port)" "no host device node is present"
 
