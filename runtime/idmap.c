@@ -92,11 +92,13 @@ void idmap_compute(uid_t uid, gid_t gid, const char *user, const char *subuid, c
   bool have_uids, have_gids;
   compute_one(uid, user, subuid, root, &out->uid, &have_uids);
   compute_one(gid, user, subgid, root, &out->gid, &have_gids);
+  out->setgroups_allowed = true;
   if (root) {
     out->kind = IDMAP_ROOT;
   } else if (have_uids && have_gids) {
     out->kind = IDMAP_SUBORDINATE;
   } else {
+    out->setgroups_allowed = false;
     /* Both maps must agree in shape, or files would get owners the other
      * map cannot express: fall back to the single mapping for both. */
     out->uid.n = 1;
@@ -105,12 +107,32 @@ void idmap_compute(uid_t uid, gid_t gid, const char *user, const char *subuid, c
   }
 }
 
+bool idmap_identity_within(const char *proc_map, struct idmap *out) {
+  memset(out, 0, sizeof(*out));
+  const char *line = proc_map ? proc_map : "";
+  while (*line && out->n < IDMAP_MAX_RANGES) {
+    unsigned long long inside, outside, count;
+    if (sscanf(line, "%llu %llu %llu", &inside, &outside, &count) == 3 && inside < IDMAP_INSIDE_IDS && count > 0) {
+      unsigned long long end = inside + count;
+      if (end > IDMAP_INSIDE_IDS)
+        end = IDMAP_INSIDE_IDS;
+      out->ranges[out->n++] = (struct idmap_range){(uint32_t)inside, (uint32_t)inside, (uint32_t)(end - inside)};
+    }
+    const char *nl = strchr(line, '\n');
+    if (nl == NULL)
+      break;
+    line = nl + 1;
+  }
+  return idmap_to_host(out, 0) == 0;
+}
+
 void idmap_single(const struct idmap_set *from, struct idmap_set *out) {
   *out = *from;
   if (from->kind == IDMAP_ROOT)
     return;
   out->uid.n = out->gid.n = 1;
   out->kind = IDMAP_SINGLE;
+  out->setgroups_allowed = false;
 }
 
 char *idmap_format(const struct idmap *map) {

@@ -35,6 +35,9 @@ enum idmap_kind {
 struct idmap_set {
   struct idmap uid, gid;
   enum idmap_kind kind;
+  /* setgroups(2) may be used in the sandbox: not with the single mapping,
+   * nor below a namespace that denied it (it is inherited). */
+  bool setgroups_allowed;
 };
 
 /* Find the first range of `user` (by name or by numeric id) in the contents
@@ -46,6 +49,14 @@ int idmap_find_subordinate(const char *content, const char *user, uint32_t id, u
  * files' contents (may be NULL when missing). */
 void idmap_compute(uid_t uid, gid_t gid, const char *user, const char *subuid, const char *subgid,
                    struct idmap_set *out);
+
+/* Root's identity map, limited to the ids the current user namespace has:
+ * `proc_map` is the text of /proc/self/uid_map (or gid_map).  In the initial
+ * namespace that is 0..65535 in one line; as uid 0 of a nested namespace
+ * (a rootless container, `unshare -r`) each line of the outer map must
+ * stay one line, or the kernel refuses the map.  Returns false when id 0 is
+ * not mapped at all. */
+bool idmap_identity_within(const char *proc_map, struct idmap *out);
 
 /* The single mapping (uid and gid 0 only) derived from any set. */
 void idmap_single(const struct idmap_set *from, struct idmap_set *out);

@@ -243,7 +243,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
       .n_binds = cfg->n_binds,
-      .groups_mapped = maps->kind != IDMAP_SINGLE,
+      .groups_mapped = maps->setgroups_allowed && idmap_to_host(&maps->gid, 5) >= 0,
       .long_lived = primary == NULL,
       .init =
           {

@@ -30,6 +30,18 @@ int idmap_for_caller(const struct idmap_set **out, hutch_error_t *err) {
     _cleanup_free_ char *subuid = read_file_at(AT_FDCWD, "/etc/subuid", 1 << 20, NULL);
     _cleanup_free_ char *subgid = read_file_at(AT_FDCWD, "/etc/subgid", 1 << 20, NULL);
     idmap_compute(uid, gid, pw ? pw->pw_name : NULL, subuid, subgid, &maps);
+    if (maps.kind == IDMAP_ROOT) {
+      _cleanup_free_ char *uid_map = read_file_at(AT_FDCWD, "/proc/self/uid_map", 1 << 16, NULL);
+      _cleanup_free_ char *gid_map = read_file_at(AT_FDCWD, "/proc/self/gid_map", 1 << 16, NULL);
+      struct idmap u, g;
+      if (uid_map && gid_map && idmap_identity_within(uid_map, &u) && idmap_identity_within(gid_map, &g)) {
+        maps.uid = u;
+        maps.gid = g;
+      }
+      _cleanup_free_ char *setgroups = read_file_at(AT_FDCWD, "/proc/self/setgroups", 64, NULL);
+      if (setgroups && strncmp(setgroups, "deny", 4) == 0)
+        maps.setgroups_allowed = false;
+    }
     if (maps.kind == IDMAP_SUBORDINATE && (access(NEWUIDMAP_PATH, X_OK) < 0 || access(NEWGIDMAP_PATH, X_OK) < 0)) {
       /* A range without the helpers to apply it is no range at all. */
       maps.uid.n = maps.gid.n = 1;
@@ -176,7 +188,7 @@ int userns_run(const struct idmap_set *maps, unsigned long extra_clone_flags, in
     if (sync_send(sp[1], SYNC_READY, NULL, 0, NULL, 0, &cerr) < 0 ||
         sync_expect(sp[1], SYNC_GO, NULL, 0, NULL, "user namespace: wait for id maps", &cerr) < 0)
       _exit(1);
-    if (maps->kind != IDMAP_SINGLE)
+    if (maps->setgroups_allowed)
       setgroups(0, NULL);
     int r = fn(data, &cerr);
     if (r < 0) {

@@ -29,6 +29,7 @@ int main(void) {
   struct idmap_set m;
   idmap_compute(1000, 1000, "alice", subuid, subuid, &m);
   tap_is_int(m.kind, IDMAP_SUBORDINATE, "user with ranges: subordinate maps");
+  tap_ok(m.setgroups_allowed, "setgroups stays allowed with newgidmap");
   tap_is_int(m.uid.n, 2, "two uid ranges");
   char *s = idmap_format(&m.uid);
   tap_is_str(s, "0 1000 1\n1 100000 65535\n", "uid map text: 0 is the user, 1.. the range");
@@ -39,6 +40,7 @@ int main(void) {
 
   idmap_compute(1003, 1003, "dave", subuid, subuid, &m);
   tap_is_int(m.kind, IDMAP_SINGLE, "user without ranges: single map");
+  tap_ok(!m.setgroups_allowed, "setgroups is denied with the single map");
   s = idmap_format(&m.gid);
   tap_is_str(s, "0 1003 1\n", "single gid map");
   free(s);
@@ -63,6 +65,22 @@ int main(void) {
   idmap_compute(0, 0, "root", NULL, NULL, &m);
   idmap_single(&m, &single);
   tap_is_int(single.kind, IDMAP_ROOT, "root's identity map stays as it is");
+
+  struct idmap id;
+  tap_ok(idmap_identity_within("         0          0 4294967295\n", &id), "identity in the initial namespace");
+  s = idmap_format(&id);
+  tap_is_str(s, "0 0 65536\n", "one line, ids 0..65535");
+  free(s);
+  tap_ok(idmap_identity_within("0 1001 1\n1 100000 65535\n", &id), "identity as root of a rootless namespace");
+  s = idmap_format(&id);
+  tap_is_str(s, "0 0 1\n1 1 65535\n", "follows the outer map's lines");
+  free(s);
+  tap_ok(idmap_identity_within("0 1000 1\n", &id), "identity in a single-id namespace");
+  s = idmap_format(&id);
+  tap_is_str(s, "0 0 1\n", "uid 0 alone");
+  free(s);
+  tap_ok(!idmap_identity_within("1000 1000 1\n", &id), "no identity when 0 is unmapped");
+  tap_ok(!idmap_identity_within("", &id), "nor from an empty map");
 
   const char *big = "alice:100000:1000000\n";
   idmap_compute(1000, 1000, "alice", big, big, &m);
