@@ -154,6 +154,44 @@ void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);
 /* Remove a sandbox by id whether or not it is running (kills it first). */
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err);
 
+/* ---- host checks (`hutch doctor`) ------------------------------------ */
+
+enum hutch_check_status {
+  HUTCH_CHECK_OK,
+  HUTCH_CHECK_INFO, /* a fact about the host, no verdict */
+  HUTCH_CHECK_SKIP, /* does not apply here */
+  HUTCH_CHECK_WARN, /* works, or is not needed yet, but something is missing */
+  HUTCH_CHECK_FAIL,
+};
+
+struct hutch_check {
+  const char *id;    /* stable key for scripts: "userns", "procfs", ... */
+  const char *title; /* for people */
+  enum hutch_check_status status;
+  bool required; /* a full-isolation sandbox cannot start when this fails */
+  int errnum;    /* errno of the failed attempt, 0 when none */
+  char *detail;  /* what was tried and what happened */
+  char *fix;     /* how to fix it, NULL when nothing is to be done */
+};
+
+struct hutch_doctor_options {
+  const char *store;     /* NULL: the default store */
+  const char *state_dir; /* NULL: the default state directory */
+};
+
+struct hutch_doctor_report {
+  struct hutch_check *checks;
+  size_t n;
+  bool ready;        /* every required check passed: a full-isolation sandbox can start */
+  char *environment; /* "host", "docker", "podman", "kubernetes", "lxc", "container" */
+};
+
+/* Each check is a real attempt, made in a forked child; nothing is changed
+ * on the host but temporary directories in the state directory. */
+int hutch_doctor_run(const struct hutch_doctor_options *opts, struct hutch_doctor_report *out, hutch_error_t *err);
+void hutch_doctor_report_clear(struct hutch_doctor_report *report);
+const char *hutch_check_status_name(enum hutch_check_status status);
+
 #ifdef __cplusplus
 }
 #endif

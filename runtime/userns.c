@@ -121,7 +121,8 @@ static int wait_idmap_helper(pid_t child, const char *helper, pid_t target, hutc
     hutch_error_set(err, EPERM, "user namespace: %s %d failed (status %d)", helper, (int)target, status);
     hutch_error_hint(err,
                      "check that %s is setuid root (or has cap_setuid/cap_setgid) and that your ranges in "
-                     "/etc/subuid and /etc/subgid are valid; its own message is printed above",
+                     "/etc/subuid and /etc/subgid are valid; its own message is printed above; `hutch doctor` "
+                     "checks both",
                      helper);
     return -1;
   }

@@ -18,6 +18,7 @@ pages=(
   "rootfs rm:hutch-rootfs.1"
   "policy:hutch-policy.5"
   "policy show:hutch-policy.5"
+  "doctor:hutch-doctor.1"
 )
 
 if ! command -v mandoc >/dev/null; then
