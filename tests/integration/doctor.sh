@@ -138,17 +138,15 @@ if [ -n "$can_outer" ]; then
 
   # ---- a masked /proc, as Docker, podman and Kubernetes leave it ----
   # A user's outer namespace maps its own uid and its range as two extents,
-  # and hutch (uid 0 there) maps 0-65535 as one: the kernel refuses that map,
-  # so that is what the doctor must say, and exec must stop at it.
+  # and hutch (uid 0 there) must map 0-65535 as the same two lines, or the
+  # kernel refuses the map.
   if [ "$(id -u)" -ne 0 ]; then
-    tap_status 1 "as root of a two-extent user namespace, doctor exits 1" outer_ns "$HUTCH_BIN" doctor --json
+    tap_status 0 "as root of a two-extent user namespace, doctor passes" outer_ns "$HUTCH_BIN" doctor --json
     xjson=$tap_stdout
-    tap_like "$(json_field "$xjson" userns detail)" "uid_map.*writing the id maps" "the failed step is the uid map"
-    tap_like "$(json_field "$xjson" userns fix)" "2 extents" "the fix explains the extents"
+    tap_is "$(json_field "$xjson" userns status)" ok "the user namespace check passes there"
     if [ -n "$img" ]; then
-      tap_status 125 "hutch exec fails closed there" outer_ns "$HUTCH_BIN" exec --rootfs "$img" -- true
-      tap_like "$tap_stderr" "uid_map: Operation not permitted" "naming the step and errno"
-      tap_like "$tap_stderr" "hutch doctor" "and pointing to hutch doctor"
+      tap_status 0 "hutch exec works there" outer_ns "$HUTCH_BIN" exec --rootfs "$img" -- cat /proc/self/uid_map
+      tap_is "$(echo "$tap_stdout" | wc -l)" "2" "its map follows the outer map's two lines"
     fi
     tap_done
   fi
