@@ -3,6 +3,8 @@
 #include "caps.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <linux/securebits.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
@@ -12,14 +14,23 @@
 int caps_drop_all(hutch_error_t *err) {
   /* CAP_LAST_CAP of the headers we built with may be older than the
    * kernel's: ask the kernel, so a capability added later is dropped too. */
-  for (int cap = 0; cap <= 63; cap++) {
-    if (prctl(PR_CAPBSET_READ, cap, 0, 0, 0) < 0) {
-      if (errno == EINVAL)
-        break;
-      return hutch_error_sys(err, "capabilities: read bounding set entry %d", cap);
+  int last = 63;
+  char buf[16];
+  int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
+  if (fd >= 0) {
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n > 0) {
+      buf[n] = '\0';
+      last = atoi(buf);
     }
-    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0)
+  }
+  for (int cap = 0; cap <= last && cap <= 63; cap++) {
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+      if (errno == EINVAL)
+        break; /* beyond the kernel's last capability */
       return hutch_error_sys(err, "capabilities: drop %d from the bounding set", cap);
+    }
   }
   if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
     return hutch_error_sys(err, "capabilities: clear the ambient set");

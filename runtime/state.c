@@ -16,9 +16,13 @@
 #include "util.h"
 
 int state_open_root(const char *path, hutch_error_t *err) {
-  if (mkdir_p(path, 0700) < 0)
-    return hutch_error_sys(err, "state directory: create %s", path);
+  /* It exists but for the very first sandbox: open first, create after. */
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    if (mkdir_p(path, 0700) < 0)
+      return hutch_error_sys(err, "state directory: create %s", path);
+    fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  }
   if (fd < 0)
     return hutch_error_sys(err, "state directory: open %s", path);
   struct stat st;
