@@ -18,6 +18,8 @@ int cmd_ps(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_rootfs(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
+/* Executes hutch-agent (src/agent/), which implements `hutch run`. */
+int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`

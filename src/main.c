@@ -19,6 +19,7 @@ static const struct {
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
     {"rootfs", cmd_rootfs, "import, list and remove rootfs images"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},
+    {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
 };
 

@@ -19,6 +19,7 @@ pages=(
   "policy:hutch-policy.5"
   "policy show:hutch-policy.5"
   "doctor:hutch-doctor.1"
+  "run:hutch-run.1"
 )
 
 if ! command -v mandoc >/dev/null; then

@@ -1,0 +1,614 @@
+/* The agent loop: ask the model, run its tool calls in the task's sandbox,
+ * answer each call, until it submits or a budget runs out. */
+#include "config.h"
+
+#include "agent.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "llm_client.h"
+#include "observation.h"
+#include "prompt_config.h"
+#include "sandbox_io.h"
+#include "text_calls.h"
+#include "tools.h"
+#include "transfer.h"
+#include "trajectory.h"
+#include "util.h"
+
+#define MIN_MAX_TOKENS 1024
+#define SANDBOX_PATH "/root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+struct run {
+  const struct settings *s;
+  FILE *log;
+  bool quiet;
+  char *dir;
+  struct prompt_config pc;
+  struct trajectory traj;
+  struct task_sandbox task;
+  struct hutch_store *store;
+  struct hutch_policy *policy;
+  struct hutch_image image;
+  char **env;
+  const char *end_reason;
+  long steps;
+  long prompt_tokens, completion_tokens;
+  long last_total;
+  int exit_code;
+};
+
+static void run_log(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void run_log(struct run *r, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  _cleanup_free_ char *msg = NULL;
+  if (vasprintf(&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end(ap);
+  if (msg == NULL)
+    return;
+  if (r->log) {
+    time_t now = time(NULL);
+    struct tm tm;
+    char ts[32];
+    strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+    fprintf(r->log, "%s %s\n", ts, msg);
+    fflush(r->log);
+  }
+  if (!r->quiet)
+    fprintf(stderr, "hutch run: %s\n", msg);
+}
+
+static void llm_log(void *data, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  _cleanup_free_ char *msg = NULL;
+  if (vasprintf(&msg, fmt, ap) < 0)
+    msg = NULL;
+  va_end(ap);
+  if (msg)
+    run_log(data, "%s", msg);
+}
+
+static int fail_error(struct run *r, hutch_error_t *err, int code) {
+  hutch_error_print(stderr, "hutch run", *err);
+  if (r->log) {
+    fprintf(r->log, "error: %s%s%s\n", (*err)->msg, (*err)->errnum ? ": " : "",
+            (*err)->errnum ? strerror((*err)->errnum) : "");
+    fflush(r->log);
+  }
+  hutch_error_free(err);
+  return code;
+}
+
+/* <output-dir>/YYYYMMDD_HHMMSS, with _1, _2... when taken. */
+static char *make_run_dir(const char *parent, hutch_error_t *err) {
+  if (mkdir_p(parent, 0755) < 0) {
+    hutch_error_sys(err, "create the output directory %s", parent);
+    return NULL;
+  }
+  time_t now = time(NULL);
+  struct tm tm;
+  char ts[32];
+  strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", localtime_r(&now, &tm));
+  for (int i = 0; i < 10000; i++) {
+    char *d = i == 0 ? xasprintf("%s/%s", parent, ts) : xasprintf("%s/%s_%d", parent, ts, i);
+    if (mkdir(d, 0755) == 0)
+      return d;
+    int e = errno;
+    free(d);
+    if (e != EEXIST) {
+      errno = e;
+      hutch_error_sys(err, "create a run directory in %s", parent);
+      return NULL;
+    }
+  }
+  hutch_error_set(err, EEXIST, "no free run directory name in %s", parent);
+  return NULL;
+}
+
+/* JSON, or the Python literal LLM-in-Sandbox users write (True, False, None). */
+static cJSON *parse_extra_body(const char *text) {
+  cJSON *j = cJSON_Parse(text);
+  if (j)
+    return j;
+  _cleanup_free_ char *fixed = xmalloc(strlen(text) * 2 + 1);
+  size_t o = 0;
+  bool in_str = false;
+  char quote = 0;
+  for (const char *p = text; *p; p++) {
+    if (in_str) {
+      if (*p == '\\' && p[1]) {
+        fixed[o++] = *p++;
+        fixed[o++] = *p;
+        continue;
+      }
+      if (*p == quote) {
+        in_str = false;
+        fixed[o++] = '"';
+        continue;
+      }
+      if (*p == '"' && quote == '\'') {
+        fixed[o++] = '\\';
+      }
+      fixed[o++] = *p;
+      continue;
+    }
+    if (*p == '"' || *p == '\'') {
+      in_str = true;
+      quote = *p;
+      fixed[o++] = '"';
+      continue;
+    }
+    const struct { const char *py, *js; } words[] = {{"True", "true"}, {"False", "false"}, {"None", "null"}};
+    bool hit = false;
+    for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+      size_t n = strlen(words[i].py);
+      if (strncmp(p, words[i].py, n) == 0) {
+        memcpy(fixed + o, words[i].js, strlen(words[i].js));
+        o += strlen(words[i].js);
+        p += n - 1;
+        hit = true;
+        break;
+      }
+    }
+    if (!hit)
+      fixed[o++] = *p;
+  }
+  fixed[o] = '\0';
+  return cJSON_Parse(fixed);
+}
+
+static const char *model_name(const char *m) {
+  /* LiteLLM provider prefixes mean nothing to the server itself. */
+  static const char *const prefixes[] = {"openai/", "hosted_vllm/"};
+  for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+    if (strncmp(m, prefixes[i], strlen(prefixes[i])) == 0)
+      return m + strlen(prefixes[i]);
+  return m;
+}
+
+static int setup_sandbox(struct run *r, hutch_error_t *err) {
+  const struct settings *s = r->s;
+  if (hutch_policy_load(s->policy, &r->policy, err) < 0)
+    return -1;
+  if (hutch_store_open(s->store, &r->store, err) < 0)
+    return -1;
+  const char *name = s->rootfs ? s->rootfs : "default";
+  if (hutch_image_lookup(r->store, name, &r->image, err) < 0) {
+    if (s->rootfs == NULL)
+      hutch_error_hint(err, "hutch run needs a rootfs image: import one as `default` with `hutch rootfs import "
+                            "FILE.tar --name default` (any tarball of a Linux tree with a shell, e.g. a Debian or "
+                            "Python image exported with `docker export`), or name one with --rootfs NAME");
+    return -1;
+  }
+  size_t n = 0;
+  r->env = xcalloc(s->n_env + 6, sizeof(char *));
+  r->env[n++] = xstrdup("PATH=" SANDBOX_PATH);
+  r->env[n++] = xstrdup("HOME=/root");
+  r->env[n++] = xstrdup("PIP_DISABLE_PIP_VERSION_CHECK=1");
+  r->env[n++] = xstrdup("PIP_ROOT_USER_ACTION=ignore");
+  r->env[n++] = xstrdup("PIP_NO_WARN_SCRIPT_LOCATION=1");
+  for (size_t i = 0; i < s->n_env; i++)
+    r->env[n++] = xstrdup(s->env[i]);
+  struct hutch_sandbox_config cfg = {
+      .rootfs = r->image.rootfs,
+      .image = r->image.name ? r->image.name : r->image.digest,
+      .rootfs_subordinate_ids = r->image.ids_preserved,
+      .policy = r->policy,
+      .hostname = s->hostname,
+      .env = (const char *const *)r->env,
+      .binds = s->binds,
+      .n_binds = s->n_binds,
+      .state_dir = s->state_dir,
+  };
+  if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
+    return -1;
+  r->task.state_dir = s->state_dir ? xstrdup(s->state_dir) : NULL;
+  r->task.id = xstrdup(hutch_sandbox_id(r->task.sb));
+  r->task.stop = &agent_stop;
+  return 0;
+}
+
+/* bash when the image has it, else sh. */
+static const char *pick_shell(struct run *r) {
+  const char *argv[] = {"bash", "-c", "true", NULL};
+  struct run_request req = {.argv = argv, .workdir = "/", .timeout = 30, .cap = 4096};
+  struct run_result res;
+  hutch_error_t err = NULL;
+  int rc = task_sandbox_run(&r->task, &req, &res, &err);
+  bool ok = rc == 0 && hutch_exit_code(&res.exit) == 0;
+  hutch_error_free(&err);
+  run_result_clear(&res);
+  return ok ? "bash" : "sh";
+}
+
+static int prepare_dirs(struct run *r, hutch_error_t *err) {
+  const char *argv[] = {"mkdir", "-p", r->pc.working_dir, r->pc.input_dir, r->pc.output_dir, NULL};
+  struct run_request req = {.argv = argv, .workdir = "/", .timeout = 60, .cap = 4096};
+  struct run_result res;
+  int rc = task_sandbox_run(&r->task, &req, &res, err);
+  if (rc == 0 && hutch_exit_code(&res.exit) != 0)
+    rc = hutch_error_set(err, EIO, "create the task directories in the sandbox: %.300s", res.err.data);
+  run_result_clear(&res);
+  return rc;
+}
+
+static cJSON *message(const char *role, const char *content) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "role", role);
+  cJSON_AddStringToObject(m, "content", content);
+  return m;
+}
+
+static void append_steps_remaining(cJSON *messages, long left) {
+  cJSON *last = cJSON_GetArrayItem(messages, cJSON_GetArraySize(messages) - 1);
+  cJSON *content = cJSON_GetObjectItemCaseSensitive(last, "content");
+  if (!cJSON_IsString(content))
+    return;
+  _cleanup_free_ char *suffix = obs_steps_remaining(left);
+  _cleanup_free_ char *text = xasprintf("%s%s", content->valuestring, suffix);
+  cJSON_ReplaceItemInObjectCaseSensitive(last, "content", cJSON_CreateString(text));
+}
+
+static cJSON *assistant_message(const struct llm_reply *rep) {
+  cJSON *m = cJSON_CreateObject();
+  cJSON_AddStringToObject(m, "role", "assistant");
+  if (rep->content)
+    cJSON_AddStringToObject(m, "content", rep->content);
+  else if (rep->n_calls)
+    cJSON_AddNullToObject(m, "content");
+  else
+    cJSON_AddStringToObject(m, "content", "");
+  if (rep->n_calls) {
+    cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
+    for (size_t i = 0; i < rep->n_calls; i++) {
+      cJSON *c = cJSON_CreateObject();
+      cJSON_AddStringToObject(c, "id", rep->calls[i].id);
+      cJSON_AddStringToObject(c, "type", "function");
+      cJSON *fn = cJSON_AddObjectToObject(c, "function");
+      cJSON_AddStringToObject(fn, "name", rep->calls[i].name);
+      cJSON_AddStringToObject(fn, "arguments", rep->calls[i].arguments);
+      cJSON_AddItemToArray(calls, c);
+    }
+  }
+  return m;
+}
+
+static void save(struct run *r) {
+  trajectory_set_steps(&r->traj, r->steps);
+  cJSON *usage = cJSON_CreateObject();
+  cJSON_AddNumberToObject(usage, "prompt_tokens", (double)r->prompt_tokens);
+  cJSON_AddNumberToObject(usage, "completion_tokens", (double)r->completion_tokens);
+  cJSON_AddNumberToObject(usage, "total_tokens", (double)(r->prompt_tokens + r->completion_tokens));
+  trajectory_set(&r->traj, "usage", usage);
+  trajectory_set(&r->traj, "end_reason", r->end_reason ? cJSON_CreateString(r->end_reason) : cJSON_CreateNull());
+  hutch_error_t err = NULL;
+  if (trajectory_save(&r->traj, &err) < 0) {
+    hutch_error_print(stderr, "hutch run", err);
+    hutch_error_free(&err);
+  }
+}
+
+static void record_settings(struct run *r) {
+  const struct settings *s = r->s;
+  _cleanup_free_ char *url = llm_redact_url(s->base_url);
+  trajectory_set(&r->traj, "model", cJSON_CreateString(s->model));
+  trajectory_set(&r->traj, "base_url", cJSON_CreateString(url));
+  trajectory_set(&r->traj, "run_dir", cJSON_CreateString(r->dir));
+  cJSON *lim = cJSON_CreateObject();
+  cJSON_AddNumberToObject(lim, "max_steps", (double)s->max_steps);
+  cJSON_AddNumberToObject(lim, "max_tokens_per_call", (double)s->max_tokens_per_call);
+  cJSON_AddNumberToObject(lim, "max_token_limit", (double)s->max_token_limit);
+  cJSON_AddNumberToObject(lim, "tool_timeout", s->tool_timeout);
+  cJSON_AddNumberToObject(lim, "llm_timeout", s->llm_timeout);
+  trajectory_set(&r->traj, "limits", lim);
+  cJSON *sb = cJSON_CreateObject();
+  cJSON_AddStringToObject(sb, "image", s->rootfs ? s->rootfs : "default");
+  cJSON_AddStringToObject(sb, "policy", r->policy ? hutch_policy_path(r->policy) : "");
+  /* The network and resource-limit policies are the sandbox policy's. */
+  cJSON_AddStringToObject(sb, "network", "as the sandbox policy sets");
+  cJSON_AddStringToObject(sb, "working_dir", r->pc.working_dir);
+  cJSON_AddStringToObject(sb, "input_dir", r->pc.input_dir);
+  cJSON_AddStringToObject(sb, "output_dir", r->pc.output_dir);
+  trajectory_set(&r->traj, "sandbox", sb);
+  trajectory_set(&r->traj, "prompt_config", cJSON_CreateString(r->pc.path));
+}
+
+/* Estimated tokens in the conversation: the server's count when known,
+ * else four characters a token. */
+static long conversation_tokens(struct run *r, cJSON *messages) {
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(messages);
+  long est = (long)(strlen(text) / 4);
+  return est > r->last_total ? est : r->last_total;
+}
+
+static const char *interrupted_reason(void) {
+  return "interrupted";
+}
+
+static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
+  const struct settings *s = r->s;
+  cJSON *messages = cJSON_GetObjectItemCaseSensitive(body, "messages");
+  struct edit_history *history = edit_history_new();
+  struct tool_env env = {.sandbox = &r->task,
+                         .shell = pick_shell(r),
+                         .working_dir = r->pc.working_dir,
+                         .timeout = s->tool_timeout,
+                         .history = history};
+  run_log(r, "sandbox %s ready (shell: %s)", r->task.id, env.shell);
+  bool submitted = false;
+  while (!submitted) {
+    if (agent_stop) {
+      r->end_reason = interrupted_reason();
+      break;
+    }
+    if (r->steps >= s->max_steps) {
+      r->end_reason = "max_steps";
+      r->exit_code = AGENT_EXIT_UNFINISHED;
+      break;
+    }
+    append_steps_remaining(messages, s->max_steps - r->steps);
+    long tokens = conversation_tokens(r, messages);
+    if (tokens >= s->max_token_limit) {
+      run_log(r, "token budget spent: about %ld tokens of %ld", tokens, s->max_token_limit);
+      r->end_reason = "token_limit";
+      r->exit_code = AGENT_EXIT_UNFINISHED;
+      break;
+    }
+    struct llm_reply rep;
+    hutch_error_t err = NULL;
+    enum llm_status st = llm_chat(llm, body, &rep, &err);
+    if (st == LLM_INTERRUPTED) {
+      r->end_reason = interrupted_reason();
+      break;
+    }
+    if (st != LLM_OK) {
+      r->end_reason = "error";
+      r->exit_code = fail_error(r, &err, AGENT_EXIT_LLM);
+      break;
+    }
+    r->steps++;
+    r->prompt_tokens += rep.prompt_tokens;
+    r->completion_tokens += rep.completion_tokens;
+    if (rep.has_usage)
+      r->last_total = rep.total_tokens;
+    bool text_mode = false;
+    struct text_call *tcalls = NULL;
+    size_t n_text = 0;
+    if (rep.n_calls == 0 && (n_text = text_calls_parse(rep.content, &tcalls)) > 0) {
+      text_mode = true;
+      rep.calls = xcalloc(n_text, sizeof(*rep.calls));
+      for (size_t i = 0; i < n_text; i++) {
+        rep.calls[i].id = xasprintf("text_call_%zu", i + 1);
+        rep.calls[i].name = steal_pointer(&tcalls[i].name);
+        rep.calls[i].arguments = steal_pointer(&tcalls[i].arguments);
+      }
+      rep.n_calls = n_text;
+      text_calls_free(tcalls, n_text);
+    }
+    cJSON *am = assistant_message(&rep);
+    if (text_mode)
+      cJSON_DeleteItemFromObjectCaseSensitive(am, "tool_calls");
+    cJSON_AddItemToArray(messages, am);
+    if (rep.n_calls == 0) {
+      run_log(r, "step %ld: no tool call in the reply; reminding the model", r->steps);
+      cJSON_AddItemToArray(messages, message("user", OBS_REMINDER));
+      trajectory_add(&r->traj, r->steps, rep.content, rep.reasoning, "", NULL, OBS_REMINDER, rep.seconds, 0, -1, NULL);
+    }
+    for (size_t i = 0; i < rep.n_calls; i++) {
+      struct llm_call *c = &rep.calls[i];
+      struct tool_result tr;
+      if (submitted) {
+        /* Calls after submit are answered, not run: the task is over. */
+        memset(&tr, 0, sizeof(tr));
+        tr.observation = xstrdup("ERROR: not run: submit was called before this call.");
+        tr.exit_code = -1;
+      } else {
+        tools_run(&env, c->name, c->arguments, &tr);
+      }
+      run_log(r, "step %ld: %s %.200s -> %s%d (%.3f s)", r->steps, c->name, c->arguments,
+              tr.exit_code >= 0 ? "exit " : "", tr.exit_code, tr.seconds);
+      if (text_mode) {
+        cJSON_AddItemToArray(messages, message("user", tr.observation));
+      } else {
+        cJSON *tm = message("tool", tr.observation);
+        cJSON_AddStringToObject(tm, "tool_call_id", c->id);
+        cJSON_AddStringToObject(tm, "name", c->name);
+        cJSON_AddItemToArray(messages, tm);
+      }
+      trajectory_add(&r->traj, r->steps, i == 0 ? rep.content : "", i == 0 ? rep.reasoning : "", c->name, c->arguments,
+                     tr.observation, rep.seconds, tr.seconds, tr.exit_code, c->id);
+      if (tr.submitted)
+        submitted = true;
+      bool stopped = tr.interrupted;
+      tool_result_clear(&tr);
+      if (stopped || agent_stop)
+        break;
+    }
+    llm_reply_clear(&rep);
+    save(r);
+  }
+  if (submitted) {
+    r->end_reason = "submitted";
+    r->exit_code = AGENT_EXIT_SUBMITTED;
+  }
+  if (agent_stop && !submitted) {
+    r->end_reason = interrupted_reason();
+    r->exit_code = 128 + agent_stop;
+  }
+  edit_history_free(history);
+}
+
+static void print_answer(struct run *r) {
+  _cleanup_free_ char *path = xasprintf("%s/files/answer.txt", r->dir);
+  size_t len = 0;
+  _cleanup_free_ char *answer = read_file_at(AT_FDCWD, path, 1 << 20, &len);
+  if (answer == NULL) {
+    run_log(r, "no answer.txt was written");
+    return;
+  }
+  _cleanup_free_ char *clean = text_utf8_sanitize(answer, len);
+  run_log(r, "answer (%s):\n%.2000s", path, clean);
+}
+
+int agent_run(const struct settings *s) {
+  struct run r = {.s = s, .quiet = s->quiet, .exit_code = AGENT_EXIT_RUNTIME};
+  hutch_error_t err = NULL;
+  int code;
+  if (prompt_config_load(s->prompt_config, &r.pc, &err) < 0)
+    return fail_error(&r, &err, AGENT_EXIT_USAGE);
+  cJSON *extra = NULL;
+  if (s->extra_body) {
+    extra = parse_extra_body(s->extra_body);
+    if (!cJSON_IsObject(extra)) {
+      cJSON_Delete(extra);
+      prompt_config_clear(&r.pc);
+      fprintf(stderr, "hutch run: --extra-body wants a JSON object, got '%s'\n", s->extra_body);
+      return AGENT_EXIT_USAGE;
+    }
+  }
+  r.dir = make_run_dir(s->output_dir, &err);
+  if (r.dir == NULL) {
+    cJSON_Delete(extra);
+    prompt_config_clear(&r.pc);
+    return fail_error(&r, &err, AGENT_EXIT_RUNTIME);
+  }
+  _cleanup_free_ char *log_path = xasprintf("%s/run.log", r.dir);
+  r.log = fopen(log_path, "we");
+  _cleanup_free_ char *traj_path = xasprintf("%s/trajectory.json", r.dir);
+  trajectory_init(&r.traj, traj_path, s->query);
+  _cleanup_free_ char *url = llm_redact_url(s->base_url);
+  run_log(&r, "run directory %s; model %s at %s", r.dir, s->model, url);
+  if (s->settings_file)
+    run_log(&r, "settings from %s", s->settings_file);
+
+  cJSON *body = cJSON_CreateObject();
+  struct llm_client *llm = NULL;
+  if (setup_sandbox(&r, &err) < 0) {
+    record_settings(&r);
+    r.end_reason = "error";
+    save(&r);
+    code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
+    goto out;
+  }
+  record_settings(&r);
+  if (prepare_dirs(&r, &err) < 0) {
+    r.end_reason = "error";
+    code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
+    goto teardown;
+  }
+  if (s->input_dir) {
+    struct copy_report rep;
+    if (transfer_in(&r.task, s->input_dir, r.pc.input_dir, &rep, &err) < 0) {
+      r.end_reason = agent_stop ? "interrupted" : "error";
+      code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
+      goto teardown;
+    }
+    run_log(&r, "copied %llu files (%llu bytes) from %s to %s%s", (unsigned long long)rep.files,
+            (unsigned long long)rep.bytes, s->input_dir, r.pc.input_dir,
+            rep.skipped ? " (symlinks and special files skipped)" : "");
+  }
+
+  {
+    _cleanup_free_ char *sys = prompt_expand(r.pc.system_prompt, &r.pc, NULL);
+    _cleanup_free_ char *inst = prompt_expand(r.pc.instance_prompt, &r.pc, s->query);
+    cJSON_AddStringToObject(body, "model", model_name(s->model));
+    cJSON *messages = cJSON_AddArrayToObject(body, "messages");
+    cJSON_AddItemToArray(messages, message("system", sys));
+    cJSON_AddItemToArray(messages, message("user", inst));
+    cJSON_AddItemToObject(body, "tools", tools_schema());
+    cJSON_AddNumberToObject(body, "max_tokens", (double)s->max_tokens_per_call);
+    if (s->has_temperature)
+      cJSON_AddNumberToObject(body, "temperature", s->temperature);
+    for (cJSON *e = extra ? extra->child : NULL; e; e = e->next) {
+      cJSON_DeleteItemFromObjectCaseSensitive(body, e->string);
+      cJSON_AddItemToObject(body, e->string, cJSON_Duplicate(e, true));
+    }
+    struct llm_options lo = {
+        .base_url = s->base_url,
+        .api_key = s->api_key,
+        .timeout = s->llm_timeout,
+        .max_tries = (int)s->max_tries,
+        .retry_delay = s->retry_delay,
+        .max_reply = (size_t)s->max_reply_size,
+        .min_max_tokens = MIN_MAX_TOKENS,
+        .stop = &agent_stop,
+        .log = llm_log,
+        .log_data = &r,
+    };
+    llm = llm_client_new(&lo);
+    save(&r);
+    loop(&r, body, llm);
+    code = r.exit_code;
+  }
+
+teardown:
+  /* The copy-back runs even after a stop request: that is when it matters. */
+  r.task.stop = NULL;
+  if (!r.task.removed) {
+    _cleanup_free_ char *files = xasprintf("%s/files", r.dir);
+    struct copy_report rep;
+    hutch_error_t cerr = NULL;
+    if (transfer_out(&r.task, r.pc.output_dir, files, s->copy_limit, &rep, &cerr) < 0) {
+      fail_error(&r, &cerr, 0);
+    } else {
+      run_log(&r, "copied back %llu files, %llu bytes, to %s%s", (unsigned long long)rep.files,
+              (unsigned long long)rep.bytes, files, rep.skipped ? " (symlinks and special files skipped)" : "");
+      if (rep.limit_hit)
+        run_log(&r, "the copy-back stopped at the --copy-limit of %llu bytes: some files are missing",
+                (unsigned long long)s->copy_limit);
+      if (rep.skipped)
+        trajectory_set(&r.traj, "copy_back_skipped", cJSON_CreateNumber((double)rep.skipped));
+      trajectory_set(&r.traj, "copy_back_limit_hit", cJSON_CreateBool(rep.limit_hit));
+    }
+  }
+  if (agent_stop) {
+    r.end_reason = "interrupted";
+    code = 128 + agent_stop;
+  }
+  save(&r);
+  {
+    hutch_error_t derr = NULL;
+    if (!r.task.removed && hutch_sandbox_destroy(r.task.sb, &derr) < 0)
+      fail_error(&r, &derr, 0);
+    else if (r.task.removed)
+      hutch_sandbox_close(r.task.sb);
+    r.task.sb = NULL;
+  }
+  print_answer(&r);
+  run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.steps, r.dir);
+  printf("%s\n", r.dir);
+out:
+  llm_client_free(llm);
+  cJSON_Delete(body);
+  cJSON_Delete(extra);
+  trajectory_free(&r.traj);
+  prompt_config_clear(&r.pc);
+  hutch_image_clear(&r.image);
+  if (r.policy)
+    hutch_policy_free(r.policy);
+  if (r.store)
+    hutch_store_close(r.store);
+  if (r.env) {
+    for (char **e = r.env; *e; e++)
+      free(*e);
+    free(r.env);
+  }
+  free(r.task.state_dir);
+  free(r.task.id);
+  if (r.log)
+    fclose(r.log);
+  free(r.dir);
+  return code;
+}

@@ -1,0 +1,465 @@
+/* str_replace_editor.  File contents travel through the stdin and stdout of
+ * `cat` inside the sandbox, never through a command line, so any size and
+ * any bytes pass without quoting. */
+#include "config.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "observation.h"
+#include "tools.h"
+#include "util.h"
+
+#define EDITOR_FILE_MAX (64u << 20)
+#define SNIPPET_LINES 4
+
+struct edit_history {
+  struct edit {
+    char *path;
+    char *content;
+    size_t len;
+  } * edits;
+  size_t n;
+};
+
+struct edit_history *edit_history_new(void) {
+  return xcalloc(1, sizeof(struct edit_history));
+}
+
+void edit_history_free(struct edit_history *h) {
+  if (h == NULL)
+    return;
+  for (size_t i = 0; i < h->n; i++) {
+    free(h->edits[i].path);
+    free(h->edits[i].content);
+  }
+  free(h->edits);
+  free(h);
+}
+
+static void history_push(struct edit_history *h, const char *path, const char *content, size_t len) {
+  h->edits = xrealloc(h->edits, (h->n + 1) * sizeof(*h->edits));
+  h->edits[h->n].path = xstrdup(path);
+  h->edits[h->n].content = xmalloc(len + 1);
+  memcpy(h->edits[h->n].content, content, len);
+  h->edits[h->n].content[len] = '\0';
+  h->edits[h->n].len = len;
+  h->n++;
+}
+
+struct ed {
+  struct tool_env *env;
+  const char *path;
+  int *exit_code;
+  bool *interrupted;
+};
+
+/* Runs argv in the sandbox; -1 with *why set when it could not run or failed. */
+static int sb_run(struct ed *e, const char *const *argv, const char *input, size_t len, struct run_result *res,
+                  char **why) {
+  struct run_request req = {.argv = argv,
+                            .workdir = e->env->working_dir,
+                            .input = input,
+                            .input_len = len,
+                            .timeout = e->env->timeout,
+                            .cap = EDITOR_FILE_MAX + 1};
+  hutch_error_t err = NULL;
+  if (task_sandbox_run(e->env->sandbox, &req, res, &err) < 0) {
+    *e->interrupted = res->interrupted;
+    *why = xstrdup(err->msg);
+    hutch_error_free(&err);
+    return -1;
+  }
+  *e->interrupted = res->interrupted;
+  int code = hutch_exit_code(&res->exit);
+  if (code != 0) {
+    _cleanup_free_ char *msg = text_utf8_sanitize(res->err.data, res->err.len);
+    size_t l = strlen(msg);
+    while (l > 0 && msg[l - 1] == '\n')
+      msg[--l] = '\0';
+    *why = res->exit.timed_out ? xstrdup("timed out") : xasprintf("exit code %d%s%s", code, l ? ": " : "", msg);
+    return -1;
+  }
+  return 0;
+}
+
+/* "dir", "file", "other" or "none". */
+static char *kind_of(struct ed *e, char **why) {
+  const char *argv[] = {"sh",
+                        "-c",
+                        "if [ -d \"$1\" ]; then echo dir; elif [ -f \"$1\" ]; then echo file; "
+                        "elif [ -e \"$1\" ] || [ -L \"$1\" ]; then echo other; else echo none; fi",
+                        "sh",
+                        e->path,
+                        NULL};
+  struct run_result res;
+  if (sb_run(e, argv, NULL, 0, &res, why) < 0) {
+    run_result_clear(&res);
+    return NULL;
+  }
+  char *k = xstrndup(res.out.data, strcspn(res.out.data, "\n"));
+  run_result_clear(&res);
+  return k;
+}
+
+static char *fail(struct ed *e, char *msg) {
+  *e->exit_code = 1;
+  char *r = xasprintf("ERROR: %s", msg);
+  free(msg);
+  return r;
+}
+
+/* Reads a text file; NULL with an error message for the model in *msg. */
+static char *read_text(struct ed *e, size_t *len, char **msg) {
+  _cleanup_free_ char *why = NULL;
+  _cleanup_free_ char *kind = kind_of(e, &why);
+  if (kind == NULL) {
+    *msg = xasprintf("could not inspect %s: %s", e->path, why);
+    return NULL;
+  }
+  if (strcmp(kind, "none") == 0) {
+    *msg = xasprintf("The path %s does not exist. Please provide a valid path.", e->path);
+    return NULL;
+  }
+  if (strcmp(kind, "file") != 0) {
+    *msg = xasprintf("The path %s is %s, not a regular file.", e->path,
+                     strcmp(kind, "dir") == 0 ? "a directory" : "a special file");
+    return NULL;
+  }
+  const char *argv[] = {"cat", "--", e->path, NULL};
+  struct run_result res;
+  if (sb_run(e, argv, NULL, 0, &res, &why) < 0) {
+    run_result_clear(&res);
+    *msg = xasprintf("could not read %s: %s", e->path, why);
+    return NULL;
+  }
+  if (res.out.capped) {
+    run_result_clear(&res);
+    *msg = xasprintf("%s is larger than %u MiB; inspect it with execute_bash (head, grep, sed -n).", e->path,
+                     EDITOR_FILE_MAX >> 20);
+    return NULL;
+  }
+  if (memchr(res.out.data, '\0', res.out.len) != NULL || !text_is_utf8(res.out.data, res.out.len)) {
+    run_result_clear(&res);
+    *msg = xasprintf("%s is a binary file (not UTF-8 text); the editor only handles text. Inspect it with "
+                     "execute_bash (e.g. `file`, `xxd | head`).",
+                     e->path);
+    return NULL;
+  }
+  *len = res.out.len;
+  char *data = steal_pointer(&res.out.data);
+  run_result_clear(&res);
+  return data;
+}
+
+static int write_text(struct ed *e, const char *data, size_t len, bool create, char **why) {
+  const char *script = create ? "mkdir -p \"$(dirname \"$1\")\" && set -C && cat > \"$1\"" : "cat > \"$1\"";
+  const char *argv[] = {"sh", "-c", script, "sh", e->path, NULL};
+  struct run_result res;
+  int r = sb_run(e, argv, data, len, &res, why);
+  run_result_clear(&res);
+  return r;
+}
+
+static size_t count_lines(const char *s, size_t len) {
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    if (s[i] == '\n')
+      n++;
+  if (len > 0 && s[len - 1] != '\n')
+    n++;
+  return n;
+}
+
+/* Offset of the start of line `line` (1-based); len when past the end. */
+static size_t line_offset(const char *s, size_t len, size_t line) {
+  size_t off = 0;
+  for (size_t l = 1; l < line && off < len; off++)
+    if (s[off] == '\n')
+      l++;
+  return off;
+}
+
+/* Lines first..last (1-based, inclusive) numbered like `cat -n`. */
+static char *numbered(const char *s, size_t len, size_t first, size_t last) {
+  size_t cap = 64, o = 0;
+  char *out = xmalloc(cap);
+  out[0] = '\0';
+  size_t off = line_offset(s, len, first);
+  for (size_t l = first; l <= last && off < len; l++) {
+    const char *nl = memchr(s + off, '\n', len - off);
+    size_t ll = nl ? (size_t)(nl - (s + off)) : len - off;
+    if (o + ll + 16 > cap) {
+      cap = (o + ll + 16) * 2;
+      out = xrealloc(out, cap);
+    }
+    o += (size_t)sprintf(out + o, "%6zu\t", l);
+    memcpy(out + o, s + off, ll);
+    o += ll;
+    out[o++] = '\n';
+    out[o] = '\0';
+    off += ll + 1;
+  }
+  return out;
+}
+
+static bool get_int(const cJSON *v, long *out) {
+  if (cJSON_IsNumber(v)) {
+    *out = (long)v->valuedouble;
+    return v->valuedouble == (double)*out;
+  }
+  if (cJSON_IsString(v)) {
+    char *end;
+    *out = strtol(v->valuestring, &end, 10);
+    return end != v->valuestring && *end == '\0';
+  }
+  return false;
+}
+
+static const char *get_str(const cJSON *args, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(args, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static char *snippet_result(struct ed *e, const char *what, const char *s, size_t len, size_t line, size_t n_new) {
+  size_t total = count_lines(s, len);
+  size_t first = line > SNIPPET_LINES ? line - SNIPPET_LINES : 1;
+  size_t last = line + n_new + SNIPPET_LINES;
+  if (last > total)
+    last = total;
+  _cleanup_free_ char *snip = numbered(s, len, first, last);
+  return xasprintf("The file %s has been %s. Here's the result of running `cat -n` on a snippet of %s:\n%s"
+                   "Review the changes and make sure they are as expected. Edit the file again if necessary.",
+                   e->path, what, e->path, snip);
+}
+
+static char *do_view(struct ed *e, const cJSON *args) {
+  _cleanup_free_ char *why = NULL;
+  _cleanup_free_ char *kind = kind_of(e, &why);
+  if (kind == NULL)
+    return fail(e, xasprintf("could not inspect %s: %s", e->path, why));
+  if (strcmp(kind, "dir") == 0) {
+    if (cJSON_GetObjectItemCaseSensitive(args, "view_range"))
+      return fail(e, xstrdup("The `view_range` parameter is not allowed when `path` points to a directory."));
+    const char *argv[] = {"sh", "-c", "find \"$1\" -maxdepth 2 ! -path '*/.*' | sort", "sh", e->path, NULL};
+    struct run_result res;
+    if (sb_run(e, argv, NULL, 0, &res, &why) < 0) {
+      run_result_clear(&res);
+      return fail(e, xasprintf("could not list %s: %s", e->path, why));
+    }
+    _cleanup_free_ char *list = text_utf8_sanitize(res.out.data, res.out.len);
+    run_result_clear(&res);
+    _cleanup_free_ char *r = xasprintf(
+        "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n%s", e->path, list);
+    *e->exit_code = 0;
+    return text_clip(r, OBS_EDITOR_MAX_CHARS);
+  }
+  size_t len = 0;
+  char *msg = NULL;
+  _cleanup_free_ char *text = read_text(e, &len, &msg);
+  if (text == NULL)
+    return fail(e, msg);
+  size_t total = count_lines(text, len);
+  size_t first = 1, last = total;
+  const cJSON *vr = cJSON_GetObjectItemCaseSensitive(args, "view_range");
+  cJSON *parsed = NULL;
+  if (cJSON_IsString(vr))
+    vr = parsed = cJSON_Parse(vr->valuestring);
+  if (vr != NULL) {
+    long a, b;
+    if (!cJSON_IsArray(vr) || cJSON_GetArraySize(vr) != 2 || !get_int(cJSON_GetArrayItem(vr, 0), &a) ||
+        !get_int(cJSON_GetArrayItem(vr, 1), &b)) {
+      cJSON_Delete(parsed);
+      return fail(e, xstrdup("Invalid `view_range`: it should be a list of two integers, [start, end]."));
+    }
+    cJSON_Delete(parsed);
+    if (a < 1 || (size_t)a > (total ? total : 1))
+      return fail(e, xasprintf("Invalid `view_range`: [%ld, %ld]. Its first element `%ld` should be within the "
+                               "range of lines of the file: [1, %zu].",
+                               a, b, a, total));
+    if (b != -1 && (b < a || (size_t)b > total))
+      return fail(e, xasprintf("Invalid `view_range`: [%ld, %ld]. Its second element `%ld` should be -1 or between "
+                               "the first element `%ld` and the number of lines in the file: %zu.",
+                               a, b, b, a, total));
+    first = (size_t)a;
+    last = b == -1 ? total : (size_t)b;
+  }
+  _cleanup_free_ char *body = numbered(text, len, first, last);
+  _cleanup_free_ char *r = xasprintf("Here's the result of running `cat -n` on %s:\n%s", e->path, body);
+  *e->exit_code = 0;
+  return text_clip(r, OBS_EDITOR_MAX_CHARS);
+}
+
+static char *do_create(struct ed *e, const cJSON *args) {
+  const char *text = get_str(args, "file_text");
+  if (text == NULL)
+    return fail(e, xstrdup("Parameter `file_text` is required for command: create."));
+  _cleanup_free_ char *why = NULL;
+  _cleanup_free_ char *kind = kind_of(e, &why);
+  if (kind == NULL)
+    return fail(e, xasprintf("could not inspect %s: %s", e->path, why));
+  if (strcmp(kind, "none") != 0)
+    return fail(e, xasprintf("File already exists at: %s. Cannot overwrite files using command `create`.", e->path));
+  if (write_text(e, text, strlen(text), true, &why) < 0)
+    return fail(e, xasprintf("could not create %s: %s", e->path, why));
+  /* Undoing a create removes the file: marked by a length of SIZE_MAX. */
+  history_push(e->env->history, e->path, "", 0);
+  e->env->history->edits[e->env->history->n - 1].len = SIZE_MAX;
+  *e->exit_code = 0;
+  return xasprintf("File created successfully at: %s", e->path);
+}
+
+static char *do_str_replace(struct ed *e, const cJSON *args) {
+  const char *old = get_str(args, "old_str");
+  const char *new = get_str(args, "new_str");
+  if (old == NULL || old[0] == '\0')
+    return fail(e, xstrdup("Parameter `old_str` is required for command: str_replace."));
+  if (new == NULL)
+    new = "";
+  size_t len = 0;
+  char *msg = NULL;
+  _cleanup_free_ char *text = read_text(e, &len, &msg);
+  if (text == NULL)
+    return fail(e, msg);
+  size_t olen = strlen(old), count = 0;
+  const char *hit = NULL;
+  for (const char *p = text; (p = strstr(p, old)) != NULL; p += olen) {
+    if (hit == NULL)
+      hit = p;
+    count++;
+  }
+  if (count == 0)
+    return fail(e,
+                xasprintf("No replacement was performed, old_str `%s` did not appear verbatim in %s.", old, e->path));
+  if (count > 1)
+    return fail(e, xasprintf("No replacement was performed. Multiple occurrences (%zu) of old_str `%s` in %s. "
+                             "Please ensure it is unique.",
+                             count, old, e->path));
+  size_t at = (size_t)(hit - text), nlen = strlen(new);
+  size_t out_len = len - olen + nlen;
+  _cleanup_free_ char *out = xmalloc(out_len + 1);
+  memcpy(out, text, at);
+  memcpy(out + at, new, nlen);
+  memcpy(out + at + nlen, text + at + olen, len - at - olen);
+  out[out_len] = '\0';
+  _cleanup_free_ char *why = NULL;
+  if (write_text(e, out, out_len, false, &why) < 0)
+    return fail(e, xasprintf("could not write %s: %s", e->path, why));
+  history_push(e->env->history, e->path, text, len);
+  *e->exit_code = 0;
+  size_t line = 1;
+  for (size_t i = 0; i < at; i++)
+    if (text[i] == '\n')
+      line++;
+  size_t new_lines = 0;
+  for (const char *p = new; *p; p++)
+    if (*p == '\n')
+      new_lines++;
+  return snippet_result(e, "edited", out, out_len, line, new_lines);
+}
+
+static char *do_insert(struct ed *e, const cJSON *args) {
+  const char *new = get_str(args, "new_str");
+  long line;
+  if (!get_int(cJSON_GetObjectItemCaseSensitive(args, "insert_line"), &line))
+    return fail(e, xstrdup("Parameter `insert_line` (an integer) is required for command: insert."));
+  if (new == NULL)
+    return fail(e, xstrdup("Parameter `new_str` is required for command: insert."));
+  size_t len = 0;
+  char *msg = NULL;
+  _cleanup_free_ char *text = read_text(e, &len, &msg);
+  if (text == NULL)
+    return fail(e, msg);
+  size_t total = count_lines(text, len);
+  if (line < 0 || (size_t)line > total)
+    return fail(e, xasprintf("Invalid `insert_line` parameter: %ld. It should be within the range of lines of the "
+                             "file: [0, %zu].",
+                             line, total));
+  size_t at = line == 0 ? 0 : line_offset(text, len, (size_t)line + 1);
+  bool need_nl_before = at == len && len > 0 && text[len - 1] != '\n';
+  size_t nlen = strlen(new);
+  bool need_nl_after = nlen == 0 || new[nlen - 1] != '\n';
+  size_t out_len = len + nlen + need_nl_before + need_nl_after;
+  _cleanup_free_ char *out = xmalloc(out_len + 1);
+  size_t o = 0;
+  memcpy(out, text, at);
+  o = at;
+  if (need_nl_before)
+    out[o++] = '\n';
+  memcpy(out + o, new, nlen);
+  o += nlen;
+  if (need_nl_after)
+    out[o++] = '\n';
+  memcpy(out + o, text + at, len - at);
+  o += len - at;
+  out[o] = '\0';
+  _cleanup_free_ char *why = NULL;
+  if (write_text(e, out, o, false, &why) < 0)
+    return fail(e, xasprintf("could not write %s: %s", e->path, why));
+  history_push(e->env->history, e->path, text, len);
+  *e->exit_code = 0;
+  size_t new_lines = count_lines(new, nlen);
+  return snippet_result(e, "edited", out, o, (size_t)line + 1, new_lines ? new_lines - 1 : 0);
+}
+
+static char *do_undo(struct ed *e) {
+  struct edit_history *h = e->env->history;
+  size_t i = h->n;
+  while (i > 0 && strcmp(h->edits[i - 1].path, e->path) != 0)
+    i--;
+  if (i == 0)
+    return fail(e, xasprintf("No edit history found for %s.", e->path));
+  struct edit ed = h->edits[i - 1];
+  memmove(&h->edits[i - 1], &h->edits[i], (h->n - i) * sizeof(*h->edits));
+  h->n--;
+  _cleanup_free_ char *why = NULL;
+  char *r;
+  if (ed.len == SIZE_MAX) {
+    const char *argv[] = {"rm", "-f", "--", e->path, NULL};
+    struct run_result res;
+    int rr = sb_run(e, argv, NULL, 0, &res, &why);
+    run_result_clear(&res);
+    r = rr < 0 ? fail(e, xasprintf("could not remove %s: %s", e->path, why))
+               : xasprintf("Last edit to %s undone successfully: the file it created was removed.", e->path);
+  } else if (write_text(e, ed.content, ed.len, false, &why) < 0) {
+    r = fail(e, xasprintf("could not write %s: %s", e->path, why));
+  } else {
+    _cleanup_free_ char *body = numbered(ed.content, ed.len, 1, count_lines(ed.content, ed.len));
+    _cleanup_free_ char *full =
+        xasprintf("Last edit to %s undone successfully. Here's the result of running `cat -n` on %s:\n%s", e->path,
+                  e->path, body);
+    r = text_clip(full, OBS_EDITOR_MAX_CHARS);
+  }
+  if (*e->exit_code != 1)
+    *e->exit_code = 0;
+  free(ed.path);
+  free(ed.content);
+  return r;
+}
+
+char *editor_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted) {
+  struct ed e = {.env = env, .exit_code = exit_code, .interrupted = interrupted};
+  *exit_code = 1;
+  const char *cmd = get_str(args, "command");
+  e.path = get_str(args, "path");
+  if (cmd == NULL)
+    return fail(&e, xstrdup("Parameter `command` is required: view, create, str_replace, insert or undo_edit."));
+  if (e.path == NULL)
+    return fail(&e, xstrdup("Parameter `path` is required."));
+  if (e.path[0] != '/')
+    return fail(&e, xasprintf("The path %s is not an absolute path, it should start with `/`.", e.path));
+  if (strcmp(cmd, "view") == 0)
+    return do_view(&e, args);
+  if (strcmp(cmd, "create") == 0)
+    return do_create(&e, args);
+  if (strcmp(cmd, "str_replace") == 0)
+    return do_str_replace(&e, args);
+  if (strcmp(cmd, "insert") == 0)
+    return do_insert(&e, args);
+  if (strcmp(cmd, "undo_edit") == 0)
+    return do_undo(&e);
+  return fail(&e, xasprintf("Unrecognized command %s. The allowed commands are: view, create, str_replace, insert, "
+                            "undo_edit.",
+                            cmd));
+}

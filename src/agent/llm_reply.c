@@ -1,0 +1,192 @@
+/* The pure half of the LLM client: reading replies and error messages. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm_client.h"
+#include "observation.h"
+#include "util.h"
+
+void llm_reply_clear(struct llm_reply *r) {
+  free(r->content);
+  free(r->reasoning);
+  for (size_t i = 0; i < r->n_calls; i++) {
+    free(r->calls[i].id);
+    free(r->calls[i].name);
+    free(r->calls[i].arguments);
+  }
+  free(r->calls);
+  memset(r, 0, sizeof(*r));
+}
+
+char *llm_redact_url(const char *url) {
+  const char *scheme = strstr(url, "://");
+  const char *host = scheme ? scheme + 3 : url;
+  const char *slash = strchr(host, '/');
+  const char *at = strchr(host, '@');
+  if (at == NULL || (slash && at > slash))
+    return xstrdup(url);
+  return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
+}
+
+/* ---- reply parsing ---- */
+
+static char *opt_string(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  if (cJSON_IsString(v) && v->valuestring[0])
+    return xstrdup(v->valuestring);
+  return NULL;
+}
+
+/* content may also be a list of {type: text, text: ...} parts. */
+static char *content_text(const cJSON *msg) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "content");
+  if (cJSON_IsString(v))
+    return xstrdup(v->valuestring);
+  if (!cJSON_IsArray(v))
+    return NULL;
+  char *acc = xstrdup("");
+  const cJSON *part;
+  cJSON_ArrayForEach(part, v) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+    if (cJSON_IsString(t)) {
+      char *n = xasprintf("%s%s", acc, t->valuestring);
+      free(acc);
+      acc = n;
+    }
+  }
+  return acc;
+}
+
+int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  if (!text_is_utf8(text, len))
+    return hutch_error_set(err, EBADMSG, "the reply is not UTF-8 text");
+  cJSON *root = cJSON_ParseWithLength(text, len);
+  if (root == NULL) {
+    /* HTML error pages from proxies are common: say what came back. */
+    _cleanup_free_ char *head = text_utf8_sanitize(text, len > 120 ? 120 : len);
+    for (char *p = head; *p; p++)
+      if (*p == '\n' || *p == '\r')
+        *p = ' ';
+    return hutch_error_set(err, EBADMSG, "the reply is not JSON (it starts with \"%s\")", head);
+  }
+  int r = -1;
+  const cJSON *choices = cJSON_GetObjectItemCaseSensitive(root, "choices");
+  const cJSON *first = cJSON_IsArray(choices) ? cJSON_GetArrayItem(choices, 0) : NULL;
+  const cJSON *msg = cJSON_GetObjectItemCaseSensitive(first, "message");
+  if (!cJSON_IsObject(msg)) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(root, "error");
+    const cJSON *em = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
+    if (cJSON_IsString(em))
+      hutch_error_set(err, EBADMSG, "the server answered with an error: %s", em->valuestring);
+    else
+      hutch_error_set(err, EBADMSG, "the reply has no choices[0].message");
+    goto out;
+  }
+  out->content = content_text(msg);
+  out->reasoning = opt_string(msg, "reasoning_content");
+  if (out->reasoning == NULL)
+    out->reasoning = opt_string(msg, "reasoning");
+  if (out->reasoning == NULL)
+    out->reasoning = opt_string(msg, "thinking");
+  const cJSON *calls = cJSON_GetObjectItemCaseSensitive(msg, "tool_calls");
+  if (calls != NULL && !cJSON_IsNull(calls) && !cJSON_IsArray(calls)) {
+    hutch_error_set(err, EBADMSG, "the reply's tool_calls is not a list");
+    goto out;
+  }
+  int n = cJSON_GetArraySize(calls);
+  if (n > 0)
+    out->calls = xcalloc((size_t)n, sizeof(*out->calls));
+  for (int i = 0; i < n; i++) {
+    const cJSON *call = cJSON_GetArrayItem(calls, i);
+    const cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
+    const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
+    if (!cJSON_IsString(name)) {
+      hutch_error_set(err, EBADMSG, "tool call %d of the reply has no function name", i + 1);
+      goto out;
+    }
+    struct llm_call *c = &out->calls[out->n_calls++];
+    c->name = xstrdup(name->valuestring);
+    c->id = opt_string(call, "id");
+    if (c->id == NULL)
+      c->id = xasprintf("call_%d", i + 1);
+    const cJSON *args = cJSON_GetObjectItemCaseSensitive(fn, "arguments");
+    if (cJSON_IsString(args))
+      c->arguments = xstrdup(args->valuestring);
+    else if (cJSON_IsObject(args))
+      c->arguments = cJSON_PrintUnformatted(args);
+    else
+      c->arguments = xstrdup("{}");
+  }
+  const cJSON *usage = cJSON_GetObjectItemCaseSensitive(root, "usage");
+  if (cJSON_IsObject(usage)) {
+    const cJSON *pt = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
+    const cJSON *ct = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
+    const cJSON *tt = cJSON_GetObjectItemCaseSensitive(usage, "total_tokens");
+    out->prompt_tokens = cJSON_IsNumber(pt) ? (long)pt->valuedouble : 0;
+    out->completion_tokens = cJSON_IsNumber(ct) ? (long)ct->valuedouble : 0;
+    out->total_tokens = cJSON_IsNumber(tt) ? (long)tt->valuedouble : out->prompt_tokens + out->completion_tokens;
+    out->has_usage = true;
+  }
+  r = 0;
+out:
+  cJSON_Delete(root);
+  if (r < 0)
+    llm_reply_clear(out);
+  return r;
+}
+
+/* ---- context-length errors ---- */
+
+bool llm_is_context_error(const char *msg) {
+  static const char *const marks[] = {"context length",  "context_length", "maximum context",     "context window",
+                                      "too many tokens", "max_tokens",     "maximum input length"};
+  for (size_t i = 0; i < ARRAY_SIZE(marks); i++)
+    if (strcasestr(msg, marks[i]))
+      return true;
+  return false;
+}
+
+/* The number right before `word` ("... of 32768 tokens"), or -1. */
+static long number_before(const char *msg, const char *word) {
+  const char *p = strcasestr(msg, word);
+  if (p == NULL)
+    return -1;
+  while (p > msg && p[-1] == ' ')
+    p--;
+  const char *e = p;
+  while (p > msg && p[-1] >= '0' && p[-1] <= '9')
+    p--;
+  return p == e ? -1 : strtol(p, NULL, 10);
+}
+
+long llm_shrink_max_tokens(const char *message, long current, long floor) {
+  if (!llm_is_context_error(message) || current <= floor)
+    return 0;
+  /* vLLM: "maximum context length is 32768 tokens. However, you requested
+   * 65536 output tokens and your prompt contains at least 1200 input tokens". */
+  long limit = -1, input = -1;
+  const char *p = strcasestr(message, "maximum context length");
+  if (p) {
+    while (*p && (*p < '0' || *p > '9'))
+      p++;
+    if (*p)
+      limit = strtol(p, NULL, 10);
+  }
+  input = number_before(message, " input tokens");
+  if (input < 0)
+    input = number_before(message, " tokens from the input");
+  if (input < 0)
+    input = number_before(message, " tokens in the messages");
+  long next = -1;
+  if (limit > 0 && input >= 0 && limit - input - 100 >= floor && limit - input - 100 < current)
+    next = limit - input - 100;
+  else
+    next = current / 2;
+  if (next < floor)
+    next = floor;
+  return next < current ? next : 0;
+}

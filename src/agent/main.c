@@ -1,0 +1,39 @@
+/* hutch-agent: the program behind `hutch run` (it is execv()ed by hutch so
+ * that libcurl and libyaml never load into the hutch binary itself). */
+#include "config.h"
+
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "agent.h"
+#include "util.h"
+
+volatile sig_atomic_t agent_stop;
+
+static void on_signal(int sig) {
+  agent_stop = sig;
+}
+
+int main(int argc, char **argv) {
+  hutch_program_name = "hutch run";
+  /* argv[0] is "run" when hutch passes its verb through. */
+  struct settings s;
+  int r = settings_parse(argc, argv, &s);
+  if (r >= 0) {
+    settings_free(&s);
+    return r;
+  }
+  struct sigaction sa;
+  memset(&sa, 0, sizeof(sa));
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  /* No SA_RESTART: a blocking poll must return to look at agent_stop. */
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  r = agent_run(&s);
+  settings_free(&s);
+  return r;
+}

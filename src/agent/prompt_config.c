@@ -1,0 +1,130 @@
+#include "config.h"
+
+#include "prompt_config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util.h"
+#include "yaml_map.h"
+
+static int fill(const struct yaml_map *m, const char *what, struct prompt_config *out, hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  const char *sys = yaml_map_get(m, "system_prompt");
+  const char *inst = yaml_map_get(m, "instance_prompt");
+  if (sys == NULL || inst == NULL) {
+    hutch_error_set(err, EINVAL, "prompt config %s: %s is missing", what, sys ? "instance_prompt" : "system_prompt");
+    return hutch_error_hint(err, "a prompt config has system_prompt and instance_prompt (see hutch-prompt(5))");
+  }
+  const char *dirs[3] = {yaml_map_get(m, "working_dir"), yaml_map_get(m, "input_dir"), yaml_map_get(m, "output_dir")};
+  const char *defaults[3] = {"/testbed", "/testbed/input", "/testbed/output"};
+  const char *names[3] = {"working_dir", "input_dir", "output_dir"};
+  for (int i = 0; i < 3; i++) {
+    if (dirs[i] == NULL)
+      dirs[i] = defaults[i];
+    if (dirs[i][0] != '/' || strstr(dirs[i], "/../") != NULL || strlen(dirs[i]) > 1024)
+      return hutch_error_set(err, EINVAL, "prompt config %s: %s must be an absolute path inside the sandbox, got '%s'",
+                             what, names[i], dirs[i]);
+  }
+  out->path = xstrdup(what);
+  out->system_prompt = xstrdup(sys);
+  out->instance_prompt = xstrdup(inst);
+  out->working_dir = xstrdup(dirs[0]);
+  out->input_dir = xstrdup(dirs[1]);
+  out->output_dir = xstrdup(dirs[2]);
+  /* "/testbed/" and "/testbed" are the same directory. */
+  char **all[3] = {&out->working_dir, &out->input_dir, &out->output_dir};
+  for (int i = 0; i < 3; i++) {
+    size_t l = strlen(*all[i]);
+    while (l > 1 && (*all[i])[l - 1] == '/')
+      (*all[i])[--l] = '\0';
+  }
+  return 0;
+}
+
+int prompt_config_parse(const char *text, size_t len, const char *what, struct prompt_config *out, hutch_error_t *err) {
+  struct yaml_map m;
+  if (yaml_map_parse(text, len, what, &m, err) < 0)
+    return hutch_error_wrap(err, "prompt config");
+  int r = fill(&m, what, out, err);
+  yaml_map_clear(&m);
+  return r;
+}
+
+int prompt_config_load(const char *path, struct prompt_config *out, hutch_error_t *err) {
+  _cleanup_free_ char *fallback = NULL;
+  if (path == NULL) {
+    const char *env = getenv("HUTCH_PROMPT_CONFIG");
+    path = env && *env ? env : (fallback = xstrdup(HUTCH_DATADIR "/prompts/default.yaml"));
+  }
+  struct yaml_map m;
+  if (yaml_map_load(path, &m, err) < 0) {
+    hutch_error_wrap(err, "prompt config");
+    return hutch_error_hint(err, "give one with --prompt-config FILE (see hutch-prompt(5))");
+  }
+  int r = fill(&m, path, out, err);
+  yaml_map_clear(&m);
+  return r;
+}
+
+void prompt_config_clear(struct prompt_config *pc) {
+  free(pc->path);
+  free(pc->system_prompt);
+  free(pc->instance_prompt);
+  free(pc->working_dir);
+  free(pc->input_dir);
+  free(pc->output_dir);
+  memset(pc, 0, sizeof(*pc));
+}
+
+struct buf {
+  char *s;
+  size_t len, cap;
+};
+
+static void buf_add(struct buf *b, const char *s, size_t n) {
+  if (b->len + n + 1 > b->cap) {
+    b->cap = (b->len + n + 1) * 2;
+    b->s = xrealloc(b->s, b->cap);
+  }
+  memcpy(b->s + b->len, s, n);
+  b->len += n;
+  b->s[b->len] = '\0';
+}
+
+char *prompt_expand(const char *tmpl, const struct prompt_config *pc, const char *problem) {
+  const struct {
+    const char *name;
+    const char *value;
+  } vars[] = {
+      {"{working_dir}", pc->working_dir}, {"{input_dir}", pc->input_dir}, {"{output_dir}", pc->output_dir},
+      {"{problem_statement}", problem},   {"{command_docs}", ""},         {"{demo}", ""},
+  };
+  struct buf b = {0};
+  buf_add(&b, "", 0);
+  for (const char *p = tmpl; *p;) {
+    if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
+      buf_add(&b, p, 1);
+      p += 2;
+      continue;
+    }
+    if (p[0] == '{') {
+      bool hit = false;
+      for (size_t i = 0; i < ARRAY_SIZE(vars); i++) {
+        size_t n = strlen(vars[i].name);
+        if (vars[i].value != NULL && strncmp(p, vars[i].name, n) == 0) {
+          buf_add(&b, vars[i].value, strlen(vars[i].value));
+          p += n;
+          hit = true;
+          break;
+        }
+      }
+      if (hit)
+        continue;
+    }
+    buf_add(&b, p, 1);
+    p++;
+  }
+  return b.s;
+}

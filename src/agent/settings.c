@@ -1,0 +1,391 @@
+#include "config.h"
+
+#include "settings.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "util.h"
+#include "yaml_map.h"
+
+#define EXIT_USAGE 2
+
+enum kind { K_STR, K_DOUBLE, K_LONG, K_SIZE, K_DURATION, K_BOOL };
+
+/* One row per setting: its hutch option, its LLM-in-Sandbox spelling (also
+ * accepted as a settings-file key), and where it goes. */
+static const struct setting_def {
+  const char *name;
+  const char *alias;
+  const char *alias2;
+  enum kind kind;
+  size_t offset;
+  bool positive;
+} defs[] = {
+    {"query", NULL, NULL, K_STR, offsetof(struct settings, query), false},
+    {"model", "llm_name", "llm-name", K_STR, offsetof(struct settings, model), false},
+    {"base-url", "llm_base_url", "llm-base-url", K_STR, offsetof(struct settings, base_url), false},
+    {"api-key", "api_key", NULL, K_STR, offsetof(struct settings, api_key), false},
+    {"temperature", NULL, NULL, K_DOUBLE, offsetof(struct settings, temperature), false},
+    {"max-steps", "max_steps", NULL, K_LONG, offsetof(struct settings, max_steps), true},
+    {"max-tokens-per-call", "max_tokens_per_call", NULL, K_LONG, offsetof(struct settings, max_tokens_per_call), true},
+    {"max-token-limit", "max_token_limit", NULL, K_LONG, offsetof(struct settings, max_token_limit), true},
+    {"input-dir", "input_dir", NULL, K_STR, offsetof(struct settings, input_dir), false},
+    {"output-dir", "output_dir", NULL, K_STR, offsetof(struct settings, output_dir), false},
+    {"prompt-config", "prompt_config", NULL, K_STR, offsetof(struct settings, prompt_config), false},
+    {"extra-body", "extra_body", NULL, K_STR, offsetof(struct settings, extra_body), false},
+    {"tool-timeout", "tool_timeout", NULL, K_DURATION, offsetof(struct settings, tool_timeout), true},
+    {"llm-timeout", "llm_timeout", NULL, K_DURATION, offsetof(struct settings, llm_timeout), true},
+    {"max-tries", "max_tries", NULL, K_LONG, offsetof(struct settings, max_tries), true},
+    {"retry-delay", "retry_delay", NULL, K_DURATION, offsetof(struct settings, retry_delay), true},
+    {"max-reply-size", "max_reply_size", NULL, K_SIZE, offsetof(struct settings, max_reply_size), true},
+    {"copy-limit", "copy_limit", NULL, K_SIZE, offsetof(struct settings, copy_limit), true},
+    {"shell", NULL, NULL, K_STR, offsetof(struct settings, shell), false},
+    {"quiet", NULL, NULL, K_BOOL, offsetof(struct settings, quiet), false},
+    {"rootfs", NULL, NULL, K_STR, offsetof(struct settings, rootfs), false},
+    {"store", NULL, NULL, K_STR, offsetof(struct settings, store), false},
+    {"state-dir", "state_dir", NULL, K_STR, offsetof(struct settings, state_dir), false},
+    {"policy", NULL, NULL, K_STR, offsetof(struct settings, policy), false},
+    {"hostname", NULL, NULL, K_STR, offsetof(struct settings, hostname), false},
+};
+
+enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP };
+
+void settings_usage(FILE *out) {
+  fprintf(out, "Usage: hutch run --query TEXT [OPTIONS]\n\n"
+               "Give an OpenAI-compatible model a sandboxed computer and let it work on TEXT\n"
+               "(`--query -` reads it from stdin). Results go to OUTPUT-DIR/YYYYMMDD_HHMMSS/:\n"
+               "files/ (the sandbox's output directory), trajectory.json and run.log.\n"
+               "Exit status: 0 submitted, 1 ended without submit (steps or token budget spent),\n"
+               "2 usage, 3 the model's API failed, 125 hutch failed, 130/143 interrupted.\n"
+               "LLM-in-Sandbox's spellings, in parentheses, are accepted as options too.\n\n"
+               "Model:\n"
+               "  --query TEXT               the task (- reads stdin)\n"
+               "  --model NAME               model name (llm_name)\n"
+               "  --base-url URL             API base (llm_base_url; default $OPENAI_BASE_URL,\n"
+               "                             else http://localhost:8000/v1)\n"
+               "  --api-key KEY              bearer key (api_key; default $OPENAI_API_KEY)\n"
+               "  --temperature T            sampling temperature (default: the server's)\n"
+               "  --max-steps N              model turns before giving up (max_steps; 100)\n"
+               "  --max-tokens-per-call N    max_tokens of each request (max_tokens_per_call; 65536)\n"
+               "  --max-token-limit N        token budget of the conversation (max_token_limit; 65536)\n"
+               "  --extra-body JSON          merged into every request body (extra_body)\n"
+               "  --llm-timeout SECONDS      timeout of one request (600)\n"
+               "  --max-tries N              tries of one request on 429/5xx/network errors (5)\n"
+               "  --retry-delay SECONDS      first backoff delay, doubled on each retry (1)\n"
+               "  --max-reply-size BYTES     largest reply accepted (16M)\n"
+               "Task:\n"
+               "  --input-dir DIR            copied into the sandbox's input directory (input_dir)\n"
+               "  --output-dir DIR           where run directories are made (output_dir; ./output)\n"
+               "  --prompt-config FILE       prompt YAML (prompt_config; see hutch-prompt(5))\n"
+               "  --settings FILE            settings YAML (default ./hutch.yaml, then\n"
+               "                             ~/.config/hutch/config.yaml)\n"
+               "  --tool-timeout SECONDS     timeout of one execute_bash call (120)\n"
+               "  --shell MODE               fresh: a new shell per command (the only mode so far)\n"
+               "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
+               "  --quiet                    no progress on stderr\n"
+               "Sandbox (as for hutch exec):\n"
+               "  --rootfs NAME              image (default: the image named default)\n"
+               "  --store DIR                rootfs store\n"
+               "  --state-dir DIR            sandbox state directory\n"
+               "  --policy FILE              sandbox policy\n"
+               "  --env K=V                  environment variable for every command (repeatable)\n"
+               "  --bind SRC:DST[:ro]        bind-mount a host path (repeatable)\n"
+               "  --hostname NAME            hostname inside the sandbox\n"
+               "  -h, --help                 show this help\n");
+}
+
+static char *underscored(const char *s) {
+  char *u = xstrdup(s);
+  for (char *p = u; *p; p++)
+    if (*p == '-')
+      *p = '_';
+  return u;
+}
+
+static const struct setting_def *find_def(const char *key) {
+  _cleanup_free_ char *u = underscored(key);
+  for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
+    _cleanup_free_ char *n = underscored(defs[i].name);
+    if (strcmp(u, n) == 0 || (defs[i].alias && strcmp(u, defs[i].alias) == 0))
+      return &defs[i];
+  }
+  return NULL;
+}
+
+/* Sets one value; returns false with a message in *why. */
+static bool apply(struct settings *s, const struct setting_def *d, const char *value, char **why) {
+  void *field = (char *)s + d->offset;
+  char *end;
+  errno = 0;
+  switch (d->kind) {
+  case K_STR:
+    free(*(char **)field);
+    *(char **)field = xstrdup(value);
+    return true;
+  case K_DOUBLE: {
+    double v = strtod(value, &end);
+    if (errno || end == value || *end) {
+      *why = xasprintf("--%s wants a number, got '%s'", d->name, value);
+      return false;
+    }
+    *(double *)field = v;
+    if (field == &s->temperature)
+      s->has_temperature = true;
+    return true;
+  }
+  case K_LONG: {
+    long v = strtol(value, &end, 10);
+    if (errno || end == value || *end || (d->positive && v <= 0)) {
+      *why = xasprintf("--%s wants a positive integer, got '%s'", d->name, value);
+      return false;
+    }
+    *(long *)field = v;
+    return true;
+  }
+  case K_SIZE:
+    if (!parse_size(value, (uint64_t *)field) || *(uint64_t *)field == 0) {
+      *why = xasprintf("--%s wants a size such as 16M, got '%s'", d->name, value);
+      return false;
+    }
+    return true;
+  case K_DURATION:
+    if (!parse_duration(value, (double *)field)) {
+      *why = xasprintf("--%s wants a positive number of seconds, got '%s'", d->name, value);
+      return false;
+    }
+    return true;
+  case K_BOOL:
+    if (strcmp(value, "true") == 0 || strcmp(value, "True") == 0 || strcmp(value, "yes") == 0 ||
+        strcmp(value, "1") == 0)
+      *(bool *)field = true;
+    else if (strcmp(value, "false") == 0 || strcmp(value, "False") == 0 || strcmp(value, "no") == 0 ||
+             strcmp(value, "0") == 0)
+      *(bool *)field = false;
+    else {
+      *why = xasprintf("%s wants true or false, got '%s'", d->name, value);
+      return false;
+    }
+    return true;
+  }
+  return false;
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "hutch run: ");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry `hutch run --help`.\n");
+  return EXIT_USAGE;
+}
+
+static void add_env(struct settings *s, const char *kv) {
+  s->env = xrealloc(s->env, (s->n_env + 2) * sizeof(char *));
+  s->env[s->n_env++] = xstrdup(kv);
+  s->env[s->n_env] = NULL;
+}
+
+/* The settings file: --settings, else ./hutch.yaml, else ~/.config/hutch/config.yaml. */
+static int load_file(struct settings *s, const char *explicit_path) {
+  _cleanup_free_ char *home_path = NULL;
+  const char *path = explicit_path;
+  if (path == NULL) {
+    if (access("hutch.yaml", F_OK) == 0) {
+      path = "hutch.yaml";
+    } else {
+      const char *home = getenv("HOME");
+      if (home && *home) {
+        home_path = xasprintf("%s/.config/hutch/config.yaml", home);
+        if (access(home_path, F_OK) == 0)
+          path = home_path;
+      }
+    }
+  }
+  if (path == NULL)
+    return -1;
+  struct yaml_map m;
+  hutch_error_t err = NULL;
+  if (yaml_map_load(path, &m, &err) < 0) {
+    hutch_error_wrap(&err, "settings file");
+    hutch_error_print(stderr, "hutch run", err);
+    hutch_error_free(&err);
+    return EXIT_USAGE;
+  }
+  s->settings_file = xstrdup(path);
+  for (size_t i = 0; i < m.n; i++) {
+    const struct setting_def *d = find_def(m.keys[i]);
+    if (d == NULL) {
+      fprintf(stderr, "hutch run: warning: %s: unknown key '%s' ignored\n", path, m.keys[i]);
+      continue;
+    }
+    _cleanup_free_ char *why = NULL;
+    if (!apply(s, d, m.values[i], &why)) {
+      fprintf(stderr, "hutch run: %s: %s\n", path, why);
+      yaml_map_clear(&m);
+      return EXIT_USAGE;
+    }
+  }
+  yaml_map_clear(&m);
+  return -1;
+}
+
+static char *read_stdin_all(void) {
+  size_t cap = 4096, len = 0;
+  char *buf = xmalloc(cap);
+  for (;;) {
+    if (len + 1 >= cap)
+      buf = xrealloc(buf, cap *= 2);
+    ssize_t n = read(0, buf + len, cap - len - 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    len += (size_t)n;
+  }
+  buf[len] = '\0';
+  return buf;
+}
+
+int settings_parse(int argc, char **argv, struct settings *s) {
+  memset(s, 0, sizeof(*s));
+  s->max_steps = 100;
+  s->max_tokens_per_call = 65536;
+  s->max_token_limit = 65536;
+  s->tool_timeout = 120;
+  s->llm_timeout = 600;
+  s->max_tries = 5;
+  s->retry_delay = 1;
+  s->max_reply_size = 16u << 20;
+  s->copy_limit = 1u << 30;
+
+  /* Every spelling of every setting as a long option. */
+  size_t n_opts = 0;
+  struct option *opts = xcalloc(ARRAY_SIZE(defs) * 3 + 8, sizeof(*opts));
+  for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
+    const char *names[3] = {defs[i].name, defs[i].alias, defs[i].alias2};
+    for (int k = 0; k < 3; k++)
+      if (names[k])
+        opts[n_opts++] = (struct option){names[k], defs[i].kind == K_BOOL ? no_argument : required_argument, NULL,
+                                         OPT_BASE + (int)i};
+  }
+  opts[n_opts++] = (struct option){"settings", required_argument, NULL, OPT_SETTINGS};
+  opts[n_opts++] = (struct option){"env", required_argument, NULL, OPT_ENV};
+  opts[n_opts++] = (struct option){"bind", required_argument, NULL, OPT_BIND};
+  opts[n_opts++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+
+  /* First pass: the settings file and -h only; the command line wins later. */
+  const char *settings_path = NULL;
+  optind = 1;
+  opterr = 0;
+  int c, r = -1;
+  while ((c = getopt_long(argc, argv, "hq:", opts, NULL)) != -1) {
+    if (c == OPT_SETTINGS)
+      settings_path = optarg;
+    else if (c == 'h' || c == OPT_HELP) {
+      settings_usage(stdout);
+      r = 0;
+      goto out;
+    } else if (c == '?') {
+      r = usage_error("unknown option or missing value: '%s'", argv[optind - 1]);
+      goto out;
+    }
+  }
+  if (optind < argc) {
+    r = usage_error("unexpected argument '%s'", argv[optind]);
+    goto out;
+  }
+  r = load_file(s, settings_path);
+  if (r >= 0)
+    goto out;
+
+  optind = 1;
+  while ((c = getopt_long(argc, argv, "hq:", opts, NULL)) != -1) {
+    _cleanup_free_ char *why = NULL;
+    if (c == 'q') {
+      free(s->query);
+      s->query = xstrdup(optarg);
+    } else if (c >= OPT_BASE && c < OPT_BASE + (int)ARRAY_SIZE(defs)) {
+      const struct setting_def *d = &defs[c - OPT_BASE];
+      if (!apply(s, d, d->kind == K_BOOL ? "true" : optarg, &why)) {
+        r = usage_error("%s", why);
+        goto out;
+      }
+    } else if (c == OPT_ENV) {
+      if (!valid_env_assignment(optarg)) {
+        r = usage_error("--env wants KEY=VALUE, got '%s'", optarg);
+        goto out;
+      }
+      add_env(s, optarg);
+    } else if (c == OPT_BIND) {
+      s->binds = xrealloc(s->binds, (s->n_binds + 1) * sizeof(*s->binds));
+      s->bind_storage = xrealloc(s->bind_storage, (s->n_binds + 1) * sizeof(char *));
+      if (!parse_bind(optarg, &s->binds[s->n_binds], &s->bind_storage[s->n_binds])) {
+        r = usage_error("--bind wants /SRC:/DST[:ro|:rw], got '%s'", optarg);
+        goto out;
+      }
+      s->n_binds++;
+    }
+  }
+
+  const char *env_url = getenv("OPENAI_BASE_URL");
+  if (s->base_url == NULL)
+    s->base_url = xstrdup(env_url && *env_url ? env_url : "http://localhost:8000/v1");
+  const char *env_key = getenv("OPENAI_API_KEY");
+  if (s->api_key == NULL && env_key && *env_key)
+    s->api_key = xstrdup(env_key);
+  if (s->output_dir == NULL)
+    s->output_dir = xstrdup("./output");
+  if (s->shell == NULL)
+    s->shell = xstrdup("fresh");
+  if (strcmp(s->shell, "persistent") == 0) {
+    r = usage_error("%s", "--shell persistent is not implemented yet: each command runs in a fresh shell");
+    goto out;
+  }
+  if (strcmp(s->shell, "fresh") != 0) {
+    r = usage_error("--shell wants fresh, got '%s'", s->shell);
+    goto out;
+  }
+  if (s->query == NULL) {
+    r = usage_error("%s", "--query TEXT is required (--query - reads it from stdin)");
+    goto out;
+  }
+  if (strcmp(s->query, "-") == 0) {
+    free(s->query);
+    s->query = read_stdin_all();
+  }
+  if (s->query[0] == '\0') {
+    r = usage_error("%s", "the query is empty");
+    goto out;
+  }
+  if (s->model == NULL) {
+    r = usage_error("%s", "--model NAME is required (or model: in a settings file)");
+    goto out;
+  }
+  r = -1;
+out:
+  free(opts);
+  return r;
+}
+
+void settings_free(struct settings *s) {
+  for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
+    if (defs[i].kind == K_STR)
+      free(*(char **)((char *)s + defs[i].offset));
+  free(s->settings_file);
+  for (size_t i = 0; i < s->n_env; i++)
+    free(s->env[i]);
+  free(s->env);
+  for (size_t i = 0; i < s->n_binds; i++)
+    free(s->bind_storage[i]);
+  free(s->bind_storage);
+  free(s->binds);
+}

@@ -1,0 +1,55 @@
+/* hutch run's settings: command line (hutch spellings and LLM-in-Sandbox's),
+ * a settings file with the same keys, the environment, defaults; in that
+ * order of precedence. */
+#ifndef HUTCH_AGENT_SETTINGS_H
+#define HUTCH_AGENT_SETTINGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+struct settings {
+  char *query;
+  char *model;
+  char *base_url;
+  char *api_key;
+  double temperature;
+  bool has_temperature;
+  long max_steps;
+  long max_tokens_per_call;
+  long max_token_limit;
+  char *input_dir;
+  char *output_dir;
+  char *prompt_config;
+  char *extra_body;
+  char *settings_file; /* the file that was read, NULL when none */
+  double tool_timeout;
+  double llm_timeout;
+  long max_tries;
+  double retry_delay;
+  uint64_t max_reply_size;
+  uint64_t copy_limit;
+  char *shell;
+  bool quiet;
+  /* sandbox options shared with hutch exec */
+  char *rootfs;
+  char *store;
+  char *state_dir;
+  char *policy;
+  char *hostname;
+  char **env; /* NULL-terminated */
+  size_t n_env;
+  struct hutch_bind *binds;
+  char **bind_storage;
+  size_t n_binds;
+};
+
+/* Returns -1 to go on, else an exit code (0 after --help, 2 on a usage error,
+ * already printed). */
+int settings_parse(int argc, char **argv, struct settings *s);
+void settings_free(struct settings *s);
+void settings_usage(FILE *out);
+
+#endif

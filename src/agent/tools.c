@@ -1,0 +1,140 @@
+#include "config.h"
+
+#include "tools.h"
+
+#include <string.h>
+
+#include "observation.h"
+#include "util.h"
+
+/* Bytes kept of each output stream before the line cut. */
+#define BASH_CAPTURE_MAX (1u << 20)
+
+static cJSON *function_tool(const char *name, const char *description, cJSON *properties, const char *const *required,
+                            size_t n_required) {
+  cJSON *tool = cJSON_CreateObject();
+  cJSON_AddStringToObject(tool, "type", "function");
+  cJSON *fn = cJSON_AddObjectToObject(tool, "function");
+  cJSON_AddStringToObject(fn, "name", name);
+  cJSON_AddStringToObject(fn, "description", description);
+  cJSON *params = cJSON_AddObjectToObject(fn, "parameters");
+  cJSON_AddStringToObject(params, "type", "object");
+  cJSON_AddItemToObject(params, "properties", properties);
+  cJSON_AddItemToObject(params, "required", cJSON_CreateStringArray(required, (int)n_required));
+  return tool;
+}
+
+static void add_prop(cJSON *props, const char *name, const char *type, const char *description) {
+  cJSON *p = cJSON_AddObjectToObject(props, name);
+  cJSON_AddStringToObject(p, "type", type);
+  cJSON_AddStringToObject(p, "description", description);
+}
+
+cJSON *tools_schema(void) {
+  cJSON *tools = cJSON_CreateArray();
+
+  cJSON *ep = cJSON_CreateObject();
+  add_prop(ep, "command", "string", "The command: `view`, `create`, `str_replace`, `insert` or `undo_edit`.");
+  cJSON *enm = cJSON_CreateStringArray((const char *[]){"view", "create", "str_replace", "insert", "undo_edit"}, 5);
+  cJSON_AddItemToObject(cJSON_GetObjectItem(ep, "command"), "enum", enm);
+  add_prop(ep, "path", "string", "Absolute path to a file or directory, e.g. `/testbed/file.py` or `/testbed`.");
+  add_prop(ep, "file_text", "string", "Content of the file to create (`create`).");
+  add_prop(ep, "old_str", "string", "The exact text to replace; it must occur exactly once (`str_replace`).");
+  add_prop(ep, "new_str", "string", "The replacement text (`str_replace`) or the text to insert (`insert`).");
+  add_prop(ep, "insert_line", "integer", "Insert `new_str` after this line; 0 inserts at the top (`insert`).");
+  add_prop(ep, "view_range", "array",
+           "Lines to show, [start, end], 1-based; end -1 shows to the end of the file (`view` of a file).");
+  cJSON_AddItemToObject(cJSON_GetObjectItem(ep, "view_range"), "items", cJSON_Parse("{\"type\": \"integer\"}"));
+  const char *ereq[] = {"command", "path"};
+  cJSON_AddItemToArray(
+      tools, function_tool("str_replace_editor",
+                           "View, create and edit text files.\n"
+                           "* `view` shows a file with line numbers (like `cat -n`), or a directory's contents two "
+                           "levels deep.\n"
+                           "* `create` makes a new file; it refuses to overwrite an existing one.\n"
+                           "* `str_replace` replaces `old_str` with `new_str`; `old_str` must match exactly one "
+                           "place in the file, whitespace included.\n"
+                           "* `insert` inserts `new_str` after line `insert_line`.\n"
+                           "* `undo_edit` reverts the last edit of the file.\n"
+                           "Long output is cut and marked with `<response clipped>`.",
+                           ep, ereq, 2));
+
+  cJSON *bp = cJSON_CreateObject();
+  add_prop(bp, "command", "string", "The bash command to run.");
+  const char *breq[] = {"command"};
+  cJSON_AddItemToArray(tools, function_tool("execute_bash",
+                                            "Execute a bash command in the terminal.\n"
+                                            "Parameters:\n"
+                                            "  (1) command (string, required): the command to run. Each call starts "
+                                            "a fresh shell in the working directory.",
+                                            bp, breq, 1));
+
+  cJSON_AddItemToArray(tools, function_tool("submit", "Submit your work and end the task. No parameters required.",
+                                            cJSON_CreateObject(), NULL, 0));
+  return tools;
+}
+
+static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result *out) {
+  const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
+  if (!cJSON_IsString(cmd)) {
+    out->observation = obs_bash_failure("execute_bash needs a `command` string");
+    return;
+  }
+  const char *argv[] = {env->shell, "-c", cmd->valuestring, NULL};
+  struct run_request req = {
+      .argv = argv, .workdir = env->working_dir, .timeout = env->timeout, .cap = BASH_CAPTURE_MAX};
+  struct run_result res;
+  hutch_error_t err = NULL;
+  if (task_sandbox_run(env->sandbox, &req, &res, &err) < 0) {
+    out->interrupted = res.interrupted;
+    out->observation = obs_bash_failure(err->msg);
+    hutch_error_free(&err);
+    run_result_clear(&res);
+    return;
+  }
+  out->interrupted = res.interrupted;
+  _cleanup_free_ char *o = text_for_model(res.out.data, res.out.len, res.out.capped);
+  _cleanup_free_ char *e = text_for_model(res.err.data, res.err.len, res.err.capped);
+  out->exit_code = hutch_exit_code(&res.exit);
+  if (res.exit.setup_failed || res.exit.exec_errno) {
+    _cleanup_free_ char *why = xasprintf("%s%s%s", res.exit.failure, res.exit.exec_errno ? ": " : "",
+                                         res.exit.exec_errno ? strerror(res.exit.exec_errno) : "");
+    out->observation = obs_bash_failure(why);
+  } else {
+    out->observation = obs_bash(out->exit_code, res.exit.timed_out, env->timeout, o, e);
+  }
+  run_result_clear(&res);
+}
+
+void tools_run(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out) {
+  memset(out, 0, sizeof(*out));
+  out->exit_code = -1;
+  double start = monotonic_seconds();
+  cJSON *args = NULL;
+  if (strcmp(name, "execute_bash") != 0 && strcmp(name, "str_replace_editor") != 0 && strcmp(name, "submit") != 0) {
+    out->observation = obs_unknown_action(name);
+    goto out;
+  }
+  args = cJSON_Parse(arguments && *arguments ? arguments : "{}");
+  if (!cJSON_IsObject(args)) {
+    out->observation = obs_bad_arguments(name, args ? "they are not a JSON object" : "they are not valid JSON");
+    goto out;
+  }
+  if (strcmp(name, "submit") == 0) {
+    out->observation = xstrdup(OBS_SUBMIT);
+    out->submitted = true;
+  } else if (strcmp(name, "execute_bash") == 0) {
+    run_bash(env, args, out);
+  } else {
+    _cleanup_free_ char *result = editor_run(env, args, &out->exit_code, &out->interrupted);
+    out->observation = obs_editor(result);
+  }
+out:
+  cJSON_Delete(args);
+  out->seconds = monotonic_seconds() - start;
+}
+
+void tool_result_clear(struct tool_result *r) {
+  free(r->observation);
+  memset(r, 0, sizeof(*r));
+}

@@ -1,0 +1,86 @@
+#include "config.h"
+
+#include "trajectory.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "util.h"
+
+void trajectory_init(struct trajectory *t, const char *path, const char *problem) {
+  t->path = xstrdup(path);
+  t->start = monotonic_seconds();
+  t->root = cJSON_CreateObject();
+  cJSON_AddStringToObject(t->root, "problem_statement", problem);
+  t->steps = cJSON_AddArrayToObject(t->root, "steps");
+  cJSON *m = cJSON_AddObjectToObject(t->root, "metadata");
+  cJSON_AddNumberToObject(m, "total_steps", 0);
+  t->meta = cJSON_AddObjectToObject(t->root, "hutch");
+}
+
+void trajectory_add(struct trajectory *t, long step, const char *thought, const char *reasoning, const char *function,
+                    const char *arguments, const char *observation, double llm_seconds, double tool_seconds,
+                    int exit_code, const char *call_id) {
+  cJSON *s = cJSON_CreateObject();
+  cJSON_AddStringToObject(s, "thought", thought ? thought : "");
+  cJSON_AddStringToObject(s, "reasoning_content", reasoning ? reasoning : "");
+  cJSON *action = cJSON_AddObjectToObject(s, "action");
+  cJSON_AddStringToObject(action, "function", function ? function : "");
+  cJSON *params = arguments ? cJSON_Parse(arguments) : NULL;
+  if (!cJSON_IsObject(params)) {
+    cJSON_Delete(params);
+    params = cJSON_CreateObject();
+    if (arguments && *arguments)
+      cJSON_AddStringToObject(params, "_unparsed", arguments);
+  }
+  cJSON_AddItemToObject(action, "parameters", params);
+  cJSON_AddStringToObject(s, "observation", observation ? observation : "");
+  cJSON *m = cJSON_AddObjectToObject(s, "metadata");
+  cJSON_AddNumberToObject(m, "step", (double)step);
+  cJSON_AddNumberToObject(m, "exec_time", llm_seconds);
+  cJSON_AddNumberToObject(m, "tool_time", tool_seconds);
+  if (exit_code >= 0)
+    cJSON_AddNumberToObject(m, "exit_code", exit_code);
+  else
+    cJSON_AddNullToObject(m, "exit_code");
+  if (call_id)
+    cJSON_AddStringToObject(m, "tool_call_id", call_id);
+  /* Seconds since the run began when the step ended: with exec_time and
+   * tool_time it gives the loop's own cost per step. */
+  cJSON_AddNumberToObject(m, "elapsed", monotonic_seconds() - t->start);
+  cJSON_AddItemToArray(t->steps, s);
+}
+
+void trajectory_set(struct trajectory *t, const char *key, cJSON *value) {
+  cJSON_DeleteItemFromObjectCaseSensitive(t->meta, key);
+  cJSON_AddItemToObject(t->meta, key, value);
+}
+
+void trajectory_set_steps(struct trajectory *t, long total_steps) {
+  cJSON *m = cJSON_GetObjectItemCaseSensitive(t->root, "metadata");
+  cJSON_ReplaceItemInObjectCaseSensitive(m, "total_steps", cJSON_CreateNumber((double)total_steps));
+}
+
+int trajectory_save(struct trajectory *t, hutch_error_t *err) {
+  _cleanup_free_ char *text = cJSON_Print(t->root);
+  size_t len = strlen(text);
+  text[len] = '\n';
+  /* Temp file + rename: a reader or a kill -9 sees the old or the new
+   * file, never half of one.  No fsync: it would cost more than the rest
+   * of a step, and only a power cut could tell the difference. */
+  _cleanup_free_ char *tmp = xasprintf("%s.tmp", t->path);
+  _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0 || write_all(fd, text, len + 1) < 0 || rename(tmp, t->path) < 0) {
+    hutch_error_sys(err, "write %s", t->path);
+    unlink(tmp);
+    return -1;
+  }
+  return 0;
+}
+
+void trajectory_free(struct trajectory *t) {
+  cJSON_Delete(t->root);
+  free(t->path);
+  memset(t, 0, sizeof(*t));
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""An OpenAI-compatible chat completions server that plays a script.
+
+Usage: mock-openai.py SCRIPT.json PORTFILE REQUESTS.jsonl
+
+Listens on 127.0.0.1 on an ephemeral port (written to PORTFILE), answers
+each POST .../chat/completions with the next entry of the script and
+appends every request (path, Authorization header, body) to
+REQUESTS.jsonl.  When the script is spent it answers with a submit call.
+Script entries:
+
+  {"calls": [["execute_bash", {"command": "ls"}], ...], "content": "...",
+   "reasoning": "..."}          a reply with native tool calls
+  {"content": "text"}           a reply without tool calls
+  {"status": 429, "retry_after": "1", "error": "slow down"}
+  {"status": 500}               an error status with a JSON error body
+  {"context_error": true}       400 "maximum context length" (vLLM wording)
+  {"raw": "<html>..."}          these bytes as the body, status 200
+  {"raw_hex": "fffe"}           these bytes (hex) as the body
+  {"hang": 30}                  sleep that long before answering
+  {"huge": 50000000}            a 200 body of that many bytes
+  {"repeat": N, ...}            the same entry N times
+"""
+import json
+import os
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+script_path, port_file, requests_path = sys.argv[1:4]
+with open(script_path) as f:
+    script = []
+    for item in json.load(f):
+        script.extend([item] * int(item.get("repeat", 1)))
+lock = threading.Lock()
+state = {"next": 0}
+
+
+def completion(entry, n):
+    msg = {"role": "assistant", "content": entry.get("content")}
+    if "reasoning" in entry:
+        msg["reasoning_content"] = entry["reasoning"]
+    calls = entry.get("calls")
+    if calls:
+        msg["tool_calls"] = [
+            {"id": "call_%d_%d" % (n, i), "type": "function",
+             "function": {"name": c[0], "arguments": c[1] if isinstance(c[1], str) else json.dumps(c[1])}}
+            for i, c in enumerate(calls)]
+    return {"id": "cmpl-%d" % n, "object": "chat.completion", "model": "mock",
+            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    # Headers and body leave in separate writes: without this, delayed ACKs
+    # add 40 ms to every reply.
+    disable_nagle_algorithm = True
+
+    def log_message(self, *args):
+        pass
+
+    def send(self, status, body, headers=None):
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        for k, v in (headers or {}).items():
+            self.send_header(k, v)
+        self.end_headers()
+        try:
+            self.wfile.write(body)
+        except (BrokenPipeError, ConnectionResetError):
+            pass
+
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        raw = self.rfile.read(length)
+        with lock:
+            n = state["next"]
+            state["next"] += 1
+            with open(requests_path, "a") as f:
+                rec = {"path": self.path, "authorization": self.headers.get("Authorization"),
+                       "time": time.time(), "body": json.loads(raw)}
+                f.write(json.dumps(rec) + "\n")
+        entry = script[n] if n < len(script) else {"calls": [["submit", {}]]}
+        if "hang" in entry:
+            time.sleep(float(entry["hang"]))
+        if "huge" in entry:
+            self.send(200, b"{\"x\": \"" + b"a" * int(entry["huge"]) + b"\"}")
+        elif "raw" in entry:
+            self.send(200, entry["raw"].encode())
+        elif "raw_hex" in entry:
+            self.send(200, bytes.fromhex(entry["raw_hex"]))
+        elif entry.get("context_error"):
+            self.send(400, json.dumps({"error": {"message": "This model's maximum context length is 32768 tokens. "
+                                                 "However, you requested 65536 output tokens and your prompt "
+                                                 "contains at least 1000 input tokens."}}).encode())
+        elif "status" in entry:
+            headers = {}
+            if "retry_after" in entry:
+                headers["Retry-After"] = str(entry["retry_after"])
+            self.send(int(entry["status"]),
+                      json.dumps({"error": {"message": entry.get("error", "scripted failure")}}).encode(), headers)
+        else:
+            self.send(200, json.dumps(completion(entry, n)).encode())
+
+
+server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True
+with open(port_file + ".tmp", "w") as f:
+    f.write(str(server.server_address[1]))
+os.rename(port_file + ".tmp", port_file)
+server.serve_forever()

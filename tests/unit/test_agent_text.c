@@ -1,0 +1,178 @@
+/* hutch run's pure parts: the observation strings the model sees (pinned
+ * byte for byte), output clean-up, text tool calls, prompt templates,
+ * reply parsing and copy-back path checks. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "llm_client.h"
+#include "observation.h"
+#include "prompt_config.h"
+#include "tap.h"
+#include "text_calls.h"
+#include "transfer.h"
+#include "util.h"
+
+static void check(char *got, const char *want, const char *desc) {
+  tap_is_str(got, want, "%s", desc);
+  free(got);
+}
+
+static void observations(void) {
+  check(obs_bash(0, false, 120, "hi\n", ""), "Exit code: 0\nExecution output of \\[execute_bash]:\n\\[STDOUT]\nhi\n",
+        "execute_bash, success, no stderr");
+  check(obs_bash(2, false, 120, "", "boom"),
+        "Exit code: Error: Exit code 2\nExecution output of \\[execute_bash]:\n\\[STDOUT]\n\n\\[STDERR]\nboom",
+        "execute_bash, failure with stderr");
+  check(
+      obs_bash(124, true, 120, "partial", "x"),
+      "Exit code: -1\nExecution output of \\[execute_bash]:\n\\[STDOUT]\nThe command took too long to execute (>120s)",
+      "execute_bash timeout");
+  check(obs_bash_failure("no sandbox"),
+        "Exit code: -1\nExecution output of \\[execute_bash]:\n\\[STDOUT]\nError: no sandbox\n\\[STDERR]\nError: no "
+        "sandbox",
+        "execute_bash could not run");
+  check(obs_editor("done"), "Execution output of \\[str_replace_editor]:\ndone", "str_replace_editor prefix");
+  tap_is_str(OBS_SUBMIT, "<<< Finished >>>", "submit");
+  check(obs_unknown_action("fly"), "Unknown action: fly", "unknown tool");
+  check(obs_steps_remaining(7), "\nSteps Remaining: 7", "steps remaining suffix");
+  tap_is_str(OBS_REMINDER,
+             "You forgot to use a function call in your response.\nYOU MUST USE A FUNCTION CALL IN EACH RESPONSE.\n"
+             "IMPORTANT: YOU SHOULD NEVER ASK FOR HUMAN HELP.",
+             "no-call reminder");
+}
+
+static void cleanup(void) {
+  check(text_strip_ansi("\x1b[1;31mred\x1b[0m\r\nok"), "red\nok", "ANSI colours and \\r stripped");
+  check(text_utf8_sanitize("a\xff"
+                           "b",
+                           3),
+        "a\xef\xbf\xbd"
+        "b",
+        "invalid UTF-8 replaced");
+  tap_ok(!text_is_utf8("\xc0\x80", 2), "overlong encoding is not UTF-8");
+  tap_ok(text_is_utf8("\xe2\x82\xac", 3), "the euro sign is UTF-8");
+  /* 100 lines: 1..40, marker, 61..100. */
+  char big[2000] = "";
+  for (int i = 1; i <= 100; i++)
+    sprintf(big + strlen(big), "%d\n", i);
+  char *cut = text_cut_middle(big, 40);
+  char want[2000] = "";
+  for (int i = 1; i <= 40; i++)
+    sprintf(want + strlen(want), "%d\n", i);
+  strcat(want, "--------------------------------------------------\n<Observation truncated in middle for saving "
+               "context>\n--------------------------------------------------\n");
+  for (int i = 61; i <= 100; i++)
+    sprintf(want + strlen(want), i == 100 ? "%d" : "%d\n", i);
+  tap_is_str(cut, want, "more than 80 lines: first and last 40 around the marker");
+  free(cut);
+  char eighty[400] = "";
+  for (int i = 1; i <= 80; i++)
+    sprintf(eighty + strlen(eighty), "%d\n", i);
+  check(text_cut_middle(eighty, 40), eighty, "80 lines are kept whole");
+  char *clipped = text_clip("abcdef", 3);
+  tap_is_str(clipped, "abc" OBS_CLIPPED, "clip marker after max characters");
+  free(clipped);
+  check(text_clip("\xc3\xa9\xc3\xa9\xc3\xa9", 2), "\xc3\xa9\xc3\xa9" OBS_CLIPPED, "clip counts characters");
+}
+
+static void text_calls(void) {
+  struct text_call *c;
+  size_t n =
+      text_calls_parse("I will look.\n<tool_call>\n{\"name\": \"execute_bash\", \"arguments\": {\"command\": "
+                       "\"ls\"}}\n</tool_call>\n<tool_call>{\"name\": \"submit\", \"arguments\": {}}</tool_call>",
+                       &c);
+  tap_is_int(n, 2, "Hermes: two calls");
+  if (n == 2) {
+    tap_is_str(c[0].name, "execute_bash", "Hermes: first name");
+    tap_is_str(c[0].arguments, "{\"command\":\"ls\"}", "Hermes: arguments");
+    tap_is_str(c[1].name, "submit", "Hermes: second name");
+  }
+  text_calls_free(c, n);
+  n = text_calls_parse("<tool_call>\n<function=str_replace_editor>\n<parameter=command>\nview\n</parameter>\n"
+                       "<parameter=path>\n/testbed\n</parameter>\n</function>\n</tool_call>",
+                       &c);
+  tap_is_int(n, 1, "Qwen3-Coder: one call");
+  if (n == 1) {
+    tap_is_str(c[0].name, "str_replace_editor", "Qwen3-Coder: name");
+    tap_is_str(c[0].arguments, "{\"command\":\"view\",\"path\":\"/testbed\"}", "Qwen3-Coder: parameters");
+  }
+  text_calls_free(c, n);
+  n = text_calls_parse("just words, <tool_call>not json</tool_call>", &c);
+  tap_is_int(n, 0, "no call in plain text or broken JSON");
+  text_calls_free(c, n);
+}
+
+static void prompts(void) {
+  const char *yaml = "system_prompt: |\n  Work in {working_dir}; keep {{braces}}.\ninstance_prompt: \"Task: "
+                     "{problem_statement} -> {output_dir}/answer.txt {unknown}\"\noutput_dir: /testbed\n";
+  struct prompt_config pc;
+  hutch_error_t err = NULL;
+  tap_ok(prompt_config_parse(yaml, strlen(yaml), "test", &pc, &err) == 0, "reference-style prompt YAML loads");
+  if (err)
+    hutch_error_free(&err);
+  tap_is_str(pc.working_dir, "/testbed", "working_dir defaults to /testbed");
+  tap_is_str(pc.input_dir, "/testbed/input", "input_dir defaults to /testbed/input");
+  tap_is_str(pc.output_dir, "/testbed", "output_dir from the file");
+  check(prompt_expand(pc.system_prompt, &pc, NULL), "Work in /testbed; keep {braces}.\n", "{{ is a literal brace");
+  check(prompt_expand(pc.instance_prompt, &pc, "add {x}"), "Task: add {x} -> /testbed/answer.txt {unknown}",
+        "problem statement inserted verbatim, unknown placeholders kept");
+  prompt_config_clear(&pc);
+  const char *bad = "system_prompt: x\n";
+  tap_ok(prompt_config_parse(bad, strlen(bad), "bad", &pc, &err) < 0, "instance_prompt is required");
+  hutch_error_free(&err);
+  const char *notyaml = "system_prompt: [unclosed\n";
+  tap_ok(prompt_config_parse(notyaml, strlen(notyaml), "bad", &pc, &err) < 0, "invalid YAML is an error");
+  tap_ok(err && strstr(err->msg, "line") != NULL, "which names the line");
+  hutch_error_free(&err);
+}
+
+static void replies(void) {
+  struct llm_reply r;
+  hutch_error_t err = NULL;
+  const char *ok = "{\"choices\":[{\"message\":{\"role\":\"assistant\",\"content\":\"hm\",\"reasoning_content\":"
+                   "\"think\",\"tool_calls\":[{\"id\":\"a\",\"type\":\"function\",\"function\":{\"name\":"
+                   "\"execute_bash\",\"arguments\":\"{\\\"command\\\":\\\"ls\\\"}\"}}]}}],\"usage\":{"
+                   "\"prompt_tokens\":10,\"completion_tokens\":5,\"total_tokens\":15}}";
+  tap_ok(llm_parse_reply(ok, strlen(ok), &r, &err) == 0, "a reply with a tool call parses");
+  tap_is_int(r.n_calls, 1, "one call");
+  tap_is_str(r.reasoning, "think", "reasoning_content kept");
+  tap_is_int(r.total_tokens, 15, "usage read");
+  llm_reply_clear(&r);
+  const char *garbage[] = {"<html>502 Bad Gateway</html>", "{\"choices\": []}",
+                           "{\"choices\":[{\"message\":"
+                           "{\"tool_calls\":[{}]}}]}",
+                           "\xff\xfe", "{\"error\": {\"message\": \"overloaded\"}}"};
+  for (size_t i = 0; i < ARRAY_SIZE(garbage); i++) {
+    int rc = llm_parse_reply(garbage[i], strlen(garbage[i]), &r, &err);
+    tap_ok(rc < 0 && err && err->msg[0], "garbage reply %zu is a clear error: %s", i, err ? err->msg : "(none)");
+    hutch_error_free(&err);
+  }
+  tap_is_int(llm_shrink_max_tokens("This model's maximum context length is 32768 tokens. However, you requested "
+                                   "65536 output tokens and your prompt contains at least 2000 input tokens",
+                                   65536, 1024),
+             32768 - 2000 - 100, "context-length error: max_tokens fitted to what is left");
+  tap_is_int(llm_shrink_max_tokens("context length exceeded", 4000, 1024), 2000, "else halved");
+  tap_is_int(llm_shrink_max_tokens("context length exceeded", 1024, 1024), 0, "not below the floor");
+  tap_is_int(llm_shrink_max_tokens("invalid model", 4000, 1024), 0, "other errors are not context errors");
+  check(llm_redact_url("https://user:secret@api.example/v1"), "https://api.example/v1", "credentials left out of URLs");
+}
+
+static void paths(void) {
+  tap_ok(transfer_safe_relpath("./a/b.txt"), "a plain relative path is safe");
+  tap_ok(!transfer_safe_relpath("./../x"), ".. is refused");
+  tap_ok(!transfer_safe_relpath("./a/../../x"), "inner .. is refused");
+  tap_ok(!transfer_safe_relpath("/etc/passwd"), "absolute is refused");
+  tap_ok(!transfer_safe_relpath("./a//b"), "empty components are refused");
+}
+
+int main(void) {
+  observations();
+  cleanup();
+  text_calls();
+  prompts();
+  replies();
+  paths();
+  return tap_done();
+}
