@@ -8,7 +8,9 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sched.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -34,6 +36,31 @@ static int step_wait_for_id_maps(struct contain_config *cfg, hutch_error_t *err)
    * capabilities we cannot use on anything.  EOF here also means the parent
    * died before the maps were written (the parent-death race). */
   return sync_expect(cfg->init.parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the id maps", err);
+}
+
+static int step_cgroup_namespace(struct contain_config *cfg, hutch_error_t *err) {
+  /* clone's cgroup namespace was rooted where hutch is, not in the
+   * sandbox's cgroup (CLONE_INTO_CGROUP moves the child after the
+   * namespaces are made, and the fallback moves it later still): a new one,
+   * now that the child is in place, hides the host's cgroup paths. */
+  if (cfg->own_cgroup && unshare(CLONE_NEWCGROUP) < 0)
+    return hutch_error_sys(err, "cgroup namespace");
+  return 0;
+}
+
+static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
+  /* Set in init, so every process of the sandbox inherits them.  Each
+   * sandbox has its own user namespace, so RLIMIT_NPROC counts this
+   * sandbox's processes, not all of the user's. */
+  for (size_t i = 0; i < cfg->rlimits.n; i++) {
+    const struct limits_rlimit *l = &cfg->rlimits.r[i];
+    struct rlimit rl = {l->value, l->value};
+    if (l->resource == RLIMIT_CPU)
+      rl.rlim_max = l->value + 1; /* SIGXCPU first, SIGKILL a second later */
+    if (setrlimit(l->resource, &rl) < 0)
+      return hutch_error_sys(err, "set resource limit %d", l->resource);
+  }
+  return 0;
 }
 
 static int step_drop_host_groups(struct contain_config *cfg, hutch_error_t *err) {
@@ -155,6 +182,7 @@ void contain_main(struct contain_config *cfg) {
 
   STEP(step_die_with_parent(cfg, &err));
   STEP(step_wait_for_id_maps(cfg, &err));
+  STEP(step_cgroup_namespace(cfg, &err));
   STEP(step_drop_host_groups(cfg, &err));
   STEP(step_close_inherited_fds(cfg, &err));
   /* Mounts: a private tree, the overlay as the new root, host objects
@@ -174,6 +202,7 @@ void contain_main(struct contain_config *cfg) {
   /* The network namespace starts with lo down: even loopback would fail. */
   STEP(netlink_loopback_up(&err));
   STEP(step_detach_from_caller(cfg, &err));
+  STEP(step_rlimits(cfg, &err));
   STEP(step_lock_down_init(&err));
 #undef STEP
   init_main(&cfg->init);

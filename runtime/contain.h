@@ -8,6 +8,7 @@
 
 #include "hutch.h"
 #include "init.h"
+#include "limits.h"
 
 struct contain_config {
   const char *lower; /* the image's tree */
@@ -19,6 +20,8 @@ struct contain_config {
   size_t n_binds;
   bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
   bool long_lived;
+  struct limits_rlimits rlimits; /* limits without a cgroup, for init and all it starts */
+  bool own_cgroup;               /* started in the sandbox's own cgroup */
   struct init_config init;
 };
 

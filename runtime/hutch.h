@@ -88,6 +88,41 @@ struct hutch_bind {
   bool readonly;
 };
 
+/* ---- resource limits (hutch-policy(5) [limits]) ---- */
+
+/* Limits asked for explicitly (command-line options): they are applied with
+ * a cgroup or the start is refused.  A zero field leaves the policy's
+ * default, which may fall back to rlimits when the policy allows it. */
+struct hutch_limits {
+  uint64_t memory;           /* bytes: memory.max */
+  uint64_t memory_swap;      /* bytes of swap besides memory (memory.swap.max), when memory_swap_set */
+  bool memory_swap_set;      /* else memory.swap.max is 0 */
+  double cpus;               /* CPUs' worth of time per period: cpu.max */
+  uint64_t pids;             /* pids.max */
+  uint32_t io_weight;        /* io.weight, 1..10000 */
+  const char *cgroup_parent; /* cgroup under which the sandbox's cgroup goes (NULL: see hutch-exec(1)) */
+  bool no_cgroups;           /* rlimits only, asked for explicitly */
+};
+
+/* How a sandbox's limits were applied. */
+struct hutch_limits_status {
+  char mode[16];    /* "cgroup", "rlimits" or "none" (no limit set) */
+  bool degraded;    /* weaker than cgroup limits (rlimits, or a limit left out) */
+  char reason[512]; /* why degraded and how to fix it; empty otherwise */
+  char cgroup[256]; /* the sandbox's cgroup directory, empty without one */
+};
+
+/* What a process or sandbox used, from its cgroup; zero when unknown. */
+struct hutch_usage {
+  bool oom_killed;         /* the OOM killer ended it (memory.events oom_kill) */
+  uint64_t oom_kills;      /* OOM kills counted in the sandbox's cgroup */
+  uint64_t memory_max;     /* the memory limit in force, bytes; 0: none */
+  uint64_t memory_peak;    /* bytes (memory.peak) */
+  uint64_t cpu_usec;       /* CPU time (cpu.stat usage_usec) */
+  uint64_t nr_throttled;   /* periods the CPU limit held it back */
+  uint64_t throttled_usec; /* and for how long */
+};
+
 struct hutch_sandbox_config {
   const char *rootfs;                /* lower tree, usually hutch_image.rootfs */
   const char *image;                 /* name recorded in the sandbox state, may be NULL */
@@ -97,8 +132,9 @@ struct hutch_sandbox_config {
   const char *const *env;            /* NULL-terminated "K=V" list added to every process */
   const struct hutch_bind *binds;
   size_t n_binds;
-  bool keep;             /* keep the upper/work dirs after the sandbox ends */
-  const char *state_dir; /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
+  bool keep;                  /* keep the upper/work dirs after the sandbox ends */
+  const char *state_dir;      /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
+  struct hutch_limits limits; /* explicit limits; the policy's [limits] fill in the rest */
 };
 
 struct hutch_process {
@@ -117,7 +153,9 @@ struct hutch_exit {
   bool setup_failed; /* it failed before execve (working directory, limits): exit code 125 */
   char failure[512]; /* why it could not be started, empty otherwise */
   double wall_seconds;
-  char id[40]; /* the sandbox's id */
+  char id[40];                       /* the sandbox's id */
+  struct hutch_usage usage;          /* of this process (one-shot: of the whole sandbox) */
+  struct hutch_limits_status limits; /* of the sandbox */
 };
 
 /* Conventional shell exit code for a finished process: status, 128+signal,
@@ -135,6 +173,7 @@ struct hutch_sandbox;
 int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sandbox **out, hutch_error_t *err);
 int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err);
 const char *hutch_sandbox_id(const struct hutch_sandbox *sb);
+const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbox *sb);
 int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
                        hutch_error_t *err);
 /* Kill everything in the sandbox and remove its directories. Frees sb. */
@@ -148,6 +187,8 @@ struct hutch_sandbox_info {
   int64_t created;
   char *image;
   char *rootfs;
+  struct hutch_limits_status limits;
+  struct hutch_usage usage; /* read from its cgroup while it has one */
 };
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err);
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);

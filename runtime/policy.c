@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cgroup.h"
 #include "paths.h"
 #include "sha256.h"
 #include "util.h"
@@ -192,6 +193,74 @@ static void profile_freep(struct seccomp_profile **p) {
   seccomp_profile_free(*p);
 }
 
+/* [limits] as a sandbox started under this policy with no limit options gets them. */
+static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
+  if (v == 0)
+    snprintf(buf, len, "not set");
+  else if (v == LIMITS_UNLIMITED)
+    snprintf(buf, len, "max (no limit)");
+  else if (size)
+    limits_format_size(v, buf, len);
+  else
+    snprintf(buf, len, "%llu", (unsigned long long)v);
+}
+
+static void describe_limits(const struct hutch_policy *p, bool effective, FILE *out) {
+  const struct policy_limits *l = &p->settings.limits;
+  char v[64];
+  fprintf(out, "limits:\n");
+  limit_text(l->memory, true, v, sizeof(v));
+  fprintf(out, "  memory: %s%s\n", v, l->memory && l->memory != LIMITS_UNLIMITED ? " (memory.max; no swap)" : "");
+  if (l->cpus_milli == 0 || l->cpus_milli == LIMITS_UNLIMITED) {
+    limit_text(l->cpus_milli, false, v, sizeof(v));
+    fprintf(out, "  cpus: %s\n", v);
+  } else {
+    uint64_t q, per;
+    limits_cpu_max((double)l->cpus_milli / 1000.0, &q, &per);
+    fprintf(out, "  cpus: %g (cpu.max %llu %llu)\n", (double)l->cpus_milli / 1000.0, (unsigned long long)q,
+            (unsigned long long)per);
+  }
+  limit_text(l->pids, false, v, sizeof(v));
+  fprintf(out, "  pids: %s\n", v);
+  limit_text(l->io_weight, false, v, sizeof(v));
+  fprintf(out, "  io_weight: %s\n", v);
+  fprintf(out, "  fallback: %s\n", l->fallback == LIMITS_FALLBACK_REFUSE ? "refuse" : "rlimits");
+  fprintf(out, "  required: %s\n", l->required ? "yes" : "no");
+  if (effective) {
+    struct limits_plan plan;
+    limits_plan_make(NULL, l, &plan);
+    _cleanup_free_ char *where = cgroup_explain(&plan);
+    fprintf(out, "  on this host: %s\n", where);
+  }
+}
+
+static void describe_limits_json(const struct hutch_policy *p, bool effective, cJSON *root) {
+  const struct policy_limits *l = &p->settings.limits;
+  cJSON *o = cJSON_AddObjectToObject(root, "limits");
+#define NUM(name, v, scale)                                                                                            \
+  do {                                                                                                                 \
+    if ((v) == 0)                                                                                                      \
+      cJSON_AddNullToObject(o, name);                                                                                  \
+    else if ((v) == LIMITS_UNLIMITED)                                                                                  \
+      cJSON_AddStringToObject(o, name, "max");                                                                         \
+    else                                                                                                               \
+      cJSON_AddNumberToObject(o, name, (double)(v) / (scale));                                                         \
+  } while (0)
+  NUM("memory", l->memory, 1);
+  NUM("cpus", l->cpus_milli, 1000.0);
+  NUM("pids", l->pids, 1);
+  NUM("io_weight", l->io_weight, 1);
+#undef NUM
+  cJSON_AddStringToObject(o, "fallback", l->fallback == LIMITS_FALLBACK_REFUSE ? "refuse" : "rlimits");
+  cJSON_AddBoolToObject(o, "required", l->required != 0);
+  if (effective) {
+    struct limits_plan plan;
+    limits_plan_make(NULL, l, &plan);
+    _cleanup_free_ char *where = cgroup_explain(&plan);
+    cJSON_AddStringToObject(o, "on_this_host", where);
+  }
+}
+
 int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
   _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
   _cleanup_free_ void *bpf = NULL;
@@ -212,6 +281,7 @@ int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *ou
     fprintf(out, "  nofile: %llu\n", (unsigned long long)p->settings.nofile);
   else
     fprintf(out, "  nofile: inherited from hutch\n");
+  describe_limits(p, effective, out);
   if (seccomp_profile_describe(profile, effective, out, err) < 0)
     return -1;
   if (effective) {
@@ -250,6 +320,7 @@ int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FIL
     cJSON_AddNumberToObject(sb, "nofile", (double)p->settings.nofile);
   else
     cJSON_AddNullToObject(sb, "nofile");
+  describe_limits_json(p, effective, root);
   cJSON *sc = cJSON_AddObjectToObject(root, "seccomp");
   if (seccomp_profile_describe_json(profile, effective, sc, err) < 0)
     return -1;

@@ -19,6 +19,7 @@
 #include <stdint.h>
 
 #include "hutch.h"
+#include "limits.h"
 #include "seccomp_policy.h"
 
 #define POLICY_MAX_BYTES (1u << 20)
@@ -27,8 +28,9 @@
 struct policy_settings {
   char *seccomp; /* path as written in the file (resolved later); required */
   unsigned seccomp_line;
-  char *hostname;  /* default hostname, may be NULL */
-  uint64_t nofile; /* RLIMIT_NOFILE for payloads; 0: not set, inherited */
+  char *hostname;              /* default hostname, may be NULL */
+  uint64_t nofile;             /* RLIMIT_NOFILE for payloads; 0: not set, inherited */
+  struct policy_limits limits; /* [limits] */
 };
 
 /* Pure: parse policy text.  `source` names the file in messages. */

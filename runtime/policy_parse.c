@@ -83,7 +83,58 @@ static const char *parse_uint(const char *value, const struct key_spec *spec, st
   return NULL;
 }
 
+/* [limits]: sizes ("2G"), CPUs ("0.5"), counts, with "max" for none. */
+static const char *parse_limit_size(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  uint64_t v;
+  if (!limits_parse_size(value, true, &v))
+    return "not a size (such as 512M, 2G, 1.5GiB) or \"max\"";
+  if (v != LIMITS_UNLIMITED && v < spec->min)
+    return "too small";
+  *(uint64_t *)((char *)out + spec->offset) = v;
+  return NULL;
+}
+
+static const char *parse_limit_cpus(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  uint64_t milli;
+  if (strcmp(value, "max") == 0)
+    milli = LIMITS_UNLIMITED;
+  else if (!limits_parse_cpus(value, &milli))
+    return "not a number of CPUs from 0.001 to 4096 (such as 1, 0.5, 2.5) or \"max\"";
+  *(uint64_t *)((char *)out + spec->offset) = milli;
+  return NULL;
+}
+
+static const char *parse_limit_count(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  if (strcmp(value, "max") == 0) {
+    *(uint64_t *)((char *)out + spec->offset) = LIMITS_UNLIMITED;
+    return NULL;
+  }
+  return parse_uint(value, spec, out);
+}
+
+/* One of two words, stored as 0 (the first) or 1. */
+static const char *parse_choice(const char *value, const char *zero, const char *one, const struct key_spec *spec,
+                                struct policy_settings *out) {
+  uint64_t *field = (uint64_t *)((char *)out + spec->offset);
+  if (strcmp(value, zero) == 0)
+    *field = 0;
+  else if (strcmp(value, one) == 0)
+    *field = 1;
+  else
+    return "not one of the allowed words";
+  return NULL;
+}
+
+static const char *parse_fallback(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  return parse_choice(value, "rlimits", "refuse", spec, out) ? "not \"rlimits\" or \"refuse\"" : NULL;
+}
+
+static const char *parse_yes_no(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  return parse_choice(value, "no", "yes", spec, out) ? "not \"yes\" or \"no\"" : NULL;
+}
+
 #define NO_LINE ((size_t)-1)
+#define LIMIT_FIELD(f) offsetof(struct policy_settings, limits.f)
 
 static const struct key_spec keys[] = {
     {"sandbox", "seccomp", parse_path, offsetof(struct policy_settings, seccomp), 0, 0, true,
@@ -91,6 +142,14 @@ static const struct key_spec keys[] = {
     {"sandbox", "hostname", parse_hostname, offsetof(struct policy_settings, hostname), 0, 0, false, NO_LINE},
     /* 1048576 is the kernel's default fs.nr_open: more cannot be set anyway. */
     {"sandbox", "nofile", parse_uint, offsetof(struct policy_settings, nofile), 16, 1048576, false, NO_LINE},
+    /* Under 4 MiB nothing starts; the kernel takes any larger value. */
+    {"limits", "memory", parse_limit_size, LIMIT_FIELD(memory), 4u << 20, 0, false, LIMIT_FIELD(memory_line)},
+    {"limits", "cpus", parse_limit_cpus, LIMIT_FIELD(cpus_milli), 0, 0, false, LIMIT_FIELD(cpus_line)},
+    /* Fewer than 8 and the sandbox's own init and shell cannot start. */
+    {"limits", "pids", parse_limit_count, LIMIT_FIELD(pids), 8, 4194304, false, LIMIT_FIELD(pids_line)},
+    {"limits", "io_weight", parse_uint, LIMIT_FIELD(io_weight), 1, 10000, false, LIMIT_FIELD(io_weight_line)},
+    {"limits", "fallback", parse_fallback, LIMIT_FIELD(fallback), 0, 0, false, NO_LINE},
+    {"limits", "required", parse_yes_no, LIMIT_FIELD(required), 0, 0, false, NO_LINE},
 };
 
 void policy_settings_clear(struct policy_settings *s) {

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "cgroup.h"
 #include "contain.h"
 #include "idmap.h"
 #include "paths.h"
@@ -103,15 +104,33 @@ static int forwarder_read(struct forwarder *f) {
   return (int)si.ssi_signo;
 }
 
-/* clone3 gives us a pidfd atomically; clone() is the fallback for kernels
- * before 5.3 and for outer seccomp profiles that refuse clone3 (ENOSYS). */
-static pid_t clone_sandbox(int *pidfd) {
+/* clone3 gives us a pidfd atomically and, with CLONE_INTO_CGROUP (5.7+),
+ * starts the child in its cgroup, so not one instruction of it runs
+ * unlimited; clone() is the fallback for kernels before 5.3 and for outer
+ * seccomp profiles that refuse clone3 (ENOSYS).  *in_cgroup tells whether
+ * the child is already in cgroup_fd's cgroup. */
+static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
   struct clone_args args = {
       .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
       .pidfd = (uint64_t)(uintptr_t)pidfd,
       .exit_signal = SIGCHLD,
   };
-  pid_t pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  pid_t pid;
+  if (cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup_fd;
+    pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    if (pid >= 0) {
+      *in_cgroup = true;
+      return pid;
+    }
+    /* Kernels before 5.7 refuse the flag or the larger struct; the parent
+     * then moves the child before it may proceed. */
+    args.flags &= ~CLONE_INTO_CGROUP;
+    args.cgroup = 0;
+  }
+  *in_cgroup = false;
+  pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
   if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
     return pid;
   *pidfd = -1;
@@ -124,9 +143,13 @@ struct started {
   pid_t pid;
   int pidfd;
   int sync_fd;
+  struct sandbox_cgroup cg;
+  struct hutch_limits_status limits;
+  double cg_setup_seconds;
 };
 
 static void started_release(struct started *s) {
+  sandbox_cgroup_release(&s->cg);
   if (s->pidfd >= 0)
     close(s->pidfd);
   if (s->sync_fd >= 0)
@@ -163,7 +186,7 @@ static void kill_and_reap(pid_t pid, int pidfd) {
 
 static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary,
                          struct started *out, hutch_error_t *err) {
-  *out = (struct started){.state_fd = -1, .pidfd = -1, .sync_fd = -1};
+  *out = (struct started){.state_fd = -1, .pidfd = -1, .sync_fd = -1, .cg = {.fd = -1}};
   if (cfg->policy == NULL)
     return hutch_error_set(err, EINVAL, "sandbox: no policy");
   if (cfg->rootfs == NULL)
@@ -213,6 +236,14 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   _cleanup_close_ int listen_fd = -1;
   if (primary == NULL && (listen_fd = bind_control_socket(sbfd, err)) < 0)
     goto fail_dir;
+  struct limits_plan plan;
+  limits_plan_make(&cfg->limits, &policy->settings.limits, &plan);
+  plan.nproc_exempt = maps->kind == IDMAP_ROOT;
+  struct limits_rlimits rlimits;
+  double cg_start = monotonic_seconds();
+  if (cgroup_setup_limits(&plan, out->id, primary ? primary->timeout : 0, &out->cg, &rlimits, &out->limits, err) < 0)
+    goto fail_dir;
+  out->cg_setup_seconds = monotonic_seconds() - cg_start;
 
   const char *const *layers[] = {default_env, cfg->env, primary ? primary->env : NULL};
   char **sandbox_env = env_merge(layers, 2);
@@ -245,6 +276,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .n_binds = cfg->n_binds,
       .groups_mapped = maps->setgroups_allowed && idmap_to_host(&maps->gid, 5) >= 0,
       .long_lived = primary == NULL,
+      .rlimits = rlimits,
+      .own_cgroup = out->cg.fd >= 0,
       .init =
           {
               .parent_fd = sp[1],
@@ -256,7 +289,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
               .primary = primary ? &primary_spec : NULL,
           },
   };
-  out->pid = clone_sandbox(&out->pidfd);
+  bool in_cgroup = false;
+  out->pid = clone_sandbox(&out->pidfd, out->cg.fd, &in_cgroup);
   if (out->pid < 0) {
     hutch_error_sys(err, "create the sandbox's namespaces (clone)");
     const char *hint = userns_failure_hint(errno);
@@ -276,6 +310,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   strv_free(primary_env);
   sandbox_env = primary_env = NULL;
 
+  if (out->cg.fd >= 0 && !in_cgroup && cgroup_enter(out->cg.path, out->pid, err) < 0)
+    goto fail_child;
   if (userns_write_maps(out->pid, maps, err) < 0)
     goto fail_child;
   if (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0)
@@ -294,6 +330,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .keep = cfg->keep,
       .image = (char *)cfg->image,
       .rootfs = (char *)cfg->rootfs,
+      .limits = out->limits,
   };
   snprintf(st.id, sizeof(st.id), "%s", out->id);
   if (state_write(sbfd, &st, err) < 0)
@@ -307,6 +344,8 @@ fail_env:
   strv_free(sandbox_env);
   strv_free(primary_env);
 fail_dir:
+  if (out->cg.path)
+    cgroup_remove(out->cg.path, NULL);
   if (!cfg->keep)
     state_remove_sandbox_dir(out->state_fd, out->id, NULL);
   started_release(out);
@@ -401,6 +440,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     return -1;
   }
   snprintf(out->id, sizeof(out->id), "%s", s.id);
+  out->limits = s.limits;
   struct run_ctx ctx = {s.sync_fd, s.pidfd, s.pid};
   int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, run_timeout, &ctx, run_forward, out, start, err);
   if (r < 0 && out->timed_out) {
@@ -413,6 +453,26 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   while (waitpid(s.pid, &wstatus, 0) < 0 && errno == EINTR)
     ;
   forwarder_stop(&fw);
+  if (s.cg.path) {
+    /* Everything in the sandbox is gone with its init: what the cgroup
+     * counted is the whole sandbox's, and final. */
+    cgroup_read_usage(s.cg.path, &out->usage);
+    if (r < 0 && out->usage.oom_kills > 0 && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL) {
+      /* The OOM killer chose init itself: still an out-of-memory end. */
+      hutch_error_free(err);
+      out->signal = SIGKILL;
+      r = 0;
+    }
+    out->usage.oom_killed = out->usage.oom_kills > 0 && out->signal == SIGKILL && !out->timed_out;
+    hutch_error_t cg_err = NULL;
+    double rm_start = monotonic_seconds();
+    if (cgroup_remove(s.cg.path, &cg_err) < 0) {
+      hutch_warn("%s: %s", cg_err->msg, strerror(cg_err->errnum));
+      hutch_error_free(&cg_err);
+    }
+    hutch_debug("cgroup %s: %.3f ms to set up, %.3f ms to remove", s.cg.path, s.cg_setup_seconds * 1e3,
+                (monotonic_seconds() - rm_start) * 1e3);
+  }
   if (r < 0) {
     if (WIFSIGNALED(wstatus))
       hutch_error_wrap(err, "the sandbox's init was killed by signal %d", WTERMSIG(wstatus));
@@ -440,6 +500,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->state_fd = steal_fd(&s.state_fd);
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
+  sb->limits = s.limits;
   started_release(&s);
   *out = sb;
   return 0;
@@ -462,6 +523,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
     return -1;
   bool running = state_is_running(&st);
   bool long_lived = st.long_lived;
+  struct hutch_limits_status limits = st.limits;
   state_clear(&st);
   if (!running || !long_lived) {
     hutch_error_set(err, ESRCH, "sandbox %s is %s", id, running ? "a one-shot sandbox" : "not running");
@@ -473,12 +535,17 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   sb->state_fd = steal_fd(&rootfd);
   sb->pid = st.pid;
   sb->start_time = st.start_time;
+  sb->limits = limits;
   *out = sb;
   return 0;
 }
 
 const char *hutch_sandbox_id(const struct hutch_sandbox *sb) {
   return sb->id;
+}
+
+const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbox *sb) {
+  return &sb->limits;
 }
 
 void hutch_sandbox_close(struct hutch_sandbox *sb) {
@@ -521,7 +588,17 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
                        hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   snprintf(out->id, sizeof(out->id), "%s", sb->id);
+  out->limits = sb->limits;
   double start = monotonic_seconds();
+  /* This command's share of the sandbox's cgroup: counters before and
+   * after, and the peak through a memory.peak fd reset for us. */
+  const char *cg = sb->limits.cgroup[0] ? sb->limits.cgroup : NULL;
+  struct hutch_usage before = {0};
+  _cleanup_close_ int peak_fd = -1;
+  if (cg) {
+    cgroup_read_usage(cg, &before);
+    peak_fd = cgroup_peak_reset(cg);
+  }
   struct exec_request req = {
       .argv = (char **)proc->argv,
       .env = (char **)proc->env,
@@ -544,6 +621,18 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
     goto out;
   struct exec_ctx ctx = {fd};
   r = wait_for_exit(fd, proc->timeout, &fw, exec_timeout, &ctx, exec_forward, out, start, err);
+  if (r == 0 && cg) {
+    struct hutch_usage after;
+    cgroup_read_usage(cg, &after);
+    out->usage = after;
+    out->usage.oom_kills = after.oom_kills - before.oom_kills;
+    out->usage.cpu_usec = after.cpu_usec - before.cpu_usec;
+    out->usage.nr_throttled = after.nr_throttled - before.nr_throttled;
+    out->usage.throttled_usec = after.throttled_usec - before.throttled_usec;
+    if (peak_fd >= 0)
+      out->usage.memory_peak = cgroup_peak_read(peak_fd);
+    out->usage.oom_killed = out->usage.oom_kills > 0 && out->signal == SIGKILL && !out->timed_out;
+  }
 out:
   forwarder_stop(&fw);
   out->wall_seconds = monotonic_seconds() - start;
@@ -582,6 +671,10 @@ int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *e
   if (rootfd < 0)
     return -1;
   int r = kill_sandbox(&st, err);
+  /* Also for a dead sandbox: whatever escaped its init's death (nothing
+   * should) dies with the cgroup. */
+  if (r == 0 && st.limits.cgroup[0])
+    r = cgroup_remove(st.limits.cgroup, err);
   state_clear(&st);
   if (r < 0)
     return -1;
@@ -592,6 +685,8 @@ int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
   struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time};
   snprintf(st.id, sizeof(st.id), "%s", sb->id);
   int r = kill_sandbox(&st, err);
+  if (r == 0 && sb->limits.cgroup[0])
+    r = cgroup_remove(sb->limits.cgroup, err);
   if (r == 0)
     r = state_remove_sandbox_dir(sb->state_fd, sb->id, err);
   hutch_sandbox_close(sb);
@@ -630,6 +725,9 @@ int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, s
     info->created = st.created;
     info->image = steal_pointer(&st.image);
     info->rootfs = steal_pointer(&st.rootfs);
+    info->limits = st.limits;
+    if (st.limits.cgroup[0])
+      cgroup_read_usage(st.limits.cgroup, &info->usage);
     state_clear(&st);
   }
   *out = infos;

@@ -9,6 +9,7 @@ struct hutch_sandbox {
   int state_fd; /* the state root directory */
   pid_t pid;
   uint64_t start_time;
+  struct hutch_limits_status limits; /* limits.cgroup: the sandbox's cgroup, if any */
 };
 
 #endif

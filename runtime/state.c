@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <stddef.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/random.h>
@@ -84,6 +85,15 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
     cJSON_AddStringToObject(o, "image", st->image);
   if (st->rootfs)
     cJSON_AddStringToObject(o, "rootfs", st->rootfs);
+  if (st->limits.mode[0]) {
+    cJSON *l = cJSON_AddObjectToObject(o, "limits");
+    cJSON_AddStringToObject(l, "mode", st->limits.mode);
+    cJSON_AddBoolToObject(l, "degraded", st->limits.degraded);
+    if (st->limits.reason[0])
+      cJSON_AddStringToObject(l, "reason", st->limits.reason);
+    if (st->limits.cgroup[0])
+      cJSON_AddStringToObject(l, "cgroup", st->limits.cgroup);
+  }
   _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   /* Write then rename, so `hutch ps` never reads half a file. */
@@ -133,6 +143,25 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
   st->keep = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep"));
   st->image = json_string_dup(o, "image");
   st->rootfs = json_string_dup(o, "rootfs");
+  const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "limits");
+  if (cJSON_IsObject(l)) {
+    static const struct {
+      const char *key;
+      size_t off, len;
+    } fields[] = {
+        {"mode", offsetof(struct hutch_limits_status, mode), sizeof(st->limits.mode)},
+        {"reason", offsetof(struct hutch_limits_status, reason), sizeof(st->limits.reason)},
+        {"cgroup", offsetof(struct hutch_limits_status, cgroup), sizeof(st->limits.cgroup)},
+    };
+    for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
+      if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(l, fields[i].key)))
+        snprintf((char *)&st->limits + fields[i].off, fields[i].len, "%s", v->valuestring);
+    st->limits.degraded = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l, "degraded"));
+    /* Only a cgroup of ours is ever killed and removed through the state. */
+    if (strncmp(st->limits.cgroup, "/sys/fs/cgroup/", 15) != 0 || strstr(st->limits.cgroup, "/../") != NULL ||
+        strcmp(strrchr(st->limits.cgroup, '/') + 1, id) != 0)
+      st->limits.cgroup[0] = '\0';
+  }
   cJSON_Delete(o);
   return 0;
 }

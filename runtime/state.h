@@ -20,6 +20,7 @@ struct sandbox_state {
   bool keep;
   char *image;
   char *rootfs;
+  struct hutch_limits_status limits; /* limits.cgroup: removed with the sandbox */
 };
 
 /* Open (creating 0700) the state directory; refuses one owned by someone

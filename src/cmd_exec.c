@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "limits.h"
 #include "options.h"
 
 struct sandbox_opts {
@@ -27,6 +28,7 @@ struct sandbox_opts {
   double timeout;
   bool keep;
   bool json;
+  struct hutch_limits limits;
 };
 
 static void sandbox_opts_free(struct sandbox_opts *o) {
@@ -50,6 +52,13 @@ enum {
   OPT_KEEP,
   OPT_JSON,
   OPT_IN,
+  OPT_MEMORY,
+  OPT_MEMORY_SWAP,
+  OPT_CPUS,
+  OPT_PIDS,
+  OPT_IO_WEIGHT,
+  OPT_CGROUP_PARENT,
+  OPT_NO_CGROUPS,
 };
 
 static const struct option long_options[] = {
@@ -65,6 +74,13 @@ static const struct option long_options[] = {
     {"keep", no_argument, NULL, OPT_KEEP},
     {"json", no_argument, NULL, OPT_JSON},
     {"in", required_argument, NULL, OPT_IN},
+    {"memory", required_argument, NULL, OPT_MEMORY},
+    {"memory-swap", required_argument, NULL, OPT_MEMORY_SWAP},
+    {"cpus", required_argument, NULL, OPT_CPUS},
+    {"pids", required_argument, NULL, OPT_PIDS},
+    {"io-weight", required_argument, NULL, OPT_IO_WEIGHT},
+    {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
+    {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -86,6 +102,13 @@ static void exec_usage(FILE *out) {
                "  --hostname NAME      hostname inside the sandbox\n"
                "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
                "  --keep               keep the sandbox's upper and work directories\n"
+               "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
+               "  --memory-swap SIZE   swap it may use besides (default: none)\n"
+               "  --cpus N             CPU time as a number of CPUs (0.5, 2): cpu.max\n"
+               "  --pids N             processes and threads at most: pids.max\n"
+               "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
+               "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
+               "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
                "  --json               print one JSON object describing the exit on stdout\n"
                "  --in ID              run in the live sandbox ID (see hutch create)\n"
                "  -h, --help           show this help\n");
@@ -104,6 +127,13 @@ static void create_usage(FILE *out) {
                "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
                "  --hostname NAME      hostname inside the sandbox\n"
                "  --keep               keep the upper and work directories after hutch rm\n"
+               "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
+               "  --memory-swap SIZE   swap it may use besides (default: none)\n"
+               "  --cpus N             CPU time as a number of CPUs (0.5, 2): cpu.max\n"
+               "  --pids N             processes and threads at most: pids.max\n"
+               "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
+               "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
+               "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
                "  --json               print {\"id\": ...} instead of the bare id\n"
                "  -h, --help           show this help\n");
 }
@@ -171,6 +201,49 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
         return cli_usage_error(verb, "--in is an option of exec");
       o->in = optarg;
       break;
+    case OPT_MEMORY:
+    case OPT_MEMORY_SWAP: {
+      uint64_t v;
+      bool swap = c == OPT_MEMORY_SWAP;
+      if (!parse_size(optarg, &v) || (!swap && v < (4u << 20)))
+        return cli_usage_error(verb, "%s wants a size such as 512M or 2G%s, got '%s'",
+                               swap ? "--memory-swap" : "--memory", swap ? "" : " (at least 4M)", optarg);
+      if (swap) {
+        o->limits.memory_swap = v;
+        o->limits.memory_swap_set = true;
+      } else {
+        o->limits.memory = v;
+      }
+      break;
+    }
+    case OPT_CPUS: {
+      char *end;
+      double v = strtod(optarg, &end);
+      if (end == optarg || *end != '\0' || !(v >= 0.001 && v <= 4096))
+        return cli_usage_error(verb, "--cpus wants a number of CPUs from 0.001 to 4096 (0.5, 2), got '%s'", optarg);
+      o->limits.cpus = v;
+      break;
+    }
+    case OPT_PIDS:
+    case OPT_IO_WEIGHT: {
+      char *end;
+      bool pids = c == OPT_PIDS;
+      unsigned long long v = strtoull(optarg, &end, 10);
+      if (end == optarg || *end != '\0' || optarg[0] == '-' || (pids ? v < 1 || v > 4194304 : v < 1 || v > 10000))
+        return cli_usage_error(verb, "%s wants a whole number from 1 to %s, got '%s'", pids ? "--pids" : "--io-weight",
+                               pids ? "4194304" : "10000", optarg);
+      if (pids)
+        o->limits.pids = v;
+      else
+        o->limits.io_weight = (uint32_t)v;
+      break;
+    }
+    case OPT_CGROUP_PARENT:
+      o->limits.cgroup_parent = optarg;
+      break;
+    case OPT_NO_CGROUPS:
+      o->limits.no_cgroups = true;
+      break;
     case 'h':
       (is_exec ? exec_usage : create_usage)(stdout);
       return 0;
@@ -217,8 +290,35 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
       .n_binds = o->n_binds,
       .keep = o->keep,
       .state_dir = o->state_dir,
+      .limits = o->limits,
   };
   return 0;
+}
+
+static void add_limits_json(cJSON *parent, const struct hutch_limits_status *l) {
+  cJSON *o = cJSON_AddObjectToObject(parent, "limits");
+  cJSON_AddStringToObject(o, "mode", l->mode[0] ? l->mode : "none");
+  cJSON_AddBoolToObject(o, "degraded", l->degraded);
+  if (l->reason[0])
+    cJSON_AddStringToObject(o, "reason", l->reason);
+  if (l->cgroup[0])
+    cJSON_AddStringToObject(o, "cgroup", l->cgroup);
+}
+
+/* Only what the kernel reported: a missing field means "unknown". */
+static void add_usage_json(cJSON *parent, const struct hutch_usage *u) {
+  if (u->memory_peak == 0 && u->cpu_usec == 0 && u->memory_max == 0)
+    return;
+  cJSON *o = cJSON_AddObjectToObject(parent, "usage");
+  if (u->memory_max)
+    cJSON_AddNumberToObject(o, "memory_max", (double)u->memory_max);
+  if (u->memory_peak)
+    cJSON_AddNumberToObject(o, "memory_peak", (double)u->memory_peak);
+  cJSON_AddNumberToObject(o, "oom_kills", (double)u->oom_kills);
+  cJSON_AddNumberToObject(o, "cpu_usec", (double)u->cpu_usec);
+  cJSON_AddNumberToObject(o, "nr_throttled", (double)u->nr_throttled);
+  cJSON_AddNumberToObject(o, "throttled_usec", (double)u->throttled_usec);
+  cJSON_AddBoolToObject(o, "throttled", u->nr_throttled > 0);
 }
 
 static void print_exit_json(const struct hutch_exit *ex, int code) {
@@ -231,6 +331,9 @@ static void print_exit_json(const struct hutch_exit *ex, int code) {
   cJSON_AddNumberToObject(j, "wall_seconds", ex->wall_seconds);
   if (ex->failure[0])
     cJSON_AddStringToObject(j, "error", ex->failure);
+  cJSON_AddBoolToObject(j, "oom_killed", ex->usage.oom_killed);
+  add_limits_json(j, &ex->limits);
+  add_usage_json(j, &ex->usage);
   char *s = cJSON_PrintUnformatted(j);
   printf("%s\n", s);
   free(s);
@@ -244,6 +347,12 @@ static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex
             ex->exec_errno ? strerror(ex->exec_errno) : "");
   if (ex->timed_out)
     fprintf(stderr, "hutch: timed out after %.3g s; killed\n", o->timeout);
+  if (ex->usage.oom_killed) {
+    char max[32] = "its limit";
+    if (ex->usage.memory_max)
+      limits_format_size(ex->usage.memory_max, max, sizeof(max));
+    fprintf(stderr, "hutch: killed: out of memory at %s (the sandbox's memory limit)\n", max);
+  }
   if (o->json)
     print_exit_json(ex, code);
   return code;
@@ -268,9 +377,12 @@ int cmd_exec(int argc, char **argv) {
       .timeout = o.timeout,
   };
   if (o.in != NULL) {
-    if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep) {
-      r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname and --keep belong to the sandbox's "
-                                  "creation, not to --in");
+    const struct hutch_limits *l = &o.limits;
+    bool limits =
+        l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent || l->no_cgroups;
+    if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits) {
+      r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname, --keep and the limits belong to the "
+                                  "sandbox's creation, not to --in");
       goto out;
     }
     proc.env = o.env;
@@ -316,9 +428,15 @@ int cmd_create(int argc, char **argv) {
     goto out;
   }
   prepared_release(&p);
-  if (o.json)
-    printf("{\"id\":\"%s\"}\n", hutch_sandbox_id(sb));
-  else
+  if (o.json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
+    add_limits_json(j, hutch_sandbox_limits(sb));
+    char *s = cJSON_PrintUnformatted(j);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(j);
+  } else
     printf("%s\n", hutch_sandbox_id(sb));
   hutch_sandbox_close(sb);
   r = 0;

@@ -46,6 +46,29 @@ static const struct option rm_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* How the sandbox's limits were applied and, from its cgroup, what it used. */
+static void add_limits(cJSON *parent, const struct hutch_limits_status *l, const struct hutch_usage *u) {
+  if (l->mode[0] == '\0')
+    return;
+  cJSON *o = cJSON_AddObjectToObject(parent, "limits");
+  cJSON_AddStringToObject(o, "mode", l->mode);
+  cJSON_AddBoolToObject(o, "degraded", l->degraded);
+  if (l->reason[0])
+    cJSON_AddStringToObject(o, "reason", l->reason);
+  if (l->cgroup[0])
+    cJSON_AddStringToObject(o, "cgroup", l->cgroup);
+  if (u->cpu_usec || u->memory_peak) {
+    cJSON *g = cJSON_AddObjectToObject(parent, "usage");
+    if (u->memory_max)
+      cJSON_AddNumberToObject(g, "memory_max", (double)u->memory_max);
+    if (u->memory_peak)
+      cJSON_AddNumberToObject(g, "memory_peak", (double)u->memory_peak);
+    cJSON_AddNumberToObject(g, "oom_kills", (double)u->oom_kills);
+    cJSON_AddNumberToObject(g, "cpu_usec", (double)u->cpu_usec);
+    cJSON_AddNumberToObject(g, "nr_throttled", (double)u->nr_throttled);
+  }
+}
+
 int cmd_ps(int argc, char **argv) {
   const char *state_dir = NULL;
   bool json = false;
@@ -84,6 +107,7 @@ int cmd_ps(int argc, char **argv) {
       cJSON_AddNumberToObject(o, "created", (double)infos[i].created);
       if (infos[i].image)
         cJSON_AddStringToObject(o, "image", infos[i].image);
+      add_limits(o, &infos[i].limits, &infos[i].usage);
       cJSON_AddItemToArray(arr, o);
     }
     char *s = cJSON_PrintUnformatted(arr);
@@ -91,15 +115,18 @@ int cmd_ps(int argc, char **argv) {
     free(s);
     cJSON_Delete(arr);
   } else {
-    printf("%-14s %-8s %-8s %-20s %s\n", "ID", "PID", "STATUS", "CREATED", "IMAGE");
+    printf("%-14s %-8s %-8s %-20s %-18s %s\n", "ID", "PID", "STATUS", "CREATED", "LIMITS", "IMAGE");
     for (size_t i = 0; i < n; i++) {
       char when[32] = "-";
       time_t t = (time_t)infos[i].created;
       struct tm tm;
       if (t > 0 && localtime_r(&t, &tm))
         strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-      printf("%-14s %-8d %-8s %-20s %s\n", infos[i].id, (int)infos[i].pid, infos[i].running ? "running" : "dead", when,
-             infos[i].image ? infos[i].image : "-");
+      const struct hutch_limits_status *l = &infos[i].limits;
+      char lim[32];
+      snprintf(lim, sizeof(lim), "%s%s", l->mode[0] ? l->mode : "-", l->degraded ? " (degraded)" : "");
+      printf("%-14s %-8d %-8s %-20s %-18s %s\n", infos[i].id, (int)infos[i].pid, infos[i].running ? "running" : "dead",
+             when, lim, infos[i].image ? infos[i].image : "-");
     }
   }
   hutch_sandbox_info_free(infos, n);

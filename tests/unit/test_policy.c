@@ -76,8 +76,9 @@ static void test_good(void) {
 }
 
 static void test_errors(void) {
-  expect_error("[limits]\nx = 1\n", "t.policy:1: unknown section [limits]", "unknown section");
-  expect_error("[limits]\n", "hint: known sections: [sandbox]", "unknown section: hint lists the known ones");
+  expect_error("[network9]\nx = 1\n", "t.policy:1: unknown section [network9]", "unknown section");
+  expect_error("[network9]\n", "hint: known sections: [sandbox], [limits]",
+               "unknown section: hint lists the known ones");
   expect_error("[sandbox\n", "t.policy:1: unterminated section header", "unterminated section header");
   expect_error("\n[sandbox] seccomp = x\n", "t.policy:2: text after the section header", "text after a header");
   expect_error("seccomp = x\n", "t.policy:1: key \"seccomp\" outside of a section", "key before any section");

@@ -1,0 +1,100 @@
+/* Resource limits: pure value handling.  Which limits a sandbox gets (the
+ * command line over the policy's [limits]), the text the cgroup files
+ * want, the rlimits they degrade to, and parsing of what the kernel
+ * reports.  No I/O here: runtime/cgroup.c does the writing. */
+#ifndef HUTCH_LIMITS_H
+#define HUTCH_LIMITS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+/* "no limit" in the policy ("max"). */
+#define LIMITS_UNLIMITED UINT64_MAX
+
+enum limits_fallback { LIMITS_FALLBACK_RLIMITS = 0, LIMITS_FALLBACK_REFUSE };
+
+/* The policy file's [limits]; 0 = not set. */
+struct policy_limits {
+  uint64_t memory;      /* bytes, or LIMITS_UNLIMITED */
+  uint64_t cpus_milli;  /* thousandths of a CPU, or LIMITS_UNLIMITED */
+  uint64_t pids;        /* or LIMITS_UNLIMITED */
+  uint64_t io_weight;   /* 1..10000 */
+  uint64_t fallback;    /* enum limits_fallback */
+  uint64_t required;    /* 1: the policy's limits are never dropped */
+  unsigned memory_line; /* where each was set, for messages */
+  unsigned cpus_line;
+  unsigned pids_line;
+  unsigned io_weight_line;
+};
+
+/* Where a limit in force came from. */
+enum limit_source { LIMIT_UNSET = 0, LIMIT_POLICY, LIMIT_REQUIRED, LIMIT_EXPLICIT };
+
+/* The limits a sandbox gets; a value of 0 with LIMIT_UNSET is no limit. */
+struct limits_plan {
+  uint64_t memory;
+  enum limit_source memory_src;
+  uint64_t swap; /* memory.swap.max */
+  bool swap_explicit;
+  uint64_t cpu_quota_usec; /* cpu.max "quota period" */
+  uint64_t cpu_period_usec;
+  enum limit_source cpus_src;
+  double cpus;
+  uint64_t pids;
+  enum limit_source pids_src;
+  uint64_t io_weight;
+  enum limit_source io_weight_src;
+  enum limits_fallback fallback;
+  bool no_cgroups;
+  const char *cgroup_parent;
+  bool nproc_exempt; /* the sandbox's root is the host's root, whom RLIMIT_NPROC does not bind */
+};
+
+/* Merge the explicit limits over the policy's. */
+void limits_plan_make(const struct hutch_limits *explicit_limits, const struct policy_limits *policy,
+                      struct limits_plan *out);
+bool limits_plan_any(const struct limits_plan *p);
+/* True when some limit must be applied with a cgroup or not at all. */
+bool limits_plan_strict(const struct limits_plan *p);
+/* "--memory" / "[limits] memory (required)": the strict limits, for messages. */
+void limits_plan_strict_names(const struct limits_plan *p, char *buf, size_t len);
+/* The cgroup controllers the plan needs, as "cpu memory pids" (space-separated). */
+void limits_plan_controllers(const struct limits_plan *p, char *buf, size_t len);
+
+/* cpus -> cpu.max: a 100 ms period, the quota scaled (at least 1 ms). */
+void limits_cpu_max(double cpus, uint64_t *quota_usec, uint64_t *period_usec);
+
+/* The rlimits a plan degrades to. */
+struct limits_rlimit {
+  int resource;
+  uint64_t value;
+};
+struct limits_rlimits {
+  struct limits_rlimit r[4];
+  size_t n;
+};
+/* timeout: the primary process's, in seconds (0: none); RLIMIT_CPU bounds
+ * total CPU time, so it can only stand in for a rate over a known time. */
+void limits_plan_rlimits(const struct limits_plan *p, double timeout, struct limits_rlimits *out);
+/* What rlimits leave out, for the degradation note ("" when nothing). */
+void limits_rlimits_gaps(const struct limits_plan *p, double timeout, char *buf, size_t len);
+
+/* "64 MiB", "1 GiB", "1.5 GiB", "512 KiB", "100 B". */
+void limits_format_size(uint64_t bytes, char *buf, size_t len);
+/* "512M", "2G", "1.5GiB", "1024", "max" (-> LIMITS_UNLIMITED if allow_max). */
+bool limits_parse_size(const char *s, bool allow_max, uint64_t *out);
+/* "1", "0.5", "2.25" -> thousandths; 0.001 to 4096 CPUs. */
+bool limits_parse_cpus(const char *s, uint64_t *milli);
+
+/* Parsing what the kernel writes. */
+/* The cgroup v2 path in /proc/self/cgroup text (the "0::" line); new string or NULL. */
+char *limits_cgroup2_path(const char *proc_self_cgroup);
+/* "key value" lines (memory.events, cpu.stat): the value of key. */
+bool limits_keyed_value(const char *text, const char *key, uint64_t *out);
+/* Whether a space-separated list (cgroup.controllers) holds word. */
+bool limits_has_word(const char *list, const char *word);
+
+#endif

@@ -1,0 +1,46 @@
+#!/bin/bash
+# Real cgroup v2 limits, proven in a VM this script boots (tests/vm/): the
+# development machines' own cgroups are a hybrid setup that must not be
+# touched.  One boot runs tests/vm/cgroup-suite.sh as root inside the VM;
+# the suite covers root, an unprivileged user with a delegated subtree, and
+# that user without delegation.  Its TAP is this script's TAP.
+#
+# Skips (saying why) without qemu-system-x86_64 or a Debian kernel package
+# (tests/setup-host.sh installs qemu-system-x86 and linux-image-amd64).
+. "$(dirname "$0")/../lib/tap.sh"
+
+if [ "$HUTCH_TEST_MODE" = rootless ] && [ -n "${HUTCH_TEST_USER:-}" ]; then
+  # A root run of run-integration already booted the VM, whose suite runs
+  # both as root and as an unprivileged user inside.
+  tap_skip_all "the VM suite runs once per test run, in its root half (it covers an unprivileged user inside)"
+fi
+command -v qemu-system-x86_64 >/dev/null ||
+  tap_skip_all "cgroup v2 VM suite: qemu-system-x86_64 is not installed (apt-get install qemu-system-x86)"
+kernel=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1)
+[ -n "$kernel" ] && [ -r "$kernel" ] ||
+  tap_skip_all "cgroup v2 VM suite: no readable /boot/vmlinuz-* (apt-get install linux-image-amd64)"
+[ -d "/lib/modules/${kernel##*/vmlinuz-}" ] ||
+  tap_skip_all "cgroup v2 VM suite: no /lib/modules for $kernel"
+[ -x /bin/busybox ] && LC_ALL=C ldd /bin/busybox 2>&1 | grep -q 'not a dynamic executable' ||
+  tap_skip_all "cgroup v2 VM suite: no static /bin/busybox (apt-get install busybox-static)"
+# The guest sees the host's root read-only, with /tmp and /run of its own.
+for p in "$HUTCH_BIN" "$HUTCH_SRCDIR"; do
+  case $(realpath "$p") in
+  /tmp/* | /run/*) tap_skip_all "cgroup v2 VM suite: $p is under /tmp or /run, which the VM does not share" ;;
+  esac
+done
+tar=$(hutch_rootfs_ensure busybox) || tap_skip_all "busybox test rootfs unavailable"
+user=${HUTCH_VM_USER:-${HUTCH_TEST_USER:-hutchtest}}
+id -u "$user" >/dev/null 2>&1 || tap_skip_all "cgroup v2 VM suite: no user $user to run as inside (tests/setup-host.sh)"
+
+out=$("$HUTCH_SRCDIR/tests/vm/run-vm" "$HUTCH_SRCDIR/tests/vm/cgroup-suite.sh" \
+  HUTCH_BIN="$HUTCH_BIN" HUTCH_POLICY="$HUTCH_POLICY" HUTCH_SRCDIR="$HUTCH_SRCDIR" \
+  HUTCH_TEST_BUSYBOX="$tar" HUTCH_VM_USER="$user")
+rc=$?
+if printf '%s\n' "$out" | grep -qE '^1\.\.[0-9]+'; then
+  printf '%s\n' "$out"
+  exit 0
+fi
+printf '%s\n' "$out" | grep -E '^(not )?ok' >/dev/null && printf '%s\n' "$out" | sed 's/^/# /'
+tap_check 1 "the VM suite ran to its end (run-vm status $rc: 3 no boot, 124 timeout)"
+tap_done

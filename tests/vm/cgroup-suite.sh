@@ -1,0 +1,216 @@
+#!/bin/bash
+# The cgroup v2 suite, run as root inside the test VM (tests/vm/run-vm, from
+# tests/integration/cgroup-vm.sh): real limits as root, and as an
+# unprivileged user in a subtree delegated the way systemd's user@.service
+# does it; then the same user without delegation.  TAP on stdout.
+#
+# Needs: HUTCH_BIN, HUTCH_POLICY, HUTCH_SRCDIR, HUTCH_TEST_BUSYBOX (the
+# busybox test rootfs tarball), HUTCH_VM_USER (an unprivileged user).
+. "$HUTCH_SRCDIR/tests/lib/tap.sh"
+
+cg=/sys/fs/cgroup
+user=${HUTCH_VM_USER:-hutchtest}
+uid=$(id -u "$user") || tap_skip_all "no user $user"
+gid=$(id -g "$user")
+work=/tmp/vm
+mkdir -p "$work/root" "$work/user"
+chown "$uid:$gid" "$work/user"
+export HUTCH_STORE=$work/root/store HUTCH_STATE_DIR=$work/root/state HUTCH_CACHE_DIR=$work/root/cache TMPDIR=$work/root
+json_get() { # JSON EXPR: EXPR over the object j, "" when it does not apply
+  /usr/bin/python3 -c '
+import json, sys
+try:
+    j = json.loads(sys.argv[1]); print(eval(sys.argv[2]))
+except Exception as e:
+    print("json_get: %s" % e, file=sys.stderr)' "$1" "$2"
+}
+median() { sort -n | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
+
+"$HUTCH_BIN" rootfs import --name busybox "$HUTCH_TEST_BUSYBOX" >/dev/null 2>&1
+tap_ok "the busybox rootfs is imported" "$HUTCH_BIN" rootfs ls
+img=busybox
+
+# ---- the delegated subtree, made the way systemd makes user@UID.service ----
+slice=$cg/user.slice/user-$uid.slice
+svc=$slice/user@$uid.service
+mkdir -p "$slice/session-1.scope" "$svc"
+echo "+cpu +memory +pids +io" >"$cg/user.slice/cgroup.subtree_control"
+echo "+cpu +memory +pids +io" >"$slice/cgroup.subtree_control"
+# Delegate=yes: the service's cgroup and the files of /sys/kernel/cgroup/delegate belong to the user.
+chown "$uid:$gid" "$svc"
+for f in $(cat /sys/kernel/cgroup/delegate 2>/dev/null || echo cgroup.procs cgroup.subtree_control cgroup.threads); do
+  [ -e "$svc/$f" ] && chown "$uid:$gid" "$svc/$f"
+done
+# What the user's own systemd then does: init.scope and app.slice, controllers down to app.slice.
+setpriv --reuid="$uid" --regid="$gid" --init-groups sh -c "
+  mkdir -p '$svc/init.scope' '$svc/app.slice/shell.scope' &&
+  echo '+cpu +memory +pids +io' >'$svc/cgroup.subtree_control' &&
+  echo '+cpu +memory +pids +io' >'$svc/app.slice/cgroup.subtree_control'"
+tap_check $? "a delegated user@$uid.service-like subtree"
+
+# as_user CGROUP CMD...: run CMD as the user, started in CGROUP (moved there
+# by root first, as logind and systemd place a user's processes).
+as_user() {
+  local where=$1
+  shift
+  env -i PATH="$PATH" HOME="$work/user" TMPDIR="$work/user" HUTCH_STORE="$work/user/store" \
+    HUTCH_STATE_DIR="$work/user/state" HUTCH_CACHE_DIR="$work/user/cache" HUTCH_POLICY="$HUTCH_POLICY" \
+    bash -c 'echo $$ >"$0/cgroup.procs" && exec setpriv --reuid='"$uid"' --regid='"$gid"' --init-groups "$@"' \
+    "$where" "$@"
+}
+# scoped CMD...: as the user, in a new scope of its own, like
+# `systemd-run --user --scope -p Delegate=yes CMD`.
+scoped() {
+  as_user "$svc/app.slice/shell.scope" sh -c 'd=$0-$$.scope; mkdir "$d" && echo $$ >"$d/cgroup.procs" && exec "$@"' \
+    "$svc/app.slice/run" "$@"
+}
+as_user "$svc/app.slice/shell.scope" "$HUTCH_BIN" rootfs import --name busybox "$HUTCH_TEST_BUSYBOX" >/dev/null 2>&1
+tap_ok "and for the user" as_user "$svc/app.slice/shell.scope" "$HUTCH_BIN" rootfs ls
+
+# limit_cases LABEL RUNNER...: the cases every mode must pass.
+limit_cases() {
+  local label=$1 cgpath
+  shift
+  local run=("$@")
+
+  tap_ok "$label: default limits use a cgroup" "${run[@]}" "$HUTCH_BIN" exec --rootfs $img --json -- cat /proc/self/cgroup
+  tap_is "$tap_stderr" "" "$label: no warning"
+  local out=${tap_stdout#*$'\n'}
+  tap_is "${tap_stdout%%$'\n'*}" "0::/" "$label: the sandbox sees its own cgroup as its root"
+  tap_is "$(json_get "$out" 'j["limits"]["mode"]')" "cgroup" "$label: --json mode cgroup"
+  tap_is "$(json_get "$out" 'j["limits"]["degraded"]')" "False" "$label: not degraded"
+  cgpath=$(json_get "$out" 'j["limits"]["cgroup"]')
+  tap_like "$cgpath" "^$cg/.*/hutch/[0-9a-f]{12}$|^$cg/hutch/[0-9a-f]{12}$" "$label: in a hutch/<id> cgroup ($cgpath)"
+  tap_ok "$label: that cgroup is gone afterwards" test ! -e "$cgpath"
+
+  # A 200 MB allocation under 64M: the OOM killer, reported as such.
+  tap_status 137 "$label: 200 MB under --memory 64M is killed" \
+    "${run[@]}" "$HUTCH_BIN" exec --rootfs $img --memory 64M --json -- dd if=/dev/zero of=/dev/null bs=200M count=1
+  tap_like "$tap_stderr" "hutch: killed: out of memory at 64 MiB" "$label: reported as out of memory"
+  tap_is "$(json_get "$tap_stdout" 'j["oom_killed"]')" "True" "$label: --json oom_killed"
+  tap_is "$(json_get "$tap_stdout" 'j["usage"]["memory_max"]')" "67108864" "$label: --json memory_max"
+  cgpath=$(json_get "$tap_stdout" 'j["limits"]["cgroup"]')
+  tap_ok "$label: its cgroup is gone afterwards" test ! -e "$cgpath"
+  tap_ok "$label: a 100 MB allocation under --memory 512M" \
+    "${run[@]}" "$HUTCH_BIN" exec --rootfs $img --memory 512M --json -- dd if=/dev/zero of=/dev/null bs=100M count=1
+  local peak
+  peak=$(json_get "$tap_stdout" 'j["usage"]["memory_peak"]')
+  tap_ok "$label: memory.peak shows it (${peak:-nothing} bytes)" test "${peak:-0}" -gt 100000000
+
+  # A busy loop under --cpus 0.5 gets about half a CPU.
+  tap_status 124 "$label: a busy loop under --cpus 0.5 --timeout 2" \
+    "${run[@]}" "$HUTCH_BIN" exec --rootfs $img --cpus 0.5 --timeout 2 --json -- sh -c 'while :; do :; done'
+  local busy=$tap_stdout share
+  share=$(json_get "$busy" 'round(j["usage"]["cpu_usec"] / 1e6 / j["wall_seconds"], 3)')
+  tap_ok "$label: gets close to 50 % of a CPU (got ${share:-nothing})" \
+    python3 -c "import sys; sys.exit(0 if 0.35 <= ${share:-0} <= 0.6 else 1)"
+  tap_is "$(json_get "$busy" 'j["usage"]["throttled"]')" "True" "$label: cpu.stat shows throttling"
+  tap_diag "$label: cpu.stat: $(json_get "$busy" 'j["usage"]')"
+
+  # A fork loop under --pids 20 stops there.
+  local forkloop='sh -c '"'"'i=0; while [ $i -lt 60 ]; do sleep 30 & i=$((i+1)); done'"'"' 2>/dev/null; set -- /proc/[0-9]*; echo $#'
+  tap_ok "$label: a fork loop under --pids 20" "${run[@]}" "$HUTCH_BIN" exec --rootfs $img --pids 20 -- sh -c "$forkloop"
+  local n=${tap_stdout##*$'\n'}
+  tap_ok "$label: stops at 20 processes (saw $n)" test "$n" -le 20 -a "$n" -ge 15
+
+  # Long-lived: per-exec reports, the cgroup removed by rm, also when dead.
+  local id
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --memory 64M)
+  tap_like "$id" "^[0-9a-f]{12}$" "$label: create --memory 64M"
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  tap_ok "$label: its cgroup exists ($cgpath)" test -d "$cgpath"
+  tap_is "$(cat "$cgpath/memory.max" 2>&1)" "67108864" "$label: memory.max 64 MiB"
+  tap_is "$(cat "$cgpath/memory.swap.max" 2>&1)" "0" "$label: memory.swap.max 0"
+  tap_status 137 "$label: exec --in: 200 MB is killed" \
+    "${run[@]}" "$HUTCH_BIN" exec --in "$id" --json -- dd if=/dev/zero of=/dev/null bs=200M count=1
+  tap_is "$(json_get "$tap_stdout" 'j["oom_killed"]')" "True" "$label: exec --in --json oom_killed"
+  tap_ok "$label: the sandbox lives on" "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- true
+  tap_ok "$label: ps --json" "${run[@]}" "$HUTCH_BIN" ps --json
+  tap_is "$(json_get "$tap_stdout" '[s["usage"]["oom_kills"] for s in j if s["id"] == "'"$id"'"][0]')" "1" \
+    "$label: ps --json: the sandbox's OOM kills"
+  tap_ok "$label: rm" "${run[@]}" "$HUTCH_BIN" rm "$id"
+  tap_ok "$label: the cgroup is gone after rm" test ! -e "$cgpath"
+
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --pids 50)
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  local pid
+  pid=$(sed -n 's/.*"pid":\([0-9]*\).*/\1/p' "$(state_dir "$label")/$id/state.json")
+  kill -9 "$pid"
+  sleep 0.5
+  tap_ok "$label: a dead sandbox" "${run[@]}" "$HUTCH_BIN" ps
+  tap_like "$tap_stdout" "$id .*dead" "$label: is listed as dead"
+  tap_ok "$label: rm of the dead sandbox" "${run[@]}" "$HUTCH_BIN" rm "$id"
+  tap_ok "$label: removes its cgroup" test ! -e "$cgpath"
+}
+state_dir() { if [ "$1" = root ]; then echo "$work/root/state"; else echo "$work/user/state"; fi; }
+
+# ---------------- as root ----------------
+limit_cases root
+tap_ok "root: --cgroup-parent" "$HUTCH_BIN" exec --rootfs $img --cgroup-parent /custom.slice/hutch --json -- true
+tap_like "$(json_get "$tap_stdout" 'j["limits"]["cgroup"]')" "^$cg/custom.slice/hutch/[0-9a-f]{12}$" \
+  "root: the sandbox's cgroup is under it"
+tap_is "$(cat "$cg/custom.slice/cgroup.subtree_control")" "cpu memory pids" \
+  "root: controllers enabled down the path"
+
+# ---------------- an unprivileged user, delegated ----------------
+limit_cases user scoped
+selfs=("$svc"/app.slice/run-*.scope/hutch/self)
+tap_ok "user: hutch moved itself out of its scope first (${selfs[0]})" test -d "${selfs[0]}"
+tap_status 125 "user: a scope shared with other processes is refused" \
+  as_user "$svc/app.slice/shell.scope" sh -c "sleep 5 & exec '$HUTCH_BIN' exec --rootfs $img --memory 64M -- true"
+tap_like "$tap_stderr" "holds processes other than hutch" "user: naming the no-internal-processes rule"
+tap_like "$tap_stderr" "systemd-run --user --scope -p Delegate=yes" "user: and the fix"
+
+# ---------------- the same user without delegation ----------------
+nodel() { as_user "$slice/session-1.scope" "$@"; }
+tap_status 125 "no delegation: an explicit --memory is refused" nodel "$HUTCH_BIN" exec --rootfs $img --memory 64M -- true
+tap_like "$tap_stderr" "resource limits: --memory cannot be applied without a cgroup" "no delegation: names the option"
+tap_like "$tap_stderr" "cgroup /user.slice/user-$uid.slice/session-1.scope is not delegated to uid $uid" \
+  "no delegation: names the cause"
+tap_like "$tap_stderr" "Delegate=cpu cpuset io memory pids" "no delegation: the Delegate= drop-in"
+tap_like "$tap_stderr" "systemd-run --user --scope -p Delegate=yes hutch" "no delegation: systemd-run"
+tap_like "$tap_stderr" "run hutch as root" "no delegation: root"
+tap_ok "no delegation: default limits degrade" nodel "$HUTCH_BIN" exec --rootfs $img --json -- true
+tap_like "$tap_stderr" "^hutch: warning: default limits fall back to rlimits .*is not delegated.*; fix: " \
+  "no delegation: one warning line with cause and fix"
+tap_is "$(printf '%s\n' "$tap_stderr" | grep -c .)" "1" "no delegation: only one line"
+tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "no delegation: --json degraded"
+
+# ---------------- start cost: cgroup vs none ----------------
+# bench LABEL CGROUP-OPTION RUNNER...: the same start with and without a
+# cgroup, interleaved, median of 7 each; and hutch's own timing of its
+# cgroup step (HUTCH_DEBUG), which the emulated VM's noise does not hide.
+bench() {
+  local label=$1 opt=$2 i t0 t1
+  shift 2
+  local with=() without=() steps
+  : >"$work/bench.log"
+  for i in $(seq 7); do
+    t0=$(date +%s%N); "$@" "$HUTCH_BIN" exec --rootfs $img --no-cgroups -- true 2>/dev/null; t1=$(date +%s%N)
+    without+=($(((t1 - t0) / 1000)))
+    t0=$(date +%s%N); "$@" env HUTCH_DEBUG=1 "$HUTCH_BIN" exec --rootfs $img $opt -- true 2>>"$work/bench.log"; t1=$(date +%s%N)
+    with+=($(((t1 - t0) / 1000)))
+  done
+  local mw mo ms mr
+  mw=$(printf '%s\n' "${with[@]}" | median)
+  mo=$(printf '%s\n' "${without[@]}" | median)
+  ms=$(sed -n 's/.*: \([0-9.]*\) ms to set up.*/\1/p' "$work/bench.log" | median)
+  mr=$(sed -n 's/.*set up, \([0-9.]*\) ms to remove.*/\1/p' "$work/bench.log" | median)
+  tap_diag "bench $label: hutch exec -- true, median of 7: ${mo} us without a cgroup, ${mw} us with one;" \
+    "the cgroup step: ${ms} ms to set up (locate, mkdir, limits), ${mr} ms to remove"
+  echo "bench $label without_us=$mo with_us=$mw cgroup_setup_ms=$ms cgroup_remove_ms=$mr" >>/run/results/bench
+}
+bench root ""
+# The user's benchmark runs from a scope of its own, its sandboxes go under
+# a --cgroup-parent beside it (a shell and hutch cannot share a scope).
+mkdir -p "$svc/app.slice/bench.scope" "$svc/app.slice/hutch-bench"
+chown "$uid:$gid" "$svc/app.slice/bench.scope" "$svc/app.slice/bench.scope/cgroup.procs" "$svc/app.slice/hutch-bench" \
+  "$svc/app.slice/hutch-bench/cgroup.procs" "$svc/app.slice/hutch-bench/cgroup.subtree_control"
+bench_user() { as_user "$svc/app.slice/bench.scope" "$@"; }
+tap_ok "user: --cgroup-parent in the delegated subtree" \
+  bench_user "$HUTCH_BIN" exec --rootfs $img --cgroup-parent "$svc/app.slice/hutch-bench" --json -- true
+tap_like "$(json_get "$tap_stdout" 'j["limits"]["cgroup"]')" "^$svc/app.slice/hutch-bench/[0-9a-f]{12}$" \
+  "user: the sandbox's cgroup is under it"
+bench user "--cgroup-parent $svc/app.slice/hutch-bench" bench_user
+
+tap_done
