@@ -143,6 +143,9 @@ struct hutch_process {
   const char *workdir;     /* NULL: "/" */
   int stdio[3];            /* fds handed to the process as 0, 1, 2 */
   double timeout;          /* seconds, 0 = none */
+  /* The caller handles its own signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT
+   * are neither intercepted nor forwarded to the process while it runs. */
+  bool keep_caller_signals;
 };
 
 struct hutch_exit {
@@ -164,7 +167,8 @@ int hutch_exit_code(const struct hutch_exit *ex);
 
 /* One-shot: create a sandbox, run one process in it, tear everything down.
  * SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach the caller meanwhile are
- * forwarded to the process (the caller's mask is restored afterwards). */
+ * forwarded to the process (the caller's mask is restored afterwards),
+ * unless proc->keep_caller_signals; the same holds for hutch_sandbox_exec. */
 int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process *proc, struct hutch_exit *out,
               hutch_error_t *err);
 

@@ -432,7 +432,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   memset(out, 0, sizeof(*out));
   double start = monotonic_seconds();
   struct forwarder fw = {.fd = -1};
-  if (forwarder_start(&fw, err) < 0)
+  if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
   struct started s;
   if (sandbox_start(cfg, proc, &s, err) < 0) {
@@ -612,7 +612,7 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
   if (fd < 0)
     return -1;
   struct forwarder fw = {.fd = -1};
-  if (forwarder_start(&fw, err) < 0)
+  if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
   int r = -1;
   struct sync_started started;

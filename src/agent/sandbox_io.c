@@ -92,12 +92,14 @@ int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, stru
                .env = t->env,
                .workdir = req->workdir,
                .stdio = {inp[0], outp[1], errp[1]},
-               .timeout = req->timeout},
+               .timeout = req->timeout,
+               .keep_caller_signals = true},
       .exit = &res->exit,
       .done_fd = done_fd,
   };
-  /* The worker blocks the stop signals (they belong to this thread's
-   * handler), so the runtime's forwarding never swallows them. */
+  /* The worker blocks every signal: the stop signals belong to this
+   * thread's handler, and the runtime leaves them alone
+   * (keep_caller_signals). */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, &old);
@@ -155,15 +157,6 @@ int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, stru
   if (w.rc < 0) {
     hutch_error_move(err, &w.err);
     return -1;
-  }
-  /* The runtime forwards SIGINT/SIGTERM/SIGHUP that reach this process to
-   * the command while it runs, and its signalfd can take a signal before
-   * this thread's handler sees it: a command killed by one of them stands
-   * for a stop request. */
-  int sig = res->exit.signal;
-  if (t->stop && !*t->stop && (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)) {
-    *t->stop = sig;
-    res->interrupted = true;
   }
   return 0;
 fail:;
