@@ -12,6 +12,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <sys/syscall.h>
 
 #include "caps.h"
@@ -89,6 +90,32 @@ static int step_close_inherited_fds(struct contain_config *cfg, hutch_error_t *e
   }
   if (syscall(SYS_close_range, lo, ~0U, 0) < 0)
     return hutch_error_sys(err, "close inherited fds");
+  return 0;
+}
+
+static int step_scratch_layers(struct contain_config *cfg, hutch_error_t *err) {
+  /* A one-shot sandbox's writes die with it: its upper and work dirs go on
+   * a tmpfs that exists only in this mount namespace, so a start creates
+   * and an end removes nothing on disk but the sandbox's own directory.
+   * overlayfs keeps user.overlay.* xattrs in the upper dir, which tmpfs
+   * supports from Linux 6.6: without them the layers go on disk as for a
+   * long-lived sandbox. */
+  if (cfg->scratch_dir == NULL)
+    return 0;
+  if (mount("tmpfs", cfg->scratch_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
+    return hutch_error_sys(err, "mounts: tmpfs for the overlay's upper layer");
+  if (setxattr(cfg->scratch_dir, "user.hutch.probe", "1", 1, 0) < 0) {
+    if (errno != EOPNOTSUPP)
+      return hutch_error_sys(err, "mounts: user xattrs on the upper layer's tmpfs");
+    if (umount2(cfg->scratch_dir, MNT_DETACH) < 0)
+      return hutch_error_sys(err, "mounts: unmount the upper layer's tmpfs");
+  } else {
+    removexattr(cfg->scratch_dir, "user.hutch.probe");
+  }
+  const char *dirs[] = {cfg->upper, cfg->work, cfg->root};
+  for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+    if (mkdir(dirs[i], 0755) < 0)
+      return hutch_error_sys(err, "mounts: create %s", dirs[i]);
   return 0;
 }
 
@@ -188,6 +215,7 @@ void contain_main(struct contain_config *cfg) {
   /* Mounts: a private tree, the overlay as the new root, host objects
    * opened while the host is still visible, then pivot_root. */
   STEP(mounts_make_private(&err));
+  STEP(step_scratch_layers(cfg, &err));
   STEP(mounts_overlay(cfg->lower, cfg->upper, cfg->work, cfg->root, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->n_binds, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));

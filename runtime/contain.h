@@ -15,6 +15,9 @@ struct contain_config {
   const char *upper;
   const char *work;
   const char *root; /* mount point of the new root */
+  /* When set, upper/, work/ and root/ (in this directory) are made by the
+   * child on a tmpfs of its own mount namespace: see step_scratch_layers. */
+  const char *scratch_dir;
   const char *hostname;
   const struct hutch_bind *binds;
   size_t n_binds;

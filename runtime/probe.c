@@ -572,7 +572,7 @@ static void check_state_and_overlay(struct ladder *l, const char *state_opt) {
   char id[40];
   state_new_id(id);
   memcpy(id, "doctor", 6);
-  _cleanup_close_ int sbfd = state_create_sandbox_dir(l->state_fd, id, &err);
+  _cleanup_close_ int sbfd = state_create_sandbox_dir(l->state_fd, id, true, &err);
   if (sbfd < 0) {
     o->status = HUTCH_CHECK_FAIL;
     o->errnum = err->errnum;

@@ -226,7 +226,10 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   if (out->state_fd < 0)
     return -1;
   state_new_id(out->id);
-  _cleanup_close_ int sbfd = state_create_sandbox_dir(out->state_fd, out->id, err);
+  /* A one-shot sandbox that keeps nothing gets its layers on a tmpfs of
+   * its own (contain.c: step_scratch_layers). */
+  bool scratch = primary != NULL && !cfg->keep;
+  _cleanup_close_ int sbfd = state_create_sandbox_dir(out->state_fd, out->id, !scratch, err);
   if (sbfd < 0)
     return -1;
   _cleanup_free_ char *sbpath = xasprintf("%s/%s", state_path, out->id);
@@ -271,6 +274,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .upper = upper,
       .work = work,
       .root = root,
+      .scratch_dir = scratch ? sbpath : NULL,
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
       .n_binds = cfg->n_binds,

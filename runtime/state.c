@@ -52,14 +52,14 @@ void state_new_id(char id[40]) {
   snprintf(id, 40, "%02x%02x%02x%02x%02x%02x", rnd[0], rnd[1], rnd[2], rnd[3], rnd[4], rnd[5]);
 }
 
-int state_create_sandbox_dir(int rootfd, const char *id, hutch_error_t *err) {
+int state_create_sandbox_dir(int rootfd, const char *id, bool layers, hutch_error_t *err) {
   if (mkdirat(rootfd, id, 0700) < 0)
     return hutch_error_sys(err, "state directory: create sandbox dir %s", id);
   int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return hutch_error_sys(err, "state directory: open sandbox dir %s", id);
   static const char *const subdirs[] = {"upper", "work", "root"};
-  for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+  for (size_t i = 0; layers && i < ARRAY_SIZE(subdirs); i++) {
     /* upper/ becomes the sandbox's "/" where the lower has none of its own
      * attributes: 0755 like any root directory. */
     if (mkdirat(fd, subdirs[i], 0755) < 0) {

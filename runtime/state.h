@@ -28,8 +28,9 @@ struct sandbox_state {
 int state_open_root(const char *path, hutch_error_t *err);
 /* A fresh random id. */
 void state_new_id(char id[40]);
-/* mkdir <root>/<id> with upper/, work/, root/; returns the sandbox dir fd. */
-int state_create_sandbox_dir(int rootfd, const char *id, hutch_error_t *err);
+/* mkdir <root>/<id>, with upper/, work/ and root/ in it when `layers`;
+ * returns the sandbox dir fd. */
+int state_create_sandbox_dir(int rootfd, const char *id, bool layers, hutch_error_t *err);
 int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
 void state_clear(struct sandbox_state *st);

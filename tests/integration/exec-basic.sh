@@ -107,6 +107,18 @@ end=$(date +%s.%N)
 tap_like "$tap_stdout" '"timed_out":true' "--json says timed_out"
 tap_check "$(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 10) }'; echo $?)" "the timeout acted well before the command's end"
 
+# A one-shot sandbox keeps its layers on a tmpfs of its own (Linux 6.6+:
+# tmpfs holds overlayfs's user xattrs): on disk there is its state alone.
+"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'echo scratch > /written; sleep 2' &
+oneshot=$!
+sleep 1
+if [ "$(printf '%s\n' "$(uname -r | cut -d. -f1-2)" 6.6 | sort -V | head -1)" = 6.6 ]; then
+  tap_is "$(cd "$HUTCH_STATE_DIR" && ls -A -- */ 2>/dev/null | tr '\n' ' ')" "state.json " \
+    "a running one-shot sandbox's directory holds its state alone, no layer"
+else
+  tap_skip "a running one-shot sandbox's directory holds its state alone" "tmpfs has no user xattrs before Linux 6.6"
+fi
+wait "$oneshot"
 tap_ok "state directory is empty after one-shot runs" test -z "$(ls -A "$HUTCH_STATE_DIR" 2>/dev/null)"
 tap_ok "--keep" hx --keep --json -- sh -c 'echo kept > /kept'
 id=$(echo "$tap_stdout" | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
