@@ -132,6 +132,7 @@ static void start_requested(struct init_state *s, int client_fd, const char *buf
       .bpf = s->cfg->bpf,
       .bpf_len = s->cfg->bpf_len,
       .nofile = s->cfg->nofile,
+      .rlimit_as = s->cfg->rlimit_as,
   };
   int failure_fd = -1;
   pid_t pid = payload_spawn(&spec, &failure_fd, &err);

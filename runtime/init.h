@@ -16,6 +16,7 @@ struct init_config {
   const void *bpf;
   size_t bpf_len;
   uint64_t nofile;
+  uint64_t rlimit_as;           /* RLIMIT_AS of every command, 0: none */
   struct payload_spec *primary; /* one-shot: the process whose end ends the sandbox */
 };
 

@@ -119,6 +119,11 @@ static int payload_child(void *arg) {
     if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
       fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_NOFILE", NULL);
   }
+  if (spec->rlimit_as > 0) {
+    struct rlimit as = {spec->rlimit_as, spec->rlimit_as};
+    if (setrlimit(RLIMIT_AS, &as) < 0)
+      fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_AS", NULL);
+  }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     fail(fd, PAYLOAD_SETUP, errno, "payload: no_new_privs", NULL);
   const char *wd = spec->workdir ? spec->workdir : "/";

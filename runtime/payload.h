@@ -16,6 +16,7 @@ struct payload_spec {
   const void *bpf; /* compiled seccomp program */
   size_t bpf_len;
   uint64_t nofile;
+  uint64_t rlimit_as; /* RLIMIT_AS, 0: none */
 };
 
 enum payload_stage { PAYLOAD_SETUP = 1, PAYLOAD_CHDIR, PAYLOAD_EXEC };
