@@ -21,6 +21,7 @@
 #include "sandbox_io.h"
 #include "text_calls.h"
 #include "tools.h"
+#include "shell_session.h"
 #include "transfer.h"
 #include "trajectory.h"
 #include "util.h"
@@ -346,7 +347,9 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
                          .working_dir = r->pc.working_dir,
                          .timeout = s->tool_timeout,
                          .history = history};
-  run_log(r, "sandbox %s ready (shell: %s)", r->task.id, env.shell);
+  if (strcmp(s->shell, "persistent") == 0)
+    env.session = shell_session_new(&r->task, env.shell, r->pc.working_dir);
+  run_log(r, "sandbox %s ready (shell: %s%s)", r->task.id, env.shell, env.session ? ", persistent" : "");
   bool submitted = false;
   while (!submitted) {
     if (agent_stop) {
@@ -447,6 +450,7 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
     r->end_reason = interrupted_reason();
     r->exit_code = 128 + agent_stop;
   }
+  shell_session_free(env.session);
   edit_history_free(history);
 }
 
@@ -527,7 +531,7 @@ int agent_run(const struct settings *s) {
     cJSON *messages = cJSON_AddArrayToObject(body, "messages");
     cJSON_AddItemToArray(messages, message("system", sys));
     cJSON_AddItemToArray(messages, message("user", inst));
-    cJSON_AddItemToObject(body, "tools", tools_schema());
+    cJSON_AddItemToObject(body, "tools", tools_schema(strcmp(s->shell, "persistent") == 0));
     cJSON_AddNumberToObject(body, "max_tokens", (double)s->max_tokens_per_call);
     if (s->has_temperature)
       cJSON_AddNumberToObject(body, "temperature", s->temperature);

@@ -39,6 +39,12 @@ char *obs_bash_failure(const char *why) {
   return obs_bash(-1, false, 0, msg, msg);
 }
 
+char *obs_session_restarted(const char *working_dir) {
+  return xasprintf("\n[The shell session ended; a new one was started in %s. Directory changes and exported "
+                   "variables of the old session are gone.]",
+                   working_dir);
+}
+
 char *obs_editor(const char *result) {
   return xasprintf(EDITOR_HEAD "%s", result);
 }

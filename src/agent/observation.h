@@ -24,6 +24,8 @@
  * tool could not run (the reference's "-1"); timed_out replaces stdout with
  * the timeout sentence. */
 char *obs_bash(int exit_code, bool timed_out, double timeout, const char *out, const char *err);
+/* Appended when the persistent shell ended during a command: "\n[...]". */
+char *obs_session_restarted(const char *working_dir);
 /* The tool could not be run at all: "Error: WHY" in both streams, code -1. */
 char *obs_bash_failure(const char *why);
 /* "Execution output of \[str_replace_editor]:\n" + result. */

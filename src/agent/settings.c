@@ -87,7 +87,8 @@ void settings_usage(FILE *out) {
                "  --settings FILE            settings YAML (default ./hutch.yaml, then\n"
                "                             ~/.config/hutch/config.yaml)\n"
                "  --tool-timeout SECONDS     timeout of one execute_bash call (120)\n"
-               "  --shell MODE               fresh: a new shell per command (the only mode so far)\n"
+               "  --shell MODE               fresh: a new shell per command (default);\n"
+               "                             persistent: one shell per task (cd, export carry over)\n"
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
                "  --quiet                    no progress on stderr\n"
                "Sandbox (as for hutch exec):\n"
@@ -346,12 +347,8 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     s->output_dir = xstrdup("./output");
   if (s->shell == NULL)
     s->shell = xstrdup("fresh");
-  if (strcmp(s->shell, "persistent") == 0) {
-    r = usage_error("%s", "--shell persistent is not implemented yet: each command runs in a fresh shell");
-    goto out;
-  }
-  if (strcmp(s->shell, "fresh") != 0) {
-    r = usage_error("--shell wants fresh, got '%s'", s->shell);
+  if (strcmp(s->shell, "fresh") != 0 && strcmp(s->shell, "persistent") != 0) {
+    r = usage_error("--shell wants fresh or persistent, got '%s'", s->shell);
     goto out;
   }
   if (s->query == NULL) {

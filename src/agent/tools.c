@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "observation.h"
+#include "shell_session.h"
 #include "util.h"
 
 /* Bytes kept of each output stream before the line cut. */
@@ -30,7 +31,7 @@ static void add_prop(cJSON *props, const char *name, const char *type, const cha
   cJSON_AddStringToObject(p, "description", description);
 }
 
-cJSON *tools_schema(void) {
+cJSON *tools_schema(bool persistent) {
   cJSON *tools = cJSON_CreateArray();
 
   cJSON *ep = cJSON_CreateObject();
@@ -62,22 +63,53 @@ cJSON *tools_schema(void) {
   cJSON *bp = cJSON_CreateObject();
   add_prop(bp, "command", "string", "The bash command to run.");
   const char *breq[] = {"command"};
-  cJSON_AddItemToArray(tools, function_tool("execute_bash",
-                                            "Execute a bash command in the terminal.\n"
-                                            "Parameters:\n"
-                                            "  (1) command (string, required): the command to run. Each call starts "
-                                            "a fresh shell in the working directory.",
-                                            bp, breq, 1));
+  const char *bdesc = persistent ? "Execute a bash command in the terminal.\n"
+                                   "Parameters:\n"
+                                   "  (1) command (string, required): the command to run. The shell is kept "
+                                   "between calls: cd and export carry over."
+                                 : "Execute a bash command in the terminal.\n"
+                                   "Parameters:\n"
+                                   "  (1) command (string, required): the command to run. Each call starts "
+                                   "a fresh shell in the working directory.";
+  cJSON_AddItemToArray(tools, function_tool("execute_bash", bdesc, bp, breq, 1));
 
   cJSON_AddItemToArray(tools, function_tool("submit", "Submit your work and end the task. No parameters required.",
                                             cJSON_CreateObject(), NULL, 0));
   return tools;
 }
 
+static void run_in_session(struct tool_env *env, const char *command, struct tool_result *out) {
+  struct session_result res;
+  hutch_error_t err = NULL;
+  if (shell_session_run(env->session, command, env->timeout, BASH_CAPTURE_MAX, &res, &err) < 0) {
+    out->interrupted = res.interrupted;
+    out->observation = obs_bash_failure(err->msg);
+    hutch_error_free(&err);
+    session_result_clear(&res);
+    return;
+  }
+  out->interrupted = res.interrupted;
+  out->exit_code = res.exit_code;
+  _cleanup_free_ char *o = text_for_model(res.out.data, res.out.len, res.out.capped);
+  _cleanup_free_ char *e = text_for_model(res.err.data, res.err.len, res.err.capped);
+  _cleanup_free_ char *obs = obs_bash(res.exit_code, res.timed_out, env->timeout, o, e);
+  if (res.restarted) {
+    _cleanup_free_ char *note = obs_session_restarted(env->working_dir);
+    out->observation = xasprintf("%s%s", obs, note);
+  } else {
+    out->observation = steal_pointer(&obs);
+  }
+  session_result_clear(&res);
+}
+
 static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result *out) {
   const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
   if (!cJSON_IsString(cmd)) {
     out->observation = obs_bash_failure("execute_bash needs a `command` string");
+    return;
+  }
+  if (env->session) {
+    run_in_session(env, cmd->valuestring, out);
     return;
   }
   const char *argv[] = {env->shell, "-c", cmd->valuestring, NULL};

@@ -9,6 +9,7 @@
 #include "sandbox_io.h"
 
 struct edit_history;
+struct shell_session;
 
 struct tool_env {
   struct task_sandbox *sandbox;
@@ -16,6 +17,7 @@ struct tool_env {
   const char *working_dir;
   double timeout;
   struct edit_history *history;
+  struct shell_session *session; /* --shell persistent; NULL: a fresh shell per command */
 };
 
 struct tool_result {
@@ -26,8 +28,9 @@ struct tool_result {
   bool interrupted;
 };
 
-/* The "tools" array of a request, in the reference's order. */
-cJSON *tools_schema(void);
+/* The "tools" array of a request, in the reference's order; persistent:
+ * execute_bash's description tells of the kept shell. */
+cJSON *tools_schema(bool persistent);
 /* Runs one call; never fails: problems become the observation. */
 void tools_run(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out);
 void tool_result_clear(struct tool_result *r);

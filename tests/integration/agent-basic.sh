@@ -119,7 +119,7 @@ tap_is "$(mock_request 0 'r["body"]["model"], r["body"]["temperature"], r["body"
   "('from-settings', 0.25, 1)" "model, temperature and query as configured"
 tap_status 2 "a missing --query is a usage error" "$HUTCH_BIN" run --model m
 tap_status 2 "an unknown option is a usage error" "$HUTCH_BIN" run --query q --model m --no-such-option
-tap_status 2 "--shell persistent is refused for now" "$HUTCH_BIN" run --query q --model m --shell persistent
+tap_status 2 "--shell with an unknown mode is refused" "$HUTCH_BIN" run --query q --model m --shell sometimes
 
 # ---- copy-back safety ----
 mock_start '[{"calls": [["execute_bash", {"command": "cd /testbed/output && ln -s /etc/passwd leak && ln -s / root && echo ok > real && mkfifo pipe"}]]}]'

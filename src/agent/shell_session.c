@@ -1,0 +1,431 @@
+#include "config.h"
+
+#include "shell_session.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <time.h>
+
+#include "util.h"
+
+/* Seconds a command gets to end after SIGINT, then after SIGKILL. */
+#define GRACE_SECONDS 2.0
+
+/* Signals every descendant of the session shell ($1) with $2, and the shell
+ * itself when $3 is "self".  Plain POSIX sh over /proc: any image has it. */
+static const char KILL_SCRIPT[] = "list=$1 sig=$2 self=$3 all=\n"
+                                  "while [ -n \"$list\" ]; do\n"
+                                  "  next=\n"
+                                  "  for f in /proc/[0-9]*/stat; do\n"
+                                  "    read -r l < \"$f\" 2>/dev/null || continue\n"
+                                  "    pid=${l%% *}; r=${l##*\\) }\n"
+                                  "    set -- $r\n"
+                                  "    for q in $list; do [ \"$2\" = \"$q\" ] && next=\"$next $pid\"; done\n"
+                                  "  done\n"
+                                  "  all=\"$all$next\"; list=$next\n"
+                                  "done\n"
+                                  "[ -n \"$all\" ] && kill -s \"$sig\" $all 2>/dev/null\n"
+                                  "[ \"$self\" = self ] && kill -s \"$sig\" \"$1\" 2>/dev/null\n"
+                                  "exit 0\n";
+
+struct stream {
+  char *data;
+  size_t len, scanned;
+  bool trimmed;
+};
+
+struct session_proc {
+  struct hutch_sandbox *sb;
+  const char *argv[6];
+  struct hutch_process proc;
+  struct hutch_exit exit;
+  hutch_error_t err;
+  int rc;
+  int done_fd;
+  int in[2], out[2], errp[2];
+  pthread_t th;
+  long pid;
+  bool dead;
+};
+
+struct shell_session {
+  struct task_sandbox *t;
+  char *shell;
+  char *workdir;
+  struct session_proc *p;
+};
+
+enum wait_status { W_DONE, W_TIMEOUT, W_DIED, W_STOPPED };
+
+static void *proc_main(void *arg) {
+  struct session_proc *p = arg;
+  p->rc = hutch_sandbox_exec(p->sb, &p->proc, &p->exit, &p->err);
+  uint64_t one = 1;
+  if (write(p->done_fd, &one, sizeof(one)) < 0)
+    abort();
+  return NULL;
+}
+
+static double now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void stream_reset(struct stream *s) {
+  free(s->data);
+  memset(s, 0, sizeof(*s));
+  s->data = xstrdup("");
+}
+
+/* Appends what fd holds now; false at EOF or on a hard error.  Past cap only
+ * a short tail is kept, enough to find the marker in. */
+static bool stream_read(int fd, struct stream *s, size_t cap) {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return errno == EAGAIN;
+    if (n == 0)
+      return false;
+    s->data = xrealloc(s->data, s->len + (size_t)n + 1);
+    memcpy(s->data + s->len, buf, (size_t)n);
+    s->len += (size_t)n;
+    s->data[s->len] = '\0';
+    if (s->len > cap + 8192) {
+      memmove(s->data + cap, s->data + s->len - 256, 256);
+      s->len = cap + 256;
+      s->data[s->len] = '\0';
+      s->scanned = cap;
+      s->trimmed = true;
+    }
+  }
+}
+
+/* Finds "TOK" (stderr) or "TOK N\n" (stdout, value in *value); the stream
+ * then ends where the marker starts. */
+static bool stream_marker(struct stream *s, const char *tok, long *value) {
+  size_t tl = strlen(tok);
+  size_t from = s->scanned > tl + 24 ? s->scanned - tl - 24 : 0;
+  char *m = memmem(s->data + from, s->len - from, tok, tl);
+  s->scanned = s->len;
+  if (m == NULL)
+    return false;
+  char *rest = m + tl;
+  char *nl = memchr(rest, '\n', s->len - (size_t)(rest - s->data));
+  if (nl == NULL) {
+    s->scanned = (size_t)(m - s->data);
+    return false;
+  }
+  if (value)
+    *value = strtol(rest, NULL, 10);
+  s->len = (size_t)(m - s->data);
+  s->data[s->len] = '\0';
+  return true;
+}
+
+static void to_capture(struct stream *s, size_t cap, struct capture *c) {
+  free(c->data);
+  c->capped = s->trimmed || s->len > cap;
+  c->len = s->len > cap ? cap : s->len;
+  c->data = steal_pointer(&s->data);
+  c->data[c->len] = '\0';
+  memset(s, 0, sizeof(*s));
+}
+
+static void close_pair(int fd[2]) {
+  for (int i = 0; i < 2; i++)
+    if (fd[i] >= 0) {
+      close(fd[i]);
+      fd[i] = -1;
+    }
+}
+
+static void new_token(char *tok, size_t size) {
+  unsigned char r[12];
+  if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
+    for (size_t i = 0; i < sizeof(r); i++)
+      r[i] = (unsigned char)(now() * 1e9) ^ (unsigned char)(i * 37);
+  }
+  int off = snprintf(tok, size, "__hutch_");
+  for (size_t i = 0; i < sizeof(r); i++)
+    off += snprintf(tok + off, size - (size_t)off, "%02x", r[i]);
+}
+
+static void signal_session(struct shell_session *s, const char *sig, bool self) {
+  if (s->p->pid <= 0)
+    return;
+  char pid[24];
+  snprintf(pid, sizeof(pid), "%ld", s->p->pid);
+  const char *argv[] = {"sh", "-c", KILL_SCRIPT, "sh", pid, sig, self ? "self" : "", NULL};
+  struct run_request req = {.argv = argv, .workdir = "/", .timeout = 30, .cap = 4096};
+  struct run_result res;
+  hutch_error_t err = NULL;
+  task_sandbox_run(s->t, &req, &res, &err);
+  hutch_error_free(&err);
+  run_result_clear(&res);
+}
+
+/* Feeds script to the shell and waits for the markers of tok on both
+ * streams until deadline. */
+static enum wait_status feed_and_wait(struct shell_session *s, const char *script, const char *tok, double deadline,
+                                      size_t cap, struct stream *out, struct stream *err, long *value) {
+  struct session_proc *p = s->p;
+  size_t in_len = script ? strlen(script) : 0, in_off = 0;
+  bool got_out = false, got_err = false;
+  while (!(got_out && got_err)) {
+    if (s->t->stop && *s->t->stop) {
+      task_sandbox_kill(s->t);
+      return W_STOPPED;
+    }
+    double left = deadline - now();
+    if (left <= 0)
+      return W_TIMEOUT;
+    int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
+    struct pollfd pfd[4] = {{p->done_fd, POLLIN, 0},
+                            {got_out ? -1 : p->out[0], POLLIN, 0},
+                            {got_err ? -1 : p->errp[0], POLLIN, 0},
+                            {in_off < in_len ? p->in[1] : -1, POLLOUT, 0}};
+    int n = poll(pfd, 4, ms);
+    if (n < 0 && errno != EINTR)
+      return W_DIED;
+    if (n <= 0)
+      continue;
+    if (pfd[1].revents) {
+      stream_read(p->out[0], out, cap);
+      got_out = stream_marker(out, tok, value);
+    }
+    if (pfd[2].revents) {
+      stream_read(p->errp[0], err, cap);
+      got_err = stream_marker(err, tok, NULL);
+    }
+    if (pfd[3].revents) {
+      ssize_t w = write(p->in[1], script + in_off, in_len - in_off);
+      if (w > 0)
+        in_off += (size_t)w;
+      else if (w < 0 && errno != EAGAIN && errno != EINTR)
+        return W_DIED;
+    }
+    if (pfd[0].revents & POLLIN) {
+      stream_read(p->out[0], out, cap);
+      stream_read(p->errp[0], err, cap);
+      if (!got_out)
+        got_out = stream_marker(out, tok, value);
+      if (!got_err)
+        got_err = stream_marker(err, tok, NULL);
+      if (!(got_out && got_err)) {
+        p->dead = true;
+        return W_DIED;
+      }
+    }
+  }
+  return W_DONE;
+}
+
+static void proc_free(struct session_proc *p) {
+  if (p == NULL)
+    return;
+  /* EOF on stdin ends an idle shell; a killed sandbox ends any. */
+  close_pair(p->in);
+  struct pollfd pfd = {p->done_fd, POLLIN, 0};
+  if (poll(&pfd, 1, 5000) == 1) {
+    pthread_join(p->th, NULL);
+  } else {
+    /* Still running: leave the thread its memory rather than block. */
+    pthread_detach(p->th);
+    return;
+  }
+  hutch_error_free(&p->err);
+  close_pair(p->out);
+  close_pair(p->errp);
+  close(p->done_fd);
+  free(p);
+}
+
+static int start(struct shell_session *s, hutch_error_t *err) {
+  struct session_proc *p = xcalloc(1, sizeof(*p));
+  p->in[0] = p->in[1] = p->out[0] = p->out[1] = p->errp[0] = p->errp[1] = -1;
+  p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (p->done_fd < 0 || pipe2(p->in, O_CLOEXEC) < 0 || pipe2(p->out, O_CLOEXEC) < 0 || pipe2(p->errp, O_CLOEXEC) < 0) {
+    hutch_error_sys(err, "pipes for the shell session");
+    close_pair(p->in);
+    close_pair(p->out);
+    close_pair(p->errp);
+    if (p->done_fd >= 0)
+      close(p->done_fd);
+    free(p);
+    return -1;
+  }
+  fcntl(p->in[1], F_SETFL, O_NONBLOCK);
+  fcntl(p->out[0], F_SETFL, O_NONBLOCK);
+  fcntl(p->errp[0], F_SETFL, O_NONBLOCK);
+  size_t i = 0;
+  p->argv[i++] = s->shell;
+  if (strcmp(s->shell, "bash") == 0) {
+    p->argv[i++] = "--noprofile";
+    p->argv[i++] = "--norc";
+  }
+  p->argv[i++] = "-s";
+  p->argv[i] = NULL;
+  p->sb = s->t->sb;
+  p->proc = (struct hutch_process){.argv = p->argv,
+                                   .env = s->t->env,
+                                   .workdir = s->workdir,
+                                   .stdio = {p->in[0], p->out[1], p->errp[1]},
+                                   .keep_caller_signals = true};
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, &old);
+  int pr = pthread_create(&p->th, NULL, proc_main, p);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (pr != 0) {
+    errno = pr;
+    hutch_error_sys(err, "start a thread for the shell session");
+    close_pair(p->in);
+    close_pair(p->out);
+    close_pair(p->errp);
+    close(p->done_fd);
+    free(p);
+    return -1;
+  }
+  s->p = p;
+  char tok[64];
+  new_token(tok, sizeof(tok));
+  /* Fds 8 and 9 keep the session's own stdout and stderr for the markers,
+   * whatever a command does to 1 and 2 with exec. */
+  _cleanup_free_ char *script =
+      xasprintf("exec 8>&1 9>&2\nprintf '%%s %%d\\n' %s \"$$\" >&8\nprintf '%%s\\n' %s >&9\n", tok, tok);
+  struct stream o = {0}, e = {0};
+  stream_reset(&o);
+  stream_reset(&e);
+  long pid = -1;
+  enum wait_status st = feed_and_wait(s, script, tok, now() + 60, 4096, &o, &e, &pid);
+  if (st != W_DONE) {
+    hutch_error_set(err, EIO, "start a %s session in the sandbox: %s%.300s", s->shell,
+                    p->err ? p->err->msg : p->exit.failure, st == W_TIMEOUT ? " (no answer in 60 s)" : e.data);
+    free(o.data);
+    free(e.data);
+    s->p = NULL;
+    p->pid = 0;
+    proc_free(p);
+    return -1;
+  }
+  free(o.data);
+  free(e.data);
+  p->pid = pid;
+  return 0;
+}
+
+struct shell_session *shell_session_new(struct task_sandbox *t, const char *shell, const char *workdir) {
+  struct shell_session *s = xcalloc(1, sizeof(*s));
+  s->t = t;
+  s->shell = xstrdup(shell);
+  s->workdir = xstrdup(workdir);
+  return s;
+}
+
+static void drop_stray(struct session_proc *p) {
+  struct stream junk = {0};
+  stream_reset(&junk);
+  stream_read(p->out[0], &junk, 0);
+  stream_read(p->errp[0], &junk, 0);
+  free(junk.data);
+}
+
+static void end_session(struct shell_session *s) {
+  if (s->p && !s->p->dead)
+    signal_session(s, "KILL", true);
+  proc_free(s->p);
+  s->p = NULL;
+}
+
+int shell_session_run(struct shell_session *s, const char *command, double timeout, size_t cap,
+                      struct session_result *res, hutch_error_t *err) {
+  memset(res, 0, sizeof(*res));
+  res->exit_code = -1;
+  res->out.data = xstrdup("");
+  res->err.data = xstrdup("");
+  if (s->t->removed) {
+    res->interrupted = true;
+    return hutch_error_set(err, ECANCELED, "the sandbox was stopped");
+  }
+  if (s->p == NULL && start(s, err) < 0)
+    return -1;
+  drop_stray(s->p);
+  char tok[64];
+  do
+    new_token(tok, sizeof(tok));
+  while (strstr(command, tok) != NULL);
+  /* The command travels as a quoted here-document, so no byte of it is
+   * expanded before eval; eval runs it in the session shell itself. */
+  _cleanup_free_ char *script = xasprintf("__hutch_c=$(cat <<'%s'\n%s\n%s\n)\n"
+                                          "{ eval \"$__hutch_c\"\n} </dev/null\n"
+                                          "printf '%%s %%d\\n' %s \"$?\" >&8\nprintf '%%s\\n' %s >&9\n",
+                                          tok, command, tok, tok, tok);
+  struct stream o = {0}, e = {0};
+  stream_reset(&o);
+  stream_reset(&e);
+  long code = -1;
+  double deadline = now() + (timeout > 0 ? timeout : 1e9);
+  enum wait_status st = feed_and_wait(s, script, tok, deadline, cap, &o, &e, &code);
+  if (st == W_TIMEOUT) {
+    res->timed_out = true;
+    signal_session(s, "INT", false);
+    st = feed_and_wait(s, NULL, tok, now() + GRACE_SECONDS, cap, &o, &e, &code);
+    if (st == W_TIMEOUT) {
+      signal_session(s, "KILL", false);
+      st = feed_and_wait(s, NULL, tok, now() + GRACE_SECONDS, cap, &o, &e, &code);
+    }
+    if (st == W_TIMEOUT) {
+      /* Something ignores every signal: only a new session helps. */
+      end_session(s);
+    }
+  }
+  if (st == W_STOPPED) {
+    res->interrupted = true;
+  } else if (st == W_DIED) {
+    code = s->p->rc == 0 ? hutch_exit_code(&s->p->exit) : -1;
+    end_session(s);
+    if (s->t->stop && *s->t->stop) {
+      res->interrupted = true;
+    } else if (start(s, err) < 0) {
+      free(o.data);
+      free(e.data);
+      return -1;
+    } else {
+      res->restarted = true;
+    }
+  }
+  res->exit_code = st == W_DONE || st == W_DIED ? (int)code : -1;
+  to_capture(&o, cap, &res->out);
+  to_capture(&e, cap, &res->err);
+  return 0;
+}
+
+void session_result_clear(struct session_result *r) {
+  free(r->out.data);
+  free(r->err.data);
+  memset(r, 0, sizeof(*r));
+}
+
+void shell_session_free(struct shell_session *s) {
+  if (s == NULL)
+    return;
+  if (s->p && !s->t->removed)
+    end_session(s);
+  else if (s->p)
+    proc_free(s->p);
+  free(s->shell);
+  free(s->workdir);
+  free(s);
+}
