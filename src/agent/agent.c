@@ -212,6 +212,17 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
       .binds = s->binds,
       .n_binds = s->n_binds,
       .state_dir = s->state_dir,
+      .limits =
+          {
+              .memory = s->memory,
+              .memory_swap = s->memory_swap,
+              .memory_swap_set = s->memory_swap > 0,
+              .cpus = s->cpus,
+              .pids = (uint64_t)s->pids,
+              .io_weight = (uint32_t)s->io_weight,
+              .cgroup_parent = s->cgroup_parent,
+              .no_cgroups = s->no_cgroups,
+          },
   };
   if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
     return -1;
@@ -317,8 +328,16 @@ static void record_settings(struct run *r) {
   cJSON *sb = cJSON_CreateObject();
   cJSON_AddStringToObject(sb, "image", s->rootfs ? s->rootfs : "default");
   cJSON_AddStringToObject(sb, "policy", r->policy ? hutch_policy_path(r->policy) : "");
-  /* The network and resource-limit policies are the sandbox policy's. */
+  /* The network policy is the sandbox policy's (loopback only for now). */
   cJSON_AddStringToObject(sb, "network", "as the sandbox policy sets");
+  if (r->task.sb != NULL) {
+    const struct hutch_limits_status *ls = hutch_sandbox_limits(r->task.sb);
+    cJSON *lj = cJSON_AddObjectToObject(sb, "resource_limits");
+    cJSON_AddStringToObject(lj, "mode", ls->mode);
+    cJSON_AddBoolToObject(lj, "degraded", ls->degraded);
+    if (ls->reason[0])
+      cJSON_AddStringToObject(lj, "reason", ls->reason);
+  }
   cJSON_AddStringToObject(sb, "working_dir", r->pc.working_dir);
   cJSON_AddStringToObject(sb, "input_dir", r->pc.input_dir);
   cJSON_AddStringToObject(sb, "output_dir", r->pc.output_dir);

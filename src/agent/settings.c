@@ -53,6 +53,13 @@ static const struct setting_def {
     {"state-dir", "state_dir", NULL, K_STR, offsetof(struct settings, state_dir), false},
     {"policy", NULL, NULL, K_STR, offsetof(struct settings, policy), false},
     {"hostname", NULL, NULL, K_STR, offsetof(struct settings, hostname), false},
+    {"memory", NULL, NULL, K_SIZE, offsetof(struct settings, memory), true},
+    {"memory-swap", NULL, NULL, K_SIZE, offsetof(struct settings, memory_swap), true},
+    {"cpus", NULL, NULL, K_DOUBLE, offsetof(struct settings, cpus), true},
+    {"pids", NULL, NULL, K_LONG, offsetof(struct settings, pids), true},
+    {"io-weight", NULL, NULL, K_LONG, offsetof(struct settings, io_weight), true},
+    {"cgroup-parent", NULL, NULL, K_STR, offsetof(struct settings, cgroup_parent), false},
+    {"no-cgroups", NULL, NULL, K_BOOL, offsetof(struct settings, no_cgroups), false},
 };
 
 enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP };
@@ -99,6 +106,13 @@ void settings_usage(FILE *out) {
                "  --env K=V                  environment variable for every command (repeatable)\n"
                "  --bind SRC:DST[:ro]        bind-mount a host path (repeatable)\n"
                "  --hostname NAME            hostname inside the sandbox\n"
+               "  --memory SIZE              memory limit of the sandbox (default: the policy's)\n"
+               "  --memory-swap SIZE         swap it may use besides (default 0)\n"
+               "  --cpus N                   CPUs' worth of time, fractional (default: the policy's)\n"
+               "  --pids N                   processes at most (default: the policy's)\n"
+               "  --io-weight N              io.weight, 1 to 10000\n"
+               "  --cgroup-parent PATH       cgroup under which the sandbox's goes\n"
+               "  --no-cgroups               rlimits only (see hutch-exec(1))\n"
                "  -h, --help                 show this help\n");
 }
 
@@ -134,6 +148,10 @@ static bool apply(struct settings *s, const struct setting_def *d, const char *v
     double v = strtod(value, &end);
     if (errno || end == value || *end) {
       *why = xasprintf("--%s wants a number, got '%s'", d->name, value);
+      return false;
+    }
+    if (d->positive && !(v > 0)) {
+      *why = xasprintf("--%s wants a positive number, got '%s'", d->name, value);
       return false;
     }
     *(double *)field = v;

@@ -39,6 +39,12 @@ struct settings {
   char *state_dir;
   char *policy;
   char *hostname;
+  /* Resource limits of the task's sandbox (hutch-exec(1)); 0: the policy's. */
+  uint64_t memory, memory_swap;
+  double cpus;
+  long pids, io_weight;
+  char *cgroup_parent;
+  bool no_cgroups;
   char **env; /* NULL-terminated */
   size_t n_env;
   struct hutch_bind *binds;

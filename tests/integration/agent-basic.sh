@@ -71,6 +71,23 @@ tap_is "$(traj 't["steps"][5]["action"], t["metadata"]["total_steps"]')" \
   "({'function': '', 'parameters': {}}, 5)" "and counts as a step with an empty action"
 
 # ---- max steps ----
+# The sandbox's resource limits: recorded, and an explicit one is never
+# dropped (this host's cgroups cannot apply it unless it has cgroup v2
+# delegation: then the run must have applied it).
+mock_start '[{"calls": [["submit", {}]]}]'
+tap_status 0 "a run records its resource limits" hrun --query q
+tap_like "$(traj 't["hutch"]["sandbox"]["resource_limits"]["mode"]')" "^(cgroup|rlimits)$" \
+  "the trajectory says how the limits were applied"
+mock_start '[{"calls": [["submit", {}]]}]'
+hrun --query q --memory 64M >/dev/null 2>"$AGENT_OUT/mem.err"
+rc=$?
+if [ $rc -eq 0 ]; then
+  tap_is "$(traj 't["hutch"]["sandbox"]["resource_limits"]["mode"]')" "cgroup" "--memory ran with a cgroup"
+else
+  tap_is "$rc" "125" "--memory that cannot be applied stops the run (125)"
+  tap_like "$(cat "$AGENT_OUT/mem.err")" "memory" "naming the limit"
+fi
+
 mock_start '[{"repeat": 5, "calls": [["execute_bash", {"command": "true"}]]}]'
 tap_status 1 "running out of steps exits 1" hrun --query q --max-steps 3
 run_dir
