@@ -90,6 +90,9 @@ struct hutch_bind {
 
 /* ---- resource limits (hutch-policy(5) [limits]) ---- */
 
+/* "1024", "512M", "2G", "1.5GiB", "64k": bytes, in powers of 1024. */
+bool hutch_parse_size(const char *s, uint64_t *out);
+
 /* Limits asked for explicitly (command-line options): they are applied with
  * a cgroup or the start is refused.  A zero field leaves the policy's
  * default, which may fall back to rlimits when the policy allows it. */

@@ -196,19 +196,15 @@ void limits_format_size(uint64_t bytes, char *buf, size_t len) {
     snprintf(buf, len, "%.3g %s", v, units[u]);
 }
 
-bool limits_parse_size(const char *s, bool allow_max, uint64_t *out) {
-  if (s == NULL)
-    return false;
-  if (allow_max && strcmp(s, "max") == 0) {
-    *out = LIMITS_UNLIMITED;
-    return true;
-  }
-  if (!isdigit((unsigned char)*s))
+bool hutch_parse_size(const char *s, uint64_t *out) {
+  if (s == NULL || !isdigit((unsigned char)*s))
     return false;
   char *end;
   double v = strtod(s, &end);
   if (end == s || !isfinite(v) || v < 0)
     return false;
+  /* Powers of 1024 whatever the spelling: "M", "MB" and "MiB" all mean MiB,
+   * as memory sizes do in Docker, systemd and the kernel's own files. */
   static const struct {
     const char *suffix;
     double mult;
@@ -216,12 +212,16 @@ bool limits_parse_size(const char *s, bool allow_max, uint64_t *out) {
       {"", 1},
       {"B", 1},
       {"K", 1024.0},
+      {"KB", 1024.0},
       {"KiB", 1024.0},
       {"M", 1048576.0},
+      {"MB", 1048576.0},
       {"MiB", 1048576.0},
       {"G", 1073741824.0},
+      {"GB", 1073741824.0},
       {"GiB", 1073741824.0},
       {"T", 1099511627776.0},
+      {"TB", 1099511627776.0},
       {"TiB", 1099511627776.0},
   };
   while (*end == ' ')
@@ -229,13 +229,27 @@ bool limits_parse_size(const char *s, bool allow_max, uint64_t *out) {
   for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
     if (strcasecmp(end, units[i].suffix) == 0) {
       double bytes = v * units[i].mult;
-      if (bytes >= 18446744073709551615.0 || bytes < 1)
+      if (bytes >= 18446744073709551615.0)
         return false;
       *out = (uint64_t)bytes;
       return true;
     }
   }
   return false;
+}
+
+bool limits_parse_size(const char *s, bool allow_max, uint64_t *out) {
+  if (s == NULL)
+    return false;
+  if (allow_max && strcmp(s, "max") == 0) {
+    *out = LIMITS_UNLIMITED;
+    return true;
+  }
+  uint64_t v;
+  if (!hutch_parse_size(s, &v) || v < 1)
+    return false;
+  *out = v;
+  return true;
 }
 
 bool limits_parse_cpus(const char *s, uint64_t *milli) {

@@ -205,7 +205,7 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
     case OPT_MEMORY_SWAP: {
       uint64_t v;
       bool swap = c == OPT_MEMORY_SWAP;
-      if (!parse_size(optarg, &v) || (!swap && v < (4u << 20)))
+      if (!hutch_parse_size(optarg, &v) || (!swap && v < (4u << 20)))
         return cli_usage_error(verb, "%s wants a size such as 512M or 2G%s, got '%s'",
                                swap ? "--memory-swap" : "--memory", swap ? "" : " (at least 4M)", optarg);
       if (swap) {

@@ -29,44 +29,6 @@ bool parse_duration(const char *s, double *out) {
   return true;
 }
 
-bool parse_size(const char *s, uint64_t *out) {
-  if (s == NULL || !isdigit((unsigned char)*s))
-    return false;
-  char *end;
-  double v = strtod(s, &end);
-  if (end == s || !isfinite(v) || v < 0)
-    return false;
-  static const struct {
-    const char *suffix;
-    double mult;
-  } units[] = {
-      {"", 1},
-      {"B", 1},
-      {"K", 1024.0},
-      {"KB", 1024.0},
-      {"KiB", 1024.0},
-      {"M", 1048576.0},
-      {"MB", 1048576.0},
-      {"MiB", 1048576.0},
-      {"G", 1073741824.0},
-      {"GB", 1073741824.0},
-      {"GiB", 1073741824.0},
-      {"T", 1099511627776.0},
-      {"TB", 1099511627776.0},
-      {"TiB", 1099511627776.0},
-  };
-  for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-    if (strcasecmp(end, units[i].suffix) == 0) {
-      double bytes = v * units[i].mult;
-      if (bytes >= 18446744073709551615.0)
-        return false;
-      *out = (uint64_t)bytes;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool parse_bind(const char *spec, struct hutch_bind *out, char **storage) {
   char *copy = strdup(spec);
   if (copy == NULL)

@@ -9,8 +9,7 @@
 
 /* "30", "1.5", "250ms", "2m", "1h" -> seconds; false on anything else or <= 0. */
 bool parse_duration(const char *s, double *out);
-/* "512M", "2G", "1024", "1.5GiB" -> bytes (powers of 1024); false on junk. */
-bool parse_size(const char *s, uint64_t *out);
+/* Sizes: hutch_parse_size() in hutch.h. */
 /* "SRC:DST", "SRC:DST:ro", "SRC:DST:rw"; SRC and DST must be absolute.
  * The strings point into a copy owned by the caller (*storage). */
 bool parse_bind(const char *spec, struct hutch_bind *out, char **storage);

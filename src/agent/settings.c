@@ -169,7 +169,7 @@ static bool apply(struct settings *s, const struct setting_def *d, const char *v
     return true;
   }
   case K_SIZE:
-    if (!parse_size(value, (uint64_t *)field) || *(uint64_t *)field == 0) {
+    if (!hutch_parse_size(value, (uint64_t *)field) || *(uint64_t *)field == 0) {
       *why = xasprintf("--%s wants a size such as 16M, got '%s'", d->name, value);
       return false;
     }

@@ -20,15 +20,15 @@ int main(void) {
   tap_ok(!parse_duration("inf", &d), "infinity refused");
 
   uint64_t n;
-  tap_ok(parse_size("1024", &n) && n == 1024, "bytes");
-  tap_ok(parse_size("512M", &n) && n == 512ull << 20, "megabytes");
-  tap_ok(parse_size("2G", &n) && n == 2ull << 30, "gigabytes");
-  tap_ok(parse_size("1.5GiB", &n) && n == 3ull << 29, "fractional GiB");
-  tap_ok(parse_size("64k", &n) && n == 64ull << 10, "lower-case unit");
-  tap_ok(!parse_size("M", &n), "unit without number refused");
-  tap_ok(!parse_size("-5M", &n), "negative refused");
-  tap_ok(!parse_size("5X", &n), "unknown unit refused");
-  tap_ok(!parse_size("99999999999T", &n), "overflow refused");
+  tap_ok(hutch_parse_size("1024", &n) && n == 1024, "bytes");
+  tap_ok(hutch_parse_size("512M", &n) && n == 512ull << 20, "megabytes");
+  tap_ok(hutch_parse_size("2G", &n) && n == 2ull << 30, "gigabytes");
+  tap_ok(hutch_parse_size("1.5GiB", &n) && n == 3ull << 29, "fractional GiB");
+  tap_ok(hutch_parse_size("64k", &n) && n == 64ull << 10, "lower-case unit");
+  tap_ok(!hutch_parse_size("M", &n), "unit without number refused");
+  tap_ok(!hutch_parse_size("-5M", &n), "negative refused");
+  tap_ok(!hutch_parse_size("5X", &n), "unknown unit refused");
+  tap_ok(!hutch_parse_size("99999999999T", &n), "overflow refused");
 
   struct hutch_bind b;
   char *storage = NULL;
