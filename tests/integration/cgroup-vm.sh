@@ -23,12 +23,17 @@ kernel=$(ls /boot/vmlinuz-* 2>/dev/null | sort -V | tail -n 1)
   tap_skip_all "cgroup v2 VM suite: no /lib/modules for $kernel"
 [ -x /bin/busybox ] && LC_ALL=C ldd /bin/busybox 2>&1 | grep -q 'not a dynamic executable' ||
   tap_skip_all "cgroup v2 VM suite: no static /bin/busybox (apt-get install busybox-static)"
-# The guest sees the host's root read-only, with /tmp and /run of its own.
-for p in "$HUTCH_BIN" "$HUTCH_SRCDIR"; do
-  case $(realpath "$p") in
-  /tmp/* | /run/*) tap_skip_all "cgroup v2 VM suite: $p is under /tmp or /run, which the VM does not share" ;;
+# The guest sees the host's root read-only, with /tmp and /run of its own:
+# trees under those are shared with it one by one (run-vm, HUTCH_VM_SHARE).
+HUTCH_VM_SHARE=
+for p in "$(dirname "$(realpath "$HUTCH_BIN")")" "$(realpath "$HUTCH_SRCDIR")" "$(realpath "$HUTCH_BUILDDIR")"; do
+  case $p in
+  /tmp/* | /run/*)
+    case ":$HUTCH_VM_SHARE:" in *":$p:"*) ;; *) HUTCH_VM_SHARE=${HUTCH_VM_SHARE:+$HUTCH_VM_SHARE:}$p ;; esac
+    ;;
   esac
 done
+export HUTCH_VM_SHARE
 tar=$(hutch_rootfs_ensure busybox) || tap_skip_all "busybox test rootfs unavailable"
 user=${HUTCH_VM_USER:-${HUTCH_TEST_USER:-hutchtest}}
 id -u "$user" >/dev/null 2>&1 || tap_skip_all "cgroup v2 VM suite: no user $user to run as inside (tests/setup-host.sh)"
