@@ -22,6 +22,7 @@ struct contain_config {
   const struct hutch_bind *binds;
   size_t n_binds;
   bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
+  bool proc_host_ro;  /* degraded mode: the outer /proc, read-only */
   bool long_lived;
   struct limits_rlimits rlimits; /* limits without a cgroup, for init and all it starts */
   bool own_cgroup;               /* started in the sandbox's own cgroup */

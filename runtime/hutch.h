@@ -136,6 +136,11 @@ struct hutch_sandbox_config {
   const struct hutch_bind *binds;
   size_t n_binds;
   bool keep;                  /* keep the upper/work dirs after the sandbox ends */
+  /* Degraded mode, only when asked for: the outer /proc bound read-only
+   * (dangerous parts masked) instead of a fresh procfs, for hosts that
+   * refuse one ("mount too revealing").  The sandbox then sees the host's
+   * processes. */
+  bool proc_host_ro;
   const char *state_dir;      /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
   struct hutch_limits limits; /* explicit limits; the policy's [limits] fill in the rest */
 };

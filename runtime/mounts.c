@@ -115,8 +115,25 @@ static int open_proc(hutch_error_t *err) {
   return mnt;
 }
 
-int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, struct mount_plan *plan, hutch_error_t *err) {
-  plan->proc_fd = open_proc(err);
+/* The degraded --proc host-ro: a read-only recursive clone of the outer
+ * /proc.  Its pid entries are the host's; mounts_mask_proc() still covers
+ * the dangerous files. */
+static int open_host_proc_ro(hutch_error_t *err) {
+  int fd = open_tree_clone("/proc", true);
+  if (fd < 0)
+    return hutch_error_sys(err, "mounts: clone the host's /proc (--proc host-ro)");
+  struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC};
+  if (syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0) {
+    hutch_error_sys(err, "mounts: make the host's /proc read-only (--proc host-ro)");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, bool proc_host_ro, struct mount_plan *plan,
+                         hutch_error_t *err) {
+  plan->proc_fd = proc_host_ro ? open_host_proc_ro(err) : open_proc(err);
   if (plan->proc_fd < 0)
     return -1;
   for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {

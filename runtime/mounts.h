@@ -27,7 +27,8 @@ void mount_plan_release(struct mount_plan *plan);
 
 int mounts_make_private(hutch_error_t *err);
 int mounts_overlay(const char *lower, const char *upper, const char *work, const char *target, hutch_error_t *err);
-int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, struct mount_plan *plan, hutch_error_t *err);
+int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, bool proc_host_ro, struct mount_plan *plan,
+                         hutch_error_t *err);
 int mounts_pivot_root(const char *new_root, hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);

@@ -81,6 +81,8 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
   cJSON_AddNumberToObject(o, "created", (double)st->created);
   cJSON_AddBoolToObject(o, "long_lived", st->long_lived);
   cJSON_AddBoolToObject(o, "keep", st->keep);
+  if (st->proc_host_ro)
+    cJSON_AddStringToObject(o, "degraded_proc", "host-ro: the outer /proc, read-only, instead of a fresh procfs");
   if (st->image)
     cJSON_AddStringToObject(o, "image", st->image);
   if (st->rootfs)
@@ -141,6 +143,7 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
     st->created = (int64_t)v->valuedouble;
   st->long_lived = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "long_lived"));
   st->keep = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep"));
+  st->proc_host_ro = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "degraded_proc"));
   st->image = json_string_dup(o, "image");
   st->rootfs = json_string_dup(o, "rootfs");
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "limits");

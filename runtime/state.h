@@ -18,6 +18,7 @@ struct sandbox_state {
   int64_t created;
   bool long_lived;
   bool keep;
+  bool proc_host_ro; /* the degraded --proc host-ro was asked for */
   char *image;
   char *rootfs;
   struct hutch_limits_status limits; /* limits.cgroup: removed with the sandbox */

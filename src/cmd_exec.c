@@ -27,6 +27,7 @@ struct sandbox_opts {
   size_t n_binds;
   double timeout;
   bool keep;
+  bool proc_host_ro;
   bool json;
   struct hutch_limits limits;
 };
@@ -59,6 +60,7 @@ enum {
   OPT_IO_WEIGHT,
   OPT_CGROUP_PARENT,
   OPT_NO_CGROUPS,
+  OPT_PROC,
 };
 
 static const struct option long_options[] = {
@@ -81,6 +83,7 @@ static const struct option long_options[] = {
     {"io-weight", required_argument, NULL, OPT_IO_WEIGHT},
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
     {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
+    {"proc", required_argument, NULL, OPT_PROC},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -109,6 +112,8 @@ static void exec_usage(FILE *out) {
                "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
                "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
                "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
+               "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
+               "                       refuse a fresh procfs (the host's /proc, read-only)\n"
                "  --json               print one JSON object describing the exit on stdout\n"
                "  --in ID              run in the live sandbox ID (see hutch create)\n"
                "  -h, --help           show this help\n");
@@ -134,6 +139,8 @@ static void create_usage(FILE *out) {
                "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
                "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
                "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
+               "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
+               "                       refuse a fresh procfs (the host's /proc, read-only)\n"
                "  --json               print {\"id\": ...} instead of the bare id\n"
                "  -h, --help           show this help\n");
 }
@@ -244,6 +251,12 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
     case OPT_NO_CGROUPS:
       o->limits.no_cgroups = true;
       break;
+    case OPT_PROC:
+      if (strcmp(optarg, "host-ro") == 0)
+        o->proc_host_ro = true;
+      else if (strcmp(optarg, "fresh") != 0)
+        return cli_usage_error(verb, "--proc wants fresh or host-ro, got '%s'", optarg);
+      break;
     case 'h':
       (is_exec ? exec_usage : create_usage)(stdout);
       return 0;
@@ -272,6 +285,9 @@ static void prepared_release(struct prepared *p) {
 
 static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error_t *err) {
   memset(p, 0, sizeof(*p));
+  if (o->proc_host_ro)
+    fprintf(stderr, "hutch: warning: degraded mode --proc host-ro, as asked: the sandbox gets the host's /proc "
+                    "read-only (dangerous files masked) instead of a fresh one, and sees the host's processes\n");
   if (hutch_policy_load(o->policy, &p->policy, err) < 0)
     return -1;
   if (hutch_store_open(o->store, &p->store, err) < 0)
@@ -289,6 +305,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
       .binds = o->binds,
       .n_binds = o->n_binds,
       .keep = o->keep,
+      .proc_host_ro = o->proc_host_ro,
       .state_dir = o->state_dir,
       .limits = o->limits,
   };
@@ -321,8 +338,10 @@ static void add_usage_json(cJSON *parent, const struct hutch_usage *u) {
   cJSON_AddBoolToObject(o, "throttled", u->nr_throttled > 0);
 }
 
-static void print_exit_json(const struct hutch_exit *ex, int code) {
+static void print_exit_json(const struct hutch_exit *ex, int code, bool proc_host_ro) {
   cJSON *j = cJSON_CreateObject();
+  if (proc_host_ro)
+    cJSON_AddItemToObject(j, "degraded_modes", cJSON_CreateStringArray((const char *const[]){"proc host-ro"}, 1));
   cJSON_AddStringToObject(j, "id", ex->id);
   cJSON_AddNumberToObject(j, "exit_code", code);
   cJSON_AddNumberToObject(j, "status", ex->status);
@@ -354,7 +373,7 @@ static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex
     fprintf(stderr, "hutch: killed: out of memory at %s (the sandbox's memory limit)\n", max);
   }
   if (o->json)
-    print_exit_json(ex, code);
+    print_exit_json(ex, code, o->proc_host_ro);
   return code;
 }
 
@@ -432,6 +451,8 @@ int cmd_create(int argc, char **argv) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
     add_limits_json(j, hutch_sandbox_limits(sb));
+    if (o.proc_host_ro)
+      cJSON_AddItemToObject(j, "degraded_modes", cJSON_CreateStringArray((const char *const[]){"proc host-ro"}, 1));
     char *s = cJSON_PrintUnformatted(j);
     printf("%s\n", s);
     free(s);

@@ -169,6 +169,11 @@ if [ -n "$can_outer" ]; then
     tap_like "$tap_stderr" "mount a fresh procfs: Operation not permitted" "naming the step and errno"
     tap_like "$tap_stderr" "mount too revealing" "and the cause"
     tap_like "$tap_stderr" "systempaths=unconfined" "and the fix"
+    # The named degraded mode runs there, and says what it gave up.
+    tap_status 0 "hutch exec --proc host-ro runs there" outer_ns sh -c \
+      "$mask"'exec "$0" exec --json --proc host-ro --rootfs "$1" -- cat /proc/timer_list' "$HUTCH_BIN" "$img"
+    tap_like "$tap_stderr" "degraded mode --proc host-ro" "announcing the degraded mode"
+    tap_like "$tap_stdout" '"degraded_modes":\["proc host-ro"\]' "and recording it in --json"
   fi
 else
   tap_skip "outer user namespace cells" "this user has no subordinate id range to build one"

@@ -96,6 +96,15 @@ tap_fails "bind read-only refuses writes" hx --bind "$tmp/share:/ro:ro" -- sh -c
 tap_ok "the read-only bind's file is absent on the host" test ! -e "$tmp/share/new"
 tap_status 2 "a relative bind source is a usage error" hx --bind "share:/x" -- true
 
+# The degraded --proc host-ro, only when asked for: announced, recorded,
+# read-only, still masked.
+tap_ok "--proc host-ro" hx --json --proc host-ro -- sh -c 'wc -c < /proc/kallsyms; ! echo 1 2>/dev/null > /proc/sys/kernel/ns_last_pid; grep " /proc " /proc/self/mounts'
+tap_like "$tap_stderr" "warning: degraded mode --proc host-ro" "is announced on stderr"
+tap_like "$tap_stdout" '"degraded_modes":\["proc host-ro"\]' "is recorded in --json"
+tap_like "$tap_stdout" "proc /proc proc ro," "mounts the outer /proc read-only"
+tap_like "$tap_stdout" "^0" "with kallsyms still masked"
+tap_status 2 "an unknown --proc mode is a usage error" hx --proc loose -- true
+
 tap_status 3 "json" hx --json -- sh -c 'exit 3'
 tap_like "$tap_stdout" '"exit_code":3' "--json reports the exit code"
 tap_like "$tap_stdout" '"timed_out":false' "and timed_out"
