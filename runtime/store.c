@@ -280,14 +280,23 @@ static int cmp_str(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* A store subdirectory as a DIR (NULL with errno set); closedir() frees it. */
+static DIR *store_opendir(struct hutch_store *store, const char *sub) {
+  int fd = openat(store->fd, sub, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL && fd >= 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+  }
+  return d;
+}
+
 /* Sorted names pointing at hex (all names when hex is NULL, with their
  * targets in hexes[]). */
 static int names_list(struct hutch_store *store, const char *hex, char ***out, size_t *n_out, hutch_error_t *err) {
-  int fd = openat(store->fd, "names", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  DIR *d = store_opendir(store, "names");
   if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
     return hutch_error_sys(err, "rootfs store: read %s/names", store->path);
   }
   char **names = NULL;
@@ -449,11 +458,8 @@ static void index_record(struct hutch_store *store, const struct stat *st, const
 }
 
 static void index_forget(struct hutch_store *store, const char *hex) {
-  int fd = openat(store->fd, "index", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  DIR *d = store_opendir(store, "index");
   if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
     return;
   }
   struct dirent *de;
@@ -504,11 +510,8 @@ static int resolve(struct hutch_store *store, const char *ref, char hex[SHA256_H
     return hutch_error_hint(err, "give a name, sha256:<64 hex digits>, or at least %d hex digits of a digest",
                             STORE_MIN_PREFIX);
   }
-  int fd = openat(store->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  DIR *d = store_opendir(store, "images");
   if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
     return hutch_error_sys(err, "rootfs store: read %s/images", store->path);
   }
   int matches = 0;
@@ -559,11 +562,8 @@ static int cmp_image(const void *a, const void *b) {
 }
 
 int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n_out, hutch_error_t *err) {
-  int fd = openat(store->fd, "images", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  DIR *d = store_opendir(store, "images");
   if (d == NULL) {
-    if (fd >= 0)
-      close(fd);
     return hutch_error_sys(err, "rootfs store: read %s/images", store->path);
   }
   struct hutch_image *list = NULL;

@@ -88,61 +88,61 @@ static const struct option long_options[] = {
     {NULL, 0, NULL, 0},
 };
 
+/* The limit and degraded-mode options exec and create share. */
+static const char sandbox_limit_options[] =
+    "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
+    "  --memory-swap SIZE   swap it may use besides (default: none)\n"
+    "  --cpus N             CPU time as a number of CPUs (0.5, 2): cpu.max\n"
+    "  --pids N             processes and threads at most: pids.max\n"
+    "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
+    "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
+    "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
+    "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
+    "                       refuse a fresh procfs (the host's /proc, read-only)\n";
+
 static void exec_usage(FILE *out) {
-  fprintf(out, "Usage: hutch exec [OPTIONS] -- CMD [ARGS...]\n"
-               "       hutch exec --in ID [OPTIONS] -- CMD [ARGS...]\n\n"
-               "Run CMD in a new sandbox (or in the live sandbox ID) and exit with its status:\n"
-               "128+N when killed by signal N, 124 on timeout, 125 when hutch failed,\n"
-               "126 when CMD cannot be executed, 127 when it is not found.\n\n"
-               "Options:\n"
-               "  --rootfs NAME        image to use (name or digest; default: default)\n"
-               "  --store DIR          rootfs store (default: $HUTCH_STORE or the per-user store)\n"
-               "  --state-dir DIR      where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
-               "  --policy FILE        sandbox policy (default: $HUTCH_POLICY or the installed one)\n"
-               "  --workdir DIR        working directory inside the sandbox (default: /)\n"
-               "  --env K=V            set an environment variable (repeatable)\n"
-               "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
-               "  --hostname NAME      hostname inside the sandbox\n"
-               "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
-               "  --keep               keep the sandbox's upper and work directories\n"
-               "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
-               "  --memory-swap SIZE   swap it may use besides (default: none)\n"
-               "  --cpus N             CPU time as a number of CPUs (0.5, 2): cpu.max\n"
-               "  --pids N             processes and threads at most: pids.max\n"
-               "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
-               "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
-               "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
-               "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
-               "                       refuse a fresh procfs (the host's /proc, read-only)\n"
-               "  --json               print one JSON object describing the exit on stdout\n"
-               "  --in ID              run in the live sandbox ID (see hutch create)\n"
-               "  -h, --help           show this help\n");
+  fprintf(out,
+          "Usage: hutch exec [OPTIONS] -- CMD [ARGS...]\n"
+          "       hutch exec --in ID [OPTIONS] -- CMD [ARGS...]\n\n"
+          "Run CMD in a new sandbox (or in the live sandbox ID) and exit with its status:\n"
+          "128+N when killed by signal N, 124 on timeout, 125 when hutch failed,\n"
+          "126 when CMD cannot be executed, 127 when it is not found.\n\n"
+          "Options:\n"
+          "  --rootfs NAME        image to use (name or digest; default: default)\n"
+          "  --store DIR          rootfs store (default: $HUTCH_STORE or the per-user store)\n"
+          "  --state-dir DIR      where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
+          "  --policy FILE        sandbox policy (default: $HUTCH_POLICY or the installed one)\n"
+          "  --workdir DIR        working directory inside the sandbox (default: /)\n"
+          "  --env K=V            set an environment variable (repeatable)\n"
+          "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
+          "  --hostname NAME      hostname inside the sandbox\n"
+          "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
+          "  --keep               keep the sandbox's upper and work directories\n"
+          "%s"
+          "  --json               print one JSON object describing the exit on stdout\n"
+          "  --in ID              run in the live sandbox ID (see hutch create)\n"
+          "  -h, --help           show this help\n",
+          sandbox_limit_options);
 }
 
 static void create_usage(FILE *out) {
-  fprintf(out, "Usage: hutch create [OPTIONS]\n\n"
-               "Start a long-lived sandbox, print its id and leave it running; run commands in it\n"
-               "with `hutch exec --in ID` and remove it with `hutch rm ID`.\n\n"
-               "Options:\n"
-               "  --rootfs NAME        image to use (name or digest; default: default)\n"
-               "  --store DIR          rootfs store\n"
-               "  --state-dir DIR      where sandboxes keep their state\n"
-               "  --policy FILE        sandbox policy\n"
-               "  --env K=V            set an environment variable for every process (repeatable)\n"
-               "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
-               "  --hostname NAME      hostname inside the sandbox\n"
-               "  --keep               keep the upper and work directories after hutch rm\n"
-               "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
-               "  --memory-swap SIZE   swap it may use besides (default: none)\n"
-               "  --cpus N             CPU time as a number of CPUs (0.5, 2): cpu.max\n"
-               "  --pids N             processes and threads at most: pids.max\n"
-               "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
-               "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
-               "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
-               "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
-               "                       refuse a fresh procfs (the host's /proc, read-only)\n"
-               "  --json               print {\"id\": ...} instead of the bare id\n"
-               "  -h, --help           show this help\n");
+  fprintf(out,
+          "Usage: hutch create [OPTIONS]\n\n"
+          "Start a long-lived sandbox, print its id and leave it running; run commands in it\n"
+          "with `hutch exec --in ID` and remove it with `hutch rm ID`.\n\n"
+          "Options:\n"
+          "  --rootfs NAME        image to use (name or digest; default: default)\n"
+          "  --store DIR          rootfs store\n"
+          "  --state-dir DIR      where sandboxes keep their state\n"
+          "  --policy FILE        sandbox policy\n"
+          "  --env K=V            set an environment variable for every process (repeatable)\n"
+          "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
+          "  --hostname NAME      hostname inside the sandbox\n"
+          "  --keep               keep the upper and work directories after hutch rm\n"
+          "%s"
+          "  --json               print {\"id\": ...} instead of the bare id\n"
+          "  -h, --help           show this help\n",
+          sandbox_limit_options);
 }
 
 /* Returns -1 to continue, else an exit code. */

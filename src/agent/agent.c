@@ -70,15 +70,8 @@ static void run_log(struct run *r, const char *fmt, ...) {
     fprintf(stderr, "hutch run: %s\n", msg);
 }
 
-static void llm_log(void *data, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  _cleanup_free_ char *msg = NULL;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    msg = NULL;
-  va_end(ap);
-  if (msg)
-    run_log(data, "%s", msg);
+static void llm_log(void *data, const char *msg) {
+  run_log(data, "%s", msg);
 }
 
 static int fail_error(struct run *r, hutch_error_t *err, int code) {

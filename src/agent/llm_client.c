@@ -151,7 +151,7 @@ static void logf_(struct llm_client *c, const char *fmt, ...) {
     msg = NULL;
   va_end(ap);
   if (msg)
-    c->o.log(c->o.log_data, "%s", msg);
+    c->o.log(c->o.log_data, msg);
 }
 
 /* The "error.message" of an error reply, or its first bytes. */

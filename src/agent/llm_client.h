@@ -19,7 +19,7 @@ struct llm_options {
   size_t max_reply;
   long min_max_tokens; /* floor when a context-length error lowers max_tokens */
   volatile sig_atomic_t *stop;
-  void (*log)(void *data, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  void (*log)(void *data, const char *msg); /* one formatted line */
   void *log_data;
 };
 
