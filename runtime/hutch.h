@@ -126,6 +126,8 @@ struct hutch_usage {
   uint64_t throttled_usec; /* and for how long */
 };
 
+enum hutch_net_mode { HUTCH_NET_NONE = 0, HUTCH_NET_PROXY };
+
 struct hutch_sandbox_config {
   const char *rootfs;                /* lower tree, usually hutch_image.rootfs */
   const char *image;                 /* name recorded in the sandbox state, may be NULL */
@@ -143,6 +145,14 @@ struct hutch_sandbox_config {
   bool proc_host_ro;
   const char *state_dir;      /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
   struct hutch_limits limits; /* explicit limits; the policy's [limits] fill in the rest */
+  /* Network (hutch-policy(5) [network]).  HUTCH_NET_NONE: loopback only.
+   * HUTCH_NET_PROXY: a veth to a private gateway namespace whose only
+   * service is hutch's allowlist HTTP proxy.  There is no host network. */
+  enum hutch_net_mode net;
+  const char *const *net_allow;   /* --allow HOST[:PORT], added to the policy's list; NULL-terminated */
+  const char *net_policy;         /* --net-policy FILE: its [network] replaces the policy's */
+  const char *const *net_resolve; /* --resolve NAME=ADDR (tests only, logged), NULL-terminated */
+  const char *net_audit_log;      /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
 };
 
 struct hutch_process {
