@@ -17,7 +17,9 @@
 
 #include "caps.h"
 #include "mounts.h"
+#include "net_sandbox.h"
 #include "netlink.h"
+#include "overlay_fuse.h"
 #include "sync.h"
 #include "util.h"
 
@@ -128,6 +130,20 @@ static int step_scratch_layers(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
+static int step_open_fuse(struct contain_config *cfg, hutch_error_t *err) {
+  /* --overlay fuse: before any mount, while the host's /dev is in view, so
+   * a missing or refused device is the first and plainest failure. */
+  if (cfg->overlay_fuse && (cfg->fuse_fd = overlay_fuse_open_device(err)) < 0)
+    return -1;
+  return 0;
+}
+
+static int step_root_layers(struct contain_config *cfg, hutch_error_t *err) {
+  if (cfg->overlay_fuse)
+    return overlay_fuse_child_mount(cfg->fuse_fd, cfg->root, cfg->init.parent_fd, err);
+  return mounts_overlay_layers(cfg->lower, cfg->lowers, cfg->upper, cfg->work, cfg->root, err);
+}
+
 static int step_set_hostname(struct contain_config *cfg, hutch_error_t *err) {
   const char *name = cfg->hostname ? cfg->hostname : "sandbox";
   if (sethostname(name, strlen(name)) < 0)
@@ -172,10 +188,9 @@ static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
                                          name);
   if (provide_etc_file("/etc/hosts", hosts, err) < 0)
     return -1;
-  return provide_etc_file("/etc/resolv.conf",
-                          "# Written by hutch. This sandbox has no network but loopback: no DNS server is\n"
-                          "# reachable. Names resolve only through /etc/hosts.\n",
-                          err);
+  if (provide_etc_file("/etc/resolv.conf", net_sandbox_resolv_conf(&cfg->net), err) < 0)
+    return -1;
+  return net_sandbox_write_tool_config(&cfg->net, err);
 }
 
 static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *err) {
@@ -221,11 +236,12 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_cgroup_namespace(cfg, &err));
   STEP(step_drop_host_groups(cfg, &err));
   STEP(step_close_inherited_fds(cfg, &err));
+  STEP(step_open_fuse(cfg, &err));
   /* Mounts: a private tree, the overlay as the new root, host objects
    * opened while the host is still visible, then pivot_root. */
   STEP(mounts_make_private(&err));
   STEP(step_scratch_layers(cfg, &err));
-  STEP(mounts_overlay(cfg->lower, cfg->upper, cfg->work, cfg->root, &err));
+  STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));
   STEP(mounts_place_proc(&plan, &err));
@@ -238,6 +254,9 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_write_etc(cfg, &err));
   /* The network namespace starts with lo down: even loopback would fail. */
   STEP(netlink_loopback_up(&err));
+  /* --net proxy: the veth to the gateway namespace, whose listening socket
+   * goes to the parent; done while init still has its capabilities. */
+  STEP(net_sandbox_setup(&cfg->net, cfg->init.parent_fd, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
   STEP(step_lock_down_init(&err));

@@ -9,9 +9,11 @@
 #include "hutch.h"
 #include "init.h"
 #include "limits.h"
+#include "net_sandbox.h"
 
 struct contain_config {
-  const char *lower; /* the image's tree */
+  const char *lower;         /* the image's tree */
+  const char *const *lowers; /* the trees below it (a built image's base), nearest first; may be NULL */
   const char *upper;
   const char *work;
   const char *root; /* mount point of the new root */
@@ -23,9 +25,12 @@ struct contain_config {
   size_t n_binds;
   bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
   bool proc_host_ro;  /* degraded mode: the outer /proc, read-only */
+  bool overlay_fuse;  /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
+  int fuse_fd;        /* its /dev/fuse, opened by the child */
   bool long_lived;
   struct limits_rlimits rlimits; /* limits without a cgroup, for init and all it starts */
   bool own_cgroup;               /* started in the sandbox's own cgroup */
+  struct net_sandbox_config net; /* --net proxy: the veth and the gateway */
   struct init_config init;
 };
 

@@ -47,6 +47,16 @@ struct hutch_image {
   uint64_t size;      /* bytes of file content unpacked */
   int64_t created;    /* seconds since the epoch */
   bool ids_preserved; /* files owned by ids other than 0 were kept (needs a subordinate id range to run) */
+  /* An OCI or Docker image's defaults from its config (hutch-rootfs(1)), NULL
+   * for a plain tarball: "K=V" list (NULL-terminated), working directory,
+   * and User, which is only recorded (sandboxes run as root of their userns). */
+  char **env;
+  char *workdir;
+  char *user;
+  /* An image built on another (`hutch rootfs build`) is a layer of its own:
+   * the trees below `rootfs`, nearest first (NULL-terminated), or NULL for
+   * an image that is one tree. */
+  char **lowers;
 };
 void hutch_image_clear(struct hutch_image *image);
 void hutch_image_list_free(struct hutch_image *images, size_t n);
@@ -67,6 +77,8 @@ int hutch_image_lookup(struct hutch_store *store, const char *name_or_digest, st
                        hutch_error_t *err);
 int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n, hutch_error_t *err);
 int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hutch_error_t *err);
+/* Name an image that is in the store (moves the name if it is in use). */
+int hutch_image_tag(struct hutch_store *store, const char *name_or_digest, const char *name, hutch_error_t *err);
 
 /* ---- policy ---------------------------------------------------------- */
 
@@ -128,8 +140,12 @@ struct hutch_usage {
 
 enum hutch_net_mode { HUTCH_NET_NONE = 0, HUTCH_NET_PROXY };
 
+/* How the sandbox's root is layered over its image. */
+enum hutch_overlay_mode { HUTCH_OVERLAY_KERNEL = 0, HUTCH_OVERLAY_FUSE };
+
 struct hutch_sandbox_config {
   const char *rootfs;                /* lower tree, usually hutch_image.rootfs */
+  const char *const *rootfs_lowers;  /* trees below it, nearest first (hutch_image.lowers), may be NULL */
   const char *image;                 /* name recorded in the sandbox state, may be NULL */
   bool rootfs_subordinate_ids;       /* the tree holds files owned by ids 1..65535 (hutch_image.ids_preserved) */
   const struct hutch_policy *policy; /* required */
@@ -143,6 +159,10 @@ struct hutch_sandbox_config {
    * refuse one ("mount too revealing").  The sandbox then sees the host's
    * processes. */
   bool proc_host_ro;
+  /* Degraded mode, only when asked for: the root is served by the
+   * fuse-overlayfs program instead of the kernel's overlayfs, for hosts
+   * that refuse overlayfs in a user namespace (see hutch-security(7)). */
+  enum hutch_overlay_mode overlay;
   const char *state_dir;      /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
   struct hutch_limits limits; /* explicit limits; the policy's [limits] fill in the rest */
   /* Network (hutch-policy(5) [network]).  HUTCH_NET_NONE: loopback only.
@@ -154,6 +174,18 @@ struct hutch_sandbox_config {
   const char *const *net_resolve; /* --resolve NAME=ADDR (tests only, logged), NULL-terminated */
   const char *net_audit_log;      /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
 };
+
+/* What the proxy of a --net proxy sandbox did: its audit log's totals. */
+struct hutch_net_summary {
+  bool proxy;          /* the sandbox ran with --net proxy */
+  char audit_log[512]; /* the audit log; empty when it went with the sandbox's state */
+  uint64_t requests, allowed, refused, errors;
+  char top_refused[256]; /* the most frequent refusal, "evil.example:443 (not in allowlist) x1" */
+};
+/* Totals of an audit log (hutch_sandbox_config.net_audit_log). */
+int hutch_net_summarize(const char *audit_log, struct hutch_net_summary *out, hutch_error_t *err);
+/* "12 requests, 11 allowed, 1 refused (evil.example:443 ...)" */
+void hutch_net_summary_format(const struct hutch_net_summary *s, char *buf, size_t len);
 
 struct hutch_process {
   const char *const *argv; /* argv[0] is looked up in PATH inside the sandbox */
@@ -177,6 +209,7 @@ struct hutch_exit {
   char id[40];                       /* the sandbox's id */
   struct hutch_usage usage;          /* of this process (one-shot: of the whole sandbox) */
   struct hutch_limits_status limits; /* of the sandbox */
+  struct hutch_net_summary net;      /* hutch_run with --net proxy: what its proxy did */
 };
 
 /* Conventional shell exit code for a finished process: status, 128+signal,
@@ -196,6 +229,8 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
 int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err);
 const char *hutch_sandbox_id(const struct hutch_sandbox *sb);
 const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbox *sb);
+/* The proxy's audit log of a --net proxy sandbox, NULL without one. */
+const char *hutch_sandbox_audit_log(const struct hutch_sandbox *sb);
 int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
                        hutch_error_t *err);
 /* Kill everything in the sandbox and remove its directories. Frees sb. */

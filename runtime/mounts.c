@@ -68,7 +68,19 @@ static char *escape_overlay_path(const char *path) {
 }
 
 int mounts_overlay(const char *lower, const char *upper, const char *work, const char *target, hutch_error_t *err) {
+  return mounts_overlay_layers(lower, NULL, upper, work, target, err);
+}
+
+int mounts_overlay_layers(const char *lower, const char *const *more_lowers, const char *upper, const char *work,
+                          const char *target, hutch_error_t *err) {
   _cleanup_free_ char *l = escape_overlay_path(lower);
+  /* A built image is a layer over its base: "layer:base", top first. */
+  for (const char *const *m = more_lowers; m && *m; m++) {
+    _cleanup_free_ char *e = escape_overlay_path(*m);
+    char *joined = xasprintf("%s:%s", l, e);
+    free(l);
+    l = joined;
+  }
   _cleanup_free_ char *u = escape_overlay_path(upper);
   _cleanup_free_ char *w = escape_overlay_path(work);
   /* userxattr: in a user namespace overlayfs may only use user.overlay.*
@@ -109,7 +121,8 @@ static int open_proc(hutch_error_t *err) {
       hutch_error_hint(err, "the kernel refuses a new procfs when the outer /proc has masked paths (\"mount too "
                             "revealing\": Docker, podman and Kubernetes do this). Relax the outer container "
                             "(docker --security-opt systempaths=unconfined, podman --security-opt unmask=/proc/*, "
-                            "Kubernetes procMount: Unmasked) or run `hutch doctor`");
+                            "Kubernetes procMount: Unmasked), or accept the degraded --proc host-ro; run "
+                            "`hutch doctor`");
     return -1;
   }
   return mnt;

@@ -27,6 +27,10 @@ void mount_plan_release(struct mount_plan *plan);
 
 int mounts_make_private(hutch_error_t *err);
 int mounts_overlay(const char *lower, const char *upper, const char *work, const char *target, hutch_error_t *err);
+/* The same over a stack: more_lowers are the trees below `lower` (a built
+ * image's base), nearest first, NULL-terminated; may be NULL. */
+int mounts_overlay_layers(const char *lower, const char *const *more_lowers, const char *upper, const char *work,
+                          const char *target, hutch_error_t *err);
 int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, bool proc_host_ro, struct mount_plan *plan,
                          hutch_error_t *err);
 int mounts_pivot_root(const char *new_root, hutch_error_t *err);

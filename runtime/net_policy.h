@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 #include "hutch.h"
@@ -22,6 +23,7 @@ struct net_cidr {
   int family; /* AF_INET or AF_INET6 */
   uint8_t addr[16];
   unsigned prefix;
+  unsigned line; /* where it was written (0: not from a file) */
 };
 
 /* One `allow` entry: "pypi.org", "*.pythonhosted.org", "10.0.0.5",
@@ -98,5 +100,14 @@ const struct net_resolve *net_policy_find_resolve(const struct net_policy *p, co
 
 /* Human-readable text of the network part, for `hutch policy show`. */
 void net_policy_describe(const struct net_policy *p, FILE *out);
+
+/* "10.0.0.0/8", "fc00::/7", "127.0.0.1" (a single address); pure. */
+bool net_cidr_parse(const char *text, struct net_cidr *out);
+bool net_cidr_contains(const struct net_cidr *c, const struct sockaddr *addr);
+/* The address as text, without port or brackets ("?" for other families). */
+void net_address_format(const struct sockaddr *addr, char *buf, size_t len);
+/* Lower-cases `host` into buf without one trailing dot; false when it does
+ * not fit or is empty. */
+bool net_host_normalize(const char *host, char *buf, size_t len);
 
 #endif

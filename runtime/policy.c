@@ -234,6 +234,31 @@ static void describe_limits(const struct hutch_policy *p, bool effective, FILE *
   }
 }
 
+static void describe_network_json(const struct net_policy *n, bool effective, cJSON *root) {
+  cJSON *o = cJSON_AddObjectToObject(root, "network");
+  cJSON *allow = cJSON_AddArrayToObject(o, "allow");
+  for (size_t i = 0; i < n->n_allow; i++) {
+    char *e =
+        n->allow[i].port ? xasprintf("%s:%u", n->allow[i].pattern, n->allow[i].port) : xstrdup(n->allow[i].pattern);
+    cJSON_AddItemToArray(allow, cJSON_CreateString(e));
+    free(e);
+  }
+  cJSON *ports = cJSON_AddArrayToObject(o, "ports");
+  for (size_t i = 0; i < n->n_ports; i++)
+    cJSON_AddItemToArray(ports, cJSON_CreateNumber(n->ports[i]));
+  cJSON_AddNumberToObject(o, "allow_address", (double)n->n_allow_address);
+  cJSON_AddNumberToObject(o, "resolve", (double)n->n_resolve);
+  cJSON_AddNumberToObject(o, "max_connections", n->max_connections);
+  cJSON_AddNumberToObject(o, "idle_timeout", n->idle_timeout);
+  if (n->byte_budget)
+    cJSON_AddNumberToObject(o, "byte_budget", (double)n->byte_budget);
+  else
+    cJSON_AddNullToObject(o, "byte_budget");
+  cJSON_AddBoolToObject(o, "sni_check", n->sni_check);
+  if (effective)
+    cJSON_AddStringToObject(o, "in_effect", "with --net proxy only");
+}
+
 static void describe_limits_json(const struct hutch_policy *p, bool effective, cJSON *root) {
   const struct policy_limits *l = &p->settings.limits;
   cJSON *o = cJSON_AddObjectToObject(root, "limits");
@@ -282,6 +307,9 @@ int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *ou
   else
     fprintf(out, "  nofile: inherited from hutch\n");
   describe_limits(p, effective, out);
+  net_policy_describe(&p->settings.network, out);
+  if (effective)
+    fprintf(out, "  in effect: only with `--net proxy` (otherwise the sandbox has loopback only)\n");
   if (seccomp_profile_describe(profile, effective, out, err) < 0)
     return -1;
   if (effective) {
@@ -321,6 +349,7 @@ int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FIL
   else
     cJSON_AddNullToObject(sb, "nofile");
   describe_limits_json(p, effective, root);
+  describe_network_json(&p->settings.network, effective, root);
   cJSON *sc = cJSON_AddObjectToObject(root, "seccomp");
   if (seccomp_profile_describe_json(profile, effective, sc, err) < 0)
     return -1;

@@ -9,7 +9,8 @@
  *   nofile = 1024               # RLIMIT_NOFILE of every sandboxed process
  *
  * Sections and keys later issues add (limits, network) are parsed by the same
- * code: one table row per key in policy_parse.c.  Unknown sections or keys,
+ * code: one table row per key in policy_parse.c; [network] values are
+ * handed to net_policy_set() (net_policy.h).  Unknown sections or keys,
  * duplicate keys and bad values are errors naming file:line: a policy that is
  * not understood is never half-applied. */
 #ifndef HUTCH_POLICY_H
@@ -20,6 +21,7 @@
 
 #include "hutch.h"
 #include "limits.h"
+#include "net_policy.h"
 #include "seccomp_policy.h"
 
 #define POLICY_MAX_BYTES (1u << 20)
@@ -31,6 +33,7 @@ struct policy_settings {
   char *hostname;              /* default hostname, may be NULL */
   uint64_t nofile;             /* RLIMIT_NOFILE for payloads; 0: not set, inherited */
   struct policy_limits limits; /* [limits] */
+  struct net_policy network;   /* [network]; the defaults (nothing allowed) without one */
 };
 
 /* Pure: parse policy text.  `source` names the file in messages. */

@@ -26,6 +26,7 @@ struct key_spec {
   uint64_t max;
   bool required;
   size_t line_offset; /* where to record the line number, or (size_t)-1 */
+  bool repeatable;    /* each line adds an entry ([network] allow, ...) */
 };
 
 static const char *parse_path(const char *value, const struct key_spec *spec, struct policy_settings *out) {
@@ -150,6 +151,19 @@ static const struct key_spec keys[] = {
     {"limits", "io_weight", parse_uint, LIMIT_FIELD(io_weight), 1, 10000, false, LIMIT_FIELD(io_weight_line)},
     {"limits", "fallback", parse_fallback, LIMIT_FIELD(fallback), 0, 0, false, NO_LINE},
     {"limits", "required", parse_yes_no, LIMIT_FIELD(required), 0, 0, false, NO_LINE},
+/* [network]: no parser here, the value goes to net_policy_set(). */
+#define NETWORK_KEY(name, repeat)                                                                                      \
+  { "network", name, NULL, 0, 0, 0, false, NO_LINE, repeat }
+    NETWORK_KEY("allow", true),
+    NETWORK_KEY("allow_address", true),
+    NETWORK_KEY("resolve", true),
+    NETWORK_KEY("ports", false),
+    NETWORK_KEY("max_connections", false),
+    NETWORK_KEY("idle_timeout", false),
+    NETWORK_KEY("byte_budget", false),
+    NETWORK_KEY("sni_check", false),
+    NETWORK_KEY("subnet", false),
+#undef NETWORK_KEY
 };
 
 void policy_settings_clear(struct policy_settings *s) {
@@ -157,6 +171,7 @@ void policy_settings_clear(struct policy_settings *s) {
     return;
   free(s->seccomp);
   free(s->hostname);
+  net_policy_clear(&s->network);
   *s = (struct policy_settings){0};
 }
 
@@ -249,6 +264,8 @@ static bool valid_word(const char *s) {
 
 int policy_parse(const char *text, const char *source, struct policy_settings *out, hutch_error_t *err) {
   struct policy_settings s = {0};
+  net_policy_init(&s.network);
+  s.network.source = xstrdup(source);
   unsigned key_lines[ARRAY_SIZE(keys)] = {0};
   _cleanup_free_ char *copy = xstrdup(text);
   const char *section = NULL; /* the table's string */
@@ -330,7 +347,7 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
       hutch_error_hint(err, "keys of [%s]: %s", section, known);
       goto fail;
     }
-    if (key_lines[k] != 0) {
+    if (key_lines[k] != 0 && !keys[k].repeatable) {
       hutch_error_set(err, 0, "%s:%u: duplicate key \"%s\" (first set on line %u)", source, line, key, key_lines[k]);
       goto fail;
     }
@@ -343,6 +360,14 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
     if (*value == '\0') {
       hutch_error_set(err, 0, "%s:%u: %s: empty value", source, line, key);
       goto fail;
+    }
+    if (keys[k].parse == NULL) {
+      if (net_policy_set(&s.network, key, value, line, err) < 0) {
+        hutch_error_wrap(err, "%s:%u", source, line);
+        goto fail;
+      }
+      key_lines[k] = line;
+      continue;
     }
     why = keys[k].parse(value, &keys[k], &s);
     if (why != NULL) {

@@ -325,9 +325,10 @@ static int try_seccomp(void *data, struct probe_result *res) {
 }
 
 static int try_netns(void *data, struct probe_result *res) {
-  bool veth = *(bool *)data;
+  int what = *(int *)data; /* 0: lo, 1: a veth, 2: --net proxy's gateway */
   hutch_error_t err = NULL;
-  if ((veth ? probe_net_veth(&err) : netlink_loopback_up(&err)) < 0) {
+  int r = what == 2 ? probe_net_proxy(&err) : what == 1 ? probe_net_veth(&err) : netlink_loopback_up(&err);
+  if (r < 0) {
     probe_fail_error(res, err);
     hutch_error_free(&err);
     return -1;
@@ -403,7 +404,9 @@ static void check_userns(struct ladder *l) {
   if (probe_run(CLONE_NEWUSER | CLONE_NEWNS, &l->single, try_mount_tmpfs, NULL, res) == 0) {
     l->userns_ok = true;
     set_detail(c, "created, %s mapped, root inside may mount (tmpfs)",
-               l->single.kind == IDMAP_ROOT ? "ids 0-65535 identity" : "uid/gid 0 to this user");
+               l->single.kind != IDMAP_ROOT ? "uid/gid 0 to this user"
+               : l->env.nested_userns       ? "uid/gid 0 identity (nested)"
+                                            : "ids 0-65535 identity");
     return;
   }
   fail_from(c, res);
@@ -439,6 +442,13 @@ static void check_apparmor(struct ladder *l) {
                "%ld, but the uid map write and a mount in the namespace succeeded (hutch's profile or "
                "unconfined)",
                v);
+  } else if (l->userns_res.stage == PROBE_STAGE_UNSHARE) {
+    /* AppArmor lets the namespace be created and takes its capabilities
+     * away; a refused unshare is something else (a seccomp filter, a
+     * sysctl), named by the user namespace check. */
+    c->status = HUTCH_CHECK_INFO;
+    set_detail(c, "%ld, but user namespaces are refused before AppArmor applies (%s): see the user namespace check", v,
+               l->userns_res.what);
   } else {
     c->status = HUTCH_CHECK_FAIL;
     c->errnum = l->userns_res.errnum;
@@ -465,6 +475,14 @@ static bool helper_usable(const char *path, char *why, size_t size) {
 
 static void check_idmap(struct ladder *l) {
   struct hutch_check *c = add_check(l->r, "subids", "subordinate ids (newuidmap, /etc/subuid)", false);
+  if (geteuid() == 0 && l->env.nested_userns) {
+    /* uid 0 of a rootless container or `unshare -r`: only what the outer
+     * namespace maps can be mapped again. */
+    set_detail(c, "uid 0 of a nested user namespace mapping %lu id%s in %u extent%s: sandboxes map those directly",
+               l->env.mapped_ids, l->env.mapped_ids == 1 ? "" : "s", l->env.map_extents,
+               l->env.map_extents == 1 ? "" : "s");
+    return;
+  }
   if (geteuid() == 0) {
     set_detail(c, "running as root: ids 0-65535 are mapped directly, no helper needed");
     return;
@@ -600,11 +618,7 @@ static void check_state_and_overlay(struct ladder *l, const char *state_opt) {
     return;
   }
   fail_from(o, &res);
-  set_fix(o, xasprintf("overlayfs in a user namespace needs Linux 5.11 or later and an upper directory on a "
-                       "filesystem that supports it (tmpfs, ext4, xfs, btrfs; not overlayfs, NFS or FUSE); the "
-                       "state directory is on %s. Point it elsewhere: --state-dir DIR or HUTCH_STATE_DIR=DIR (for "
-                       "example on /dev/shm or a volume).",
-                       fs));
+  set_fix(o, probe_fix_overlay(fs));
 }
 
 static void check_procfs(struct ladder *l) {
@@ -632,6 +646,33 @@ static void check_procfs(struct ladder *l) {
   } else {
     set_fix(c, probe_fix_outer_lsm(&l->env));
   }
+}
+
+static int try_sethostname(void *data, struct probe_result *res) {
+  (void)data;
+  if (sethostname("sandbox", 7) < 0)
+    return probe_fail(res, "sethostname in a new UTS namespace");
+  return 0;
+}
+
+/* The sandbox names itself: an outer seccomp profile may refuse
+ * sethostname where it allows the namespaces themselves (podman's default
+ * allows it only with CAP_SYS_ADMIN). */
+static void check_uts(struct ladder *l) {
+  struct hutch_check *c = add_check(l->r, "uts", "hostname in a UTS namespace", true);
+  if (!l->userns_ok) {
+    c->status = HUTCH_CHECK_SKIP;
+    set_detail(c, "needs a user namespace");
+    return;
+  }
+  struct probe_result res;
+  if (probe_run(CLONE_NEWUSER | CLONE_NEWUTS, &l->single, try_sethostname, NULL, &res) == 0) {
+    set_detail(c, "set");
+    return;
+  }
+  fail_from(c, &res);
+  set_fix(c, res.stage == PROBE_STAGE_RUN && res.errnum == EPERM ? probe_fix_sethostname(&l->env)
+                                                                 : probe_fix_outer_lsm(&l->env));
 }
 
 static void check_seccomp(struct ladder *l) {
@@ -689,7 +730,7 @@ static void check_network(struct ladder *l) {
     return;
   }
   struct probe_result res;
-  bool veth = false;
+  int veth = 0;
   if (probe_run(CLONE_NEWUSER | CLONE_NEWNET, &l->single, try_netns, &veth, &res) == 0) {
     set_detail(c, "created; lo brought up over rtnetlink");
   } else {
@@ -697,7 +738,7 @@ static void check_network(struct ladder *l) {
     set_fix(c, res.stage == PROBE_STAGE_UNSHARE ? probe_fix_userns_refused(&l->env, res.errnum)
                                                 : probe_fix_outer_lsm(&l->env));
   }
-  veth = true;
+  veth = 1;
   if (probe_run(CLONE_NEWUSER | CLONE_NEWNET, &l->single, try_netns, &veth, &res) == 0) {
     set_detail(v, "created (RTM_NEWLINK veth)");
   } else {
@@ -705,6 +746,16 @@ static void check_network(struct ladder *l) {
     v->status = HUTCH_CHECK_WARN;
     set_fix(v, xstrdup("Networked sandboxes need the veth driver: load it (as root: `modprobe veth`) or build the "
                        "kernel with CONFIG_VETH."));
+  }
+  struct hutch_check *p = add_check(l->r, "net-proxy", "--net proxy: veth to a gateway namespace", false);
+  int gateway = 2;
+  if (probe_run(CLONE_NEWUSER | CLONE_NEWNET, &l->single, try_netns, &gateway, &res) == 0) {
+    set_detail(p, "gateway namespace, veth eth0/gw0, /30, default route and the proxy's port: reachable");
+  } else {
+    fail_from(p, &res);
+    p->status = HUTCH_CHECK_WARN;
+    set_fix(p, xstrdup("--net proxy will not start here; --net none (loopback only) still works. Check the veth "
+                       "check above, and that nested network namespaces are allowed."));
   }
 }
 
@@ -752,6 +803,7 @@ int hutch_doctor_run(const struct hutch_doctor_options *opts, struct hutch_docto
   check_store(&l, opts ? opts->store : NULL);
   check_state_and_overlay(&l, opts ? opts->state_dir : NULL);
   check_procfs(&l);
+  check_uts(&l);
   check_seccomp(&l);
   check_cgroups(&l);
   check_network(&l);

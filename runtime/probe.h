@@ -86,10 +86,19 @@ char *probe_fix_apparmor(void);
 char *probe_fix_outer_lsm(const struct probe_env *env);
 char *probe_fix_proc_masked(const struct probe_env *env);
 char *probe_fix_cgroup(const struct probe_env *env, const struct cgroup_facts *cg);
+/* overlayfs refused in a user namespace, the state directory being on fs:
+ * the real fix, then the named degraded mode --overlay fuse. */
+char *probe_fix_overlay(const char *fs);
+/* sethostname refused in a new UTS namespace (an outer seccomp profile). */
+char *probe_fix_sethostname(const struct probe_env *env);
 
 /* ---- probe_net.c ---- */
 
 /* Create a veth pair in the current network namespace. */
 int probe_net_veth(hutch_error_t *err);
+/* What --net proxy does at a start, in the current (throwaway) network
+ * namespace: gateway namespace, veth, addresses, route, listening socket,
+ * and a connection to it from the sandbox's side. */
+int probe_net_proxy(hutch_error_t *err);
 
 #endif

@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "overlay_fuse.h"
 #include "probe.h"
 #include "util.h"
 
@@ -25,7 +26,15 @@
 #define TMPFS_MAGIC 0x01021994
 #endif
 
+/* HUTCH_PROBE_SYSCTL_ROOT replaces /proc/sys for these reads, so that the
+ * tests can exercise the verdicts on values this host does not have (an
+ * AppArmor restriction on a kernel without AppArmor); the namespace probes
+ * themselves are never faked. */
 static long read_sysctl(const char *path) {
+  const char *root = getenv("HUTCH_PROBE_SYSCTL_ROOT");
+  _cleanup_free_ char *faked = NULL;
+  if (root && root[0] && strncmp(path, "/proc/sys/", 10) == 0)
+    path = faked = xasprintf("%s/%s", root, path + 10);
   _cleanup_free_ char *s = read_file_at(AT_FDCWD, path, 64, NULL);
   if (s == NULL)
     return -1;
@@ -382,13 +391,18 @@ char *probe_fix_proc_masked(const struct probe_env *env) {
          env->masked_proc[0] ? env->masked_proc : "none found from here");
   /* Every engine's option: the one running us may not be recognisable. */
   append(buf, sizeof(buf),
-         "\nDocker: --security-opt systempaths=unconfined (also needs seccomp=unconfined or a "
-         "profile allowing namespaces); --privileged is the blunt alternative.");
+         "\nDocker: --security-opt systempaths=unconfined together with --security-opt seccomp=unconfined (or a "
+         "seccomp profile allowing namespaces); --privileged is the blunt alternative.");
   append(buf, sizeof(buf), "\npodman: --security-opt unmask=/proc/* (or unmask=ALL).");
   append(buf, sizeof(buf),
          "\nKubernetes: securityContext.procMount: Unmasked, which needs hostUsers: false on "
          "the pod.");
   append(buf, sizeof(buf), "\n%s\n%s", fix_gha, fix_gitlab);
+  /* Named, weaker, and never chosen for the user. */
+  append(buf, sizeof(buf),
+         "\nWithout changing the outer container: --proc host-ro, a degraded mode (the outer /proc bound "
+         "read-only with its dangerous files masked; the sandbox then sees the outer container's processes; see "
+         "hutch-security(7)).");
   return xstrdup(buf);
 }
 
@@ -427,5 +441,45 @@ char *probe_fix_cgroup(const struct probe_env *env, const struct cgroup_facts *c
     }
     break;
   }
+  return xstrdup(buf);
+}
+
+char *probe_fix_overlay(const char *fs) {
+  char buf[2048] = "";
+  append(buf, sizeof(buf),
+         "overlayfs in a user namespace needs Linux 5.11 or later and an upper directory on a filesystem that "
+         "supports it (tmpfs, ext4, xfs, btrfs; not overlayfs, NFS or FUSE); the state directory is on %s. Point it "
+         "elsewhere: --state-dir DIR or HUTCH_STATE_DIR=DIR (for example on /dev/shm or a volume).",
+         fs);
+  char why[512] = "";
+  _cleanup_free_ char *prog = overlay_fuse_program(why, sizeof(why));
+  bool dev = access("/dev/fuse", R_OK | W_OK) == 0;
+  /* The degraded mode is named, never chosen: the user passes the flag. */
+  if (prog != NULL && dev)
+    append(buf, sizeof(buf),
+           "\nWhere the kernel refuses it whatever the directory (an outer container, an older kernel): "
+           "--overlay fuse, a degraded mode in which %s serves the sandbox's root from user space (see "
+           "hutch-security(7)).",
+           prog);
+  else
+    append(buf, sizeof(buf),
+           "\nWhere the kernel refuses it whatever the directory (an outer container, an older kernel): install "
+           "fuse-overlayfs (apt-get install fuse-overlayfs; dnf install fuse-overlayfs) and use --overlay fuse, a "
+           "degraded mode that serves the sandbox's root from user space (see hutch-security(7))%s%s%s.",
+           prog ? "" : "; now: ", prog ? "" : why,
+           dev ? "" : "; it also needs /dev/fuse (in a container: --device /dev/fuse)");
+  return xstrdup(buf);
+}
+
+char *probe_fix_sethostname(const struct probe_env *env) {
+  char buf[2048] = "";
+  append(buf, sizeof(buf),
+         "A seccomp filter%s refuses sethostname(2) although the namespaces are allowed (podman's default profile "
+         "allows it only with CAP_SYS_ADMIN).",
+         strcmp(env->name, "host") != 0 ? " of the outer container" : " installed on hutch's parent");
+  append(buf, sizeof(buf),
+         "\npodman: --security-opt seccomp=unconfined (or --cap-add SYS_ADMIN, which grants more).\nDocker: "
+         "--security-opt seccomp=unconfined.\nKubernetes: securityContext.seccompProfile.type: Unconfined.");
+  add_ci(env, buf, sizeof(buf));
   return xstrdup(buf);
 }

@@ -11,7 +11,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include "net_sandbox.h"
 #include "probe.h"
+#include "sync.h"
 #include "util.h"
 
 int probe_net_veth(hutch_error_t *err) {
@@ -71,4 +77,33 @@ int probe_net_veth(hutch_error_t *err) {
 out:
   mnl_socket_close(sock);
   return ret;
+}
+
+int probe_net_proxy(hutch_error_t *err) {
+  /* What `--net proxy` does at a sandbox's start, in this throwaway
+   * namespace: the gateway namespace, the veth, addresses and route, the
+   * listening socket handed over a socket pair; then a connection from the
+   * sandbox's side to the gateway proves the path. */
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    return hutch_error_sys(err, "socketpair");
+  _cleanup_close_ int mine = sp[0];
+  _cleanup_close_ int theirs = sp[1];
+  struct net_sandbox_config c = {.enabled = true, .block = 0x0a590000, .port = NET_PROXY_PORT};
+  if (net_sandbox_setup(&c, theirs, err) < 0)
+    return -1;
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  if (sync_recv(mine, &type, NULL, 0, NULL, fds, &nfds, err) <= 0 || nfds != 1)
+    return hutch_error_set(err, EPROTO, "no listening socket came back from the gateway namespace");
+  _cleanup_close_ int listener = fds[0];
+  _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return hutch_error_sys(err, "socket");
+  struct sockaddr_in sin = {
+      .sin_family = AF_INET, .sin_port = htons(c.port), .sin_addr = {htonl(net_gateway_addr(&c))}};
+  if (connect(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0)
+    return hutch_error_sys(err, "connect from the sandbox's side to the gateway's port %u", (unsigned)c.port);
+  return 0;
 }

@@ -19,11 +19,14 @@
 #include "cgroup.h"
 #include "contain.h"
 #include "idmap.h"
+#include "net_host.h"
+#include "overlay_fuse.h"
 #include "paths.h"
 #include "payload.h"
 #include "policy.h"
 #include "request.h"
 #include "state.h"
+#include "subnet.h"
 #include "sync.h"
 #include "util.h"
 
@@ -146,9 +149,12 @@ struct started {
   struct sandbox_cgroup cg;
   struct hutch_limits_status limits;
   double cg_setup_seconds;
+  struct net_host net;
+  struct overlay_fuse_daemon fuse; /* --overlay fuse */
 };
 
 static void started_release(struct started *s) {
+  net_host_clear(&s->net);
   sandbox_cgroup_release(&s->cg);
   if (s->pidfd >= 0)
     close(s->pidfd);
@@ -175,6 +181,19 @@ static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
   return fd;
 }
 
+/* A start that failed on the way (namespaces, mounts, the setup steps)
+ * names `hutch doctor`, which tries each step and names the fix. */
+static void point_to_doctor(hutch_error_t *err) {
+  if (err == NULL || *err == NULL || ((*err)->hint && strstr((*err)->hint, "hutch doctor")))
+    return;
+  if ((*err)->hint) {
+    _cleanup_free_ char *hint = steal_pointer(&(*err)->hint);
+    hutch_error_hint(err, "%s; `hutch doctor` checks what this host allows", hint);
+  } else {
+    hutch_error_hint(err, "run `hutch doctor`: it tries each step of a sandbox start on this host and names the fix");
+  }
+}
+
 static void kill_and_reap(pid_t pid, int pidfd) {
   if (pidfd >= 0)
     syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
@@ -184,9 +203,40 @@ static void kill_and_reap(pid_t pid, int pidfd) {
     ;
 }
 
+/* --net proxy: the child's setup sends the listening socket it made in
+ * the gateway namespace; the proxy serving it stops when init's pidfd
+ * says the sandbox has ended. */
+static int start_proxy(struct started *s, bool long_lived, hutch_error_t *err) {
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  int r = sync_recv(s->sync_fd, &type, NULL, 0, NULL, fds, &nfds, err);
+  if (r <= 0 || type != SYNC_NET_LISTENER || nfds != 1) {
+    for (size_t i = 0; i < nfds; i++)
+      close(fds[i]);
+    if (r < 0)
+      return hutch_error_wrap(err, "sandbox setup");
+    return hutch_error_set(err, EPROTO, "sandbox setup: expected the proxy's listening socket (got %s)",
+                           r == 0 ? "EOF" : "another message");
+  }
+  if (s->pidfd < 0 && (s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0)) < 0) {
+    close(fds[0]);
+    return hutch_error_sys(err, "network: pidfd of the sandbox's init");
+  }
+  double start = monotonic_seconds();
+  if (net_host_start_proxy(&s->net, fds[0], s->pidfd, err) < 0)
+    return -1;
+  hutch_debug("network: proxy process %d ready in %.3f ms", (int)s->net.proxy_pid, (monotonic_seconds() - start) * 1e3);
+  /* A long-lived sandbox outlives this process: its init keeps the /30. */
+  if (long_lived && subnet_set_owner(s->state_fd, s->id, s->pid, err) < 0)
+    return -1;
+  return 0;
+}
+
 static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary,
                          struct started *out, hutch_error_t *err) {
-  *out = (struct started){.state_fd = -1, .pidfd = -1, .sync_fd = -1, .cg = {.fd = -1}};
+  *out = (struct started){
+      .state_fd = -1, .pidfd = -1, .sync_fd = -1, .cg = {.fd = -1}, .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
     return hutch_error_set(err, EINVAL, "sandbox: no policy");
   if (cfg->rootfs == NULL)
@@ -229,6 +279,10 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   /* A one-shot sandbox that keeps nothing gets its layers on a tmpfs of
    * its own (contain.c: step_scratch_layers). */
   bool scratch = primary != NULL && !cfg->keep;
+  /* --overlay fuse: the daemon stays in hutch's mount namespace
+   * (overlay_fuse.c), where a tmpfs of the child's would not exist. */
+  if (cfg->overlay == HUTCH_OVERLAY_FUSE)
+    scratch = false;
   _cleanup_close_ int sbfd = state_create_sandbox_dir(out->state_fd, out->id, !scratch, err);
   if (sbfd < 0)
     return -1;
@@ -239,6 +293,9 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   _cleanup_close_ int listen_fd = -1;
   if (primary == NULL && (listen_fd = bind_control_socket(sbfd, err)) < 0)
     goto fail_dir;
+  if (net_host_prepare(&out->net, cfg, policy, out->state_fd, sbpath, out->id, err) < 0 ||
+      net_host_spawn_proxy(&out->net, err) < 0)
+    goto fail_dir;
   struct limits_plan plan;
   limits_plan_make(&cfg->limits, &policy->settings.limits, &plan);
   plan.nproc_exempt = maps->kind == IDMAP_ROOT;
@@ -248,9 +305,12 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_dir;
   out->cg_setup_seconds = monotonic_seconds() - cg_start;
 
-  const char *const *layers[] = {default_env, cfg->env, primary ? primary->env : NULL};
-  char **sandbox_env = env_merge(layers, 2);
-  char **primary_env = env_merge(layers, 3);
+  /* The proxy's variables come before the caller's --env, which may
+   * override them. */
+  const char *const *layers[] = {default_env, (const char *const *)out->net.env, cfg->env,
+                                 primary ? primary->env : NULL};
+  char **sandbox_env = env_merge(layers, 3);
+  char **primary_env = env_merge(layers, 4);
   struct payload_spec primary_spec = {0};
   if (primary) {
     primary_spec = (struct payload_spec){
@@ -271,6 +331,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   }
   struct contain_config cc = {
       .lower = cfg->rootfs,
+      .lowers = cfg->rootfs_lowers,
       .upper = upper,
       .work = work,
       .root = root,
@@ -280,9 +341,12 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .n_binds = cfg->n_binds,
       .groups_mapped = maps->setgroups_allowed && idmap_to_host(&maps->gid, 5) >= 0,
       .proc_host_ro = cfg->proc_host_ro,
+      .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
+      .fuse_fd = -1,
       .long_lived = primary == NULL,
       .rlimits = rlimits,
       .own_cgroup = out->cg.fd >= 0,
+      .net = out->net.sandbox,
       .init =
           {
               .parent_fd = sp[1],
@@ -321,6 +385,11 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   if (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0)
     goto fail_child;
+  if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
+      overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, upper, work, sbfd, &out->fuse, err) < 0)
+    goto fail_child;
+  if (out->net.enabled && start_proxy(out, primary == NULL, err) < 0)
+    goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
   if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, "sandbox setup",
@@ -334,22 +403,37 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .long_lived = primary == NULL,
       .keep = cfg->keep,
       .proc_host_ro = cfg->proc_host_ro,
+      .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
+      .fuse = out->fuse,
       .image = (char *)cfg->image,
       .rootfs = (char *)cfg->rootfs,
       .limits = out->limits,
+      .net =
+          {
+              .proxy = out->net.enabled,
+              .proxy_pid = out->net.proxy_pid,
+              .proxy_start_time = out->net.proxy_start_time,
+              .audit_log = out->net.audit_log,
+          },
   };
   snprintf(st.id, sizeof(st.id), "%s", out->id);
+  snprintf(st.net.gateway, sizeof(st.net.gateway), "%s", out->net.gateway);
+  snprintf(st.net.address, sizeof(st.net.address), "%s", out->net.address);
   if (state_write(sbfd, &st, err) < 0)
     goto fail_child;
   return 0;
 
 fail_child:
+  point_to_doctor(err);
   kill_and_reap(out->pid, out->pidfd);
   goto fail_dir;
 fail_env:
+  point_to_doctor(err);
   strv_free(sandbox_env);
   strv_free(primary_env);
 fail_dir:
+  net_host_abort(&out->net);
+  overlay_fuse_stop(&out->fuse, 1);
   if (out->cg.path)
     cgroup_remove(out->cg.path, NULL);
   if (!cfg->keep)
@@ -458,7 +542,12 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   int wstatus;
   while (waitpid(s.pid, &wstatus, 0) < 0 && errno == EINTR)
     ;
+  /* The sandbox's mount namespace is gone with init: the daemon flushes
+   * and exits by itself, before the upper layer is removed. */
+  overlay_fuse_stop(&s.fuse, 2);
   forwarder_stop(&fw);
+  /* Before the state directory goes: the audit log may be in it. */
+  net_host_finish(&s.net, &out->net);
   if (s.cg.path) {
     /* Everything in the sandbox is gone with its init: what the cgroup
      * counted is the whole sandbox's, and final. */
@@ -507,6 +596,8 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
   sb->limits = s.limits;
+  if (s.net.enabled)
+    sb->audit_log = xstrdup(s.net.audit_log);
   started_release(&s);
   *out = sb;
   return 0;
@@ -530,8 +621,10 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   bool running = state_is_running(&st);
   bool long_lived = st.long_lived;
   struct hutch_limits_status limits = st.limits;
+  char *audit_log = steal_pointer(&st.net.audit_log);
   state_clear(&st);
   if (!running || !long_lived) {
+    free(audit_log);
     hutch_error_set(err, ESRCH, "sandbox %s is %s", id, running ? "a one-shot sandbox" : "not running");
     return hutch_error_hint(
         err, running ? "only sandboxes made by `hutch create` accept `exec --in`" : "remove it with `hutch rm %s`", id);
@@ -542,6 +635,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   sb->pid = st.pid;
   sb->start_time = st.start_time;
   sb->limits = limits;
+  sb->audit_log = audit_log;
   *out = sb;
   return 0;
 }
@@ -554,11 +648,16 @@ const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbo
   return &sb->limits;
 }
 
+const char *hutch_sandbox_audit_log(const struct hutch_sandbox *sb) {
+  return sb->audit_log;
+}
+
 void hutch_sandbox_close(struct hutch_sandbox *sb) {
   if (sb == NULL)
     return;
   if (sb->state_fd >= 0)
     close(sb->state_fd);
+  free(sb->audit_log);
   free(sb);
 }
 
@@ -677,10 +776,16 @@ int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *e
   if (rootfd < 0)
     return -1;
   int r = kill_sandbox(&st, err);
+  if (r == 0)
+    overlay_fuse_stop(&st.fuse, 2);
   /* Also for a dead sandbox: whatever escaped its init's death (nothing
    * should) dies with the cgroup. */
   if (r == 0 && st.limits.cgroup[0])
     r = cgroup_remove(st.limits.cgroup, err);
+  /* The proxy stops by itself when init has died; killed anyway, in case
+   * init was already gone before it was started. */
+  if (r == 0 && st.net.proxy)
+    net_host_teardown(rootfd, id, st.net.proxy_pid, st.net.proxy_start_time);
   state_clear(&st);
   if (r < 0)
     return -1;
@@ -691,8 +796,18 @@ int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
   struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time};
   snprintf(st.id, sizeof(st.id), "%s", sb->id);
   int r = kill_sandbox(&st, err);
+  if (r == 0)
+    overlay_fuse_stop_recorded(sb->state_fd, sb->id, 2);
   if (r == 0 && sb->limits.cgroup[0])
     r = cgroup_remove(sb->limits.cgroup, err);
+  struct sandbox_state recorded;
+  hutch_error_t ignored = NULL;
+  if (r == 0 && sb->audit_log && state_read(sb->state_fd, sb->id, &recorded, &ignored) == 0) {
+    if (recorded.net.proxy)
+      net_host_teardown(sb->state_fd, sb->id, recorded.net.proxy_pid, recorded.net.proxy_start_time);
+    state_clear(&recorded);
+  }
+  hutch_error_free(&ignored);
   if (r == 0)
     r = state_remove_sandbox_dir(sb->state_fd, sb->id, err);
   hutch_sandbox_close(sb);

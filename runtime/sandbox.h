@@ -10,6 +10,7 @@ struct hutch_sandbox {
   pid_t pid;
   uint64_t start_time;
   struct hutch_limits_status limits; /* limits.cgroup: the sandbox's cgroup, if any */
+  char *audit_log;                   /* --net proxy: the proxy's audit log */
 };
 
 #endif

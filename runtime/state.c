@@ -83,6 +83,18 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
   cJSON_AddBoolToObject(o, "keep", st->keep);
   if (st->proc_host_ro)
     cJSON_AddStringToObject(o, "degraded_proc", "host-ro: the outer /proc, read-only, instead of a fresh procfs");
+  /* Every degraded mode the sandbox runs in, by its option's spelling. */
+  cJSON *degraded = cJSON_AddArrayToObject(o, "degraded");
+  if (st->overlay_fuse) {
+    cJSON_AddItemToArray(degraded, cJSON_CreateString("overlay fuse"));
+    cJSON *f = cJSON_AddObjectToObject(o, "fuse_overlayfs");
+    cJSON_AddNumberToObject(f, "pid", st->fuse.pid);
+    char fstart[32];
+    snprintf(fstart, sizeof(fstart), "%" PRIu64, st->fuse.start_time);
+    cJSON_AddStringToObject(f, "start_time", fstart);
+  }
+  if (st->proc_host_ro)
+    cJSON_AddItemToArray(degraded, cJSON_CreateString("proc host-ro"));
   if (st->image)
     cJSON_AddStringToObject(o, "image", st->image);
   if (st->rootfs)
@@ -95,6 +107,18 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
       cJSON_AddStringToObject(l, "reason", st->limits.reason);
     if (st->limits.cgroup[0])
       cJSON_AddStringToObject(l, "cgroup", st->limits.cgroup);
+  }
+  cJSON *n = cJSON_AddObjectToObject(o, "network");
+  cJSON_AddStringToObject(n, "mode", st->net.proxy ? "proxy" : "none");
+  if (st->net.proxy) {
+    cJSON_AddStringToObject(n, "gateway", st->net.gateway);
+    cJSON_AddStringToObject(n, "address", st->net.address);
+    cJSON_AddNumberToObject(n, "proxy_pid", st->net.proxy_pid);
+    char pstart[32];
+    snprintf(pstart, sizeof(pstart), "%" PRIu64, st->net.proxy_start_time);
+    cJSON_AddStringToObject(n, "proxy_start_time", pstart);
+    if (st->net.audit_log)
+      cJSON_AddStringToObject(n, "audit_log", st->net.audit_log);
   }
   _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
@@ -144,6 +168,14 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
   st->long_lived = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "long_lived"));
   st->keep = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep"));
   st->proc_host_ro = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "degraded_proc"));
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "fuse_overlayfs");
+  if (cJSON_IsObject(f)) {
+    st->overlay_fuse = true;
+    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(f, "pid")) && v->valuedouble > 0)
+      st->fuse.pid = (pid_t)v->valuedouble;
+    if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(f, "start_time")))
+      st->fuse.start_time = strtoull(v->valuestring, NULL, 10);
+  }
   st->image = json_string_dup(o, "image");
   st->rootfs = json_string_dup(o, "rootfs");
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "limits");
@@ -165,6 +197,20 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
         strcmp(strrchr(st->limits.cgroup, '/') + 1, id) != 0)
       st->limits.cgroup[0] = '\0';
   }
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(o, "network");
+  if (cJSON_IsObject(n) && cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(n, "mode")) &&
+      strcmp(v->valuestring, "proxy") == 0) {
+    st->net.proxy = true;
+    if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(n, "gateway")))
+      snprintf(st->net.gateway, sizeof(st->net.gateway), "%s", v->valuestring);
+    if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(n, "address")))
+      snprintf(st->net.address, sizeof(st->net.address), "%s", v->valuestring);
+    if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(n, "proxy_pid")))
+      st->net.proxy_pid = (pid_t)v->valuedouble;
+    if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(n, "proxy_start_time")))
+      st->net.proxy_start_time = strtoull(v->valuestring, NULL, 10);
+    st->net.audit_log = json_string_dup(n, "audit_log");
+  }
   cJSON_Delete(o);
   return 0;
 }
@@ -172,7 +218,8 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
 void state_clear(struct sandbox_state *st) {
   free(st->image);
   free(st->rootfs);
-  st->image = st->rootfs = NULL;
+  free(st->net.audit_log);
+  st->image = st->rootfs = st->net.audit_log = NULL;
 }
 
 uint64_t state_pid_start_time(pid_t pid) {

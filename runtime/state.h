@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "hutch.h"
+#include "overlay_fuse.h"
 
 struct sandbox_state {
   char id[40];
@@ -18,10 +19,20 @@ struct sandbox_state {
   int64_t created;
   bool long_lived;
   bool keep;
-  bool proc_host_ro; /* the degraded --proc host-ro was asked for */
+  bool proc_host_ro;               /* the degraded --proc host-ro was asked for */
+  bool overlay_fuse;               /* the degraded --overlay fuse was asked for */
+  struct overlay_fuse_daemon fuse; /* its daemon (pid 0: none) */
   char *image;
   char *rootfs;
   struct hutch_limits_status limits; /* limits.cgroup: removed with the sandbox */
+  /* --net proxy (net.proxy false: loopback only) */
+  struct {
+    bool proxy;
+    char gateway[16], address[16];
+    pid_t proxy_pid;
+    uint64_t proxy_start_time;
+    char *audit_log;
+  } net;
 };
 
 /* Open (creating 0700) the state directory; refuses one owned by someone

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "oci.h"
 #include "paths.h"
 #include "util.h"
 
@@ -75,6 +76,10 @@ void hutch_image_clear(struct hutch_image *image) {
   free(image->name);
   free(image->digest);
   free(image->rootfs);
+  cleanup_strvp(&image->env);
+  free(image->workdir);
+  free(image->user);
+  cleanup_strvp(&image->lowers);
   memset(image, 0, sizeof(*image));
 }
 
@@ -388,6 +393,59 @@ static void meta_fields(const cJSON *j, struct meta *m) {
   m->ids_preserved = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(j, "ids_preserved"));
 }
 
+/* A built image's "lowers": the digests of the images below its layer,
+ * nearest first, as the trees an overlay stacks under it. */
+static int meta_lowers(struct hutch_store *store, const char *hex, const cJSON *j, char ***out, hutch_error_t *err) {
+  const cJSON *arr = cJSON_GetObjectItemCaseSensitive(j, "lowers");
+  *out = NULL;
+  if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) == 0)
+    return 0;
+  size_t n = (size_t)cJSON_GetArraySize(arr), i = 0;
+  char **lowers = xcalloc(n + 1, sizeof(*lowers));
+  const cJSON *item;
+  cJSON_ArrayForEach(item, arr) {
+    const char *d = cJSON_GetStringValue(item);
+    const char *h = d && strncmp(d, "sha256:", 7) == 0 ? d + 7 : NULL;
+    if (h == NULL || strlen(h) != SHA256_HEX_SIZE - 1 || !is_hex(h, SHA256_HEX_SIZE - 1) || !entry_exists(store, h)) {
+      cleanup_strvp(&lowers);
+      hutch_error_set(err, ENOENT, "rootfs store: image sha256:%.12s is built on %s, which is not in the store", hex,
+                      d ? d : "(invalid)");
+      return hutch_error_hint(err,
+                              "build the image again (`hutch rootfs build`), or remove it with `hutch rootfs rm "
+                              "sha256:%s`",
+                              hex);
+    }
+    lowers[i++] = xasprintf("%s/images/sha256-%s/rootfs", store->path, h);
+  }
+  *out = lowers;
+  return 0;
+}
+
+/* Whether an image built on `hex` is in the store (its layer needs it). */
+static bool entry_has_dependents(struct hutch_store *store, const char *hex) {
+  DIR *d = store_opendir(store, "images");
+  if (d == NULL)
+    return false;
+  _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
+  bool found = false;
+  struct dirent *de;
+  while (!found && (de = readdir(d)) != NULL) {
+    const char *eh = entry_hex(de->d_name);
+    cJSON *j = NULL;
+    if (eh == NULL || strcmp(eh, hex) == 0 || meta_read(store, eh, &j, NULL) < 0)
+      continue;
+    const cJSON *item, *arr = cJSON_GetObjectItemCaseSensitive(j, "lowers");
+    cJSON_ArrayForEach(item, arr) {
+      const char *v = cJSON_GetStringValue(item);
+      if (v && strcmp(v, digest) == 0)
+        found = true;
+    }
+    cJSON_Delete(j);
+  }
+  closedir(d);
+  return found;
+}
+
 static int image_fill(struct hutch_store *store, const char *hex, const char *name, struct hutch_image *out,
                       hutch_error_t *err) {
   cJSON *j = NULL;
@@ -395,7 +453,6 @@ static int image_fill(struct hutch_store *store, const char *hex, const char *na
     return -1;
   struct meta m;
   meta_fields(j, &m);
-  cJSON_Delete(j);
   memset(out, 0, sizeof(*out));
   out->name = name ? xstrdup(name) : NULL;
   out->digest = xasprintf("sha256:%s", hex);
@@ -403,7 +460,12 @@ static int image_fill(struct hutch_store *store, const char *hex, const char *na
   out->size = m.size;
   out->created = m.created;
   out->ids_preserved = m.ids_preserved;
-  return 0;
+  oci_meta_defaults(j, &out->env, &out->workdir, &out->user);
+  int r = meta_lowers(store, hex, j, &out->lowers, err);
+  cJSON_Delete(j);
+  if (r < 0)
+    hutch_image_clear(out);
+  return r;
 }
 
 /* ---- the stat index ---------------------------------------------------- */
@@ -606,6 +668,15 @@ int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t
 /* ---- removal ----------------------------------------------------------- */
 
 static int entry_remove(struct hutch_store *store, const char *hex, hutch_error_t *err) {
+  if (entry_has_dependents(store, hex)) {
+    /* Its tree is a lower layer of a built image: it stays, unnamed, until
+     * that image is removed. */
+    fprintf(stderr,
+            "%s: notice: sha256:%.12s stays in the store, unnamed, while images built on it exist (`hutch rootfs ls` "
+            "lists them)\n",
+            hutch_program_name, hex);
+    return 0;
+  }
   struct tmpdir t = {.fd = -1};
   if (tmpdir_create(store, "-rm", &t, err) < 0)
     return -1;
@@ -687,7 +758,7 @@ static const char *idmap_kind_name(enum idmap_kind k) {
   return "unknown";
 }
 
-static void print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
+void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
   if (s->skipped_special > 0)
     fprintf(out,
             "%s: notice: %s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal "
@@ -712,8 +783,7 @@ static void print_notices(FILE *out, const char *file, const struct idmap_set *m
             hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
 }
 
-static int write_new_meta(struct hutch_store *store, const char *dir_rel, const char *hex, const char *file,
-                          const struct idmap_set *maps, const struct unpack_stats *s, hutch_error_t *err) {
+cJSON *store_meta_new(const char *hex, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
   _cleanup_free_ char *source = realpath(file, NULL);
   cJSON *j = cJSON_CreateObject();
   _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
@@ -732,6 +802,12 @@ static int write_new_meta(struct hutch_store *store, const char *dir_rel, const 
   cJSON_AddNumberToObject(j, "entries", (double)s->entries);
   cJSON_AddNumberToObject(j, "skipped_special", (double)s->skipped_special);
   cJSON_AddNumberToObject(j, "owners_collapsed", (double)s->owners_collapsed);
+  return j;
+}
+
+static int write_new_meta(struct hutch_store *store, const char *dir_rel, const char *hex, const char *file,
+                          const struct idmap_set *maps, const struct unpack_stats *s, hutch_error_t *err) {
+  cJSON *j = store_meta_new(hex, file, maps, s);
   int r = meta_write(store, dir_rel, j, err);
   cJSON_Delete(j);
   return r;
@@ -792,7 +868,38 @@ static int import_unpack(struct hutch_store *store, int fd, const struct stat *s
     return -1;
   }
   close(t.fd);
-  print_notices(notices, file, maps, &stats);
+  store_print_notices(notices, file, maps, &stats);
+  return 0;
+}
+
+int store_name_entry(struct hutch_store *store, const char *hex, const char *name, FILE *notices,
+                     struct hutch_image *out, hutch_error_t *err) {
+  if (name) {
+    char old[SHA256_HEX_SIZE];
+    int had = name_get(store, name, old, NULL);
+    if (name_set(store, name, hex, err) < 0)
+      return -1;
+    if (meta_sync_names(store, hex, err) < 0)
+      return -1;
+    if (had == 1 && strcmp(old, hex) != 0) {
+      _cleanup_strv_ char **left = NULL;
+      size_t n = 0;
+      meta_sync_names(store, old, NULL);
+      if (entry_exists(store, old) && names_list(store, old, &left, &n, NULL) == 0 && n == 0)
+        fprintf(notices,
+                "%s: notice: the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
+                "sha256:%s` removes it)\n",
+                hutch_program_name, name, old, old);
+    }
+  }
+  if (out && image_fill(store, hex, name, out, err) < 0)
+    return -1;
+  if (out && out->name == NULL) {
+    _cleanup_strv_ char **names = NULL;
+    size_t n = 0;
+    if (names_list(store, hex, &names, &n, NULL) == 0 && n > 0)
+      out->name = xstrdup(names[0]);
+  }
   return 0;
 }
 
@@ -811,29 +918,42 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0)
     return hutch_error_sys(err, "import %s: open", file);
-  if (S_ISDIR(st.st_mode)) {
-    hutch_error_set(err, EISDIR, "import %s", file);
-    return hutch_error_hint(err, "import a tarball of the tree: tar -C %s -cf rootfs.tar .", file);
-  }
   bool regular = S_ISREG(st.st_mode);
   clean_stale_tmp(store);
 
   char hex[SHA256_HEX_SIZE] = "";
   int already = 0;
-  if (regular && index_lookup(store, &st, hex) == 1) {
+  int image_format = OCI_NOT_AN_IMAGE;
+  bool indexed = regular && index_lookup(store, &st, hex) == 1;
+  if (indexed) {
     hutch_debug("import %s: unchanged since it was imported as sha256:%s (index)", file, hex);
     already = 1;
-  } else {
+  } else if (regular || S_ISDIR(st.st_mode)) {
+    /* `docker save` archives and OCI layouts: an image of layers. */
+    image_format = oci_import(store, file, fd, opts, notices, hex, err);
+    if (image_format < 0)
+      return hutch_error_wrap(err, "import %s", file);
+    if (image_format != OCI_NOT_AN_IMAGE)
+      already = image_format;
+  }
+  if (image_format == OCI_NOT_AN_IMAGE && S_ISDIR(st.st_mode)) {
+    hutch_error_set(err, EISDIR, "import %s", file);
+    return hutch_error_hint(err,
+                            "import a tarball of the tree (tar -C %s -cf rootfs.tar .), or an OCI image layout "
+                            "directory (one with index.json and blobs/)",
+                            file);
+  }
+  if (!indexed) {
     /* Hash first: the same bytes under another inode (a fresh download of
      * the same tarball) must not cost an unpack. */
-    if (regular) {
+    if (regular && image_format == OCI_NOT_AN_IMAGE) {
       double t0 = monotonic_seconds();
       if (hash_file(fd, hex, err) < 0)
         return hutch_error_wrap(err, "import %s", file);
       hutch_debug("import %s: sha256:%s hashed in %.3f s", file, hex, monotonic_seconds() - t0);
       already = entry_exists(store, hex);
     }
-    if (!already) {
+    if (!already && image_format == OCI_NOT_AN_IMAGE) {
       char got[SHA256_HEX_SIZE];
       int r = import_unpack(store, fd, &st, file, regular ? hex : NULL, opts, notices, got, err);
       if (r < 0)
@@ -848,31 +968,84 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
       index_record(store, &st, hex);
   }
 
-  if (opts->name) {
-    char old[SHA256_HEX_SIZE];
-    int had = name_get(store, opts->name, old, NULL);
-    if (name_set(store, opts->name, hex, err) < 0)
-      return hutch_error_wrap(err, "import %s", file);
-    if (meta_sync_names(store, hex, err) < 0)
-      return hutch_error_wrap(err, "import %s", file);
-    if (had == 1 && strcmp(old, hex) != 0) {
-      _cleanup_strv_ char **left = NULL;
-      size_t n = 0;
-      meta_sync_names(store, old, NULL);
-      if (entry_exists(store, old) && names_list(store, old, &left, &n, NULL) == 0 && n == 0)
-        fprintf(notices,
-                "%s: notice: the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
-                "sha256:%s` removes it)\n",
-                hutch_program_name, opts->name, old, old);
-    }
-  }
-  if (out && image_fill(store, hex, opts->name, out, err) < 0)
+  if (store_name_entry(store, hex, opts->name, notices, out, err) < 0)
     return hutch_error_wrap(err, "import %s", file);
-  if (out && out->name == NULL) {
-    _cleanup_strv_ char **names = NULL;
-    size_t n = 0;
-    if (names_list(store, hex, &names, &n, NULL) == 0 && n > 0)
-      out->name = xstrdup(names[0]);
-  }
   return already;
+}
+
+/* ---- for importers of image formats (store.h) -------------------------- */
+
+bool store_has_entry(struct hutch_store *store, const char *hex) {
+  return entry_exists(store, hex);
+}
+
+int store_stage_begin(struct hutch_store *store, struct store_stage *stage, hutch_error_t *err) {
+  struct tmpdir t = {.fd = -1};
+  memset(stage, 0, sizeof(*stage));
+  stage->fd = -1;
+  if (tmpdir_create(store, "", &t, err) < 0)
+    return -1;
+  memcpy(stage->name, t.name, sizeof(stage->name));
+  stage->fd = t.fd;
+  stage->rootfs = xasprintf("%s/tmp/%s/rootfs", store->path, t.name);
+  if (mkdirat(t.fd, "rootfs", 0755) < 0) {
+    hutch_error_sys(err, "rootfs store: create %s", stage->rootfs);
+    store_stage_abort(store, stage);
+    return -1;
+  }
+  return 0;
+}
+
+void store_stage_abort(struct hutch_store *store, struct store_stage *stage) {
+  struct tmpdir t = {.fd = stage->fd};
+  memcpy(t.name, stage->name, sizeof(t.name));
+  _cleanup_error_ hutch_error_t e = NULL;
+  if (tmpdir_discard(store, &t, &e) < 0)
+    hutch_debug("rootfs store: could not remove tmp/%s: %s", stage->name, e->msg);
+  free(stage->rootfs);
+  stage->rootfs = NULL;
+  stage->fd = -1;
+}
+
+int store_stage_commit(struct hutch_store *store, struct store_stage *stage, const char *hex, struct cJSON *meta,
+                       hutch_error_t *err) {
+  _cleanup_free_ char *dir_rel = xasprintf("tmp/%s", stage->name);
+  if (entry_exists(store, hex)) {
+    store_stage_abort(store, stage);
+    return 1;
+  }
+  if (meta_write(store, dir_rel, meta, err) < 0) {
+    store_stage_abort(store, stage);
+    return -1;
+  }
+  _cleanup_free_ char *final = xasprintf("images/sha256-%s", hex);
+  if (renameat(store->fd, dir_rel, store->fd, final) < 0) {
+    int saved = errno;
+    store_stage_abort(store, stage);
+    if (saved == EEXIST || saved == ENOTEMPTY)
+      return 1;
+    errno = saved;
+    return hutch_error_sys(err, "rootfs store: move the new image to %s/%s", store->path, final);
+  }
+  close(stage->fd);
+  stage->fd = -1;
+  free(stage->rootfs);
+  stage->rootfs = NULL;
+  return 0;
+}
+
+int hutch_image_tag(struct hutch_store *store, const char *name_or_digest, const char *name, hutch_error_t *err) {
+  if (!paths_valid_name(name))
+    return hutch_error_set(err, EINVAL, "\"%s\" is not a valid image name", name);
+  char hex[SHA256_HEX_SIZE];
+  bool by_name;
+  if (resolve(store, name_or_digest, hex, &by_name, err) < 0)
+    return -1;
+  char old[SHA256_HEX_SIZE];
+  int had = name_get(store, name, old, NULL);
+  if (name_set(store, name, hex, err) < 0 || meta_sync_names(store, hex, err) < 0)
+    return -1;
+  if (had == 1 && strcmp(old, hex) != 0)
+    meta_sync_names(store, old, NULL);
+  return 0;
 }

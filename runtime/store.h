@@ -37,6 +37,7 @@ struct unpack_stats {
   uint64_t non_root_owned;   /* entries left with an owner or group other than 0 */
   uint64_t setid_dropped;    /* setuid/setgid bits dropped with them */
   uint64_t warnings;         /* attributes (xattrs, ACLs, times) that could not be restored */
+  uint64_t whiteouts;        /* layers: whiteout and opaque markers applied */
   char first_warning[256];
   char first_collapsed[256]; /* path of the first entry that lost its owner */
 };
@@ -48,6 +49,11 @@ struct unpack_request {
   const struct idmap_set *maps; /* the namespace the unpacking child runs in */
   hutch_progress_fn progress;
   void *progress_data;
+  /* An image layer (oci.c): the archive is bytes [offset, offset+length) of
+   * fd (length 0: to its end), applied onto the tree already in target with
+   * whiteouts honoured (layer.h); it may hold no entry at all. */
+  bool layer;
+  uint64_t offset, length;
 };
 
 /* Stream the archive into req->target from a child that is root in a new
@@ -58,5 +64,31 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
 
 /* Pure checks on archive entries (NULL when fine, else why the path is refused). */
 const char *unpack_path_problem(const char *path);
+
+/* ---- for importers of image formats (oci.c) ---- */
+
+struct cJSON;
+
+/* A new entry being built under tmp/, locked against the stale-tmp cleaner. */
+struct store_stage {
+  char name[40]; /* below tmp/ */
+  int fd;
+  char *rootfs; /* absolute path of its empty rootfs/ */
+};
+int store_stage_begin(struct hutch_store *store, struct store_stage *stage, hutch_error_t *err);
+void store_stage_abort(struct hutch_store *store, struct store_stage *stage);
+/* Write meta as meta.json and make the entry images/sha256-<hex> with one
+ * rename.  Returns 1 when that entry appeared meanwhile (the stage is
+ * discarded), 0 on success; the stage is consumed either way. */
+int store_stage_commit(struct hutch_store *store, struct store_stage *stage, const char *hex, struct cJSON *meta,
+                       hutch_error_t *err);
+bool store_has_entry(struct hutch_store *store, const char *hex);
+/* The members every entry's meta.json has. */
+struct cJSON *store_meta_new(const char *hex, const char *source, const struct idmap_set *maps,
+                             const struct unpack_stats *stats);
+/* Point `name` (NULL: none) at the entry and fill out (may be NULL). */
+int store_name_entry(struct hutch_store *store, const char *hex, const char *name, FILE *notices,
+                     struct hutch_image *out, hutch_error_t *err);
+void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s);
 
 #endif

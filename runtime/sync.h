@@ -14,13 +14,15 @@
 #define SYNC_MAX_FDS 8
 
 enum sync_type {
-  SYNC_GO = 1,  /* parent -> child: the next step may run */
-  SYNC_ERROR,   /* a step failed: errno, message, hint */
-  SYNC_READY,   /* child -> parent: setup done */
-  SYNC_EXIT,    /* init -> parent: the process ended (struct sync_exit) */
-  SYNC_EXEC,    /* client -> init: run a process (serialized request + stdio fds) */
-  SYNC_STARTED, /* init -> client: the process started */
-  SYNC_SIGNAL,  /* client -> init: deliver a signal to the process group */
+  SYNC_GO = 1,       /* parent -> child: the next step may run */
+  SYNC_ERROR,        /* a step failed: errno, message, hint */
+  SYNC_READY,        /* child -> parent: setup done */
+  SYNC_EXIT,         /* init -> parent: the process ended (struct sync_exit) */
+  SYNC_EXEC,         /* client -> init: run a process (serialized request + stdio fds) */
+  SYNC_STARTED,      /* init -> client: the process started */
+  SYNC_SIGNAL,       /* client -> init: deliver a signal to the process group */
+  SYNC_FUSE_FD,      /* child -> parent: the mounted FUSE connection for --overlay fuse (one fd) */
+  SYNC_NET_LISTENER, /* child -> parent: the proxy's listening socket (one fd), --net proxy */
 };
 
 struct sync_exit {

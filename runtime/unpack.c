@@ -13,6 +13,7 @@
 #include "archive_dl.h"
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -23,8 +24,10 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 
 #include "idmap.h"
+#include "layer.h"
 #include "store.h"
 #include "util.h"
 
@@ -51,6 +54,8 @@ struct child_ctx {
   const char *target;
   const struct idmap_set *maps;
   struct unpack_stats *stats; /* shared with the caller */
+  bool layer;                 /* apply onto the existing tree, with whiteouts */
+  struct layer_paths written; /* layer: paths this layer wrote (and their ancestors) */
 };
 
 /* After chroot an open directory fd is a way back out (fchdir), so none may
@@ -187,6 +192,99 @@ static int hostile_entry(hutch_error_t *err, const char *fmt, ...) {
                                "nothing was imported; rebuild it from the root directory (tar -C DIR -cf FILE .)");
 }
 
+/* ---- layers: whiteouts, opaque directories, replaced directories ---- */
+
+/* A directory of the tree reached without any symlink: a whiteout under a
+ * symlinked directory names nothing of this image. */
+static int open_dir_nofollow(const char *dir) {
+  struct open_how how = {.flags = O_RDONLY | O_DIRECTORY | O_CLOEXEC, .resolve = RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH};
+  return (int)syscall(SYS_openat2, AT_FDCWD, dir[0] ? dir : ".", &how, sizeof(how));
+}
+
+static bool nothing_there(int e) {
+  return e == ENOENT || e == ENOTDIR || e == ELOOP || e == EXDEV;
+}
+
+/* Remove `clean` (any type, recursively, never following a symlink). */
+static int layer_remove(const char *clean, hutch_error_t *err) {
+  const char *slash = strrchr(clean, '/');
+  _cleanup_free_ char *dir = slash ? xstrndup(clean, (size_t)(slash - clean)) : xstrdup("");
+  _cleanup_close_ int fd = open_dir_nofollow(dir);
+  if (fd < 0)
+    return nothing_there(errno) ? 0 : hutch_error_sys(err, "layer: open the directory of \"%s\"", clean);
+  if (remove_tree_at(fd, slash ? slash + 1 : clean) < 0)
+    return hutch_error_sys(err, "layer: remove \"%s\"", clean);
+  return 0;
+}
+
+/* An opaque directory keeps only what its own layer wrote into it. */
+static int layer_prune(const char *dir, const struct layer_paths *written, hutch_error_t *err) {
+  int fd = open_dir_nofollow(dir);
+  if (fd < 0)
+    return nothing_there(errno) ? 0 : hutch_error_sys(err, "layer: open the opaque directory \"%s\"", dir);
+  _cleanup_dir_ DIR *d = fdopendir(fd);
+  if (d == NULL) {
+    close(fd);
+    return hutch_error_sys(err, "layer: read the opaque directory \"%s\"", dir);
+  }
+  _cleanup_strv_ char **names = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    names = xrealloc(names, (n + 2) * sizeof(*names));
+    names[n++] = xstrdup(de->d_name);
+    names[n] = NULL;
+  }
+  for (size_t i = 0; i < n; i++) {
+    _cleanup_free_ char *child = dir[0] ? xasprintf("%s/%s", dir, names[i]) : xstrdup(names[i]);
+    if (!layer_paths_has(written, child)) {
+      if (remove_tree_at(dirfd(d), names[i]) < 0)
+        return hutch_error_sys(err, "layer: remove \"%s\" under an opaque directory", child);
+      continue;
+    }
+    struct stat st;
+    if (fstatat(dirfd(d), names[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode) &&
+        layer_prune(child, written, err) < 0)
+      return -1;
+  }
+  return 0;
+}
+
+/* 1 when the entry was a whiteout (applied, never written), 0 when it is to
+ * be written, -1 on error. */
+static int layer_entry(struct child_ctx *c, struct archive_entry *e, const char *path, hutch_error_t *err) {
+  _cleanup_free_ char *clean = layer_clean_path(path);
+  _cleanup_free_ char *target = NULL;
+  switch (layer_classify(clean, &target)) {
+  case LAYER_BAD:
+    return entry_error(err, 0, path, "a whiteout that names no file it may delete");
+  case LAYER_WHITEOUT:
+    c->stats->whiteouts++;
+    /* The spec forbids a layer to add and delete the same name: what it
+     * wrote itself stays. */
+    if (layer_paths_has(&c->written, target))
+      return 1;
+    return layer_remove(target, err) < 0 ? -1 : 1;
+  case LAYER_OPAQUE:
+    c->stats->whiteouts++;
+    return layer_prune(target, &c->written, err) < 0 ? -1 : 1;
+  case LAYER_PLAIN:
+    break;
+  }
+  if (clean[0] == '\0')
+    return 0;
+  /* A non-directory replacing a directory of a lower layer replaces the
+   * whole subtree (libarchive would only remove an empty one). */
+  struct stat st;
+  if (ARCHIVE(archive_entry_filetype)(e) != AE_IFDIR && fstatat(AT_FDCWD, clean, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+      S_ISDIR(st.st_mode) && !layer_paths_has(&c->written, clean) && layer_remove(clean, err) < 0)
+    return -1;
+  layer_paths_add(&c->written, clean);
+  return 0;
+}
+
 static int copy_data(struct archive *in, struct archive *out, const char *path, hutch_error_t *err) {
   for (;;) {
     const void *buf;
@@ -202,7 +300,7 @@ static int copy_data(struct archive *in, struct archive *out, const char *path, 
   }
 }
 
-static int extract_all(struct archive *in, struct archive *out, const struct child_ctx *c, hutch_error_t *err) {
+static int extract_all(struct archive *in, struct archive *out, struct child_ctx *c, hutch_error_t *err) {
   struct unpack_stats *stats = c->stats;
   for (;;) {
     struct archive_entry *e;
@@ -222,6 +320,13 @@ static int extract_all(struct archive *in, struct archive *out, const struct chi
         return hostile_entry(err, "entry \"%s\": hard link to \"%s\": %s", path, link, problem);
       if (through_symlink(link))
         return hostile_entry(err, "entry \"%s\": hard link to \"%s\" goes through a symlink", path, link);
+    }
+    if (c->layer) {
+      int w = layer_entry(c, e, path, err);
+      if (w < 0)
+        return -1;
+      if (w > 0)
+        continue;
     }
     mode_t type = ARCHIVE(archive_entry_filetype)(e);
     if (!link && (type == AE_IFCHR || type == AE_IFBLK || type == AE_IFIFO || type == AE_IFSOCK)) {
@@ -305,7 +410,7 @@ static int child_main(void *data, hutch_error_t *err) {
             ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
   if (extract_all(in, out, c, err) < 0)
     goto out;
-  if (c->stats->entries == 0) {
+  if (c->stats->entries == 0 && !c->layer) {
     hutch_error_set(err, 0, "the archive holds no files");
     hutch_error_hint(err, "a rootfs tarball holds a whole tree: tar -C DIR -cf FILE .");
     goto out;
@@ -319,6 +424,7 @@ static int child_main(void *data, hutch_error_t *err) {
 out:
   ARCHIVE(archive_read_free)(in);
   ARCHIVE(archive_write_free)(out);
+  layer_paths_clear(&c->written);
   if (ret == 0) {
     /* Consume what follows the end-of-archive marker, so that the caller
      * sees a closed socket only when something went wrong. */
@@ -386,7 +492,8 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
   int sndbuf = 1 << 20;
   setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 
-  struct child_ctx ctx = {.sock = sp[1], .peer = sp[0], .target = req->target, .maps = req->maps, .stats = shared};
+  struct child_ctx ctx = {
+      .sock = sp[1], .peer = sp[0], .target = req->target, .maps = req->maps, .stats = shared, .layer = req->layer};
   struct unpack_thread t = {.ctx = &ctx, .result = -1};
   pthread_t thread;
   int r = pthread_create(&thread, NULL, unpack_thread_main, &t);
@@ -399,6 +506,9 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
 
   struct stat st;
   bool seekable = fstat(req->fd, &st) == 0 && S_ISREG(st.st_mode);
+  /* A layer is a range of a file (a member of an image archive, or a
+   * verified download): read exactly that range. */
+  uint64_t limit = req->length ? req->length : UINT64_MAX;
   struct sha256_ctx sha;
   sha256_init(&sha);
   _cleanup_free_ char *buf = xmalloc(PUMP_CHUNK);
@@ -406,7 +516,10 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
   bool child_gone = false;
   hutch_error_t read_err = NULL;
   for (;;) {
-    ssize_t n = read_chunk(req->fd, buf, PUMP_CHUNK, done, seekable);
+    size_t want = limit - done < PUMP_CHUNK ? (size_t)(limit - done) : PUMP_CHUNK;
+    if (want == 0)
+      break;
+    ssize_t n = read_chunk(req->fd, buf, want, req->offset + done, seekable);
     if (n < 0) {
       hutch_error_sys(&read_err, "read the archive at byte %llu", (unsigned long long)done);
       break;

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "limits.h"
+#include "oci.h"
 #include "options.h"
 
 struct sandbox_opts {
@@ -28,8 +29,15 @@ struct sandbox_opts {
   double timeout;
   bool keep;
   bool proc_host_ro;
+  bool overlay_fuse;
   bool json;
   struct hutch_limits limits;
+  enum hutch_net_mode net;
+  const char **allow;
+  size_t n_allow;
+  const char **resolve;
+  size_t n_resolve;
+  const char *net_policy;
 };
 
 static void sandbox_opts_free(struct sandbox_opts *o) {
@@ -38,6 +46,15 @@ static void sandbox_opts_free(struct sandbox_opts *o) {
   free(o->bind_storage);
   free(o->binds);
   free(o->env);
+  free(o->allow);
+  free(o->resolve);
+}
+
+/* Append to a NULL-terminated list. */
+static void strv_push(const char ***list, size_t *n, const char *s) {
+  *list = realloc(*list, (*n + 2) * sizeof(char *));
+  (*list)[(*n)++] = s;
+  (*list)[*n] = NULL;
 }
 
 enum {
@@ -61,6 +78,11 @@ enum {
   OPT_CGROUP_PARENT,
   OPT_NO_CGROUPS,
   OPT_PROC,
+  OPT_OVERLAY,
+  OPT_NET,
+  OPT_ALLOW,
+  OPT_NET_POLICY,
+  OPT_RESOLVE,
 };
 
 static const struct option long_options[] = {
@@ -84,6 +106,11 @@ static const struct option long_options[] = {
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
     {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
     {"proc", required_argument, NULL, OPT_PROC},
+    {"overlay", required_argument, NULL, OPT_OVERLAY},
+    {"net", required_argument, NULL, OPT_NET},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"net-policy", required_argument, NULL, OPT_NET_POLICY},
+    {"resolve", required_argument, NULL, OPT_RESOLVE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -98,7 +125,15 @@ static const char sandbox_limit_options[] =
     "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
     "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
     "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
-    "                       refuse a fresh procfs (the host's /proc, read-only)\n";
+    "                       refuse a fresh procfs (the host's /proc, read-only)\n"
+    "  --overlay MODE       kernel (default), or fuse: a degraded mode for hosts that refuse\n"
+    "                       overlayfs in a user namespace (fuse-overlayfs serves the root)\n"
+    "  --net MODE           none (default): loopback only; proxy: the outside only through\n"
+    "                       hutch's HTTP proxy, to the hosts the policy allows\n"
+    "  --allow HOST[:PORT]  with --net proxy: also allow this host (repeatable)\n"
+    "  --net-policy FILE    with --net proxy: this file's [network] replaces the policy's\n"
+    "  --resolve NAME=ADDR  with --net proxy: the proxy resolves NAME to ADDR (for tests;\n"
+    "                       announced on stderr, logged)\n";
 
 static void exec_usage(FILE *out) {
   fprintf(out,
@@ -112,7 +147,7 @@ static void exec_usage(FILE *out) {
           "  --store DIR          rootfs store (default: $HUTCH_STORE or the per-user store)\n"
           "  --state-dir DIR      where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
           "  --policy FILE        sandbox policy (default: $HUTCH_POLICY or the installed one)\n"
-          "  --workdir DIR        working directory inside the sandbox (default: /)\n"
+          "  --workdir DIR        working directory inside the sandbox (default: the image's WorkingDir, else /)\n"
           "  --env K=V            set an environment variable (repeatable)\n"
           "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
           "  --hostname NAME      hostname inside the sandbox\n"
@@ -257,6 +292,31 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       else if (strcmp(optarg, "fresh") != 0)
         return cli_usage_error(verb, "--proc wants fresh or host-ro, got '%s'", optarg);
       break;
+    case OPT_OVERLAY:
+      if (strcmp(optarg, "fuse") == 0)
+        o->overlay_fuse = true;
+      else if (strcmp(optarg, "kernel") != 0)
+        return cli_usage_error(verb, "--overlay wants kernel or fuse, got '%s'", optarg);
+      break;
+    case OPT_NET:
+      if (strcmp(optarg, "proxy") == 0)
+        o->net = HUTCH_NET_PROXY;
+      else if (strcmp(optarg, "none") == 0)
+        o->net = HUTCH_NET_NONE;
+      else
+        return cli_usage_error(verb, "--net wants none or proxy, got '%s'", optarg);
+      break;
+    case OPT_ALLOW:
+      strv_push(&o->allow, &o->n_allow, optarg);
+      break;
+    case OPT_NET_POLICY:
+      o->net_policy = optarg;
+      break;
+    case OPT_RESOLVE:
+      if (strchr(optarg, '=') == NULL)
+        return cli_usage_error(verb, "--resolve wants NAME=ADDR, got '%s'", optarg);
+      strv_push(&o->resolve, &o->n_resolve, optarg);
+      break;
     case 'h':
       (is_exec ? exec_usage : create_usage)(stdout);
       return 0;
@@ -264,6 +324,9 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
     }
   }
+  if (o->net != HUTCH_NET_PROXY && (o->n_allow || o->n_resolve || o->net_policy))
+    return cli_usage_error(verb, "--allow, --net-policy and --resolve need --net proxy (without it the sandbox has "
+                                 "loopback only)");
   *first_arg = optind;
   return -1;
 }
@@ -273,10 +336,14 @@ struct prepared {
   struct hutch_policy *policy;
   struct hutch_image image;
   struct hutch_sandbox_config cfg;
+  char **env; /* the image's Env, then --env */
 };
 
 static void prepared_release(struct prepared *p) {
   hutch_image_clear(&p->image);
+  for (char **e = p->env; e && *e; e++)
+    free(*e);
+  free(p->env);
   if (p->policy)
     hutch_policy_free(p->policy);
   if (p->store)
@@ -288,6 +355,13 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
   if (o->proc_host_ro)
     fprintf(stderr, "hutch: warning: degraded mode --proc host-ro, as asked: the sandbox gets the host's /proc "
                     "read-only (dangerous files masked) instead of a fresh one, and sees the host's processes\n");
+  if (o->overlay_fuse)
+    fprintf(stderr, "hutch: warning: degraded mode --overlay fuse, as asked: the sandbox's root is served by the "
+                    "fuse-overlayfs program instead of the kernel's overlayfs (a larger attack surface, slower file "
+                    "access)\n");
+  for (size_t i = 0; i < o->n_resolve; i++)
+    fprintf(stderr, "hutch: --resolve %s: the proxy resolves this name to this address, not through DNS\n",
+            o->resolve[i]);
   if (hutch_policy_load(o->policy, &p->policy, err) < 0)
     return -1;
   if (hutch_store_open(o->store, &p->store, err) < 0)
@@ -295,19 +369,27 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
   const char *name = o->rootfs ? o->rootfs : "default";
   if (hutch_image_lookup(p->store, name, &p->image, err) < 0)
     return -1;
+  oci_image_user_notice(&p->image);
+  p->env = oci_image_env(&p->image, o->env);
   p->cfg = (struct hutch_sandbox_config){
       .rootfs = p->image.rootfs,
+      .rootfs_lowers = (const char *const *)p->image.lowers,
       .image = p->image.name ? p->image.name : p->image.digest,
       .rootfs_subordinate_ids = p->image.ids_preserved,
       .policy = p->policy,
       .hostname = o->hostname,
-      .env = o->env,
+      .env = (const char *const *)p->env,
       .binds = o->binds,
       .n_binds = o->n_binds,
       .keep = o->keep,
       .proc_host_ro = o->proc_host_ro,
+      .overlay = o->overlay_fuse ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
       .state_dir = o->state_dir,
       .limits = o->limits,
+      .net = o->net,
+      .net_allow = o->allow,
+      .net_policy = o->net_policy,
+      .net_resolve = o->resolve,
   };
   return 0;
 }
@@ -338,10 +420,36 @@ static void add_usage_json(cJSON *parent, const struct hutch_usage *u) {
   cJSON_AddBoolToObject(o, "throttled", u->nr_throttled > 0);
 }
 
-static void print_exit_json(const struct hutch_exit *ex, int code, bool proc_host_ro) {
+static void add_network_json(cJSON *parent, enum hutch_net_mode mode, const char *audit_log,
+                             const struct hutch_net_summary *sum) {
+  cJSON *o = cJSON_AddObjectToObject(parent, "network");
+  cJSON_AddStringToObject(o, "mode", mode == HUTCH_NET_PROXY ? "proxy" : "none");
+  if (audit_log && audit_log[0])
+    cJSON_AddStringToObject(o, "audit_log", audit_log);
+  if (sum && sum->proxy) {
+    cJSON_AddNumberToObject(o, "requests", (double)sum->requests);
+    cJSON_AddNumberToObject(o, "allowed", (double)sum->allowed);
+    cJSON_AddNumberToObject(o, "refused", (double)sum->refused);
+    cJSON_AddNumberToObject(o, "errors", (double)sum->errors);
+    if (sum->top_refused[0])
+      cJSON_AddStringToObject(o, "top_refused", sum->top_refused);
+  }
+}
+
+/* The degraded modes asked for, by their options' spelling. */
+static void add_degraded_json(cJSON *j, const struct sandbox_opts *o) {
+  if (!o->proc_host_ro && !o->overlay_fuse)
+    return;
+  cJSON *a = cJSON_AddArrayToObject(j, "degraded_modes");
+  if (o->overlay_fuse)
+    cJSON_AddItemToArray(a, cJSON_CreateString("overlay fuse"));
+  if (o->proc_host_ro)
+    cJSON_AddItemToArray(a, cJSON_CreateString("proc host-ro"));
+}
+
+static void print_exit_json(const struct hutch_exit *ex, int code, const struct sandbox_opts *o) {
   cJSON *j = cJSON_CreateObject();
-  if (proc_host_ro)
-    cJSON_AddItemToObject(j, "degraded_modes", cJSON_CreateStringArray((const char *const[]){"proc host-ro"}, 1));
+  add_degraded_json(j, o);
   cJSON_AddStringToObject(j, "id", ex->id);
   cJSON_AddNumberToObject(j, "exit_code", code);
   cJSON_AddNumberToObject(j, "status", ex->status);
@@ -353,6 +461,8 @@ static void print_exit_json(const struct hutch_exit *ex, int code, bool proc_hos
   cJSON_AddBoolToObject(j, "oom_killed", ex->usage.oom_killed);
   add_limits_json(j, &ex->limits);
   add_usage_json(j, &ex->usage);
+  if (ex->net.proxy)
+    add_network_json(j, HUTCH_NET_PROXY, ex->net.audit_log, &ex->net);
   char *s = cJSON_PrintUnformatted(j);
   printf("%s\n", s);
   free(s);
@@ -372,8 +482,13 @@ static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex
       limits_format_size(ex->usage.memory_max, max, sizeof(max));
     fprintf(stderr, "hutch: killed: out of memory at %s (the sandbox's memory limit)\n", max);
   }
+  if (ex->net.proxy) {
+    char line[512];
+    hutch_net_summary_format(&ex->net, line, sizeof(line));
+    fprintf(stderr, "network: %s\n", line);
+  }
   if (o->json)
-    print_exit_json(ex, code, o->proc_host_ro);
+    print_exit_json(ex, code, o);
   return code;
 }
 
@@ -399,8 +514,10 @@ int cmd_exec(int argc, char **argv) {
     const struct hutch_limits *l = &o.limits;
     bool limits =
         l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent || l->no_cgroups;
-    if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits) {
-      r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname, --keep and the limits belong to the "
+    if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits || o.net != HUTCH_NET_NONE ||
+        o.overlay_fuse || o.proc_host_ro) {
+      r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc and the "
+                                  "limits belong to the "
                                   "sandbox's creation, not to --in");
       goto out;
     }
@@ -416,7 +533,10 @@ int cmd_exec(int argc, char **argv) {
     goto out;
   }
   struct prepared p;
-  if (prepare(&o, &p, &err) < 0 || hutch_run(&p.cfg, &proc, &ex, &err) < 0) {
+  int prepared = prepare(&o, &p, &err);
+  if (prepared == 0 && proc.workdir == NULL)
+    proc.workdir = p.image.workdir; /* the image's WorkingDir */
+  if (prepared < 0 || hutch_run(&p.cfg, &proc, &ex, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);
     goto out;
@@ -451,8 +571,8 @@ int cmd_create(int argc, char **argv) {
     cJSON *j = cJSON_CreateObject();
     cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
     add_limits_json(j, hutch_sandbox_limits(sb));
-    if (o.proc_host_ro)
-      cJSON_AddItemToObject(j, "degraded_modes", cJSON_CreateStringArray((const char *const[]){"proc host-ro"}, 1));
+    add_network_json(j, o.net, hutch_sandbox_audit_log(sb), NULL);
+    add_degraded_json(j, &o);
     char *s = cJSON_PrintUnformatted(j);
     printf("%s\n", s);
     free(s);

@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "paths.h"
+#include "rootfs.h"
 #include "util.h"
 
 static const char rootfs_usage[] = "Usage: hutch rootfs COMMAND [OPTIONS]\n"
@@ -17,6 +18,9 @@ static const char rootfs_usage[] = "Usage: hutch rootfs COMMAND [OPTIONS]\n"
                                    "Manage the store of root filesystem images that sandboxes start from.\n"
                                    "\n"
                                    "Commands:\n"
+                                   "  pull IMAGE [--name NAME]   download an image (ubuntu:24.04, docker://...)\n"
+                                   "  build --from IMAGE --recipe FILE --name NAME\n"
+                                   "                             build an image on another from a recipe\n"
                                    "  import FILE [--name NAME]  unpack a rootfs tarball into the store\n"
                                    "  ls [--json]                list the images\n"
                                    "  rm NAME|DIGEST...          remove a name, and the image once no name is left\n"
@@ -34,6 +38,10 @@ static const char import_usage[] = "Usage: hutch rootfs import FILE [--name NAME
                                    "compression is recognised from the content) into the store, once: the image\n"
                                    "is keyed by the sha256 of the file, and importing the same bytes again only\n"
                                    "(re)sets the name.  Prints the digest on stdout.\n"
+                                   "\n"
+                                   "FILE may also be an image: a `docker save` archive, or an OCI image layout\n"
+                                   "(a directory or an uncompressed tarball of one).  Its layers are checked\n"
+                                   "against their digests and applied in order; see hutch-rootfs(1).\n"
                                    "\n"
                                    "Options:\n"
                                    "  -n, --name NAME  name the image (moves the name if it is already in use)\n"
@@ -71,7 +79,7 @@ static int bad_option(const char *verb, int argc, char **argv, int c) {
   return cli_usage_error(verb, "unknown option %s", arg);
 }
 
-static void format_size(uint64_t bytes, char *buf, size_t len) {
+void cli_format_size(uint64_t bytes, char *buf, size_t len) {
   static const char *const units[] = {"B", "kB", "MB", "GB", "TB"};
   double v = (double)bytes;
   size_t u = 0;
@@ -94,32 +102,32 @@ static int open_store(const char *path, struct hutch_store **store) {
 
 /* ---- progress --------------------------------------------------------- */
 
-struct progress {
-  const char *label;
-  double last;
-  bool drawn;
-};
-
-static void draw_progress(uint64_t done, uint64_t total, void *data) {
-  struct progress *p = data;
+void cli_draw_progress(uint64_t done, uint64_t total, void *data) {
+  struct cli_progress *p = data;
   double now = monotonic_seconds();
   if (done != total && now - p->last < 0.1)
     return;
   p->last = now;
   char d[16], t[16];
-  format_size(done, d, sizeof(d));
+  cli_format_size(done, d, sizeof(d));
   if (total > 0) {
     enum { WIDTH = 30 };
     int fill = (int)(done >= total ? WIDTH : done * WIDTH / total);
     static const char bar[] = "##############################";
     fprintf(stderr, "\r%.40s [%.*s%*s] %3d%% %s/", p->label, fill, bar, WIDTH - fill, "",
             (int)(done >= total ? 100 : done * 100 / total), d);
-    format_size(total, t, sizeof(t));
+    cli_format_size(total, t, sizeof(t));
     fprintf(stderr, "%s\033[K", t);
   } else {
     fprintf(stderr, "\r%.40s %s\033[K", p->label, d);
   }
   p->drawn = true;
+}
+
+void cli_progress_end(struct cli_progress *p) {
+  if (p->drawn)
+    fputs("\r\033[K", stderr);
+  p->drawn = false;
 }
 
 /* ---- import ----------------------------------------------------------- */
@@ -166,23 +174,22 @@ static int rootfs_import(int argc, char **argv, const char *store_path) {
     return r;
   const char *base = strrchr(file, '/');
   _cleanup_free_ char *label = xasprintf("importing %s", base ? base + 1 : file);
-  struct progress prog = {.label = label};
+  struct cli_progress prog = {.label = label};
   struct hutch_import_options opts = {.name = name};
   if (isatty(STDERR_FILENO)) {
-    opts.progress = draw_progress;
+    opts.progress = cli_draw_progress;
     opts.progress_data = &prog;
   }
   struct hutch_image image = {0};
   _cleanup_error_ hutch_error_t err = NULL;
   double t0 = monotonic_seconds();
   r = hutch_image_import(store, file, &opts, &image, &err);
-  if (prog.drawn)
-    fputs("\r\033[K", stderr);
+  cli_progress_end(&prog);
   hutch_store_close(store);
   if (r < 0)
     return cli_fail(&err);
   char size[16];
-  format_size(image.size, size, sizeof(size));
+  cli_format_size(image.size, size, sizeof(size));
   const char *hex = image.digest + strlen("sha256:");
   if (r == 1)
     fprintf(stderr, "%s: %s is already in the store as sha256:%.12s%s%s\n", hutch_program_name, file, hex,
@@ -228,7 +235,7 @@ static void print_table(const struct hutch_image *images, size_t n) {
   printf("%-*s  %-12s  %8s  %s\n", wname, "NAME", "DIGEST", "SIZE", "DATE");
   for (size_t i = 0; i < n; i++) {
     char size[16], date[32] = "-";
-    format_size(images[i].size, size, sizeof(size));
+    cli_format_size(images[i].size, size, sizeof(size));
     time_t t = (time_t)images[i].created;
     struct tm tm;
     if (localtime_r(&t, &tm))
@@ -347,12 +354,16 @@ int cmd_rootfs(int argc, char **argv) {
     }
   }
   if (optind >= argc)
-    return cli_usage_error("rootfs", "missing command (import, ls or rm)");
+    return cli_usage_error("rootfs", "missing command (pull, build, import, ls or rm)");
   const char *sub = argv[optind];
   int sub_argc = argc - optind;
   char **sub_argv = argv + optind;
   if (strcmp(sub, "import") == 0)
     return rootfs_import(sub_argc, sub_argv, store_path);
+  if (strcmp(sub, "pull") == 0)
+    return rootfs_pull(sub_argc, sub_argv, store_path);
+  if (strcmp(sub, "build") == 0)
+    return rootfs_build(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
     return rootfs_ls(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "rm") == 0 || strcmp(sub, "remove") == 0)
@@ -361,5 +372,5 @@ int cmd_rootfs(int argc, char **argv) {
     fputs(rootfs_usage, stdout);
     return 0;
   }
-  return cli_usage_error("rootfs", "unknown command \"%s\" (import, ls or rm)", sub);
+  return cli_usage_error("rootfs", "unknown command \"%s\" (pull, build, import, ls or rm)", sub);
 }

@@ -3,7 +3,9 @@
 #
 #  - installs the packages the build and the tests use (Debian/Ubuntu);
 #  - creates the unprivileged test user ${HUTCH_TEST_USER:-hutchtest} with a
-#    subordinate uid/gid range, for the rootless half of every test;
+#    subordinate uid/gid range, for the rootless half of every test, and
+#    ${HUTCH_TEST_NOSUB_USER:-hutchnosub} without any range (the single-id
+#    mapping cells of tests/integration/doctor-matrix.sh);
 #  - builds the cached test rootfs tarballs (busybox, and the Debian one,
 #    which takes a few minutes the first time) in
 #    ${HUTCH_TEST_CACHE:-/var/tmp/hutch-test-cache}.
@@ -11,12 +13,15 @@ set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 test_user=${HUTCH_TEST_USER:-hutchtest}
+nosub_user=${HUTCH_TEST_NOSUB_USER:-hutchnosub}
 packages=(
   autoconf automake pkg-config make gcc libc6-dev
   libseccomp-dev libcap-dev libcurl4-openssl-dev libcjson-dev libmnl-dev libarchive-dev libyaml-dev
   busybox-static mmdebstrap uidmap zstd xz-utils python3 mandoc bubblewrap hyperfine
   # the cgroup v2 VM suite (tests/vm): an emulator and a kernel to boot in it
   qemu-system-x86 linux-image-amd64 cpio
+  # --overlay fuse, and the nested-container cells of the doctor matrix
+  fuse-overlayfs podman runc catatonit
 )
 
 log() { echo "setup-host: $*" >&2; }
@@ -41,6 +46,16 @@ if ! id -u "$test_user" >/dev/null 2>&1; then
   log "creating the test user $test_user"
   useradd --create-home --shell /bin/bash --user-group "$test_user"
 fi
+
+# A system user gets no subordinate range from useradd; any it was given
+# by hand is taken away: this user is the "no /etc/subuid entry" case.
+if ! id -u "$nosub_user" >/dev/null 2>&1; then
+  log "creating the test user $nosub_user (no subordinate id range)"
+  useradd --system --create-home --shell /bin/bash --user-group "$nosub_user"
+fi
+for f in /etc/subuid /etc/subgid; do
+  [ ! -e "$f" ] || sed -i "/^$nosub_user:/d;/^$(id -u "$nosub_user"):/d" "$f"
+done
 
 # A range of 65536 ids past every range already handed out.
 next_free_range() {

@@ -17,6 +17,7 @@
 
 #include "llm_client.h"
 #include "observation.h"
+#include "oci.h"
 #include "prompt_config.h"
 #include "sandbox_io.h"
 #include "text_calls.h"
@@ -181,22 +182,31 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   const char *name = s->rootfs ? s->rootfs : "default";
   if (hutch_image_lookup(r->store, name, &r->image, err) < 0) {
     if (s->rootfs == NULL)
-      hutch_error_hint(err, "hutch run needs a rootfs image: import one as `default` with `hutch rootfs import "
-                            "FILE.tar --name default` (any tarball of a Linux tree with a shell, e.g. a Debian or "
-                            "Python image exported with `docker export`), or name one with --rootfs NAME");
+      hutch_error_hint(err, "hutch run needs a rootfs image named `default`: build the agent image with `hutch rootfs "
+                            "build --from ubuntu:24.04 --recipe " HUTCH_DATADIR "/rootfs/agent.recipe --name default`, "
+                            "or import any tarball of a Linux tree with a shell with `hutch rootfs import FILE.tar "
+                            "--name default`, or name another image with --rootfs NAME");
     return -1;
   }
   size_t n = 0;
-  r->env = xcalloc(s->n_env + 6, sizeof(char *));
+  oci_image_user_notice(&r->image);
+  size_t n_image_env = 0;
+  while (r->image.env && r->image.env[n_image_env])
+    n_image_env++;
+  r->env = xcalloc(s->n_env + n_image_env + 6, sizeof(char *));
   r->env[n++] = xstrdup("PATH=" SANDBOX_PATH);
   r->env[n++] = xstrdup("HOME=/root");
   r->env[n++] = xstrdup("PIP_DISABLE_PIP_VERSION_CHECK=1");
   r->env[n++] = xstrdup("PIP_ROOT_USER_ACTION=ignore");
   r->env[n++] = xstrdup("PIP_NO_WARN_SCRIPT_LOCATION=1");
+  /* An OCI image's Env (a later entry of a name wins, --env last). */
+  for (size_t i = 0; i < n_image_env; i++)
+    r->env[n++] = xstrdup(r->image.env[i]);
   for (size_t i = 0; i < s->n_env; i++)
     r->env[n++] = xstrdup(s->env[i]);
   struct hutch_sandbox_config cfg = {
       .rootfs = r->image.rootfs,
+      .rootfs_lowers = (const char *const *)r->image.lowers,
       .image = r->image.name ? r->image.name : r->image.digest,
       .rootfs_subordinate_ids = r->image.ids_preserved,
       .policy = r->policy,
@@ -205,6 +215,14 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
       .binds = s->binds,
       .n_binds = s->n_binds,
       .state_dir = s->state_dir,
+      /* Degraded modes, only when asked for, announced as hutch exec does. */
+      .overlay = s->overlay && strcmp(s->overlay, "fuse") == 0 ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
+      .proc_host_ro = s->proc && strcmp(s->proc, "host-ro") == 0,
+      /* The proxy's audit log goes beside the trajectory. */
+      .net = s->net && strcmp(s->net, "proxy") == 0 ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
+      .net_allow = (const char *const *)s->allow,
+      .net_policy = s->net_policy,
+      .net_resolve = (const char *const *)s->resolve,
       .limits =
           {
               .memory = s->memory,
@@ -217,6 +235,17 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
               .no_cgroups = s->no_cgroups,
           },
   };
+  if (cfg.overlay == HUTCH_OVERLAY_FUSE)
+    run_log(r, "warning: degraded mode --overlay fuse, as asked: the sandbox's root is served by fuse-overlayfs "
+               "instead of the kernel's overlayfs");
+  if (cfg.proc_host_ro)
+    run_log(r, "warning: degraded mode --proc host-ro, as asked: the sandbox gets the host's /proc read-only and "
+               "sees the host's processes");
+  _cleanup_free_ char *audit_log = NULL;
+  if (cfg.net == HUTCH_NET_PROXY)
+    cfg.net_audit_log = audit_log = xasprintf("%s/proxy.log", r->dir);
+  for (size_t i = 0; i < s->n_resolve; i++)
+    run_log(r, "--resolve %s: the proxy resolves this name to this address, not through DNS", s->resolve[i]);
   if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
     return -1;
   r->task.state_dir = s->state_dir ? xstrdup(s->state_dir) : NULL;
@@ -321,8 +350,10 @@ static void record_settings(struct run *r) {
   cJSON *sb = cJSON_CreateObject();
   cJSON_AddStringToObject(sb, "image", s->rootfs ? s->rootfs : "default");
   cJSON_AddStringToObject(sb, "policy", r->policy ? hutch_policy_path(r->policy) : "");
-  /* The network policy is the sandbox policy's (loopback only for now). */
-  cJSON_AddStringToObject(sb, "network", "as the sandbox policy sets");
+  cJSON *net = cJSON_AddObjectToObject(sb, "network");
+  cJSON_AddStringToObject(net, "mode", s->net && strcmp(s->net, "proxy") == 0 ? "proxy" : "none");
+  if (r->task.sb != NULL && hutch_sandbox_audit_log(r->task.sb))
+    cJSON_AddStringToObject(net, "audit_log", hutch_sandbox_audit_log(r->task.sb));
   if (r->task.sb != NULL) {
     const struct hutch_limits_status *ls = hutch_sandbox_limits(r->task.sb);
     cJSON *lj = cJSON_AddObjectToObject(sb, "resource_limits");
@@ -601,6 +632,17 @@ teardown:
     else if (r.task.removed)
       hutch_sandbox_close(r.task.sb);
     r.task.sb = NULL;
+  }
+  if (s->net && strcmp(s->net, "proxy") == 0) {
+    _cleanup_free_ char *audit_log = xasprintf("%s/proxy.log", r.dir);
+    struct hutch_net_summary ns = {0};
+    hutch_error_t nerr = NULL;
+    if (hutch_net_summarize(audit_log, &ns, &nerr) == 0) {
+      char line[512];
+      hutch_net_summary_format(&ns, line, sizeof(line));
+      fprintf(stderr, "network: %s\n", line);
+    }
+    hutch_error_free(&nerr);
   }
   print_answer(&r);
   run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.steps, r.dir);

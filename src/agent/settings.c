@@ -60,9 +60,13 @@ static const struct setting_def {
     {"io-weight", NULL, NULL, K_LONG, offsetof(struct settings, io_weight), true},
     {"cgroup-parent", NULL, NULL, K_STR, offsetof(struct settings, cgroup_parent), false},
     {"no-cgroups", NULL, NULL, K_BOOL, offsetof(struct settings, no_cgroups), false},
+    {"overlay", NULL, NULL, K_STR, offsetof(struct settings, overlay), false},
+    {"proc", NULL, NULL, K_STR, offsetof(struct settings, proc), false},
+    {"net", NULL, NULL, K_STR, offsetof(struct settings, net), false},
+    {"net-policy", "net_policy", NULL, K_STR, offsetof(struct settings, net_policy), false},
 };
 
-enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP };
+enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP, OPT_ALLOW, OPT_RESOLVE };
 
 void settings_usage(FILE *out) {
   fprintf(out, "Usage: hutch run --query TEXT [OPTIONS]\n\n"
@@ -113,6 +117,13 @@ void settings_usage(FILE *out) {
                "  --io-weight N              io.weight, 1 to 10000\n"
                "  --cgroup-parent PATH       cgroup under which the sandbox's goes\n"
                "  --no-cgroups               rlimits only (see hutch-exec(1))\n"
+               "  --overlay MODE             kernel (default) or fuse: degraded, see hutch-exec(1)\n"
+               "  --proc MODE                fresh (default) or host-ro: degraded, see hutch-exec(1)\n"
+               "  --net MODE                 none (default): loopback only; proxy: through hutch's\n"
+               "                             allowlist HTTP proxy (see hutch-exec(1))\n"
+               "  --allow HOST[:PORT]        with --net proxy: also allow this host (repeatable)\n"
+               "  --net-policy FILE          with --net proxy: its [network] replaces the policy's\n"
+               "  --resolve NAME=ADDR        with --net proxy: resolver override for tests (repeatable)\n"
                "  -h, --help                 show this help\n");
 }
 
@@ -300,6 +311,8 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   opts[n_opts++] = (struct option){"env", required_argument, NULL, OPT_ENV};
   opts[n_opts++] = (struct option){"bind", required_argument, NULL, OPT_BIND};
   opts[n_opts++] = (struct option){"help", no_argument, NULL, OPT_HELP};
+  opts[n_opts++] = (struct option){"allow", required_argument, NULL, OPT_ALLOW};
+  opts[n_opts++] = (struct option){"resolve", required_argument, NULL, OPT_RESOLVE};
 
   /* First pass: the settings file and -h only; the command line wins later. */
   const char *settings_path = NULL;
@@ -352,6 +365,12 @@ int settings_parse(int argc, char **argv, struct settings *s) {
         goto out;
       }
       s->n_binds++;
+    } else if (c == OPT_ALLOW || c == OPT_RESOLVE) {
+      char ***list = c == OPT_ALLOW ? &s->allow : &s->resolve;
+      size_t *n = c == OPT_ALLOW ? &s->n_allow : &s->n_resolve;
+      *list = xrealloc(*list, (*n + 2) * sizeof(char *));
+      (*list)[(*n)++] = xstrdup(optarg);
+      (*list)[*n] = NULL;
     }
   }
 
@@ -367,6 +386,22 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     s->shell = xstrdup("fresh");
   if (strcmp(s->shell, "fresh") != 0 && strcmp(s->shell, "persistent") != 0) {
     r = usage_error("--shell wants fresh or persistent, got '%s'", s->shell);
+    goto out;
+  }
+  if (s->overlay && strcmp(s->overlay, "kernel") != 0 && strcmp(s->overlay, "fuse") != 0) {
+    r = usage_error("--overlay wants kernel or fuse, got '%s'", s->overlay);
+    goto out;
+  }
+  if (s->proc && strcmp(s->proc, "fresh") != 0 && strcmp(s->proc, "host-ro") != 0) {
+    r = usage_error("--proc wants fresh or host-ro, got '%s'", s->proc);
+    goto out;
+  }
+  if (s->net && strcmp(s->net, "none") != 0 && strcmp(s->net, "proxy") != 0) {
+    r = usage_error("--net wants none or proxy, got '%s'", s->net);
+    goto out;
+  }
+  if ((s->net == NULL || strcmp(s->net, "proxy") != 0) && (s->n_allow || s->n_resolve || s->net_policy)) {
+    r = usage_error("%s", "--allow, --net-policy and --resolve need --net proxy");
     goto out;
   }
   if (s->query == NULL) {
@@ -403,4 +438,10 @@ void settings_free(struct settings *s) {
     free(s->bind_storage[i]);
   free(s->bind_storage);
   free(s->binds);
+  for (size_t i = 0; i < s->n_allow; i++)
+    free(s->allow[i]);
+  free(s->allow);
+  for (size_t i = 0; i < s->n_resolve; i++)
+    free(s->resolve[i]);
+  free(s->resolve);
 }

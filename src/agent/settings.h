@@ -45,6 +45,15 @@ struct settings {
   long pids, io_weight;
   char *cgroup_parent;
   bool no_cgroups;
+  char *overlay; /* kernel (default) or fuse: hutch-exec(1) --overlay */
+  char *proc;    /* fresh (default) or host-ro: hutch-exec(1) --proc */
+  /* Network (hutch-exec(1) --net): none (default) or proxy. */
+  char *net;
+  char *net_policy;
+  char **allow; /* NULL-terminated --allow HOST[:PORT] */
+  size_t n_allow;
+  char **resolve; /* NULL-terminated --resolve NAME=ADDR */
+  size_t n_resolve;
   char **env; /* NULL-terminated */
   size_t n_env;
   struct hutch_bind *binds;

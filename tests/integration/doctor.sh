@@ -162,6 +162,12 @@ if [ -n "$can_outer" ]; then
   tap_like "$fix" "systempaths=unconfined" "the fix names Docker's option"
   tap_like "$fix" "unmask=/proc/\*" "podman's"
   tap_like "$fix" "procMount: Unmasked" "and Kubernetes'"
+  tap_like "$fix" "hostUsers: false" "with the pod's user namespace Kubernetes needs for it"
+  tap_like "$fix" "GitHub Actions: in a container job, .options: --security-opt seccomp=unconfined --security-opt systempaths=unconfined" \
+    "what a GitHub Actions workflow puts in its container options"
+  tap_like "$fix" "GitLab runner .*security_opt = \[\"seccomp=unconfined\", \"systempaths=unconfined\"\]" \
+    "what a GitLab runner puts in config.toml"
+  tap_like "$fix" "--proc host-ro, a degraded mode" "and the named, weaker --proc host-ro"
   tap_is "$(json_field "$mjson" userns status)" ok "user namespaces still work there"
   if [ -n "$img" ]; then
     tap_status 125 "hutch exec fails closed without a fresh procfs" outer_ns sh -c \

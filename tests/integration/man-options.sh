@@ -13,6 +13,8 @@ pages=(
   "ps:hutch-exec.1"
   "rm:hutch-exec.1"
   "rootfs:hutch-rootfs.1"
+  "rootfs pull:hutch-rootfs.1"
+  "rootfs build:hutch-rootfs.1"
   "rootfs import:hutch-rootfs.1"
   "rootfs ls:hutch-rootfs.1"
   "rootfs rm:hutch-rootfs.1"

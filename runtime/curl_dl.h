@@ -1,0 +1,49 @@
+/* libcurl, loaded on first use.
+ *
+ * Only pulling an image needs HTTP, and loading libcurl (with its TLS and
+ * compression libraries) costs about 14 ms at every process start: the
+ * sandbox verbs must not pay that.  So the pull path dlopen()s it and calls
+ * it through curl_dl.<function> (or CURL(function)), typed from
+ * <curl/curl.h>.  curl_dl_load() also runs curl_global_init() once. */
+#ifndef HUTCH_CURL_DL_H
+#define HUTCH_CURL_DL_H
+
+/* curl's type-checking wrappers are function-like macros named after the
+ * functions; they would also expand in `curl_dl.curl_easy_setopt(...)`. */
+#define CURL_DISABLE_TYPECHECK 1
+#include <curl/curl.h>
+#undef curl_easy_setopt
+#undef curl_easy_getinfo
+
+#include "hutch.h"
+
+#define HUTCH_CURL_FUNCTIONS(X)                                                                                        \
+  X(curl_global_init)                                                                                                  \
+  X(curl_version)                                                                                                      \
+  X(curl_easy_init)                                                                                                    \
+  X(curl_easy_setopt)                                                                                                  \
+  X(curl_easy_perform)                                                                                                 \
+  X(curl_easy_getinfo)                                                                                                 \
+  X(curl_easy_reset)                                                                                                   \
+  X(curl_easy_cleanup)                                                                                                 \
+  X(curl_easy_strerror)                                                                                                \
+  X(curl_easy_escape)                                                                                                  \
+  X(curl_free)                                                                                                         \
+  X(curl_slist_append)                                                                                                 \
+  X(curl_slist_free_all)
+
+struct curl_dl {
+#define HUTCH_CURL_MEMBER(f) __typeof__(&f) f;
+  HUTCH_CURL_FUNCTIONS(HUTCH_CURL_MEMBER)
+#undef HUTCH_CURL_MEMBER
+};
+
+extern struct curl_dl curl_dl;
+
+/* Load the library and every function, and initialise it, once; later
+ * calls are free.  Not thread-safe: call it before starting threads. */
+int curl_dl_load(hutch_error_t *err);
+
+#define CURL(f) (curl_dl.f)
+
+#endif

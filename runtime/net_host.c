@@ -1,0 +1,348 @@
+#include "config.h"
+
+#include "net_host.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+
+#include "policy.h"
+#include "proxy.h"
+#include "request.h"
+#include "state.h"
+#include "sync.h"
+#include "subnet.h"
+#include "util.h"
+
+static char *trim(char *s) {
+  while (isspace((unsigned char)*s))
+    s++;
+  char *e = s + strlen(s);
+  while (e > s && isspace((unsigned char)e[-1]))
+    *--e = '\0';
+  return s;
+}
+
+int net_host_load_policy_file(const char *path, struct net_policy *out, hutch_error_t *err) {
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, POLICY_MAX_BYTES, NULL);
+  if (text == NULL)
+    return hutch_error_sys(err, "--net-policy: read %s", path);
+  net_policy_init(out);
+  free(out->source);
+  out->source = xstrdup(path);
+  bool in_network = false, seen = false;
+  unsigned line = 0;
+  for (char *raw = text, *next; raw != NULL; raw = next) {
+    next = strchr(raw, '\n');
+    if (next)
+      *next++ = '\0';
+    line++;
+    char *l = trim(raw);
+    if (*l == '\0' || *l == '#')
+      continue;
+    if (*l == '[') {
+      char *end = strchr(l, ']');
+      if (end == NULL) {
+        net_policy_clear(out);
+        return hutch_error_set(err, EINVAL, "%s:%u: unterminated section header", path, line);
+      }
+      *end = '\0';
+      in_network = strcmp(trim(l + 1), "network") == 0;
+      seen |= in_network;
+      continue;
+    }
+    if (!in_network)
+      continue; /* a whole policy file may be given: only [network] counts */
+    char *eq = strchr(l, '=');
+    if (eq == NULL) {
+      net_policy_clear(out);
+      return hutch_error_set(err, EINVAL, "%s:%u: expected \"key = value\"", path, line);
+    }
+    *eq = '\0';
+    char *value = eq + 1;
+    char *hash = strstr(value, " #");
+    if (hash)
+      *hash = '\0';
+    value = trim(value);
+    size_t vlen = strlen(value);
+    if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
+      value[vlen - 1] = '\0';
+      value++;
+    }
+    if (net_policy_set(out, trim(l), value, line, err) < 0) {
+      net_policy_clear(out);
+      return hutch_error_wrap(err, "%s:%u", path, line);
+    }
+  }
+  if (!seen) {
+    net_policy_clear(out);
+    return hutch_error_set(err, EINVAL, "--net-policy: %s has no [network] section", path);
+  }
+  return 0;
+}
+
+int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
+                     int state_fd, const char *sandbox_dir, const char *id, hutch_error_t *err) {
+  *nh = (struct net_host){.state_fd = state_fd, .proxy_pid = -1, .channel = -1};
+  snprintf(nh->id, sizeof(nh->id), "%s", id);
+  if (cfg->net != HUTCH_NET_PROXY) {
+    bool extra = (cfg->net_allow && cfg->net_allow[0]) || (cfg->net_resolve && cfg->net_resolve[0]) ||
+                 cfg->net_policy || cfg->net_audit_log;
+    if (extra) {
+      hutch_error_set(err, EINVAL, "network: --allow, --resolve, --net-policy and an audit log need --net proxy");
+      return hutch_error_hint(err, "a sandbox without --net proxy has loopback only");
+    }
+    return 0;
+  }
+  nh->enabled = true;
+  if (cfg->net_policy) {
+    if (net_host_load_policy_file(cfg->net_policy, &nh->policy, err) < 0)
+      return -1;
+  } else {
+    net_policy_copy(&nh->policy, &policy->settings.network);
+  }
+  for (const char *const *a = cfg->net_allow; a && *a; a++)
+    if (net_policy_add_allow(&nh->policy, *a, err) < 0)
+      return hutch_error_wrap(err, "--allow %s", *a);
+  for (const char *const *r = cfg->net_resolve; r && *r; r++)
+    if (net_policy_add_resolve(&nh->policy, *r, err) < 0)
+      return hutch_error_wrap(err, "--resolve %s", *r);
+  /* Until the sandbox's init exists, this process keeps the block alive. */
+  if (subnet_allocate(state_fd, &nh->policy.subnet, id, getpid(), &nh->sandbox.block, err) < 0)
+    return -1;
+  nh->subnet_held = true;
+  nh->sandbox.enabled = true;
+  nh->sandbox.port = NET_PROXY_PORT;
+  subnet_ntoa(net_gateway_addr(&nh->sandbox), nh->gateway);
+  subnet_ntoa(net_sandbox_addr(&nh->sandbox), nh->address);
+  nh->audit_log_in_state = cfg->net_audit_log == NULL && !cfg->keep;
+  nh->audit_log = cfg->net_audit_log ? xstrdup(cfg->net_audit_log) : xasprintf("%s/proxy.log", sandbox_dir);
+  _cleanup_free_ char *url = xasprintf("http://%s:%u", nh->gateway, (unsigned)NET_PROXY_PORT);
+  static const char *const proxy_vars[] = {"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy"};
+  nh->env = xcalloc(ARRAY_SIZE(proxy_vars) + 3, sizeof(char *));
+  size_t n = 0;
+  for (size_t i = 0; i < ARRAY_SIZE(proxy_vars); i++)
+    nh->env[n++] = xasprintf("%s=%s", proxy_vars[i], url);
+  nh->env[n++] = xstrdup("NO_PROXY=localhost,127.0.0.1,::1");
+  nh->env[n++] = xstrdup("no_proxy=localhost,127.0.0.1,::1");
+  return 0;
+}
+
+/* The proxy process: its own session, nothing of the caller's but its
+ * channel to the caller and the audit log.  It is forked before the
+ * sandbox, so that its own start (threads, event loop) runs while the
+ * sandbox is being set up; the listening socket and a pidfd of the
+ * sandbox's init arrive on the channel once they exist. */
+__attribute__((noreturn)) static void proxy_main(struct net_host *nh, int channel, int audit_fd) {
+  hutch_error_t err = NULL;
+  sigset_t none;
+  sigemptyset(&none);
+  sigprocmask(SIG_SETMASK, &none, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  setsid();
+  int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+  if (devnull >= 0)
+    for (int i = 0; i < 3; i++)
+      dup2(devnull, i);
+  /* Close everything else: the caller's sync socket, state directory and
+   * terminal must not be held open by a process that may outlive it. */
+  int keep[] = {channel, audit_fd};
+  int lo = 3;
+  for (;;) {
+    int next = -1;
+    for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
+      if (keep[i] >= lo && (next < 0 || keep[i] < next))
+        next = keep[i];
+    if (next < 0)
+      break;
+    if (next > lo)
+      syscall(SYS_close_range, lo, next - 1, 0);
+    lo = next + 1;
+  }
+  syscall(SYS_close_range, lo, ~0U, 0);
+  struct proxy *p = NULL;
+  if (proxy_new(&p, &err) < 0) {
+    sync_send_error(channel, err);
+    _exit(1);
+  }
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  /* EOF: the sandbox did not start; nothing to serve. */
+  if (sync_recv(channel, &type, NULL, 0, NULL, fds, &nfds, &err) <= 0 || type != SYNC_NET_LISTENER || nfds != 2)
+    _exit(0);
+  struct proxy_listener_config lc = {
+      .listen_fd = fds[0],
+      .sandbox_id = nh->id,
+      .policy = &nh->policy,
+      .audit_fd = audit_fd,
+  };
+  if (proxy_add_listener(p, &lc, &err) < 0) {
+    sync_send_error(channel, err);
+    _exit(1);
+  }
+  sync_send(channel, SYNC_READY, NULL, 0, NULL, 0, NULL);
+  close(channel);
+  int r = proxy_run(p, fds[1], &err);
+  /* Every audit line is written when proxy_run returns: the process ends
+   * at once, without joining the proxy's threads, since the sandbox's
+   * end waits for it. */
+  _exit(r < 0 ? 1 : 0);
+}
+
+int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err) {
+  if (!nh->enabled)
+    return 0;
+  _cleanup_close_ int audit_fd = open(nh->audit_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (audit_fd < 0)
+    return hutch_error_sys(err, "network: open the audit log %s", nh->audit_log);
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    return hutch_error_sys(err, "network: socketpair");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(sp[0]);
+    close(sp[1]);
+    return hutch_error_sys(err, "network: fork the proxy");
+  }
+  if (pid == 0) {
+    close(sp[0]);
+    proxy_main(nh, sp[1], audit_fd);
+  }
+  close(sp[1]);
+  nh->channel = sp[0];
+  nh->proxy_pid = pid;
+  nh->proxy_start_time = state_pid_start_time(pid);
+  return 0;
+}
+
+int net_host_start_proxy(struct net_host *nh, int listen_fd, int stop_fd, hutch_error_t *err) {
+  _cleanup_close_ int lfd = listen_fd;
+  int fds[2] = {lfd, stop_fd};
+  if (sync_send(nh->channel, SYNC_NET_LISTENER, NULL, 0, fds, 2, err) < 0)
+    return hutch_error_wrap(err, "network: hand the listening socket to the proxy");
+  int r = sync_expect(nh->channel, SYNC_READY, NULL, 0, NULL, "network: start the proxy", err);
+  close(nh->channel);
+  nh->channel = -1;
+  return r;
+}
+
+static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
+  if (pid <= 0)
+    return;
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  if (pidfd < 0)
+    return;
+  /* The pidfd pins the process: check it is still the proxy we started. */
+  if (start_time != 0 && state_pid_start_time(pid) != start_time) {
+    close(pidfd);
+    return;
+  }
+  syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+  if (ours) {
+    while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  } else {
+    struct pollfd pfd = {pidfd, POLLIN, 0};
+    while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+      ;
+    waitpid(pid, NULL, WNOHANG); /* our child after all (the agent's sandboxes) */
+  }
+  close(pidfd);
+}
+
+void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
+  if (!nh->enabled)
+    return;
+  if (nh->proxy_pid > 0) {
+    /* It stops by itself once init is gone; a stuck one is not waited for
+     * longer than a few seconds. */
+    int pidfd = (int)syscall(SYS_pidfd_open, nh->proxy_pid, 0);
+    struct pollfd pfd = {pidfd, POLLIN, 0};
+    int n = 1;
+    if (pidfd >= 0)
+      while ((n = poll(&pfd, 1, 5000)) < 0 && errno == EINTR)
+        ;
+    if (pidfd >= 0)
+      close(pidfd);
+    if (n == 0)
+      kill_proxy(nh->proxy_pid, 0, true);
+    else
+      while (waitpid(nh->proxy_pid, NULL, 0) < 0 && errno == EINTR)
+        ;
+    nh->proxy_pid = -1;
+  }
+  if (summary) {
+    memset(summary, 0, sizeof(*summary));
+    summary->proxy = true;
+    hutch_error_t ignored = NULL;
+    if (hutch_net_summarize(nh->audit_log, summary, &ignored) < 0)
+      hutch_error_free(&ignored);
+    if (nh->audit_log_in_state)
+      summary->audit_log[0] = '\0';
+  }
+  if (nh->subnet_held)
+    subnet_release(nh->state_fd, nh->id);
+  nh->subnet_held = false;
+}
+
+void net_host_abort(struct net_host *nh) {
+  if (nh->channel >= 0)
+    close(nh->channel);
+  nh->channel = -1;
+  if (nh->proxy_pid > 0)
+    kill_proxy(nh->proxy_pid, 0, true);
+  nh->proxy_pid = -1;
+  if (nh->subnet_held)
+    subnet_release(nh->state_fd, nh->id);
+  nh->subnet_held = false;
+}
+
+void net_host_clear(struct net_host *nh) {
+  if (nh->channel >= 0)
+    close(nh->channel);
+  nh->channel = -1;
+  if (nh->enabled)
+    net_policy_clear(&nh->policy);
+  free(nh->audit_log);
+  strv_free(nh->env);
+  nh->audit_log = NULL;
+  nh->env = NULL;
+  nh->enabled = false;
+}
+
+void net_host_teardown(int state_fd, const char *id, pid_t proxy_pid, uint64_t proxy_start_time) {
+  if (proxy_pid > 0 && proxy_start_time != 0)
+    kill_proxy(proxy_pid, proxy_start_time, false);
+  subnet_release(state_fd, id);
+}
+
+int hutch_net_summarize(const char *audit_log, struct hutch_net_summary *out, hutch_error_t *err) {
+  struct proxy_audit_summary s;
+  if (proxy_audit_summarize(audit_log, &s, err) < 0)
+    return -1;
+  out->proxy = true;
+  snprintf(out->audit_log, sizeof(out->audit_log), "%s", audit_log);
+  out->requests = s.requests;
+  out->allowed = s.allowed;
+  out->refused = s.refused;
+  out->errors = s.errors;
+  out->top_refused[0] = '\0';
+  if (s.n_top_refused > 0)
+    snprintf(out->top_refused, sizeof(out->top_refused), "%s", s.top_refused[0]);
+  return 0;
+}
+
+void hutch_net_summary_format(const struct hutch_net_summary *s, char *buf, size_t len) {
+  int n = snprintf(buf, len, "%llu request%s, %llu allowed, %llu refused", (unsigned long long)s->requests,
+                   s->requests == 1 ? "" : "s", (unsigned long long)s->allowed, (unsigned long long)s->refused);
+  if (s->top_refused[0] && n > 0 && (size_t)n < len)
+    n += snprintf(buf + n, len - (size_t)n, " (%s)", s->top_refused);
+  if (s->errors && n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, ", %llu failed", (unsigned long long)s->errors);
+}

@@ -1,0 +1,59 @@
+/* The host side of --net proxy: the sandbox's effective network policy,
+ * its /30, the environment that points its programs at the proxy, and the
+ * proxy process itself, which runs in hutch's (host) namespaces and serves
+ * the listening socket the sandbox's setup created in the gateway
+ * namespace. */
+#ifndef HUTCH_NET_HOST_H
+#define HUTCH_NET_HOST_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "hutch.h"
+#include "net_policy.h"
+#include "net_sandbox.h"
+
+struct net_host {
+  bool enabled;
+  struct net_policy policy;
+  struct net_sandbox_config sandbox; /* what the child gets */
+  char gateway[16], address[16];
+  char *audit_log;
+  bool audit_log_in_state; /* removed with the sandbox's state directory */
+  char **env;              /* HTTP_PROXY and friends */
+  int state_fd;            /* borrowed: the state root, where the subnet table is */
+  char id[40];
+  bool subnet_held;
+  pid_t proxy_pid;
+  uint64_t proxy_start_time;
+  int channel; /* to the proxy process until it has its listener */
+};
+
+/* Before clone: the effective policy (the policy's [network], replaced by
+ * --net-policy's, plus --allow and --resolve) and a /30.  Does nothing
+ * without --net proxy; refuses --allow/--resolve/--net-policy without it. */
+int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
+                     int state_fd, const char *sandbox_dir, const char *id, hutch_error_t *err);
+/* Before clone: fork the proxy process, which starts up while the sandbox
+ * is set up.  A long-lived sandbox's proxy outlives the caller. */
+int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err);
+/* After the child sent the listening socket: hand it and `stop_fd` (a
+ * pidfd of the sandbox's init; borrowed) to the proxy and wait until it
+ * serves it.  `listen_fd` is taken over. */
+int net_host_start_proxy(struct net_host *nh, int listen_fd, int stop_fd, hutch_error_t *err);
+/* One-shot end: wait for the proxy (it stops when init has died), fill the
+ * summary, give the /30 back. */
+void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary);
+/* A failed start: kill the proxy if it runs, give the /30 back. */
+void net_host_abort(struct net_host *nh);
+void net_host_clear(struct net_host *nh);
+
+/* hutch rm: kill a proxy recorded in a sandbox's state (only if it is still
+ * the same process), then free the sandbox's /30. */
+void net_host_teardown(int state_fd, const char *id, pid_t proxy_pid, uint64_t proxy_start_time);
+
+/* Read a --net-policy file: its [network] section only. */
+int net_host_load_policy_file(const char *path, struct net_policy *out, hutch_error_t *err);
+
+#endif

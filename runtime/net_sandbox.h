@@ -1,0 +1,42 @@
+/* The sandbox side of --net proxy: run by the sandbox's setup process (root
+ * with every capability in the sandbox's user namespace) before it drops
+ * them.  It builds the sandbox's only path out: a veth from the sandbox's
+ * network namespace to a gateway namespace private to this sandbox, where
+ * one listening socket, the proxy's, is the only thing to talk to. */
+#ifndef HUTCH_NET_SANDBOX_H
+#define HUTCH_NET_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+#define NET_PROXY_PORT 3128
+#define NET_SANDBOX_IFNAME "eth0"
+#define NET_GATEWAY_IFNAME "gw0"
+
+struct net_sandbox_config {
+  bool enabled;   /* --net proxy */
+  uint32_t block; /* the sandbox's /30, host byte order: gateway .1, sandbox .2 */
+  uint16_t port;  /* the proxy's port on the gateway */
+};
+
+static inline uint32_t net_gateway_addr(const struct net_sandbox_config *c) {
+  return c->block + 1;
+}
+static inline uint32_t net_sandbox_addr(const struct net_sandbox_config *c) {
+  return c->block + 2;
+}
+
+/* Create the gateway namespace and the veth, and send the proxy's
+ * listening socket to the parent over `parent_fd` (SYNC_NET_LISTENER).
+ * Returns in the sandbox's own network namespace. */
+int net_sandbox_setup(const struct net_sandbox_config *c, int parent_fd, hutch_error_t *err);
+
+/* /etc/resolv.conf's text for the sandbox. */
+const char *net_sandbox_resolv_conf(const struct net_sandbox_config *c);
+/* Point apt (only where /etc/apt exists), pip and git (only where the image
+ * has no configuration of its own) at the proxy.  Runs after pivot_root. */
+int net_sandbox_write_tool_config(const struct net_sandbox_config *c, hutch_error_t *err);
+
+#endif

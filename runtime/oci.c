@@ -1,0 +1,713 @@
+/* Importing OCI and Docker images into the rootfs store (oci.h): finding
+ * the image in a `docker save` archive or an OCI layout, checking each blob
+ * against its digest, and applying the layers into one new entry. */
+#include "config.h"
+
+#include "oci.h"
+
+#include <cJSON.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "idmap.h"
+#include "layer.h"
+#include "oci_image.h"
+#include "oci_tar.h"
+#include "paths.h"
+#include "registry.h"
+#include "request.h"
+#include "store.h"
+#include "util.h"
+
+#define HASH_CHUNK (1024 * 1024)
+/* Indexes may nest (an index of indexes); real images use one or two. */
+#define MAX_INDEX_DEPTH 4
+
+/* ---- blobs: byte ranges of a file ------------------------------------- */
+
+struct blob {
+  int fd;
+  uint64_t offset, size;
+};
+
+static void blob_close(struct blob *b) {
+  if (b->fd >= 0)
+    close(b->fd);
+  b->fd = -1;
+}
+
+static int blob_hash(const struct blob *b, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+  _cleanup_free_ char *buf = xmalloc(HASH_CHUNK);
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  uint64_t done = 0;
+  while (done < b->size) {
+    size_t want = b->size - done < HASH_CHUNK ? (size_t)(b->size - done) : HASH_CHUNK;
+    ssize_t n = pread(b->fd, buf, want, (off_t)(b->offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return hutch_error_sys(err, "read at byte %" PRIu64, b->offset + done);
+    if (n == 0)
+      return hutch_error_set(err, EIO, "the blob ends after %" PRIu64 " of %" PRIu64 " bytes", done, b->size);
+    sha256_update(&ctx, buf, (size_t)n);
+    done += (uint64_t)n;
+  }
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_final(&ctx, d);
+  sha256_hex(d, hex);
+  return 0;
+}
+
+/* Before a blob is used: its bytes must be the ones its digest names. */
+static int blob_verify(const struct blob *b, const char *what, const char *want_hex, uint64_t want_size,
+                       hutch_error_t *err) {
+  if (want_size && want_size != b->size) {
+    hutch_error_set(err, EBADMSG, "%s sha256:%.12s: %" PRIu64 " bytes where its descriptor says %" PRIu64, what,
+                    want_hex, b->size, want_size);
+    return hutch_error_hint(err, "the image is damaged or was tampered with; nothing was imported");
+  }
+  char got[SHA256_HEX_SIZE];
+  if (blob_hash(b, got, err) < 0)
+    return hutch_error_wrap(err, "%s sha256:%.12s", what, want_hex);
+  if (strcmp(got, want_hex) != 0) {
+    hutch_error_set(err, EBADMSG, "%s: digest mismatch: expected sha256:%s, got sha256:%s", what, want_hex, got);
+    return hutch_error_hint(err, "the image is damaged or was tampered with; nothing was imported");
+  }
+  return 0;
+}
+
+static int blob_read(const struct blob *b, const char *what, char **out, size_t *len, hutch_error_t *err) {
+  if (b->size > OCI_MAX_DOCUMENT)
+    return hutch_error_set(err, EFBIG, "%s: %" PRIu64 " bytes, more than a document may have", what, b->size);
+  char *buf = xmalloc(b->size + 1);
+  size_t done = 0;
+  while (done < b->size) {
+    ssize_t n = pread(b->fd, buf + done, b->size - done, (off_t)(b->offset + done));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      free(buf);
+      return n < 0 ? hutch_error_sys(err, "read %s", what) : hutch_error_set(err, EIO, "read %s: short file", what);
+    }
+    done += (size_t)n;
+  }
+  buf[done] = '\0';
+  *out = buf;
+  *len = done;
+  return 0;
+}
+
+/* ---- a local image: a layout directory or an archive ------------------- */
+
+struct source {
+  const char *file;
+  int dirfd; /* a layout directory, else -1 */
+  int fd;    /* an archive, else -1 */
+  struct tar_index tar;
+};
+
+static bool source_has(const struct source *s, const char *member) {
+  if (s->dirfd >= 0) {
+    struct stat st;
+    return fstatat(s->dirfd, member, &st, 0) == 0 && S_ISREG(st.st_mode);
+  }
+  return tar_index_find(&s->tar, member) != NULL;
+}
+
+static int source_open(const struct source *s, const char *member, struct blob *b, hutch_error_t *err) {
+  b->fd = -1;
+  _cleanup_free_ char *clean = layer_clean_path(member);
+  if (unpack_path_problem(member) != NULL)
+    return hutch_error_set(err, EINVAL, "%s: the image names the file \"%s\", outside the image", s->file, member);
+  if (s->dirfd >= 0) {
+    int fd = openat(s->dirfd, member, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+      int e = fd < 0 ? errno : EINVAL;
+      if (fd >= 0)
+        close(fd);
+      return hutch_error_set(err, e, "%s: open %s", s->file, member);
+    }
+    *b = (struct blob){.fd = fd, .offset = 0, .size = (uint64_t)st.st_size};
+    return 0;
+  }
+  const struct tar_member *m = tar_index_find(&s->tar, clean);
+  if (m == NULL)
+    return hutch_error_set(err, ENOENT, "%s: the archive has no %s", s->file, member);
+  int fd = dup(s->fd);
+  if (fd < 0)
+    return hutch_error_sys(err, "dup");
+  *b = (struct blob){.fd = fd, .offset = m->offset, .size = m->size};
+  return 0;
+}
+
+/* ---- what an image is made of, wherever it comes from ----------------- */
+
+struct plan {
+  const char *format; /* "oci-layout", "docker-archive", "registry" */
+  const char *source; /* a file, or the reference pulled */
+  char key[SHA256_HEX_SIZE];
+  char *manifest_digest; /* NULL for `docker save` */
+  char *config_digest;
+  struct oci_config config;
+  size_t n_layers;
+  char **layer_hex; /* the digest each layer's bytes must have */
+  uint64_t *layer_size;
+};
+
+static void plan_clear(struct plan *p) {
+  free(p->manifest_digest);
+  free(p->config_digest);
+  oci_config_clear(&p->config);
+  for (size_t i = 0; i < p->n_layers; i++)
+    free(p->layer_hex[i]);
+  free(p->layer_hex);
+  free(p->layer_size);
+  memset(p, 0, sizeof(*p));
+}
+
+static void plan_add_layer(struct plan *p, const char *hex, uint64_t size) {
+  p->layer_hex = xrealloc(p->layer_hex, (p->n_layers + 1) * sizeof(*p->layer_hex));
+  p->layer_size = xrealloc(p->layer_size, (p->n_layers + 1) * sizeof(*p->layer_size));
+  p->layer_hex[p->n_layers] = xstrdup(hex);
+  p->layer_size[p->n_layers] = size;
+  p->n_layers++;
+}
+
+/* Layers from a manifest; refuses what hutch cannot apply. */
+static int plan_layers_from_manifest(struct plan *p, const struct oci_manifest *m, hutch_error_t *err) {
+  for (size_t i = 0; i < m->n_layers; i++) {
+    if (!oci_layer_media_type_ok(m->layers[i].media_type)) {
+      hutch_error_set(err, ENOTSUP, "layer %zu has the media type %s, which is not a tar layer", i + 1,
+                      m->layers[i].media_type);
+      return hutch_error_hint(err, "hutch applies tar layers, uncompressed or compressed with gzip or zstd");
+    }
+    char hex[SHA256_HEX_SIZE];
+    oci_digest_hex(m->layers[i].digest, hex);
+    plan_add_layer(p, hex, m->layers[i].size);
+  }
+  return 0;
+}
+
+static void add_string_or_null(cJSON *o, const char *key, const char *v) {
+  if (v)
+    cJSON_AddStringToObject(o, key, v);
+  else
+    cJSON_AddNullToObject(o, key);
+}
+
+static cJSON *plan_meta(const struct plan *p, const struct idmap_set *maps, const struct unpack_stats *stats) {
+  cJSON *j = store_meta_new(p->key, p->source, maps, stats);
+  cJSON *img = cJSON_AddObjectToObject(j, "image");
+  cJSON_AddStringToObject(img, "format", p->format);
+  add_string_or_null(img, "manifest", p->manifest_digest);
+  cJSON_AddStringToObject(img, "config", p->config_digest);
+  if (p->config.os || p->config.arch) {
+    _cleanup_free_ char *platform =
+        xasprintf("%s/%s", p->config.os ? p->config.os : "?", p->config.arch ? p->config.arch : "?");
+    cJSON_AddStringToObject(img, "platform", platform);
+  }
+  cJSON *layers = cJSON_AddArrayToObject(img, "layers");
+  for (size_t i = 0; i < p->n_layers; i++) {
+    _cleanup_free_ char *d = xasprintf("sha256:%s", p->layer_hex[i]);
+    cJSON_AddItemToArray(layers, cJSON_CreateString(d));
+  }
+  cJSON_AddNumberToObject(img, "whiteouts", (double)stats->whiteouts);
+  cJSON_AddItemToObject(img, "env",
+                        cJSON_CreateStringArray((const char *const *)p->config.env,
+                                                (int)strv_length((const char *const *)p->config.env)));
+  add_string_or_null(img, "workdir", p->config.workdir && p->config.workdir[0] ? p->config.workdir : NULL);
+  add_string_or_null(img, "user", p->config.user && p->config.user[0] ? p->config.user : NULL);
+  return j;
+}
+
+void oci_meta_defaults(const struct cJSON *meta, char ***env, char **workdir, char **user) {
+  *env = NULL;
+  *workdir = *user = NULL;
+  const cJSON *img = cJSON_GetObjectItemCaseSensitive(meta, "image");
+  if (!cJSON_IsObject(img))
+    return;
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(img, "env");
+  if (cJSON_IsArray(e)) {
+    size_t n = 0;
+    *env = xcalloc((size_t)cJSON_GetArraySize(e) + 1, sizeof(char *));
+    const cJSON *item;
+    cJSON_ArrayForEach(item, e) {
+      if (cJSON_IsString(item) && strchr(item->valuestring, '='))
+        (*env)[n++] = xstrdup(item->valuestring);
+    }
+  }
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(img, "workdir");
+  if (cJSON_IsString(w) && w->valuestring[0] == '/')
+    *workdir = xstrdup(w->valuestring);
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(img, "user");
+  if (cJSON_IsString(u) && u->valuestring[0])
+    *user = xstrdup(u->valuestring);
+}
+
+/* Hands out layer i as a verified blob. */
+typedef int (*layer_fn)(void *ctx, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err);
+
+static void add_stats(struct unpack_stats *sum, const struct unpack_stats *s) {
+  sum->size += s->size;
+  sum->entries += s->entries;
+  sum->skipped_special += s->skipped_special;
+  sum->owners_collapsed += s->owners_collapsed;
+  sum->non_root_owned += s->non_root_owned;
+  sum->setid_dropped += s->setid_dropped;
+  sum->warnings += s->warnings;
+  sum->whiteouts += s->whiteouts;
+  if (sum->first_warning[0] == '\0')
+    memcpy(sum->first_warning, s->first_warning, sizeof(sum->first_warning));
+  if (sum->first_collapsed[0] == '\0')
+    memcpy(sum->first_collapsed, s->first_collapsed, sizeof(sum->first_collapsed));
+}
+
+/* Apply every layer into a new entry.  0: made, 1: it was there already. */
+static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn get_layer, void *ctx,
+                      hutch_progress_fn progress, void *progress_data, FILE *notices, hutch_error_t *err) {
+  if (store_has_entry(store, p->key))
+    return 1;
+  if (p->n_layers == 0)
+    return hutch_error_set(err, EINVAL, "the image has no layers");
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  struct store_stage stage;
+  if (store_stage_begin(store, &stage, err) < 0)
+    return -1;
+  struct unpack_stats total = {0};
+  for (size_t i = 0; i < p->n_layers; i++) {
+    struct blob b = {.fd = -1};
+    if (get_layer(ctx, p, i, &b, err) < 0) {
+      store_stage_abort(store, &stage);
+      return hutch_error_wrap(err, "layer %zu of %zu", i + 1, p->n_layers);
+    }
+    struct unpack_request req = {
+        .fd = b.fd,
+        .total = b.size,
+        .target = stage.rootfs,
+        .maps = maps,
+        .progress = progress,
+        .progress_data = progress_data,
+        .layer = true,
+        .offset = b.offset,
+        .length = b.size,
+    };
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    struct unpack_stats stats;
+    int r = unpack_archive(&req, digest, &stats, err);
+    blob_close(&b);
+    char hex[SHA256_HEX_SIZE];
+    if (r == 0) {
+      sha256_hex(digest, hex);
+      /* The bytes unpacked are the bytes verified (a file changed in
+       * between would show here). */
+      if (strcmp(hex, p->layer_hex[i]) != 0)
+        r = hutch_error_set(err, EBADMSG, "the blob changed while it was applied (sha256:%.12s, then sha256:%.12s)",
+                            p->layer_hex[i], hex);
+    }
+    if (r < 0) {
+      store_stage_abort(store, &stage);
+      return hutch_error_wrap(err, "layer %zu of %zu (sha256:%.12s)", i + 1, p->n_layers, p->layer_hex[i]);
+    }
+    add_stats(&total, &stats);
+  }
+  cJSON *meta = plan_meta(p, maps, &total);
+  int r = store_stage_commit(store, &stage, p->key, meta, err);
+  cJSON_Delete(meta);
+  if (r == 0)
+    store_print_notices(notices, p->source, maps, &total);
+  return r;
+}
+
+/* ---- local images ------------------------------------------------------ */
+
+static char *blob_member(const char *digest) {
+  char hex[SHA256_HEX_SIZE];
+  oci_digest_hex(digest, hex);
+  return xasprintf("blobs/sha256/%s", hex);
+}
+
+/* Open, verify and read a small document named by a descriptor. */
+static int source_document(const struct source *s, const char *what, const struct oci_descriptor *d, char **text,
+                           size_t *len, hutch_error_t *err) {
+  _cleanup_free_ char *member = blob_member(d->digest);
+  struct blob b;
+  if (source_open(s, member, &b, err) < 0)
+    return -1;
+  char hex[SHA256_HEX_SIZE];
+  oci_digest_hex(d->digest, hex);
+  int r = blob_verify(&b, what, hex, d->size, err);
+  if (r == 0)
+    r = blob_read(&b, what, text, len, err);
+  blob_close(&b);
+  return r;
+}
+
+static ssize_t pick_platform(const struct oci_descriptor *d, size_t n, const char *where, hutch_error_t *err) {
+  const char *os, *arch, *variant;
+  oci_host_platform(&os, &arch, &variant);
+  ssize_t i = oci_select_platform(d, n, os, arch, variant);
+  if (i >= 0)
+    return i;
+  /* A layout of single-platform manifests (one per tag) says no platform. */
+  for (size_t k = 0; k < n; k++)
+    if (d[k].arch == NULL)
+      return (ssize_t)k;
+  _cleanup_free_ char *have = xstrdup("");
+  for (size_t k = 0; k < n; k++) {
+    char *next = xasprintf("%s%s%s/%s%s%s", have, k ? ", " : "", d[k].os ? d[k].os : "?", d[k].arch ? d[k].arch : "?",
+                           d[k].variant ? "/" : "", d[k].variant ? d[k].variant : "");
+    free(have);
+    have = next;
+  }
+  hutch_error_set(err, ENOENT, "%s has no image for %s/%s%s%s (it has: %s)", where, os, arch, variant ? "/" : "",
+                  variant ? variant : "", have);
+  return -1;
+}
+
+/* From index.json down to one image manifest, for this host's platform. */
+static int plan_oci_layout(const struct source *s, struct plan *p, hutch_error_t *err) {
+  struct blob b;
+  if (source_open(s, "index.json", &b, err) < 0)
+    return -1;
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r = blob_read(&b, "index.json", &text, &len, err);
+  blob_close(&b);
+  if (r < 0)
+    return -1;
+  struct oci_descriptor *list = NULL;
+  size_t n = 0;
+  if (oci_parse_index(text, len, &list, &n, err) < 0)
+    return hutch_error_wrap(err, "index.json");
+  struct oci_descriptor chosen = {0};
+  for (int depth = 0;; depth++) {
+    ssize_t i = n == 1 ? 0 : pick_platform(list, n, depth ? "the image index" : "index.json", err);
+    if (i < 0) {
+      oci_descriptors_free(list, n);
+      return -1;
+    }
+    chosen = list[i];
+    memset(&list[i], 0, sizeof(list[i]));
+    oci_descriptors_free(list, n);
+    list = NULL;
+    free(text);
+    text = NULL;
+    if (source_document(s, "image manifest", &chosen, &text, &len, err) < 0)
+      goto fail;
+    enum oci_doc_kind kind = oci_doc_kind(chosen.media_type, text, len);
+    if (kind == OCI_DOC_MANIFEST)
+      break;
+    if (kind != OCI_DOC_INDEX || depth + 1 >= MAX_INDEX_DEPTH) {
+      hutch_error_set(err, EINVAL, "%s is neither an image manifest nor an index", chosen.digest);
+      goto fail;
+    }
+    if (oci_parse_index(text, len, &list, &n, err) < 0)
+      goto fail;
+    oci_descriptor_clear(&chosen);
+  }
+  struct oci_manifest m;
+  if (oci_parse_manifest(text, len, &m, err) < 0)
+    goto fail;
+  oci_digest_hex(chosen.digest, p->key);
+  p->manifest_digest = xstrdup(chosen.digest);
+  p->config_digest = xstrdup(m.config.digest);
+  free(text);
+  text = NULL;
+  r = source_document(s, "image config", &m.config, &text, &len, err);
+  if (r == 0)
+    r = oci_parse_config(text, len, &p->config, err);
+  if (r == 0)
+    r = plan_layers_from_manifest(p, &m, err);
+  oci_manifest_clear(&m);
+  oci_descriptor_clear(&chosen);
+  return r;
+fail:
+  oci_descriptor_clear(&chosen);
+  return -1;
+}
+
+/* `docker save`: manifest.json names the config and the layers by path; the
+ * config's name is its digest, and each layer's digest is either in its
+ * name (blobs/sha256/HEX) or the config's diff_id (an uncompressed
+ * <id>/layer.tar). */
+static int plan_docker_archive(const struct source *s, struct plan *p, struct docker_save *save, hutch_error_t *err) {
+  struct blob b;
+  if (source_open(s, "manifest.json", &b, err) < 0)
+    return -1;
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r = blob_read(&b, "manifest.json", &text, &len, err);
+  blob_close(&b);
+  if (r < 0 || docker_parse_save(text, len, save, err) < 0)
+    return -1;
+  _cleanup_free_ char *clean = layer_clean_path(save->config);
+  const char *base = strrchr(clean, '/') ? strrchr(clean, '/') + 1 : clean;
+  _cleanup_free_ char *digest = xasprintf("sha256:%.64s", base);
+  char hex[SHA256_HEX_SIZE];
+  if (!oci_digest_hex(digest, hex) || (strlen(base) != 64 && strcmp(base + 64, ".json") != 0)) {
+    hutch_error_set(err, EINVAL, "manifest.json names the config \"%s\", which is not named by its digest",
+                    save->config);
+    return hutch_error_hint(err, "hutch verifies every part of an image: save it again with `docker save`");
+  }
+  if (source_open(s, save->config, &b, err) < 0)
+    return -1;
+  free(text);
+  text = NULL;
+  r = blob_verify(&b, "image config", hex, 0, err);
+  if (r == 0)
+    r = blob_read(&b, "image config", &text, &len, err);
+  blob_close(&b);
+  if (r < 0 || oci_parse_config(text, len, &p->config, err) < 0)
+    return -1;
+  memcpy(p->key, hex, sizeof(p->key));
+  p->config_digest = xasprintf("sha256:%s", hex);
+  for (size_t i = 0; i < save->n_layers; i++) {
+    _cleanup_free_ char *lc = layer_clean_path(save->layers[i]);
+    char lhex[SHA256_HEX_SIZE];
+    _cleanup_free_ char *named = strncmp(lc, "blobs/sha256/", 13) == 0 ? xasprintf("sha256:%s", lc + 13) : NULL;
+    if (named && oci_digest_hex(named, lhex)) {
+      plan_add_layer(p, lhex, 0);
+    } else if (i < p->config.n_diff_ids && oci_digest_hex(p->config.diff_ids[i], lhex)) {
+      plan_add_layer(p, lhex, 0);
+    } else {
+      hutch_error_set(err, EINVAL, "layer %zu (%s) has no digest to check it against", i + 1, save->layers[i]);
+      return hutch_error_hint(err, "the config's rootfs.diff_ids must list one sha256 digest per layer");
+    }
+  }
+  return 0;
+}
+
+struct local_ctx {
+  const struct source *s;
+  const struct docker_save *save; /* NULL for an OCI layout */
+};
+
+static int local_layer(void *data, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err) {
+  struct local_ctx *c = data;
+  _cleanup_free_ char *digest = xasprintf("sha256:%s", p->layer_hex[i]);
+  _cleanup_free_ char *member = c->save ? xstrdup(c->save->layers[i]) : blob_member(digest);
+  if (source_open(c->s, member, out, err) < 0)
+    return -1;
+  if (blob_verify(out, "layer", p->layer_hex[i], p->layer_size[i], err) < 0) {
+    blob_close(out);
+    return -1;
+  }
+  return 0;
+}
+
+int oci_import(struct hutch_store *store, const char *file, int fd, const struct hutch_import_options *opts,
+               FILE *notices, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return hutch_error_sys(err, "stat");
+  struct source s = {.file = file, .dirfd = -1, .fd = -1};
+  if (S_ISDIR(st.st_mode)) {
+    s.dirfd = fd;
+  } else {
+    int r = tar_index_read(fd, &s.tar, err);
+    if (r <= 0)
+      return r < 0 ? -1 : OCI_NOT_AN_IMAGE;
+    s.fd = fd;
+  }
+  struct plan p = {.source = file};
+  struct docker_save save = {0};
+  int r;
+  if (source_has(&s, "index.json")) {
+    p.format = s.dirfd >= 0 ? "oci-layout" : "oci-archive";
+    r = plan_oci_layout(&s, &p, err);
+  } else if (source_has(&s, "manifest.json")) {
+    p.format = "docker-archive";
+    r = plan_docker_archive(&s, &p, &save, err);
+  } else {
+    tar_index_clear(&s.tar);
+    return OCI_NOT_AN_IMAGE;
+  }
+  if (r == 0) {
+    struct local_ctx ctx = {.s = &s, .save = p.manifest_digest ? NULL : &save};
+    r = plan_apply(store, &p, local_layer, &ctx, opts->progress, opts->progress_data, notices, err);
+    if (r >= 0)
+      memcpy(hex, p.key, SHA256_HEX_SIZE);
+  }
+  plan_clear(&p);
+  docker_save_clear(&save);
+  tar_index_clear(&s.tar);
+  return r;
+}
+
+/* ---- an image's defaults in a sandbox ---------------------------------- */
+
+char **oci_image_env(const struct hutch_image *image, const char *const *extra) {
+  const char *const *layers[] = {(const char *const *)image->env, extra};
+  return env_merge(layers, 2);
+}
+
+void oci_image_user_notice(const struct hutch_image *image) {
+  static bool warned;
+  if (warned || oci_user_is_root(image->user))
+    return;
+  warned = true;
+  hutch_warn("the image's User \"%s\" is ignored: commands in a sandbox run as root of its user namespace",
+             image->user);
+}
+
+/* ---- pulling from a registry ------------------------------------------- */
+
+struct pull_ctx {
+  struct registry_client *client;
+  struct store_stage area; /* where blobs are downloaded, removed afterwards */
+  hutch_progress_fn progress;
+  void *progress_data;
+};
+
+/* Download a blob into the pull area (verified by download_file against
+ * its digest) and open it; the file itself is removed at once. */
+static int pull_blob(struct pull_ctx *c, const char *hex, uint64_t want_size, struct blob *b, hutch_error_t *err) {
+  _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
+  _cleanup_free_ char *dest = xasprintf("%s/../%s", c->area.rootfs, hex);
+  if (registry_get_blob(c->client, digest, dest, c->progress, c->progress_data, err) < 0)
+    return -1;
+  int fd = open(dest, O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0) {
+    if (fd >= 0)
+      close(fd);
+    return hutch_error_sys(err, "open the downloaded blob %s", dest);
+  }
+  unlink(dest);
+  *b = (struct blob){.fd = fd, .offset = 0, .size = (uint64_t)st.st_size};
+  if (want_size && want_size != b->size) {
+    blob_close(b);
+    return hutch_error_set(err, EBADMSG, "blob %s: %" PRIu64 " bytes where its descriptor says %" PRIu64, digest,
+                           (uint64_t)st.st_size, want_size);
+  }
+  return 0;
+}
+
+static int pull_layer(void *data, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err) {
+  return pull_blob(data, p->layer_hex[i], p->layer_size[i], out, err);
+}
+
+/* Resolve the reference to one image manifest for this platform. */
+static int pull_resolve(struct registry_client *client, const struct registry_ref *ref, char **text, size_t *len,
+                        char key[SHA256_HEX_SIZE], hutch_error_t *err) {
+  _cleanup_free_ char *reference = xstrdup(ref->digest ? ref->digest : ref->tag);
+  _cleanup_free_ char *want = ref->digest ? xstrdup(ref->digest + 7) : NULL;
+  uint64_t want_size = 0;
+  for (int depth = 0; depth < MAX_INDEX_DEPTH; depth++) {
+    _cleanup_free_ char *mt = NULL;
+    char hex[SHA256_HEX_SIZE];
+    free(*text);
+    *text = NULL;
+    if (registry_get_manifest(client, reference, text, len, &mt, hex, err) < 0)
+      return -1;
+    if (want && strcmp(hex, want) != 0) {
+      hutch_error_set(err, EBADMSG, "the manifest %s: digest mismatch: expected sha256:%s, got sha256:%s", reference,
+                      want, hex);
+      return hutch_error_hint(err, "the registry sent other bytes than the ones named; nothing was imported");
+    }
+    if (want_size && want_size != *len)
+      return hutch_error_set(err, EBADMSG, "the manifest %s: %zu bytes where the index says %" PRIu64, reference, *len,
+                             want_size);
+    enum oci_doc_kind kind = oci_doc_kind(mt, *text, *len);
+    if (kind == OCI_DOC_MANIFEST) {
+      memcpy(key, hex, SHA256_HEX_SIZE);
+      return 0;
+    }
+    if (kind != OCI_DOC_INDEX) {
+      hutch_error_set(err, ENOTSUP, "%s is neither an image manifest nor an index (Content-Type %s)", reference,
+                      mt ? mt : "none");
+      return hutch_error_hint(err, "hutch pulls OCI and Docker v2 (schema 2) images");
+    }
+    struct oci_descriptor *list = NULL;
+    size_t n = 0;
+    if (oci_parse_index(*text, *len, &list, &n, err) < 0)
+      return -1;
+    _cleanup_free_ char *where = xasprintf("the image index of %s", ref->repo);
+    ssize_t i = pick_platform(list, n, where, err);
+    if (i >= 0) {
+      free(reference);
+      reference = xstrdup(list[i].digest);
+      free(want);
+      want = xstrdup(list[i].digest + 7);
+      want_size = list[i].size;
+    }
+    oci_descriptors_free(list, n);
+    if (i < 0)
+      return -1;
+  }
+  return hutch_error_set(err, ELOOP, "image indexes nested more than %d deep", MAX_INDEX_DEPTH);
+}
+
+int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *name, const struct oci_pull_options *opts,
+                    struct hutch_image *out, hutch_error_t *err) {
+  static const struct oci_pull_options defaults;
+  if (opts == NULL)
+    opts = &defaults;
+  FILE *notices = opts->notices ? opts->notices : stderr;
+  struct registry_ref ref;
+  if (registry_ref_parse(ref_text, &ref, err) < 0)
+    return -1;
+  _cleanup_free_ char *pretty = registry_ref_format(&ref);
+  struct hutch_store *store = NULL;
+  struct registry_client *client = NULL;
+  _cleanup_free_ char *text = NULL, *short_name = NULL;
+  size_t len = 0;
+  struct plan p = {.format = "registry", .source = pretty};
+  struct pull_ctx ctx = {.area = {.fd = -1}, .progress = opts->progress, .progress_data = opts->progress_data};
+  struct oci_manifest m = {0};
+  int ret = -1;
+  if (hutch_store_open(store_path, &store, err) < 0 || registry_client_new(&ref, opts->auth_file, &client, err) < 0)
+    goto out;
+  ctx.client = client;
+  if (pull_resolve(client, &ref, &text, &len, p.key, err) < 0)
+    goto out;
+  p.manifest_digest = xasprintf("sha256:%s", p.key);
+  if (store_has_entry(store, p.key)) {
+    hutch_debug("pull %s: sha256:%s is in the store already", pretty, p.key);
+    ret = 1;
+  } else {
+    if (oci_parse_manifest(text, len, &m, err) < 0 || store_stage_begin(store, &ctx.area, err) < 0)
+      goto out;
+    char chex[SHA256_HEX_SIZE];
+    oci_digest_hex(m.config.digest, chex);
+    struct blob cb;
+    if (pull_blob(&ctx, chex, m.config.size, &cb, err) < 0)
+      goto out;
+    free(text);
+    text = NULL;
+    int r = blob_read(&cb, "image config", &text, &len, err);
+    blob_close(&cb);
+    if (r < 0 || oci_parse_config(text, len, &p.config, err) < 0 || plan_layers_from_manifest(&p, &m, err) < 0)
+      goto out;
+    p.config_digest = xstrdup(m.config.digest);
+    ret = plan_apply(store, &p, pull_layer, &ctx, NULL, NULL, notices, err);
+    if (ret < 0)
+      goto out;
+  }
+  /* The default name is the reference, whose '/' a store name cannot
+   * have: the last component and the tag stand for it then. */
+  if (name && !paths_valid_name(name)) {
+    const char *last = strrchr(ref.repo, '/') ? strrchr(ref.repo, '/') + 1 : ref.repo;
+    short_name = ref.tag ? xasprintf("%s:%s", last, ref.tag) : xasprintf("%s-%.12s", last, ref.digest + 7);
+    name = short_name;
+  }
+  if (store_name_entry(store, p.key, name, notices, out, err) < 0)
+    ret = -1;
+out:
+  if (ret < 0)
+    hutch_error_wrap(err, "pull %s", pretty);
+  if (ctx.area.rootfs)
+    store_stage_abort(store, &ctx.area);
+  oci_manifest_clear(&m);
+  plan_clear(&p);
+  registry_client_free(client);
+  hutch_store_close(store);
+  registry_ref_clear(&ref);
+  return ret;
+}

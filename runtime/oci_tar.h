@@ -1,0 +1,35 @@
+/* The members of an uncompressed tar file, found by walking its headers:
+ * an image archive (`docker save`, an OCI layout tarball) is read in place,
+ * each blob as a byte range of the file, without unpacking the archive.
+ * Names are only ever compared with the names an index or manifest gives,
+ * never used as paths. */
+#ifndef HUTCH_OCI_TAR_H
+#define HUTCH_OCI_TAR_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+struct tar_member {
+  char *name; /* cleaned: no leading "./", no trailing '/' */
+  uint64_t offset, size;
+};
+
+struct tar_index {
+  struct tar_member *members;
+  size_t n;
+};
+
+/* 1 with the index filled when fd is an uncompressed tar archive whose
+ * names are all those of an image archive (oci_archive_member_name), 0 when
+ * it is not one (a rootfs tarball, a compressed file), -1 on a read error. */
+int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err);
+/* The last member of that name (a later one replaces an earlier one in tar). */
+const struct tar_member *tar_index_find(const struct tar_index *idx, const char *name);
+void tar_index_clear(struct tar_index *idx);
+
+/* Pure: is this 512-byte block a valid ustar/GNU header (checksum)? */
+bool tar_header_valid(const unsigned char block[512]);
+
+#endif

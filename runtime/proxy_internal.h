@@ -1,0 +1,144 @@
+/* The proxy's pieces (proxy.c: loop and listeners; proxy_conn.c: one
+ * client connection; proxy_resolve.c: resolver threads; proxy_audit.c: the
+ * JSON lines).  Internal to those files. */
+#ifndef HUTCH_PROXY_INTERNAL_H
+#define HUTCH_PROXY_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "proxy.h"
+
+#define PROXY_BUF_SIZE 65536
+#define PROXY_MAX_ADDRS 16
+/* Seconds an answered error waits for the client to close first, so that
+ * the answer is not destroyed by a reset. */
+#define PROXY_LINGER 2.0
+/* Longest wait for a name or a connect; the idle timeout when shorter. */
+#define PROXY_CONNECT_TIMEOUT 30.0
+
+enum endpoint_kind { EP_LISTENER, EP_CLIENT, EP_UPSTREAM, EP_RESOLVER, EP_STOP };
+
+struct endpoint {
+  enum endpoint_kind kind;
+  int fd;
+  void *owner; /* struct conn, struct listener or struct proxy */
+  bool can_read, can_write;
+};
+
+struct proxy_buf {
+  char *data;
+  size_t start, end;
+};
+
+enum conn_state {
+  CONN_HEAD,       /* reading the request head */
+  CONN_RESOLVING,  /* waiting for the resolver threads */
+  CONN_CONNECTING, /* non-blocking connect to addrs[next_addr - 1] */
+  CONN_FORWARD,    /* plain HTTP: the head and body up, the answer down */
+  CONN_TUNNEL,     /* CONNECT: bytes both ways */
+  CONN_LINGER,     /* an answer of ours, then waiting for the client to close */
+};
+
+struct listener;
+struct resolve_job;
+
+struct conn {
+  struct listener *l;
+  struct conn *prev, *next;  /* the listener's connections */
+  struct conn *pending_next; /* on the proxy's list of unfinished pumps */
+  bool pending;
+  struct endpoint client, up;
+  enum conn_state state;
+  struct proxy_buf c2u, u2c;
+  bool client_eof, up_eof, client_shut, up_shut;
+  bool counted;       /* in l->active */
+  uint64_t body_left; /* plain HTTP: body bytes still to forward */
+  bool sni_pending;
+  bool connect; /* a CONNECT request */
+  char method[24];
+  char host[256];
+  uint16_t port;
+  struct sockaddr_storage addrs[PROXY_MAX_ADDRS];
+  size_t n_addrs, next_addr;
+  bool override;
+  char address[64];     /* the one used, or empty */
+  const char *decision; /* "allow", "refuse", "error", or NULL: not logged */
+  char rule[160];
+  char error[200];
+  uint64_t bytes_up, bytes_down;
+  size_t own_pending;                  /* bytes of our own answer at the front of u2c */
+  double start, last_active, deadline; /* deadline: resolve/connect/linger, 0: none */
+  struct resolve_job *job;
+  bool dead;
+};
+
+struct listener {
+  struct proxy *p;
+  struct endpoint ep;
+  char *sandbox_id;
+  const struct net_policy *policy;
+  int audit_fd;
+  unsigned active;
+  uint64_t bytes_used;
+  bool exhausted;
+  double paused_until; /* out of file descriptors: accept later */
+  struct conn *conns;
+};
+
+struct resolver;
+
+struct proxy {
+  int epfd;
+  struct listener **listeners;
+  size_t n_listeners;
+  struct resolver *resolver;
+  struct endpoint resolver_ep, stop_ep;
+  struct conn *pending;   /* connections with more to pump */
+  struct conn *graveyard; /* closed, freed after the current batch of events */
+  size_t max_events;
+};
+
+/* proxy_conn.c */
+void conn_accept(struct listener *l, int fd, double now);
+void conn_event(struct conn *c, struct endpoint *ep, uint32_t events, double now);
+void conn_pump(struct conn *c, double now);
+void conn_resolved(struct conn *c, struct resolve_job *job, double now);
+void conn_timeout_check(struct conn *c, double now);
+void conn_close(struct conn *c, const char *error);
+void conn_free(struct conn *c);
+
+/* proxy_resolve.c: getaddrinfo in a few threads, completions on an eventfd. */
+struct resolve_job {
+  struct resolve_job *next;
+  struct conn *c; /* NULL once the connection is gone */
+  char host[256];
+  int gai_error;
+  struct sockaddr_storage addrs[PROXY_MAX_ADDRS];
+  size_t n_addrs;
+};
+int resolver_new(struct resolver **out, hutch_error_t *err);
+int resolver_fd(const struct resolver *r);
+void resolver_submit(struct resolver *r, struct resolve_job *job);
+/* The finished jobs (a list through ->next), after the eventfd fired. */
+struct resolve_job *resolver_take_done(struct resolver *r);
+void resolver_free(struct resolver *r);
+
+/* proxy_audit.c */
+struct audit_record {
+  const char *sandbox, *method, *host;
+  unsigned port;
+  const char *address; /* NULL: null */
+  const char *decision, *rule;
+  bool override;
+  uint64_t bytes_up, bytes_down;
+  double duration_ms;
+  const char *error; /* NULL: null */
+};
+/* One line with one write(): lines of concurrent writers never interleave. */
+void proxy_audit_write(int fd, const struct audit_record *r);
+/* JSON string escaping into a growing buffer (exposed for the unit test). */
+char *proxy_json_escape(const char *s);
+
+#endif

@@ -1,0 +1,66 @@
+/* Registries of the OCI distribution API: references, authentication
+ * challenges and credentials (registry_ref.c, pure), and the requests
+ * (registry.c, through the dlopen()ed libcurl). */
+#ifndef HUTCH_REGISTRY_H
+#define HUTCH_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hutch.h"
+#include "oci_image.h"
+
+/* Docker's naming rules, as data: a name without a registry host is on
+ * Docker Hub, and a one-component name there is an official image. */
+struct registry_defaults {
+  const char *hub_domain;          /* what users write: "docker.io" */
+  const char *const *hub_aliases;  /* other spellings of it, NULL-terminated */
+  const char *hub_api_host;        /* where its API answers */
+  const char *hub_official_prefix; /* "library" */
+  const char *hub_auth_key;        /* its key in ~/.docker/config.json "auths" */
+  const char *default_tag;         /* "latest" */
+};
+extern const struct registry_defaults registry_defaults;
+
+struct registry_ref {
+  char *domain;    /* as written or defaulted: "docker.io", "127.0.0.1:5000" */
+  char *host;      /* where the API is: hub_api_host for Docker Hub, else domain */
+  char *repo;      /* "library/ubuntu" */
+  char *tag;       /* NULL when pulled by digest only */
+  char *digest;    /* "sha256:<hex>" or NULL */
+  bool plain_http; /* a loopback registry: http://, as Docker allows for localhost */
+};
+
+/* "[docker://][DOMAIN/]PATH[:TAG][@DIGEST]". */
+int registry_ref_parse(const char *ref, struct registry_ref *out, hutch_error_t *err);
+void registry_ref_clear(struct registry_ref *ref);
+/* "docker.io/library/ubuntu:latest" or "...@sha256:..." (new string). */
+char *registry_ref_format(const struct registry_ref *ref);
+
+/* WWW-Authenticate: `Bearer realm="...",service="...",scope="..."`. */
+struct registry_challenge {
+  char *scheme; /* "Bearer", "Basic" */
+  char *realm, *service, *scope;
+};
+int registry_challenge_parse(const char *header, struct registry_challenge *out);
+void registry_challenge_clear(struct registry_challenge *c);
+
+/* The base64 "user:password" of `domain` in a Docker/podman auth file's
+ * "auths" (keys may carry a scheme and a path); NULL when none. */
+char *registry_auth_lookup(const char *auth_json, const char *domain);
+
+/* ---- requests (registry.c) ---- */
+
+struct registry_client;
+int registry_client_new(const struct registry_ref *ref, const char *auth_file, struct registry_client **out,
+                        hutch_error_t *err);
+void registry_client_free(struct registry_client *c);
+/* GET /v2/<repo>/manifests/<reference>: the document, its media type, and
+ * the digest of its bytes (checked against a digest reference). */
+int registry_get_manifest(struct registry_client *c, const char *reference, char **body, size_t *len, char **media_type,
+                          char digest[SHA256_HEX_SIZE], hutch_error_t *err);
+/* GET /v2/<repo>/blobs/<digest> into dest, verified against the digest. */
+int registry_get_blob(struct registry_client *c, const char *digest, const char *dest, hutch_progress_fn progress,
+                      void *progress_data, hutch_error_t *err);
+
+#endif

@@ -1,0 +1,247 @@
+/* The pure parts of OCI images: references, WWW-Authenticate, credentials,
+ * platform selection, whiteout names, the written-path set, documents. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "layer.h"
+#include "oci_image.h"
+#include "registry.h"
+#include "tap.h"
+#include "util.h"
+
+static void ref_ok(const char *in, const char *domain, const char *host, const char *repo, const char *tag,
+                   const char *digest, bool plain_http) {
+  struct registry_ref r;
+  hutch_error_t err = NULL;
+  int rc = registry_ref_parse(in, &r, &err);
+  tap_is_int(rc, 0, "parse %s", in);
+  if (rc < 0) {
+    hutch_error_free(&err);
+    return;
+  }
+  tap_is_str(r.domain, domain, "%s: domain", in);
+  tap_is_str(r.host, host, "%s: API host", in);
+  tap_is_str(r.repo, repo, "%s: repository", in);
+  tap_is_str(r.tag, tag, "%s: tag", in);
+  tap_is_str(r.digest, digest, "%s: digest", in);
+  tap_is_int(r.plain_http, plain_http, "%s: plain http only for loopback", in);
+  registry_ref_clear(&r);
+}
+
+static void ref_bad(const char *in) {
+  struct registry_ref r;
+  hutch_error_t err = NULL;
+  tap_ok(registry_ref_parse(in, &r, &err) < 0 && err != NULL, "refuse %s", in);
+  hutch_error_free(&err);
+}
+
+static void classify(const char *path, enum layer_whiteout want, const char *target) {
+  char *clean = layer_clean_path(path);
+  char *t = NULL;
+  tap_is_int(layer_classify(clean, &t), want, "classify %s", path);
+  tap_is_str(t, target, "target of %s", path);
+  free(t);
+  free(clean);
+}
+
+static void clean(const char *in, const char *want) {
+  char *got = layer_clean_path(in);
+  tap_is_str(got, want, "clean '%s'", in);
+  free(got);
+}
+
+#define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+int main(void) {
+  /* ---- references: Docker's naming rules ---- */
+  ref_ok("docker://ubuntu", "docker.io", "registry-1.docker.io", "library/ubuntu", "latest", NULL, false);
+  ref_ok("ubuntu:24.04", "docker.io", "registry-1.docker.io", "library/ubuntu", "24.04", NULL, false);
+  ref_ok("docker://someone/tool:v2", "docker.io", "registry-1.docker.io", "someone/tool", "v2", NULL, false);
+  ref_ok("docker://docker.io/ubuntu", "docker.io", "registry-1.docker.io", "library/ubuntu", "latest", NULL, false);
+  ref_ok("docker://index.docker.io/library/debian:12", "docker.io", "registry-1.docker.io", "library/debian", "12",
+         NULL, false);
+  ref_ok("docker://127.0.0.1:5000/test/img:v1", "127.0.0.1:5000", "127.0.0.1:5000", "test/img", "v1", NULL, true);
+  ref_ok("docker://localhost/img", "localhost", "localhost", "img", "latest", NULL, true);
+  ref_ok("docker://[::1]:5000/a/b", "[::1]:5000", "[::1]:5000", "a/b", "latest", NULL, true);
+  ref_ok("docker://registry.test:443/team/app@sha256:" H64, "registry.test:443", "registry.test:443", "team/app", NULL,
+         "sha256:" H64, false);
+  ref_ok("docker://registry.test/app:1.0@sha256:" H64, "registry.test", "registry.test", "app", "1.0", "sha256:" H64,
+         false);
+  ref_bad("docker://Ubuntu");
+  ref_bad("docker://ubuntu:");
+  ref_bad("docker://ubuntu@sha256:abc");
+  ref_bad("docker://ubuntu@md5:" H64);
+  ref_bad("docker://a//b");
+  ref_bad("docker://-a");
+  ref_bad("docker://a/b:t@g");
+  struct registry_ref r;
+  if (registry_ref_parse("docker://127.0.0.1:5000/test/img@sha256:" H64, &r, NULL) == 0) {
+    char *s = registry_ref_format(&r);
+    tap_is_str(s, "127.0.0.1:5000/test/img@sha256:" H64, "format a digest reference");
+    free(s);
+    registry_ref_clear(&r);
+  }
+
+  /* ---- WWW-Authenticate ---- */
+  struct registry_challenge ch;
+  tap_is_int(registry_challenge_parse("Bearer realm=\"https://auth.test/token\",service=\"reg.test\","
+                                      "scope=\"repository:library/ubuntu:pull\"",
+                                      &ch),
+             0, "parse a Bearer challenge");
+  tap_is_str(ch.scheme, "Bearer", "scheme");
+  tap_is_str(ch.realm, "https://auth.test/token", "realm");
+  tap_is_str(ch.service, "reg.test", "service");
+  tap_is_str(ch.scope, "repository:library/ubuntu:pull", "scope");
+  registry_challenge_clear(&ch);
+  tap_is_int(registry_challenge_parse("Bearer realm=\"http://h/t\", service=svc , scope=\"a:b,c:pull\"", &ch), 0,
+             "spaces, a bare token value and a comma inside quotes");
+  tap_is_str(ch.service, "svc", "bare service");
+  tap_is_str(ch.scope, "a:b,c:pull", "quoted comma kept");
+  registry_challenge_clear(&ch);
+  tap_is_int(registry_challenge_parse("Basic realm=\"r\\\"x\"", &ch), 0, "parse a Basic challenge");
+  tap_is_str(ch.scheme, "Basic", "Basic scheme");
+  tap_is_str(ch.realm, "r\"x", "escaped quote");
+  tap_ok(ch.service == NULL, "no service");
+  registry_challenge_clear(&ch);
+  tap_ok(registry_challenge_parse("Bearer realm=\"unterminated", &ch) < 0, "an unterminated string is refused");
+  tap_ok(registry_challenge_parse("", &ch) < 0, "an empty header is refused");
+
+  /* ---- credentials ---- */
+  const char *auth = "{\"auths\": {\"https://index.docker.io/v1/\": {\"auth\": \"aHViOnB3\"},"
+                     " \"http://127.0.0.1:5000\": {\"auth\": \"bG9jYWw6cHc=\"},"
+                     " \"reg.test\": {\"auth\": \"\"}}}";
+  char *a = registry_auth_lookup(auth, "docker.io");
+  tap_is_str(a, "aHViOnB3", "Docker Hub's key in config.json");
+  free(a);
+  a = registry_auth_lookup(auth, "127.0.0.1:5000");
+  tap_is_str(a, "bG9jYWw6cHc=", "a key with a scheme");
+  free(a);
+  a = registry_auth_lookup(auth, "127.0.0.1:5001");
+  tap_ok(a == NULL, "another port has no credentials");
+  a = registry_auth_lookup(auth, "reg.test");
+  tap_ok(a == NULL, "an empty auth is none");
+  tap_ok(registry_auth_lookup("not json", "docker.io") == NULL, "a damaged file gives none");
+  tap_ok(registry_auth_lookup(NULL, "docker.io") == NULL, "no file gives none");
+
+  /* ---- platform selection ---- */
+  struct oci_descriptor d[] = {
+      {.os = "linux", .arch = "arm", .variant = "v7"},
+      {.os = "linux", .arch = "arm64"},
+      {.os = "linux", .arch = "arm64", .variant = "v8"},
+      {.os = "linux", .arch = "amd64"},
+      {.os = "unknown", .arch = "unknown"},
+      {.os = "windows", .arch = "amd64"},
+  };
+  tap_is_int(oci_select_platform(d, 6, "linux", "amd64", NULL), 3, "linux/amd64");
+  tap_is_int(oci_select_platform(d, 6, "linux", "arm64", "v8"), 2, "arm64/v8: the exact variant first");
+  tap_is_int(oci_select_platform(d, 2, "linux", "arm64", "v8"), 1, "arm64/v8: else the one without a variant");
+  tap_is_int(oci_select_platform(d, 6, "linux", "arm", "v6"), -1, "arm/v6: a v7 image does not fit");
+  tap_is_int(oci_select_platform(d, 6, "linux", "s390x", NULL), -1, "no image for s390x");
+  const char *os, *arch, *variant;
+  oci_host_platform(&os, &arch, &variant);
+  tap_is_str(os, "linux", "the host's os");
+  tap_ok(arch && strcmp(arch, "unknown") != 0, "the host's architecture is known (%s)", arch);
+
+  /* ---- documents ---- */
+  tap_is_int(oci_doc_kind(OCI_MT_INDEX, NULL, 0), OCI_DOC_INDEX, "OCI index by media type");
+  tap_is_int(oci_doc_kind(DOCKER_MT_LIST, NULL, 0), OCI_DOC_INDEX, "Docker list by media type");
+  tap_is_int(oci_doc_kind(DOCKER_MT_MANIFEST "; charset=utf-8", NULL, 0), OCI_DOC_MANIFEST,
+             "Docker manifest with parameters");
+  const char *idx = "{\"manifests\": []}";
+  tap_is_int(oci_doc_kind("application/json", idx, strlen(idx)), OCI_DOC_INDEX, "index by content");
+  const char *man = "{\"schemaVersion\": 2, \"config\": {\"digest\": \"sha256:" H64 "\", \"size\": 7},"
+                    " \"layers\": [{\"mediaType\": \"application/vnd.oci.image.layer.v1.tar+gzip\","
+                    " \"digest\": \"sha256:" H64 "\", \"size\": 9}]}";
+  tap_is_int(oci_doc_kind(NULL, man, strlen(man)), OCI_DOC_MANIFEST, "manifest by content");
+  struct oci_manifest m;
+  hutch_error_t err = NULL;
+  tap_is_int(oci_parse_manifest(man, strlen(man), &m, &err), 0, "parse a manifest");
+  tap_is_int((int)m.n_layers, 1, "one layer");
+  tap_is_int((int)m.layers[0].size, 9, "its size");
+  tap_is_int((int)m.config.size, 7, "the config's size");
+  oci_manifest_clear(&m);
+  const char *badman = "{\"config\": {\"digest\": \"sha512:abc\"}, \"layers\": []}";
+  tap_ok(oci_parse_manifest(badman, strlen(badman), &m, &err) < 0, "a sha512 digest is refused");
+  tap_ok(err && err->hint && strstr(err->hint, "sha256"), "with a hint naming sha256");
+  hutch_error_free(&err);
+  const char *cfg = "{\"architecture\": \"amd64\", \"os\": \"linux\", \"config\": {\"Env\": [\"A=1\", \"BROKEN\","
+                    " \"=x\", \"B=\"], \"WorkingDir\": \"/w\", \"User\": \"1000\"},"
+                    " \"rootfs\": {\"diff_ids\": [\"sha256:" H64 "\"]}}";
+  struct oci_config c;
+  tap_is_int(oci_parse_config(cfg, strlen(cfg), &c, &err), 0, "parse a config");
+  tap_is_str(c.env[0], "A=1", "Env kept");
+  tap_is_str(c.env[1], "B=", "an empty value is a variable");
+  tap_ok(c.env[2] == NULL, "entries without a name are dropped");
+  tap_is_str(c.workdir, "/w", "WorkingDir");
+  tap_is_str(c.user, "1000", "User");
+  tap_is_int((int)c.n_diff_ids, 1, "diff_ids");
+  oci_config_clear(&c);
+  const char *save = "[{\"Config\": \"" H64 ".json\", \"RepoTags\": [\"a:b\"], \"Layers\": [\"x/layer.tar\"]}]";
+  struct docker_save ds;
+  tap_is_int(docker_parse_save(save, strlen(save), &ds, &err), 0, "parse docker save's manifest.json");
+  tap_is_str(ds.config, H64 ".json", "its config");
+  tap_is_str(ds.layers[0], "x/layer.tar", "its layer");
+  docker_save_clear(&ds);
+  tap_ok(docker_parse_save("{}", 2, &ds, &err) < 0, "an object is not a docker save manifest");
+  hutch_error_free(&err);
+  tap_ok(oci_layer_media_type_ok("application/vnd.docker.image.rootfs.diff.tar.gzip"), "Docker gzip layer");
+  tap_ok(oci_layer_media_type_ok(NULL), "no media type: the content decides");
+  tap_ok(!oci_layer_media_type_ok("application/vnd.cncf.helm.chart.content.v1.tar+gzip"), "a Helm chart is no layer");
+  tap_ok(oci_digest_hex("sha256:" H64, NULL), "a sha256 digest");
+  tap_ok(!oci_digest_hex("sha256:" H64 "0", NULL), "65 digits");
+  tap_ok(!oci_digest_hex("sha256:0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef", NULL),
+         "upper-case hex");
+
+  /* ---- image archive names ---- */
+  tap_ok(oci_archive_member_name("index.json") && oci_archive_member_name("blobs/sha256/" H64) &&
+             oci_archive_member_name(H64 "/layer.tar") && oci_archive_member_name(H64 ".json") &&
+             oci_archive_member_name(""),
+         "names of image archives");
+  tap_ok(!oci_archive_member_name("etc") && !oci_archive_member_name("bin/sh") && !oci_archive_member_name("abc.json"),
+         "names of a rootfs tarball");
+
+  /* ---- User ---- */
+  tap_ok(oci_user_is_root(NULL) && oci_user_is_root("") && oci_user_is_root("root") && oci_user_is_root("0") &&
+             oci_user_is_root("0:0") && oci_user_is_root("root:root"),
+         "root users");
+  tap_ok(!oci_user_is_root("1000") && !oci_user_is_root("nobody") && !oci_user_is_root("0:1000") &&
+             !oci_user_is_root("rooty"),
+         "other users");
+
+  /* ---- whiteout names ---- */
+  clean("./opt/dir/", "opt/dir");
+  clean("/a//b/./c", "a/b/c");
+  clean("./", "");
+  clean(".", "");
+  classify("./opt/.wh.gone", LAYER_WHITEOUT, "opt/gone");
+  classify(".wh.top", LAYER_WHITEOUT, "top");
+  classify("opt/dir/.wh..wh..opq", LAYER_OPAQUE, "opt/dir");
+  classify("./.wh..wh..opq", LAYER_OPAQUE, "");
+  classify("opt/.wh.", LAYER_BAD, NULL);
+  classify("opt/.wh..", LAYER_BAD, NULL);
+  classify("opt/.wh...", LAYER_BAD, NULL);
+  classify("opt/.wh..wh.plnk", LAYER_BAD, NULL);
+  classify("opt/file.wh.x", LAYER_PLAIN, NULL);
+  classify("opt/.whx", LAYER_PLAIN, NULL);
+  classify(".wh.dir/file", LAYER_PLAIN, NULL);
+
+  /* ---- paths a layer wrote ---- */
+  struct layer_paths set = {0};
+  layer_paths_add(&set, "opt/dir/new");
+  tap_ok(layer_paths_has(&set, "opt/dir/new") && layer_paths_has(&set, "opt/dir") && layer_paths_has(&set, "opt"),
+         "a path and its ancestors");
+  tap_ok(!layer_paths_has(&set, "opt/dir/old") && !layer_paths_has(&set, "op") && !layer_paths_has(&set, ""),
+         "nothing else");
+  char name[32];
+  for (int i = 0; i < 5000; i++) {
+    snprintf(name, sizeof(name), "d%d/f%d", i % 50, i);
+    layer_paths_add(&set, name);
+  }
+  tap_ok(layer_paths_has(&set, "d49/f4999") && layer_paths_has(&set, "d7") && !layer_paths_has(&set, "d50"),
+         "still exact after growing (%zu paths)", set.n);
+  layer_paths_clear(&set);
+  tap_ok(!layer_paths_has(&set, "opt"), "a cleared set is empty");
+  return tap_done();
+}
