@@ -212,6 +212,10 @@ int overlay_fuse_start(pid_t sandbox_pid, int fuse_fd, const char *lower, const 
 void overlay_fuse_stop(const struct overlay_fuse_daemon *d, double grace) {
   if (d->pid <= 0)
     return;
+  /* Ours and already exited: reaped, nothing to signal.  Anyone else's
+   * child: ECHILD, and its parent reaps it. */
+  if (waitpid(d->pid, NULL, WNOHANG) == d->pid)
+    return;
   int pidfd = (int)syscall(SYS_pidfd_open, d->pid, 0);
   if (pidfd < 0) {
     waitpid(d->pid, NULL, WNOHANG);
@@ -221,6 +225,7 @@ void overlay_fuse_stop(const struct overlay_fuse_daemon *d, double grace) {
    * no longer be the one signalled. */
   if (d->start_time != 0 && state_pid_start_time(d->pid) != d->start_time) {
     close(pidfd);
+    waitpid(d->pid, NULL, WNOHANG); /* ours, exited meanwhile */
     return;
   }
   struct pollfd pfd = {pidfd, POLLIN, 0};

@@ -233,7 +233,10 @@ uint64_t state_pid_start_time(pid_t pid) {
   if (p == NULL)
     return 0;
   p++;
-  for (int field = 2; field < 22 && p != NULL; field++)
+  /* A zombie is gone, whatever its start time says: its sandbox is dead. */
+  if (p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X'))
+    return 0;
+  for (int field = 3; field < 22 && p != NULL; field++)
     p = strchr(p + 1, ' ');
   return p ? strtoull(p + 1, NULL, 10) : 0;
 }

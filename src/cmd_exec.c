@@ -463,6 +463,8 @@ static void print_exit_json(const struct hutch_exit *ex, int code, const struct 
   add_usage_json(j, &ex->usage);
   if (ex->net.proxy)
     add_network_json(j, HUTCH_NET_PROXY, ex->net.audit_log, &ex->net);
+  else if (o->in == NULL)
+    add_network_json(j, HUTCH_NET_NONE, NULL, NULL);
   char *s = cJSON_PrintUnformatted(j);
   printf("%s\n", s);
   free(s);

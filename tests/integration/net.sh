@@ -57,12 +57,19 @@ net=(--net proxy --resolve "pkgs.test=127.0.0.1" --allow "pkgs.test:$http_port")
 tap_ok "--net none runs" hx --net none -- sh -c 'cat /proc/net/dev; echo; cat /proc/net/route'
 tap_unlike "$tap_stdout" "eth0" "--net none: no eth0"
 tap_unlike "$tap_stdout" $'\n[a-z0-9]+\t00000000' "--net none: no default route"
+tap_ok "--net none and --json" hx --json -- true
+tap_like "$tap_stdout" '"network":\{"mode":"none"\}' "--json says the mode"
 tap_ok "the default is --net none" hx -- cat /proc/net/dev
 tap_unlike "$tap_stdout" "eth0" "no eth0 without --net"
 tap_status 2 "--allow without --net proxy is refused" hx --allow example.org -- true
 tap_like "$tap_stderr" "need --net proxy" "and says why"
 tap_status 2 "--resolve without --net proxy is refused" hx --resolve a.test=127.0.0.1 -- true
 tap_status 2 "--net wants none or proxy" hx --net host -- true
+
+# ---- hutch doctor's probe: the same setup in a throwaway namespace ----
+tap_ok "hutch doctor --json" "$HUTCH_BIN" doctor --json
+tap_is "$(python3 -c 'import json,sys; print([c["status"] for c in json.load(sys.stdin)["checks"] if c["id"] == "net-proxy"])' <<<"$tap_stdout")" \
+  "['ok']" "doctor's net-proxy check: gateway namespace, veth, the proxy's port reachable"
 
 # ---- --net proxy: the link, the route, the environment, the files ----
 tap_ok "--net proxy runs" hx "${net[@]}" -- sh -c 'ip -4 addr show eth0; ip route; env; cat /etc/resolv.conf'
@@ -116,6 +123,7 @@ tap_fails "a direct connection to the gateway on another port" hx "${net[@]}" --
 tap_fails "a direct connection to the host's loopback server" hx "${net[@]}" -- \
   sh -c "nc -w 2 127.0.0.1 $http_port </dev/null"
 tap_fails "a direct connection to an outside address" hx "${net[@]}" -- sh -c 'nc -w 2 192.0.2.1 80 </dev/null'
+tap_fails "a new network namespace (the way to a gateway of one's own) is refused" hx "${net[@]}" -- unshare -n true
 tap_fails "DNS: no name resolves" hx "${net[@]}" -- nslookup example.org
 tap_fails "DNS through the gateway" hx "${net[@]}" -- sh -c \
   'gw=$(ip route | sed -n "s/^default via \([0-9.]*\) .*/\1/p"); nslookup -timeout=2 example.org "$gw"'

@@ -7,6 +7,7 @@
 
 #include "layer.h"
 #include "oci_image.h"
+#include "oci_tar.h"
 #include "registry.h"
 #include "tap.h"
 #include "util.h"
@@ -53,6 +54,59 @@ static void clean(const char *in, const char *want) {
 }
 
 #define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+/* One ustar member (header and data padded to 512), appended to f. */
+static void tar_add(FILE *f, const char *name, char type, const char *data, size_t declared) {
+  unsigned char h[512] = {0};
+  size_t len = data ? strlen(data) : 0;
+  snprintf((char *)h, 100, "%s", name);
+  memcpy(h + 100, "0000644", 7);
+  snprintf((char *)h + 124, 12, "%011zo", declared ? declared : len);
+  h[156] = (unsigned char)type;
+  memcpy(h + 257, "ustar", 6);
+  memcpy(h + 263, "00", 2);
+  memset(h + 148, ' ', 8);
+  unsigned sum = 0;
+  for (size_t i = 0; i < 512; i++)
+    sum += h[i];
+  snprintf((char *)h + 148, 8, "%06o", sum);
+  fwrite(h, 1, 512, f);
+  if (len) {
+    char pad[512] = {0};
+    fwrite(data, 1, len, f);
+    fwrite(pad, 1, (512 - len % 512) % 512, f);
+  }
+}
+
+static int tar_walk(void (*build)(FILE *), struct tar_index *idx) {
+  FILE *f = tmpfile();
+  build(f);
+  char end[1024] = {0};
+  fwrite(end, 1, sizeof(end), f);
+  fflush(f);
+  hutch_error_t err = NULL;
+  int r = tar_index_read(fileno(f), idx, &err);
+  hutch_error_free(&err);
+  fclose(f);
+  return r;
+}
+
+static void build_layout(FILE *f) {
+  tar_add(f, "./", '5', NULL, 0);
+  tar_add(f, "./oci-layout", '0', "{}", 0);
+  tar_add(f, "./blobs/sha256/" H64, '0', "layer bytes", 0);
+  tar_add(f, "./index.json", '0', "{\"manifests\": []}", 0);
+}
+static void build_rootfs(FILE *f) {
+  tar_add(f, "./", '5', NULL, 0);
+  tar_add(f, "./etc/passwd", '0', "root", 0);
+}
+static void build_truncated(FILE *f) {
+  tar_add(f, "index.json", '0', "{}", 1 << 20);
+}
+static void build_gzip(FILE *f) {
+  fwrite("\x1f\x8b\x08\x00", 1, 4, f);
+}
 
 int main(void) {
   /* ---- references: Docker's naming rules ---- */
@@ -201,6 +255,18 @@ int main(void) {
          "names of image archives");
   tap_ok(!oci_archive_member_name("etc") && !oci_archive_member_name("bin/sh") && !oci_archive_member_name("abc.json"),
          "names of a rootfs tarball");
+
+  /* ---- the members of an image archive ---- */
+  struct tar_index ti;
+  tap_is_int(tar_walk(build_layout, &ti), 1, "an OCI layout tarball is an image archive");
+  const struct tar_member *tm = tar_index_find(&ti, "blobs/sha256/" H64);
+  tap_ok(tm && tm->size == 11 && tm->offset % 512 == 0, "a blob is a byte range of the file");
+  tap_ok(tar_index_find(&ti, "index.json") != NULL && tar_index_find(&ti, "manifest.json") == NULL,
+         "members are found by their cleaned names");
+  tar_index_clear(&ti);
+  tap_is_int(tar_walk(build_rootfs, &ti), 0, "a rootfs tarball is not an image archive");
+  tap_is_int(tar_walk(build_gzip, &ti), 0, "a compressed file is not one either");
+  tap_is_int(tar_walk(build_truncated, &ti), -1, "a member larger than the file is an error");
 
   /* ---- User ---- */
   tap_ok(oci_user_is_root(NULL) && oci_user_is_root("") && oci_user_is_root("root") && oci_user_is_root("0") &&
