@@ -54,6 +54,56 @@ int caps_drop_all(hutch_error_t *err) {
   return 0;
 }
 
+static const cap_value_t build_caps[] = {CAP_CHOWN,  CAP_DAC_OVERRIDE, CAP_FOWNER,  CAP_FSETID,
+                                         CAP_SETUID, CAP_SETGID,       CAP_SETFCAP, CAP_KILL};
+
+static bool is_build_cap(int cap) {
+  for (size_t i = 0; i < sizeof(build_caps) / sizeof(build_caps[0]); i++)
+    if (build_caps[i] == cap)
+      return true;
+  return false;
+}
+
+int caps_keep_for_build(hutch_error_t *err) {
+  for (int cap = 0; cap <= 63; cap++) {
+    if (is_build_cap(cap))
+      continue;
+    if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
+      if (errno == EINVAL)
+        break;
+      return hutch_error_sys(err, "capabilities: drop %d from the bounding set", cap);
+    }
+  }
+  if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+    return hutch_error_sys(err, "capabilities: clear the ambient set");
+  /* Ambient capabilities, not root's exec fixup, carry the set across
+   * execve: NOROOT stays locked, raising ambient ones is allowed. */
+  if (prctl(PR_SET_SECUREBITS,
+            SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP | SECBIT_NO_SETUID_FIXUP_LOCKED, 0, 0, 0) < 0)
+    return hutch_error_sys(err, "capabilities: set securebits");
+  cap_t set = cap_init();
+  if (set == NULL)
+    return hutch_error_sys(err, "capabilities: cap_init");
+  int n = (int)(sizeof(build_caps) / sizeof(build_caps[0]));
+  int r = cap_set_flag(set, CAP_PERMITTED, n, build_caps, CAP_SET);
+  if (r == 0)
+    r = cap_set_flag(set, CAP_EFFECTIVE, n, build_caps, CAP_SET);
+  if (r == 0)
+    r = cap_set_flag(set, CAP_INHERITABLE, n, build_caps, CAP_SET);
+  if (r == 0)
+    r = cap_set_proc(set);
+  int saved = errno;
+  cap_free(set);
+  if (r < 0) {
+    errno = saved;
+    return hutch_error_sys(err, "capabilities: keep the build set");
+  }
+  for (int i = 0; i < n; i++)
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_RAISE, build_caps[i], 0, 0) < 0)
+      return hutch_error_sys(err, "capabilities: raise %d in the ambient set", build_caps[i]);
+  return 0;
+}
+
 int caps_set_no_new_privs(hutch_error_t *err) {
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
     return hutch_error_sys(err, "set no_new_privs");

@@ -210,10 +210,11 @@ static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *er
   return 0;
 }
 
-static int step_lock_down_init(hutch_error_t *err) {
-  /* Init and everything it starts hold no capability, cannot gain one, and
-   * init cannot be ptraced or have its memory read through /proc. */
-  if (caps_drop_all(err) < 0 || caps_set_no_new_privs(err) < 0)
+static int step_lock_down_init(struct contain_config *cfg, hutch_error_t *err) {
+  /* Init and everything it starts hold no capability (an image build: only
+   * the file-ownership ones), cannot gain one, and init cannot be ptraced
+   * or have its memory read through /proc. */
+  if ((cfg->build_caps ? caps_keep_for_build(err) : caps_drop_all(err)) < 0 || caps_set_no_new_privs(err) < 0)
     return -1;
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     return hutch_error_sys(err, "init: PR_SET_DUMPABLE");
@@ -259,7 +260,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(net_sandbox_setup(&cfg->net, cfg->init.parent_fd, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
-  STEP(step_lock_down_init(&err));
+  STEP(step_lock_down_init(cfg, &err));
 #undef STEP
   init_main(&cfg->init);
 

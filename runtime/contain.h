@@ -25,6 +25,7 @@ struct contain_config {
   size_t n_binds;
   bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
   bool proc_host_ro;  /* degraded mode: the outer /proc, read-only */
+  bool build_caps;    /* image builds: keep the file-ownership capabilities (caps.h) */
   bool overlay_fuse;  /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
   int fuse_fd;        /* its /dev/fuse, opened by the child */
   bool long_lived;

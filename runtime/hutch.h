@@ -159,6 +159,11 @@ struct hutch_sandbox_config {
    * refuse one ("mount too revealing").  The sandbox then sees the host's
    * processes. */
   bool proc_host_ro;
+  /* Image builds only (`hutch rootfs build`): processes keep CAP_CHOWN,
+   * CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_SETUID, CAP_SETGID,
+   * CAP_SETFCAP and CAP_KILL in the sandbox's user namespace, which package
+   * scripts need (chown to system groups).  Never for an agent's code. */
+  bool build_caps;
   /* Degraded mode, only when asked for: the root is served by the
    * fuse-overlayfs program instead of the kernel's overlayfs, for hosts
    * that refuse overlayfs in a user namespace (see hutch-security(7)). */

@@ -134,10 +134,10 @@ int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg
 }
 
 /* The proxy process: its own session, nothing of the caller's but its
- * channel to the caller and the audit log.  It is forked before the
- * sandbox, so that its own start (threads, event loop) runs while the
- * sandbox is being set up; the listening socket and a pidfd of the
- * sandbox's init arrive on the channel once they exist. */
+ * channel to the caller and the audit log.  It is forked while the
+ * sandbox's setup runs, so that its own start (threads, event loop)
+ * overlaps that; the listening socket and a pidfd of the sandbox's init
+ * arrive on the channel once they exist. */
 __attribute__((noreturn)) static void proxy_main(struct net_host *nh, int channel, int audit_fd) {
   hutch_error_t err = NULL;
   sigset_t none;
@@ -226,6 +226,12 @@ int net_host_start_proxy(struct net_host *nh, int listen_fd, int stop_fd, hutch_
   int fds[2] = {lfd, stop_fd};
   if (sync_send(nh->channel, SYNC_NET_LISTENER, NULL, 0, fds, 2, err) < 0)
     return hutch_error_wrap(err, "network: hand the listening socket to the proxy");
+  return 0;
+}
+
+int net_host_proxy_ready(struct net_host *nh, hutch_error_t *err) {
+  if (nh->channel < 0)
+    return 0;
   int r = sync_expect(nh->channel, SYNC_READY, NULL, 0, NULL, "network: start the proxy", err);
   close(nh->channel);
   nh->channel = -1;

@@ -35,13 +35,16 @@ struct net_host {
  * without --net proxy; refuses --allow/--resolve/--net-policy without it. */
 int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
                      int state_fd, const char *sandbox_dir, const char *id, hutch_error_t *err);
-/* Before clone: fork the proxy process, which starts up while the sandbox
- * is set up.  A long-lived sandbox's proxy outlives the caller. */
+/* Fork the proxy process, which starts up while the sandbox is set up.
+ * A long-lived sandbox's proxy outlives the caller. */
 int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err);
 /* After the child sent the listening socket: hand it and `stop_fd` (a
- * pidfd of the sandbox's init; borrowed) to the proxy and wait until it
- * serves it.  `listen_fd` is taken over. */
+ * pidfd of the sandbox's init; borrowed) to the proxy.  `listen_fd` is
+ * taken over.  Connections wait in its backlog until the proxy serves it. */
 int net_host_start_proxy(struct net_host *nh, int listen_fd, int stop_fd, hutch_error_t *err);
+/* Wait until the proxy serves the listener (or say why it cannot): done
+ * once the sandbox's setup is over, so that both start side by side. */
+int net_host_proxy_ready(struct net_host *nh, hutch_error_t *err);
 /* One-shot end: wait for the proxy (it stops when init has died), fill the
  * summary, give the /30 back. */
 void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary);

@@ -31,8 +31,7 @@ static int enter_netns(int fd, const char *which, hutch_error_t *err) {
 
 /* In the gateway namespace: its link, and the proxy's listening socket. */
 static int gateway_side(const struct net_sandbox_config *c, int parent_fd, hutch_error_t *err) {
-  if (netlink_loopback_up(err) < 0 || netlink_addr_add(NET_GATEWAY_IFNAME, net_gateway_addr(c), 30, err) < 0 ||
-      netlink_link_up(NET_GATEWAY_IFNAME, err) < 0)
+  if (netlink_loopback_up(err) < 0 || netlink_configure_link(NET_GATEWAY_IFNAME, net_gateway_addr(c), 30, 0, err) < 0)
     return -1;
   _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)
@@ -79,9 +78,7 @@ int net_sandbox_setup(const struct net_sandbox_config *c, int parent_fd, hutch_e
   if (enter_netns(sandbox_ns, "sandbox's", err) < 0)
     return -1;
   if (netlink_veth_create(NET_SANDBOX_IFNAME, NET_GATEWAY_IFNAME, gateway_ns, err) < 0 ||
-      netlink_addr_add(NET_SANDBOX_IFNAME, net_sandbox_addr(c), 30, err) < 0 ||
-      netlink_link_up(NET_SANDBOX_IFNAME, err) < 0 ||
-      netlink_route_default(NET_SANDBOX_IFNAME, net_gateway_addr(c), err) < 0)
+      netlink_configure_link(NET_SANDBOX_IFNAME, net_sandbox_addr(c), 30, net_gateway_addr(c), err) < 0)
     return -1;
   if (enter_netns(gateway_ns, "gateway", err) < 0)
     return -1;

@@ -173,26 +173,31 @@ int netlink_ifindex(const char *name, hutch_error_t *err) {
   return nl_ifindex(&s, name, err);
 }
 
-int netlink_link_up(const char *name, hutch_error_t *err) {
-  _cleanup_(nl_close) struct nl_socket s = {0};
-  if (nl_open(&s, err) < 0)
-    return -1;
-  int index = nl_ifindex(&s, name, err);
-  if (index < 0)
-    return -1;
-  _cleanup_free_ char *what = xasprintf("set %s up", name);
-  return set_link_flags(&s, index, what, err);
+/* The link carries IPv4 to the proxy only: no IPv6 link-local address,
+ * so no duplicate address detection or router solicitation either.  Best
+ * effort: a kernel without IPv6 refuses the attribute. */
+static void no_ipv6_link_local(struct nl_socket *s, int index) {
+  char buf[MNL_SOCKET_BUFFER_SIZE];
+  struct nlmsghdr *nlh = nl_header(s, buf, RTM_NEWLINK, 0);
+  struct ifinfomsg *ifm = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifm));
+  ifm->ifi_family = AF_UNSPEC;
+  ifm->ifi_index = index;
+  struct nlattr *spec = mnl_attr_nest_start(nlh, IFLA_AF_SPEC);
+  struct nlattr *inet6 = mnl_attr_nest_start(nlh, AF_INET6);
+  mnl_attr_put_u8(nlh, IFLA_INET6_ADDR_GEN_MODE, IN6_ADDR_GEN_MODE_NONE);
+  mnl_attr_nest_end(nlh, inet6);
+  mnl_attr_nest_end(nlh, spec);
+  hutch_error_t ignored = NULL;
+  if (nl_request(s, nlh, "no IPv6 link-local address", &ignored) < 0) {
+    hutch_debug("netlink: %s: %s", ignored->msg, strerror(ignored->errnum));
+    hutch_error_free(&ignored);
+  }
 }
 
-int netlink_addr_add(const char *name, uint32_t addr, unsigned prefix, hutch_error_t *err) {
-  _cleanup_(nl_close) struct nl_socket s = {0};
-  if (nl_open(&s, err) < 0)
-    return -1;
-  int index = nl_ifindex(&s, name, err);
-  if (index < 0)
-    return -1;
+static int addr_add(struct nl_socket *s, const char *name, int index, uint32_t addr, unsigned prefix,
+                    hutch_error_t *err) {
   char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = nl_header(&s, buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
+  struct nlmsghdr *nlh = nl_header(s, buf, RTM_NEWADDR, NLM_F_CREATE | NLM_F_EXCL);
   struct ifaddrmsg *ifa = mnl_nlmsg_put_extra_header(nlh, sizeof(*ifa));
   ifa->ifa_family = AF_INET;
   ifa->ifa_prefixlen = (unsigned char)prefix;
@@ -204,18 +209,12 @@ int netlink_addr_add(const char *name, uint32_t addr, unsigned prefix, hutch_err
   char text[INET_ADDRSTRLEN];
   inet_ntop(AF_INET, &be, text, sizeof(text));
   _cleanup_free_ char *what = xasprintf("add address %s/%u to %s", text, prefix, name);
-  return nl_request(&s, nlh, what, err);
+  return nl_request(s, nlh, what, err);
 }
 
-int netlink_route_default(const char *name, uint32_t gateway, hutch_error_t *err) {
-  _cleanup_(nl_close) struct nl_socket s = {0};
-  if (nl_open(&s, err) < 0)
-    return -1;
-  int index = nl_ifindex(&s, name, err);
-  if (index < 0)
-    return -1;
+static int route_default(struct nl_socket *s, const char *name, int index, uint32_t gateway, hutch_error_t *err) {
   char buf[MNL_SOCKET_BUFFER_SIZE];
-  struct nlmsghdr *nlh = nl_header(&s, buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
+  struct nlmsghdr *nlh = nl_header(s, buf, RTM_NEWROUTE, NLM_F_CREATE | NLM_F_EXCL);
   struct rtmsg *rtm = mnl_nlmsg_put_extra_header(nlh, sizeof(*rtm));
   rtm->rtm_family = AF_INET;
   rtm->rtm_dst_len = 0;
@@ -226,5 +225,20 @@ int netlink_route_default(const char *name, uint32_t gateway, hutch_error_t *err
   mnl_attr_put_u32(nlh, RTA_GATEWAY, htonl(gateway));
   mnl_attr_put_u32(nlh, RTA_OIF, (uint32_t)index);
   _cleanup_free_ char *what = xasprintf("add default route via %s", name);
-  return nl_request(&s, nlh, what, err);
+  return nl_request(s, nlh, what, err);
+}
+
+int netlink_configure_link(const char *name, uint32_t addr, unsigned prefix, uint32_t gateway, hutch_error_t *err) {
+  /* One socket and one lookup for the whole link. */
+  _cleanup_(nl_close) struct nl_socket s = {0};
+  if (nl_open(&s, err) < 0)
+    return -1;
+  int index = nl_ifindex(&s, name, err);
+  if (index < 0)
+    return -1;
+  no_ipv6_link_local(&s, index);
+  _cleanup_free_ char *what = xasprintf("set %s up", name);
+  if (addr_add(&s, name, index, addr, prefix, err) < 0 || set_link_flags(&s, index, what, err) < 0)
+    return -1;
+  return gateway ? route_default(&s, name, index, gateway, err) : 0;
 }

@@ -17,11 +17,9 @@ int netlink_loopback_up(hutch_error_t *err);
 int netlink_veth_create(const char *name, const char *peer, int peer_netns_fd, hutch_error_t *err);
 /* The index of an interface of the current namespace (RTM_GETLINK). */
 int netlink_ifindex(const char *name, hutch_error_t *err);
-/* Set the interface up. */
-int netlink_link_up(const char *name, hutch_error_t *err);
-/* Add an IPv4 address (host byte order) with its prefix length. */
-int netlink_addr_add(const char *name, uint32_t addr, unsigned prefix, hutch_error_t *err);
-/* Default IPv4 route through `gateway` (host byte order) on `name`. */
-int netlink_route_default(const char *name, uint32_t gateway, hutch_error_t *err);
+/* Give the interface an IPv4 address (host byte order) with its prefix
+ * length and no IPv6 link-local address, set it up, and when `gateway` is
+ * not 0 add a default route through it. */
+int netlink_configure_link(const char *name, uint32_t addr, unsigned prefix, uint32_t gateway, hutch_error_t *err);
 
 #endif

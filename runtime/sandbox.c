@@ -223,10 +223,8 @@ static int start_proxy(struct started *s, bool long_lived, hutch_error_t *err) {
     close(fds[0]);
     return hutch_error_sys(err, "network: pidfd of the sandbox's init");
   }
-  double start = monotonic_seconds();
   if (net_host_start_proxy(&s->net, fds[0], s->pidfd, err) < 0)
     return -1;
-  hutch_debug("network: proxy process %d ready in %.3f ms", (int)s->net.proxy_pid, (monotonic_seconds() - start) * 1e3);
   /* A long-lived sandbox outlives this process: its init keeps the /30. */
   if (long_lived && subnet_set_owner(s->state_fd, s->id, s->pid, err) < 0)
     return -1;
@@ -283,6 +281,15 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
    * (overlay_fuse.c), where a tmpfs of the child's would not exist. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE)
     scratch = false;
+  /* The daemon is given one lower tree: a built image without its base
+   * would be a different (broken) root, so refuse rather than start it. */
+  if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
+    hutch_error_set(err, ENOTSUP,
+                    "--overlay fuse: image %s is a layer over another image (hutch rootfs build), "
+                    "which fuse-overlayfs is not given here",
+                    cfg->image ? cfg->image : cfg->rootfs);
+    return hutch_error_hint(err, "run it with the kernel's overlayfs (without --overlay fuse)");
+  }
   _cleanup_close_ int sbfd = state_create_sandbox_dir(out->state_fd, out->id, !scratch, err);
   if (sbfd < 0)
     return -1;
@@ -293,8 +300,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   _cleanup_close_ int listen_fd = -1;
   if (primary == NULL && (listen_fd = bind_control_socket(sbfd, err)) < 0)
     goto fail_dir;
-  if (net_host_prepare(&out->net, cfg, policy, out->state_fd, sbpath, out->id, err) < 0 ||
-      net_host_spawn_proxy(&out->net, err) < 0)
+  if (net_host_prepare(&out->net, cfg, policy, out->state_fd, sbpath, out->id, err) < 0)
     goto fail_dir;
   struct limits_plan plan;
   limits_plan_make(&cfg->limits, &policy->settings.limits, &plan);
@@ -332,6 +338,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   struct contain_config cc = {
       .lower = cfg->rootfs,
       .lowers = cfg->rootfs_lowers,
+      .build_caps = cfg->build_caps,
       .upper = upper,
       .work = work,
       .root = root,
@@ -388,12 +395,17 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
       overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, upper, work, sbfd, &out->fuse, err) < 0)
     goto fail_child;
-  if (out->net.enabled && start_proxy(out, primary == NULL, err) < 0)
+  /* The proxy process starts up while the child sets the sandbox up: forked
+   * now, the copy-on-write faults of a fork land while this process only
+   * waits. */
+  if (net_host_spawn_proxy(&out->net, err) < 0 || (out->net.enabled && start_proxy(out, primary == NULL, err) < 0))
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
   if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, "sandbox setup",
                   err) < 0)
+    goto fail_child;
+  if (net_host_proxy_ready(&out->net, err) < 0)
     goto fail_child;
 
   struct sandbox_state st = {

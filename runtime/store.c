@@ -539,6 +539,12 @@ static void index_forget(struct hutch_store *store, const char *hex) {
 
 static int not_found(struct hutch_store *store, const char *ref, hutch_error_t *err) {
   hutch_error_set(err, ENOENT, "no image \"%s\" in the store %s", ref, store->path);
+  if (strcmp(ref, "default") == 0)
+    return hutch_error_hint(err,
+                            "build the default image with `hutch rootfs build --from ubuntu:24.04 --recipe "
+                            "%s/rootfs/agent.recipe --name default`, or import one with `hutch rootfs import "
+                            "FILE --name default`",
+                            HUTCH_DATADIR);
   return hutch_error_hint(err, "import one with `hutch rootfs import FILE --name NAME`; `hutch rootfs ls` lists "
                                "what the store holds");
 }

@@ -56,7 +56,8 @@ static const char ls_usage[] = "Usage: hutch rootfs ls [--json] [--store DIR]\n"
                                "\n"
                                "Options:\n"
                                "  --json       print a JSON array of {name, digest, size, created, rootfs,\n"
-                               "               ids_preserved} objects instead\n"
+                               "               ids_preserved[, lowers]} objects instead (lowers: the\n"
+                               "               trees below a built image's layer)\n"
                                "  --store DIR  the store to list\n"
                                "  -h, --help   show this help\n";
 
@@ -217,6 +218,11 @@ static int print_json(const struct hutch_image *images, size_t n) {
     cJSON_AddNumberToObject(o, "created", (double)images[i].created);
     cJSON_AddStringToObject(o, "rootfs", images[i].rootfs);
     cJSON_AddBoolToObject(o, "ids_preserved", images[i].ids_preserved);
+    if (images[i].lowers) {
+      cJSON *lowers = cJSON_AddArrayToObject(o, "lowers");
+      for (char **l = images[i].lowers; *l; l++)
+        cJSON_AddItemToArray(lowers, cJSON_CreateString(*l));
+    }
     cJSON_AddItemToArray(arr, o);
   }
   _cleanup_free_ char *text = cJSON_Print(arr);

@@ -10,6 +10,7 @@
 #include <ftw.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -286,9 +287,12 @@ static void prune_sandbox_files(const char *upper, const struct hutch_image *bas
 }
 
 static uint64_t tree_bytes;
+static bool tree_foreign_ids; /* an entry belongs to another user or group than ours (a subordinate id) */
 static int count_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
   if (flag == FTW_F && S_ISREG(st->st_mode))
     tree_bytes += (uint64_t)st->st_size;
+  if (st->st_uid != geteuid() || st->st_gid != getegid())
+    tree_foreign_ids = true;
   return 0;
 }
 
@@ -329,8 +333,9 @@ static cJSON *layer_meta(const char *hex, const struct build_opts *o, const char
   struct unpack_stats stats = {0};
   cJSON *j = store_meta_new(hex, o->recipe_path, maps, &stats);
   cJSON_ReplaceItemInObjectCaseSensitive(j, "size", cJSON_CreateNumber((double)tree_bytes));
-  /* The layer was written with the mapping the base needed. */
-  cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(base->ids_preserved));
+  /* Owners other than the caller need the subordinate range to run, in the
+   * layer as in the base. */
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(base->ids_preserved || tree_foreign_ids));
   cJSON *lowers = cJSON_AddArrayToObject(j, "lowers");
   cJSON_AddItemToArray(lowers, cJSON_CreateString(base->digest));
   for (char **l = base->lowers; l && *l; l++) {
@@ -366,6 +371,21 @@ static void env_set(char ***env, size_t *n, const char *kv) {
   (*env)[*n] = NULL;
 }
 
+/* A signal between steps must not kill hutch and leave the build's sandbox
+ * running: it ends the build at the next step boundary.  During a step,
+ * hutch_sandbox_exec() forwards it to the step. */
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) {
+  interrupted = sig;
+}
+static void catch_signals(void) {
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
 /* Runs every step; returns 0, the failing step's exit code (> 0), or -1. */
 static int run_steps(struct hutch_sandbox *sb, const struct recipe *rcp, const char *origin, char ***image_env,
                      size_t *n_image_env, hutch_error_t *err) {
@@ -380,6 +400,11 @@ static int run_steps(struct hutch_sandbox *sb, const struct recipe *rcp, const c
   bool apt_updated = false;
   for (size_t i = 0; i < rcp->n_steps; i++) {
     const struct recipe_step *st = &rcp->steps[i];
+    if (interrupted) {
+      fprintf(stderr, "%s: interrupted by signal %d before step %zu; no image was made\n", hutch_program_name,
+              (int)interrupted, i + 1);
+      return 128 + interrupted;
+    }
     _cleanup_free_ char *desc = recipe_step_describe(st);
     fprintf(stderr, "%s: step %zu/%zu (%s:%d): %s\n", hutch_program_name, i + 1, rcp->n_steps, origin, st->line, desc);
     if (st->kind == RECIPE_ENV) {
@@ -445,6 +470,7 @@ static int build(const struct build_opts *o, char **digest_out) {
   _cleanup_free_ char *state_dir = NULL, *upper = NULL, *digest = NULL;
   int ret = EXIT_RUNTIME;
 
+  catch_signals();
   if (hutch_store_open(o->store, &store, &err) < 0 || hutch_policy_load(o->policy, &policy, &err) < 0 ||
       resolve_base(store, o, &base, &err) < 0) {
     ret = cli_fail(&err);
@@ -467,11 +493,17 @@ static int build(const struct build_opts *o, char **digest_out) {
     goto out;
   }
   state_dir = xasprintf("%s/tmp/%s/state", hutch_store_path(store), stage.name);
+  const struct idmap_set *maps = NULL;
+  if (idmap_for_caller(&maps, NULL) < 0)
+    maps = NULL;
   struct hutch_sandbox_config cfg = {
       .rootfs = base.rootfs,
       .rootfs_lowers = (const char *const *)base.lowers,
       .image = base.name ? base.name : base.digest,
-      .rootfs_subordinate_ids = base.ids_preserved,
+      /* Packages install files of system users and groups: map the whole
+       * range where there is one, whatever the base holds. */
+      .rootfs_subordinate_ids = base.ids_preserved || (maps && maps->kind != IDMAP_SINGLE),
+      .build_caps = true,
       .policy = policy,
       .hostname = "build",
       .env = (const char *const *)base.env,
@@ -496,6 +528,10 @@ static int build(const struct build_opts *o, char **digest_out) {
     ret = cli_fail(&err);
     goto out;
   }
+  if (r == 0 && interrupted) {
+    fprintf(stderr, "%s: interrupted by signal %d; no image was made\n", hutch_program_name, (int)interrupted);
+    r = 128 + interrupted;
+  }
   if (r > 0) {
     ret = r;
     goto out;
@@ -519,6 +555,7 @@ static int build(const struct build_opts *o, char **digest_out) {
     goto out;
   }
   tree_bytes = 0;
+  tree_foreign_ids = false;
   nftw(stage.rootfs, count_file, 16, FTW_PHYS);
   char hex[SHA256_HEX_SIZE];
   layer_digest(base.digest, recipe_text, hex);

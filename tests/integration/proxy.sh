@@ -249,8 +249,12 @@ start_proxy() { # NAME ARGS...
   local name=$1 i
   shift
   mkfifo "$tmp/$name.ctl"
-  "$harness" --sandbox "$name" --audit "$tmp/$name.audit" "$@" <"$tmp/$name.ctl" >"$tmp/$name.port" \
-    2>"$tmp/$name.err" &
+  # Without the other proxies' control fds: each must see its own EOF.
+  (
+    for fd in "${proxy_fd[@]}"; do exec {fd}>&-; done
+    exec "$harness" --sandbox "$name" --audit "$tmp/$name.audit" "$@" <"$tmp/$name.ctl" >"$tmp/$name.port" \
+      2>"$tmp/$name.err"
+  ) &
   pids+=($!)
   proxy_pid[$name]=$!
   exec {proxy_ctl}>"$tmp/$name.ctl"
@@ -442,7 +446,13 @@ tap_is "$(head -n1 <<<"$tap_stdout")" "$want" "torn lines are skipped"
 
 # ---- shutdown: EOF on stdin stops a proxy; sanitizers, when built in, report here ----
 for name in main limited budget; do
-  exec {proxy_fd[$name]}>&-
+  fd=${proxy_fd[$name]}
+  exec {fd}>&-
+  for _ in $(seq 100); do
+    kill -0 "${proxy_pid[$name]}" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill "${proxy_pid[$name]}" 2>/dev/null && echo "proxy $name did not stop at EOF" >&2
   wait "${proxy_pid[$name]}"
   tap_is "$?" 0 "proxy $name stops cleanly at EOF"
   tap_unlike "$(cat "$tmp/$name.err")" 'Sanitizer|runtime error' "proxy $name: no sanitizer report"

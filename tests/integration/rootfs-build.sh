@@ -67,6 +67,7 @@ files=$(cd "$tree" && find . -type f | sort | tr '\n' ' ')
 tap_is "$files" "./etc/greeting ./etc/passwd ./opt/tool/file " "the layer holds only the files the recipe changed"
 tap_ok "a deleted base file is a whiteout in the layer" test -c "$tree/bin/vi"
 tap_is "$(meta "$digest" lowers)" "[\"$base_digest\"]" "meta.json records the base as the layer's lower"
+tap_is "$(ls_field layer1 lowers)" "['$base_tree']" "ls --json lists the base's tree as its lower"
 tap_is "$(stat -c %i "$base_tree/bin/busybox")" "$busybox_inode" "the base's tree is shared, not copied"
 tap_ok "no hutch-written /etc/resolv.conf or proxy configuration was frozen" \
   bash -c "! test -e '$tree/etc/resolv.conf' && ! test -e '$tree/etc/pip.conf' && ! test -e '$tree/etc/gitconfig'"
@@ -98,6 +99,18 @@ tap_unlike "$tap_stderr" "never" "later steps do not run"
 tap_is "$(count_images)" "$before" "no image was added"
 tap_is "$(tmp_left)" 0 "nothing is left in the store's tmp directory"
 tap_fails "no name broken exists" "$HUTCH_BIN" exec --rootfs broken -- /bin/true
+
+# Ctrl-C during a step ends the build cleanly.
+printf 'run echo started; sleep 30\nrun echo never\n' >"$work/slow.recipe"
+"$HUTCH_BIN" rootfs build --from "$base" --recipe "$work/slow.recipe" --name slow >/dev/null 2>"$work/slow.err" &
+pid=$!
+for _ in $(seq 100); do grep -q started "$work/slow.err" 2>/dev/null && break; sleep 0.1; done
+kill -INT "$pid"
+wait "$pid"
+tap_is "$?" 130 "SIGINT during a step ends the build with 130"
+tap_unlike "$(cat "$work/slow.err")" "never" "no further step runs"
+tap_is "$(count_images)" "$before" "no image was added"
+tap_is "$(tmp_left)" 0 "and nothing is left in tmp"
 
 printf 'run true\nfrom x\n' >"$work/bad.recipe"
 tap_status 125 "an invalid recipe is refused" "$HUTCH_BIN" rootfs build --from "$base" --recipe "$work/bad.recipe" --name bad
