@@ -61,7 +61,9 @@ static void tar_add(FILE *f, const char *name, char type, const char *data, size
   size_t len = data ? strlen(data) : 0;
   snprintf((char *)h, 100, "%s", name);
   memcpy(h + 100, "0000644", 7);
-  snprintf((char *)h + 124, 12, "%011zo", declared ? declared : len);
+  char size_field[32];
+  snprintf(size_field, sizeof(size_field), "%011zo", declared ? declared : len);
+  memcpy(h + 124, size_field, 12); /* 11 octal digits and the NUL: test members are small */
   h[156] = (unsigned char)type;
   memcpy(h + 257, "ustar", 6);
   memcpy(h + 263, "00", 2);
