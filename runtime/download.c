@@ -6,6 +6,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "curl_dl.h"
@@ -240,9 +241,21 @@ int download_file(const struct download_request *req, hutch_error_t *err) {
     return hutch_error_wrap(err, "download %s", req->url);
 
   _cleanup_free_ char *part = xasprintf("%s.part", req->dest);
-  _cleanup_close_ int fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-  if (fd < 0)
-    return hutch_error_sys(err, "download %s: open %s", req->url, part);
+  /* Two downloads of the same file take turns: the second waits for the
+   * first, then finds its .part gone (renamed into place) and starts anew. */
+  _cleanup_close_ int fd = -1;
+  for (;;) {
+    fd = open(part, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+    if (fd < 0)
+      return hutch_error_sys(err, "download %s: open %s", req->url, part);
+    if (flock(fd, LOCK_EX) < 0)
+      return hutch_error_sys(err, "download %s: lock %s", req->url, part);
+    struct stat held, now;
+    if (fstat(fd, &held) == 0 && stat(part, &now) == 0 && held.st_ino == now.st_ino && held.st_dev == now.st_dev)
+      break;
+    close(fd);
+    fd = -1;
+  }
 
   struct curl_slist *headers = NULL;
   for (const char *const *h = req->headers; h && *h; h++)

@@ -69,6 +69,10 @@ struct hutch_import_options {
   hutch_progress_fn progress;
   void *progress_data;
   FILE *notices; /* where one-time notices (lost ownership, skipped devices) go; NULL = stderr */
+  /* The file's sha256 (64 hex) when the caller has just verified it (a
+   * pull): the import skips its own first pass over the file; the unpack
+   * still hashes every byte and fails when they differ.  NULL: unknown. */
+  const char *sha256;
 };
 /* Returns 1 when the same bytes were already in the store (nothing unpacked), 0 after an unpack. */
 int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,

@@ -10,7 +10,7 @@
 
 #include "proxy.h"
 
-#define PROXY_BUF_SIZE 65536
+#define PROXY_BUF_SIZE (256 * 1024)
 #define PROXY_MAX_ADDRS 16
 /* Seconds an answered error waits for the client to close first, so that
  * the answer is not destroyed by a reset. */

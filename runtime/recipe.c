@@ -235,10 +235,10 @@ char *recipe_step_script(const struct recipe_step *step, bool first_apt) {
   switch (step->kind) {
   case RECIPE_APT:
     /* The sandbox may map one uid only: apt must not switch to _apt to
-     * download.  And root there has no CAP_DAC_OVERRIDE: the download
-     * directories an image gives to _apt are replaced by root's own (an
-     * empty directory can be removed whoever owns it).  No recommends: the
-     * image gets what the recipe names. */
+     * download, and the download directories an image gives to _apt are
+     * replaced by root's own (an empty directory can be removed whoever
+     * owns it; root may lack the ids or capabilities to use _apt's).  No
+     * recommends: the image gets what the recipe names. */
     return xasprintf("%sapt-get -o APT::Sandbox::User=root install -y --no-install-recommends %s && apt-get clean",
                      first_apt ? "for d in /var/lib/apt/lists/partial /var/cache/apt/archives/partial; do "
                                  "if [ -d \"$d\" ] && [ ! -O \"$d\" ]; then rmdir \"$d\" && mkdir -m 0700 \"$d\"; "

@@ -952,7 +952,12 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
   if (!indexed) {
     /* Hash first: the same bytes under another inode (a fresh download of
      * the same tarball) must not cost an unpack. */
-    if (regular && image_format == OCI_NOT_AN_IMAGE) {
+    const char *known = opts->sha256 && strncmp(opts->sha256, "sha256:", 7) == 0 ? opts->sha256 + 7 : opts->sha256;
+    if (regular && image_format == OCI_NOT_AN_IMAGE && known && strlen(known) == SHA256_HEX_SIZE - 1 &&
+        is_hex(known, SHA256_HEX_SIZE - 1)) {
+      memcpy(hex, known, SHA256_HEX_SIZE);
+      already = entry_exists(store, hex);
+    } else if (regular && image_format == OCI_NOT_AN_IMAGE) {
       double t0 = monotonic_seconds();
       if (hash_file(fd, hex, err) < 0)
         return hutch_error_wrap(err, "import %s", file);

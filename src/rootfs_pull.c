@@ -103,7 +103,7 @@ int rootfs_pull_manifest(struct hutch_store *store, const char *ref, const char 
 
   _cleanup_free_ char *ilabel = xasprintf("importing %s", ref);
   struct cli_progress iprog = {.label = ilabel};
-  struct hutch_import_options opts = {.name = name};
+  struct hutch_import_options opts = {.name = name, .sha256 = digest};
   if (isatty(STDERR_FILENO)) {
     opts.progress = cli_draw_progress;
     opts.progress_data = &iprog;

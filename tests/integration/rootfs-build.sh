@@ -88,6 +88,19 @@ tap_ok "it sees all three layers" "$HUTCH_BIN" exec --rootfs layer2 -- /bin/cat 
 tap_is "$tap_stdout" "two
 hello" "the files of both builds"
 
+# Package scripts chown files to system groups: build steps keep the
+# file-ownership capabilities (in the sandbox's user namespace), sandboxes
+# on the result do not.
+printf 'run grep CapEff /proc/self/status >/etc/capeff && chown 0:50 /etc/capeff\n' >"$work/caps.recipe"
+tap_ok "a build step may chown to another group" "$HUTCH_BIN" rootfs build --from "$base" \
+  --recipe "$work/caps.recipe" --name capimg
+tap_ok "the file keeps that group in the image" "$HUTCH_BIN" exec --rootfs capimg -- /bin/stat -c %g /etc/capeff
+tap_is "$tap_stdout" "50" "gid 50"
+tap_unlike "$(cat "$(ls_field capimg rootfs)/etc/capeff")" "CapEff:[[:space:]]*0+$" "the build step had capabilities"
+tap_ok "a sandbox on the built image" "$HUTCH_BIN" exec --rootfs capimg -- /bin/grep CapEff /proc/self/status
+tap_like "$tap_stdout" "CapEff:[[:space:]]*0+$" "has none"
+tap_is "$(ls_field capimg ids_preserved)" "True" "the built image records that it holds other ids"
+
 # ---- a failing step ------------------------------------------------------------
 before=$(count_images)
 printf 'run echo partial >/etc/partial\nrun echo about to fail; exit 7\nrun echo never\n' >"$work/fail.recipe"
