@@ -285,7 +285,8 @@ echo_port=$port
 start_proxy main --allow "up.test:$http_port" --allow "*.wild.test:$http_port" --allow "tls.test:$tls_port" \
   --allow "localhost:$http_port" --allow "169.254.169.254" --allow "echo.test:$echo_port" \
   --resolve up.test=127.0.0.1 --resolve a.wild.test=127.0.0.1 --resolve tls.test=127.0.0.1 \
-  --resolve echo.test=127.0.0.1 --resolve other.test=127.0.0.1 --idle-timeout 3 --max-connections 2000
+  --resolve echo.test=127.0.0.1 --resolve other.test=127.0.0.1 --allow dead.test:1 --resolve dead.test=127.0.0.1 \
+  --idle-timeout 3 --max-connections 2000
 tap_like "$proxy" '^[0-9]+$' "the harness listens and prints its port"
 main=$proxy
 x=(curl -sS --max-time 10 -x "http://127.0.0.1:$main")
@@ -367,6 +368,11 @@ tap_like "$(last_audit main)" '"method":"CONNECT","host":"169.254.169.254".*"dec
   "CONNECT to 169.254.169.254 refused"
 tap_ok "an allowed host on another port" "${x[@]}" -o /dev/null -w '%{http_code}' "http://up.test:1/"
 tap_is "$tap_stdout" 403 "port not allowed: 403"
+
+tap_ok "an allowed upstream that refuses connections" "${x[@]}" -i "http://dead.test:1/"
+tap_like "$tap_stdout" '^HTTP/1.1 502 Bad Gateway' "unreachable upstream: 502"
+tap_like "$(last_audit main)" '"host":"dead.test".*"decision":"error".*"error":"connect to dead.test port 1 failed: Connection refused"' \
+  "audit line: the connect error"
 
 # ---- malformed requests ----
 corpus=(
