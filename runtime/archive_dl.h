@@ -35,7 +35,7 @@
   X(archive_read_free)                                                                                                 \
   X(archive_read_new)                                                                                                  \
   X(archive_read_next_header)                                                                                          \
-  X(archive_read_open_fd)                                                                                              \
+  X(archive_read_open)                                                                                                 \
   X(archive_read_support_filter_bzip2)                                                                                 \
   X(archive_read_support_filter_gzip)                                                                                  \
   X(archive_read_support_filter_lz4)                                                                                   \
@@ -43,6 +43,7 @@
   X(archive_read_support_filter_xz)                                                                                    \
   X(archive_read_support_filter_zstd)                                                                                  \
   X(archive_read_support_format_tar)                                                                                   \
+  X(archive_set_error)                                                                                                 \
   X(archive_write_close)                                                                                               \
   X(archive_write_data_block)                                                                                          \
   X(archive_write_disk_new)                                                                                            \

@@ -84,6 +84,69 @@ int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hu
 /* Name an image that is in the store (moves the name if it is in use). */
 int hutch_image_tag(struct hutch_store *store, const char *name_or_digest, const char *name, hutch_error_t *err);
 
+/* Whether `name` can name an image: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}, no "..". */
+bool hutch_image_name_valid(const char *name);
+/* The environment a sandbox of this image starts with: the image's Env, then
+ * `extra` ("K=V"; a later one replaces an earlier one of its name).  A
+ * NULL-terminated list the caller frees, entries and all. */
+char **hutch_image_env(const struct hutch_image *image, const char *const *extra);
+/* Warns once per process, on stderr, when the image's User is not root: it is ignored. */
+void hutch_image_user_notice(const struct hutch_image *image);
+
+/* ---- pulling and building images (hutch-rootfs(1)) ------------------ */
+
+/* A long operation's progress for people: `phase` starts a step that
+ * reports bytes through hutch_progress_fn ("downloading FILE", "importing
+ * IMAGE") and is NULL when that step ends; `message` is one line worth
+ * printing ("downloaded URL in 2.1 s, sha256 verified"), without a
+ * program-name prefix or newline.  Either may be NULL. */
+typedef void (*hutch_phase_fn)(const char *label, void *data);
+typedef void (*hutch_message_fn)(const char *line, void *data);
+
+struct hutch_pull_options {
+  const char *name; /* the image's name; NULL: the reference without "docker://" */
+  const char *arch; /* manifest images: the architecture to fetch; NULL: this machine's */
+  hutch_progress_fn progress;
+  hutch_phase_fn phase;
+  hutch_message_fn message;
+  void *data; /* passed to progress, phase and message */
+};
+/* `ref` is an image manifest's name (hutch-manifest(5): ubuntu:24.04) or
+ * docker://NAME[:TAG|@DIGEST] for an OCI registry.  Downloads what the store
+ * lacks, verifies its sha256, imports it and names it.  Returns 1 when the
+ * pinned digest was in the store already (nothing downloaded), else 0. */
+int hutch_image_pull(struct hutch_store *store, const char *ref, const struct hutch_pull_options *opts,
+                     struct hutch_image *out, hutch_error_t *err);
+
+struct hutch_build_options {
+  const char *from;       /* base: an image in the store or a manifest's name (pulled first) */
+  const char *recipe;     /* hutch-recipe(5) file */
+  const char *name;       /* the new image's name */
+  const char *arch;       /* of a base that is pulled; NULL: this machine's */
+  const char *policy;     /* NULL: as hutch_policy_load */
+  const char *net_policy; /* a policy whose [network] replaces the policy's (with the proxy only) */
+  int net;                /* enum hutch_net_mode, or -1: proxy when the recipe needs a network */
+  int output_fd;          /* the steps' (and a Debian bootstrap's) stdout and stderr */
+  hutch_progress_fn progress;
+  hutch_phase_fn phase;
+  hutch_message_fn message;
+  void *data;
+};
+struct hutch_build_result {
+  char digest[80]; /* "sha256:HEX" of the new image */
+  uint64_t size;   /* bytes of file content in its layer */
+  char base[256];  /* the base image's name, else its digest */
+};
+/* Runs the recipe's steps in a sandbox on the base and keeps what they
+ * changed as a new image, a layer stacked on the base.  store NULL: the
+ * default store.  SIGINT, SIGTERM and SIGHUP reach the running step and end
+ * the build at the next step boundary (it installs handlers for them in the
+ * calling process, and leaves them installed).  Returns 0, -1 on error, or the
+ * exit code (> 0) of the step that failed or 128+signal when interrupted;
+ * no image is left behind unless it returns 0. */
+int hutch_image_build(const char *store, const struct hutch_build_options *opts, struct hutch_build_result *out,
+                      hutch_error_t *err);
+
 /* ---- policy ---------------------------------------------------------- */
 
 struct hutch_policy;
@@ -95,6 +158,8 @@ const char *hutch_policy_path(const struct hutch_policy *policy);
 /* Human-readable description of what a sandbox gets; `effective` resolves
  * every rule against this host (architectures, syscall numbers). */
 int hutch_policy_describe(const struct hutch_policy *policy, bool effective, FILE *out, hutch_error_t *err);
+/* The same description as one JSON object (`hutch policy show --json`). */
+int hutch_policy_describe_json(const struct hutch_policy *policy, bool effective, FILE *out, hutch_error_t *err);
 
 /* ---- sandboxes ------------------------------------------------------- */
 
@@ -108,6 +173,8 @@ struct hutch_bind {
 
 /* "1024", "512M", "2G", "1.5GiB", "64k": bytes, in powers of 1024. */
 bool hutch_parse_size(const char *s, uint64_t *out);
+/* The other way: "64 MiB", "1 GiB", "1.5 GiB", "512 KiB", "100 B". */
+void hutch_format_size(uint64_t bytes, char *buf, size_t len);
 
 /* Limits asked for explicitly (command-line options): they are applied with
  * a cgroup or the start is refused.  A zero field leaves the policy's
@@ -181,6 +248,10 @@ struct hutch_sandbox_config {
   const char *const *net_allow;   /* --allow HOST[:PORT], added to the policy's list; NULL-terminated */
   const char *net_policy;         /* --net-policy FILE: its [network] replaces the policy's */
   const char *const *net_resolve; /* --resolve NAME=ADDR (tests only, logged), NULL-terminated */
+  /* Addresses (CIDR) reachable although internal, as [network] allow_address;
+   * NULL-terminated.  `hutch rootfs build` lists the addresses of the
+   * mirrors this machine's own apt uses. */
+  const char *const *net_allow_address;
   const char *net_audit_log;      /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
 };
 

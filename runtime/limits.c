@@ -180,7 +180,7 @@ void limits_rlimits_gaps(const struct limits_plan *p, double timeout, char *buf,
     append(buf, len, "memory_swap");
 }
 
-void limits_format_size(uint64_t bytes, char *buf, size_t len) {
+void hutch_format_size(uint64_t bytes, char *buf, size_t len) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   size_t u = 0;
   double v = (double)bytes;

@@ -82,8 +82,6 @@ void limits_plan_rlimits(const struct limits_plan *p, double timeout, struct lim
 /* What rlimits leave out, for the degradation note ("" when nothing). */
 void limits_rlimits_gaps(const struct limits_plan *p, double timeout, char *buf, size_t len);
 
-/* "64 MiB", "1 GiB", "1.5 GiB", "512 KiB", "100 B". */
-void limits_format_size(uint64_t bytes, char *buf, size_t len);
 /* "512M", "2G", "1.5GiB", "1024", "max" (-> LIMITS_UNLIMITED if allow_max). */
 bool limits_parse_size(const char *s, bool allow_max, uint64_t *out);
 /* "1", "0.5", "2.25" -> thousandths; 0.001 to 4096 CPUs. */

@@ -92,7 +92,7 @@ int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg
   snprintf(nh->id, sizeof(nh->id), "%s", id);
   if (cfg->net != HUTCH_NET_PROXY) {
     bool extra = (cfg->net_allow && cfg->net_allow[0]) || (cfg->net_resolve && cfg->net_resolve[0]) ||
-                 cfg->net_policy || cfg->net_audit_log;
+                 (cfg->net_allow_address && cfg->net_allow_address[0]) || cfg->net_policy || cfg->net_audit_log;
     if (extra) {
       hutch_error_set(err, EINVAL, "network: --allow, --resolve, --net-policy and an audit log need --net proxy");
       return hutch_error_hint(err, "a sandbox without --net proxy has loopback only");
@@ -112,6 +112,9 @@ int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg
   for (const char *const *r = cfg->net_resolve; r && *r; r++)
     if (net_policy_add_resolve(&nh->policy, *r, err) < 0)
       return hutch_error_wrap(err, "--resolve %s", *r);
+  for (const char *const *a = cfg->net_allow_address; a && *a; a++)
+    if (net_policy_set(&nh->policy, "allow_address", *a, 0, err) < 0)
+      return hutch_error_wrap(err, "allow_address %s", *a);
   /* Until the sandbox's init exists, this process keeps the block alive. */
   if (subnet_allocate(state_fd, &nh->policy.subnet, id, getpid(), &nh->sandbox.block, err) < 0)
     return -1;
@@ -187,11 +190,12 @@ __attribute__((noreturn)) static void proxy_main(struct net_host *nh, int channe
     _exit(1);
   }
   sync_send(channel, SYNC_READY, NULL, 0, NULL, 0, NULL);
-  close(channel);
   int r = proxy_run(p, fds[1], &err);
-  /* Every audit line is written when proxy_run returns: the process ends
-   * at once, without joining the proxy's threads, since the sandbox's
-   * end waits for it. */
+  /* Every audit line is written when proxy_run returns.  A one-shot run
+   * waits for that, not for this process's exit: the channel's EOF says
+   * it before the exit's own teardown (threads, address space, the
+   * gateway namespace's last socket). */
+  close(channel);
   _exit(r < 0 ? 1 : 0);
 }
 
@@ -232,10 +236,8 @@ int net_host_start_proxy(struct net_host *nh, int listen_fd, int stop_fd, hutch_
 int net_host_proxy_ready(struct net_host *nh, hutch_error_t *err) {
   if (nh->channel < 0)
     return 0;
-  int r = sync_expect(nh->channel, SYNC_READY, NULL, 0, NULL, "network: start the proxy", err);
-  close(nh->channel);
-  nh->channel = -1;
-  return r;
+  /* The channel stays open: net_host_finish waits for its EOF. */
+  return sync_expect(nh->channel, SYNC_READY, NULL, 0, NULL, "network: start the proxy", err);
 }
 
 static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
@@ -266,22 +268,27 @@ void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
   if (!nh->enabled)
     return;
   if (nh->proxy_pid > 0) {
-    /* It stops by itself once init is gone; a stuck one is not waited for
-     * longer than a few seconds. */
-    int pidfd = (int)syscall(SYS_pidfd_open, nh->proxy_pid, 0);
-    struct pollfd pfd = {pidfd, POLLIN, 0};
+    /* It stops by itself once init is gone and closes its channel when
+     * the audit log is complete (or dies, which closes it too); a stuck
+     * one is not waited for longer than a few seconds.  Its exit is
+     * reaped last, by net_host_clear, off the path to the caller. */
+    int fd = nh->channel >= 0 ? nh->channel : (int)syscall(SYS_pidfd_open, nh->proxy_pid, 0);
+    struct pollfd pfd = {fd, POLLIN, 0};
     int n = 1;
-    if (pidfd >= 0)
+    if (fd >= 0)
       while ((n = poll(&pfd, 1, 5000)) < 0 && errno == EINTR)
         ;
-    if (pidfd >= 0)
-      close(pidfd);
-    if (n == 0)
+    if (fd >= 0 && fd != nh->channel)
+      close(fd);
+    if (nh->channel >= 0)
+      close(nh->channel);
+    nh->channel = -1;
+    if (n == 0) {
       kill_proxy(nh->proxy_pid, 0, true);
-    else
-      while (waitpid(nh->proxy_pid, NULL, 0) < 0 && errno == EINTR)
-        ;
-    nh->proxy_pid = -1;
+      nh->proxy_pid = -1;
+    } else {
+      nh->reap_proxy = true;
+    }
   }
   if (summary) {
     memset(summary, 0, sizeof(*summary));
@@ -313,6 +320,11 @@ void net_host_clear(struct net_host *nh) {
   if (nh->channel >= 0)
     close(nh->channel);
   nh->channel = -1;
+  if (nh->reap_proxy && nh->proxy_pid > 0)
+    while (waitpid(nh->proxy_pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+  nh->reap_proxy = false;
+  nh->proxy_pid = -1;
   if (nh->enabled)
     net_policy_clear(&nh->policy);
   free(nh->audit_log);

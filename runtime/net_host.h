@@ -27,7 +27,8 @@ struct net_host {
   bool subnet_held;
   pid_t proxy_pid;
   uint64_t proxy_start_time;
-  int channel; /* to the proxy process until it has its listener */
+  int channel;     /* to the proxy process; it closes its end once its audit log is complete */
+  bool reap_proxy; /* net_host_finish saw it done: net_host_clear reaps it */
 };
 
 /* Before clone: the effective policy (the policy's [network], replaced by

@@ -670,7 +670,7 @@ void net_policy_describe(const struct net_policy *p, FILE *out) {
   fprintf(out, "  idle_timeout: %gs\n", p->idle_timeout);
   if (p->byte_budget) {
     char size[32];
-    limits_format_size(p->byte_budget, size, sizeof(size));
+    hutch_format_size(p->byte_budget, size, sizeof(size));
     fprintf(out, "  byte_budget: %s\n", size);
   } else {
     fprintf(out, "  byte_budget: none\n");

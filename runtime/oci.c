@@ -542,12 +542,12 @@ int oci_import(struct hutch_store *store, const char *file, int fd, const struct
 
 /* ---- an image's defaults in a sandbox ---------------------------------- */
 
-char **oci_image_env(const struct hutch_image *image, const char *const *extra) {
+char **hutch_image_env(const struct hutch_image *image, const char *const *extra) {
   const char *const *layers[] = {(const char *const *)image->env, extra};
   return env_merge(layers, 2);
 }
 
-void oci_image_user_notice(const struct hutch_image *image) {
+void hutch_image_user_notice(const struct hutch_image *image) {
   static bool warned;
   if (warned || oci_user_is_root(image->user))
     return;

@@ -31,11 +31,7 @@ int oci_import(struct hutch_store *store, const char *file, int fd, const struct
 /* The image's defaults recorded in an entry's meta.json (NULL when none). */
 void oci_meta_defaults(const struct cJSON *meta, char ***env, char **workdir, char **user);
 
-/* The environment a sandbox of this image starts with: the image's Env,
- * then `extra` ("K=V"; a later one replaces an earlier one of its name). */
-char **oci_image_env(const struct hutch_image *image, const char *const *extra);
-/* Warns once per process when the image's User is not root: it is ignored. */
-void oci_image_user_notice(const struct hutch_image *image);
+/* hutch_image_env and hutch_image_user_notice (hutch.h) are in oci.c. */
 
 struct oci_pull_options {
   hutch_progress_fn progress; /* per blob: done/total bytes */

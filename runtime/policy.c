@@ -200,7 +200,7 @@ static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
   else if (v == LIMITS_UNLIMITED)
     snprintf(buf, len, "max (no limit)");
   else if (size)
-    limits_format_size(v, buf, len);
+    hutch_format_size(v, buf, len);
   else
     snprintf(buf, len, "%llu", (unsigned long long)v);
 }

@@ -63,7 +63,4 @@ int policy_seccomp_program(struct hutch_policy *policy, const void **bpf, size_t
 /* Where policy_seccomp_program() caches this policy's program (new string). */
 char *policy_cache_file(const struct hutch_policy *policy);
 
-/* `hutch policy show --json`: the description as one JSON object. */
-int hutch_policy_describe_json(const struct hutch_policy *policy, bool effective, FILE *out, hutch_error_t *err);
-
 #endif

@@ -34,20 +34,28 @@ int proxy_new(struct proxy **out, hutch_error_t *err) {
     free(p);
     return -1;
   }
-  if (resolver_new(&p->resolver, err) < 0) {
-    close(p->epfd);
-    free(p);
-    return -1;
-  }
-  p->resolver_ep = (struct endpoint){.kind = EP_RESOLVER, .fd = resolver_fd(p->resolver), .owner = p};
+  *out = p;
+  return 0;
+}
+
+/* The resolver threads start at the first name to resolve: most sandboxes
+ * reach only literal or overridden addresses, or nothing at all, and the
+ * threads would otherwise cost every start. */
+struct resolver *proxy_resolver(struct proxy *p, hutch_error_t *err) {
+  if (p->resolver)
+    return p->resolver;
+  struct resolver *r;
+  if (resolver_new(&r, err) < 0)
+    return NULL;
+  p->resolver_ep = (struct endpoint){.kind = EP_RESOLVER, .fd = resolver_fd(r), .owner = p};
   struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &p->resolver_ep};
   if (epoll_ctl(p->epfd, EPOLL_CTL_ADD, p->resolver_ep.fd, &ev) < 0) {
     hutch_error_sys(err, "proxy: epoll_ctl (resolver)");
-    proxy_free(p);
-    return -1;
+    resolver_free(r);
+    return NULL;
   }
-  *out = p;
-  return 0;
+  p->resolver = r;
+  return r;
 }
 
 int proxy_add_listener(struct proxy *p, const struct proxy_listener_config *cfg, hutch_error_t *err) {

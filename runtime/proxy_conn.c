@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netdb.h>
 #include <netinet/tcp.h>
@@ -84,6 +85,15 @@ static void close_upstream(struct conn *c) {
   c->up.can_read = c->up.can_write = false;
 }
 
+static void pipe_close(struct proxy_pipe *pp) {
+  if (pp->rd >= 0)
+    close(pp->rd);
+  if (pp->wr >= 0)
+    close(pp->wr);
+  pp->rd = pp->wr = -1;
+  pp->len = 0;
+}
+
 static void cancel_job(struct conn *c) {
   if (c->job) {
     c->job->c = NULL;
@@ -119,6 +129,8 @@ void conn_close(struct conn *c, const char *error) {
   cancel_job(c);
   uncount(c);
   close_upstream(c);
+  pipe_close(&c->c2u_pipe);
+  pipe_close(&c->u2c_pipe);
   if (c->client.fd >= 0)
     close(c->client.fd);
   c->client.fd = -1;
@@ -194,6 +206,7 @@ void conn_accept(struct listener *l, int fd, double now) {
   c->l = l;
   c->client = (struct endpoint){.kind = EP_CLIENT, .fd = fd, .owner = c};
   c->up = (struct endpoint){.kind = EP_UPSTREAM, .fd = -1, .owner = c};
+  c->c2u_pipe = c->u2c_pipe = (struct proxy_pipe){.rd = -1, .wr = -1};
   c->c2u.data = xmalloc(PROXY_BUF_SIZE);
   c->u2c.data = xmalloc(PROXY_BUF_SIZE);
   c->start = c->last_active = now;
@@ -369,13 +382,22 @@ static void handle_head(struct conn *c, double now) {
     c->n_addrs = 1;
     addresses_ready(c, now);
   } else {
+    _cleanup_error_ hutch_error_t rerr = NULL;
+    struct resolver *r = proxy_resolver(c->l->p, &rerr);
+    if (r == NULL) {
+      char why[200];
+      snprintf(why, sizeof(why), "cannot resolve %.100s: %.60s: %s", c->host, rerr ? rerr->msg : "resolver",
+               strerror(rerr ? rerr->errnum : 0));
+      respond(c, 502, "error", c->rule, why);
+      return;
+    }
     struct resolve_job *job = xcalloc(1, sizeof(*job));
     snprintf(job->host, sizeof(job->host), "%s", req->host);
     job->c = c;
     c->job = job;
     c->state = CONN_RESOLVING;
     c->deadline = now + wait_limit(c);
-    resolver_submit(c->l->p->resolver, job);
+    resolver_submit(r, job);
   }
 }
 
@@ -430,6 +452,74 @@ static void account(struct conn *c, size_t n) {
     l->exhausted = true;
 }
 
+/* Whether a direction moves through its pipe: only once its buffer is
+ * empty (the buffer then stays empty), and the pipe is made on first use.
+ * Without a pipe (out of descriptors) the buffers carry on. */
+static bool use_pipe(struct conn *c, struct proxy_pipe *pp, const struct proxy_buf *b) {
+  if (pp->rd >= 0)
+    return true;
+  if (c->no_splice || buf_len(b) > 0)
+    return false;
+  int fds[2];
+  if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
+    c->no_splice = true;
+    return false;
+  }
+  pp->rd = fds[0];
+  pp->wr = fds[1];
+  /* Best effort: past the user's pipe-pages limit the default stays. */
+  (void)fcntl(pp->wr, F_SETPIPE_SZ, PROXY_BUF_SIZE);
+  return true;
+}
+
+/* Splicing stopped working (EINVAL: a socket that cannot splice): what the
+ * pipe holds goes to the empty buffer (it holds at most PROXY_BUF_SIZE, see
+ * splice_in) and the buffers carry on.  False when the pipe could not be
+ * drained. */
+static bool pipe_fallback(struct conn *c, struct proxy_pipe *pp, struct proxy_buf *b) {
+  c->no_splice = true;
+  b->start = b->end = 0;
+  while (pp->len > 0) {
+    ssize_t n = read(pp->rd, b->data + b->end, pp->len);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR)
+        continue;
+      return false;
+    }
+    b->end += (size_t)n;
+    pp->len -= (size_t)n;
+  }
+  pipe_close(pp);
+  return true;
+}
+
+/* socket -> empty pipe.  Reads stop while the pipe holds unsent bytes (the
+ * backpressure), so EAGAIN always means the socket has nothing, and the
+ * chunk is no larger than a buffer (the byte budget's overshoot and the
+ * fallback stay as with the buffers).  Returns splice()'s result. */
+static ssize_t splice_in(int fd, struct proxy_pipe *pp) {
+  ssize_t n = splice(fd, NULL, pp->wr, NULL, PROXY_BUF_SIZE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  if (n > 0)
+    pp->len += (size_t)n;
+  return n;
+}
+
+static ssize_t splice_out(struct proxy_pipe *pp, int fd) {
+  ssize_t n = splice(pp->rd, NULL, fd, NULL, pp->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  if (n > 0)
+    pp->len -= (size_t)n;
+  return n;
+}
+
+/* Bytes of a direction not yet written: its buffer and its pipe. */
+static size_t c2u_left(const struct conn *c) {
+  return buf_len(&c->c2u) + c->c2u_pipe.len;
+}
+
+static size_t u2c_left(const struct conn *c) {
+  return buf_len(&c->u2c) + c->u2c_pipe.len;
+}
+
 /* Reading the client.  Returns -1 when the connection was closed. */
 static int read_client(struct conn *c, double now, bool *progress) {
   static char scratch[16384];
@@ -443,6 +533,28 @@ static int read_client(struct conn *c, double now, bool *progress) {
     dst = c->c2u.data + c->c2u.end;
     break;
   case CONN_TUNNEL:
+    if (!c->sni_pending && use_pipe(c, &c->c2u_pipe, &c->c2u)) {
+      if (c->c2u_pipe.len > 0)
+        return 0;
+      ssize_t n = splice_in(c->client.fd, &c->c2u_pipe);
+      if (n < 0 && errno == EINVAL) {
+        pipe_close(&c->c2u_pipe); /* empty */
+        c->no_splice = true;
+      } else if (n < 0) {
+        if (errno == EAGAIN || errno == EINTR) {
+          c->client.can_read = errno == EINTR;
+          return 0;
+        }
+        conn_close(c, strerror(errno));
+        return -1;
+      } else {
+        *progress = true;
+        c->last_active = now;
+        if (n == 0)
+          c->client_eof = true;
+        return 0;
+      }
+    }
     room = buf_space(&c->c2u);
     dst = c->c2u.data + c->c2u.end;
     break;
@@ -495,10 +607,25 @@ static int read_client(struct conn *c, double now, bool *progress) {
 static int write_upstream(struct conn *c, double now, bool *progress) {
   if (c->state == CONN_TUNNEL && c->sni_pending && buf_len(&c->c2u) > 0 && !check_sni(c))
     return -1;
-  if (c->up.fd < 0 || !c->up.can_write || buf_len(&c->c2u) == 0 || c->sni_pending ||
+  if (c->up.fd < 0 || !c->up.can_write || c2u_left(c) == 0 || c->sni_pending ||
       (c->state != CONN_FORWARD && c->state != CONN_TUNNEL))
     return 0;
-  ssize_t n = send(c->up.fd, c->c2u.data + c->c2u.start, buf_len(&c->c2u), MSG_NOSIGNAL);
+  ssize_t n;
+  if (c->c2u_pipe.len > 0) {
+    n = splice_out(&c->c2u_pipe, c->up.fd);
+    if (n < 0 && errno == EINVAL) {
+      if (!pipe_fallback(c, &c->c2u_pipe, &c->c2u)) {
+        conn_close(c, "drain the splice pipe");
+        return -1;
+      }
+      *progress = true; /* the next round sends from the buffer */
+      return 0;
+    }
+  } else {
+    n = send(c->up.fd, c->c2u.data + c->c2u.start, buf_len(&c->c2u), MSG_NOSIGNAL);
+    if (n > 0)
+      c->c2u.start += (size_t)n;
+  }
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
       c->up.can_write = errno == EINTR;
@@ -509,7 +636,6 @@ static int write_upstream(struct conn *c, double now, bool *progress) {
     conn_close(c, why);
     return -1;
   }
-  c->c2u.start += (size_t)n;
   c->bytes_up += (uint64_t)n;
   c->last_active = now;
   account(c, (size_t)n);
@@ -520,10 +646,25 @@ static int write_upstream(struct conn *c, double now, bool *progress) {
 static void read_upstream(struct conn *c, double now, bool *progress) {
   if (c->up.fd < 0 || !c->up.can_read || c->up_eof || (c->state != CONN_FORWARD && c->state != CONN_TUNNEL))
     return;
-  size_t room = buf_space(&c->u2c);
-  if (room == 0)
-    return;
-  ssize_t n = read(c->up.fd, c->u2c.data + c->u2c.end, room);
+  ssize_t n;
+  bool piped = false;
+  if (c->own_pending == 0 && use_pipe(c, &c->u2c_pipe, &c->u2c)) {
+    if (c->u2c_pipe.len > 0)
+      return;
+    n = splice_in(c->up.fd, &c->u2c_pipe);
+    piped = true;
+    if (n < 0 && errno == EINVAL) {
+      pipe_close(&c->u2c_pipe); /* empty */
+      c->no_splice = true;
+      piped = false;
+    }
+  }
+  if (!piped) {
+    size_t room = buf_space(&c->u2c);
+    if (room == 0)
+      return;
+    n = read(c->up.fd, c->u2c.data + c->u2c.end, room);
+  }
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
       c->up.can_read = errno == EINTR;
@@ -536,14 +677,29 @@ static void read_upstream(struct conn *c, double now, bool *progress) {
   c->last_active = now;
   if (n == 0)
     c->up_eof = true;
-  else
+  else if (!piped)
     c->u2c.end += (size_t)n;
 }
 
 static int write_client(struct conn *c, double now, bool *progress) {
-  if (!c->client.can_write || buf_len(&c->u2c) == 0)
+  if (!c->client.can_write || u2c_left(c) == 0)
     return 0;
-  ssize_t n = send(c->client.fd, c->u2c.data + c->u2c.start, buf_len(&c->u2c), MSG_NOSIGNAL);
+  ssize_t n;
+  if (c->u2c_pipe.len > 0) {
+    n = splice_out(&c->u2c_pipe, c->client.fd);
+    if (n < 0 && errno == EINVAL) {
+      if (!pipe_fallback(c, &c->u2c_pipe, &c->u2c)) {
+        conn_close(c, "drain the splice pipe");
+        return -1;
+      }
+      *progress = true; /* the next round sends from the buffer */
+      return 0;
+    }
+  } else {
+    n = send(c->client.fd, c->u2c.data + c->u2c.start, buf_len(&c->u2c), MSG_NOSIGNAL);
+    if (n > 0)
+      c->u2c.start += (size_t)n;
+  }
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
       c->client.can_write = errno == EINTR;
@@ -552,7 +708,6 @@ static int write_client(struct conn *c, double now, bool *progress) {
     conn_close(c, strerror(errno));
     return -1;
   }
-  c->u2c.start += (size_t)n;
   size_t own = (size_t)n < c->own_pending ? (size_t)n : c->own_pending;
   c->own_pending -= own;
   if (c->state == CONN_FORWARD || c->state == CONN_TUNNEL) {
@@ -590,7 +745,7 @@ static bool settle(struct conn *c) {
       conn_close(c, "the client closed before the request body was complete");
       return false;
     }
-    if (c->up_eof && buf_len(&c->u2c) == 0) {
+    if (c->up_eof && u2c_left(c) == 0) {
       conn_close(c, NULL);
       return false;
     }
@@ -600,11 +755,11 @@ static bool settle(struct conn *c) {
       conn_close(c, "the client closed during the TLS ClientHello");
       return false;
     }
-    if (c->client_eof && buf_len(&c->c2u) == 0 && !c->up_shut) {
+    if (c->client_eof && c2u_left(c) == 0 && !c->up_shut) {
       shutdown(c->up.fd, SHUT_WR);
       c->up_shut = true;
     }
-    if (c->up_eof && buf_len(&c->u2c) == 0 && !c->client_shut) {
+    if (c->up_eof && u2c_left(c) == 0 && !c->client_shut) {
       shutdown(c->client.fd, SHUT_WR);
       c->client_shut = true;
     }

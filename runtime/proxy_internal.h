@@ -32,6 +32,13 @@ struct proxy_buf {
   size_t start, end;
 };
 
+/* A direction's splice(2) pipe: socket -> pipe -> socket without copies.
+ * Used only while the direction's proxy_buf is empty; len: bytes in it. */
+struct proxy_pipe {
+  int rd, wr; /* -1: none */
+  size_t len;
+};
+
 enum conn_state {
   CONN_HEAD,       /* reading the request head */
   CONN_RESOLVING,  /* waiting for the resolver threads */
@@ -52,6 +59,8 @@ struct conn {
   struct endpoint client, up;
   enum conn_state state;
   struct proxy_buf c2u, u2c;
+  struct proxy_pipe c2u_pipe, u2c_pipe;
+  bool no_splice; /* splice failed (or no pipe): the buffers only */
   bool client_eof, up_eof, client_shut, up_shut;
   bool counted;       /* in l->active */
   uint64_t body_left; /* plain HTTP: body bytes still to forward */
@@ -124,6 +133,8 @@ void resolver_submit(struct resolver *r, struct resolve_job *job);
 /* The finished jobs (a list through ->next), after the eventfd fired. */
 struct resolve_job *resolver_take_done(struct resolver *r);
 void resolver_free(struct resolver *r);
+/* proxy.c: the proxy's resolver, started on first use; NULL on failure. */
+struct resolver *proxy_resolver(struct proxy *p, hutch_error_t *err);
 
 /* proxy_audit.c */
 struct audit_record {

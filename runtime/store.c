@@ -23,7 +23,6 @@
 /* A tmp directory younger than this may be one whose creator has not locked
  * it yet; it is never taken for a leftover. */
 #define STALE_TMP_SECONDS 2
-#define HASH_CHUNK (1024 * 1024)
 
 /* ---- opening ---------------------------------------------------------- */
 
@@ -730,28 +729,6 @@ int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hu
 
 /* ---- import ------------------------------------------------------------ */
 
-static int hash_file(int fd, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
-  _cleanup_free_ char *buf = xmalloc(HASH_CHUNK);
-  struct sha256_ctx ctx;
-  sha256_init(&ctx);
-  uint64_t off = 0;
-  for (;;) {
-    ssize_t n = pread(fd, buf, HASH_CHUNK, (off_t)off);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n < 0)
-      return hutch_error_sys(err, "read at byte %" PRIu64, off);
-    if (n == 0)
-      break;
-    sha256_update(&ctx, buf, (size_t)n);
-    off += (uint64_t)n;
-  }
-  uint8_t d[SHA256_DIGEST_SIZE];
-  sha256_final(&ctx, d);
-  sha256_hex(d, hex);
-  return 0;
-}
-
 static const char *idmap_kind_name(enum idmap_kind k) {
   switch (k) {
   case IDMAP_ROOT:
@@ -950,23 +927,22 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
                             file);
   }
   if (!indexed) {
-    /* Hash first: the same bytes under another inode (a fresh download of
-     * the same tarball) must not cost an unpack. */
+    /* A digest given by the caller (a pull) spares even the unpack.
+     * Otherwise the file is hashed once, while it is unpacked: same bytes
+     * under another inode unpack, then find their entry and discard the
+     * stage (the index above keeps an unchanged file O(1)). */
     const char *known = opts->sha256 && strncmp(opts->sha256, "sha256:", 7) == 0 ? opts->sha256 + 7 : opts->sha256;
-    if (regular && image_format == OCI_NOT_AN_IMAGE && known && strlen(known) == SHA256_HEX_SIZE - 1 &&
-        is_hex(known, SHA256_HEX_SIZE - 1)) {
+    bool expect = regular && image_format == OCI_NOT_AN_IMAGE && known && strlen(known) == SHA256_HEX_SIZE - 1 &&
+                  is_hex(known, SHA256_HEX_SIZE - 1);
+    if (expect) {
       memcpy(hex, known, SHA256_HEX_SIZE);
-      already = entry_exists(store, hex);
-    } else if (regular && image_format == OCI_NOT_AN_IMAGE) {
-      double t0 = monotonic_seconds();
-      if (hash_file(fd, hex, err) < 0)
-        return hutch_error_wrap(err, "import %s", file);
-      hutch_debug("import %s: sha256:%s hashed in %.3f s", file, hex, monotonic_seconds() - t0);
       already = entry_exists(store, hex);
     }
     if (!already && image_format == OCI_NOT_AN_IMAGE) {
       char got[SHA256_HEX_SIZE];
-      int r = import_unpack(store, fd, &st, file, regular ? hex : NULL, opts, notices, got, err);
+      double t0 = monotonic_seconds();
+      int r = import_unpack(store, fd, &st, file, expect ? hex : NULL, opts, notices, got, err);
+      hutch_debug("import %s: unpacked in %.3f s", file, monotonic_seconds() - t0);
       if (r < 0)
         return hutch_error_wrap(err, "import %s", file);
       already = r;

@@ -1,13 +1,14 @@
 /* Unpacking an untrusted rootfs tarball.
  *
- * The calling process reads the file, hashes it and feeds it through a socket
- * to a child that is root in a new user and mount namespace.  The child opens
- * the archive, then chroots into the (empty) target directory and extracts
- * there: libarchive's own SECURE_* checks and our entry checks refuse paths
- * that leave the tree, and should one of them have a bug, the chroot still
- * keeps every write inside the new entry.  Hashing in the caller rather than
- * in the child keeps the progress callback in the caller's process and lets
- * both halves run on separate cores. */
+ * A child that is root in a new user and mount namespace opens the archive,
+ * then chroots into the (empty) target directory and extracts there:
+ * libarchive's own SECURE_* checks and our entry checks refuse paths that
+ * leave the tree, and should one of them have a bug, the chroot still keeps
+ * every write inside the new entry.  The child reads the archive fd it
+ * inherited (a plain file or pipe, never a directory, so no way out of the
+ * chroot) and hashes exactly the bytes it unpacks: one pass over the input,
+ * no copy through a socket, and the digest names what is in the tree even
+ * if the file changes meanwhile.  The caller only reports progress. */
 #include "config.h"
 
 #include "archive_dl.h"
@@ -22,16 +23,25 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/prctl.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <time.h>
 
 #include "idmap.h"
 #include "layer.h"
 #include "store.h"
 #include "util.h"
 
-#define PUMP_CHUNK (256 * 1024)
+/* Large reads: fewer syscalls and callbacks; libarchive hands out file
+ * bodies straight from this buffer. */
+#define READ_CHUNK (1024 * 1024)
+
+/* Written by the child, read by the caller (a shared mapping). */
+struct unpack_shared {
+  struct unpack_stats stats;
+  uint64_t done; /* bytes read so far, for progress */
+  uint8_t digest[SHA256_DIGEST_SIZE];
+};
 
 const char *unpack_path_problem(const char *path) {
   if (path == NULL || path[0] == '\0')
@@ -49,8 +59,10 @@ const char *unpack_path_problem(const char *path) {
 }
 
 struct child_ctx {
-  int sock; /* the child's end: archive bytes arrive here */
-  int peer; /* the caller's end, which the child must not keep open */
+  int fd; /* the archive */
+  bool seekable;
+  uint64_t offset, limit; /* read [offset, offset+limit) of fd */
+  struct unpack_shared *shared;
   const char *target;
   const struct idmap_set *maps;
   struct unpack_stats *stats; /* shared with the caller */
@@ -364,14 +376,139 @@ static int extract_all(struct archive *in, struct archive *out, struct child_ctx
   }
 }
 
+/* ---- the child's input: the archive fd, hashed as it is read ---- */
+
+/* Chunks read and not yet hashed, or still in libarchive's hands (the last
+ * one handed out): the hashing thread may lag this far behind. */
+#define READ_RING 4
+
+struct reader {
+  struct child_ctx *c;
+  char *buf[READ_RING];
+  size_t len[READ_RING];
+  uint64_t pos;    /* bytes read */
+  uint64_t issued; /* chunks read */
+  /* The hashing thread runs beside libarchive, on another core. */
+  pthread_t thread;
+  bool threaded;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  uint64_t posted, hashed; /* chunks, under mu */
+  bool stop;               /* under mu */
+  struct sha256_ctx sha;   /* the hashing thread's while it runs */
+};
+
+static void *reader_hash_main(void *data) {
+  struct reader *r = data;
+  pthread_mutex_lock(&r->mu);
+  for (;;) {
+    while (r->hashed == r->posted && !r->stop)
+      pthread_cond_wait(&r->cv, &r->mu);
+    if (r->hashed == r->posted)
+      break;
+    size_t slot = r->hashed % READ_RING;
+    pthread_mutex_unlock(&r->mu);
+    sha256_update(&r->sha, r->buf[slot], r->len[slot]);
+    pthread_mutex_lock(&r->mu);
+    r->hashed++;
+    pthread_cond_broadcast(&r->cv);
+  }
+  pthread_mutex_unlock(&r->mu);
+  return NULL;
+}
+
+static void reader_init(struct reader *r, struct child_ctx *c) {
+  *r = (struct reader){.c = c};
+  for (size_t i = 0; i < READ_RING; i++)
+    r->buf[i] = xmalloc(READ_CHUNK);
+  sha256_init(&r->sha);
+  pthread_mutex_init(&r->mu, NULL);
+  pthread_cond_init(&r->cv, NULL);
+  /* Without the thread, chunks are hashed inline. */
+  r->threaded = pthread_create(&r->thread, NULL, reader_hash_main, r) == 0;
+}
+
+/* Wait for every chunk read to be hashed, then end the thread. */
+static void reader_stop(struct reader *r) {
+  if (!r->threaded)
+    return;
+  pthread_mutex_lock(&r->mu);
+  r->stop = true;
+  pthread_cond_broadcast(&r->cv);
+  pthread_mutex_unlock(&r->mu);
+  pthread_join(r->thread, NULL);
+  r->threaded = false;
+}
+
+static void reader_free(struct reader *r) {
+  reader_stop(r);
+  for (size_t i = 0; i < READ_RING; i++)
+    free(r->buf[i]);
+  pthread_mutex_destroy(&r->mu);
+  pthread_cond_destroy(&r->cv);
+}
+
+static ssize_t read_chunk(int fd, void *buf, size_t len, uint64_t offset, bool seekable) {
+  for (;;) {
+    ssize_t r = seekable ? pread(fd, buf, len, (off_t)offset) : read(fd, buf, len);
+    if (r >= 0 || errno != EINTR)
+      return r;
+  }
+}
+
+/* The next chunk into *out: its size, 0 at the end of the input, -1 with
+ * errno on a read error. */
+static ssize_t reader_next(struct reader *r, const void **out) {
+  struct child_ctx *c = r->c;
+  uint64_t left = c->limit - r->pos;
+  size_t want = left < READ_CHUNK ? (size_t)left : READ_CHUNK;
+  if (want == 0)
+    return 0;
+  size_t slot = r->issued % READ_RING;
+  if (r->threaded && r->issued >= READ_RING) {
+    /* The slot's previous chunk must be hashed before it is overwritten. */
+    pthread_mutex_lock(&r->mu);
+    while (r->hashed < r->issued - READ_RING + 1)
+      pthread_cond_wait(&r->cv, &r->mu);
+    pthread_mutex_unlock(&r->mu);
+  }
+  ssize_t n = read_chunk(c->fd, r->buf[slot], want, c->offset + r->pos, c->seekable);
+  if (n <= 0)
+    return n;
+  r->len[slot] = (size_t)n;
+  r->issued++;
+  r->pos += (uint64_t)n;
+  if (r->threaded) {
+    pthread_mutex_lock(&r->mu);
+    r->posted = r->issued;
+    pthread_cond_broadcast(&r->cv);
+    pthread_mutex_unlock(&r->mu);
+  } else {
+    sha256_update(&r->sha, r->buf[slot], (size_t)n);
+  }
+  __atomic_store_n(&c->shared->done, r->pos, __ATOMIC_RELAXED);
+  *out = r->buf[slot];
+  return n;
+}
+
+/* No skip callback: libarchive must see (and we hash) every byte. */
+static la_ssize_t reader_read(struct archive *a, void *data, const void **out) {
+  struct reader *r = data;
+  ssize_t n = reader_next(r, out);
+  if (n < 0)
+    ARCHIVE(archive_set_error)(a, errno, "read the archive at byte %llu", (unsigned long long)r->pos);
+  return n;
+}
+
 static int child_main(void *data, hutch_error_t *err) {
   struct child_ctx *c = data;
-  close(c->peer);
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return hutch_error_sys(err, "unpack: make mounts private");
 
+  struct reader rd;
+  reader_init(&rd, c);
   struct archive *in = ARCHIVE(archive_read_new)();
   struct archive *out = ARCHIVE(archive_write_disk_new)();
   if (in == NULL || out == NULL)
@@ -388,7 +525,7 @@ static int child_main(void *data, hutch_error_t *err) {
   ARCHIVE(archive_read_support_filter_lz4)(in);
   int ret = -1;
   /* Open (and sniff the format) before the chroot. */
-  if (ARCHIVE(archive_read_open_fd)(in, c->sock, 64 * 1024) != ARCHIVE_OK) {
+  if (ARCHIVE(archive_read_open)(in, &rd, NULL, reader_read, NULL) != ARCHIVE_OK) {
     hutch_error_set(err, la_errno(in), "not a tar archive: %s", ARCHIVE(archive_error_string)(in));
     hutch_error_hint(err, "hutch imports tar archives, uncompressed or compressed with gzip, xz, zstd, bzip2 or lz4");
     goto out;
@@ -403,11 +540,14 @@ static int child_main(void *data, hutch_error_t *err) {
     goto out;
   }
   /* No user/group lookup functions: ids are taken numerically from the
-   * archive, never from an /etc/passwd the archive itself just wrote. */
+   * archive, never from an /etc/passwd the archive itself just wrote.  No
+   * ARCHIVE_EXTRACT_SPARSE: it writes every file in st_blksize pieces to
+   * look for zeros (one write per 4 KiB); the holes of sparse members are
+   * kept without it, as the data arrives with its offsets. */
   ARCHIVE(archive_write_disk_set_options)
   (out, ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
-            ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SPARSE | ARCHIVE_EXTRACT_SECURE_SYMLINKS |
-            ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+            ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT |
+            ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
   if (extract_all(in, out, c, err) < 0)
     goto out;
   if (c->stats->entries == 0 && !c->layer) {
@@ -420,20 +560,24 @@ static int child_main(void *data, hutch_error_t *err) {
     hutch_error_set(err, la_errno(out), "unpack: finish directories: %s", ARCHIVE(archive_error_string)(out));
     goto out;
   }
+  /* The digest covers the whole input, including what follows the
+   * end-of-archive marker. */
+  const void *rest;
+  ssize_t n;
+  while ((n = reader_next(&rd, &rest)) > 0)
+    ;
+  if (n < 0) {
+    hutch_error_sys(err, "read the archive at byte %llu", (unsigned long long)rd.pos);
+    goto out;
+  }
+  reader_stop(&rd);
+  sha256_final(&rd.sha, c->shared->digest);
   ret = 0;
 out:
   ARCHIVE(archive_read_free)(in);
   ARCHIVE(archive_write_free)(out);
   layer_paths_clear(&c->written);
-  if (ret == 0) {
-    /* Consume what follows the end-of-archive marker, so that the caller
-     * sees a closed socket only when something went wrong. */
-    char buf[16384];
-    ssize_t r;
-    while ((r = read(c->sock, buf, sizeof(buf))) > 0 || (r < 0 && errno == EINTR))
-      ;
-  }
-  close(c->sock);
+  reader_free(&rd);
   return ret;
 }
 
@@ -446,33 +590,10 @@ struct unpack_thread {
 static void *unpack_thread_main(void *data) {
   struct unpack_thread *t = data;
   t->result = userns_run(t->ctx->maps, CLONE_NEWNS, child_main, t->ctx, &t->err);
-  /* The child is gone: drop our copy of its end so a pump still writing
-   * gets EPIPE instead of blocking forever. */
-  shutdown(t->ctx->sock, SHUT_RDWR);
   return NULL;
 }
 
-static ssize_t read_chunk(int fd, void *buf, size_t len, uint64_t offset, bool seekable) {
-  for (;;) {
-    ssize_t r = seekable ? pread(fd, buf, len, (off_t)offset) : read(fd, buf, len);
-    if (r >= 0 || errno != EINTR)
-      return r;
-  }
-}
-
-static int send_all(int fd, const char *buf, size_t len) {
-  while (len > 0) {
-    ssize_t w = send(fd, buf, len, MSG_NOSIGNAL);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      return -1;
-    }
-    buf += w;
-    len -= (size_t)w;
-  }
-  return 0;
-}
+#define PROGRESS_INTERVAL_NS (100 * 1000 * 1000L)
 
 int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGEST_SIZE], struct unpack_stats *stats,
                    hutch_error_t *err) {
@@ -480,75 +601,59 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
    * library's file is out of reach. */
   if (archive_dl_load(err) < 0)
     return hutch_error_wrap(err, "unpack");
-  struct unpack_stats *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  struct unpack_shared *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED)
     return hutch_error_sys(err, "unpack: map shared counters");
   memset(shared, 0, sizeof(*shared));
-  int sp[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) < 0) {
-    munmap(shared, sizeof(*shared));
-    return hutch_error_sys(err, "unpack: socketpair");
-  }
-  int sndbuf = 1 << 20;
-  setsockopt(sp[0], SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-
-  struct child_ctx ctx = {
-      .sock = sp[1], .peer = sp[0], .target = req->target, .maps = req->maps, .stats = shared, .layer = req->layer};
-  struct unpack_thread t = {.ctx = &ctx, .result = -1};
-  pthread_t thread;
-  int r = pthread_create(&thread, NULL, unpack_thread_main, &t);
-  if (r != 0) {
-    close(sp[0]);
-    close(sp[1]);
-    munmap(shared, sizeof(*shared));
-    return hutch_error_set(err, r, "unpack: start a thread");
-  }
 
   struct stat st;
-  bool seekable = fstat(req->fd, &st) == 0 && S_ISREG(st.st_mode);
   /* A layer is a range of a file (a member of an image archive, or a
    * verified download): read exactly that range. */
-  uint64_t limit = req->length ? req->length : UINT64_MAX;
-  struct sha256_ctx sha;
-  sha256_init(&sha);
-  _cleanup_free_ char *buf = xmalloc(PUMP_CHUNK);
-  uint64_t done = 0;
-  bool child_gone = false;
-  hutch_error_t read_err = NULL;
-  for (;;) {
-    size_t want = limit - done < PUMP_CHUNK ? (size_t)(limit - done) : PUMP_CHUNK;
-    if (want == 0)
-      break;
-    ssize_t n = read_chunk(req->fd, buf, want, req->offset + done, seekable);
-    if (n < 0) {
-      hutch_error_sys(&read_err, "read the archive at byte %llu", (unsigned long long)done);
-      break;
+  struct child_ctx ctx = {
+      .fd = req->fd,
+      .seekable = fstat(req->fd, &st) == 0 && S_ISREG(st.st_mode),
+      .offset = req->offset,
+      .limit = req->length ? req->length : UINT64_MAX,
+      .shared = shared,
+      .target = req->target,
+      .maps = req->maps,
+      .stats = &shared->stats,
+      .layer = req->layer,
+  };
+  struct unpack_thread t = {.ctx = &ctx, .result = -1};
+  if (req->progress == NULL) {
+    unpack_thread_main(&t);
+  } else {
+    /* The child does the work; this thread only reports how far it got. */
+    pthread_t thread;
+    int r = pthread_create(&thread, NULL, unpack_thread_main, &t);
+    if (r != 0) {
+      munmap(shared, sizeof(*shared));
+      return hutch_error_set(err, r, "unpack: start a thread");
     }
-    if (n == 0)
-      break;
-    sha256_update(&sha, buf, (size_t)n);
-    done += (uint64_t)n;
-    if (send_all(sp[0], buf, (size_t)n) < 0) {
-      child_gone = true;
-      break;
+    for (;;) {
+      struct timespec deadline;
+      clock_gettime(CLOCK_REALTIME, &deadline);
+      deadline.tv_nsec += PROGRESS_INTERVAL_NS;
+      if (deadline.tv_nsec >= 1000000000L) {
+        deadline.tv_sec++;
+        deadline.tv_nsec -= 1000000000L;
+      }
+      r = pthread_timedjoin_np(thread, NULL, &deadline);
+      if (r != ETIMEDOUT && r != EINTR)
+        break;
+      req->progress(__atomic_load_n(&shared->done, __ATOMIC_RELAXED), req->total, req->progress_data);
     }
-    if (req->progress)
-      req->progress(done, req->total, req->progress_data);
   }
-  close(sp[0]);
-  pthread_join(thread, NULL);
-  close(sp[1]);
 
   int ret = -1;
-  if (read_err != NULL) {
-    hutch_error_move(err, &read_err);
-  } else if (t.result < 0) {
+  if (t.result < 0) {
     hutch_error_move(err, &t.err);
-  } else if (child_gone) {
-    hutch_error_set(err, EPIPE, "unpack: the unpacking process stopped reading at byte %llu", (unsigned long long)done);
   } else {
-    sha256_final(&sha, digest);
-    *stats = *shared;
+    if (req->progress)
+      req->progress(shared->done, req->total, req->progress_data);
+    memcpy(digest, shared->digest, SHA256_DIGEST_SIZE);
+    *stats = shared->stats;
     ret = 0;
   }
   hutch_error_free(&t.err);

@@ -162,6 +162,35 @@ struct userns_result {
   int32_t value;
 };
 
+/* The helper's next message.  EOF alone does not prove it sent nothing: a
+ * blocking receive checks the queue and the peer's shutdown one after the
+ * other, so a helper that answers and exits at once can be reported gone
+ * with its answer still queued.  Once it is reaped its end is closed and
+ * whatever it sent is queued for good: look once more, then say how it
+ * ended. */
+static int expect_from_helper(int fd, pid_t pid, bool *reaped, uint32_t want, void *payload, size_t cap,
+                              const char *what, hutch_error_t *err) {
+  uint32_t type = 0;
+  int r = sync_recv(fd, &type, payload, cap, NULL, NULL, NULL, err);
+  if (r == 0) {
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      ;
+    *reaped = true;
+    r = sync_recv(fd, &type, payload, cap, NULL, NULL, NULL, err);
+    if (r == 0 && WIFSIGNALED(status))
+      return hutch_error_set(err, 0, "%s: killed by signal %d (%s) before answering", what, WTERMSIG(status),
+                             strsignal(WTERMSIG(status)));
+    if (r == 0)
+      return hutch_error_set(err, 0, "%s: exited with status %d before answering", what, WEXITSTATUS(status));
+  }
+  if (r < 0)
+    return -1;
+  if (type != want)
+    return hutch_error_set(err, EPROTO, "%s: unexpected message type %u (wanted %u)", what, type, want);
+  return 0;
+}
+
 int userns_run(const struct idmap_set *maps, unsigned long extra_clone_flags, int (*fn)(void *data, hutch_error_t *err),
                void *data, hutch_error_t *err) {
   int sp[2];
@@ -203,21 +232,25 @@ int userns_run(const struct idmap_set *maps, unsigned long extra_clone_flags, in
   close(sp[1]);
   _cleanup_close_ int fd = sp[0];
   int ret = -1;
+  bool reaped = false;
   struct userns_result res = {0};
-  if (sync_expect(fd, SYNC_READY, NULL, 0, NULL, "user namespace: create", err) < 0)
+  if (expect_from_helper(fd, pid, &reaped, SYNC_READY, NULL, 0, "user namespace: create", err) < 0)
     goto out;
   if (userns_write_maps(pid, maps, err) < 0)
     goto out;
   if (sync_send(fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0)
     goto out;
-  if (sync_expect(fd, SYNC_EXIT, &res, sizeof(res), NULL, "user namespace helper", err) < 0)
+  if (expect_from_helper(fd, pid, &reaped, SYNC_EXIT, &res, sizeof(res), "user namespace helper", err) < 0)
     goto out;
   ret = res.value;
 out:
-  if (ret < 0)
-    kill(pid, SIGKILL);
-  int status;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-    ;
+  /* Once reaped, its pid may already belong to another process. */
+  if (!reaped) {
+    if (ret < 0)
+      kill(pid, SIGKILL);
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+      ;
+  }
   return ret;
 }

@@ -9,8 +9,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "limits.h"
-#include "oci.h"
 #include "options.h"
 
 struct sandbox_opts {
@@ -369,8 +367,8 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
   const char *name = o->rootfs ? o->rootfs : "default";
   if (hutch_image_lookup(p->store, name, &p->image, err) < 0)
     return -1;
-  oci_image_user_notice(&p->image);
-  p->env = oci_image_env(&p->image, o->env);
+  hutch_image_user_notice(&p->image);
+  p->env = hutch_image_env(&p->image, o->env);
   p->cfg = (struct hutch_sandbox_config){
       .rootfs = p->image.rootfs,
       .rootfs_lowers = (const char *const *)p->image.lowers,
@@ -481,7 +479,7 @@ static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex
   if (ex->usage.oom_killed) {
     char max[32] = "its limit";
     if (ex->usage.memory_max)
-      limits_format_size(ex->usage.memory_max, max, sizeof(max));
+      hutch_format_size(ex->usage.memory_max, max, sizeof(max));
     fprintf(stderr, "hutch: killed: out of memory at %s (the sandbox's memory limit)\n", max);
   }
   if (ex->net.proxy) {

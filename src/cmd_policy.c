@@ -6,8 +6,6 @@
 #include <string.h>
 
 #include "cli.h"
-#include "policy.h"
-#include "util.h"
 
 static const char policy_usage[] = "Usage: hutch policy COMMAND [OPTIONS]\n"
                                    "\n"
@@ -80,7 +78,7 @@ static int policy_show(int argc, char **argv) {
   if (optind < argc)
     return cli_usage_error("policy show", "unexpected argument '%s'", argv[optind]);
 
-  _cleanup_error_ hutch_error_t err = NULL;
+  hutch_error_t err = NULL;
   struct hutch_policy *policy = NULL;
   if (hutch_policy_load(path, &policy, &err) < 0)
     return cli_fail(&err);

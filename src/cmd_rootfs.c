@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "paths.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -131,6 +130,18 @@ void cli_progress_end(struct cli_progress *p) {
   p->drawn = false;
 }
 
+void cli_progress_phase(const char *label, void *data) {
+  struct cli_progress *p = data;
+  cli_progress_end(p);
+  if (label)
+    p->label = label;
+}
+
+void cli_message(const char *line, void *data) {
+  (void)data;
+  fprintf(stderr, "%s: %s\n", hutch_program_name, line);
+}
+
 /* ---- import ----------------------------------------------------------- */
 
 static int rootfs_import(int argc, char **argv, const char *store_path) {
@@ -163,7 +174,7 @@ static int rootfs_import(int argc, char **argv, const char *store_path) {
   if (argc - optind > 1)
     return cli_usage_error("rootfs import", "one FILE at a time (got %d)", argc - optind);
   const char *file = argv[optind];
-  if (name && !paths_valid_name(name))
+  if (name && !hutch_image_name_valid(name))
     return cli_usage_error("rootfs import",
                            "\"%s\" is not a valid image name: use 1 to 128 letters, digits, '.', '_', "
                            "'-' or ':', starting with a letter or digit",

@@ -18,17 +18,14 @@ struct cli_progress {
 };
 void cli_draw_progress(uint64_t done, uint64_t total, void *data);
 void cli_progress_end(struct cli_progress *p);
+/* hutch_phase_fn for a struct cli_progress: a new label, or the bar erased. */
+void cli_progress_phase(const char *label, void *data);
+/* hutch_message_fn: "hutch: LINE" on stderr. */
+void cli_message(const char *line, void *data);
 void cli_format_size(uint64_t bytes, char *buf, size_t len);
 
 int rootfs_pull(int argc, char **argv, const char *store_path);
 int rootfs_build(int argc, char **argv, const char *store_path);
-
-/* Put the image `ref` (an image manifest's name, e.g. ubuntu:24.04) for
- * `arch` (NULL: this machine's) into the store under `name` (NULL: ref):
- * download, verify, import.  Nothing is downloaded when the pinned digest
- * is in the store already.  Progress goes to stderr on a terminal. */
-int rootfs_pull_manifest(struct hutch_store *store, const char *ref, const char *arch, const char *name,
-                         struct hutch_image *out, hutch_error_t *err);
 
 /* `docker://` references (OCI registries). */
 #define ROOTFS_DOCKER_PREFIX "docker://"

@@ -1,18 +1,13 @@
 /* hutch rootfs pull: an image from its manifest (hutch-manifest(5)), or
- * from a registry (docker://, runtime/oci.h). */
+ * from a registry (docker://): option parsing and printing around
+ * hutch_image_pull. */
 #include "config.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include "cli.h"
-#include "download.h"
-#include "manifest.h"
-#include "oci.h"
-#include "paths.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -34,109 +29,6 @@ static const char pull_usage[] = "Usage: hutch rootfs pull IMAGE [--name NAME] [
                                  "  -h, --help       show this help\n";
 
 enum { OPT_STORE = 256, OPT_ARCH };
-
-static int download_dir(struct hutch_store *store, char **out, hutch_error_t *err) {
-  char *dir = xasprintf("%s/downloads", hutch_store_path(store));
-  if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-    hutch_error_sys(err, "rootfs store: create %s", dir);
-    free(dir);
-    return -1;
-  }
-  *out = dir;
-  return 0;
-}
-
-int rootfs_pull_manifest(struct hutch_store *store, const char *ref, const char *arch, const char *name,
-                         struct hutch_image *out, hutch_error_t *err) {
-  struct manifest m = {0};
-  if (manifest_load(ref, &m, err) < 0)
-    return -1;
-  if (arch == NULL)
-    arch = manifest_host_arch();
-  if (name == NULL)
-    name = ref;
-  const struct manifest_source *src = manifest_find_arch(&m, arch);
-  if (src == NULL) {
-    _cleanup_free_ char *have = xstrdup("");
-    for (size_t i = 0; i < m.n_sources; i++) {
-      char *t = xasprintf("%s%s%s", have, i ? ", " : "", m.sources[i].arch);
-      free(have);
-      have = t;
-    }
-    hutch_error_set(err, ENOENT, "%s has no download for the architecture %s", ref, arch);
-    hutch_error_hint(err, "the manifest lists %s (--arch chooses one)", have);
-    manifest_clear(&m);
-    return -1;
-  }
-  _cleanup_free_ char *digest = xasprintf("sha256:%s", src->sha256);
-  _cleanup_free_ char *url = xstrdup(src->url);
-  manifest_clear(&m);
-
-  /* The store keys an image by the sha256 of its tarball: the pinned digest
-   * finds it without any download. */
-  _cleanup_error_ hutch_error_t e = NULL;
-  if (hutch_image_lookup(store, digest, out, &e) == 0) {
-    hutch_image_clear(out);
-    if (hutch_image_tag(store, digest, name, err) < 0 || hutch_image_lookup(store, name, out, err) < 0)
-      return -1;
-    return 1;
-  }
-
-  _cleanup_free_ char *dir = NULL;
-  if (download_dir(store, &dir, err) < 0)
-    return -1;
-  _cleanup_free_ char *dest = xasprintf("%s/sha256-%s", dir, digest + 7);
-  const char *base = strrchr(url, '/');
-  _cleanup_free_ char *label = xasprintf("downloading %s", base ? base + 1 : url);
-  struct cli_progress prog = {.label = label};
-  struct download_request req = {.url = url, .dest = dest, .sha256 = digest};
-  if (isatty(STDERR_FILENO)) {
-    req.progress = cli_draw_progress;
-    req.progress_data = &prog;
-  }
-  double t0 = monotonic_seconds();
-  int r = download_file(&req, err);
-  cli_progress_end(&prog);
-  if (r < 0)
-    return hutch_error_wrap(err, "pull %s", ref);
-  fprintf(stderr, "%s: downloaded %s in %.1f s, sha256 verified\n", hutch_program_name, url, monotonic_seconds() - t0);
-
-  _cleanup_free_ char *ilabel = xasprintf("importing %s", ref);
-  struct cli_progress iprog = {.label = ilabel};
-  struct hutch_import_options opts = {.name = name, .sha256 = digest};
-  if (isatty(STDERR_FILENO)) {
-    opts.progress = cli_draw_progress;
-    opts.progress_data = &iprog;
-  }
-  r = hutch_image_import(store, dest, &opts, out, err);
-  cli_progress_end(&iprog);
-  /* The tarball is in the store now, unpacked: keeping it would double the space. */
-  unlink(dest);
-  if (r < 0)
-    return hutch_error_wrap(err, "pull %s", ref);
-  if (strcmp(out->digest, digest) != 0) {
-    hutch_error_set(err, EBADMSG, "pull %s: imported as %s, not the verified %s", ref, out->digest, digest);
-    return -1;
-  }
-  return r;
-}
-
-/* docker:// references are the OCI importer's (runtime/oci.h). */
-static int pull_dispatch(struct hutch_store *store, const char *store_path, const char *ref, const char *arch,
-                         const char *name, struct hutch_image *out, hutch_error_t *err) {
-  if (strncmp(ref, ROOTFS_DOCKER_PREFIX, strlen(ROOTFS_DOCKER_PREFIX)) == 0) {
-    struct oci_pull_options opts = {0};
-    struct cli_progress prog = {.label = "downloading"};
-    if (isatty(STDERR_FILENO)) {
-      opts.progress = cli_draw_progress;
-      opts.progress_data = &prog;
-    }
-    int r = rootfs_pull_oci(store_path, ref, name ? name : ref + strlen(ROOTFS_DOCKER_PREFIX), &opts, out, err);
-    cli_progress_end(&prog);
-    return r;
-  }
-  return rootfs_pull_manifest(store, ref, arch, name, out, err);
-}
 
 int rootfs_pull(int argc, char **argv, const char *store_path) {
   static const struct option longopts[] = {
@@ -177,7 +69,7 @@ int rootfs_pull(int argc, char **argv, const char *store_path) {
   if (arch && strncmp(ref, ROOTFS_DOCKER_PREFIX, strlen(ROOTFS_DOCKER_PREFIX)) == 0)
     return cli_usage_error("rootfs pull", "--arch applies to manifest images only (a registry pull takes this "
                                           "machine's platform)");
-  if (name && !paths_valid_name(name))
+  if (name && !hutch_image_name_valid(name))
     return cli_usage_error("rootfs pull", "\"%s\" is not a valid image name", name);
 
   _cleanup_error_ hutch_error_t err = NULL;
@@ -185,7 +77,13 @@ int rootfs_pull(int argc, char **argv, const char *store_path) {
   if (hutch_store_open(store_path, &store, &err) < 0)
     return cli_fail(&err);
   struct hutch_image image = {0};
-  int r = pull_dispatch(store, store_path, ref, arch, name, &image, &err);
+  struct cli_progress prog = {0};
+  struct hutch_pull_options opts = {
+      .name = name, .arch = arch, .phase = cli_progress_phase, .message = cli_message, .data = &prog};
+  if (isatty(STDERR_FILENO))
+    opts.progress = cli_draw_progress;
+  int r = hutch_image_pull(store, ref, &opts, &image, &err);
+  cli_progress_end(&prog);
   hutch_store_close(store);
   if (r < 0)
     return cli_fail(&err);

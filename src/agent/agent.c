@@ -17,7 +17,6 @@
 
 #include "llm_client.h"
 #include "observation.h"
-#include "oci.h"
 #include "prompt_config.h"
 #include "sandbox_io.h"
 #include "text_calls.h"
@@ -189,7 +188,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
     return -1;
   }
   size_t n = 0;
-  oci_image_user_notice(&r->image);
+  hutch_image_user_notice(&r->image);
   size_t n_image_env = 0;
   while (r->image.env && r->image.env[n_image_env])
     n_image_env++;

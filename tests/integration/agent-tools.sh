@@ -16,7 +16,7 @@ mock_start '[
  {"calls": [["execute_bash", {"command": "i=0; while [ $i -lt 200 ]; do i=$((i+1)); echo line$i; done"}]]},
  {"calls": [["execute_bash", {"command": "printf \"\\033[31mred\\033[0m\\r\\n\\377x\\n\""}]]},
  {"calls": [["execute_bash", {"command": "pwd; sleep 100 > /dev/null 2>&1 & echo bg"}]]},
- {"calls": [["execute_bash", {"command": "head -c 20000000 /dev/zero | tr \"\\0\" a"}]]},
+ {"calls": [["execute_bash", {"command": "head -c 3000000 /dev/zero | tr \"\\0\" a"}]]},
  {"calls": [["execute_bash", "{not json"]]},
  {"calls": [["submit", {}]]}
 ]'

@@ -25,13 +25,13 @@ static void test_sizes(void) {
   tap_ok(!limits_parse_size("0", false, &v), "zero refused");
 
   char buf[32];
-  limits_format_size(1ull << 30, buf, sizeof(buf));
+  hutch_format_size(1ull << 30, buf, sizeof(buf));
   tap_is_str(buf, "1 GiB", "format 1 GiB");
-  limits_format_size(64ull << 20, buf, sizeof(buf));
+  hutch_format_size(64ull << 20, buf, sizeof(buf));
   tap_is_str(buf, "64 MiB", "format 64 MiB");
-  limits_format_size(3ull << 29, buf, sizeof(buf));
+  hutch_format_size(3ull << 29, buf, sizeof(buf));
   tap_is_str(buf, "1.5 GiB", "format 1.5 GiB");
-  limits_format_size(100, buf, sizeof(buf));
+  hutch_format_size(100, buf, sizeof(buf));
   tap_is_str(buf, "100 B", "format bytes");
 }
 

@@ -1,0 +1,624 @@
+/* hutch_image_build: run a recipe (hutch-recipe(5)) in a sandbox on a base
+ * image and keep what it changed as a new image: a layer of its own, stacked
+ * on the base's tree by overlayfs, never a copy of it. */
+#include "config.h"
+
+#include <cJSON.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apt_sources.h"
+#include "download.h"
+#include "hutch.h"
+#include "idmap.h"
+#include "image.h"
+#include "manifest.h"
+#include "net_policy.h"
+#include "paths.h"
+#include "recipe.h"
+#include "store.h"
+#include "util.h"
+
+#define SAY(o, ...) image_say((o)->message, (o)->data, __VA_ARGS__)
+
+/* ---- the base image ------------------------------------------------------ */
+
+static int read_host_sources(struct apt_source **list, size_t *n) {
+  static const char *const dirs[] = {"/etc/apt/sources.list.d"};
+  _cleanup_free_ char *main_list = read_file_at(AT_FDCWD, "/etc/apt/sources.list", 1 << 20, NULL);
+  if (main_list)
+    apt_sources_parse(main_list, false, list, n);
+  for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
+    _cleanup_dir_ DIR *dir = opendir(dirs[d]);
+    struct dirent *de;
+    while (dir && (de = readdir(dir)) != NULL) {
+      size_t len = strlen(de->d_name);
+      bool deb822 = len > 8 && strcmp(de->d_name + len - 8, ".sources") == 0;
+      bool oneline = len > 5 && strcmp(de->d_name + len - 5, ".list") == 0;
+      if (!deb822 && !oneline)
+        continue;
+      _cleanup_free_ char *path = xasprintf("%s/%s", dirs[d], de->d_name);
+      _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
+      if (text)
+        apt_sources_parse(text, deb822, list, n);
+    }
+  }
+  return 0;
+}
+
+static char *find_in_path(const char *prog) {
+  const char *path = getenv("PATH");
+  _cleanup_free_ char *copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char *full = xasprintf("%s/%s", dir, prog);
+    if (access(full, X_OK) == 0)
+      return full;
+    free(full);
+  }
+  return NULL;
+}
+
+/* No internet (Ubuntu's servers unreachable): a Debian base from the mirror
+ * this machine's apt already uses, by mmdebstrap. */
+static int debian_fallback(struct hutch_store *store, const struct hutch_build_options *o, const char *suite,
+                           struct hutch_image *out, hutch_error_t *err) {
+  _cleanup_free_ char *mmdebstrap = find_in_path("mmdebstrap");
+  if (mmdebstrap == NULL) {
+    hutch_error_set(err, ENOENT, "Debian fallback: mmdebstrap is not installed");
+    return hutch_error_hint(err, "install it (apt-get install mmdebstrap), or import a base image with `hutch rootfs "
+                                 "import FILE --name NAME`");
+  }
+  struct apt_source *sources = NULL;
+  size_t n = 0;
+  read_host_sources(&sources, &n);
+  const char *m = apt_sources_mirror(sources, n, suite);
+  _cleanup_free_ char *mirror = m ? xstrdup(m) : NULL;
+  apt_sources_free(sources, n);
+  if (mirror == NULL) {
+    hutch_error_set(err, ENOENT, "Debian fallback: no source for %s in this machine's apt sources (/etc/apt)", suite);
+    return hutch_error_hint(err,
+                            "add a Debian mirror for %s to /etc/apt/sources.list.d, or import a base image "
+                            "with `hutch rootfs import FILE --name NAME`",
+                            suite);
+  }
+  _cleanup_free_ char *dir = xasprintf("%s/downloads", hutch_store_path(store));
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST)
+    return hutch_error_sys(err, "Debian fallback: create %s", dir);
+  _cleanup_free_ char *tar = xasprintf("%s/debian-%s-%d.tar", dir, suite, (int)getpid());
+  SAY(o, "building a Debian %s base with mmdebstrap from %s (this machine's apt sources)", suite, mirror);
+  _cleanup_free_ char *spec = xasprintf("deb %s %s main", mirror, suite);
+  const char *argv[] = {mmdebstrap,
+                        "--variant=minbase",
+                        "--include=ca-certificates",
+                        geteuid() == 0 ? "--mode=root" : "--mode=unshare",
+                        suite,
+                        tar,
+                        spec,
+                        NULL};
+  pid_t pid = fork();
+  if (pid < 0)
+    return hutch_error_sys(err, "Debian fallback: fork");
+  if (pid == 0) {
+    /* Its chatter is progress for people: the caller's output fd. */
+    if (o->output_fd != STDOUT_FILENO)
+      dup2(o->output_fd, STDOUT_FILENO);
+    if (o->output_fd != STDERR_FILENO)
+      dup2(o->output_fd, STDERR_FILENO);
+    execv(mmdebstrap, (char *const *)argv);
+    _exit(127);
+  }
+  int status;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+    ;
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    unlink(tar);
+    hutch_error_set(err, EIO, "Debian fallback: mmdebstrap failed (%s %d)",
+                    WIFEXITED(status) ? "exit status" : "signal",
+                    WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+    return hutch_error_hint(err, "its output is above; as a user, --mode=unshare needs a subordinate id range "
+                                 "(/etc/subuid, /etc/subgid)");
+  }
+  _cleanup_free_ char *name = xasprintf("debian:%s", suite);
+  struct hutch_import_options opts = {.name = name};
+  int r = hutch_image_import(store, tar, &opts, out, err);
+  unlink(tar);
+  return r < 0 ? hutch_error_wrap(err, "Debian fallback") : 0;
+}
+
+static int resolve_base(struct hutch_store *store, const struct hutch_build_options *o, struct hutch_image *base,
+                        hutch_error_t *err) {
+  _cleanup_error_ hutch_error_t e = NULL;
+  if (hutch_image_lookup(store, o->from, base, &e) == 0)
+    return 0;
+  struct manifest m = {0};
+  _cleanup_error_ hutch_error_t me = NULL;
+  if (e->errnum != ENOENT || manifest_load(o->from, &m, &me) < 0) {
+    hutch_error_move(err, &e);
+    return hutch_error_hint(err,
+                            "pull it (`hutch rootfs pull %s`) or import it (`hutch rootfs import FILE --name "
+                            "%s`) first",
+                            o->from, o->from);
+  }
+  SAY(o, "%s is not in the store: pulling it", o->from);
+  _cleanup_error_ hutch_error_t pe = NULL;
+  struct hutch_pull_options po = {
+      .arch = o->arch, .progress = o->progress, .phase = o->phase, .message = o->message, .data = o->data};
+  int r = hutch_image_pull(store, o->from, &po, base, &pe);
+  if (r >= 0) {
+    manifest_clear(&m);
+    return 0;
+  }
+  if (!download_network_error(pe) || m.fallback_suite == NULL) {
+    manifest_clear(&m);
+    hutch_error_move(err, &pe);
+    return -1;
+  }
+  SAY(o, "%s: %s", pe->msg, strerror(pe->errnum));
+  SAY(o, "no network to download %s: falling back to Debian %s, built locally", o->from, m.fallback_suite);
+  r = debian_fallback(store, o, m.fallback_suite, base, err);
+  manifest_clear(&m);
+  return r;
+}
+
+/* ---- the network a build needs ------------------------------------------- */
+
+/* The first copy of `rel` in the image's layers, top down. */
+static char *image_read(const struct hutch_image *img, const char *rel) {
+  char *text = NULL;
+  for (size_t i = 0; text == NULL && (i == 0 || (img->lowers && img->lowers[i - 1])); i++) {
+    const char *tree = i == 0 ? img->rootfs : img->lowers[i - 1];
+    _cleanup_free_ char *path = xasprintf("%s/%s", tree, rel);
+    text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
+  }
+  return text;
+}
+
+/* The archive hosts of the image's apt sources, added to allow (NULL-terminated). */
+static void add_archive_hosts(const struct hutch_image *img, char ***allow, size_t *n_allow) {
+  struct apt_source *list = NULL;
+  size_t n = 0;
+  _cleanup_free_ char *main_list = image_read(img, "etc/apt/sources.list");
+  if (main_list)
+    apt_sources_parse(main_list, false, &list, &n);
+  for (size_t i = 0; i == 0 || (img->lowers && img->lowers[i - 1]); i++) {
+    const char *tree = i == 0 ? img->rootfs : img->lowers[i - 1];
+    _cleanup_free_ char *dir = xasprintf("%s/etc/apt/sources.list.d", tree);
+    _cleanup_dir_ DIR *d = opendir(dir);
+    struct dirent *de;
+    while (d && (de = readdir(d)) != NULL) {
+      size_t len = strlen(de->d_name);
+      bool deb822 = len > 8 && strcmp(de->d_name + len - 8, ".sources") == 0;
+      if (!deb822 && !(len > 5 && strcmp(de->d_name + len - 5, ".list") == 0))
+        continue;
+      _cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
+      _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
+      if (text)
+        apt_sources_parse(text, deb822, &list, &n);
+    }
+  }
+  for (size_t i = 0; i < n; i++) {
+    char *host = apt_uri_host(list[i].uri);
+    bool dup = host == NULL;
+    for (size_t j = 0; !dup && j < *n_allow; j++)
+      dup = strcmp((*allow)[j], host) == 0;
+    if (dup) {
+      free(host);
+      continue;
+    }
+    *allow = xrealloc(*allow, (*n_allow + 2) * sizeof(**allow));
+    (*allow)[(*n_allow)++] = host;
+    (*allow)[*n_allow] = NULL;
+  }
+  apt_sources_free(list, n);
+}
+
+/* The proxy refuses names that resolve to internal addresses, but a
+ * company's apt mirror or cache often has one.  An archive host that this
+ * machine's own apt uses is trusted as the machine trusts it: its current
+ * addresses are listed for the build (allow_address), and said so.  Hosts
+ * the image alone names get no such pass. */
+static void add_host_mirror_addresses(const struct hutch_build_options *o, char **allow, char ***addrs) {
+  struct apt_source *sources = NULL;
+  size_t n_sources = 0, n_addrs = 0;
+  read_host_sources(&sources, &n_sources);
+  *addrs = xcalloc(1, sizeof(**addrs));
+  for (char **h = allow; *h; h++) {
+    bool host_uses_it = false;
+    for (size_t i = 0; i < n_sources && !host_uses_it; i++) {
+      _cleanup_free_ char *host = apt_uri_host(sources[i].uri);
+      host_uses_it = host && strcmp(host, *h) == 0;
+    }
+    if (!host_uses_it)
+      continue;
+    _cleanup_free_ char *name = xstrdup(*h);
+    char *colon = strrchr(name, ':');
+    if (colon && name[0] != '[')
+      *colon = '\0';
+    struct addrinfo hints = {.ai_socktype = SOCK_STREAM}, *res = NULL;
+    if (getaddrinfo(name, NULL, &hints, &res) != 0)
+      continue;
+    for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
+      const char *cls = net_address_class(ai->ai_addr);
+      char text[INET6_ADDRSTRLEN] = "";
+      const void *bytes = ai->ai_family == AF_INET ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
+                                                   : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
+      if (cls == NULL || inet_ntop(ai->ai_family, bytes, text, sizeof(text)) == NULL)
+        continue;
+      char *cidr = xasprintf("%s/%d", text, ai->ai_family == AF_INET ? 32 : 128);
+      bool dup = false;
+      for (size_t j = 0; j < n_addrs && !dup; j++)
+        dup = strcmp((*addrs)[j], cidr) == 0;
+      if (dup) {
+        free(cidr);
+        continue;
+      }
+      SAY(o, "%s resolves to %s (%s); allowed for this build because this machine's apt uses it", name, text, cls);
+      *addrs = xrealloc(*addrs, (n_addrs + 2) * sizeof(**addrs));
+      (*addrs)[n_addrs++] = cidr;
+      (*addrs)[n_addrs] = NULL;
+    }
+    freeaddrinfo(res);
+  }
+  apt_sources_free(sources, n_sources);
+}
+
+/* ---- freezing the layer --------------------------------------------------- */
+
+/* Whether `rel` is a regular file somewhere in the image's layers. */
+static bool image_has_file(const struct hutch_image *img, const char *rel) {
+  for (size_t i = 0; i == 0 || (img->lowers && img->lowers[i - 1]); i++) {
+    const char *tree = i == 0 ? img->rootfs : img->lowers[i - 1];
+    _cleanup_free_ char *path = xasprintf("%s/%s", tree, rel);
+    struct stat st;
+    if (lstat(path, &st) == 0)
+      return S_ISREG(st.st_mode);
+  }
+  return false;
+}
+
+/* What the sandbox itself put in its upper layer is about that one sandbox
+ * (its proxy's address, its name servers): it must not become part of the
+ * image.  The tool configurations carry hutch's marker; /etc/hosts and
+ * /etc/resolv.conf are the sandbox's when the base has no such file. */
+static void prune_sandbox_files(const char *upper, const struct hutch_image *base) {
+  static const char *const marked[] = {"etc/apt/apt.conf.d/00hutch-proxy", "etc/pip.conf", "etc/gitconfig"};
+  for (size_t i = 0; i < ARRAY_SIZE(marked); i++) {
+    _cleanup_free_ char *path = xasprintf("%s/%s", upper, marked[i]);
+    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 4096, NULL);
+    if (text && (strncmp(text, "// Written by hutch", 19) == 0 || strncmp(text, "# Written by hutch", 18) == 0))
+      unlink(path);
+  }
+  static const char *const provided[] = {"etc/hosts", "etc/resolv.conf"};
+  for (size_t i = 0; i < ARRAY_SIZE(provided); i++) {
+    if (image_has_file(base, provided[i]))
+      continue;
+    _cleanup_free_ char *path = xasprintf("%s/%s", upper, provided[i]);
+    unlink(path);
+  }
+}
+
+static uint64_t tree_bytes;
+static bool tree_foreign_ids; /* an entry belongs to another user or group than ours (a subordinate id) */
+static int count_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+  if (flag == FTW_F && S_ISREG(st->st_mode))
+    tree_bytes += (uint64_t)st->st_size;
+  if (st->st_uid != geteuid() || st->st_gid != getegid())
+    tree_foreign_ids = true;
+  return 0;
+}
+
+/* A built image has no archive to hash: its key is the hash of what made it
+ * (base, recipe) and of when, so two builds never collide. */
+static void layer_digest(const char *base_digest, const char *recipe_text, char hex[SHA256_HEX_SIZE]) {
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  uint8_t rnd[16] = {0};
+  if (getrandom(rnd, sizeof(rnd), 0) < 0)
+    memset(rnd, 0, sizeof(rnd));
+  _cleanup_free_ char *head =
+      xasprintf("hutch-rootfs-build\n%s\n%lld.%09ld\n", base_digest, (long long)ts.tv_sec, ts.tv_nsec);
+  sha256_update(&ctx, head, strlen(head));
+  sha256_update(&ctx, rnd, sizeof(rnd));
+  sha256_update(&ctx, recipe_text, strlen(recipe_text));
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_final(&ctx, d);
+  sha256_hex(d, hex);
+}
+
+/* "…/images/sha256-HEX/rootfs" -> "sha256:HEX" */
+static char *tree_digest(const char *tree) {
+  const char *p = strstr(tree, "/images/sha256-");
+  if (p == NULL)
+    return NULL;
+  p += strlen("/images/sha256-");
+  return xasprintf("sha256:%.*s", SHA256_HEX_SIZE - 1, p);
+}
+
+static cJSON *layer_meta(const char *hex, const struct hutch_build_options *o, const char *recipe_text,
+                         const struct hutch_image *base, char **env, hutch_error_t *err) {
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return NULL;
+  struct unpack_stats stats = {0};
+  cJSON *j = store_meta_new(hex, o->recipe, maps, &stats);
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "size", cJSON_CreateNumber((double)tree_bytes));
+  /* Owners other than the caller need the subordinate range to run, in the
+   * layer as in the base. */
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(base->ids_preserved || tree_foreign_ids));
+  cJSON *lowers = cJSON_AddArrayToObject(j, "lowers");
+  cJSON_AddItemToArray(lowers, cJSON_CreateString(base->digest));
+  for (char **l = base->lowers; l && *l; l++) {
+    _cleanup_free_ char *d = tree_digest(*l);
+    if (d)
+      cJSON_AddItemToArray(lowers, cJSON_CreateString(d));
+  }
+  cJSON_AddStringToObject(j, "built_from", base->name ? base->name : base->digest);
+  cJSON_AddStringToObject(j, "recipe", recipe_text);
+  if (env && env[0]) {
+    cJSON *img = cJSON_AddObjectToObject(j, "image");
+    cJSON *arr = cJSON_AddArrayToObject(img, "env");
+    for (char **e = env; *e; e++)
+      cJSON_AddItemToArray(arr, cJSON_CreateString(*e));
+    if (base->workdir)
+      cJSON_AddStringToObject(img, "workdir", base->workdir);
+  }
+  return j;
+}
+
+/* ---- running the recipe --------------------------------------------------- */
+
+static void env_set(char ***env, size_t *n, const char *kv) {
+  size_t klen = strcspn(kv, "=") + 1;
+  for (size_t i = 0; i < *n; i++)
+    if (strncmp((*env)[i], kv, klen) == 0) {
+      free((*env)[i]);
+      (*env)[i] = xstrdup(kv);
+      return;
+    }
+  *env = xrealloc(*env, (*n + 2) * sizeof(**env));
+  (*env)[(*n)++] = xstrdup(kv);
+  (*env)[*n] = NULL;
+}
+
+/* A signal between steps must not kill hutch and leave the build's sandbox
+ * running: it ends the build at the next step boundary.  During a step,
+ * hutch_sandbox_exec() forwards it to the step. */
+static volatile sig_atomic_t interrupted;
+static void on_signal(int sig) {
+  interrupted = sig;
+}
+static void catch_signals(void) {
+  struct sigaction sa = {.sa_handler = on_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Runs every step; returns 0, the failing step's exit code (> 0), or -1. */
+static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options *o, const struct recipe *rcp,
+                     char ***image_env, size_t *n_image_env, hutch_error_t *err) {
+  const char *origin = o->recipe;
+  _cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  _cleanup_strv_ char **step_env = NULL;
+  size_t n_step_env = 0;
+  /* Packages install without questions, and pip may write where the
+   * distribution's Python lives (the image is ours to shape). */
+  env_set(&step_env, &n_step_env, "DEBIAN_FRONTEND=noninteractive");
+  env_set(&step_env, &n_step_env, "PIP_BREAK_SYSTEM_PACKAGES=1");
+  env_set(&step_env, &n_step_env, "PIP_ROOT_USER_ACTION=ignore");
+  bool apt_updated = false;
+  for (size_t i = 0; i < rcp->n_steps; i++) {
+    const struct recipe_step *st = &rcp->steps[i];
+    if (interrupted) {
+      SAY(o, "interrupted by signal %d before step %zu; no image was made", (int)interrupted, i + 1);
+      return 128 + interrupted;
+    }
+    _cleanup_free_ char *desc = recipe_step_describe(st);
+    SAY(o, "step %zu/%zu (%s:%d): %s", i + 1, rcp->n_steps, origin, st->line, desc);
+    if (st->kind == RECIPE_ENV) {
+      env_set(&step_env, &n_step_env, st->args[0]);
+      env_set(image_env, n_image_env, st->args[0]);
+      continue;
+    }
+    _cleanup_free_ char *script = recipe_step_script(st, st->kind == RECIPE_APT && !apt_updated);
+    if (st->kind == RECIPE_APT)
+      apt_updated = true;
+    const char *argv[] = {"/bin/sh", "-c", script, NULL};
+    struct hutch_process proc = {
+        .argv = argv,
+        .env = (const char *const *)step_env,
+        .workdir = "/",
+        .stdio = {devnull, o->output_fd, o->output_fd},
+    };
+    struct hutch_exit ex = {0};
+    double t0 = monotonic_seconds();
+    if (hutch_sandbox_exec(sb, &proc, &ex, err) < 0)
+      return hutch_error_wrap(err, "step %zu (%s:%d)", i + 1, origin, st->line);
+    int code = hutch_exit_code(&ex);
+    if (code != 0) {
+      SAY(o, "step %zu (%s:%d) failed: %s %d%s%s; no image was made", i + 1, origin, st->line,
+          ex.signal ? "killed by signal" : "exit status", ex.signal ? ex.signal : ex.status, ex.failure[0] ? ": " : "",
+          ex.failure);
+      return code;
+    }
+    hutch_debug("step %zu took %.2f s", i + 1, monotonic_seconds() - t0);
+  }
+  if (apt_updated) {
+    /* The package lists are tens of megabytes, stale within days, and
+     * fetched again by the next `apt-get update`: not part of the image. */
+    const char *argv[] = {"/bin/sh", "-c", "rm -rf /var/lib/apt/lists/* 2>/dev/null; true", NULL};
+    struct hutch_process proc = {.argv = argv, .workdir = "/", .stdio = {devnull, o->output_fd, o->output_fd}};
+    struct hutch_exit ex = {0};
+    if (hutch_sandbox_exec(sb, &proc, &ex, err) < 0)
+      return hutch_error_wrap(err, "remove the apt lists");
+  }
+  return 0;
+}
+
+int hutch_image_build(const char *store_path, const struct hutch_build_options *o, struct hutch_build_result *out,
+                      hutch_error_t *err) {
+  _cleanup_free_ char *recipe_text = read_file_at(AT_FDCWD, o->recipe, 1 << 20, NULL);
+  if (recipe_text == NULL)
+    return hutch_error_sys(err, "read the recipe %s", o->recipe);
+  struct recipe rcp = {0};
+  if (recipe_parse(recipe_text, o->recipe, &rcp, err) < 0)
+    return -1;
+
+  struct hutch_store *store = NULL;
+  struct hutch_policy *policy = NULL;
+  struct hutch_image base = {0};
+  struct store_stage stage = {.fd = -1};
+  struct hutch_sandbox *sb = NULL;
+  _cleanup_strv_ char **allow = NULL;
+  _cleanup_strv_ char **mirror_addrs = NULL;
+  _cleanup_strv_ char **image_env = NULL;
+  size_t n_allow = 0, n_image_env = 0;
+  _cleanup_free_ char *state_dir = NULL, *upper = NULL, *digest = NULL;
+  int ret = -1;
+
+  catch_signals();
+  if (hutch_store_open(store_path, &store, err) < 0 || hutch_policy_load(o->policy, &policy, err) < 0 ||
+      resolve_base(store, o, &base, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  for (char **e = base.env; e && *e; e++)
+    env_set(&image_env, &n_image_env, *e);
+
+  bool net = o->net >= 0 ? o->net == HUTCH_NET_PROXY : recipe_needs_network(&rcp);
+  allow = xcalloc(1, sizeof(*allow));
+  for (char **h = rcp.allow; h && *h; h++)
+    env_set(&allow, &n_allow, *h); /* no '=': a plain, de-duplicated list */
+  if (net) {
+    add_archive_hosts(&base, &allow, &n_allow);
+    if (o->net_policy == NULL)
+      add_host_mirror_addresses(o, allow, &mirror_addrs);
+  }
+
+  /* The sandbox's state (and so its upper directory, the new layer) lives
+   * inside the stage: one rename moves the layer into place. */
+  if (store_stage_begin(store, &stage, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  state_dir = xasprintf("%s/tmp/%s/state", hutch_store_path(store), stage.name);
+  const struct idmap_set *maps = NULL;
+  if (idmap_for_caller(&maps, NULL) < 0)
+    maps = NULL;
+  struct hutch_sandbox_config cfg = {
+      .rootfs = base.rootfs,
+      .rootfs_lowers = (const char *const *)base.lowers,
+      .image = base.name ? base.name : base.digest,
+      /* Packages install files of system users and groups: map the whole
+       * range where there is one, whatever the base holds. */
+      .rootfs_subordinate_ids = base.ids_preserved || (maps && maps->kind != IDMAP_SINGLE),
+      .build_caps = true,
+      .policy = policy,
+      .hostname = "build",
+      .env = (const char *const *)base.env,
+      .state_dir = state_dir,
+      .net = net ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
+      .net_allow = (const char *const *)allow,
+      .net_policy = net ? o->net_policy : NULL,
+      .net_allow_address = (const char *const *)mirror_addrs,
+  };
+  if (net) {
+    _cleanup_free_ char *hosts = xstrdup("");
+    for (char **h = allow; *h; h++) {
+      char *t = xasprintf("%s %s", hosts, *h);
+      free(hosts);
+      hosts = t;
+    }
+    SAY(o, "network through the proxy, allowed:%s", allow[0] ? hosts : " (nothing)");
+  }
+  if (hutch_sandbox_create(&cfg, &sb, err) < 0) {
+    hutch_error_wrap(err, "build %s", o->name);
+    ret = -1;
+    goto out;
+  }
+  int r = run_steps(sb, o, &rcp, &image_env, &n_image_env, err);
+  if (r < 0) {
+    ret = -1;
+    goto out;
+  }
+  if (r == 0 && interrupted) {
+    SAY(o, "interrupted by signal %d; no image was made", (int)interrupted);
+    r = 128 + interrupted;
+  }
+  if (r > 0) {
+    ret = r;
+    goto out;
+  }
+
+  /* The layer: the sandbox's upper directory, moved into the stage while the
+   * sandbox idles (overlayfs keeps its own references), then the sandbox goes. */
+  upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
+  prune_sandbox_files(upper, &base);
+  if (rmdir(stage.rootfs) < 0 || rename(upper, stage.rootfs) < 0) {
+    hutch_error_sys(err, "build %s: move the layer %s to %s", o->name, upper, stage.rootfs);
+    ret = -1;
+    goto out;
+  }
+  r = hutch_sandbox_destroy(sb, err);
+  sb = NULL;
+  if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {
+    if (err && *err == NULL)
+      hutch_error_sys(err, "build %s: remove %s", o->name, state_dir);
+    ret = -1;
+    goto out;
+  }
+  tree_bytes = 0;
+  tree_foreign_ids = false;
+  nftw(stage.rootfs, count_file, 16, FTW_PHYS);
+  char hex[SHA256_HEX_SIZE];
+  layer_digest(base.digest, recipe_text, hex);
+  cJSON *meta = layer_meta(hex, o, recipe_text, &base, image_env, err);
+  if (meta == NULL) {
+    ret = -1;
+    goto out;
+  }
+  r = store_stage_commit(store, &stage, hex, meta, err);
+  cJSON_Delete(meta);
+  stage.fd = -1;
+  digest = xasprintf("sha256:%s", hex);
+  if (r < 0 || hutch_image_tag(store, digest, o->name, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  snprintf(out->digest, sizeof(out->digest), "%s", digest);
+  snprintf(out->base, sizeof(out->base), "%s", base.name ? base.name : base.digest);
+  out->size = tree_bytes;
+  ret = 0;
+
+out:
+  if (sb) {
+    _cleanup_error_ hutch_error_t e = NULL;
+    if (hutch_sandbox_destroy(sb, &e) < 0)
+      hutch_warn("build: %s", e->msg);
+  }
+  if (stage.fd >= 0)
+    store_stage_abort(store, &stage);
+  hutch_image_clear(&base);
+  recipe_clear(&rcp);
+  if (policy)
+    hutch_policy_free(policy);
+  if (store)
+    hutch_store_close(store);
+  return ret;
+}
