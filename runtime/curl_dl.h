@@ -46,4 +46,10 @@ int curl_dl_load(hutch_error_t *err);
 
 #define CURL(f) (curl_dl.f)
 
+/* What every hutch transfer sets on a handle: the URL, errbuf (at least
+ * CURL_ERROR_SIZE bytes) for curl's message, http(s) only with a bounded
+ * number of redirects, our user agent, and timeouts that drop a stalled
+ * connection instead of hanging. */
+void curl_dl_http_defaults(CURL *curl, const char *url, char *errbuf);
+
 #endif

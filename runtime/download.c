@@ -12,11 +12,6 @@
 #include "curl_dl.h"
 #include "util.h"
 
-#define MAX_REDIRECTS 10
-#define CONNECT_TIMEOUT 30L
-/* A transfer that moves less than this many bytes for STALL_SECONDS is dropped (and resumed). */
-#define STALL_BYTES 1L
-#define STALL_SECONDS 60L
 /* An interrupted transfer is resumed at once while each attempt brings more bytes. */
 #define MAX_ATTEMPTS 5
 #define HASH_CHUNK (1024 * 1024)
@@ -170,19 +165,7 @@ static int transfer_once(const struct download_request *req, struct curl_slist *
     return hutch_error_sys(err, "download %s: seek %s.part", req->url, req->dest);
   }
   char errbuf[CURL_ERROR_SIZE] = "";
-  CURL(curl_easy_setopt)(curl, CURLOPT_URL, req->url);
-  CURL(curl_easy_setopt)(curl, CURLOPT_ERRORBUFFER, errbuf);
-  CURL(curl_easy_setopt)(curl, CURLOPT_NOSIGNAL, 1L);
-  CURL(curl_easy_setopt)(curl, CURLOPT_FOLLOWLOCATION, 1L);
-  CURL(curl_easy_setopt)(curl, CURLOPT_MAXREDIRS, (long)MAX_REDIRECTS);
-#if LIBCURL_VERSION_NUM >= 0x075500
-  CURL(curl_easy_setopt)(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  CURL(curl_easy_setopt)(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#endif
-  CURL(curl_easy_setopt)(curl, CURLOPT_USERAGENT, "hutch/" PACKAGE_VERSION);
-  CURL(curl_easy_setopt)(curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
-  CURL(curl_easy_setopt)(curl, CURLOPT_LOW_SPEED_LIMIT, STALL_BYTES);
-  CURL(curl_easy_setopt)(curl, CURLOPT_LOW_SPEED_TIME, STALL_SECONDS);
+  curl_dl_http_defaults(curl, req->url, errbuf);
   CURL(curl_easy_setopt)(curl, CURLOPT_WRITEFUNCTION, on_body);
   CURL(curl_easy_setopt)(curl, CURLOPT_WRITEDATA, &t);
   CURL(curl_easy_setopt)(curl, CURLOPT_XFERINFOFUNCTION, on_progress);

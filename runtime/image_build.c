@@ -58,24 +58,11 @@ static int read_host_sources(struct apt_source **list, size_t *n) {
   return 0;
 }
 
-static char *find_in_path(const char *prog) {
-  const char *path = getenv("PATH");
-  _cleanup_free_ char *copy = xstrdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-  char *save = NULL;
-  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-    char *full = xasprintf("%s/%s", dir, prog);
-    if (access(full, X_OK) == 0)
-      return full;
-    free(full);
-  }
-  return NULL;
-}
-
 /* No internet (Ubuntu's servers unreachable): a Debian base from the mirror
  * this machine's apt already uses, by mmdebstrap. */
 static int debian_fallback(struct hutch_store *store, const struct hutch_build_options *o, const char *suite,
                            struct hutch_image *out, hutch_error_t *err) {
-  _cleanup_free_ char *mmdebstrap = find_in_path("mmdebstrap");
+  _cleanup_free_ char *mmdebstrap = find_in_path("mmdebstrap", "/usr/local/bin:/usr/bin:/bin");
   if (mmdebstrap == NULL) {
     hutch_error_set(err, ENOENT, "Debian fallback: mmdebstrap is not installed");
     return hutch_error_hint(err, "install it (apt-get install mmdebstrap), or import a base image with `hutch rootfs "

@@ -2,7 +2,6 @@
 
 #include "net_host.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -19,70 +18,12 @@
 #include "subnet.h"
 #include "util.h"
 
-static char *trim(char *s) {
-  while (isspace((unsigned char)*s))
-    s++;
-  char *e = s + strlen(s);
-  while (e > s && isspace((unsigned char)e[-1]))
-    *--e = '\0';
-  return s;
-}
-
 int net_host_load_policy_file(const char *path, struct net_policy *out, hutch_error_t *err) {
   _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, POLICY_MAX_BYTES, NULL);
   if (text == NULL)
     return hutch_error_sys(err, "--net-policy: read %s", path);
-  net_policy_init(out);
-  free(out->source);
-  out->source = xstrdup(path);
-  bool in_network = false, seen = false;
-  unsigned line = 0;
-  for (char *raw = text, *next; raw != NULL; raw = next) {
-    next = strchr(raw, '\n');
-    if (next)
-      *next++ = '\0';
-    line++;
-    char *l = trim(raw);
-    if (*l == '\0' || *l == '#')
-      continue;
-    if (*l == '[') {
-      char *end = strchr(l, ']');
-      if (end == NULL) {
-        net_policy_clear(out);
-        return hutch_error_set(err, EINVAL, "%s:%u: unterminated section header", path, line);
-      }
-      *end = '\0';
-      in_network = strcmp(trim(l + 1), "network") == 0;
-      seen |= in_network;
-      continue;
-    }
-    if (!in_network)
-      continue; /* a whole policy file may be given: only [network] counts */
-    char *eq = strchr(l, '=');
-    if (eq == NULL) {
-      net_policy_clear(out);
-      return hutch_error_set(err, EINVAL, "%s:%u: expected \"key = value\"", path, line);
-    }
-    *eq = '\0';
-    char *value = eq + 1;
-    char *hash = strstr(value, " #");
-    if (hash)
-      *hash = '\0';
-    value = trim(value);
-    size_t vlen = strlen(value);
-    if (vlen >= 2 && value[0] == '"' && value[vlen - 1] == '"') {
-      value[vlen - 1] = '\0';
-      value++;
-    }
-    if (net_policy_set(out, trim(l), value, line, err) < 0) {
-      net_policy_clear(out);
-      return hutch_error_wrap(err, "%s:%u", path, line);
-    }
-  }
-  if (!seen) {
-    net_policy_clear(out);
-    return hutch_error_set(err, EINVAL, "--net-policy: %s has no [network] section", path);
-  }
+  if (policy_parse_network(text, path, out, err) < 0)
+    return hutch_error_wrap(err, "--net-policy");
   return 0;
 }
 

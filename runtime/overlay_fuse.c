@@ -91,14 +91,9 @@ char *overlay_fuse_program(char *why, size_t why_size) {
   const char *path = getenv("PATH");
   if (path == NULL || path[0] == '\0')
     path = "/usr/local/bin:/usr/bin:/bin:/usr/local/sbin:/usr/sbin:/sbin";
-  _cleanup_free_ char *copy = xstrdup(path);
-  char *save = NULL;
-  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
-    char *full = xasprintf("%s/%s", dir, name);
-    if (access(full, X_OK) == 0)
-      return full;
-    free(full);
-  }
+  char *full = find_in_path(name, path);
+  if (full != NULL)
+    return full;
   snprintf(why, why_size, "%s is not in PATH (%s)", name, path);
   return NULL;
 }

@@ -38,6 +38,9 @@ struct policy_settings {
 
 /* Pure: parse policy text.  `source` names the file in messages. */
 int policy_parse(const char *text, const char *source, struct policy_settings *out, hutch_error_t *err);
+/* Pure: the [network] section of a --net-policy file, parsed as in a policy;
+ * its other sections are passed over, and [sandbox] is not required. */
+int policy_parse_network(const char *text, const char *source, struct net_policy *out, hutch_error_t *err);
 void policy_settings_clear(struct policy_settings *s);
 
 struct hutch_policy {

@@ -262,7 +262,10 @@ static bool valid_word(const char *s) {
   return true;
 }
 
-int policy_parse(const char *text, const char *source, struct policy_settings *out, hutch_error_t *err) {
+/* network_only: a --net-policy file, where only [network] counts; the other
+ * sections (a whole policy file may be given) are passed over unread. */
+static int parse(const char *text, const char *source, bool network_only, struct policy_settings *out,
+                 hutch_error_t *err) {
   struct policy_settings s = {0};
   net_policy_init(&s.network);
   s.network.source = xstrdup(source);
@@ -275,6 +278,7 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
   } sections[ARRAY_SIZE(keys)];
   size_t n_sections = 0;
   unsigned line = 0;
+  bool skip = network_only; /* in a section network_only passes over */
 
   /* strsep, not strtok: empty lines must still count. */
   char *cursor = copy;
@@ -296,6 +300,9 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
       }
       *end = '\0';
       char *name = trim(l + 1);
+      skip = network_only && strcmp(name, "network") != 0;
+      if (skip)
+        continue;
       if (!only_comment(end + 1)) {
         hutch_error_set(err, 0, "%s:%u: text after the section header [%s]", source, line, name);
         goto fail;
@@ -319,6 +326,8 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
       sections[n_sections++].line = line;
       continue;
     }
+    if (skip)
+      continue;
 
     char *eq = strchr(l, '=');
     if (eq == NULL) {
@@ -381,7 +390,11 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
       *(unsigned *)((char *)&s + keys[k].line_offset) = line;
   }
 
-  for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+  if (network_only && n_sections == 0) {
+    hutch_error_set(err, EINVAL, "%s has no [network] section", source);
+    goto fail;
+  }
+  for (size_t k = 0; k < ARRAY_SIZE(keys) && !network_only; k++) {
     if (keys[k].required && key_lines[k] == 0) {
       hutch_error_set(err, 0, "%s: [%s] %s is required", source, keys[k].section, keys[k].key);
       goto fail;
@@ -393,4 +406,18 @@ int policy_parse(const char *text, const char *source, struct policy_settings *o
 fail:
   policy_settings_clear(&s);
   return -1;
+}
+
+int policy_parse(const char *text, const char *source, struct policy_settings *out, hutch_error_t *err) {
+  return parse(text, source, false, out, err);
+}
+
+int policy_parse_network(const char *text, const char *source, struct net_policy *out, hutch_error_t *err) {
+  struct policy_settings s;
+  if (parse(text, source, true, &s, err) < 0)
+    return -1;
+  *out = s.network;
+  net_policy_init(&s.network);
+  policy_settings_clear(&s);
+  return 0;
 }

@@ -16,10 +16,6 @@
 #include "download.h"
 #include "util.h"
 
-#define CONNECT_TIMEOUT 30L
-#define STALL_SECONDS 60L
-#define MAX_REDIRECTS 10L
-
 struct registry_client {
   char *base;   /* "https://host/v2/REPO" */
   char *domain; /* for credentials and messages */
@@ -95,19 +91,7 @@ static int http_get(const char *url, struct curl_slist *headers, size_t max, str
   if (curl == NULL)
     return hutch_error_set(err, ENOMEM, "GET %s: cannot create a curl handle", url);
   char errbuf[CURL_ERROR_SIZE] = "";
-  CURL(curl_easy_setopt)(curl, CURLOPT_URL, url);
-  CURL(curl_easy_setopt)(curl, CURLOPT_ERRORBUFFER, errbuf);
-  CURL(curl_easy_setopt)(curl, CURLOPT_NOSIGNAL, 1L);
-  CURL(curl_easy_setopt)(curl, CURLOPT_FOLLOWLOCATION, 1L);
-  CURL(curl_easy_setopt)(curl, CURLOPT_MAXREDIRS, MAX_REDIRECTS);
-#if LIBCURL_VERSION_NUM >= 0x075500
-  CURL(curl_easy_setopt)(curl, CURLOPT_PROTOCOLS_STR, "http,https");
-  CURL(curl_easy_setopt)(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https");
-#endif
-  CURL(curl_easy_setopt)(curl, CURLOPT_USERAGENT, "hutch/" PACKAGE_VERSION);
-  CURL(curl_easy_setopt)(curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
-  CURL(curl_easy_setopt)(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  CURL(curl_easy_setopt)(curl, CURLOPT_LOW_SPEED_TIME, STALL_SECONDS);
+  curl_dl_http_defaults(curl, url, errbuf);
   CURL(curl_easy_setopt)(curl, CURLOPT_WRITEFUNCTION, on_body);
   CURL(curl_easy_setopt)(curl, CURLOPT_WRITEDATA, r);
   CURL(curl_easy_setopt)(curl, CURLOPT_HEADERFUNCTION, on_header);

@@ -186,6 +186,19 @@ static int remove_dir_contents(int dfd) {
   return ret;
 }
 
+char *find_in_path(const char *prog, const char *default_path) {
+  const char *path = getenv("PATH");
+  _cleanup_free_ char *copy = xstrdup(path && *path ? path : default_path);
+  char *save = NULL;
+  for (char *dir = strtok_r(copy, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+    char *full = xasprintf("%s/%s", dir, prog);
+    if (access(full, X_OK) == 0)
+      return full;
+    free(full);
+  }
+  return NULL;
+}
+
 int remove_tree_at(int dirfd, const char *name) {
   if (unlinkat(dirfd, name, 0) == 0 || errno == ENOENT)
     return 0;

@@ -83,6 +83,9 @@ char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 int mkdir_p(const char *path, int mode);
 /* Remove a tree below dirfd/name without following symlinks; ENOENT is success. */
 int remove_tree_at(int dirfd, const char *name);
+/* The first executable dir/prog for dir in $PATH, or in default_path when
+ * PATH is unset or empty; a malloc'd path, or NULL when there is none. */
+char *find_in_path(const char *prog, const char *default_path);
 
 /* Monotonic time in seconds. */
 double monotonic_seconds(void);

@@ -72,7 +72,7 @@ static const char rm_usage[] = "Usage: hutch rootfs rm NAME|DIGEST... [--store D
 
 enum { OPT_STORE = 256, OPT_JSON };
 
-static int bad_option(const char *verb, int argc, char **argv, int c) {
+int cli_bad_option(const char *verb, int argc, char **argv, int c) {
   const char *arg = optind > 0 && optind <= argc ? argv[optind - 1] : "?";
   if (c == ':')
     return cli_usage_error(verb, "option %s needs an argument", arg);
@@ -166,7 +166,7 @@ static int rootfs_import(int argc, char **argv, const char *store_path) {
       fputs(import_usage, stdout);
       return 0;
     default:
-      return bad_option("rootfs import", argc, argv, c);
+      return cli_bad_option("rootfs import", argc, argv, c);
     }
   }
   if (optind >= argc)
@@ -284,7 +284,7 @@ static int rootfs_ls(int argc, char **argv, const char *store_path) {
       fputs(ls_usage, stdout);
       return 0;
     default:
-      return bad_option("rootfs ls", argc, argv, c);
+      return cli_bad_option("rootfs ls", argc, argv, c);
     }
   }
   if (optind < argc)
@@ -327,7 +327,7 @@ static int rootfs_rm(int argc, char **argv, const char *store_path) {
       fputs(rm_usage, stdout);
       return 0;
     default:
-      return bad_option("rootfs rm", argc, argv, c);
+      return cli_bad_option("rootfs rm", argc, argv, c);
     }
   }
   if (optind >= argc)
@@ -367,7 +367,7 @@ int cmd_rootfs(int argc, char **argv) {
       fputs(rootfs_usage, stdout);
       return 0;
     default:
-      return bad_option("rootfs", argc, argv, c);
+      return cli_bad_option("rootfs", argc, argv, c);
     }
   }
   if (optind >= argc)

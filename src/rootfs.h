@@ -23,6 +23,9 @@ void cli_progress_phase(const char *label, void *data);
 /* hutch_message_fn: "hutch: LINE" on stderr. */
 void cli_message(const char *line, void *data);
 void cli_format_size(uint64_t bytes, char *buf, size_t len);
+/* A usage error for getopt_long's ':' (missing argument) or '?' (unknown
+ * option) c, naming the option it stopped at. */
+int cli_bad_option(const char *verb, int argc, char **argv, int c);
 
 int rootfs_pull(int argc, char **argv, const char *store_path);
 int rootfs_build(int argc, char **argv, const char *store_path);

@@ -102,10 +102,8 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
     case 'h':
       fputs(build_usage, stdout);
       return 0;
-    case ':':
-      return cli_usage_error("rootfs build", "option %s needs an argument", argv[optind - 1]);
     default:
-      return cli_usage_error("rootfs build", "unknown option %s", argv[optind - 1]);
+      return cli_bad_option("rootfs build", argc, argv, c);
     }
   }
   if (optind < argc)

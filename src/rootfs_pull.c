@@ -55,10 +55,8 @@ int rootfs_pull(int argc, char **argv, const char *store_path) {
     case 'h':
       fputs(pull_usage, stdout);
       return 0;
-    case ':':
-      return cli_usage_error("rootfs pull", "option %s needs an argument", argv[optind - 1]);
     default:
-      return cli_usage_error("rootfs pull", "unknown option %s", argv[optind - 1]);
+      return cli_bad_option("rootfs pull", argc, argv, c);
     }
   }
   if (optind >= argc)

@@ -16,12 +16,8 @@ server_pid=
 
 # shellcheck disable=SC2317 # run by the EXIT trap
 cleanup() {
-  local d
   [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null
-  for d in $("$HUTCH_BIN" rootfs ls --json 2>/dev/null |
-    python3 -c 'import json,sys; print("\n".join(sorted({i["digest"] for i in json.load(sys.stdin)})))' 2>/dev/null); do
-    "$HUTCH_BIN" rootfs rm "$d" >/dev/null 2>&1
-  done
+  hutch_rootfs_rm_all
   rm -rf "$work"
 }
 trap cleanup EXIT

@@ -11,6 +11,7 @@
 #   hutch_rootfs_tar KIND        print the cache path of KIND (busybox|debian)
 #   hutch_rootfs_ensure KIND     build KIND if missing, then print its path
 #   hutch_rootfs_digest TAR      print the "sha256:HEX" digest of a tarball
+#   hutch_rootfs_rm_all          remove every image from hutch's store
 #
 # After sourcing, HUTCH_TEST_BUSYBOX_TAR and HUTCH_TEST_DEBIAN_TAR hold the
 # paths (the files may not exist yet).
@@ -102,6 +103,16 @@ hutch_rootfs_digest() {
     printf 'sha256:%s\n' "$hex" >"$side.tmp$$" && chmod 0644 "$side.tmp$$" && mv -f "$side.tmp$$" "$side"
   fi
   printf 'sha256:%s\n' "$hex"
+}
+
+# Images may hold files owned by subordinate ids that only hutch can
+# remove, so a test's cleanup asks hutch to drop each one ($HUTCH_STORE).
+hutch_rootfs_rm_all() {
+  local d
+  for d in $("$HUTCH_BIN" rootfs ls --json 2>/dev/null |
+    python3 -c 'import json,sys; print("\n".join(sorted({i["digest"] for i in json.load(sys.stdin)})))' 2>/dev/null); do
+    "$HUTCH_BIN" rootfs rm "$d" >/dev/null 2>&1
+  done
 }
 
 HUTCH_TEST_BUSYBOX_TAR=$(hutch_rootfs_tar busybox)
