@@ -8,7 +8,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
-#include <arpa/inet.h>
 #include <netdb.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -35,27 +34,44 @@
 
 /* ---- the base image ------------------------------------------------------ */
 
-static int read_host_sources(struct apt_source **list, size_t *n) {
-  static const char *const dirs[] = {"/etc/apt/sources.list.d"};
+/* Every enabled entry of an apt sources.list.d directory: one-line .list
+ * files and deb822 .sources files. */
+static void read_sources_dir(const char *dir, struct apt_source **list, size_t *n) {
+  _cleanup_dir_ DIR *d = opendir(dir);
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL) {
+    size_t len = strlen(de->d_name);
+    bool deb822 = len > 8 && strcmp(de->d_name + len - 8, ".sources") == 0;
+    bool oneline = len > 5 && strcmp(de->d_name + len - 5, ".list") == 0;
+    if (!deb822 && !oneline)
+      continue;
+    _cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
+    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
+    if (text)
+      apt_sources_parse(text, deb822, list, n);
+  }
+}
+
+static void read_host_sources(struct apt_source **list, size_t *n) {
   _cleanup_free_ char *main_list = read_file_at(AT_FDCWD, "/etc/apt/sources.list", 1 << 20, NULL);
   if (main_list)
     apt_sources_parse(main_list, false, list, n);
-  for (size_t d = 0; d < ARRAY_SIZE(dirs); d++) {
-    _cleanup_dir_ DIR *dir = opendir(dirs[d]);
-    struct dirent *de;
-    while (dir && (de = readdir(dir)) != NULL) {
-      size_t len = strlen(de->d_name);
-      bool deb822 = len > 8 && strcmp(de->d_name + len - 8, ".sources") == 0;
-      bool oneline = len > 5 && strcmp(de->d_name + len - 5, ".list") == 0;
-      if (!deb822 && !oneline)
-        continue;
-      _cleanup_free_ char *path = xasprintf("%s/%s", dirs[d], de->d_name);
-      _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
-      if (text)
-        apt_sources_parse(text, deb822, list, n);
+  read_sources_dir("/etc/apt/sources.list.d", list, n);
+}
+
+/* Set K=V in a NULL-terminated list, replacing K's entry; without '=' the
+ * list is a plain one without duplicates. */
+static void env_set(char ***env, size_t *n, const char *kv) {
+  size_t klen = strcspn(kv, "=") + 1;
+  for (size_t i = 0; i < *n; i++)
+    if (strncmp((*env)[i], kv, klen) == 0) {
+      free((*env)[i]);
+      (*env)[i] = xstrdup(kv);
+      return;
     }
-  }
-  return 0;
+  *env = xrealloc(*env, (*n + 2) * sizeof(**env));
+  (*env)[(*n)++] = xstrdup(kv);
+  (*env)[*n] = NULL;
 }
 
 /* No internet (Ubuntu's servers unreachable): a Debian base from the mirror
@@ -181,33 +197,13 @@ static void add_archive_hosts(const struct hutch_image *img, char ***allow, size
   if (main_list)
     apt_sources_parse(main_list, false, &list, &n);
   for (size_t i = 0; i == 0 || (img->lowers && img->lowers[i - 1]); i++) {
-    const char *tree = i == 0 ? img->rootfs : img->lowers[i - 1];
-    _cleanup_free_ char *dir = xasprintf("%s/etc/apt/sources.list.d", tree);
-    _cleanup_dir_ DIR *d = opendir(dir);
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-      size_t len = strlen(de->d_name);
-      bool deb822 = len > 8 && strcmp(de->d_name + len - 8, ".sources") == 0;
-      if (!deb822 && !(len > 5 && strcmp(de->d_name + len - 5, ".list") == 0))
-        continue;
-      _cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
-      _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
-      if (text)
-        apt_sources_parse(text, deb822, &list, &n);
-    }
+    _cleanup_free_ char *dir = xasprintf("%s/etc/apt/sources.list.d", i == 0 ? img->rootfs : img->lowers[i - 1]);
+    read_sources_dir(dir, &list, &n);
   }
   for (size_t i = 0; i < n; i++) {
-    char *host = apt_uri_host(list[i].uri);
-    bool dup = host == NULL;
-    for (size_t j = 0; !dup && j < *n_allow; j++)
-      dup = strcmp((*allow)[j], host) == 0;
-    if (dup) {
-      free(host);
-      continue;
-    }
-    *allow = xrealloc(*allow, (*n_allow + 2) * sizeof(**allow));
-    (*allow)[(*n_allow)++] = host;
-    (*allow)[*n_allow] = NULL;
+    _cleanup_free_ char *host = apt_uri_host(list[i].uri);
+    if (host)
+      env_set(allow, n_allow, host);
   }
   apt_sources_free(list, n);
 }
@@ -239,23 +235,15 @@ static void add_host_mirror_addresses(const struct hutch_build_options *o, char 
       continue;
     for (struct addrinfo *ai = res; ai; ai = ai->ai_next) {
       const char *cls = net_address_class(ai->ai_addr);
-      char text[INET6_ADDRSTRLEN] = "";
-      const void *bytes = ai->ai_family == AF_INET ? (const void *)&((struct sockaddr_in *)ai->ai_addr)->sin_addr
-                                                   : (const void *)&((struct sockaddr_in6 *)ai->ai_addr)->sin6_addr;
-      if (cls == NULL || inet_ntop(ai->ai_family, bytes, text, sizeof(text)) == NULL)
+      if (cls == NULL)
         continue;
-      char *cidr = xasprintf("%s/%d", text, ai->ai_family == AF_INET ? 32 : 128);
-      bool dup = false;
-      for (size_t j = 0; j < n_addrs && !dup; j++)
-        dup = strcmp((*addrs)[j], cidr) == 0;
-      if (dup) {
-        free(cidr);
-        continue;
-      }
-      SAY(o, "%s resolves to %s (%s); allowed for this build because this machine's apt uses it", name, text, cls);
-      *addrs = xrealloc(*addrs, (n_addrs + 2) * sizeof(**addrs));
-      (*addrs)[n_addrs++] = cidr;
-      (*addrs)[n_addrs] = NULL;
+      char text[INET6_ADDRSTRLEN];
+      net_address_format(ai->ai_addr, text, sizeof(text));
+      _cleanup_free_ char *cidr = xasprintf("%s/%d", text, ai->ai_family == AF_INET ? 32 : 128);
+      size_t before = n_addrs;
+      env_set(addrs, &n_addrs, cidr);
+      if (n_addrs > before)
+        SAY(o, "%s resolves to %s (%s); allowed for this build because this machine's apt uses it", name, text, cls);
     }
     freeaddrinfo(res);
   }
@@ -368,19 +356,6 @@ static cJSON *layer_meta(const char *hex, const struct hutch_build_options *o, c
 }
 
 /* ---- running the recipe --------------------------------------------------- */
-
-static void env_set(char ***env, size_t *n, const char *kv) {
-  size_t klen = strcspn(kv, "=") + 1;
-  for (size_t i = 0; i < *n; i++)
-    if (strncmp((*env)[i], kv, klen) == 0) {
-      free((*env)[i]);
-      (*env)[i] = xstrdup(kv);
-      return;
-    }
-  *env = xrealloc(*env, (*n + 2) * sizeof(**env));
-  (*env)[(*n)++] = xstrdup(kv);
-  (*env)[*n] = NULL;
-}
 
 /* A signal between steps must not kill hutch and leave the build's sandbox
  * running: it ends the build at the next step boundary.  During a step,
