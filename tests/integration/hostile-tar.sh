@@ -41,6 +41,13 @@ cases = {
     "symlink-chain": [("a", S, "b"), ("b", S, "c"), ("c", S, up + canary[1:]), ("a/pwned", F, "")],
     # a directory replaced by a symlink, then written into
     "dir-then-symlink": [("d", D, ""), ("d", S, canary), ("d/pwned", F, "")],
+    # a symlink inside directories already written into, and one whose
+    # target does not exist yet, written through with new directories
+    "symlink-deep": [("a", D, ""), ("a/b", D, ""), ("a/b/ok", F, ""), ("a/b/s", S, canary), ("a/b/s/pwned", F, "")],
+    "symlink-new-dirs": [("s", S, canary + "/new"), ("s/x/y/pwned", F, "")],
+    # a symlink to a directory of the image itself: inside the tree, but
+    # an archive that writes through symlinks is refused all the same
+    "symlink-inside": [("etc", D, ""), ("s", S, "etc"), ("s/pwned", F, "")],
     # hard links to files outside, then data written through them
     "hardlink-abs": [("h", L, "/etc/hostname")],
     "hardlink-abs-write": [("h", L, canary + "/file"), ("h", F, "")],
@@ -79,7 +86,7 @@ store_residue() {
 
 "$HUTCH_BIN" rootfs ls >/dev/null 2>&1 # creates the store
 cases=(dotdot dotdot-inner dotdot-to-canary absolute absolute-overwrite symlink-write symlink-overwrite-through
-  symlink-relative symlink-chain dir-then-symlink hardlink-abs hardlink-abs-write hardlink-dotdot hardlink-via-symlink
+  symlink-relative symlink-chain dir-then-symlink symlink-deep symlink-new-dirs symlink-inside hardlink-abs hardlink-abs-write hardlink-dotdot hardlink-via-symlink
   hardlink-via-symlink-canary device-dotdot)
 for c in "${cases[@]}"; do
   tar=$work/$c.tar
