@@ -36,12 +36,14 @@
   X(archive_read_new)                                                                                                  \
   X(archive_read_next_header)                                                                                          \
   X(archive_read_open)                                                                                                 \
+  X(archive_read_open_fd)                                                                                              \
   X(archive_read_support_filter_bzip2)                                                                                 \
   X(archive_read_support_filter_gzip)                                                                                  \
   X(archive_read_support_filter_lz4)                                                                                   \
   X(archive_read_support_filter_lzma)                                                                                  \
   X(archive_read_support_filter_xz)                                                                                    \
   X(archive_read_support_filter_zstd)                                                                                  \
+  X(archive_read_support_format_raw)                                                                                   \
   X(archive_read_support_format_tar)                                                                                   \
   X(archive_set_error)                                                                                                 \
   X(archive_write_close)                                                                                               \

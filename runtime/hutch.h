@@ -224,7 +224,7 @@ struct hutch_sandbox_config {
   const char *const *env;            /* NULL-terminated "K=V" list added to every process */
   const struct hutch_bind *binds;
   size_t n_binds;
-  bool keep;                  /* keep the upper/work dirs after the sandbox ends */
+  bool keep; /* keep the upper/work dirs after the sandbox ends */
   /* Degraded mode, only when asked for: the outer /proc bound read-only
    * (dangerous parts masked) instead of a fresh procfs, for hosts that
    * refuse one ("mount too revealing").  The sandbox then sees the host's
@@ -252,7 +252,7 @@ struct hutch_sandbox_config {
    * NULL-terminated.  `hutch rootfs build` lists the addresses of the
    * mirrors this machine's own apt uses. */
   const char *const *net_allow_address;
-  const char *net_audit_log;      /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
+  const char *net_audit_log; /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
 };
 
 /* What the proxy of a --net proxy sandbox did: its audit log's totals. */
@@ -326,6 +326,10 @@ struct hutch_sandbox_info {
   char *rootfs;
   struct hutch_limits_status limits;
   struct hutch_usage usage; /* read from its cgroup while it has one */
+  bool net_proxy;           /* --net proxy; false: loopback only */
+  char net_address[16];     /* its eth0 address with --net proxy */
+  bool overlay_fuse;        /* the degraded modes it runs in */
+  bool proc_host_ro;
 };
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err);
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);

@@ -5,10 +5,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "policy.h"
 #include "proxy.h"
@@ -77,13 +79,57 @@ int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg
   return 0;
 }
 
-/* The proxy process: its own session, nothing of the caller's but its
- * channel to the caller and the audit log.  It is forked while the
- * sandbox's setup runs, so that its own start (threads, event loop)
- * overlaps that; the listening socket and a pidfd of the sandbox's init
- * arrive on the channel once they exist. */
-__attribute__((noreturn)) static void proxy_main(struct net_host *nh, int channel, int audit_fd) {
-  hutch_error_t err = NULL;
+/* Serve the sandbox's listener until its init is gone.  The listening
+ * socket and a pidfd of the sandbox's init arrive on the channel once they
+ * exist; every audit line is written when the channel closes.  Returns the
+ * exit status of a proxy process. */
+static int proxy_serve(struct net_host *nh, int channel, int audit_fd) {
+  _cleanup_error_ hutch_error_t err = NULL;
+  struct proxy *p = NULL;
+  if (proxy_new(&p, &err) < 0) {
+    sync_send_error(channel, err);
+    close(audit_fd);
+    close(channel);
+    return 1;
+  }
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  /* EOF: the sandbox did not start; nothing to serve. */
+  int r = sync_recv(channel, &type, NULL, 0, NULL, fds, &nfds, &err);
+  if (r <= 0 || type != SYNC_NET_LISTENER || nfds != 2) {
+    for (size_t i = 0; i < nfds; i++)
+      close(fds[i]);
+    close(audit_fd);
+    close(channel);
+    proxy_free(p);
+    return 0;
+  }
+  struct proxy_listener_config lc = {
+      .listen_fd = fds[0],
+      .sandbox_id = nh->id,
+      .policy = &nh->policy,
+      .audit_fd = audit_fd,
+  };
+  int status = 1;
+  if (proxy_add_listener(p, &lc, &err) < 0) {
+    sync_send_error(channel, err);
+  } else {
+    sync_send(channel, SYNC_READY, NULL, 0, NULL, 0, NULL);
+    status = proxy_run(p, fds[1], &err) < 0 ? 1 : 0;
+  }
+  close(fds[1]);
+  /* The caller waits for this, not for the teardown after it (resolver
+   * threads, the gateway namespace's last socket, a process's exit). */
+  close(channel);
+  proxy_free(p);
+  return status;
+}
+
+/* A long-lived sandbox's proxy: a process of its own session, holding
+ * nothing of the caller's but its channel and the audit log, since it
+ * outlives the caller. */
+__attribute__((noreturn)) static void proxy_process_main(struct net_host *nh, int channel, int audit_fd) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
@@ -109,38 +155,45 @@ __attribute__((noreturn)) static void proxy_main(struct net_host *nh, int channe
     lo = next + 1;
   }
   syscall(SYS_close_range, lo, ~0U, 0);
-  struct proxy *p = NULL;
-  if (proxy_new(&p, &err) < 0) {
-    sync_send_error(channel, err);
-    _exit(1);
-  }
-  uint32_t type;
-  int fds[SYNC_MAX_FDS];
-  size_t nfds = 0;
-  /* EOF: the sandbox did not start; nothing to serve. */
-  if (sync_recv(channel, &type, NULL, 0, NULL, fds, &nfds, &err) <= 0 || type != SYNC_NET_LISTENER || nfds != 2)
-    _exit(0);
-  struct proxy_listener_config lc = {
-      .listen_fd = fds[0],
-      .sandbox_id = nh->id,
-      .policy = &nh->policy,
-      .audit_fd = audit_fd,
-  };
-  if (proxy_add_listener(p, &lc, &err) < 0) {
-    sync_send_error(channel, err);
-    _exit(1);
-  }
-  sync_send(channel, SYNC_READY, NULL, 0, NULL, 0, NULL);
-  int r = proxy_run(p, fds[1], &err);
-  /* Every audit line is written when proxy_run returns.  A one-shot run
-   * waits for that, not for this process's exit: the channel's EOF says
-   * it before the exit's own teardown (threads, address space, the
-   * gateway namespace's last socket). */
-  close(channel);
-  _exit(r < 0 ? 1 : 0);
+  _exit(proxy_serve(nh, channel, audit_fd));
 }
 
-int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err) {
+struct proxy_thread_start {
+  struct net_host *nh;
+  int channel, audit_fd;
+};
+
+static void *proxy_thread_main(void *data) {
+  struct proxy_thread_start start = *(struct proxy_thread_start *)data;
+  free(data);
+  proxy_serve(start.nh, start.channel, start.audit_fd);
+  return NULL;
+}
+
+/* A one-shot run's proxy ends with the run, in this process: a thread
+ * starts in microseconds, where a fork copies page tables and then pays a
+ * copy-on-write fault for every page either side touches, and a process
+ * has to be torn down after.  It has no more access than a forked proxy
+ * would have (the same user, the host's namespaces). */
+static int spawn_proxy_thread(struct net_host *nh, int channel, int audit_fd, hutch_error_t *err) {
+  struct proxy_thread_start *start = xmalloc(sizeof(*start));
+  *start = (struct proxy_thread_start){nh, channel, audit_fd};
+  /* No signal of the caller's is the proxy's to take (SIGPIPE included:
+   * a splice into a closed socket returns EPIPE all the same). */
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int r = pthread_create(&nh->proxy_thread, NULL, proxy_thread_main, start);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (r != 0) {
+    free(start);
+    return hutch_error_set(err, r, "network: start the proxy thread");
+  }
+  nh->proxy_threaded = true;
+  return 0;
+}
+
+int net_host_spawn_proxy(struct net_host *nh, bool long_lived, hutch_error_t *err) {
   if (!nh->enabled)
     return 0;
   _cleanup_close_ int audit_fd = open(nh->audit_log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -149,6 +202,16 @@ int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err) {
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return hutch_error_sys(err, "network: socketpair");
+  if (!long_lived) {
+    if (spawn_proxy_thread(nh, sp[1], audit_fd, err) < 0) {
+      close(sp[0]);
+      close(sp[1]);
+      return -1;
+    }
+    audit_fd = -1; /* the thread's now */
+    nh->channel = sp[0];
+    return 0;
+  }
   pid_t pid = fork();
   if (pid < 0) {
     close(sp[0]);
@@ -157,7 +220,7 @@ int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err) {
   }
   if (pid == 0) {
     close(sp[0]);
-    proxy_main(nh, sp[1], audit_fd);
+    proxy_process_main(nh, sp[1], audit_fd);
   }
   close(sp[1]);
   nh->channel = sp[0];
@@ -205,15 +268,30 @@ static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
   close(pidfd);
 }
 
+/* A stuck proxy thread cannot be killed: it is left to end with the
+ * process, with the policy it reads (never freed). */
+static void join_proxy_thread(struct net_host *nh, bool wait) {
+  if (!nh->proxy_threaded)
+    return;
+  nh->proxy_threaded = false;
+  struct timespec deadline;
+  clock_gettime(CLOCK_REALTIME, &deadline);
+  deadline.tv_sec += wait ? 5 : 0;
+  if (pthread_timedjoin_np(nh->proxy_thread, NULL, &deadline) != 0) {
+    pthread_detach(nh->proxy_thread);
+    nh->policy_abandoned = true;
+  }
+}
+
 void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
   if (!nh->enabled)
     return;
-  if (nh->proxy_pid > 0) {
+  if (nh->proxy_pid > 0 || nh->proxy_threaded) {
     /* It stops by itself once init is gone and closes its channel when
      * the audit log is complete (or dies, which closes it too); a stuck
      * one is not waited for longer than a few seconds.  Its exit is
      * reaped last, by net_host_clear, off the path to the caller. */
-    int fd = nh->channel >= 0 ? nh->channel : (int)syscall(SYS_pidfd_open, nh->proxy_pid, 0);
+    int fd = nh->channel >= 0 ? nh->channel : (nh->proxy_pid > 0 ? (int)syscall(SYS_pidfd_open, nh->proxy_pid, 0) : -1);
     struct pollfd pfd = {fd, POLLIN, 0};
     int n = 1;
     if (fd >= 0)
@@ -224,9 +302,11 @@ void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
     if (nh->channel >= 0)
       close(nh->channel);
     nh->channel = -1;
-    if (n == 0) {
+    if (n == 0 && nh->proxy_pid > 0) {
       kill_proxy(nh->proxy_pid, 0, true);
       nh->proxy_pid = -1;
+    } else if (n == 0) {
+      join_proxy_thread(nh, false);
     } else {
       nh->reap_proxy = true;
     }
@@ -246,12 +326,15 @@ void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
 }
 
 void net_host_abort(struct net_host *nh) {
+  /* The channel's EOF ends a proxy still waiting for its listener; one
+   * already serving ends with the sandbox's init, killed by now. */
   if (nh->channel >= 0)
     close(nh->channel);
   nh->channel = -1;
   if (nh->proxy_pid > 0)
     kill_proxy(nh->proxy_pid, 0, true);
   nh->proxy_pid = -1;
+  join_proxy_thread(nh, true);
   if (nh->subnet_held)
     subnet_release(nh->state_fd, nh->id);
   nh->subnet_held = false;
@@ -264,9 +347,10 @@ void net_host_clear(struct net_host *nh) {
   if (nh->reap_proxy && nh->proxy_pid > 0)
     while (waitpid(nh->proxy_pid, NULL, 0) < 0 && errno == EINTR)
       ;
+  join_proxy_thread(nh, true);
   nh->reap_proxy = false;
   nh->proxy_pid = -1;
-  if (nh->enabled)
+  if (nh->enabled && !nh->policy_abandoned)
     net_policy_clear(&nh->policy);
   free(nh->audit_log);
   strv_free(nh->env);

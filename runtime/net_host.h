@@ -1,11 +1,12 @@
 /* The host side of --net proxy: the sandbox's effective network policy,
  * its /30, the environment that points its programs at the proxy, and the
- * proxy process itself, which runs in hutch's (host) namespaces and serves
- * the listening socket the sandbox's setup created in the gateway
- * namespace. */
+ * proxy itself (a thread for a one-shot run, a process for a long-lived
+ * sandbox), which runs in hutch's (host) namespaces and serves the
+ * listening socket the sandbox's setup created in the gateway namespace. */
 #ifndef HUTCH_NET_HOST_H
 #define HUTCH_NET_HOST_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -27,8 +28,12 @@ struct net_host {
   bool subnet_held;
   pid_t proxy_pid;
   uint64_t proxy_start_time;
-  int channel;     /* to the proxy process; it closes its end once its audit log is complete */
+  int channel;     /* to the proxy; it closes its end once its audit log is complete */
   bool reap_proxy; /* net_host_finish saw it done: net_host_clear reaps it */
+  /* A one-shot run's proxy is a thread of this process. */
+  bool proxy_threaded;
+  pthread_t proxy_thread;
+  bool policy_abandoned; /* a stuck thread still reads it */
 };
 
 /* Before clone: the effective policy (the policy's [network], replaced by
@@ -36,9 +41,10 @@ struct net_host {
  * without --net proxy; refuses --allow/--resolve/--net-policy without it. */
 int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
                      int state_fd, const char *sandbox_dir, const char *id, hutch_error_t *err);
-/* Fork the proxy process, which starts up while the sandbox is set up.
- * A long-lived sandbox's proxy outlives the caller. */
-int net_host_spawn_proxy(struct net_host *nh, hutch_error_t *err);
+/* Start the proxy, which starts up while the sandbox is set up: a thread
+ * for a one-shot run, a process for a long-lived sandbox (it outlives the
+ * caller). */
+int net_host_spawn_proxy(struct net_host *nh, bool long_lived, hutch_error_t *err);
 /* After the child sent the listening socket: hand it and `stop_fd` (a
  * pidfd of the sandbox's init; borrowed) to the proxy.  `listen_fd` is
  * taken over.  Connections wait in its backlog until the proxy serves it. */

@@ -493,15 +493,20 @@ static bool pipe_fallback(struct conn *c, struct proxy_pipe *pp, struct proxy_bu
   return true;
 }
 
-/* socket -> empty pipe.  Reads stop while the pipe holds unsent bytes (the
- * backpressure), so EAGAIN always means the socket has nothing, and the
- * chunk is no larger than a buffer (the byte budget's overshoot and the
- * fallback stay as with the buffers).  Returns splice()'s result. */
+/* socket -> pipe, while the other side drains it: both directions of the
+ * copy stay busy.  The pipe never holds more than a buffer's worth (the
+ * backpressure; the byte budget's overshoot and the fallback stay as with
+ * the buffers).  Returns splice()'s result; EAGAIN with bytes in the pipe
+ * may be the pipe's (out of slots) rather than the socket's. */
 static ssize_t splice_in(int fd, struct proxy_pipe *pp) {
-  ssize_t n = splice(fd, NULL, pp->wr, NULL, PROXY_BUF_SIZE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+  ssize_t n = splice(fd, NULL, pp->wr, NULL, PROXY_BUF_SIZE - pp->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
   if (n > 0)
     pp->len += (size_t)n;
   return n;
+}
+
+static bool pipe_full(const struct proxy_pipe *pp) {
+  return pp->len >= PROXY_BUF_SIZE;
 }
 
 static ssize_t splice_out(struct proxy_pipe *pp, int fd) {
@@ -534,15 +539,17 @@ static int read_client(struct conn *c, double now, bool *progress) {
     break;
   case CONN_TUNNEL:
     if (!c->sni_pending && use_pipe(c, &c->c2u_pipe, &c->c2u)) {
-      if (c->c2u_pipe.len > 0)
+      if (pipe_full(&c->c2u_pipe))
         return 0;
       ssize_t n = splice_in(c->client.fd, &c->c2u_pipe);
-      if (n < 0 && errno == EINVAL) {
-        pipe_close(&c->c2u_pipe); /* empty */
+      if (n < 0 && errno == EINVAL && c->c2u_pipe.len == 0) {
+        pipe_close(&c->c2u_pipe);
         c->no_splice = true;
       } else if (n < 0) {
         if (errno == EAGAIN || errno == EINTR) {
-          c->client.can_read = errno == EINTR;
+          /* Readable again only on a new edge, unless the pipe was what
+           * refused: then the next drain retries. */
+          c->client.can_read = errno == EINTR || c->c2u_pipe.len > 0;
           return 0;
         }
         conn_close(c, strerror(errno));
@@ -649,12 +656,12 @@ static void read_upstream(struct conn *c, double now, bool *progress) {
   ssize_t n;
   bool piped = false;
   if (c->own_pending == 0 && use_pipe(c, &c->u2c_pipe, &c->u2c)) {
-    if (c->u2c_pipe.len > 0)
+    if (pipe_full(&c->u2c_pipe))
       return;
     n = splice_in(c->up.fd, &c->u2c_pipe);
     piped = true;
-    if (n < 0 && errno == EINVAL) {
-      pipe_close(&c->u2c_pipe); /* empty */
+    if (n < 0 && errno == EINVAL && c->u2c_pipe.len == 0) {
+      pipe_close(&c->u2c_pipe);
       c->no_splice = true;
       piped = false;
     }
@@ -667,7 +674,7 @@ static void read_upstream(struct conn *c, double now, bool *progress) {
   }
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
-      c->up.can_read = errno == EINTR;
+      c->up.can_read = errno == EINTR || (piped && c->u2c_pipe.len > 0);
       return;
     }
     snprintf(c->error, sizeof(c->error), "upstream: %s", strerror(errno));

@@ -395,10 +395,9 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
       overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, upper, work, sbfd, &out->fuse, err) < 0)
     goto fail_child;
-  /* The proxy process starts up while the child sets the sandbox up: forked
-   * now, the copy-on-write faults of a fork land while this process only
-   * waits. */
-  if (net_host_spawn_proxy(&out->net, err) < 0 || (out->net.enabled && start_proxy(out, primary == NULL, err) < 0))
+  /* The proxy starts up while the child sets the sandbox up. */
+  if (net_host_spawn_proxy(&out->net, primary == NULL, err) < 0 ||
+      (out->net.enabled && start_proxy(out, primary == NULL, err) < 0))
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
@@ -859,6 +858,10 @@ int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, s
     info->image = steal_pointer(&st.image);
     info->rootfs = steal_pointer(&st.rootfs);
     info->limits = st.limits;
+    info->net_proxy = st.net.proxy;
+    snprintf(info->net_address, sizeof(info->net_address), "%s", st.net.address);
+    info->overlay_fuse = st.overlay_fuse;
+    info->proc_host_ro = st.proc_host_ro;
     if (st.limits.cgroup[0])
       cgroup_read_usage(st.limits.cgroup, &info->usage);
     state_clear(&st);

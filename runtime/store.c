@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "oci.h"
+#include "oci_compressed.h"
 #include "paths.h"
 #include "util.h"
 
@@ -916,6 +917,22 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     image_format = oci_import(store, file, fd, opts, notices, hex, err);
     if (image_format < 0)
       return hutch_error_wrap(err, "import %s", file);
+    if (image_format == OCI_NOT_AN_IMAGE && regular) {
+      _cleanup_free_ char *tmp = xasprintf("%s/tmp", store->path);
+      _cleanup_close_ int plain = -1;
+      int c = oci_decompress_image_archive(fd, tmp, notices, &plain, err);
+      if (c < 0)
+        return hutch_error_wrap(err, "import %s", file);
+      if (c > 0 && (image_format = oci_import(store, file, plain, opts, notices, hex, err)) < 0)
+        return hutch_error_wrap(err, "import %s", file);
+      if (c > 0 && image_format == OCI_NOT_AN_IMAGE) {
+        hutch_error_set(err, EINVAL,
+                        "import %s: a compressed image archive, but neither an OCI layout (index.json) "
+                        "nor a `docker save` archive (manifest.json)",
+                        file);
+        return -1;
+      }
+    }
     if (image_format != OCI_NOT_AN_IMAGE)
       already = image_format;
   }

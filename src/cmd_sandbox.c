@@ -108,6 +108,16 @@ int cmd_ps(int argc, char **argv) {
       if (infos[i].image)
         cJSON_AddStringToObject(o, "image", infos[i].image);
       add_limits(o, &infos[i].limits, &infos[i].usage);
+      cJSON *net = cJSON_AddObjectToObject(o, "network");
+      cJSON_AddStringToObject(net, "mode", infos[i].net_proxy ? "proxy" : "none");
+      if (infos[i].net_proxy && infos[i].net_address[0])
+        cJSON_AddStringToObject(net, "address", infos[i].net_address);
+      /* The same spelling as state.json and `hutch exec --json`. */
+      cJSON *degraded = cJSON_AddArrayToObject(o, "degraded_modes");
+      if (infos[i].overlay_fuse)
+        cJSON_AddItemToArray(degraded, cJSON_CreateString("overlay fuse"));
+      if (infos[i].proc_host_ro)
+        cJSON_AddItemToArray(degraded, cJSON_CreateString("proc host-ro"));
       cJSON_AddItemToArray(arr, o);
     }
     char *s = cJSON_PrintUnformatted(arr);
@@ -115,7 +125,8 @@ int cmd_ps(int argc, char **argv) {
     free(s);
     cJSON_Delete(arr);
   } else {
-    printf("%-14s %-8s %-8s %-20s %-18s %s\n", "ID", "PID", "STATUS", "CREATED", "LIMITS", "IMAGE");
+    printf("%-14s %-8s %-8s %-20s %-18s %-6s %-18s %s\n", "ID", "PID", "STATUS", "CREATED", "LIMITS", "NET", "DEGRADED",
+           "IMAGE");
     for (size_t i = 0; i < n; i++) {
       char when[32] = "-";
       time_t t = (time_t)infos[i].created;
@@ -125,8 +136,12 @@ int cmd_ps(int argc, char **argv) {
       const struct hutch_limits_status *l = &infos[i].limits;
       char lim[32];
       snprintf(lim, sizeof(lim), "%s%s", l->mode[0] ? l->mode : "-", l->degraded ? " (degraded)" : "");
-      printf("%-14s %-8d %-8s %-20s %-18s %s\n", infos[i].id, (int)infos[i].pid, infos[i].running ? "running" : "dead",
-             when, lim, infos[i].image ? infos[i].image : "-");
+      char degraded[32];
+      snprintf(degraded, sizeof(degraded), "%s%s%s", infos[i].overlay_fuse ? "overlay-fuse" : "",
+               infos[i].overlay_fuse && infos[i].proc_host_ro ? "," : "", infos[i].proc_host_ro ? "proc-host-ro" : "");
+      printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %s\n", infos[i].id, (int)infos[i].pid,
+             infos[i].running ? "running" : "dead", when, lim, infos[i].net_proxy ? "proxy" : "none",
+             degraded[0] ? degraded : "-", infos[i].image ? infos[i].image : "-");
     }
   }
   hutch_sandbox_info_free(infos, n);

@@ -153,6 +153,13 @@ a1=$("$HUTCH_BIN" exec --in "$id" -- sh -c "ip -4 addr show eth0 | sed -n 's/.*i
 a2=$("$HUTCH_BIN" exec --in "$id2" -- sh -c "ip -4 addr show eth0 | sed -n 's/.*inet \([0-9.]*\).*/\1/p'")
 tap_like "$a2" "^10\.89\." "a second sandbox has an address"
 tap_ok "another than the first's ($a1, $a2)" test -n "$a1" -a "$a1" != "$a2"
+tap_ok "hutch ps --json" "$HUTCH_BIN" ps --json
+tap_is "$(printf '%s' "$tap_stdout" | python3 -c 'import json, sys
+d = {s["id"]: s for s in json.load(sys.stdin)}
+print(d[sys.argv[1]]["network"]["mode"], d[sys.argv[1]]["network"]["address"])' "$id")" "proxy $a1" \
+  "hutch ps --json: the network mode and the address"
+tap_ok "hutch ps" "$HUTCH_BIN" ps
+tap_like "$(grep "^$id " <<<"$tap_stdout")" "^$id +[0-9]+ +running .* proxy +- " "hutch ps: a NET column"
 pids=()
 for i in 1 2 3 4; do
   hx --net proxy -- sh -c 'sleep 0.5; ip -4 addr show eth0' 2>/dev/null |

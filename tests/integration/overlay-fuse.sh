@@ -43,6 +43,11 @@ tap_is "$(pgrep -f -- "upperdir=$sb/upper" || true)" "" "no fuse-overlayfs is le
 tap_ok "create --overlay fuse" "$HUTCH_BIN" create --rootfs "$img" --overlay fuse --json
 cid=$(json_get "$tap_stdout" 'd["id"]')
 tap_is "$(json_get "$tap_stdout" 'd["degraded_modes"]')" '["overlay fuse"]' "create --json lists the degraded mode"
+tap_ok "hutch ps --json" "$HUTCH_BIN" ps --json
+tap_is "$(json_get "$tap_stdout" "[s for s in d if s['id'] == '$cid'][0]['degraded_modes']")" '["overlay fuse"]' \
+  "hutch ps --json lists the degraded mode"
+tap_ok "hutch ps" "$HUTCH_BIN" ps
+tap_like "$(grep "^$cid " <<<"$tap_stdout")" " none +overlay-fuse " "hutch ps: a DEGRADED column"
 cstate=$(cat "$HUTCH_STATE_DIR/$cid/state.json")
 dpid=$(json_get "$cstate" 'd["fuse_overlayfs"]["pid"]')
 tap_like "$(tr '\0' ' ' <"/proc/$dpid/cmdline")" "fuse-overlayfs .*upperdir=$HUTCH_STATE_DIR/$cid/upper" \

@@ -94,6 +94,27 @@ def echo_server():
         await srv.serve_forever()
     asyncio.run(main())
 
+def blackhole_server():
+    """Listens but never accepts, its accept queue full: a connection to it
+    gets no SYN-ACK, the way an unreachable host behaves."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    s.listen(0)
+    port = s.getsockname()[1]
+    held = []
+    for _ in range(8):
+        c = socket.socket()
+        c.setblocking(False)
+        try:
+            c.connect(("127.0.0.1", port))
+        except BlockingIOError:
+            pass
+        held.append(c)
+    time.sleep(0.5)
+    ready(port)
+    while True:
+        time.sleep(3600)
+
 def raw(proxy, data, timeout=5):
     """Sends raw bytes to the proxy; prints the status line it answers."""
     s = socket.create_connection(("127.0.0.1", int(proxy)), timeout=timeout)
@@ -281,6 +302,9 @@ start_server tls "$py" "$tmp/t.py" tls_server "$tmp/cert.pem" "$tmp/key.pem" || 
 tls_port=$port
 start_server echo "$py" "$tmp/t.py" echo_server || tap_skip_all "no echo server"
 echo_port=$port
+# Before any proxy, whose control fd it would otherwise hold open.
+hole_port=
+start_server blackhole "$py" "$tmp/t.py" blackhole_server && hole_port=$port
 
 start_proxy main --allow "up.test:$http_port" --allow "*.wild.test:$http_port" --allow "tls.test:$tls_port" \
   --allow "localhost:$http_port" --allow "169.254.169.254" --allow "echo.test:$echo_port" \
@@ -428,6 +452,23 @@ tap_like "$out" 'open 1000' "1,000 concurrent CONNECT tunnels are open at once"
 tap_like "$out" 'echoed 1000' "each of the 1,000 tunnels echoes its own bytes"
 tap_ok "the proxy serves after the 1,000 tunnels" curl -sS --max-time 10 -x "http://127.0.0.1:$many" \
   "http://up.test:$http_port/still"
+
+# ---- 504: the upstream never answers the connect ----
+if [ -n "$hole_port" ]; then
+  start_proxy slow --allow "hole.test:$hole_port" --resolve hole.test=127.0.0.1 --idle-timeout 2
+  t0=$(date +%s%N)
+  tap_ok "a connect that never completes" curl -sS --max-time 15 -i -x "http://127.0.0.1:$proxy" \
+    "http://hole.test:$hole_port/"
+  waited=$((($(date +%s%N) - t0) / 1000000))
+  tap_like "$tap_stdout" 'HTTP/1.1 504 Gateway Timeout' "gets 504 Gateway Timeout"
+  tap_like "$tap_stdout" 'timed out connecting to hole.test' "the reason names the host"
+  tap_ok "after the proxy's wait, not the client's (${waited} ms)" test "$waited" -ge 1500 -a "$waited" -lt 12000
+  sleep 0.2
+  tap_like "$(last_audit slow)" '"decision":"error".*"error":"timed out connecting to hole.test"' \
+    "audit line for the 504"
+else
+  tap_skip "504 Gateway Timeout" "no listener with a full accept queue"
+fi
 
 # ---- max_connections ----
 start_proxy limited --allow "echo.test:$echo_port" --resolve echo.test=127.0.0.1 --max-connections 3

@@ -267,6 +267,23 @@ tap_ok "import a docker save archive" "$HUTCH_BIN" rootfs import "$work/img/dock
 tap_is "$tap_stdout" "$config" "a docker save image is keyed by its config digest (its image ID)"
 check_tree "docker save" "$(rootfs_of docker)"
 
+# Compressed image archives (`docker save IMAGE | gzip`): the same image.
+gzip -c "$work/img/docker.tar" >"$work/img/docker.tar.gz"
+tap_ok "import a gzipped docker save archive" "$HUTCH_BIN" rootfs import "$work/img/docker.tar.gz" --name docker-gz
+tap_is "$tap_stdout" "$config" "it is the same image as the uncompressed archive"
+tap_like "$tap_stderr" "compressed image archive" "the decompression is announced"
+tap_is "$(rootfs_of docker-gz)" "$(rootfs_of docker)" "one entry for both"
+if command -v xz >/dev/null; then
+  rm -rf "$work/store"
+  xz -c "$work/img/layout.tar" >"$work/img/layout.tar.xz"
+  tap_ok "import an xz-compressed OCI layout tarball" "$HUTCH_BIN" rootfs import "$work/img/layout.tar.xz" --name oci-xz
+  tap_is "$tap_stdout" "$manifest" "it resolves to the image manifest"
+  check_tree "xz OCI tarball" "$(rootfs_of oci-xz)"
+  tap_is "$(find "$work/store/tmp" -mindepth 1 2>/dev/null)" "" "no decompressed copy is left behind"
+else
+  tap_skip "an xz-compressed OCI layout tarball" "no xz"
+fi
+
 rm -rf "$work/store"
 tap_ok "import the OCI tarball into an empty store" "$HUTCH_BIN" rootfs import "$work/img/layout.tar" --name oci-tar
 check_tree "OCI tarball" "$(rootfs_of oci-tar)"
