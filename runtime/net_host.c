@@ -178,8 +178,8 @@ static void *proxy_thread_main(void *data) {
 static int spawn_proxy_thread(struct net_host *nh, int channel, int audit_fd, hutch_error_t *err) {
   struct proxy_thread_start *start = xmalloc(sizeof(*start));
   *start = (struct proxy_thread_start){nh, channel, audit_fd};
-  /* No signal of the caller's is the proxy's to take (SIGPIPE included:
-   * a splice into a closed socket returns EPIPE all the same). */
+  /* No signal of the caller's is the proxy's to take; its sends are
+   * MSG_NOSIGNAL, so a closed socket is EPIPE, never SIGPIPE. */
   sigset_t all, old;
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);

@@ -30,12 +30,34 @@ static size_t buf_len(const struct proxy_buf *b) {
 static size_t buf_space(struct proxy_buf *b) {
   if (b->start == b->end)
     b->start = b->end = 0;
-  else if (b->end == PROXY_BUF_SIZE && b->start > 0) {
+  else if (b->end == b->cap && b->start > 0) {
     memmove(b->data, b->data + b->start, b->end - b->start);
     b->end -= b->start;
     b->start = 0;
   }
-  return PROXY_BUF_SIZE - b->end;
+  return b->cap - b->end;
+}
+
+static void buf_init(struct proxy *p, struct proxy_buf *b, size_t cap) {
+  *b = (struct proxy_buf){.data = xmalloc(cap), .cap = cap};
+  p->buf_bytes += cap;
+}
+
+static void buf_free(struct proxy *p, struct proxy_buf *b) {
+  p->buf_bytes -= b->cap;
+  free(b->data);
+  *b = (struct proxy_buf){0};
+}
+
+/* A read filled all the room there was: the next one gets twice as much,
+ * while the proxy's buffers together have room to spare. */
+static void buf_grow(struct proxy *p, struct proxy_buf *b) {
+  size_t cap = b->cap * 2;
+  if (cap > PROXY_BUF_MAX || p->buf_bytes + (cap - b->cap) > PROXY_BUF_TOTAL)
+    return;
+  b->data = xrealloc(b->data, cap);
+  p->buf_bytes += cap - b->cap;
+  b->cap = cap;
 }
 
 static int ep_add(struct proxy *p, struct endpoint *ep) {
@@ -85,15 +107,6 @@ static void close_upstream(struct conn *c) {
   c->up.can_read = c->up.can_write = false;
 }
 
-static void pipe_close(struct proxy_pipe *pp) {
-  if (pp->rd >= 0)
-    close(pp->rd);
-  if (pp->wr >= 0)
-    close(pp->wr);
-  pp->rd = pp->wr = -1;
-  pp->len = 0;
-}
-
 static void cancel_job(struct conn *c) {
   if (c->job) {
     c->job->c = NULL;
@@ -129,8 +142,6 @@ void conn_close(struct conn *c, const char *error) {
   cancel_job(c);
   uncount(c);
   close_upstream(c);
-  pipe_close(&c->c2u_pipe);
-  pipe_close(&c->u2c_pipe);
   if (c->client.fd >= 0)
     close(c->client.fd);
   c->client.fd = -1;
@@ -145,8 +156,8 @@ void conn_close(struct conn *c, const char *error) {
 }
 
 void conn_free(struct conn *c) {
-  free(c->c2u.data);
-  free(c->u2c.data);
+  buf_free(c->l->p, &c->c2u);
+  buf_free(c->l->p, &c->u2c);
   free(c);
 }
 
@@ -195,7 +206,7 @@ static void respond(struct conn *c, int status, const char *decision, const char
     snprintf(refused, sizeof(refused), "X-Hutch-Refused: %s\r\n", line);
   c->u2c.start = 0;
   int n =
-      snprintf(c->u2c.data, PROXY_BUF_SIZE,
+      snprintf(c->u2c.data, c->u2c.cap,
                "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n%s\n",
                status, status_text(status), strlen(line) + 1, refused, line);
   c->u2c.end = (size_t)n;
@@ -206,9 +217,8 @@ void conn_accept(struct listener *l, int fd, double now) {
   c->l = l;
   c->client = (struct endpoint){.kind = EP_CLIENT, .fd = fd, .owner = c};
   c->up = (struct endpoint){.kind = EP_UPSTREAM, .fd = -1, .owner = c};
-  c->c2u_pipe = c->u2c_pipe = (struct proxy_pipe){.rd = -1, .wr = -1};
-  c->c2u.data = xmalloc(PROXY_BUF_SIZE);
-  c->u2c.data = xmalloc(PROXY_BUF_SIZE);
+  buf_init(l->p, &c->c2u, PROXY_BUF_MIN);
+  buf_init(l->p, &c->u2c, PROXY_BUF_MIN);
   c->start = c->last_active = now;
   nodelay(fd);
   if (ep_add(l->p, &c->client) < 0) {
@@ -334,11 +344,14 @@ static void rewrite_plain(struct conn *c, const struct http_request *req) {
   size_t body = have < req->content_length ? have : (size_t)req->content_length;
   size_t up_len;
   _cleanup_free_ char *up = http_upstream_head(head, req, &up_len);
-  char *data = xmalloc(PROXY_BUF_SIZE);
-  memcpy(data, up, up_len);
-  memcpy(data + up_len, head + req->head_len, body);
-  free(c->c2u.data);
-  c->c2u = (struct proxy_buf){.data = data, .start = 0, .end = up_len + body};
+  struct proxy *p = c->l->p;
+  struct proxy_buf b;
+  buf_init(p, &b, up_len + body > PROXY_BUF_MIN ? up_len + body : PROXY_BUF_MIN);
+  memcpy(b.data, up, up_len);
+  memcpy(b.data + up_len, head + req->head_len, body);
+  b.end = up_len + body;
+  buf_free(p, &c->c2u);
+  c->c2u = b;
   c->body_left = req->content_length - body;
 }
 
@@ -452,84 +465,32 @@ static void account(struct conn *c, size_t n) {
     l->exhausted = true;
 }
 
-/* Whether a direction moves through its pipe: only once its buffer is
- * empty (the buffer then stays empty), and the pipe is made on first use.
- * Without a pipe (out of descriptors) the buffers carry on. */
-static bool use_pipe(struct conn *c, struct proxy_pipe *pp, const struct proxy_buf *b) {
-  if (pp->rd >= 0)
-    return true;
-  if (c->no_splice || buf_len(b) > 0)
-    return false;
-  int fds[2];
-  if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0) {
-    c->no_splice = true;
-    return false;
-  }
-  pp->rd = fds[0];
-  pp->wr = fds[1];
-  /* Best effort: past the user's pipe-pages limit the default stays. */
-  (void)fcntl(pp->wr, F_SETPIPE_SZ, PROXY_BUF_SIZE);
-  return true;
-}
-
-/* Splicing stopped working (EINVAL: a socket that cannot splice): what the
- * pipe holds goes to the empty buffer (it holds at most PROXY_BUF_SIZE, see
- * splice_in) and the buffers carry on.  False when the pipe could not be
- * drained. */
-static bool pipe_fallback(struct conn *c, struct proxy_pipe *pp, struct proxy_buf *b) {
-  c->no_splice = true;
-  b->start = b->end = 0;
-  while (pp->len > 0) {
-    ssize_t n = read(pp->rd, b->data + b->end, pp->len);
-    if (n <= 0) {
-      if (n < 0 && errno == EINTR)
-        continue;
-      return false;
-    }
-    b->end += (size_t)n;
-    pp->len -= (size_t)n;
-  }
-  pipe_close(pp);
-  return true;
-}
-
-/* socket -> pipe, while the other side drains it: both directions of the
- * copy stay busy.  The pipe never holds more than a buffer's worth (the
- * backpressure; the byte budget's overshoot and the fallback stay as with
- * the buffers).  Returns splice()'s result; EAGAIN with bytes in the pipe
- * may be the pipe's (out of slots) rather than the socket's. */
-static ssize_t splice_in(int fd, struct proxy_pipe *pp) {
-  ssize_t n = splice(fd, NULL, pp->wr, NULL, PROXY_BUF_SIZE - pp->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-  if (n > 0)
-    pp->len += (size_t)n;
-  return n;
-}
-
-static bool pipe_full(const struct proxy_pipe *pp) {
-  return pp->len >= PROXY_BUF_SIZE;
-}
-
-static ssize_t splice_out(struct proxy_pipe *pp, int fd) {
-  ssize_t n = splice(pp->rd, NULL, fd, NULL, pp->len, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-  if (n > 0)
-    pp->len -= (size_t)n;
-  return n;
-}
-
-/* Bytes of a direction not yet written: its buffer and its pipe. */
+/* Bytes of a direction not yet written. */
 static size_t c2u_left(const struct conn *c) {
-  return buf_len(&c->c2u) + c->c2u_pipe.len;
+  return buf_len(&c->c2u);
 }
 
 static size_t u2c_left(const struct conn *c) {
-  return buf_len(&c->u2c) + c->u2c_pipe.len;
+  return buf_len(&c->u2c);
+}
+
+/* With a byte budget, a read takes no more than is left of it (past a
+ * buffer's minimum), so that little is forwarded past the budget. */
+static size_t budget_room(const struct conn *c, size_t room) {
+  const struct listener *l = c->l;
+  if (l->policy->byte_budget == 0)
+    return room;
+  uint64_t left = l->policy->byte_budget > l->bytes_used ? l->policy->byte_budget - l->bytes_used : 0;
+  if (left < PROXY_BUF_MIN)
+    left = PROXY_BUF_MIN;
+  return room < left ? room : (size_t)left;
 }
 
 /* Reading the client.  Returns -1 when the connection was closed. */
 static int read_client(struct conn *c, double now, bool *progress) {
-  static char scratch[16384];
+  char scratch[16384]; /* what is read only to be dropped */
   char *dst;
-  size_t room;
+  size_t room, space = 0;
   bool discard = false;
   switch (c->state) {
   case CONN_HEAD:
@@ -538,36 +499,14 @@ static int read_client(struct conn *c, double now, bool *progress) {
     dst = c->c2u.data + c->c2u.end;
     break;
   case CONN_TUNNEL:
-    if (!c->sni_pending && use_pipe(c, &c->c2u_pipe, &c->c2u)) {
-      if (pipe_full(&c->c2u_pipe))
-        return 0;
-      ssize_t n = splice_in(c->client.fd, &c->c2u_pipe);
-      if (n < 0 && errno == EINVAL && c->c2u_pipe.len == 0) {
-        pipe_close(&c->c2u_pipe);
-        c->no_splice = true;
-      } else if (n < 0) {
-        if (errno == EAGAIN || errno == EINTR) {
-          /* Readable again only on a new edge, unless the pipe was what
-           * refused: then the next drain retries. */
-          c->client.can_read = errno == EINTR || c->c2u_pipe.len > 0;
-          return 0;
-        }
-        conn_close(c, strerror(errno));
-        return -1;
-      } else {
-        *progress = true;
-        c->last_active = now;
-        if (n == 0)
-          c->client_eof = true;
-        return 0;
-      }
-    }
-    room = buf_space(&c->c2u);
+    space = buf_space(&c->c2u);
+    room = budget_room(c, space);
     dst = c->c2u.data + c->c2u.end;
     break;
   case CONN_FORWARD:
     if (c->body_left > 0) {
-      room = buf_space(&c->c2u);
+      space = buf_space(&c->c2u);
+      room = budget_room(c, space);
       if (room > c->body_left)
         room = (size_t)c->body_left;
       dst = c->c2u.data + c->c2u.end;
@@ -604,6 +543,8 @@ static int read_client(struct conn *c, double now, bool *progress) {
   if (discard)
     return 0;
   c->c2u.end += (size_t)n;
+  if ((size_t)n == space)
+    buf_grow(c->l->p, &c->c2u);
   if (c->state == CONN_FORWARD)
     c->body_left -= (uint64_t)n;
   if (c->state == CONN_HEAD)
@@ -617,22 +558,9 @@ static int write_upstream(struct conn *c, double now, bool *progress) {
   if (c->up.fd < 0 || !c->up.can_write || c2u_left(c) == 0 || c->sni_pending ||
       (c->state != CONN_FORWARD && c->state != CONN_TUNNEL))
     return 0;
-  ssize_t n;
-  if (c->c2u_pipe.len > 0) {
-    n = splice_out(&c->c2u_pipe, c->up.fd);
-    if (n < 0 && errno == EINVAL) {
-      if (!pipe_fallback(c, &c->c2u_pipe, &c->c2u)) {
-        conn_close(c, "drain the splice pipe");
-        return -1;
-      }
-      *progress = true; /* the next round sends from the buffer */
-      return 0;
-    }
-  } else {
-    n = send(c->up.fd, c->c2u.data + c->c2u.start, buf_len(&c->c2u), MSG_NOSIGNAL);
-    if (n > 0)
-      c->c2u.start += (size_t)n;
-  }
+  ssize_t n = send(c->up.fd, c->c2u.data + c->c2u.start, buf_len(&c->c2u), MSG_NOSIGNAL);
+  if (n > 0)
+    c->c2u.start += (size_t)n;
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
       c->up.can_write = errno == EINTR;
@@ -653,28 +581,14 @@ static int write_upstream(struct conn *c, double now, bool *progress) {
 static void read_upstream(struct conn *c, double now, bool *progress) {
   if (c->up.fd < 0 || !c->up.can_read || c->up_eof || (c->state != CONN_FORWARD && c->state != CONN_TUNNEL))
     return;
-  ssize_t n;
-  bool piped = false;
-  if (c->own_pending == 0 && use_pipe(c, &c->u2c_pipe, &c->u2c)) {
-    if (pipe_full(&c->u2c_pipe))
-      return;
-    n = splice_in(c->up.fd, &c->u2c_pipe);
-    piped = true;
-    if (n < 0 && errno == EINVAL && c->u2c_pipe.len == 0) {
-      pipe_close(&c->u2c_pipe);
-      c->no_splice = true;
-      piped = false;
-    }
-  }
-  if (!piped) {
-    size_t room = buf_space(&c->u2c);
-    if (room == 0)
-      return;
-    n = read(c->up.fd, c->u2c.data + c->u2c.end, room);
-  }
+  size_t space = buf_space(&c->u2c);
+  size_t room = budget_room(c, space);
+  if (room == 0)
+    return;
+  ssize_t n = read(c->up.fd, c->u2c.data + c->u2c.end, room);
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
-      c->up.can_read = errno == EINTR || (piped && c->u2c_pipe.len > 0);
+      c->up.can_read = errno == EINTR;
       return;
     }
     snprintf(c->error, sizeof(c->error), "upstream: %s", strerror(errno));
@@ -682,31 +596,21 @@ static void read_upstream(struct conn *c, double now, bool *progress) {
   }
   *progress = true;
   c->last_active = now;
-  if (n == 0)
+  if (n == 0) {
     c->up_eof = true;
-  else if (!piped)
+  } else {
     c->u2c.end += (size_t)n;
+    if ((size_t)n == space)
+      buf_grow(c->l->p, &c->u2c);
+  }
 }
 
 static int write_client(struct conn *c, double now, bool *progress) {
   if (!c->client.can_write || u2c_left(c) == 0)
     return 0;
-  ssize_t n;
-  if (c->u2c_pipe.len > 0) {
-    n = splice_out(&c->u2c_pipe, c->client.fd);
-    if (n < 0 && errno == EINVAL) {
-      if (!pipe_fallback(c, &c->u2c_pipe, &c->u2c)) {
-        conn_close(c, "drain the splice pipe");
-        return -1;
-      }
-      *progress = true; /* the next round sends from the buffer */
-      return 0;
-    }
-  } else {
-    n = send(c->client.fd, c->u2c.data + c->u2c.start, buf_len(&c->u2c), MSG_NOSIGNAL);
-    if (n > 0)
-      c->u2c.start += (size_t)n;
-  }
+  ssize_t n = send(c->client.fd, c->u2c.data + c->u2c.start, buf_len(&c->u2c), MSG_NOSIGNAL);
+  if (n > 0)
+    c->u2c.start += (size_t)n;
   if (n < 0) {
     if (errno == EAGAIN || errno == EINTR) {
       c->client.can_write = errno == EINTR;
