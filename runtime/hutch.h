@@ -218,6 +218,7 @@ struct hutch_sandbox_config {
   const char *rootfs;                /* lower tree, usually hutch_image.rootfs */
   const char *const *rootfs_lowers;  /* trees below it, nearest first (hutch_image.lowers), may be NULL */
   const char *image;                 /* name recorded in the sandbox state, may be NULL */
+  const char *workdir;               /* where its processes start when they name no --workdir (NULL: /) */
   bool rootfs_subordinate_ids;       /* the tree holds files owned by ids 1..65535 (hutch_image.ids_preserved) */
   const struct hutch_policy *policy; /* required */
   const char *hostname;              /* NULL: "sandbox" */

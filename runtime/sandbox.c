@@ -417,6 +417,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
       .fuse = out->fuse,
       .image = (char *)cfg->image,
+      .workdir = (char *)cfg->workdir,
       .rootfs = (char *)cfg->rootfs,
       .limits = out->limits,
       .net =
@@ -633,9 +634,11 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   bool long_lived = st.long_lived;
   struct hutch_limits_status limits = st.limits;
   char *audit_log = steal_pointer(&st.net.audit_log);
+  char *workdir = steal_pointer(&st.workdir);
   state_clear(&st);
   if (!running || !long_lived) {
     free(audit_log);
+    free(workdir);
     hutch_error_set(err, ESRCH, "sandbox %s is %s", id, running ? "a one-shot sandbox" : "not running");
     return hutch_error_hint(
         err, running ? "only sandboxes made by `hutch create` accept `exec --in`" : "remove it with `hutch rm %s`", id);
@@ -647,6 +650,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   sb->start_time = st.start_time;
   sb->limits = limits;
   sb->audit_log = audit_log;
+  sb->workdir = workdir;
   *out = sb;
   return 0;
 }
@@ -669,6 +673,7 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
   if (sb->state_fd >= 0)
     close(sb->state_fd);
   free(sb->audit_log);
+  free(sb->workdir);
   free(sb);
 }
 
@@ -718,7 +723,7 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
   struct exec_request req = {
       .argv = (char **)proc->argv,
       .env = (char **)proc->env,
-      .workdir = (char *)proc->workdir,
+      .workdir = (char *)(proc->workdir ? proc->workdir : sb->workdir),
   };
   _cleanup_free_ char *buf = NULL;
   size_t len;

@@ -11,6 +11,7 @@ struct hutch_sandbox {
   uint64_t start_time;
   struct hutch_limits_status limits; /* limits.cgroup: the sandbox's cgroup, if any */
   char *audit_log;                   /* --net proxy: the proxy's audit log */
+  char *workdir;                     /* where exec --in starts a command without --workdir */
 };
 
 #endif

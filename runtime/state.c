@@ -99,6 +99,8 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
     cJSON_AddStringToObject(o, "image", st->image);
   if (st->rootfs)
     cJSON_AddStringToObject(o, "rootfs", st->rootfs);
+  if (st->workdir)
+    cJSON_AddStringToObject(o, "workdir", st->workdir);
   if (st->limits.mode[0]) {
     cJSON *l = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddStringToObject(l, "mode", st->limits.mode);
@@ -177,6 +179,7 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
       st->fuse.start_time = strtoull(v->valuestring, NULL, 10);
   }
   st->image = json_string_dup(o, "image");
+  st->workdir = json_string_dup(o, "workdir");
   st->rootfs = json_string_dup(o, "rootfs");
   const cJSON *l = cJSON_GetObjectItemCaseSensitive(o, "limits");
   if (cJSON_IsObject(l)) {
@@ -219,7 +222,8 @@ void state_clear(struct sandbox_state *st) {
   free(st->image);
   free(st->rootfs);
   free(st->net.audit_log);
-  st->image = st->rootfs = st->net.audit_log = NULL;
+  free(st->workdir);
+  st->image = st->rootfs = st->net.audit_log = st->workdir = NULL;
 }
 
 uint64_t state_pid_start_time(pid_t pid) {

@@ -24,6 +24,7 @@ struct sandbox_state {
   struct overlay_fuse_daemon fuse; /* its daemon (pid 0: none) */
   char *image;
   char *rootfs;
+  char *workdir;                     /* the default working directory of exec --in */
   struct hutch_limits_status limits; /* limits.cgroup: removed with the sandbox */
   /* --net proxy (net.proxy false: loopback only) */
   struct {

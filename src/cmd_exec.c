@@ -373,6 +373,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
       .rootfs = p->image.rootfs,
       .rootfs_lowers = (const char *const *)p->image.lowers,
       .image = p->image.name ? p->image.name : p->image.digest,
+      .workdir = p->image.workdir,
       .rootfs_subordinate_ids = p->image.ids_preserved,
       .policy = p->policy,
       .hostname = o->hostname,

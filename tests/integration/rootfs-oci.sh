@@ -301,6 +301,14 @@ tap_ok "exec with --env and --workdir" "$HUTCH_BIN" exec --rootfs oci-tar --env 
   sh -c 'pwd; echo "$OCI_TEST|$OCI_OVERRIDE"'
 tap_is "$tap_stdout" "/tmp
 from image|cli" "--env and --workdir win over the image's defaults"
+tap_ok "create a sandbox of the image" "$HUTCH_BIN" create --rootfs oci-tar
+sid=$tap_stdout
+tap_ok "exec --in it" "$HUTCH_BIN" exec --in "$sid" -- sh -c 'pwd; echo "$OCI_TEST"'
+tap_is "$tap_stdout" "/opt/work
+from image" "exec --in starts in the image's WorkingDir too, with its Env"
+tap_ok "exec --in --workdir" "$HUTCH_BIN" exec --in "$sid" --workdir /tmp -- pwd
+tap_is "$tap_stdout" "/tmp" "--workdir wins over it"
+"$HUTCH_BIN" rm "$sid" >/dev/null 2>&1
 tap_unlike "$tap_stderr" "User" "no User warning for an image without a User"
 tap_ok "import an image whose User is not root" "$HUTCH_BIN" rootfs import "$work/img/docker-user.tar" --name user
 tap_ok "exec in it" "$HUTCH_BIN" exec --rootfs user -- id -u
