@@ -23,6 +23,7 @@
 #include "hutch.h"
 #include "idmap.h"
 #include "image.h"
+#include "image_layers.h"
 #include "manifest.h"
 #include "net_policy.h"
 #include "paths.h"
@@ -36,19 +37,23 @@
 
 /* Every enabled entry of an apt sources.list.d directory: one-line .list
  * files and deb822 .sources files. */
+static void read_source_file(const char *path, const char *name, struct apt_source **list, size_t *n) {
+  size_t len = strlen(name);
+  bool deb822 = len > 8 && strcmp(name + len - 8, ".sources") == 0;
+  bool oneline = len > 5 && strcmp(name + len - 5, ".list") == 0;
+  if (!deb822 && !oneline)
+    return;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
+  if (text)
+    apt_sources_parse(text, deb822, list, n);
+}
+
 static void read_sources_dir(const char *dir, struct apt_source **list, size_t *n) {
   _cleanup_dir_ DIR *d = opendir(dir);
   struct dirent *de;
   while (d && (de = readdir(d)) != NULL) {
-    size_t len = strlen(de->d_name);
-    bool deb822 = len > 8 && strcmp(de->d_name + len - 8, ".sources") == 0;
-    bool oneline = len > 5 && strcmp(de->d_name + len - 5, ".list") == 0;
-    if (!deb822 && !oneline)
-      continue;
     _cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
-    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
-    if (text)
-      apt_sources_parse(text, deb822, list, n);
+    read_source_file(path, de->d_name, list, n);
   }
 }
 
@@ -179,27 +184,41 @@ static int resolve_base(struct hutch_store *store, const struct hutch_build_opti
 /* ---- the network a build needs ------------------------------------------- */
 
 /* The first copy of `rel` in the image's layers, top down. */
-static char *image_read(const struct hutch_image *img, const char *rel) {
-  char *text = NULL;
-  for (size_t i = 0; text == NULL && (i == 0 || (img->lowers && img->lowers[i - 1])); i++) {
-    const char *tree = i == 0 ? img->rootfs : img->lowers[i - 1];
-    _cleanup_free_ char *path = xasprintf("%s/%s", tree, rel);
-    text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
-  }
-  return text;
+/* The image's trees, its own first (image_layers.h). */
+static const char **image_trees(const struct hutch_image *img) {
+  size_t n = 0;
+  while (img->lowers && img->lowers[n])
+    n++;
+  const char **trees = xcalloc(n + 2, sizeof(*trees));
+  trees[0] = img->rootfs;
+  for (size_t i = 0; i < n; i++)
+    trees[i + 1] = img->lowers[i];
+  return trees;
 }
 
-/* The archive hosts of the image's apt sources, added to allow (NULL-terminated). */
+struct sources_acc {
+  struct apt_source **list;
+  size_t *n;
+};
+
+static void read_layered_source(const char *path, const char *name, void *data) {
+  struct sources_acc *acc = data;
+  read_source_file(path, name, acc->list, acc->n);
+}
+
+/* The archive hosts of the image's apt sources (as its sandboxes see
+ * them: a source a later layer deleted counts no more), added to allow
+ * (NULL-terminated). */
 static void add_archive_hosts(const struct hutch_image *img, char ***allow, size_t *n_allow) {
   struct apt_source *list = NULL;
   size_t n = 0;
-  _cleanup_free_ char *main_list = image_read(img, "etc/apt/sources.list");
+  _cleanup_free_ const char **trees = image_trees(img);
+  _cleanup_free_ char *main_path = image_layers_path(trees, "etc/apt/sources.list");
+  _cleanup_free_ char *main_list = main_path ? read_file_at(AT_FDCWD, main_path, 1 << 20, NULL) : NULL;
   if (main_list)
     apt_sources_parse(main_list, false, &list, &n);
-  for (size_t i = 0; i == 0 || (img->lowers && img->lowers[i - 1]); i++) {
-    _cleanup_free_ char *dir = xasprintf("%s/etc/apt/sources.list.d", i == 0 ? img->rootfs : img->lowers[i - 1]);
-    read_sources_dir(dir, &list, &n);
-  }
+  struct sources_acc acc = {&list, &n};
+  image_layers_list(trees, "etc/apt/sources.list.d", read_layered_source, &acc);
   for (size_t i = 0; i < n; i++) {
     _cleanup_free_ char *host = apt_uri_host(list[i].uri);
     if (host)
