@@ -83,7 +83,7 @@ int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg
  * socket and a pidfd of the sandbox's init arrive on the channel once they
  * exist; every audit line is written when the channel closes.  Returns the
  * exit status of a proxy process. */
-static int proxy_serve(struct net_host *nh, int channel, int audit_fd) {
+static int proxy_serve(const char *id, const struct net_policy *policy, int channel, int audit_fd) {
   _cleanup_error_ hutch_error_t err = NULL;
   struct proxy *p = NULL;
   if (proxy_new(&p, &err) < 0) {
@@ -107,8 +107,8 @@ static int proxy_serve(struct net_host *nh, int channel, int audit_fd) {
   }
   struct proxy_listener_config lc = {
       .listen_fd = fds[0],
-      .sandbox_id = nh->id,
-      .policy = &nh->policy,
+      .sandbox_id = id,
+      .policy = policy,
       .audit_fd = audit_fd,
   };
   int status = 1;
@@ -155,18 +155,22 @@ __attribute__((noreturn)) static void proxy_process_main(struct net_host *nh, in
     lo = next + 1;
   }
   syscall(SYS_close_range, lo, ~0U, 0);
-  _exit(proxy_serve(nh, channel, audit_fd));
+  _exit(proxy_serve(nh->id, &nh->policy, channel, audit_fd));
 }
 
+/* The thread's own copies: one that is stuck past the caller's patience
+ * is left running, and must not read the caller's memory after that. */
 struct proxy_thread_start {
-  struct net_host *nh;
+  char id[40];
+  struct net_policy policy;
   int channel, audit_fd;
 };
 
 static void *proxy_thread_main(void *data) {
-  struct proxy_thread_start start = *(struct proxy_thread_start *)data;
-  free(data);
-  proxy_serve(start.nh, start.channel, start.audit_fd);
+  struct proxy_thread_start *start = data;
+  proxy_serve(start->id, &start->policy, start->channel, start->audit_fd);
+  net_policy_clear(&start->policy);
+  free(start);
   return NULL;
 }
 
@@ -176,8 +180,11 @@ static void *proxy_thread_main(void *data) {
  * has to be torn down after.  It has no more access than a forked proxy
  * would have (the same user, the host's namespaces). */
 static int spawn_proxy_thread(struct net_host *nh, int channel, int audit_fd, hutch_error_t *err) {
-  struct proxy_thread_start *start = xmalloc(sizeof(*start));
-  *start = (struct proxy_thread_start){nh, channel, audit_fd};
+  struct proxy_thread_start *start = xcalloc(1, sizeof(*start));
+  snprintf(start->id, sizeof(start->id), "%s", nh->id);
+  net_policy_copy(&start->policy, &nh->policy);
+  start->channel = channel;
+  start->audit_fd = audit_fd;
   /* No signal of the caller's is the proxy's to take; its sends are
    * MSG_NOSIGNAL, so a closed socket is EPIPE, never SIGPIPE. */
   sigset_t all, old;
@@ -186,6 +193,7 @@ static int spawn_proxy_thread(struct net_host *nh, int channel, int audit_fd, hu
   int r = pthread_create(&nh->proxy_thread, NULL, proxy_thread_main, start);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (r != 0) {
+    net_policy_clear(&start->policy);
     free(start);
     return hutch_error_set(err, r, "network: start the proxy thread");
   }
@@ -269,7 +277,7 @@ static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
 }
 
 /* A stuck proxy thread cannot be killed: it is left to end with the
- * process, with the policy it reads (never freed). */
+ * process (it holds copies of what it reads). */
 static void join_proxy_thread(struct net_host *nh, bool wait) {
   if (!nh->proxy_threaded)
     return;
@@ -279,7 +287,6 @@ static void join_proxy_thread(struct net_host *nh, bool wait) {
   deadline.tv_sec += wait ? 5 : 0;
   if (pthread_timedjoin_np(nh->proxy_thread, NULL, &deadline) != 0) {
     pthread_detach(nh->proxy_thread);
-    nh->policy_abandoned = true;
   }
 }
 
@@ -350,7 +357,7 @@ void net_host_clear(struct net_host *nh) {
   join_proxy_thread(nh, true);
   nh->reap_proxy = false;
   nh->proxy_pid = -1;
-  if (nh->enabled && !nh->policy_abandoned)
+  if (nh->enabled)
     net_policy_clear(&nh->policy);
   free(nh->audit_log);
   strv_free(nh->env);

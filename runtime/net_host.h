@@ -33,7 +33,6 @@ struct net_host {
   /* A one-shot run's proxy is a thread of this process. */
   bool proxy_threaded;
   pthread_t proxy_thread;
-  bool policy_abandoned; /* a stuck thread still reads it */
 };
 
 /* Before clone: the effective policy (the policy's [network], replaced by
