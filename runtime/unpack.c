@@ -74,6 +74,7 @@ struct child_ctx {
   /* Directories reached from the root without a symlink, as far as this
    * child knows: forgotten whenever something may have replaced one. */
   struct layer_paths real_dirs;
+  bool owner_restored; /* ARCHIVE_EXTRACT_OWNER is set */
 };
 
 /* After chroot an open directory fd is a way back out (fchdir), so none may
@@ -353,6 +354,23 @@ static int copy_data(struct archive *in, struct archive *out, const char *path, 
   }
 }
 
+static int extract_options(bool owner) {
+  return (owner ? ARCHIVE_EXTRACT_OWNER : 0) | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
+         ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
+}
+
+/* An entry owned by 0:0 in a fresh tree needs no chown: the child creates
+ * it as uid 0, and with gid 0, since no directory is setgid yet (libarchive
+ * applies directory modes when the archive is closed).  A layer goes onto
+ * a tree that may hold setgid directories, so there every owner is set. */
+static void choose_owner_restore(struct archive *out, struct child_ctx *c, struct archive_entry *e) {
+  bool need = c->layer || ARCHIVE(archive_entry_uid)(e) != 0 || ARCHIVE(archive_entry_gid)(e) != 0;
+  if (need != c->owner_restored) {
+    ARCHIVE(archive_write_disk_set_options)(out, extract_options(need));
+    c->owner_restored = need;
+  }
+}
+
 static int extract_all(struct archive *in, struct archive *out, struct child_ctx *c, hutch_error_t *err) {
   struct unpack_stats *stats = c->stats;
   for (;;) {
@@ -395,6 +413,7 @@ static int extract_all(struct archive *in, struct archive *out, struct child_ctx
     }
     map_owner(e, c->maps, stats);
     filter_xattrs(e);
+    choose_owner_restore(out, c, e);
 
     r = ARCHIVE(archive_write_header)(out, e);
     if (r < ARCHIVE_WARN) {
@@ -592,9 +611,8 @@ static int child_main(void *data, hutch_error_t *err) {
    * ARCHIVE_EXTRACT_SPARSE: it writes every file in st_blksize pieces to
    * look for zeros (one write per 4 KiB); the holes of sparse members are
    * kept without it, as the data arrives with its offsets. */
-  ARCHIVE(archive_write_disk_set_options)
-  (out, ARCHIVE_EXTRACT_OWNER | ARCHIVE_EXTRACT_PERM | ARCHIVE_EXTRACT_TIME | ARCHIVE_EXTRACT_XATTR |
-            ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS);
+  c->owner_restored = true;
+  ARCHIVE(archive_write_disk_set_options)(out, extract_options(true));
   if (extract_all(in, out, c, err) < 0)
     goto out;
   if (c->stats->entries == 0 && !c->layer) {

@@ -71,6 +71,12 @@ entries = [
     ("./usr/bin/sgid-staff", F, 0o2755, 0, 50, "", b"#!/bin/sh\necho staff\n"),
     ("./usr/share", D, 0o755, 0, 0, "", b""),
     ("./usr/share/owned-by-1000", F, 0o640, 1000, 1000, "", b"mine\n"),
+    # A setgid directory: what the archive puts in it keeps the archive's
+    # group, not the directory's.
+    ("./var", D, 0o755, 0, 0, "", b""),
+    ("./var/mail", D, 0o2775, 0, 8, "", b""),
+    ("./var/mail/root-owned", F, 0o644, 0, 0, "", b"root\n"),
+    ("./var/mail/sub", D, 0o755, 0, 0, "", b""),
     ("./home", D, 0o755, 0, 0, "", b""),
     ("./home/user", D, 0o700, 1000, 1000, "", b""),
     ("./home/user/.profile", F, 0o644, 1000, 1000, "", b"PS1='$ '\n"),
@@ -345,6 +351,9 @@ root)
   tap_is "$(stat -c %u:%g "$root/usr/share/owned-by-1000")" "1000:1000" "root: uid/gid 1000 stay 1000"
   tap_is "$(stat -c %u:%a "$root/usr/bin/suid-user")" "1000:4755" "root: a setuid file owned by 1000 keeps its bit"
   tap_is "$(stat -c %g:%a "$root/usr/bin/sgid-staff")" "50:2755" "root: a setgid file keeps group and bit"
+  tap_is "$(stat -c %g:%a "$root/var/mail")" "8:2775" "root: a setgid directory keeps group and bit"
+  tap_is "$(stat -c %u:%g "$root/var/mail/root-owned") $(stat -c %g:%a "$root/var/mail/sub")" "0:0 0:755" \
+    "root: a file and a directory of 0:0 in it stay 0:0, without the directory's setgid"
   tap_is "$(json_field "$json" plain ids_preserved)" true "root: ids_preserved is recorded"
   ;;
 subordinate)
@@ -355,6 +364,9 @@ subordinate)
   tap_is "$(stat -c %u:%a "$root/usr/bin/suid-user")" "$((ubase + 999)):4755" \
     "subordinate range: a setuid file owned by 1000 keeps its bit"
   tap_is "$(stat -c %u:%a "$root/usr/bin/suid-root")" "$uid:4755" "subordinate range: root inside is the user"
+  tap_is "$(stat -c %g:%a "$root/var/mail")" "$((gbase + 7)):2775" "subordinate range: a setgid directory keeps its bit"
+  tap_is "$(stat -c %g "$root/var/mail/root-owned") $(stat -c %g:%a "$root/var/mail/sub")" \
+    "$(id -g) $(id -g):755" "subordinate range: 0:0 in it stays root's group, without the directory's setgid"
   tap_is "$(json_field "$json" plain ids_preserved)" true "subordinate range: ids_preserved is recorded"
   ;;
 single)
