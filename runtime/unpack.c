@@ -359,12 +359,15 @@ static int extract_options(bool owner) {
          ARCHIVE_EXTRACT_ACL | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_SECURE_NOABSOLUTEPATHS;
 }
 
-/* An entry owned by 0:0 in a fresh tree needs no chown: the child creates
- * it as uid 0, and with gid 0, since no directory is setgid yet (libarchive
- * applies directory modes when the archive is closed).  A layer goes onto
- * a tree that may hold setgid directories, so there every owner is set. */
+/* A file, symlink or hard link owned by 0:0 in a fresh tree needs no
+ * chown: the child creates it (anew, also over an earlier entry of the same
+ * name) as uid 0, and with gid 0, since no directory is setgid yet
+ * (libarchive applies directory modes when the archive is closed).  A
+ * directory may be an earlier entry's, with another owner, and a layer goes
+ * onto a tree that may hold setgid directories: those are always set. */
 static void choose_owner_restore(struct archive *out, struct child_ctx *c, struct archive_entry *e) {
-  bool need = c->layer || ARCHIVE(archive_entry_uid)(e) != 0 || ARCHIVE(archive_entry_gid)(e) != 0;
+  bool need = c->layer || ARCHIVE(archive_entry_filetype)(e) == AE_IFDIR || ARCHIVE(archive_entry_uid)(e) != 0 ||
+              ARCHIVE(archive_entry_gid)(e) != 0;
   if (need != c->owner_restored) {
     ARCHIVE(archive_write_disk_set_options)(out, extract_options(need));
     c->owner_restored = need;

@@ -77,6 +77,9 @@ entries = [
     ("./var/mail", D, 0o2775, 0, 8, "", b""),
     ("./var/mail/root-owned", F, 0o644, 0, 0, "", b"root\n"),
     ("./var/mail/sub", D, 0o755, 0, 0, "", b""),
+    # A directory listed twice: the second entry's owner wins, as with tar.
+    ("./var/spool", D, 0o755, 1000, 1000, "", b""),
+    ("./var/spool", D, 0o755, 0, 0, "", b""),
     ("./home", D, 0o755, 0, 0, "", b""),
     ("./home/user", D, 0o700, 1000, 1000, "", b""),
     ("./home/user/.profile", F, 0o644, 1000, 1000, "", b"PS1='$ '\n"),
@@ -354,6 +357,7 @@ root)
   tap_is "$(stat -c %g:%a "$root/var/mail")" "8:2775" "root: a setgid directory keeps group and bit"
   tap_is "$(stat -c %u:%g "$root/var/mail/root-owned") $(stat -c %g:%a "$root/var/mail/sub")" "0:0 0:755" \
     "root: a file and a directory of 0:0 in it stay 0:0, without the directory's setgid"
+  tap_is "$(stat -c %u:%g "$root/var/spool")" "0:0" "root: a directory listed twice has the last entry's owner"
   tap_is "$(json_field "$json" plain ids_preserved)" true "root: ids_preserved is recorded"
   ;;
 subordinate)
@@ -367,6 +371,8 @@ subordinate)
   tap_is "$(stat -c %g:%a "$root/var/mail")" "$((gbase + 7)):2775" "subordinate range: a setgid directory keeps its bit"
   tap_is "$(stat -c %g "$root/var/mail/root-owned") $(stat -c %g:%a "$root/var/mail/sub")" \
     "$(id -g) $(id -g):755" "subordinate range: 0:0 in it stays root's group, without the directory's setgid"
+  tap_is "$(stat -c %u:%g "$root/var/spool")" "$uid:$(id -g)" \
+    "subordinate range: a directory listed twice has the last entry's owner"
   tap_is "$(json_field "$json" plain ids_preserved)" true "subordinate range: ids_preserved is recorded"
   ;;
 single)
