@@ -26,3 +26,12 @@ int archive_dl_load(hutch_error_t *err) {
   loaded = true;
   return 0;
 }
+
+void archive_dl_support_filters(struct archive *a) {
+  ARCHIVE(archive_read_support_filter_gzip)(a);
+  ARCHIVE(archive_read_support_filter_xz)(a);
+  ARCHIVE(archive_read_support_filter_zstd)(a);
+  ARCHIVE(archive_read_support_filter_bzip2)(a);
+  ARCHIVE(archive_read_support_filter_lzma)(a);
+  ARCHIVE(archive_read_support_filter_lz4)(a);
+}

@@ -30,6 +30,7 @@
   X(archive_entry_xattr_next)                                                                                          \
   X(archive_entry_xattr_reset)                                                                                         \
   X(archive_errno)                                                                                                     \
+  X(archive_filter_count)                                                                                              \
   X(archive_error_string)                                                                                              \
   X(archive_read_data_block)                                                                                           \
   X(archive_read_free)                                                                                                 \
@@ -64,6 +65,11 @@ extern struct archive_dl archive_dl;
 
 /* Load the library and every function once; later calls are free. */
 int archive_dl_load(hutch_error_t *err);
+
+/* The compressions hutch reads: gzip, xz, zstd, bzip2, lzma, lz4.  Debian's
+ * libarchive decodes them itself; where one is missing it falls back to an
+ * external program, spawned when the archive is opened. */
+void archive_dl_support_filters(struct archive *a);
 
 #define ARCHIVE(f) (archive_dl.f)
 

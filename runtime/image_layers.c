@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
+#include "layer.h"
 #include "util.h"
 
 static bool is_whiteout(const struct stat *st) {
@@ -74,16 +75,8 @@ char *image_layers_path(const char *const *trees, const char *rel) {
   return NULL;
 }
 
-static bool seen(char **names, size_t n, const char *name) {
-  for (size_t i = 0; i < n; i++)
-    if (strcmp(names[i], name) == 0)
-      return true;
-  return false;
-}
-
 void image_layers_list(const char *const *trees, const char *rel, image_layers_entry_fn fn, void *data) {
-  char **names = NULL;
-  size_t n = 0;
+  struct layer_paths seen = {0}; /* names of one directory: no ancestors */
   for (size_t i = 0; trees[i]; i++) {
     _cleanup_free_ char *dir = NULL;
     enum verdict v = tree_verdict(trees[i], rel, &dir);
@@ -94,10 +87,9 @@ void image_layers_list(const char *const *trees, const char *rel, image_layers_e
     _cleanup_dir_ DIR *d = opendir(dir);
     struct dirent *de;
     while (d && (de = readdir(d)) != NULL) {
-      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || seen(names, n, de->d_name))
+      if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 || layer_paths_has(&seen, de->d_name))
         continue;
-      names = xrealloc(names, (n + 1) * sizeof(*names));
-      names[n++] = xstrdup(de->d_name);
+      layer_paths_add(&seen, de->d_name);
       _cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
       struct stat st;
       if (lstat(path, &st) == 0 && !is_whiteout(&st))
@@ -107,7 +99,5 @@ void image_layers_list(const char *const *trees, const char *rel, image_layers_e
     if (is_opaque(dir))
       break;
   }
-  for (size_t i = 0; i < n; i++)
-    free(names[i]);
-  free(names);
+  layer_paths_clear(&seen);
 }

@@ -27,12 +27,9 @@ void image_say(hutch_message_fn message, void *data, const char *fmt, ...) {
     return;
   va_list ap;
   va_start(ap, fmt);
-  _cleanup_free_ char *line = NULL;
-  if (vasprintf(&line, fmt, ap) < 0)
-    line = NULL;
+  _cleanup_free_ char *line = xvasprintf(fmt, ap);
   va_end(ap);
-  if (line)
-    message(line, data);
+  message(line, data);
 }
 
 static void phase(const struct hutch_pull_options *o, const char *label) {

@@ -17,36 +17,9 @@
 #include <unistd.h>
 
 #include "archive_dl.h"
+#include "layer.h"
+#include "oci_image.h"
 #include "util.h"
-
-/* gzip, xz, zstd, bzip2, lz4 (frame format), lzma ("alone"). */
-static bool compressed_magic(const unsigned char *b, size_t n) {
-  static const struct {
-    unsigned char bytes[6];
-    size_t len;
-  } magics[] = {
-      {{0x1f, 0x8b}, 2},    {{0xfd, '7', 'z', 'X', 'Z', 0x00}, 6}, {{0x28, 0xb5, 0x2f, 0xfd}, 4},
-      {{'B', 'Z', 'h'}, 3}, {{0x04, 0x22, 0x4d, 0x18}, 4},         {{0x5d, 0x00, 0x00}, 3},
-  };
-  for (size_t i = 0; i < ARRAY_SIZE(magics); i++)
-    if (n >= magics[i].len && memcmp(b, magics[i].bytes, magics[i].len) == 0)
-      return true;
-  return false;
-}
-
-bool oci_member_marks_image(const char *name) {
-  while (name[0] == '.' && name[1] == '/')
-    name += 2;
-  static const char *const exact[] = {"oci-layout", "index.json", "manifest.json", "repositories", "blobs", "blobs/"};
-  for (size_t i = 0; i < ARRAY_SIZE(exact); i++)
-    if (strcmp(name, exact[i]) == 0)
-      return true;
-  if (strncmp(name, "blobs/", 6) == 0)
-    return true;
-  /* `docker save`: <64 hex>/ (a layer's directory) or <64 hex>.json. */
-  size_t hex = strspn(name, "0123456789abcdef");
-  return hex == 64 && (name[64] == '/' || name[64] == '\0' || strcmp(name + 64, ".json") == 0);
-}
 
 static struct archive *open_stream(int fd, bool raw, hutch_error_t *err) {
   if (lseek(fd, 0, SEEK_SET) < 0) {
@@ -60,12 +33,7 @@ static struct archive *open_stream(int fd, bool raw, hutch_error_t *err) {
     ARCHIVE(archive_read_support_format_raw)(a);
   else
     ARCHIVE(archive_read_support_format_tar)(a);
-  ARCHIVE(archive_read_support_filter_gzip)(a);
-  ARCHIVE(archive_read_support_filter_xz)(a);
-  ARCHIVE(archive_read_support_filter_zstd)(a);
-  ARCHIVE(archive_read_support_filter_bzip2)(a);
-  ARCHIVE(archive_read_support_filter_lzma)(a);
-  ARCHIVE(archive_read_support_filter_lz4)(a);
+  archive_dl_support_filters(a);
   if (ARCHIVE(archive_read_open_fd)(a, fd, 1 << 20) != ARCHIVE_OK) {
     hutch_error_set(err, ARCHIVE(archive_errno)(a) > 0 ? ARCHIVE(archive_errno)(a) : 0,
                     "open the compressed stream: %s", ARCHIVE(archive_error_string)(a));
@@ -75,20 +43,26 @@ static struct archive *open_stream(int fd, bool raw, hutch_error_t *err) {
   return a;
 }
 
-/* Whether the first member (past "./") names a part of an image archive. */
-static int first_member_is_image(int fd, hutch_error_t *err) {
-  struct archive *a = open_stream(fd, false, err);
+/* Whether fd is a compressed tarball whose first member (past "./") names
+ * a part of an image archive.  An uncompressed one is oci_import's. */
+static bool compressed_image_archive(int fd) {
+  /* Not a tar inside: the unpacker says what it is. */
+  _cleanup_error_ hutch_error_t ignored = NULL;
+  struct archive *a = open_stream(fd, false, &ignored);
   if (a == NULL)
-    return 0; /* not a tar inside: the unpacker says what it is */
-  int image = 0;
-  for (int i = 0; i < 4; i++) {
+    return false;
+  bool image = false;
+  /* The bottom of the filter chain reads the file: only a second one
+   * decompresses. */
+  for (int i = 0; i < 4 && ARCHIVE(archive_filter_count)(a) > 1; i++) {
     struct archive_entry *e;
     if (ARCHIVE(archive_read_next_header)(a, &e) != ARCHIVE_OK)
       break;
     const char *name = ARCHIVE(archive_entry_pathname)(e);
-    if (name == NULL || strcmp(name, ".") == 0 || strcmp(name, "./") == 0)
-      continue;
-    image = oci_member_marks_image(name);
+    _cleanup_free_ char *clean = layer_clean_path(name ? name : "");
+    if (clean[0] == '\0')
+      continue; /* the root directory says nothing */
+    image = oci_archive_member_name(clean);
     break;
   }
   ARCHIVE(archive_read_free)(a);
@@ -149,13 +123,9 @@ out:
 
 int oci_decompress_image_archive(int fd, const char *dir, FILE *notices, int *out, hutch_error_t *err) {
   *out = -1;
-  unsigned char head[6];
-  ssize_t n = pread(fd, head, sizeof(head), 0);
-  if (n <= 0 || !compressed_magic(head, (size_t)n))
-    return 0;
   if (archive_dl_load(err) < 0)
     return -1;
-  if (first_member_is_image(fd, err) <= 0)
+  if (!compressed_image_archive(fd))
     return 0;
   fprintf(notices, "hutch: a compressed image archive: decompressing it once to read its layers\n");
   int plain = unnamed_file(dir, err);

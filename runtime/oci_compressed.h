@@ -3,15 +3,9 @@
 #ifndef HUTCH_OCI_COMPRESSED_H
 #define HUTCH_OCI_COMPRESSED_H
 
-#include <stdbool.h>
 #include <stdio.h>
 
 #include "hutch.h"
-
-/* Whether a tar member's name belongs to an image archive rather than a
- * root filesystem (oci-layout, index.json, blobs/..., manifest.json,
- * <64 hex>/ of `docker save`). */
-bool oci_member_marks_image(const char *name);
 
 /* When fd is a compressed tarball whose first member is part of an image
  * archive: 1, and *out an unnamed file in `dir` holding it decompressed.

@@ -4,17 +4,18 @@
 #include "oci_image.h"
 
 #include <cJSON.h>
-#include <ctype.h>
 #include <string.h>
 
 #include "util.h"
 
+/* Digests are lowercase hex (the OCI image spec's sha256 encoding). */
+static bool hex64(const char *s, size_t len) {
+  return len == SHA256_HEX_SIZE - 1 && strspn(s, "0123456789abcdef") >= len;
+}
+
 bool oci_digest_hex(const char *digest, char hex[SHA256_HEX_SIZE]) {
-  if (digest == NULL || strncmp(digest, "sha256:", 7) != 0 || strlen(digest + 7) != SHA256_HEX_SIZE - 1)
+  if (digest == NULL || strncmp(digest, "sha256:", 7) != 0 || !hex64(digest + 7, strlen(digest + 7)))
     return false;
-  for (const char *p = digest + 7; *p; p++)
-    if (!isxdigit((unsigned char)*p) || isupper((unsigned char)*p))
-      return false;
   if (hex)
     memcpy(hex, digest + 7, SHA256_HEX_SIZE);
   return true;
@@ -259,15 +260,6 @@ bool oci_layer_media_type_ok(const char *mt) {
     if (strcmp(mt, ok[i]) == 0)
       return true;
   return false;
-}
-
-static bool hex64(const char *s, size_t len) {
-  if (len != SHA256_HEX_SIZE - 1)
-    return false;
-  for (size_t i = 0; i < len; i++)
-    if (!isxdigit((unsigned char)s[i]))
-      return false;
-  return true;
 }
 
 bool oci_archive_member_name(const char *n) {

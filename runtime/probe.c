@@ -184,8 +184,7 @@ static void set_detail(struct hutch_check *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   free(c->detail);
-  if (vasprintf(&c->detail, fmt, ap) < 0)
-    abort();
+  c->detail = xvasprintf(fmt, ap);
   va_end(ap);
 }
 

@@ -17,10 +17,10 @@
 struct proxy;
 
 struct proxy_listener_config {
-  int listen_fd;                    /* listening TCP socket, taken over (closed by the proxy) */
-  const char *sandbox_id;           /* copied; written into every audit line */
-  const struct net_policy *policy;  /* must outlive the proxy */
-  int audit_fd;                     /* O_APPEND file for JSON lines, taken over; -1: none */
+  int listen_fd;                   /* listening TCP socket, taken over (closed by the proxy) */
+  const char *sandbox_id;          /* copied; written into every audit line */
+  const struct net_policy *policy; /* must outlive the proxy */
+  int audit_fd;                    /* O_APPEND file for JSON lines, taken over; -1: none */
 };
 
 int proxy_new(struct proxy **out, hutch_error_t *err);

@@ -465,15 +465,6 @@ static void account(struct conn *c, size_t n) {
     l->exhausted = true;
 }
 
-/* Bytes of a direction not yet written. */
-static size_t c2u_left(const struct conn *c) {
-  return buf_len(&c->c2u);
-}
-
-static size_t u2c_left(const struct conn *c) {
-  return buf_len(&c->u2c);
-}
-
 /* With a byte budget, a read takes no more than is left of it (past a
  * buffer's minimum), so that little is forwarded past the budget. */
 static size_t budget_room(const struct conn *c, size_t room) {
@@ -555,7 +546,7 @@ static int read_client(struct conn *c, double now, bool *progress) {
 static int write_upstream(struct conn *c, double now, bool *progress) {
   if (c->state == CONN_TUNNEL && c->sni_pending && buf_len(&c->c2u) > 0 && !check_sni(c))
     return -1;
-  if (c->up.fd < 0 || !c->up.can_write || c2u_left(c) == 0 || c->sni_pending ||
+  if (c->up.fd < 0 || !c->up.can_write || buf_len(&c->c2u) == 0 || c->sni_pending ||
       (c->state != CONN_FORWARD && c->state != CONN_TUNNEL))
     return 0;
   ssize_t n = send(c->up.fd, c->c2u.data + c->c2u.start, buf_len(&c->c2u), MSG_NOSIGNAL);
@@ -606,7 +597,7 @@ static void read_upstream(struct conn *c, double now, bool *progress) {
 }
 
 static int write_client(struct conn *c, double now, bool *progress) {
-  if (!c->client.can_write || u2c_left(c) == 0)
+  if (!c->client.can_write || buf_len(&c->u2c) == 0)
     return 0;
   ssize_t n = send(c->client.fd, c->u2c.data + c->u2c.start, buf_len(&c->u2c), MSG_NOSIGNAL);
   if (n > 0)
@@ -656,7 +647,7 @@ static bool settle(struct conn *c) {
       conn_close(c, "the client closed before the request body was complete");
       return false;
     }
-    if (c->up_eof && u2c_left(c) == 0) {
+    if (c->up_eof && buf_len(&c->u2c) == 0) {
       conn_close(c, NULL);
       return false;
     }
@@ -666,11 +657,11 @@ static bool settle(struct conn *c) {
       conn_close(c, "the client closed during the TLS ClientHello");
       return false;
     }
-    if (c->client_eof && c2u_left(c) == 0 && !c->up_shut) {
+    if (c->client_eof && buf_len(&c->c2u) == 0 && !c->up_shut) {
       shutdown(c->up.fd, SHUT_WR);
       c->up_shut = true;
     }
-    if (c->up_eof && u2c_left(c) == 0 && !c->client_shut) {
+    if (c->up_eof && buf_len(&c->u2c) == 0 && !c->client_shut) {
       shutdown(c->client.fd, SHUT_WR);
       c->client_shut = true;
     }

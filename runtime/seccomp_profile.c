@@ -648,9 +648,7 @@ static void append(char **buf, const char *fmt, ...) HUTCH_PRINTF(2, 3);
 static void append(char **buf, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  char *add = NULL;
-  if (vasprintf(&add, fmt, ap) < 0)
-    abort();
+  char *add = xvasprintf(fmt, ap);
   va_end(ap);
   char *joined = xasprintf("%s%s", *buf ? *buf : "", add);
   free(add);

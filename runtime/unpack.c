@@ -229,9 +229,7 @@ static int hostile_entry(hutch_error_t *err, const char *fmt, ...) HUTCH_PRINTF(
 static int hostile_entry(hutch_error_t *err, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  _cleanup_free_ char *msg = NULL;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    abort();
+  _cleanup_free_ char *msg = xvasprintf(fmt, ap);
   va_end(ap);
   hutch_error_set(err, 0, "%s", msg);
   return hutch_error_hint(err, "the archive tries to place files outside its own tree, so it was refused and "
@@ -584,15 +582,9 @@ static int child_main(void *data, hutch_error_t *err) {
   if (in == NULL || out == NULL)
     abort();
   ARCHIVE(archive_read_support_format_tar)(in);
-  /* Debian's libarchive decodes these itself.  Where one is missing it
-   * falls back to an external program, spawned when the archive is opened:
-   * still outside the chroot, so never a program the archive provided. */
-  ARCHIVE(archive_read_support_filter_gzip)(in);
-  ARCHIVE(archive_read_support_filter_xz)(in);
-  ARCHIVE(archive_read_support_filter_zstd)(in);
-  ARCHIVE(archive_read_support_filter_bzip2)(in);
-  ARCHIVE(archive_read_support_filter_lzma)(in);
-  ARCHIVE(archive_read_support_filter_lz4)(in);
+  /* Spawned when the archive is opened, if at all (archive_dl.h): still
+   * outside the chroot, so never a program the archive provided. */
+  archive_dl_support_filters(in);
   int ret = -1;
   /* Open (and sniff the format) before the chroot. */
   if (ARCHIVE(archive_read_open)(in, &rd, NULL, reader_read, NULL) != ARCHIVE_OK) {

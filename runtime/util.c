@@ -53,12 +53,17 @@ char *xstrndup(const char *s, size_t n) {
   return d;
 }
 
-char *xasprintf(const char *fmt, ...) {
+char *xvasprintf(const char *fmt, va_list ap) {
   char *s = NULL;
-  va_list ap;
-  va_start(ap, fmt);
   if (vasprintf(&s, fmt, ap) < 0)
     abort();
+  return s;
+}
+
+char *xasprintf(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = xvasprintf(fmt, ap);
   va_end(ap);
   return s;
 }

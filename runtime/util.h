@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,6 +69,7 @@ void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
 char *xasprintf(const char *fmt, ...) HUTCH_PRINTF(1, 2);
+char *xvasprintf(const char *fmt, va_list ap) HUTCH_PRINTF(1, 0);
 
 /* Retry on EINTR; return -1/errno on error, bytes otherwise. */
 ssize_t read_all(int fd, void *buf, size_t len);

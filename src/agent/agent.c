@@ -52,12 +52,8 @@ static void run_log(struct run *r, const char *fmt, ...) __attribute__((format(p
 static void run_log(struct run *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  _cleanup_free_ char *msg = NULL;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    msg = NULL;
+  _cleanup_free_ char *msg = xvasprintf(fmt, ap);
   va_end(ap);
-  if (msg == NULL)
-    return;
   if (r->log) {
     time_t now = time(NULL);
     struct tm tm;

@@ -146,12 +146,9 @@ static void logf_(struct llm_client *c, const char *fmt, ...) {
     return;
   va_list ap;
   va_start(ap, fmt);
-  _cleanup_free_ char *msg = NULL;
-  if (vasprintf(&msg, fmt, ap) < 0)
-    msg = NULL;
+  _cleanup_free_ char *msg = xvasprintf(fmt, ap);
   va_end(ap);
-  if (msg)
-    c->o.log(c->o.log_data, msg);
+  c->o.log(c->o.log_data, msg);
 }
 
 /* The "error.message" of an error reply, or its first bytes. */
