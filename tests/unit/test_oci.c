@@ -313,32 +313,35 @@ int main(void) {
   tap_ok(!layer_paths_has(&set, "opt"), "a cleared set is empty");
 
   /* ---- the first member of a compressed archive: image or rootfs ---- */
-  static const char *const image_members[] = {
-      "oci-layout",
-      "./oci-layout",
-      "index.json",
-      "blobs/",
-      "blobs/sha256/0a",
-      "manifest.json",
-      "repositories",
-      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/",
-      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef/layer.tar",
-      "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.json"};
-  for (size_t i = 0; i < sizeof(image_members) / sizeof(*image_members); i++) {
-    _cleanup_free_ char *clean = layer_clean_path(image_members[i]);
-    tap_ok(oci_archive_member_name(clean), "\"%s\" is part of an image archive", image_members[i]);
-  }
-  static const char *const rootfs_members[] = {"bin",
-                                               "./etc/",
-                                               "usr/bin/python3",
-                                               "blobsy",
-                                               "index.json.bak",
-                                               "0123456789abcdef/",
-                                               "0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef/",
-                                               "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef.txt"};
-  for (size_t i = 0; i < sizeof(rootfs_members) / sizeof(*rootfs_members); i++) {
-    _cleanup_free_ char *clean = layer_clean_path(rootfs_members[i]);
-    tap_ok(!oci_archive_member_name(clean), "\"%s\" is part of a root filesystem", rootfs_members[i]);
+#define HEX "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+  static const struct {
+    const char *name;
+    bool image;
+  } members[] = {
+      {"oci-layout", true},
+      {"./oci-layout", true},
+      {"index.json", true},
+      {"blobs/", true},
+      {"blobs/sha256/0a", true},
+      {"manifest.json", true},
+      {"repositories", true},
+      {HEX "/", true},
+      {HEX "/layer.tar", true},
+      {HEX ".json", true},
+      {"bin", false},
+      {"./etc/", false},
+      {"usr/bin/python3", false},
+      {"blobsy", false},
+      {"index.json.bak", false},
+      {"0123456789abcdef/", false},
+      {"0123456789ABCDEF0123456789abcdef0123456789abcdef0123456789abcdef/", false},
+      {HEX ".txt", false},
+  };
+#undef HEX
+  for (size_t i = 0; i < sizeof(members) / sizeof(*members); i++) {
+    _cleanup_free_ char *clean = layer_clean_path(members[i].name);
+    tap_ok(oci_archive_member_name(clean) == members[i].image, "\"%s\" is part of %s", members[i].name,
+           members[i].image ? "an image archive" : "a root filesystem");
   }
   return tap_done();
 }
