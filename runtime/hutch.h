@@ -318,6 +318,11 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err);
 void hutch_sandbox_close(struct hutch_sandbox *sb);
 
+/* The degraded modes by name, after the options that ask for them, as
+ * state.json and the --json output of exec, create and ps list them. */
+#define HUTCH_DEGRADED_OVERLAY_FUSE "overlay fuse"
+#define HUTCH_DEGRADED_PROC_HOST_RO "proc host-ro"
+
 struct hutch_sandbox_info {
   char id[40];
   pid_t pid;    /* the sandbox's init as seen from the host */

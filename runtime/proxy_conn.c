@@ -38,6 +38,9 @@ static size_t buf_space(struct proxy_buf *b) {
   return b->cap - b->end;
 }
 
+/* A request head is read into a new buffer without growing it. */
+_Static_assert(HTTP_MAX_HEAD <= PROXY_BUF_MIN, "a request head fits in a direction's first buffer");
+
 static void buf_init(struct proxy *p, struct proxy_buf *b, size_t cap) {
   *b = (struct proxy_buf){.data = xmalloc(cap), .cap = cap};
   p->buf_bytes += cap;

@@ -86,7 +86,7 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
   /* Every degraded mode the sandbox runs in, by its option's spelling. */
   cJSON *degraded = cJSON_AddArrayToObject(o, "degraded");
   if (st->overlay_fuse) {
-    cJSON_AddItemToArray(degraded, cJSON_CreateString("overlay fuse"));
+    cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_OVERLAY_FUSE));
     cJSON *f = cJSON_AddObjectToObject(o, "fuse_overlayfs");
     cJSON_AddNumberToObject(f, "pid", st->fuse.pid);
     char fstart[32];
@@ -94,7 +94,7 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
     cJSON_AddStringToObject(f, "start_time", fstart);
   }
   if (st->proc_host_ro)
-    cJSON_AddItemToArray(degraded, cJSON_CreateString("proc host-ro"));
+    cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
   if (st->image)
     cJSON_AddStringToObject(o, "image", st->image);
   if (st->rootfs)

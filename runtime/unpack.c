@@ -7,11 +7,12 @@
  * every write inside the new entry.  The symlink check is ours rather than
  * libarchive's SECURE_SYMLINKS, which opens and stats every component of
  * every path (seven syscalls an entry, more than half the import's time):
- * ours remembers the directories it has verified.  The child reads the archive fd it
- * inherited (a plain file or pipe, never a directory, so no way out of the
- * chroot) and hashes exactly the bytes it unpacks: one pass over the input,
- * no copy through a socket, and the digest names what is in the tree even
- * if the file changes meanwhile.  The caller only reports progress. */
+ * ours remembers the directories it has verified.  The child reads the
+ * archive fd it inherited (a plain file or pipe, never a directory, so no
+ * way out of the chroot) and hashes exactly the bytes it unpacks: one pass
+ * over the input, no copy through a socket, and the digest names what is in
+ * the tree even if the file changes meanwhile.  The caller only reports
+ * progress. */
 #include "config.h"
 
 #include "archive_dl.h"
@@ -298,8 +299,8 @@ static int layer_prune(const char *dir, const struct layer_paths *written, hutch
 
 /* 1 when the entry was a whiteout (applied, never written), 0 when it is to
  * be written, -1 on error. */
-static int layer_entry(struct child_ctx *c, struct archive_entry *e, const char *path, hutch_error_t *err) {
-  _cleanup_free_ char *clean = layer_clean_path(path);
+static int layer_entry(struct child_ctx *c, struct archive_entry *e, const char *path, const char *clean,
+                       hutch_error_t *err) {
   _cleanup_free_ char *target = NULL;
   enum layer_whiteout kind = layer_classify(clean, &target);
   /* Whiteouts remove directories: what was verified may be gone, and then
@@ -393,15 +394,15 @@ static int extract_all(struct archive *in, struct archive *out, struct child_ctx
       if (through_symlink(link))
         return hostile_entry(err, "entry \"%s\": hard link to \"%s\" goes through a symlink", path, link);
     }
+    _cleanup_free_ char *clean = layer_clean_path(path);
     if (c->layer) {
-      int w = layer_entry(c, e, path, err);
+      int w = layer_entry(c, e, path, clean, err);
       if (w < 0)
         return -1;
       if (w > 0)
         continue;
     }
     mode_t type = ARCHIVE(archive_entry_filetype)(e);
-    _cleanup_free_ char *clean = layer_clean_path(path);
     if (parent_through_symlink(c, clean))
       return hostile_entry(err, "entry \"%s\" goes through a symlink", path);
     /* A directory that becomes anything else (libarchive replaces an empty

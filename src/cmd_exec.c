@@ -441,9 +441,9 @@ static void add_degraded_json(cJSON *j, const struct sandbox_opts *o) {
     return;
   cJSON *a = cJSON_AddArrayToObject(j, "degraded_modes");
   if (o->overlay_fuse)
-    cJSON_AddItemToArray(a, cJSON_CreateString("overlay fuse"));
+    cJSON_AddItemToArray(a, cJSON_CreateString(HUTCH_DEGRADED_OVERLAY_FUSE));
   if (o->proc_host_ro)
-    cJSON_AddItemToArray(a, cJSON_CreateString("proc host-ro"));
+    cJSON_AddItemToArray(a, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
 }
 
 static void print_exit_json(const struct hutch_exit *ex, int code, const struct sandbox_opts *o) {

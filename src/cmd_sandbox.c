@@ -112,12 +112,11 @@ int cmd_ps(int argc, char **argv) {
       cJSON_AddStringToObject(net, "mode", infos[i].net_proxy ? "proxy" : "none");
       if (infos[i].net_proxy && infos[i].net_address[0])
         cJSON_AddStringToObject(net, "address", infos[i].net_address);
-      /* The same spelling as state.json and `hutch exec --json`. */
       cJSON *degraded = cJSON_AddArrayToObject(o, "degraded_modes");
       if (infos[i].overlay_fuse)
-        cJSON_AddItemToArray(degraded, cJSON_CreateString("overlay fuse"));
+        cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_OVERLAY_FUSE));
       if (infos[i].proc_host_ro)
-        cJSON_AddItemToArray(degraded, cJSON_CreateString("proc host-ro"));
+        cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
       cJSON_AddItemToArray(arr, o);
     }
     char *s = cJSON_PrintUnformatted(arr);
