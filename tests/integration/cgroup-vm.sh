@@ -51,9 +51,8 @@ out=$("$HUTCH_SRCDIR/tests/vm/run-vm" "$HUTCH_SRCDIR/tests/vm/cgroup-suite.sh" \
   HUTCH_BIN="$HUTCH_BIN" HUTCH_POLICY="$HUTCH_POLICY" HUTCH_SRCDIR="$HUTCH_SRCDIR" \
   HUTCH_TEST_BUSYBOX="$tar" HUTCH_VM_USER="$user" 2>"$diag")
 rc=$?
-# run-vm's own line (how long, which accelerator) stays in the log either way.
-cat "$diag" >&2
 if printf '%s\n' "$out" | grep -qE '^1\.\.[0-9]+'; then
+  cat "$diag" >&2 # run-vm's line: how long, which accelerator
   printf '%s\n' "$out"
   exit 0
 fi
