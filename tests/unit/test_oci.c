@@ -338,7 +338,7 @@ int main(void) {
       {HEX ".txt", false},
   };
 #undef HEX
-  for (size_t i = 0; i < sizeof(members) / sizeof(*members); i++) {
+  for (size_t i = 0; i < ARRAY_SIZE(members); i++) {
     _cleanup_free_ char *clean = layer_clean_path(members[i].name);
     tap_ok(oci_archive_member_name(clean) == members[i].image, "\"%s\" is part of %s", members[i].name,
            members[i].image ? "an image archive" : "a root filesystem");
