@@ -20,6 +20,7 @@
 #include "net_sandbox.h"
 #include "netlink.h"
 #include "overlay_fuse.h"
+#include "request.h"
 #include "sync.h"
 #include "util.h"
 
@@ -31,6 +32,39 @@ static int step_die_with_parent(struct contain_config *cfg, hutch_error_t *err) 
     return 0;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     return hutch_error_sys(err, "set the parent-death signal");
+  return 0;
+}
+
+static int step_hide_caller_strings(struct contain_config *cfg, hutch_error_t *err) {
+  /* Init is a fork of the caller, not an exec: /proc/1/cmdline inside would
+   * show hutch's whole command line (an API key, --env values, bind and
+   * policy paths) and /proc/1/environ its environment.  Wipe both in place
+   * before any sandboxed process exists; what was parsed from them lives on
+   * in init's heap, which PR_SET_DUMPABLE (step_lock_down_init) keeps from
+   * /proc/1/mem and ptrace. */
+  uint64_t *r = cfg->caller_strings;
+  if (r[1] <= r[0] || r[3] < r[2]) {
+    hutch_error_set(err, EINVAL, "init: the bounds of the caller's argument strings are unknown");
+    return hutch_error_hint(err, "is /proc mounted on the host? hutch reads /proc/self/stat");
+  }
+  /* The one-shot command's argv and workdir may point into those strings:
+   * init's own copies, made before the wipe. */
+  struct payload_spec *p = cfg->init.primary;
+  if (p != NULL) {
+    size_t n = strv_length((const char *const *)p->argv);
+    char **argv = xcalloc(n + 1, sizeof(char *));
+    for (size_t i = 0; i < n; i++)
+      argv[i] = xstrdup(p->argv[i]);
+    p->argv = argv;
+    if (p->workdir)
+      p->workdir = xstrdup(p->workdir);
+  }
+  static const char name[] = "hutch-init";
+  char *args = (char *)(uintptr_t)r[0];
+  size_t len = (size_t)(r[1] - r[0]);
+  memset(args, 0, len);
+  memcpy(args, name, len - 1 < sizeof(name) - 1 ? len - 1 : sizeof(name) - 1);
+  memset((char *)(uintptr_t)r[2], 0, (size_t)(r[3] - r[2]));
   return 0;
 }
 
@@ -260,6 +294,9 @@ void contain_main(struct contain_config *cfg) {
   STEP(net_sandbox_setup(&cfg->net, cfg->init.parent_fd, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
+  /* Last before init runs anything: the steps above may still read the
+   * caller's strings (--hostname, --bind paths). */
+  STEP(step_hide_caller_strings(cfg, &err));
   STEP(step_lock_down_init(cfg, &err));
 #undef STEP
   init_main(&cfg->init);

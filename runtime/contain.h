@@ -32,6 +32,10 @@ struct contain_config {
   struct limits_rlimits rlimits; /* limits without a cgroup, for init and all it starts */
   bool own_cgroup;               /* started in the sandbox's own cgroup */
   struct net_sandbox_config net; /* --net proxy: the veth and the gateway */
+  /* Where the caller's argument and environment strings lie in memory
+   * (/proc/self/stat's arg_start, arg_end, env_start, env_end), which init
+   * inherits without exec and wipes; all zero when unknown. */
+  uint64_t caller_strings[4];
   struct init_config init;
 };
 

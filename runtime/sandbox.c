@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/sched.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
@@ -24,6 +25,7 @@
 #include "paths.h"
 #include "payload.h"
 #include "policy.h"
+#include "proc_stat.h"
 #include "request.h"
 #include "state.h"
 #include "subnet.h"
@@ -112,6 +114,16 @@ static int forwarder_read(struct forwarder *f) {
  * unlimited; clone() is the fallback for kernels before 5.3 and for outer
  * seccomp profiles that refuse clone3 (ENOSYS).  *in_cgroup tells whether
  * the child is already in cgroup_fd's cgroup. */
+/* The bounds of this process's argument and environment strings, which the
+ * sandbox's init (a fork, not an exec) wipes: read once per process, since
+ * they do not move. */
+static uint64_t caller_strings[4];
+static void read_caller_strings(void) {
+  _cleanup_free_ char *text = proc_stat_read(0);
+  if (text == NULL || !proc_stat_parse(text, PROC_STAT_ARG_START, 4, caller_strings))
+    memset(caller_strings, 0, sizeof(caller_strings));
+}
+
 static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
   struct clone_args args = {
       .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
@@ -330,6 +342,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     };
   }
 
+  static pthread_once_t caller_strings_once = PTHREAD_ONCE_INIT;
+  pthread_once(&caller_strings_once, read_caller_strings);
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0) {
     hutch_error_sys(err, "sync socket");
@@ -354,6 +368,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .rlimits = rlimits,
       .own_cgroup = out->cg.fd >= 0,
       .net = out->net.sandbox,
+      .caller_strings = {caller_strings[0], caller_strings[1], caller_strings[2], caller_strings[3]},
       .init =
           {
               .parent_fd = sp[1],

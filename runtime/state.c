@@ -14,6 +14,7 @@
 
 #include "idmap.h"
 #include "paths.h"
+#include "proc_stat.h"
 #include "util.h"
 
 int state_open_root(const char *path, hutch_error_t *err) {
@@ -227,22 +228,13 @@ void state_clear(struct sandbox_state *st) {
 }
 
 uint64_t state_pid_start_time(pid_t pid) {
-  char path[64];
-  snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 4096, NULL);
-  if (text == NULL)
-    return 0;
-  /* comm may hold spaces and parentheses: fields start after the last ')'. */
-  char *p = strrchr(text, ')');
-  if (p == NULL)
-    return 0;
-  p++;
+  _cleanup_free_ char *text = proc_stat_read(pid);
+  uint64_t start;
   /* A zombie is gone, whatever its start time says: its sandbox is dead. */
-  if (p[0] == ' ' && (p[1] == 'Z' || p[1] == 'X'))
+  if (text == NULL || proc_stat_state(text) == 'Z' || proc_stat_state(text) == 'X' ||
+      !proc_stat_parse(text, PROC_STAT_START_TIME, 1, &start))
     return 0;
-  for (int field = 3; field < 22 && p != NULL; field++)
-    p = strchr(p + 1, ' ');
-  return p ? strtoull(p + 1, NULL, 10) : 0;
+  return start;
 }
 
 bool state_is_running(const struct sandbox_state *st) {
