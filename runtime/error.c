@@ -94,10 +94,14 @@ void hutch_error_free(hutch_error_t *err) {
 void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err) {
   if (err == NULL)
     return;
+  /* A message may quote what a sandbox wrote (a file name, a reply). */
+  _cleanup_free_ char *msg = text_escape_cstr(err->msg);
   if (err->errnum != 0)
-    fprintf(out, "%s: %s: %s\n", prog, err->msg, strerror(err->errnum));
+    fprintf(out, "%s: %s: %s\n", prog, msg, strerror(err->errnum));
   else
-    fprintf(out, "%s: %s\n", prog, err->msg);
-  if (err->hint != NULL)
-    fprintf(out, "%s: hint: %s\n", prog, err->hint);
+    fprintf(out, "%s: %s\n", prog, msg);
+  if (err->hint != NULL) {
+    _cleanup_free_ char *hint = text_escape_cstr(err->hint);
+    fprintf(out, "%s: hint: %s\n", prog, hint);
+  }
 }

@@ -391,8 +391,11 @@ int hutch_net_summarize(const char *audit_log, struct hutch_net_summary *out, hu
 void hutch_net_summary_format(const struct hutch_net_summary *s, char *buf, size_t len) {
   int n = snprintf(buf, len, "%llu request%s, %llu allowed, %llu refused", (unsigned long long)s->requests,
                    s->requests == 1 ? "" : "s", (unsigned long long)s->allowed, (unsigned long long)s->refused);
-  if (s->top_refused[0] && n > 0 && (size_t)n < len)
-    n += snprintf(buf + n, len - (size_t)n, " (%s)", s->top_refused);
+  if (s->top_refused[0] && n > 0 && (size_t)n < len) {
+    /* A host name the sandbox asked for: whatever bytes it sent. */
+    _cleanup_free_ char *host = text_escape_cstr(s->top_refused);
+    n += snprintf(buf + n, len - (size_t)n, " (%s)", host);
+  }
   if (s->errors && n > 0 && (size_t)n < len)
     snprintf(buf + n, len - (size_t)n, ", %llu failed", (unsigned long long)s->errors);
 }

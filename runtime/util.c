@@ -237,12 +237,18 @@ double monotonic_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* One line to stderr, "prog: kind: message", with what may have come from a
+ * sandbox made harmless to the terminal. */
+static void log_line(const char *kind, const char *fmt, va_list ap) {
+  _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+  _cleanup_free_ char *safe = text_escape_cstr(msg);
+  fprintf(stderr, "%s: %s: %s\n", hutch_program_name, kind, safe);
+}
+
 void hutch_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: warning: ", hutch_program_name);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  log_line("warning", fmt, ap);
   va_end(ap);
 }
 
@@ -254,8 +260,6 @@ void hutch_debug(const char *fmt, ...) {
     return;
   va_list ap;
   va_start(ap, fmt);
-  fprintf(stderr, "%s: debug: ", hutch_program_name);
-  vfprintf(stderr, fmt, ap);
-  fputc('\n', stderr);
+  log_line("debug", fmt, ap);
   va_end(ap);
 }

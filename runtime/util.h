@@ -92,7 +92,14 @@ char *find_in_path(const char *prog, const char *default_path);
 /* Monotonic time in seconds. */
 double monotonic_seconds(void);
 
-/* Logging to stderr with the program prefix; all printf-checked. */
+/* text with C0 (but tab and newline), DEL, C1, bidirectional controls and
+ * bytes that are not UTF-8 written as visible escapes (\x1b, \u009b), for
+ * printing what a sandbox wrote (text_escape.c); malloc'd. */
+char *text_escape_controls(const char *text, size_t len);
+char *text_escape_cstr(const char *text);
+
+/* Logging to stderr with the program prefix, escaped as above; all
+ * printf-checked. */
 void hutch_warn(const char *fmt, ...) HUTCH_PRINTF(1, 2);
 void hutch_debug(const char *fmt, ...) HUTCH_PRINTF(1, 2);
 extern const char *hutch_program_name;

@@ -52,8 +52,12 @@ static void run_log(struct run *r, const char *fmt, ...) __attribute__((format(p
 static void run_log(struct run *r, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+  _cleanup_free_ char *raw = xvasprintf(fmt, ap);
   va_end(ap);
+  /* Answers, commands, file and host names come from the sandbox or the
+   * model: neither may drive the user's terminal (run.log is read with cat
+   * and less -R too). */
+  _cleanup_free_ char *msg = text_escape_cstr(raw);
   if (r->log) {
     time_t now = time(NULL);
     struct tm tm;
@@ -73,8 +77,7 @@ static void llm_log(void *data, const char *msg) {
 static int fail_error(struct run *r, hutch_error_t *err, int code) {
   hutch_error_print(stderr, "hutch run", *err);
   if (r->log) {
-    fprintf(r->log, "error: %s%s%s\n", (*err)->msg, (*err)->errnum ? ": " : "",
-            (*err)->errnum ? strerror((*err)->errnum) : "");
+    hutch_error_print(r->log, "error", *err);
     fflush(r->log);
   }
   hutch_error_free(err);
