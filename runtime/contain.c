@@ -25,11 +25,14 @@
 #include "util.h"
 
 static int step_die_with_parent(struct contain_config *cfg, hutch_error_t *err) {
-  /* A one-shot sandbox must not outlive the hutch that runs it, even when
-   * that hutch is SIGKILLed: the kernel then kills init, and with it the
-   * whole pid namespace.  A long-lived one is meant to outlive its creator. */
-  if (cfg->long_lived)
-    return 0;
+  /* A sandbox must not outlive the hutch that starts it, even when that
+   * hutch is SIGKILLed: the kernel then kills init, and with it the whole
+   * pid namespace.  A long-lived one is meant to outlive its creator, but
+   * only once the creator has recorded it (state.json): init clears this
+   * when handed over (init.c), so no sandbox runs that `hutch ps` and
+   * `hutch rm` cannot see.  A creator that died before this prctl is seen
+   * as EOF by step_wait_for_id_maps. */
+  (void)cfg;
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     return hutch_error_sys(err, "set the parent-death signal");
   return 0;

@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
@@ -242,6 +243,14 @@ void init_main(struct init_config *cfg) {
     sync_send(cfg->parent_fd, SYNC_STARTED, &st, sizeof(st), NULL, 0, NULL);
     watch(&s, cfg->parent_fd);
   } else {
+    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, NULL, 0, NULL);
+    /* Handed over: once the creator has recorded the sandbox it says so
+     * (SYNC_GO), and only then may init outlive it; until then the
+     * parent-death signal (contain.c) kills an unrecorded sandbox along
+     * with a creator that died.  EOF: the creator died first. */
+    if (sync_expect(cfg->parent_fd, SYNC_GO, NULL, 0, NULL, "wait to be recorded", &err) < 0 ||
+        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+      shut_down(125);
     sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, NULL, 0, NULL);
     /* hutch create exits now; the sandbox lives on without it. */
     close(cfg->parent_fd);

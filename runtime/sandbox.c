@@ -448,6 +448,10 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   snprintf(st.net.address, sizeof(st.net.address), "%s", out->net.address);
   if (state_write(sbfd, &st, err) < 0)
     goto fail_child;
+  /* Recorded: a long-lived sandbox may now outlive its creator (init.c). */
+  if (primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
+                          sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))
+    goto fail_child;
   return 0;
 
 fail_child:
