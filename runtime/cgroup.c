@@ -550,8 +550,15 @@ int cgroup_setup_limits(const struct limits_plan *plan, const char *id, double t
   /* errno adds nothing to these causes but EACCES/EBUSY, which they name. */
   _cleanup_free_ char *why = xasprintf("%s%s%s", cause->msg, gaps[0] ? "; not limited: " : "", gaps);
   status_set(st, "rlimits", true, why);
-  hutch_warn("default limits fall back to rlimits (RLIMIT_AS, RLIMIT_NPROC%s): %s; fix: %s",
-             timeout > 0 ? ", RLIMIT_CPU" : "", why, cause->hint ? cause->hint : "see hutch-policy(5)");
+  /* One short line on every start: what is not limited, and where the
+   * cause and the fix are (the whole of it is in state.json and --json).
+   * Only a policy the user writes may silence it. */
+  if (!plan->fallback_quiet) {
+    char names[128];
+    limits_rlimits_gap_names(plan, timeout, names, sizeof(names));
+    hutch_warn("limits: no cgroup here, rlimits per process instead; not limited: %s; see `hutch doctor`",
+               names[0] ? names : "the sandbox as a whole");
+  }
   hutch_error_free(&cause);
   return 0;
 }

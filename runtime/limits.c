@@ -49,6 +49,7 @@ void limits_plan_make(const struct hutch_limits *ex, const struct policy_limits 
     ex = &no_explicit;
   *out = (struct limits_plan){0};
   out->fallback = pol->fallback == LIMITS_FALLBACK_REFUSE ? LIMITS_FALLBACK_REFUSE : LIMITS_FALLBACK_RLIMITS;
+  out->fallback_quiet = pol->fallback_quiet != 0;
   out->no_cgroups = ex->no_cgroups;
   out->cgroup_parent = ex->cgroup_parent;
 
@@ -168,16 +169,33 @@ void limits_plan_rlimits(const struct limits_plan *p, double timeout, struct lim
   }
 }
 
-void limits_rlimits_gaps(const struct limits_plan *p, double timeout, char *buf, size_t len) {
+/* What per-process rlimits cannot hold, and why. */
+static void gaps(const struct limits_plan *p, double timeout, bool why, char *buf, size_t len) {
+  const struct {
+    bool gap;
+    const char *name, *reason;
+  } table[] = {
+      {p->cpus_src && timeout <= 0, "cpus", " (a rate: RLIMIT_CPU only bounds CPU time, and only with --timeout)"},
+      {p->pids_src && p->nproc_exempt, "pids for uid 0", " (the host's root: RLIMIT_NPROC does not bind it)"},
+      {p->io_weight_src, "io_weight", ""},
+      {p->swap_explicit, "memory_swap", ""},
+  };
   buf[0] = '\0';
-  if (p->cpus_src && timeout <= 0)
-    append(buf, len, "cpus (a rate: RLIMIT_CPU only bounds CPU time, and only with --timeout)");
-  if (p->pids_src && p->nproc_exempt)
-    append(buf, len, "pids for uid 0 (the host's root: RLIMIT_NPROC does not bind it)");
-  if (p->io_weight_src)
-    append(buf, len, "io_weight");
-  if (p->swap_explicit)
-    append(buf, len, "memory_swap");
+  for (size_t i = 0; i < ARRAY_SIZE(table); i++) {
+    if (!table[i].gap)
+      continue;
+    char item[160];
+    snprintf(item, sizeof(item), "%s%s", table[i].name, why ? table[i].reason : "");
+    append(buf, len, item);
+  }
+}
+
+void limits_rlimits_gaps(const struct limits_plan *p, double timeout, char *buf, size_t len) {
+  gaps(p, timeout, true, buf, len);
+}
+
+void limits_rlimits_gap_names(const struct limits_plan *p, double timeout, char *buf, size_t len) {
+  gaps(p, timeout, false, buf, len);
 }
 
 void hutch_format_size(uint64_t bytes, char *buf, size_t len) {

@@ -18,13 +18,14 @@ enum limits_fallback { LIMITS_FALLBACK_RLIMITS = 0, LIMITS_FALLBACK_REFUSE };
 
 /* The policy file's [limits]; 0 = not set. */
 struct policy_limits {
-  uint64_t memory;      /* bytes, or LIMITS_UNLIMITED */
-  uint64_t cpus_milli;  /* thousandths of a CPU, or LIMITS_UNLIMITED */
-  uint64_t pids;        /* or LIMITS_UNLIMITED */
-  uint64_t io_weight;   /* 1..10000 */
-  uint64_t fallback;    /* enum limits_fallback */
-  uint64_t required;    /* 1: the policy's limits are never dropped */
-  unsigned memory_line; /* where each was set, for messages */
+  uint64_t memory;         /* bytes, or LIMITS_UNLIMITED */
+  uint64_t cpus_milli;     /* thousandths of a CPU, or LIMITS_UNLIMITED */
+  uint64_t pids;           /* or LIMITS_UNLIMITED */
+  uint64_t io_weight;      /* 1..10000 */
+  uint64_t fallback;       /* enum limits_fallback */
+  uint64_t required;       /* 1: the policy's limits are never dropped */
+  uint64_t fallback_quiet; /* 1: the user's policy asks for no warning line on the fallback */
+  unsigned memory_line;    /* where each was set, for messages */
   unsigned cpus_line;
   unsigned pids_line;
   unsigned io_weight_line;
@@ -48,6 +49,7 @@ struct limits_plan {
   uint64_t io_weight;
   enum limit_source io_weight_src;
   enum limits_fallback fallback;
+  bool fallback_quiet;
   bool no_cgroups;
   const char *cgroup_parent;
   bool nproc_exempt; /* the sandbox's root is the host's root, whom RLIMIT_NPROC does not bind */
@@ -66,6 +68,10 @@ void limits_plan_controllers(const struct limits_plan *p, char *buf, size_t len)
 
 /* cpus -> cpu.max: a 100 ms period, the quota scaled (at least 1 ms). */
 void limits_cpu_max(double cpus, uint64_t *quota_usec, uint64_t *period_usec);
+
+/* What rlimits cannot hold of the plan: with the reason of each
+ * ("cpus (a rate: ...)"), or by name alone ("cpus"), comma-separated. */
+void limits_rlimits_gap_names(const struct limits_plan *p, double timeout, char *buf, size_t len);
 
 /* The rlimits a plan degrades to. */
 struct limits_rlimit {

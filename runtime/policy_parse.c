@@ -151,6 +151,7 @@ static const struct key_spec keys[] = {
     {"limits", "io_weight", parse_uint, LIMIT_FIELD(io_weight), 1, 10000, false, LIMIT_FIELD(io_weight_line)},
     {"limits", "fallback", parse_fallback, LIMIT_FIELD(fallback), 0, 0, false, NO_LINE},
     {"limits", "required", parse_yes_no, LIMIT_FIELD(required), 0, 0, false, NO_LINE},
+    {"limits", "fallback_quiet", parse_yes_no, LIMIT_FIELD(fallback_quiet), 0, 0, false, NO_LINE},
 /* [network]: no parser here, the value goes to net_policy_set(). */
 #define NETWORK_KEY(name, repeat)                                                                                      \
   { "network", name, NULL, 0, 0, 0, false, NO_LINE, repeat }

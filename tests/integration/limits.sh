@@ -46,11 +46,20 @@ if [ $cgroups -eq 0 ]; then
   # ---- the shipped defaults degrade, visibly ----
   tap_ok "the default limits fall back to rlimits" hx --json -- true
   tap_is "$(printf '%s\n' "$tap_stderr" | grep -c .)" "1" "with one line on stderr"
-  tap_like "$tap_stderr" "^hutch: warning: default limits fall back to rlimits \\(RLIMIT_AS, RLIMIT_NPROC\\): cgroups: .*; fix: " \
-    "a warning naming the cause and the fix"
+  tap_like "$tap_stderr" '^hutch: warning: limits: no cgroup here, rlimits per process instead; not limited: [^;]+; see `hutch doctor`$' \
+    "a warning naming what is not limited and where the cause and the fix are"
   tap_is "$(json_get "$tap_stdout" 'j["limits"]["mode"]')" "rlimits" "--json: mode rlimits"
   tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "--json: degraded"
   tap_like "$(json_get "$tap_stdout" 'j["limits"]["reason"]')" "^cgroups: " "--json: and why"
+  tap_ok "the warning is one short line" test "$(printf '%s' "$tap_stderr" | wc -c)" -le 160
+  printf '[sandbox]\nseccomp = %s\n[limits]\nmemory = 1G\nfallback_quiet = yes\n' \
+    "$(dirname "$HUTCH_POLICY")/seccomp.json" >"$tmp/quiet.policy"
+  tap_ok "a policy the user writes may silence it" hx --policy "$tmp/quiet.policy" --json -- true
+  tap_is "$tap_stderr" "" "with fallback_quiet = yes, nothing on stderr"
+  tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "yet --json still says degraded"
+  tap_unlike "$(grep -v '^ *#' "$HUTCH_POLICY")" "fallback_quiet" "the shipped policy does not silence it"
+  tap_ok "hutch doctor names the cause and the fix" "$HUTCH_BIN" doctor
+  tap_like "$tap_stdout$tap_stderr" "cgroup" "doctor speaks of cgroups"
   tap_ok "the rlimits are set" hx -- sh -c 'ulimit -v; ulimit -u'
   tap_is "$tap_stdout" $'2097152\n1024' "RLIMIT_AS 2 GiB, RLIMIT_NPROC 1024"
 
@@ -65,7 +74,7 @@ if [ $cgroups -eq 0 ]; then
   # ---- ps and the state say so ----
   id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" 2>"$tmp/create.err")
   tap_check $? "create with the default limits"
-  tap_like "$(cat "$tmp/create.err")" "fall back to rlimits" "warns once"
+  tap_like "$(cat "$tmp/create.err")" "limits: no cgroup here" "warns once"
   tap_ok "ps --json" "$HUTCH_BIN" ps --json
   tap_is "$(json_get "$tap_stdout" '[s["limits"]["degraded"] for s in j if s["id"] == "'"$id"'"][0]')" "True" \
     "ps --json: degraded"

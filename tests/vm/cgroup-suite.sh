@@ -171,10 +171,11 @@ tap_like "$tap_stderr" "Delegate=cpu cpuset io memory pids" "no delegation: the 
 tap_like "$tap_stderr" "systemd-run --user --scope -p Delegate=yes hutch" "no delegation: systemd-run"
 tap_like "$tap_stderr" "run hutch as root" "no delegation: root"
 tap_ok "no delegation: default limits degrade" nodel "$HUTCH_BIN" exec --rootfs $img --json -- true
-tap_like "$tap_stderr" "^hutch: warning: default limits fall back to rlimits .*is not delegated.*; fix: " \
-  "no delegation: one warning line with cause and fix"
+tap_like "$tap_stderr" '^hutch: warning: limits: no cgroup here, rlimits per process instead; not limited: .*; see `hutch doctor`$' \
+  "no delegation: one short warning line pointing at hutch doctor"
 tap_is "$(printf '%s\n' "$tap_stderr" | grep -c .)" "1" "no delegation: only one line"
 tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "no delegation: --json degraded"
+tap_like "$(json_get "$tap_stdout" 'j["limits"]["reason"]')" "is not delegated" "no delegation: --json has the cause"
 
 # ---------------- start cost: cgroup vs none ----------------
 # bench LABEL CGROUP-OPTION RUNNER...: the same start with and without a
