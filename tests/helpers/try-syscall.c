@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -260,6 +261,24 @@ static long p_socket_inet_dgram(void) {
 static long p_socket_inet6_stream(void) {
   return sock(AF_INET6, SOCK_STREAM, 0);
 }
+static long p_socket_inet_tcp(void) {
+  return sock(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+}
+static long p_socket_inet_udp(void) {
+  return sock(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+}
+static long p_socket_inet6_dgram(void) {
+  return sock(AF_INET6, SOCK_DGRAM, 0);
+}
+static long p_socket_mptcp(void) {
+  return sock(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */);
+}
+static long p_socket_mptcp6(void) {
+  return sock(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 262 /* IPPROTO_MPTCP */);
+}
+static long p_socket_udplite(void) {
+  return sock(AF_INET, SOCK_DGRAM, 136 /* IPPROTO_UDPLITE */);
+}
 static long p_socket_unix(void) {
   return sock(AF_UNIX, SOCK_STREAM, 0);
 }
@@ -363,6 +382,12 @@ static const struct probe {
     {"socket-inet-stream", p_socket_inet_stream, false},
     {"socket-inet-dgram", p_socket_inet_dgram, false},
     {"socket-inet6-stream", p_socket_inet6_stream, false},
+    {"socket-inet-tcp", p_socket_inet_tcp, false},
+    {"socket-inet-udp", p_socket_inet_udp, false},
+    {"socket-inet6-dgram", p_socket_inet6_dgram, false},
+    {"socket-mptcp", p_socket_mptcp, false},
+    {"socket-mptcp6", p_socket_mptcp6, false},
+    {"socket-udplite", p_socket_udplite, false},
     {"socket-unix", p_socket_unix, false},
     {"socketpair-unix", p_socketpair_unix, false},
     {"socketpair-inet", p_socketpair_inet, false},
