@@ -236,6 +236,16 @@ static void test_values(void) {
   tap_ok(p.byte_budget == 0, "byte_budget none");
   set(&p, "sni_check", "no");
   tap_ok(!p.sni_check, "sni_check no");
+  tap_ok(net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 80), "default tls_required: 443 only");
+  set(&p, "tls_required", "443, 8443");
+  tap_ok(net_policy_tls_required(&p, 8443) && net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 80),
+         "tls_required 443, 8443");
+  set(&p, "tls_required", "all");
+  tap_ok(net_policy_tls_required(&p, 80) && net_policy_tls_required(&p, 22), "tls_required all: every port");
+  set(&p, "tls_required", "none");
+  tap_ok(!net_policy_tls_required(&p, 443), "tls_required none");
+  set(&p, "tls_required", "443");
+  tap_ok(net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 22), "tls_required after all: the list");
   set(&p, "max_connections", "2000");
   tap_is_int(p.max_connections, 2000, "max_connections");
   set(&p, "subnet", "10.90.0.0/16");
@@ -269,6 +279,9 @@ static void test_values(void) {
       {"idle_timeout", "0", "out of range"},
       {"byte_budget", "lots", "not a size"},
       {"sni_check", "maybe", "not \"yes\" or \"no\""},
+      {"tls_required", "yes", "not a list of ports"},
+      {"tls_required", "", "empty list"},
+      {"tls_required", "443,0", "not a list of ports"},
       {"subnet", "10.0.0.0/31", "IPv4 range from /8 to /30"},
       {"subnet", "fd00::/64", "IPv4 range"},
       {"frobnicate", "1", "unknown key"},
