@@ -3,7 +3,8 @@
  * The proxy accepts two forms only: an absolute URI with the http scheme
  * ("GET http://host:port/path HTTP/1.1") and CONNECT host:port.  Anything
  * ambiguous is refused rather than guessed at (obs-fold, bare CR, NUL,
- * Content-Length with Transfer-Encoding, differing Content-Lengths): the
+ * Content-Length with Transfer-Encoding, differing Content-Lengths, header
+ * names that read as a framing or hop-by-hop header with '_' as '-'): the
  * proxy and the origin must never disagree about where a request ends. */
 #ifndef HUTCH_HTTP_PARSE_H
 #define HUTCH_HTTP_PARSE_H

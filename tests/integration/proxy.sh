@@ -466,6 +466,8 @@ corpus=(
   "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\nx"
   "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx"
   "411|POST http://up.test:$http_port/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+  "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer_Encoding: chunked\r\n\r\n0\r\n\r\n"
+  "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent_Length: 5\r\n\r\nhello"
   "431|GET http://up.test:$http_port/ HTTP/1.1\r\nX: $(head -c 17000 /dev/zero | tr '\0' a)\r\n\r\n"
 )
 for entry in "${corpus[@]}"; do
@@ -476,6 +478,13 @@ for entry in "${corpus[@]}"; do
 done
 tap_like "$(last_audit main)" '"decision":"error","rule":"malformed request".*"error":"request head larger' \
   "audit line for a malformed request"
+: >"$tmp/heads"
+out=$("$py" "$tmp/t.py" raw "$main" "GET http://up.test:$http_port/underscore HTTP/1.1\r\nTransfer_Encoding: chunked\r\n\r\n")
+tap_like "$out" '^HTTP/1.1 400 ' "Transfer_Encoding (underscore): 400"
+sleep 0.2
+tap_is "$(grep -c underscore "$tmp/heads")" 0 "the Transfer_Encoding request never reaches the upstream"
+tap_like "$(last_audit main)" '"rule":"malformed request".*"error":"a header name with .?_.? that reads as a framing' \
+  "audit line: the lookalike header name"
 tap_ok "a good request after the corpus" "${x[@]}" "http://up.test:$http_port/after"
 tap_is "$tap_stdout" "hello from /after" "the proxy still serves"
 
