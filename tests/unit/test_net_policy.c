@@ -347,6 +347,7 @@ static void test_policy_section(void) {
     tap_ok(strstr(buf, "*.pythonhosted.org (t.policy:5)") && strstr(buf, "max_connections: 64") &&
                strstr(buf, "resolve: mirror.test -> 127.0.0.1"),
            "describe lists entries, limits and overrides");
+    tap_ok(strstr(buf, "  tls_required: 443 (") != NULL, "describe shows tls_required, 443 by default");
     free(buf);
     policy_settings_clear(&s);
   }
@@ -364,6 +365,8 @@ static void test_policy_section(void) {
        "t.policy:5: duplicate key \"ports\" (first set on line 4)"},
       {"[sandbox]\nseccomp = s\n[network]\nsni_check = yes\nsni_check = no\n",
        "t.policy:5: duplicate key \"sni_check\""},
+      {"[sandbox]\nseccomp = s\n[network]\ntls_required = 443\ntls_required = none\n",
+       "t.policy:5: duplicate key \"tls_required\""},
       {"[sandbox]\nseccomp = s\n[network]\nallow = a b\n", "t.policy:4: bad value for allow: \"a b\""},
       {"[sandbox]\nseccomp = s\n[network]\nallow = ok.org\nallow = *\n", "t.policy:5: bad value for allow: \"*\""},
       {"[sandbox]\nseccomp = s\n[network]\nallow_address = 1.2.3.4/40\n", "t.policy:4: bad value for allow_address"},
