@@ -631,6 +631,8 @@ static const struct {
     {"socket", 2, 17, "IPPROTO_UDP"},
     {"socket", 2, 58, "IPPROTO_ICMPV6"},
     {"socketpair", 0, 1, "AF_UNIX"},
+    {"setsockopt", 1, 6, "SOL_TCP"},
+    {"setsockopt", 2, 31, "TCP_ULP"},
     {"ioctl", 1, 0x5412, "TIOCSTI"},
     {"ioctl", 1, 0x541c, "TIOCLINUX"},
     {"personality", 0, 0, "PER_LINUX"},

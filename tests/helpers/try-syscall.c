@@ -297,6 +297,16 @@ static long p_socketpair_unix(void) {
 static long p_socketpair_inet(void) {
   return pair(AF_INET); /* unfiltered: EOPNOTSUPP */
 }
+static long p_setsockopt_tcp_ulp(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  long r = setsockopt(fd, IPPROTO_TCP, 31 /* TCP_ULP */, "tls", 3);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return r;
+}
 static long p_tiocsti(void) {
   return raw(SYS_ioctl, -1, TIOCSTI, 1, 0, 0); /* EBADF */
 }
@@ -391,6 +401,7 @@ static const struct probe {
     {"socket-unix", p_socket_unix, false},
     {"socketpair-unix", p_socketpair_unix, false},
     {"socketpair-inet", p_socketpair_inet, false},
+    {"setsockopt-tcp-ulp", p_setsockopt_tcp_ulp, false},
     {"tiocsti", p_tiocsti, false},
     {"tiocsti-high", p_tiocsti_high, false},
     {"tioclinux", p_tioclinux, false},

@@ -39,7 +39,7 @@ declare -A want=(
   [socket-inet-tcp]=OK [socket-inet-udp]=OK [socket-inet6-dgram]=OK
   [socket-mptcp]=EPERM [socket-mptcp6]=EPERM [socket-udplite]=EPERM
   [socketpair-unix]=OK [socketpair-inet]=EPERM
-  [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
+  [setsockopt-tcp-ulp]=EPERM [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
   [getpid]=OK [clone-plain]=OK [fork]=OK [thread]=OK
   [x32]=SIGSYS
 )

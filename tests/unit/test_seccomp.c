@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <linux/netlink.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -361,6 +362,24 @@ static long p_socketpair_inet(void) {
   int sv[2];
   return socketpair(AF_INET, SOCK_STREAM, 0, sv);
 }
+static long p_tcp_ulp(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  long r = setsockopt(fd, IPPROTO_TCP, 31 /* TCP_ULP */, "tls", 3);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return r;
+}
+static long p_tcp_nodelay(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  if (fd < 0)
+    return -1;
+  long r = setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  close(fd);
+  return r;
+}
 static long p_tiocsti(void) {
   return raw(SYS_ioctl, -1, TIOCSTI, 1, 0, 0);
 }
@@ -461,6 +480,8 @@ static const struct {
     {"socket AF_VSOCK", p_vsock, EPERM},
     {"socket AF_ALG", p_alg, EPERM},
     {"socketpair AF_INET", p_socketpair_inet, EPERM},
+    {"setsockopt TCP_ULP", p_tcp_ulp, EPERM},
+    {"setsockopt TCP_NODELAY", p_tcp_nodelay, PROBE_OK},
     {"ioctl TIOCSTI", p_tiocsti, EPERM},
     {"ioctl TIOCSTI with bits above 32", p_tiocsti_high, EPERM},
     {"ioctl TIOCLINUX", p_tioclinux, EPERM},
