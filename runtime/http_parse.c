@@ -6,6 +6,7 @@
 #include "http_parse.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -293,6 +294,7 @@ enum http_parse_status http_parse_request(const char *buf, size_t len, struct ht
     return fail(req, 400, "both Content-Length and Transfer-Encoding");
   if (has_te && !req->connect)
     return fail(req, 411, "Transfer-Encoding request bodies are not proxied: send Content-Length");
+  req->has_content_length = has_cl;
   req->has_body = !req->connect && req->content_length > 0;
   return HTTP_PARSE_OK;
 }
@@ -337,9 +339,14 @@ char *http_upstream_head(const char *buf, const struct http_request *req, size_t
   n += (size_t)snprintf(out + n, cap - n, "%s %s%.*s HTTP/1.1\r\nHost: %s%s%s%s\r\n", req->method,
                         plen == 0 || path[0] != '/' ? "/" : "", (int)plen, path, v6 ? "[" : "", req->host,
                         v6 ? "]" : "", port);
+  /* The length the proxy framed the body with, and no other spelling of
+   * it: "010" is 10 here but 8 to a server that reads it as octal, and
+   * repeats are refused by some servers. */
+  if (req->has_content_length)
+    n += (size_t)snprintf(out + n, cap - n, "Content-Length: %" PRIu64 "\r\n", req->content_length);
   for (size_t i = 0; i < req->n_headers; i++) {
     const struct http_header *h = &req->headers[i];
-    if (hop_by_hop(buf, h->name) || named_by_connection(buf, req, h->name))
+    if (hop_by_hop(buf, h->name) || span_ieq(buf, h->name, "content-length") || named_by_connection(buf, req, h->name))
       continue;
     memcpy(out + n, buf + h->name.off, h->name.len);
     n += h->name.len;
