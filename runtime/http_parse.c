@@ -6,18 +6,25 @@
 #include "http_parse.h"
 
 #include <ctype.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
 
 #include "util.h"
 
+/* ASCII only, whatever the locale: in a single-byte locale isalnum() takes
+ * bytes above 0x7f, which some servers fold to ASCII lookalikes. */
+static bool is_alnum(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
 static bool is_tchar(unsigned char c) {
-  return isalnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+  return is_alnum(c) || (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
 static bool is_host_char(unsigned char c) {
-  return isalnum(c) || c == '-' || c == '.' || c == '_';
+  return is_alnum(c) || c == '-' || c == '.' || c == '_';
 }
 
 static enum http_parse_status fail(struct http_request *req, int status, const char *why) {
@@ -28,6 +35,41 @@ static enum http_parse_status fail(struct http_request *req, int status, const c
 
 static bool span_ieq(const char *buf, struct http_span s, const char *word) {
   return s.len == strlen(word) && strncasecmp(buf + s.off, word, s.len) == 0;
+}
+
+/* The first len bytes of name equal the lower-case `word` once read the way
+ * CGI gateways, WSGI, PHP and some servers read header names: without
+ * regard to case, and '_' as '-' (HTTP_TRANSFER_ENCODING). */
+static bool name_folds_to(const char *name, size_t len, const char *word) {
+  for (size_t i = 0; i < len; i++) {
+    char c = name[i] == '_' ? '-' : (char)tolower((unsigned char)name[i]);
+    if (word[i] == '\0' || c != word[i])
+      return false;
+  }
+  return true;
+}
+
+/* Framing and hop-by-hop headers (RFC 9110 7.6.1), Host, and the proxy's
+ * own (Proxy-*): the ones the proxy reads, rebuilds or removes. */
+static const struct {
+  const char *name;
+  bool hop; /* removed on the way up */
+} guarded_headers[] = {
+    {"host", true},    {"connection", true}, {"keep-alive", true},        {"te", true},
+    {"trailer", true}, {"upgrade", true},    {"transfer-encoding", true}, {"content-length", false},
+};
+
+/* A name that folds to a guarded header (or to Proxy-*); *hop: it is one
+ * that is removed.  Exact spellings and lookalikes both answer true. */
+static bool guarded_name(const char *name, size_t len, bool *hop) {
+  for (size_t i = 0; i < ARRAY_SIZE(guarded_headers); i++) {
+    if (len == strlen(guarded_headers[i].name) && name_folds_to(name, len, guarded_headers[i].name)) {
+      *hop = guarded_headers[i].hop;
+      return true;
+    }
+  }
+  *hop = true;
+  return len >= 6 && name_folds_to(name, 6, "proxy-");
 }
 
 /* host[:port] or [v6][:port] of `len` bytes; port_required for CONNECT. */
@@ -175,6 +217,12 @@ static enum http_parse_status parse_header(const char *buf, size_t off, size_t l
     if ((c < 0x20 && c != '\t') || c == 0x7f)
       return fail(req, 400, "control character in a header value");
   }
+  /* "Transfer_Encoding: chunked" is an ordinary header to the proxy but
+   * Transfer-Encoding to a server that folds '_' into '-': the two would
+   * disagree about where the request ends. */
+  bool hop;
+  if (memchr(l, '_', nlen) && guarded_name(l, nlen, &hop))
+    return fail(req, 400, "a header name with '_' that reads as a framing, hop-by-hop or Proxy- header");
   if (req->n_headers == HTTP_MAX_HEADERS)
     return fail(req, 431, "too many header lines");
   struct http_header *h = &req->headers[req->n_headers++];
@@ -246,18 +294,15 @@ enum http_parse_status http_parse_request(const char *buf, size_t len, struct ht
     return fail(req, 400, "both Content-Length and Transfer-Encoding");
   if (has_te && !req->connect)
     return fail(req, 411, "Transfer-Encoding request bodies are not proxied: send Content-Length");
+  req->has_content_length = has_cl;
   req->has_body = !req->connect && req->content_length > 0;
   return HTTP_PARSE_OK;
 }
 
 /* Hop-by-hop headers (RFC 9110 7.6.1) and the proxy's own. */
 static bool hop_by_hop(const char *buf, struct http_span name) {
-  static const char *const names[] = {"host",    "connection", "keep-alive",        "te",
-                                      "trailer", "upgrade",    "transfer-encoding", "proxy-connection"};
-  for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-    if (span_ieq(buf, name, names[i]))
-      return true;
-  return name.len >= 6 && strncasecmp(buf + name.off, "proxy-", 6) == 0;
+  bool hop;
+  return guarded_name(buf + name.off, name.len, &hop) && hop;
 }
 
 /* True when a Connection header lists `name`.  Content-Length is never
@@ -294,9 +339,14 @@ char *http_upstream_head(const char *buf, const struct http_request *req, size_t
   n += (size_t)snprintf(out + n, cap - n, "%s %s%.*s HTTP/1.1\r\nHost: %s%s%s%s\r\n", req->method,
                         plen == 0 || path[0] != '/' ? "/" : "", (int)plen, path, v6 ? "[" : "", req->host,
                         v6 ? "]" : "", port);
+  /* The length the proxy framed the body with, and no other spelling of
+   * it: "010" is 10 here but 8 to a server that reads it as octal, and
+   * repeats are refused by some servers. */
+  if (req->has_content_length)
+    n += (size_t)snprintf(out + n, cap - n, "Content-Length: %" PRIu64 "\r\n", req->content_length);
   for (size_t i = 0; i < req->n_headers; i++) {
     const struct http_header *h = &req->headers[i];
-    if (hop_by_hop(buf, h->name) || named_by_connection(buf, req, h->name))
+    if (hop_by_hop(buf, h->name) || span_ieq(buf, h->name, "content-length") || named_by_connection(buf, req, h->name))
       continue;
     memcpy(out + n, buf + h->name.off, h->name.len);
     n += h->name.len;

@@ -3,7 +3,8 @@
  * The proxy accepts two forms only: an absolute URI with the http scheme
  * ("GET http://host:port/path HTTP/1.1") and CONNECT host:port.  Anything
  * ambiguous is refused rather than guessed at (obs-fold, bare CR, NUL,
- * Content-Length with Transfer-Encoding, differing Content-Lengths): the
+ * Content-Length with Transfer-Encoding, differing Content-Lengths, header
+ * names that read as a framing or hop-by-hop header with '_' as '-'): the
  * proxy and the origin must never disagree about where a request ends. */
 #ifndef HUTCH_HTTP_PARSE_H
 #define HUTCH_HTTP_PARSE_H
@@ -38,6 +39,7 @@ struct http_request {
   int minor;             /* HTTP/1.<minor> */
   size_t head_len;       /* bytes up to and including the blank line */
   bool has_body;
+  bool has_content_length; /* sent upstream once, in plain decimal */
   uint64_t content_length;
   struct http_header headers[HTTP_MAX_HEADERS];
   size_t n_headers;
@@ -52,7 +54,8 @@ enum http_parse_status http_parse_request(const char *buf, size_t len, struct ht
 
 /* The head to send upstream (a new string, *out_len bytes): origin-form,
  * Host from the URI, Proxy-* and hop-by-hop headers (and those Connection
- * names) removed, "Connection: close" added. */
+ * names) removed, one Content-Length in plain decimal, "Connection: close"
+ * added. */
 char *http_upstream_head(const char *buf, const struct http_request *req, size_t *out_len);
 
 #endif

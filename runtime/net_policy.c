@@ -25,6 +25,8 @@ void net_policy_init(struct net_policy *p) {
   p->max_connections = DEFAULT_MAX_CONNECTIONS;
   p->idle_timeout = DEFAULT_IDLE_TIMEOUT;
   p->sni_check = true;
+  p->tls_required[0] = 443;
+  p->n_tls_required = 1;
   net_cidr_parse("10.89.0.0/16", &p->subnet);
 }
 
@@ -350,7 +352,8 @@ static const char *parse_resolve(const char *mapping, struct net_resolve *out) {
   return NULL;
 }
 
-static const char *parse_ports(const char *value, struct net_policy *p) {
+/* "80, 443" into out[NET_POLICY_MAX_PORTS]; *n untouched on error. */
+static const char *parse_port_list(const char *value, uint16_t *out, size_t *n_out) {
   uint16_t ports[NET_POLICY_MAX_PORTS];
   size_t n = 0;
   _cleanup_free_ char *copy = xstrdup(value);
@@ -367,9 +370,22 @@ static const char *parse_ports(const char *value, struct net_policy *p) {
   }
   if (n == 0)
     return "empty list";
-  memcpy(p->ports, ports, sizeof(ports[0]) * n);
-  p->n_ports = n;
+  memcpy(out, ports, sizeof(ports[0]) * n);
+  *n_out = n;
   return NULL;
+}
+
+/* "443, 8443", "all" or "none". */
+static const char *parse_tls_required(const char *value, struct net_policy *p) {
+  if (strcmp(value, "none") == 0 || strcmp(value, "all") == 0) {
+    p->n_tls_required = 0;
+    p->tls_required_all = strcmp(value, "all") == 0;
+    return NULL;
+  }
+  const char *why = parse_port_list(value, p->tls_required, &p->n_tls_required);
+  if (why == NULL)
+    p->tls_required_all = false;
+  return why;
 }
 
 /* "300", "30s", "5m", "1h", "0.5": seconds. */
@@ -424,7 +440,9 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
     return NULL;
   }
   if (strcmp(key, "ports") == 0)
-    return parse_ports(value, p);
+    return parse_port_list(value, p->ports, &p->n_ports);
+  if (strcmp(key, "tls_required") == 0)
+    return parse_tls_required(value, p);
   if (strcmp(key, "max_connections") == 0) {
     unsigned long v;
     if (!parse_uint_range(value, 1, 1000000, &v))
@@ -462,8 +480,9 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
   return "unknown key";
 }
 
-static const char *const known_keys[] = {"allow",        "allow_address", "resolve",   "ports", "max_connections",
-                                         "idle_timeout", "byte_budget",   "sni_check", "subnet"};
+static const char *const known_keys[] = {"allow",           "allow_address", "resolve",     "ports",
+                                         "max_connections", "idle_timeout",  "byte_budget", "sni_check",
+                                         "tls_required",    "subnet"};
 
 bool net_policy_known_key(const char *key) {
   for (size_t i = 0; i < ARRAY_SIZE(known_keys); i++)
@@ -638,6 +657,15 @@ const struct net_resolve *net_policy_find_resolve(const struct net_policy *p, co
 
 /* ---- description -------------------------------------------------------- */
 
+bool net_policy_tls_required(const struct net_policy *p, uint16_t port) {
+  if (p->tls_required_all)
+    return true;
+  for (size_t i = 0; i < p->n_tls_required; i++)
+    if (p->tls_required[i] == port)
+      return true;
+  return false;
+}
+
 void net_policy_describe(const struct net_policy *p, FILE *out) {
   char at[128], text[64];
   fprintf(out, "network:\n");
@@ -676,6 +704,15 @@ void net_policy_describe(const struct net_policy *p, FILE *out) {
     fprintf(out, "  byte_budget: none\n");
   }
   fprintf(out, "  sni_check: %s\n", p->sni_check ? "yes" : "no");
+  fprintf(out, "  tls_required:");
+  if (p->tls_required_all)
+    fprintf(out, " all ports");
+  else if (p->n_tls_required == 0)
+    fprintf(out, " none");
+  for (size_t i = 0; i < p->n_tls_required; i++)
+    fprintf(out, "%s %u", i ? "," : "", p->tls_required[i]);
+  fprintf(out, " (a CONNECT tunnel to %s must start with a TLS ClientHello naming its host)\n",
+          p->tls_required_all || p->n_tls_required != 1 ? "these ports" : "this port");
   char range[80];
   cidr_format(&p->subnet, range, sizeof(range));
   fprintf(out, "  subnet: %s\n", range);

@@ -57,6 +57,11 @@ struct net_policy {
   bool sni_check;           /* CONNECT: a TLS ClientHello's SNI must equal the CONNECT host; default yes */
   struct net_cidr subnet;   /* range the per-sandbox /30 links come from; default 10.89.0.0/16 */
   char *source;             /* file the network part came from, for messages */
+  /* CONNECT to these ports (or every port, tls_required_all): the tunnel
+   * must start with a TLS ClientHello naming the CONNECT host; default 443 */
+  uint16_t tls_required[NET_POLICY_MAX_PORTS];
+  size_t n_tls_required;
+  bool tls_required_all;
 };
 
 void net_policy_init(struct net_policy *p); /* the defaults above, nothing allowed */
@@ -97,6 +102,10 @@ void net_policy_decide_address(const struct net_policy *p, const struct sockaddr
 const char *net_address_class(const struct sockaddr *addr);
 /* The override for `host`, or NULL. */
 const struct net_resolve *net_policy_find_resolve(const struct net_policy *p, const char *host);
+
+/* True when a CONNECT tunnel to `port` must start with a TLS ClientHello
+ * whose server name is the CONNECT host (tls_required). */
+bool net_policy_tls_required(const struct net_policy *p, uint16_t port);
 
 /* Human-readable text of the network part, for `hutch policy show`. */
 void net_policy_describe(const struct net_policy *p, FILE *out);

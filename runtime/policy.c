@@ -255,6 +255,13 @@ static void describe_network_json(const struct net_policy *n, bool effective, cJ
   else
     cJSON_AddNullToObject(o, "byte_budget");
   cJSON_AddBoolToObject(o, "sni_check", n->sni_check);
+  if (n->tls_required_all) {
+    cJSON_AddStringToObject(o, "tls_required", "all");
+  } else {
+    cJSON *tls = cJSON_AddArrayToObject(o, "tls_required");
+    for (size_t i = 0; i < n->n_tls_required; i++)
+      cJSON_AddItemToArray(tls, cJSON_CreateNumber(n->tls_required[i]));
+  }
   if (effective)
     cJSON_AddStringToObject(o, "in_effect", "with --net proxy only");
 }

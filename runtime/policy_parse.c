@@ -163,6 +163,7 @@ static const struct key_spec keys[] = {
     NETWORK_KEY("idle_timeout", false),
     NETWORK_KEY("byte_budget", false),
     NETWORK_KEY("sni_check", false),
+    NETWORK_KEY("tls_required", false),
     NETWORK_KEY("subnet", false),
 #undef NETWORK_KEY
 };

@@ -425,7 +425,8 @@ static void connected(struct conn *c) {
     return;
   }
   c->state = CONN_TUNNEL;
-  c->sni_pending = c->l->policy->sni_check;
+  c->tls_required = net_policy_tls_required(c->l->policy, c->port);
+  c->sni_pending = c->l->policy->sni_check || c->tls_required;
   /* The answer goes in front of anything already queued (nothing is). */
   static const char ok[] = "HTTP/1.1 200 Connection established\r\n\r\n";
   memcpy(c->u2c.data + c->u2c.end, ok, sizeof(ok) - 1);
@@ -433,30 +434,54 @@ static void connected(struct conn *c) {
   c->own_pending = sizeof(ok) - 1;
 }
 
-/* False when the connection was closed. */
+/* The tunnel's first bytes against sni_check and tls_required.  Nothing
+ * reaches the upstream before this says yes.  False when the connection
+ * was closed. */
 static bool check_sni(struct conn *c) {
   char name[256];
   enum tls_sni_status st = tls_sni_extract((const unsigned char *)c->c2u.data + c->c2u.start, buf_len(&c->c2u), name);
   if (st == TLS_SNI_INCOMPLETE && buf_len(&c->c2u) < TLS_SNI_MAX_HELLO + 64)
     return true;
-  if (st == TLS_SNI_NOT_TLS || st == TLS_SNI_NONE) {
-    c->sni_pending = false;
-    return true;
-  }
+  struct sockaddr_storage literal;
   char want[256], got[256];
-  if (st == TLS_SNI_FOUND && net_host_normalize(c->host, want, sizeof(want)) &&
-      net_host_normalize(name, got, sizeof(got)) && strcmp(want, got) == 0) {
-    c->sni_pending = false;
-    return true;
+  const char *rule;
+  switch (st) {
+  case TLS_SNI_FOUND:
+    if (net_host_normalize(c->host, want, sizeof(want)) && net_host_normalize(name, got, sizeof(got)) &&
+        strcmp(want, got) == 0) {
+      c->sni_pending = false;
+      return true;
+    }
+    rule = "sni mismatch";
+    snprintf(c->error, sizeof(c->error), "TLS server name %.70s does not match the CONNECT host %.70s", name, c->host);
+    break;
+  case TLS_SNI_NONE:
+    /* TLS clients send no server name for an address (RFC 6066 3), so an
+     * address the policy allowed needs none. */
+    if (!c->tls_required || parse_literal(c->host, &literal)) {
+      c->sni_pending = false;
+      return true;
+    }
+    rule = "sni required";
+    snprintf(c->error, sizeof(c->error), "the TLS ClientHello names no server (SNI); port %u requires %.100s", c->port,
+             c->host);
+    break;
+  case TLS_SNI_NOT_TLS:
+    if (!c->tls_required) {
+      c->sni_pending = false;
+      return true;
+    }
+    rule = "tls required";
+    snprintf(c->error, sizeof(c->error), "the tunnel to %.100s port %u did not start with a TLS ClientHello", c->host,
+             c->port);
+    break;
+  default:
+    rule = "malformed TLS ClientHello";
+    snprintf(c->error, sizeof(c->error), "the tunnel's first bytes are a malformed TLS ClientHello");
+    break;
   }
   c->decision = "refuse";
-  if (st == TLS_SNI_FOUND) {
-    snprintf(c->rule, sizeof(c->rule), "sni mismatch");
-    snprintf(c->error, sizeof(c->error), "TLS server name %.70s does not match the CONNECT host %.70s", name, c->host);
-  } else {
-    snprintf(c->rule, sizeof(c->rule), "malformed TLS ClientHello");
-    snprintf(c->error, sizeof(c->error), "the tunnel's first bytes are a malformed TLS ClientHello");
-  }
+  snprintf(c->rule, sizeof(c->rule), "%s", rule);
   conn_close(c, NULL);
   return false;
 }

@@ -64,7 +64,8 @@ struct conn {
   bool counted;       /* in l->active */
   uint64_t body_left; /* plain HTTP: body bytes still to forward */
   bool sni_pending;
-  bool connect; /* a CONNECT request */
+  bool tls_required; /* the tunnel must start with a ClientHello naming host */
+  bool connect;      /* a CONNECT request */
   char method[24];
   char host[256];
   uint16_t port;

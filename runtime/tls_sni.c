@@ -39,11 +39,13 @@ static bool take_u16(struct reader *r, size_t *v) {
   return true;
 }
 
-/* The body of a server_name extension. */
+/* The body of a server_name extension.  A second host_name is refused,
+ * not skipped: the server might pick the one the proxy did not check. */
 static enum tls_sni_status server_name(struct reader ext, char name[256]) {
   size_t list;
   if (!take_u16(&ext, &list) || list != ext.left)
     return TLS_SNI_MALFORMED;
+  bool found = false;
   while (ext.left > 0) {
     size_t type, n;
     const unsigned char *b;
@@ -51,16 +53,16 @@ static enum tls_sni_status server_name(struct reader ext, char name[256]) {
       return TLS_SNI_MALFORMED;
     if (type != 0)
       continue;
-    if (n == 0 || n > 255)
+    if (found || n == 0 || n > 255)
       return TLS_SNI_MALFORMED;
     for (size_t i = 0; i < n; i++)
       if (b[i] <= 0x20 || b[i] >= 0x7f)
         return TLS_SNI_MALFORMED;
     memcpy(name, b, n);
     name[n] = '\0';
-    return TLS_SNI_FOUND;
+    found = true;
   }
-  return TLS_SNI_NONE;
+  return found ? TLS_SNI_FOUND : TLS_SNI_NONE;
 }
 
 static enum tls_sni_status client_hello(struct reader r, char name[256]) {
@@ -77,15 +79,25 @@ static enum tls_sni_status client_hello(struct reader r, char name[256]) {
     return TLS_SNI_NONE; /* no extensions at all */
   if (!take_u16(&r, &n) || n != r.left)
     return TLS_SNI_MALFORMED;
+  /* Every extension is read: two server_name extensions (RFC 8446 4.2
+   * forbids repeats) are refused, since a server may use either. */
+  enum tls_sni_status st = TLS_SNI_NONE;
+  bool seen = false;
   while (r.left > 0) {
     size_t type, len;
     const unsigned char *b;
     if (!take_u16(&r, &type) || !take_u16(&r, &len) || !take(&r, len, &b))
       return TLS_SNI_MALFORMED;
-    if (type == 0)
-      return server_name((struct reader){b, len}, name);
+    if (type != 0)
+      continue;
+    if (seen)
+      return TLS_SNI_MALFORMED;
+    seen = true;
+    st = server_name((struct reader){b, len}, name);
+    if (st == TLS_SNI_MALFORMED)
+      return st;
   }
-  return TLS_SNI_NONE;
+  return st;
 }
 
 enum tls_sni_status tls_sni_extract(const unsigned char *buf, size_t len, char name[256]) {

@@ -5,6 +5,7 @@
  *   proxy-harness [--policy FILE] [--allow HOST[:PORT]]... [--resolve NAME=ADDR]...
  *                 [--allow-address CIDR]... [--port N]... [--max-connections N]
  *                 [--idle-timeout DURATION] [--byte-budget SIZE] [--sni-check yes|no]
+ *                 [--tls-required PORTS|all|none]
  *                 [--audit FILE] [--sandbox ID]
  *   proxy-harness --summary FILE     prints the totals of an audit log
  *
@@ -59,19 +60,13 @@ static int load_policy(const char *path, struct net_policy *out, hutch_error_t *
 
 int main(int argc, char **argv) {
   static const struct option opts[] = {
-      {"policy", required_argument, NULL, 'P'},
-      {"allow", required_argument, NULL, 'a'},
-      {"resolve", required_argument, NULL, 'r'},
-      {"allow-address", required_argument, NULL, 'A'},
-      {"port", required_argument, NULL, 'p'},
-      {"max-connections", required_argument, NULL, 'm'},
-      {"idle-timeout", required_argument, NULL, 'i'},
-      {"byte-budget", required_argument, NULL, 'b'},
-      {"sni-check", required_argument, NULL, 's'},
-      {"audit", required_argument, NULL, 'l'},
-      {"sandbox", required_argument, NULL, 'S'},
-      {"summary", required_argument, NULL, 'M'},
-      {NULL, 0, NULL, 0},
+      {"policy", required_argument, NULL, 'P'},       {"allow", required_argument, NULL, 'a'},
+      {"resolve", required_argument, NULL, 'r'},      {"allow-address", required_argument, NULL, 'A'},
+      {"port", required_argument, NULL, 'p'},         {"max-connections", required_argument, NULL, 'm'},
+      {"idle-timeout", required_argument, NULL, 'i'}, {"byte-budget", required_argument, NULL, 'b'},
+      {"sni-check", required_argument, NULL, 's'},    {"tls-required", required_argument, NULL, 't'},
+      {"audit", required_argument, NULL, 'l'},        {"sandbox", required_argument, NULL, 'S'},
+      {"summary", required_argument, NULL, 'M'},      {NULL, 0, NULL, 0},
   };
   _cleanup_error_ hutch_error_t err = NULL;
   struct net_policy policy;
@@ -110,6 +105,9 @@ int main(int argc, char **argv) {
       break;
     case 's':
       key = "sni_check";
+      break;
+    case 't':
+      key = "tls_required";
       break;
     case 'p': {
       char *next = xasprintf("%s%s%s", ports ? ports : "", ports ? "," : "", optarg);

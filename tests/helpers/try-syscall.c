@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -260,6 +261,24 @@ static long p_socket_inet_dgram(void) {
 static long p_socket_inet6_stream(void) {
   return sock(AF_INET6, SOCK_STREAM, 0);
 }
+static long p_socket_inet_tcp(void) {
+  return sock(AF_INET, SOCK_STREAM, IPPROTO_TCP);
+}
+static long p_socket_inet_udp(void) {
+  return sock(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, IPPROTO_UDP);
+}
+static long p_socket_inet6_dgram(void) {
+  return sock(AF_INET6, SOCK_DGRAM, 0);
+}
+static long p_socket_mptcp(void) {
+  return sock(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */);
+}
+static long p_socket_mptcp6(void) {
+  return sock(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 262 /* IPPROTO_MPTCP */);
+}
+static long p_socket_udplite(void) {
+  return sock(AF_INET, SOCK_DGRAM, 136 /* IPPROTO_UDPLITE */);
+}
 static long p_socket_unix(void) {
   return sock(AF_UNIX, SOCK_STREAM, 0);
 }
@@ -277,6 +296,16 @@ static long p_socketpair_unix(void) {
 }
 static long p_socketpair_inet(void) {
   return pair(AF_INET); /* unfiltered: EOPNOTSUPP */
+}
+static long p_setsockopt_tcp_ulp(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  long r = setsockopt(fd, IPPROTO_TCP, 31 /* TCP_ULP */, "tls", 3);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return r;
 }
 static long p_tiocsti(void) {
   return raw(SYS_ioctl, -1, TIOCSTI, 1, 0, 0); /* EBADF */
@@ -363,9 +392,16 @@ static const struct probe {
     {"socket-inet-stream", p_socket_inet_stream, false},
     {"socket-inet-dgram", p_socket_inet_dgram, false},
     {"socket-inet6-stream", p_socket_inet6_stream, false},
+    {"socket-inet-tcp", p_socket_inet_tcp, false},
+    {"socket-inet-udp", p_socket_inet_udp, false},
+    {"socket-inet6-dgram", p_socket_inet6_dgram, false},
+    {"socket-mptcp", p_socket_mptcp, false},
+    {"socket-mptcp6", p_socket_mptcp6, false},
+    {"socket-udplite", p_socket_udplite, false},
     {"socket-unix", p_socket_unix, false},
     {"socketpair-unix", p_socketpair_unix, false},
     {"socketpair-inet", p_socketpair_inet, false},
+    {"setsockopt-tcp-ulp", p_setsockopt_tcp_ulp, false},
     {"tiocsti", p_tiocsti, false},
     {"tiocsti-high", p_tiocsti_high, false},
     {"tioclinux", p_tioclinux, false},

@@ -1,10 +1,11 @@
 #!/bin/bash
 # hutch's allowlist HTTP proxy engine, through tests/helpers/proxy-harness:
 # plain HTTP and CONNECT, refusals (unlisted hosts, IP literals, loopback
-# and metadata addresses, SNI mismatch), the malformed-request corpus,
-# slow clients, 1,000 concurrent tunnels, max_connections, the byte budget
-# and the audit log.  Every upstream listens on 127.0.0.1 and is reached
-# through `--resolve NAME=127.0.0.1` overrides only.
+# and metadata addresses, SNI mismatch, tunnels without TLS or SNI where
+# tls_required), the malformed-request corpus, slow clients, 1,000
+# concurrent tunnels, max_connections, the byte budget and the audit log.
+# Every upstream listens on 127.0.0.1 and is reached through
+# `--resolve NAME=127.0.0.1` overrides only.
 # shellcheck source=../lib/tap.sh
 . "$(dirname "$0")/../lib/tap.sh"
 
@@ -146,10 +147,23 @@ def tls_get(proxy, host, port, sni, cafile):
     ctx = ssl.create_default_context(cafile=cafile)
     ctx.check_hostname = False
     try:
-        t = ctx.wrap_socket(s, server_hostname=sni)
+        t = ctx.wrap_socket(s, server_hostname=None if sni == "-" else sni)
         t.sendall(b"GET /tls HTTP/1.0\r\nHost: x\r\n\r\n")
         print(t.recv(4096).split(b"\r\n")[0].decode())
     except (OSError, ssl.SSLError) as e:
+        print("closed:", type(e).__name__)
+
+def clear_get(proxy, host, port, path, hosthdr):
+    """HTTP in clear through a CONNECT tunnel: the answer's status line, or
+    how the tunnel ended."""
+    s, status = connect_tunnel(proxy, host, port)
+    if " 200 " not in status:
+        print("connect:", status); return
+    s.sendall(("GET %s HTTP/1.1\r\nHost: %s\r\n\r\n" % (path, hosthdr)).encode())
+    try:
+        got = s.recv(4096)
+        print(got.split(b"\r\n")[0].decode() if got else "closed")
+    except OSError as e:
         print("closed:", type(e).__name__)
 
 def loris(proxy, n, seconds, idle):
@@ -364,6 +378,41 @@ line=$(last_audit main)
 tap_like "$line" '"decision":"refuse","rule":"sni mismatch".*"error":"TLS server name other.test does not match' \
   "audit line: SNI mismatch"
 
+# ---- tls_required: a tunnel to such a port carries TLS naming its host ----
+# The plain HTTP upstream's port is listed too: what a cleartext request
+# sent through the tunnel would reach is then visible in $tmp/heads.
+start_proxy tlsreq --allow "tls.test:$tls_port" --allow "up.test:$http_port" --allow "127.0.0.1:$tls_port" \
+  --allow-address 127.0.0.1 --resolve tls.test=127.0.0.1 --resolve up.test=127.0.0.1 \
+  --tls-required "$tls_port, $http_port"
+tlsreq=$proxy
+tap_ok "tls_required: curl with the CONNECT host as SNI" curl -sS --max-time 10 -x "http://127.0.0.1:$tlsreq" \
+  --cacert "$tmp/cert.pem" "https://tls.test:$tls_port/req"
+tap_is "$tap_stdout" "hello from /req" "tls_required: TLS naming the CONNECT host passes"
+tap_status 1 "tls_required: openssl s_client -noservername" \
+  timeout 10 openssl s_client -brief -proxy "127.0.0.1:$tlsreq" -connect "tls.test:$tls_port" -noservername \
+  -CAfile "$tmp/cert.pem" </dev/null
+sleep 0.2
+tap_like "$(last_audit tlsreq)" '"host":"tls.test".*"decision":"refuse","rule":"sni required".*"error":"the TLS ClientHello names no server' \
+  "tls_required: a ClientHello without SNI is refused and audited"
+out=$("$py" "$tmp/t.py" tls_get "$tlsreq" tls.test "$tls_port" - "$tmp/cert.pem")
+tap_like "$out" '^closed' "tls_required: python ssl without server_hostname: the tunnel is closed"
+: >"$tmp/heads"
+out=$("$py" "$tmp/t.py" clear_get "$tlsreq" up.test "$http_port" /smuggled evil.test)
+tap_like "$out" '^closed' "tls_required: GET with Host: evil.test in clear through CONNECT: closed"
+sleep 0.2
+tap_is "$(grep -c smuggled "$tmp/heads")" 0 "tls_required: the cleartext request never reaches the upstream"
+tap_like "$(last_audit tlsreq)" '"host":"up.test".*"decision":"refuse","rule":"tls required".*did not start with a TLS ClientHello' \
+  "tls_required: the cleartext tunnel is refused and audited"
+out=$("$py" "$tmp/t.py" tls_get "$tlsreq" tls.test "$tls_port" other.test "$tmp/cert.pem")
+tap_like "$out" '^closed' "tls_required: another SNI is still refused"
+out=$("$py" "$tmp/t.py" tls_get "$tlsreq" 127.0.0.1 "$tls_port" - "$tmp/cert.pem")
+tap_like "$out" '^HTTP/1.0 200' "tls_required: an allowed address needs no SNI (clients send none for addresses)"
+# Control: where the port does not require TLS, the tunnel carries anything,
+# which is what hutch-security(7) says.
+: >"$tmp/heads"
+out=$("$py" "$tmp/t.py" clear_get "$main" up.test "$http_port" /clear up.test)
+tap_like "$out" '^HTTP/1.0 200' "without tls_required for the port, a cleartext tunnel passes (the control)"
+
 # ---- refusals ----
 tap_ok "an unlisted host" "${x[@]}" -o /dev/null -w '%{http_code}' "http://nope.test:$http_port/"
 tap_is "$tap_stdout" 403 "unlisted host: 403"
@@ -417,6 +466,8 @@ corpus=(
   "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent-Length: 1\r\nTransfer-Encoding: chunked\r\n\r\nx"
   "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nx"
   "411|POST http://up.test:$http_port/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n"
+  "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent-Length: 5\r\nTransfer_Encoding: chunked\r\n\r\n0\r\n\r\n"
+  "400|POST http://up.test:$http_port/ HTTP/1.1\r\nContent_Length: 5\r\n\r\nhello"
   "431|GET http://up.test:$http_port/ HTTP/1.1\r\nX: $(head -c 17000 /dev/zero | tr '\0' a)\r\n\r\n"
 )
 for entry in "${corpus[@]}"; do
@@ -427,6 +478,13 @@ for entry in "${corpus[@]}"; do
 done
 tap_like "$(last_audit main)" '"decision":"error","rule":"malformed request".*"error":"request head larger' \
   "audit line for a malformed request"
+: >"$tmp/heads"
+out=$("$py" "$tmp/t.py" raw "$main" "GET http://up.test:$http_port/underscore HTTP/1.1\r\nTransfer_Encoding: chunked\r\n\r\n")
+tap_like "$out" '^HTTP/1.1 400 ' "Transfer_Encoding (underscore): 400"
+sleep 0.2
+tap_is "$(grep -c underscore "$tmp/heads")" 0 "the Transfer_Encoding request never reaches the upstream"
+tap_like "$(last_audit main)" '"rule":"malformed request".*"error":"a header name with .?_.? that reads as a framing' \
+  "audit line: the lookalike header name"
 tap_ok "a good request after the corpus" "${x[@]}" "http://up.test:$http_port/after"
 tap_is "$tap_stdout" "hello from /after" "the proxy still serves"
 
@@ -499,7 +557,7 @@ tap_ok "a torn line does not break the summary" "$harness" --summary "$tmp/main.
 tap_is "$(head -n1 <<<"$tap_stdout")" "$want" "torn lines are skipped"
 
 # ---- shutdown: EOF on stdin stops a proxy; sanitizers, when built in, report here ----
-for name in main limited budget; do
+for name in main tlsreq limited budget; do
   fd=${proxy_fd[$name]}
   exec {fd}>&-
   for _ in $(seq 100); do

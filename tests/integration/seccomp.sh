@@ -36,8 +36,10 @@ declare -A want=(
   [socket-netlink-audit]=EPERM [socket-vsock]=EPERM [socket-alg]=EPERM
   [socket-netlink-route]=OK [socket-inet-stream]=OK [socket-inet-dgram]=OK
   [socket-inet6-stream]=OK [socket-unix]=OK
+  [socket-inet-tcp]=OK [socket-inet-udp]=OK [socket-inet6-dgram]=OK
+  [socket-mptcp]=EPERM [socket-mptcp6]=EPERM [socket-udplite]=EPERM
   [socketpair-unix]=OK [socketpair-inet]=EPERM
-  [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
+  [setsockopt-tcp-ulp]=EPERM [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
   [getpid]=OK [clone-plain]=OK [fork]=OK [thread]=OK
   [x32]=SIGSYS
 )

@@ -56,6 +56,23 @@ static void test_valid(void) {
   tap_ok(strstr(up, "Content-Length: 5\r\n") != NULL, "Connection cannot remove Content-Length");
   free(up);
 
+  /* The body's length goes up once, in plain decimal: "010" is 10 to the
+   * proxy but 8 to a server that reads a leading 0 as octal. */
+  const char *octal = "POST http://a.test/ HTTP/1.1\r\nContent-Length: 010\r\ncontent-length: 10\r\nX: 1\r\n\r\n";
+  tap_is_int(parse(octal), HTTP_PARSE_OK, "Content-Length 010 and 10: the same length");
+  tap_ok(req.content_length == 10, "read as decimal 10");
+  up = http_upstream_head(octal, &req, &n);
+  tap_is_str(up, "POST / HTTP/1.1\r\nHost: a.test\r\nContent-Length: 10\r\nX: 1\r\nConnection: close\r\n\r\n",
+             "upstream: one Content-Length: 10, the client's spellings dropped");
+  free(up);
+
+  /* '_' elsewhere is an ordinary name character. */
+  const char *under = "GET http://a.test/ HTTP/1.1\r\nX_Custom: 1\r\nContent_Type: text/plain\r\nHost_: b\r\n\r\n";
+  tap_is_int(parse(under), HTTP_PARSE_OK, "names with '_' that fold to no guarded header pass");
+  up = http_upstream_head(under, &req, &n);
+  tap_ok(strstr(up, "X_Custom: 1\r\nContent_Type: text/plain\r\nHost_: b\r\n") != NULL, "and are forwarded");
+  free(up);
+
   tap_is_int(parse("CONNECT pypi.org:443 HTTP/1.1\r\nHost: pypi.org:443\r\n\r\n"), HTTP_PARSE_OK, "CONNECT parses");
   tap_ok(req.connect && req.port == 443 && strcmp(req.host, "pypi.org") == 0, "CONNECT host and port");
   tap_is_int(parse("CONNECT [::1]:8443 HTTP/1.1\r\n\r\n"), HTTP_PARSE_OK, "CONNECT to an IPv6 literal");
@@ -113,6 +130,29 @@ static void test_malformed(void) {
       {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n\r\n", 400,
        "Content-Length with Transfer-Encoding"},
       {"POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 411, "Transfer-Encoding body"},
+      /* Names that fold to a framing or hop-by-hop header where '_' is read
+       * as '-' (CGI, WSGI, PHP, some servers): refused, whatever the case. */
+      {"POST http://a.test/ HTTP/1.1\r\nTransfer_Encoding: chunked\r\n\r\n0\r\n\r\n", 400, "Transfer_Encoding"},
+      {"POST http://a.test/ HTTP/1.1\r\ntransfer_ENCODING: chunked\r\n\r\n", 400, "transfer_ENCODING"},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 0\r\nContent_Length: 5\r\n\r\nhello", 400,
+       "Content_Length beside Content-Length"},
+      {"POST http://a.test/ HTTP/1.1\r\nContent_Length: 5\r\n\r\nhello", 400, "Content_Length alone"},
+      {"GET http://a.test/ HTTP/1.1\r\nKeep_Alive: 5\r\n\r\n", 400, "Keep_Alive"},
+      {"GET http://a.test/ HTTP/1.1\r\nProxy_Authorization: Basic eA==\r\n\r\n", 400, "Proxy_Authorization"},
+      {"GET http://a.test/ HTTP/1.1\r\nproxy_anything: 1\r\n\r\n", 400, "proxy_anything"},
+      /* Other lookalikes: white space before the colon, folding, bytes
+       * outside ASCII, and case. */
+      {"POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding : chunked\r\n\r\n", 400, "space before the colon"},
+      {"POST http://a.test/ HTTP/1.1\r\nTransfer-Encoding\t: chunked\r\n\r\n", 400, "tab before the colon"},
+      {"POST http://a.test/ HTTP/1.1\r\nX: 1\r\n Transfer-Encoding: chunked\r\n\r\n", 400,
+       "Transfer-Encoding folded into another header"},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\n 6\r\n\r\nhello", 400, "Content-Length folded"},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Lengt\xe8: 5\r\n\r\nhello", 400, "a Latin-1 letter in a name"},
+      {"POST http://a.test/ HTTP/1.1\r\nTransfer-Encod\xc4\xb1ng: chunked\r\n\r\n", 400, "a UTF-8 dotless i"},
+      {"POST http://a.test/ HTTP/1.1\r\ncontent-length: 3\r\nTRANSFER-ENCODING: chunked\r\n\r\n", 400,
+       "Content-Length with Transfer-Encoding, other cases"},
+      {"POST http://a.test/ HTTP/1.1\r\nContent-Length: 5\r\ncontent-LENGTH: 6\r\n\r\nhello", 400,
+       "differing Content-Length, other cases"},
   };
   for (size_t i = 0; i < ARRAY_SIZE(cases); i++) {
     enum http_parse_status st = parse(cases[i].text);

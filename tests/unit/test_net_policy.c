@@ -236,6 +236,16 @@ static void test_values(void) {
   tap_ok(p.byte_budget == 0, "byte_budget none");
   set(&p, "sni_check", "no");
   tap_ok(!p.sni_check, "sni_check no");
+  tap_ok(net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 80), "default tls_required: 443 only");
+  set(&p, "tls_required", "443, 8443");
+  tap_ok(net_policy_tls_required(&p, 8443) && net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 80),
+         "tls_required 443, 8443");
+  set(&p, "tls_required", "all");
+  tap_ok(net_policy_tls_required(&p, 80) && net_policy_tls_required(&p, 22), "tls_required all: every port");
+  set(&p, "tls_required", "none");
+  tap_ok(!net_policy_tls_required(&p, 443), "tls_required none");
+  set(&p, "tls_required", "443");
+  tap_ok(net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 22), "tls_required after all: the list");
   set(&p, "max_connections", "2000");
   tap_is_int(p.max_connections, 2000, "max_connections");
   set(&p, "subnet", "10.90.0.0/16");
@@ -269,6 +279,9 @@ static void test_values(void) {
       {"idle_timeout", "0", "out of range"},
       {"byte_budget", "lots", "not a size"},
       {"sni_check", "maybe", "not \"yes\" or \"no\""},
+      {"tls_required", "yes", "not a list of ports"},
+      {"tls_required", "", "empty list"},
+      {"tls_required", "443,0", "not a list of ports"},
       {"subnet", "10.0.0.0/31", "IPv4 range from /8 to /30"},
       {"subnet", "fd00::/64", "IPv4 range"},
       {"frobnicate", "1", "unknown key"},
@@ -334,6 +347,7 @@ static void test_policy_section(void) {
     tap_ok(strstr(buf, "*.pythonhosted.org (t.policy:5)") && strstr(buf, "max_connections: 64") &&
                strstr(buf, "resolve: mirror.test -> 127.0.0.1"),
            "describe lists entries, limits and overrides");
+    tap_ok(strstr(buf, "  tls_required: 443 (") != NULL, "describe shows tls_required, 443 by default");
     free(buf);
     policy_settings_clear(&s);
   }
@@ -351,6 +365,8 @@ static void test_policy_section(void) {
        "t.policy:5: duplicate key \"ports\" (first set on line 4)"},
       {"[sandbox]\nseccomp = s\n[network]\nsni_check = yes\nsni_check = no\n",
        "t.policy:5: duplicate key \"sni_check\""},
+      {"[sandbox]\nseccomp = s\n[network]\ntls_required = 443\ntls_required = none\n",
+       "t.policy:5: duplicate key \"tls_required\""},
       {"[sandbox]\nseccomp = s\n[network]\nallow = a b\n", "t.policy:4: bad value for allow: \"a b\""},
       {"[sandbox]\nseccomp = s\n[network]\nallow = ok.org\nallow = *\n", "t.policy:5: bad value for allow: \"*\""},
       {"[sandbox]\nseccomp = s\n[network]\nallow_address = 1.2.3.4/40\n", "t.policy:4: bad value for allow_address"},

@@ -4,6 +4,8 @@
 
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -129,6 +131,12 @@ static long p_inet_dgram(void) {
 }
 static long p_inet6_stream(void) {
   return sock(AF_INET6, SOCK_STREAM, 0);
+}
+static long p_inet_tcp(void) {
+  return sock(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, IPPROTO_TCP);
+}
+static long p_inet6_udp(void) {
+  return sock(AF_INET6, SOCK_DGRAM | SOCK_NONBLOCK, IPPROTO_UDP);
 }
 static long p_unix(void) {
   return sock(AF_UNIX, SOCK_SEQPACKET, 0);
@@ -315,6 +323,26 @@ static long p_inet_raw_flags(void) {
 static long p_inet6_raw(void) {
   return sock(AF_INET6, SOCK_RAW, 58);
 }
+static long p_inet_mptcp(void) {
+  return sock(AF_INET, SOCK_STREAM, 262 /* IPPROTO_MPTCP */);
+}
+static long p_inet6_mptcp_flags(void) {
+  return sock(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 262 /* IPPROTO_MPTCP */);
+}
+static long p_inet_udplite(void) {
+  return sock(AF_INET, SOCK_DGRAM, 136 /* IPPROTO_UDPLITE */);
+}
+static long p_inet_proto_high(void) {
+  /* The kernel reads the protocol as an int: bits above 32 must not help. */
+  return raw(SYS_socket, AF_INET, SOCK_STREAM, 0x100000000L | 262, 0, 0);
+}
+static long p_unix_proto(void) {
+  return sock(AF_UNIX, SOCK_STREAM, 1 /* PF_UNIX: the kernel takes it, the profile names 0 only */);
+}
+static long p_socketpair_unix_proto(void) {
+  int sv[2];
+  return socketpair(AF_UNIX, SOCK_STREAM, 1, sv);
+}
 static long p_inet_seqpacket(void) {
   return sock(AF_INET, SOCK_SEQPACKET, 0);
 }
@@ -333,6 +361,24 @@ static long p_alg(void) {
 static long p_socketpair_inet(void) {
   int sv[2];
   return socketpair(AF_INET, SOCK_STREAM, 0, sv);
+}
+static long p_tcp_ulp(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0)
+    return -1;
+  long r = setsockopt(fd, IPPROTO_TCP, 31 /* TCP_ULP */, "tls", 3);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return r;
+}
+static long p_tcp_nodelay(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0), one = 1;
+  if (fd < 0)
+    return -1;
+  long r = setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  close(fd);
+  return r;
 }
 static long p_tiocsti(void) {
   return raw(SYS_ioctl, -1, TIOCSTI, 1, 0, 0);
@@ -363,6 +409,8 @@ static const struct {
     {"socket AF_INET SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK", p_inet_stream, PROBE_OK},
     {"socket AF_INET SOCK_DGRAM", p_inet_dgram, PROBE_OK},
     {"socket AF_INET6 SOCK_STREAM", p_inet6_stream, PROBE_OK},
+    {"socket AF_INET SOCK_STREAM IPPROTO_TCP", p_inet_tcp, PROBE_OK},
+    {"socket AF_INET6 SOCK_DGRAM|SOCK_NONBLOCK IPPROTO_UDP", p_inet6_udp, PROBE_OK},
     {"socket AF_UNIX", p_unix, PROBE_OK},
     {"socket AF_NETLINK NETLINK_ROUTE", p_netlink_route, PROBE_OK},
     {"socketpair AF_UNIX", p_socketpair_unix, PROBE_OK},
@@ -421,11 +469,19 @@ static const struct {
     {"socket AF_INET SOCK_RAW|SOCK_CLOEXEC|SOCK_NONBLOCK", p_inet_raw_flags, EPERM},
     {"socket AF_INET6 SOCK_RAW", p_inet6_raw, EPERM},
     {"socket AF_INET SOCK_SEQPACKET", p_inet_seqpacket, EPERM},
+    {"socket AF_INET SOCK_STREAM IPPROTO_MPTCP", p_inet_mptcp, EPERM},
+    {"socket AF_INET6 SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK IPPROTO_MPTCP", p_inet6_mptcp_flags, EPERM},
+    {"socket AF_INET SOCK_DGRAM IPPROTO_UDPLITE", p_inet_udplite, EPERM},
+    {"socket with IPPROTO_MPTCP above 32 bits", p_inet_proto_high, EPERM},
+    {"socket AF_UNIX protocol 1", p_unix_proto, EPERM},
+    {"socketpair AF_UNIX protocol 1", p_socketpair_unix_proto, EPERM},
     {"socket with AF_INET in the low 32 bits only", p_inet_high_domain, EPERM},
     {"socket AF_NETLINK NETLINK_AUDIT", p_netlink_audit, EPERM},
     {"socket AF_VSOCK", p_vsock, EPERM},
     {"socket AF_ALG", p_alg, EPERM},
     {"socketpair AF_INET", p_socketpair_inet, EPERM},
+    {"setsockopt TCP_ULP", p_tcp_ulp, EPERM},
+    {"setsockopt TCP_NODELAY", p_tcp_nodelay, PROBE_OK},
     {"ioctl TIOCSTI", p_tiocsti, EPERM},
     {"ioctl TIOCSTI with bits above 32", p_tiocsti_high, EPERM},
     {"ioctl TIOCLINUX", p_tioclinux, EPERM},

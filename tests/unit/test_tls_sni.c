@@ -42,6 +42,29 @@ static size_t name_offset(void) {
   return 0;
 }
 
+static void add_u16(unsigned char *b, size_t at, size_t n) {
+  size_t v = ((size_t)b[at] << 8 | b[at + 1]) + n;
+  b[at] = (unsigned char)(v >> 8);
+  b[at + 1] = (unsigned char)v;
+}
+
+/* `hello` with n bytes from src inserted at `at`; the record, handshake
+ * and extension-block lengths grow by n, and so do the 16-bit lengths at
+ * the offsets in grow[] (0-terminated).  Returns the new length. */
+static size_t hello_insert(unsigned char *out, size_t at, const unsigned char *src, size_t n, const size_t *grow) {
+  memcpy(out, hello, at);
+  memcpy(out + at, src, n);
+  memcpy(out + at + n, hello + at, sizeof(hello) - at);
+  add_u16(out, 3, n);
+  size_t hs = ((size_t)out[6] << 16 | (size_t)out[7] << 8 | out[8]) + n;
+  out[6] = (unsigned char)(hs >> 16);
+  out[7] = (unsigned char)(hs >> 8);
+  out[8] = (unsigned char)hs;
+  for (; *grow; grow++)
+    add_u16(out, *grow, n);
+  return sizeof(hello) + n;
+}
+
 int main(void) {
   char name[256];
   tap_is_int(sni(hello, sizeof(hello), name), TLS_SNI_FOUND, "the captured ClientHello has an SNI");
@@ -92,6 +115,22 @@ int main(void) {
   tap_ok(other[off - 9] == 0 && other[off - 8] == 0, "the extension type before the name is 0");
   other[off - 8] = 0x77;
   tap_is_int(sni(other, sizeof(other), name), TLS_SNI_NONE, "without server_name: none");
+
+  /* Two names: a server could use the one not checked, so neither is
+   * taken. */
+  unsigned char two[sizeof(hello) + 64];
+  const unsigned char second_ext[] = {0x00, 0x00, 0x00, 0x0e, 0x00, 0x0c, 0x00, 0x00, 0x09,
+                                      'e',  'v',  'i',  'l',  '.',  't',  'e',  's',  't'};
+  size_t ext_end = off + 16; /* the first server_name extension ends with its name */
+  size_t n = hello_insert(two, ext_end, second_ext, sizeof(second_ext), (const size_t[]){off - 11, 0});
+  tap_is_int(sni(two, n, name), TLS_SNI_MALFORMED, "two server_name extensions: malformed");
+  const unsigned char second_name[] = {0x00, 0x00, 0x09, 'e', 'v', 'i', 'l', '.', 't', 'e', 's', 't'};
+  n = hello_insert(two, ext_end, second_name, sizeof(second_name), (const size_t[]){off - 11, off - 7, off - 5, 0});
+  tap_is_int(sni(two, n, name), TLS_SNI_MALFORMED, "two host_name entries in one extension: malformed");
+  const unsigned char other_type[] = {0x07, 0x00, 0x03, 'a', 'b', 'c'};
+  n = hello_insert(two, ext_end, other_type, sizeof(other_type), (const size_t[]){off - 11, off - 7, off - 5, 0});
+  tap_is_int(sni(two, n, name), TLS_SNI_FOUND, "an entry of another name type after the host_name is skipped");
+  tap_is_str(name, "pypi.example.org", "and the host_name is the one found");
 
   /* Lengths that lie. */
   memcpy(other, hello, sizeof(hello));
