@@ -18,17 +18,36 @@ enum limits_fallback { LIMITS_FALLBACK_RLIMITS = 0, LIMITS_FALLBACK_REFUSE };
 
 /* The policy file's [limits]; 0 = not set. */
 struct policy_limits {
-  uint64_t memory;      /* bytes, or LIMITS_UNLIMITED */
-  uint64_t cpus_milli;  /* thousandths of a CPU, or LIMITS_UNLIMITED */
-  uint64_t pids;        /* or LIMITS_UNLIMITED */
-  uint64_t io_weight;   /* 1..10000 */
-  uint64_t fallback;    /* enum limits_fallback */
-  uint64_t required;    /* 1: the policy's limits are never dropped */
-  unsigned memory_line; /* where each was set, for messages */
+  uint64_t memory;        /* bytes, or LIMITS_UNLIMITED */
+  uint64_t cpus_milli;    /* thousandths of a CPU, or LIMITS_UNLIMITED */
+  uint64_t pids;          /* or LIMITS_UNLIMITED */
+  uint64_t io_weight;     /* 1..10000 */
+  uint64_t fallback;      /* enum limits_fallback */
+  uint64_t required;      /* 1: the policy's limits are never dropped */
+  uint64_t disk;          /* bytes of every writable layer together, or LIMITS_UNLIMITED */
+  uint64_t image_size;    /* bytes an image import may unpack, or LIMITS_UNLIMITED */
+  uint64_t image_entries; /* entries an image import may hold, or LIMITS_UNLIMITED */
+  unsigned memory_line;   /* where each was set, for messages */
   unsigned cpus_line;
   unsigned pids_line;
   unsigned io_weight_line;
 };
+
+/* What a policy without the key gets: bounded all the same. */
+#define LIMITS_DEFAULT_DISK (4ULL << 30)
+#define LIMITS_DEFAULT_IMAGE_SIZE (64ULL << 30)
+#define LIMITS_DEFAULT_IMAGE_ENTRIES 2000000ULL
+/* The value in force: the policy's, or the default when it sets none. */
+uint64_t limits_or_default(uint64_t policy_value, uint64_t default_value);
+
+/* What an image import may unpack ([limits] image_size, image_entries),
+ * with the policy named in the refusal. */
+struct import_budget {
+  uint64_t bytes;   /* of regular files' contents, all layers together */
+  uint64_t entries; /* archive entries read, all layers together */
+  char policy[256];
+};
+void limits_import_budget(const struct policy_limits *p, const char *policy_path, struct import_budget *out);
 
 /* Where a limit in force came from. */
 enum limit_source { LIMIT_UNSET = 0, LIMIT_POLICY, LIMIT_REQUIRED, LIMIT_EXPLICIT };

@@ -179,6 +179,14 @@ int policy_seccomp_program(struct hutch_policy *p, const void **bpf, size_t *len
  * caps.c, payload.c); listed so that a reader sees the whole picture. */
 static const char *const namespaces[] = {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"};
 
+int policy_import_budget(const char *path, struct import_budget *out, hutch_error_t *err) {
+  _cleanup_(policy_freep) struct hutch_policy *p = NULL;
+  if (hutch_policy_load(path, &p, err) < 0)
+    return hutch_error_wrap(err, "image import: its limits");
+  limits_import_budget(&p->settings.limits, p->path, out);
+  return 0;
+}
+
 /* Parse the profile and compile it too: a profile libseccomp refuses must
  * not look fine in a description. */
 static int parse_profile(const struct hutch_policy *p, struct seccomp_profile **profile, void **bpf, size_t *bpf_len,
