@@ -213,6 +213,13 @@ static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
     snprintf(buf, len, "%llu", (unsigned long long)v);
 }
 
+/* What [limits] disk bounds, mode by mode: see sandbox.c and contain.c. */
+static const char disk_in_effect[] =
+    "one tmpfs of this size per sandbox holds its writable layer, /tmp and /dev/shm (one-shot and "
+    "long-lived sandboxes, image builds); with --keep and --overlay fuse the layer is on the host's disk, "
+    "not bounded (\"disk unbounded\"), /tmp and /dev/shm still are. tmpfs pages count as the sandbox's "
+    "memory where it has a memory cgroup; without one they come on top of [limits] memory";
+
 static void describe_limits(const struct hutch_policy *p, bool effective, FILE *out) {
   const struct policy_limits *l = &p->settings.limits;
   char v[64];
@@ -234,6 +241,14 @@ static void describe_limits(const struct hutch_policy *p, bool effective, FILE *
   fprintf(out, "  io_weight: %s\n", v);
   fprintf(out, "  fallback: %s\n", l->fallback == LIMITS_FALLBACK_REFUSE ? "refuse" : "rlimits");
   fprintf(out, "  required: %s\n", l->required ? "yes" : "no");
+  limit_text(limits_or_default(l->disk, LIMITS_DEFAULT_DISK), true, v, sizeof(v));
+  fprintf(out, "  disk: %s%s\n", v, l->disk ? "" : " (default)");
+  if (effective)
+    fprintf(out, "    in effect: %s\n", disk_in_effect);
+  limit_text(limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), true, v, sizeof(v));
+  fprintf(out, "  image_size: %s%s\n", v, l->image_size ? "" : " (default)");
+  limit_text(limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), false, v, sizeof(v));
+  fprintf(out, "  image_entries: %s%s\n", v, l->image_entries ? "" : " (default)");
   if (effective) {
     struct limits_plan plan;
     limits_plan_make(NULL, l, &plan);
@@ -283,9 +298,14 @@ static void describe_limits_json(const struct hutch_policy *p, bool effective, c
   NUM("cpus", l->cpus_milli, 1000.0);
   NUM("pids", l->pids, 1);
   NUM("io_weight", l->io_weight, 1);
-#undef NUM
   cJSON_AddStringToObject(o, "fallback", l->fallback == LIMITS_FALLBACK_REFUSE ? "refuse" : "rlimits");
   cJSON_AddBoolToObject(o, "required", l->required != 0);
+  NUM("disk", limits_or_default(l->disk, LIMITS_DEFAULT_DISK), 1);
+  NUM("image_size", limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), 1);
+  NUM("image_entries", limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), 1);
+  if (effective)
+    cJSON_AddStringToObject(o, "disk_in_effect", disk_in_effect);
+#undef NUM
   if (effective) {
     struct limits_plan plan;
     limits_plan_make(NULL, l, &plan);

@@ -274,13 +274,13 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   if (out->state_fd < 0)
     return -1;
   state_new_id(out->id);
-  /* A one-shot sandbox that keeps nothing gets its layers on a tmpfs of
-   * its own (contain.c: step_scratch_layers). */
-  bool scratch = primary != NULL && !cfg->keep;
-  /* --overlay fuse: the daemon stays in hutch's mount namespace
-   * (overlay_fuse.c), where a tmpfs of the child's would not exist. */
-  if (cfg->overlay == HUTCH_OVERLAY_FUSE)
-    scratch = false;
+  /* The writable layer goes on the sandbox's size-limited tmpfs
+   * (contain.c: step_sandbox_tmpfs), one-shot or long-lived, unless it must
+   * be on the host's disk: --keep keeps it after the sandbox, a build takes
+   * it as the new image's layer, and with --overlay fuse the daemon stays in
+   * hutch's mount namespace (overlay_fuse.c), where the child's tmpfs does
+   * not exist.  Those are bounded by sandbox_disk_watch() instead. */
+  bool scratch = !cfg->keep && !cfg->build_caps && cfg->overlay != HUTCH_OVERLAY_FUSE;
   /* The daemon is given one lower tree: a built image without its base
    * would be a different (broken) root, so refuse rather than start it. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
@@ -342,7 +342,10 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .upper = upper,
       .work = work,
       .root = root,
+      .sandbox_dir = sbpath,
       .scratch_dir = scratch ? sbpath : NULL,
+      .disk =
+          cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK),
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
       .n_binds = cfg->n_binds,

@@ -1,0 +1,68 @@
+#!/bin/bash
+# [limits] disk / --disk: every place a sandbox can write (its writable
+# layer, /tmp and /dev/shm) is on one size-limited tmpfs of its own, for a
+# one-shot sandbox and a long-lived one alike.  A fill gets ENOSPC inside,
+# `df /` shows the limit rather than the host's file system, the budget is
+# shared, and nothing of the fill lands in the state directory on the host.
+. "$(dirname "$0")/../lib/tap.sh"
+
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+tmp=$(hutch_test_tmpdir)
+state=$tmp/state
+ids=()
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+  for id in "${ids[@]}"; do "$HUTCH_BIN" rm --state-dir "$state" "$id" >/dev/null 2>&1; done
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+hx() { "$HUTCH_BIN" exec --state-dir "$state" --rootfs "$img" "$@"; }
+# d PATH: the 1K-blocks of `df PATH` inside.
+d='d() { df -k "$1" | awk "NR == 2 { print \$2 }"; }'
+# f FILE N: dd of N MiB to FILE inside; prints ENOSPC when that stopped it,
+# then dd's exit status.
+f='f() { e=$(dd if=/dev/zero of="$1" bs=1M count="$2" 2>&1); s=$?; case $e in *"No space left"*) echo ENOSPC ;; esac; echo "status $s"; }'
+
+# ---- one-shot: --disk 64M ----
+for path in /big /tmp/big /dev/shm/big; do
+  tap_ok "exec: fill $path past --disk 64M" hx --disk 64M -- sh -c "$f; f $path 100"
+  tap_is "$tap_stdout" $'ENOSPC\nstatus 1' "exec: $path: ENOSPC inside"
+done
+tap_ok "exec: df / inside" hx --disk 64M -- sh -c "$d; d /"
+tap_is "$tap_stdout" 65536 "exec: df / shows the limit (64 MiB), not the host's file system"
+tap_ok "exec: df /tmp and /dev/shm" hx --disk 64M -- sh -c "$d; d /tmp; d /dev/shm"
+tap_is "$tap_stdout" $'65536\n65536' "exec: /tmp and /dev/shm show the same 64 MiB"
+
+# One budget, not three: 40 MiB in /tmp leave less than 40 for /dev/shm and /.
+tap_ok "exec: /tmp, then /dev/shm, then /" hx --disk 64M -- sh -c "$f; f /tmp/a 40; f /dev/shm/b 40; f /c 40"
+tap_is "$tap_stdout" $'status 0\nENOSPC\nstatus 1\nENOSPC\nstatus 1' "exec: /dev/shm and / share what /tmp left"
+
+# The policy's [limits] disk when there is no --disk.
+sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|; s|^disk = .*|disk = 32M|" \
+  "$HUTCH_POLICY" >"$tmp/disk.policy"
+tap_ok "exec: the policy's disk = 32M" hx --policy "$tmp/disk.policy" -- sh -c "$d; d /"
+tap_is "$tap_stdout" 32768 "exec: df / shows the policy's 32 MiB"
+tap_ok "policy show --effective" "$HUTCH_BIN" policy show --effective --policy "$tmp/disk.policy"
+tap_like "$tap_stdout" "disk: 32 MiB" "policy show names the disk limit"
+tap_ok "policy show --effective, the shipped policy" "$HUTCH_BIN" policy show --effective
+tap_like "$tap_stdout" "disk: 4 GiB" "the shipped policy's disk limit is 4 GiB"
+tap_status 2 "--disk wants a size" hx --disk lots -- true
+
+# ---- long-lived: create, then exec --in ----
+id=$("$HUTCH_BIN" create --state-dir "$state" --rootfs "$img" --disk 64M 2>/dev/null)
+tap_check $? "create --disk 64M"
+ids+=("$id")
+for path in /big /tmp/big /dev/shm/big; do
+  tap_ok "exec --in: fill $path" "$HUTCH_BIN" exec --state-dir "$state" --in "$id" -- sh -c "$f; f $path 100; rm $path"
+  tap_is "$tap_stdout" $'ENOSPC\nstatus 1' "exec --in: $path: ENOSPC inside"
+done
+tap_ok "exec --in: fill / and keep it" "$HUTCH_BIN" exec --state-dir "$state" --in "$id" -- sh -c "$f; f /big 100"
+tap_ok "exec --in: df /" "$HUTCH_BIN" exec --state-dir "$state" --in "$id" -- sh -c "$d; d /"
+tap_is "$tap_stdout" 65536 "exec --in: df / shows the limit"
+kib=$(du -sk "$state/$id" | cut -f1)
+tap_check "$([ "$kib" -lt 1024 ] && echo 0 || echo 1)" \
+  "the state directory on the host holds none of the 64 MiB written ($kib KiB)"
+tap_ok "rm" "$HUTCH_BIN" rm --state-dir "$state" "$id"
+tap_is "$(ls "$state")" "" "nothing is left in the state directory"
+
+tap_done
