@@ -488,10 +488,11 @@ char *cgroup_explain(const struct limits_plan *plan) {
   struct cgroup_where w;
   hutch_error_t err = NULL;
   if (cgroup_locate(plan, &w, &err) < 0) {
-    char *s =
-        xasprintf("%s: %s%s%s",
-                  limits_plan_strict(plan) ? "refused" : "rlimits (RLIMIT_AS, RLIMIT_NPROC, RLIMIT_CPU with --timeout)",
-                  err->msg, err->hint ? "; fix: " : "", err->hint ? err->hint : "");
+    char *s = xasprintf("%s: %s%s%s",
+                        limits_plan_strict(plan) ? "refused"
+                                                 : "rlimits (RLIMIT_AS and the memory watchdog, RLIMIT_NPROC, "
+                                                   "RLIMIT_CPU with --timeout)",
+                        err->msg, err->hint ? "; fix: " : "", err->hint ? err->hint : "");
     hutch_error_free(&err);
     return s;
   }

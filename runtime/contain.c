@@ -63,6 +63,8 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
       cfg->init.rlimit_as = l->value;
       if (cfg->init.primary != NULL)
         cfg->init.primary->rlimit_as = l->value;
+      /* RLIMIT_AS is per process: the watchdog bounds their sum. */
+      cfg->init.memory_watch = l->value;
       continue;
     }
     struct rlimit rl = {l->value, l->value};

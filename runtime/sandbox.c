@@ -460,6 +460,12 @@ fail_dir:
 static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
   out->status = ex->status;
   out->signal = ex->signal;
+  if (ex->oom_limit) {
+    /* The memory watchdog of the rlimits fallback: as the OOM killer's end. */
+    out->usage.oom_killed = true;
+    out->usage.oom_kills = 1;
+    out->usage.memory_max = ex->oom_limit;
+  }
   if (ex->failure_stage == PAYLOAD_EXEC) {
     out->exec_errno = ex->failure_errno ? ex->failure_errno : ENOEXEC;
     snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);

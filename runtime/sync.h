@@ -31,6 +31,7 @@ struct sync_exit {
   int32_t failure_stage; /* enum payload_stage when the program never ran, else 0 */
   int32_t failure_errno;
   char failure[512];
+  uint64_t oom_limit; /* killed by the memory watchdog (memwatch.h) at this limit, else 0 */
 };
 
 struct sync_started {
