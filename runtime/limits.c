@@ -298,7 +298,7 @@ char *limits_cgroup2_path(const char *text) {
 bool limits_keyed_value(const char *text, const char *key, uint64_t *out) {
   size_t k = strlen(key);
   for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-    if (strncmp(l, key, k) == 0 && l[k] == ' ') {
+    if (strncmp(l, key, k) == 0 && (l[k] == ' ' || l[k] == '\t')) {
       char *end;
       unsigned long long v = strtoull(l + k + 1, &end, 10);
       if (end == l + k + 1)

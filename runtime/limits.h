@@ -109,7 +109,8 @@ bool limits_parse_cpus(const char *s, uint64_t *milli);
 /* Parsing what the kernel writes. */
 /* The cgroup v2 path in /proc/self/cgroup text (the "0::" line); new string or NULL. */
 char *limits_cgroup2_path(const char *proc_self_cgroup);
-/* "key value" lines (memory.events, cpu.stat): the value of key. */
+/* "key value" lines (memory.events, cpu.stat; "Key:\tvalue" of
+ * /proc/PID/status with the colon in key): the value of key. */
 bool limits_keyed_value(const char *text, const char *key, uint64_t *out);
 /* Whether a space-separated list (cgroup.controllers) holds word. */
 bool limits_has_word(const char *list, const char *word);

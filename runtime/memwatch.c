@@ -9,29 +9,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "limits.h"
 #include "util.h"
 
 /* More than pids.max can be: a tree this large is a race with pid reuse. */
 #define MEMWATCH_MAX_PROCESSES (1u << 22)
 
-static bool field_kib(const char *status, const char *name, uint64_t *kib) {
-  size_t n = strlen(name);
-  for (const char *l = status; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-    if (strncmp(l, name, n) == 0 && l[n] == ':') {
-      char *end;
-      unsigned long long v = strtoull(l + n + 1, &end, 10);
-      if (end == l + n + 1)
-        return false;
-      *kib = v;
-      return true;
-    }
-  }
-  return false;
-}
-
 bool memwatch_parse_status(const char *status, uint64_t *bytes) {
   uint64_t anon, shmem;
-  if (!field_kib(status, "RssAnon", &anon) || !field_kib(status, "RssShmem", &shmem))
+  if (!limits_keyed_value(status, "RssAnon:", &anon) || !limits_keyed_value(status, "RssShmem:", &shmem))
     return false;
   *bytes = (anon + shmem) * 1024;
   return true;
