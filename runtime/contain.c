@@ -130,7 +130,14 @@ static int step_sandbox_tmpfs(struct contain_config *cfg, struct mount_plan *pla
   for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
     if (mkdir(dirs[i], 0755) < 0 && !(r == 0 && errno == EEXIST))
       return hutch_error_sys(err, "mounts: create %s", dirs[i]);
-  return 0;
+  if (!cfg->send_layer)
+    return 0;
+  /* An image build's layer: after pivot_root no path leads to it, so the
+   * parent gets the directory itself, to copy the layer out at the end. */
+  _cleanup_close_ int fd = open(cfg->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "mounts: open %s", cfg->upper);
+  return sync_send(cfg->init.parent_fd, SYNC_LAYER_FD, NULL, 0, &fd, 1, err);
 }
 
 static int step_open_fuse(struct contain_config *cfg, hutch_error_t *err) {

@@ -21,7 +21,8 @@ struct contain_config {
   /* When set (the sandbox's directory), upper/, work/ and root/ are made by
    * the child on the sandbox's tmpfs: see step_sandbox_tmpfs. */
   const char *scratch_dir;
-  uint64_t disk; /* bytes of that tmpfs ([limits] disk), or LIMITS_UNLIMITED */
+  uint64_t disk;   /* bytes of that tmpfs ([limits] disk), or LIMITS_UNLIMITED */
+  bool send_layer; /* image builds: hand the upper directory to the parent (SYNC_LAYER_FD) */
   const char *hostname;
   const struct hutch_bind *binds;
   size_t n_binds;

@@ -24,10 +24,12 @@
 #include "idmap.h"
 #include "image.h"
 #include "image_layers.h"
+#include "layer_copy.h"
 #include "manifest.h"
 #include "net_policy.h"
 #include "paths.h"
 #include "recipe.h"
+#include "sandbox.h"
 #include "store.h"
 #include "util.h"
 
@@ -304,6 +306,30 @@ static void prune_sandbox_files(const char *upper, const struct hutch_image *bas
   }
 }
 
+struct copy_job {
+  int src, dst;
+};
+
+static int copy_job_main(void *data, hutch_error_t *err) {
+  struct copy_job *j = data;
+  return layer_copy_tree(j->src, j->dst, err);
+}
+
+/* As root in a user namespace with the sandbox's id maps: its files belong
+ * to any of them, and overlayfs's whiteouts are character devices. */
+static int copy_layer(const struct hutch_sandbox *sb, const char *dest, hutch_error_t *err) {
+  if (sb->layer_fd < 0)
+    return hutch_error_set(err, EINVAL, "the sandbox did not hand over its layer");
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  _cleanup_close_ int dst = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dst < 0)
+    return hutch_error_sys(err, "open %s", dest);
+  struct copy_job job = {sb->layer_fd, dst};
+  return userns_run(maps, 0, copy_job_main, &job, err);
+}
+
 static uint64_t tree_bytes;
 static bool tree_foreign_ids; /* an entry belongs to another user or group than ours (a subordinate id) */
 static int count_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -470,7 +496,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   _cleanup_strv_ char **mirror_addrs = NULL;
   _cleanup_strv_ char **image_env = NULL;
   size_t n_allow = 0, n_image_env = 0;
-  _cleanup_free_ char *state_dir = NULL, *upper = NULL, *digest = NULL;
+  _cleanup_free_ char *state_dir = NULL, *digest = NULL;
   int ret = -1;
 
   catch_signals();
@@ -547,15 +573,14 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
     goto out;
   }
 
-  /* The layer: the sandbox's upper directory, moved into the stage while the
-   * sandbox idles (overlayfs keeps its own references), then the sandbox goes. */
-  upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
-  prune_sandbox_files(upper, &base);
-  if (rmdir(stage.rootfs) < 0 || rename(upper, stage.rootfs) < 0) {
-    hutch_error_sys(err, "build %s: move the layer %s to %s", o->name, upper, stage.rootfs);
+  /* The layer: the sandbox's upper directory, on its size-limited tmpfs,
+   * copied into the stage while the sandbox idles; then the sandbox goes. */
+  if (copy_layer(sb, stage.rootfs, err) < 0) {
+    hutch_error_wrap(err, "build %s: copy the layer to %s", o->name, stage.rootfs);
     ret = -1;
     goto out;
   }
+  prune_sandbox_files(stage.rootfs, &base);
   r = hutch_sandbox_destroy(sb, err);
   sb = NULL;
   if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {

@@ -151,9 +151,12 @@ struct started {
   double cg_setup_seconds;
   struct net_host net;
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
+  int layer_fd;                    /* image builds: the upper directory (SYNC_LAYER_FD) */
 };
 
 static void started_release(struct started *s) {
+  if (s->layer_fd >= 0)
+    close(s->layer_fd);
   net_host_clear(&s->net);
   sandbox_cgroup_release(&s->cg);
   if (s->pidfd >= 0)
@@ -231,10 +234,32 @@ static int start_proxy(struct started *s, bool long_lived, hutch_error_t *err) {
   return 0;
 }
 
+/* An image build's layer directory, sent by the child (contain.c). */
+static int receive_layer(int sync_fd, int *out, hutch_error_t *err) {
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  int r = sync_recv(sync_fd, &type, NULL, 0, NULL, fds, &nfds, err);
+  if (r > 0 && type == SYNC_LAYER_FD && nfds == 1) {
+    *out = fds[0];
+    return 0;
+  }
+  for (size_t i = 0; i < nfds; i++)
+    close(fds[i]);
+  if (r < 0)
+    return -1; /* the child's own error, naming its step */
+  return hutch_error_set(err, EPROTO, "sandbox setup: expected the build's layer directory (got %s)",
+                         r == 0 ? "EOF" : "another message");
+}
+
 static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary,
                          struct started *out, hutch_error_t *err) {
-  *out = (struct started){
-      .state_fd = -1, .pidfd = -1, .sync_fd = -1, .cg = {.fd = -1}, .net = {.proxy_pid = -1, .channel = -1}};
+  *out = (struct started){.state_fd = -1,
+                          .pidfd = -1,
+                          .sync_fd = -1,
+                          .layer_fd = -1,
+                          .cg = {.fd = -1},
+                          .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
     return hutch_error_set(err, EINVAL, "sandbox: no policy");
   if (cfg->rootfs == NULL)
@@ -276,11 +301,12 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   state_new_id(out->id);
   /* The writable layer goes on the sandbox's size-limited tmpfs
    * (contain.c: step_sandbox_tmpfs), one-shot or long-lived, unless it must
-   * be on the host's disk: --keep keeps it after the sandbox, a build takes
-   * it as the new image's layer, and with --overlay fuse the daemon stays in
-   * hutch's mount namespace (overlay_fuse.c), where the child's tmpfs does
-   * not exist.  Those are bounded by sandbox_disk_watch() instead. */
-  bool scratch = !cfg->keep && !cfg->build_caps && cfg->overlay != HUTCH_OVERLAY_FUSE;
+   * be on the host's disk: --keep keeps it after the sandbox, and with
+   * --overlay fuse the daemon stays in hutch's mount namespace
+   * (overlay_fuse.c), where the child's tmpfs does
+   * not exist.  A build's layer is on the tmpfs too, and copied out at its
+   * end (image_build.c); --keep and --overlay fuse are "disk unbounded". */
+  bool scratch = !cfg->keep && cfg->overlay != HUTCH_OVERLAY_FUSE;
   /* The daemon is given one lower tree: a built image without its base
    * would be a different (broken) root, so refuse rather than start it. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
@@ -344,6 +370,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .root = root,
       .sandbox_dir = sbpath,
       .scratch_dir = scratch ? sbpath : NULL,
+      .send_layer = scratch && cfg->build_caps,
       .disk =
           cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK),
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
@@ -397,6 +424,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
       overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, upper, work, sbfd, &out->fuse, err) < 0)
+    goto fail_child;
+  if (cc.send_layer && receive_layer(out->sync_fd, &out->layer_fd, err) < 0)
     goto fail_child;
   /* The proxy starts up while the child sets the sandbox up. */
   if (net_host_spawn_proxy(&out->net, primary == NULL, err) < 0 ||
@@ -612,6 +641,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   if (sandbox_start(cfg, NULL, &s, err) < 0)
     return -1;
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  sb->layer_fd = steal_fd(&s.layer_fd);
   snprintf(sb->id, sizeof(sb->id), "%s", s.id);
   sb->state_fd = steal_fd(&s.state_fd);
   sb->pid = s.pid;
@@ -653,6 +683,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
         err, running ? "only sandboxes made by `hutch create` accept `exec --in`" : "remove it with `hutch rm %s`", id);
   }
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  sb->layer_fd = -1;
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
   sb->pid = st.pid;
@@ -681,6 +712,8 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     return;
   if (sb->state_fd >= 0)
     close(sb->state_fd);
+  if (sb->layer_fd >= 0)
+    close(sb->layer_fd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);

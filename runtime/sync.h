@@ -23,6 +23,7 @@ enum sync_type {
   SYNC_SIGNAL,       /* client -> init: deliver a signal to the process group */
   SYNC_FUSE_FD,      /* child -> parent: the mounted FUSE connection for --overlay fuse (one fd) */
   SYNC_NET_LISTENER, /* child -> parent: the proxy's listening socket (one fd), --net proxy */
+  SYNC_LAYER_FD,     /* child -> parent: the upper directory on the sandbox's tmpfs (one fd), image builds */
 };
 
 struct sync_exit {

@@ -65,4 +65,19 @@ tap_check "$([ "$kib" -lt 1024 ] && echo 0 || echo 1)" \
 tap_ok "rm" "$HUTCH_BIN" rm --state-dir "$state" "$id"
 tap_is "$(ls "$state")" "" "nothing is left in the state directory"
 
+# ---- an image build: the layer is made on the tmpfs, copied out at the end ----
+printf 'run dd if=/dev/zero of=/big bs=1M count=100\n' >"$tmp/fill.recipe"
+tap_fails "build: a step that writes past the policy's disk = 32M fails" \
+  "$HUTCH_BIN" rootfs build --from "$img" --recipe "$tmp/fill.recipe" --name filled --policy "$tmp/disk.policy"
+tap_like "$tap_stdout$tap_stderr" "No space left on device" "build: ENOSPC inside the step"
+tap_ok "build: rootfs ls" "$HUTCH_BIN" rootfs ls
+tap_unlike "$tap_stdout" "^filled " "build: and no image is made"
+printf 'run echo kept >/etc/kept && rm /bin/vi && mkdir -p /opt/d && ln /etc/kept /opt/d/link\n' >"$tmp/ok.recipe"
+tap_ok "build: a layer within the limit" \
+  "$HUTCH_BIN" rootfs build --from "$img" --recipe "$tmp/ok.recipe" --name within --policy "$tmp/disk.policy"
+tap_ok "build: its files, its deletions, its hard links" "$HUTCH_BIN" exec --rootfs within -- sh -c \
+  'cat /etc/kept; test ! -e /bin/vi && echo vi gone; test /etc/kept -ef /opt/d/link && echo linked'
+tap_is "$tap_stdout" $'kept\nvi gone\nlinked' "build: the copied layer is the layer"
+tap_ok "build: rm the image" "$HUTCH_BIN" rootfs rm within
+
 tap_done
