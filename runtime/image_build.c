@@ -306,30 +306,6 @@ static void prune_sandbox_files(const char *upper, const struct hutch_image *bas
   }
 }
 
-struct copy_job {
-  int src, dst;
-};
-
-static int copy_job_main(void *data, hutch_error_t *err) {
-  struct copy_job *j = data;
-  return layer_copy_tree(j->src, j->dst, err);
-}
-
-/* As root in a user namespace with the sandbox's id maps: its files belong
- * to any of them, and overlayfs's whiteouts are character devices. */
-static int copy_layer(const struct hutch_sandbox *sb, const char *dest, hutch_error_t *err) {
-  if (sb->layer_fd < 0)
-    return hutch_error_set(err, EINVAL, "the sandbox did not hand over its layer");
-  const struct idmap_set *maps;
-  if (idmap_for_caller(&maps, err) < 0)
-    return -1;
-  _cleanup_close_ int dst = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dst < 0)
-    return hutch_error_sys(err, "open %s", dest);
-  struct copy_job job = {sb->layer_fd, dst};
-  return userns_run(maps, 0, copy_job_main, &job, err);
-}
-
 static uint64_t tree_bytes;
 static bool tree_foreign_ids; /* an entry belongs to another user or group than ours (a subordinate id) */
 static int count_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -575,7 +551,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
 
   /* The layer: the sandbox's upper directory, on its size-limited tmpfs,
    * copied into the stage while the sandbox idles; then the sandbox goes. */
-  if (copy_layer(sb, stage.rootfs, err) < 0) {
+  if (layer_copy_out(sb->layer_fd, stage.rootfs, err) < 0) {
     hutch_error_wrap(err, "build %s: copy the layer to %s", o->name, stage.rootfs);
     ret = -1;
     goto out;

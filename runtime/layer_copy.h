@@ -13,5 +13,9 @@
  * LAYER_COPY_MAX_DEPTH and entries other than the above. */
 #define LAYER_COPY_MAX_DEPTH 256
 int layer_copy_tree(int src_dir, int dst_dir, hutch_error_t *err);
+/* The same from a sandbox's layer directory (SYNC_LAYER_FD) into the
+ * directory `dest`, from a child that is root in a user namespace with the
+ * caller's id maps (the sandbox's, or a superset). */
+int layer_copy_out(int layer_fd, const char *dest, hutch_error_t *err);
 
 #endif

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -20,6 +21,7 @@
 #include "contain.h"
 #include "idmap.h"
 #include "net_host.h"
+#include "layer_copy.h"
 #include "overlay_fuse.h"
 #include "paths.h"
 #include "payload.h"
@@ -300,13 +302,20 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     return -1;
   state_new_id(out->id);
   /* The writable layer goes on the sandbox's size-limited tmpfs
-   * (contain.c: step_sandbox_tmpfs), one-shot or long-lived, unless it must
-   * be on the host's disk: --keep keeps it after the sandbox, and with
-   * --overlay fuse the daemon stays in hutch's mount namespace
-   * (overlay_fuse.c), where the child's tmpfs does
-   * not exist.  A build's layer is on the tmpfs too, and copied out at its
-   * end (image_build.c); --keep and --overlay fuse are "disk unbounded". */
-  bool scratch = !cfg->keep && cfg->overlay != HUTCH_OVERLAY_FUSE;
+   * (contain.c: step_sandbox_tmpfs), one-shot or long-lived.  An image
+   * build's layer and a one-shot --keep's are copied out of it at the end
+   * (layer_copy.c).  Two stay on the host's disk, not bounded by [limits]
+   * disk ("disk unbounded", announced): a long-lived --keep, which `hutch
+   * rm` leaves behind from another process, and --overlay fuse, whose
+   * daemon stays in hutch's mount namespace (overlay_fuse.c), where the
+   * child's tmpfs does not exist. */
+  bool scratch = !(cfg->keep && primary == NULL) && cfg->overlay != HUTCH_OVERLAY_FUSE;
+  uint64_t disk =
+      cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK);
+  if (!scratch && disk != LIMITS_UNLIMITED)
+    hutch_warn("degraded mode \"disk unbounded\" (%s): the writable layer is on the host's disk, not within "
+               "[limits] disk; /tmp and /dev/shm are",
+               cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep");
   /* The daemon is given one lower tree: a built image without its base
    * would be a different (broken) root, so refuse rather than start it. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
@@ -370,9 +379,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .root = root,
       .sandbox_dir = sbpath,
       .scratch_dir = scratch ? sbpath : NULL,
-      .send_layer = scratch && cfg->build_caps,
-      .disk =
-          cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK),
+      .send_layer = scratch && (cfg->build_caps || cfg->keep),
+      .disk = disk,
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
       .n_binds = cfg->n_binds,
@@ -621,6 +629,16 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   if (r < 0) {
     if (WIFSIGNALED(wstatus))
       hutch_error_wrap(err, "the sandbox's init was killed by signal %d", WTERMSIG(wstatus));
+  }
+  if (cfg->keep && s.layer_fd >= 0) {
+    /* --keep: the upper layer, from the tmpfs it was bounded on. */
+    _cleanup_free_ char *rel = xasprintf("%s/upper", s.id);
+    _cleanup_free_ char *path = xasprintf("/proc/self/fd/%d/%s", s.state_fd, rel);
+    hutch_error_t copy_err = NULL;
+    if (mkdirat(s.state_fd, rel, 0700) < 0 || layer_copy_out(s.layer_fd, path, &copy_err) < 0) {
+      hutch_warn("--keep: the upper layer could not be kept: %s", copy_err ? copy_err->msg : strerror(errno));
+      hutch_error_free(&copy_err);
+    }
   }
   if (!cfg->keep) {
     hutch_error_t cleanup_err = NULL;

@@ -65,6 +65,22 @@ tap_check "$([ "$kib" -lt 1024 ] && echo 0 || echo 1)" \
 tap_ok "rm" "$HUTCH_BIN" rm --state-dir "$state" "$id"
 tap_is "$(ls "$state")" "" "nothing is left in the state directory"
 
+# ---- --keep: a one-shot layer is bounded too, and copied out at the end ----
+tap_ok "exec --keep --disk 64M: fill /" hx --keep --disk 64M --json -- sh -c "echo kept >/kept; $f; f /big 100"
+id=$(printf '%s\n' "$tap_stdout" | sed -n 's/.*"id":"\([0-9a-f]*\)".*/\1/p')
+ids+=("$id")
+tap_like "$tap_stdout" "ENOSPC" "exec --keep: ENOSPC inside"
+tap_is "$(cat "$state/$id/upper/kept" 2>&1)" "kept" "exec --keep: the upper layer is kept"
+kib=$(du -sk "$state/$id/upper" | cut -f1)
+tap_check "$([ "$kib" -le $((65536 + 1024)) ] && echo 0 || echo 1)" \
+  "exec --keep: no more than the limit (and directories' blocks) was kept ($kib KiB)"
+# A long-lived --keep cannot be: its layer stays on disk, announced.
+id=$("$HUTCH_BIN" create --state-dir "$state" --rootfs "$img" --keep 2>"$tmp/keep.err")
+tap_check $? "create --keep"
+ids+=("$id")
+tap_like "$(cat "$tmp/keep.err")" 'degraded mode "disk unbounded" \(create --keep\)' \
+  "create --keep announces the degraded mode disk unbounded"
+
 # ---- an image build: the layer is made on the tmpfs, copied out at the end ----
 printf 'run dd if=/dev/zero of=/big bs=1M count=100\n' >"$tmp/fill.recipe"
 tap_fails "build: a step that writes past the policy's disk = 32M fails" \
