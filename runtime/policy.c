@@ -225,8 +225,9 @@ static const char memory_without_cgroup[] =
 /* What [limits] disk bounds, mode by mode: see sandbox.c and contain.c. */
 static const char disk_in_effect[] =
     "one tmpfs of this size per sandbox holds its writable layer, /tmp and /dev/shm (one-shot and "
-    "long-lived sandboxes, image builds); with --keep and --overlay fuse the layer is on the host's disk, "
-    "not bounded (\"disk unbounded\"), /tmp and /dev/shm still are. tmpfs pages count as the sandbox's "
+    "long-lived sandboxes; image builds and a one-shot --keep copy the layer out at the end); with create "
+    "--keep and --overlay fuse the layer is on the host's disk, not bounded (\"disk unbounded\"), /tmp and "
+    "/dev/shm still are. tmpfs pages count as the sandbox's "
     "memory where it has a memory cgroup; without one they come on top of [limits] memory";
 
 static void describe_limits(const struct hutch_policy *p, bool effective, FILE *out) {
