@@ -84,6 +84,10 @@ static int copy_file(int sdir, int ddir, const char *name, const struct stat *st
 
 /* Symlinks, fifos and whiteouts: no contents, no fd to set attributes on. */
 static int copy_node(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c, hutch_error_t *err) {
+  /* A socket a build step's daemon left (gpg-agent's) means nothing in an
+   * image: left out. */
+  if (S_ISSOCK(st->st_mode))
+    return 0;
   if (S_ISLNK(st->st_mode)) {
     char target[4096];
     ssize_t n = readlinkat(sdir, name, target, sizeof(target) - 1);
@@ -98,7 +102,7 @@ static int copy_node(int sdir, int ddir, const char *name, const struct stat *st
     if (mknodat(ddir, name, st->st_mode & (S_IFMT | 07777), st->st_rdev) < 0)
       return hutch_error_sys(err, "layer: create %s", c->path);
   } else {
-    return hutch_error_set(err, EPERM, "layer: %s is a device node or socket, which a layer cannot hold", c->path);
+    return hutch_error_set(err, EPERM, "layer: %s is a device node, which a layer cannot hold", c->path);
   }
   if (fchownat(ddir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
     return hutch_error_sys(err, "layer: chown %s", c->path);

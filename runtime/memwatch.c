@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "limits.h"
@@ -89,9 +90,67 @@ static void push_children(struct pid_stack *s, long pid) {
   closedir(d);
 }
 
+/* Memory no process maps is in no RssAnon or RssShmem: a memfd written
+ * with write(2) and kept open.  Counted from the process's open files,
+ * each memfd once per look (`seen`, inode numbers; an open memfd that is
+ * mapped too counts twice, towards killing early). */
+static uint64_t memfd_bytes(long pid, struct pid_stack *seen) {
+  char dir[64];
+  snprintf(dir, sizeof(dir), "/proc/%ld/fd", pid);
+  DIR *d = opendir(dir);
+  if (d == NULL)
+    return 0;
+  uint64_t bytes = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char target[64];
+    ssize_t n = readlinkat(dirfd(d), de->d_name, target, sizeof(target) - 1);
+    if (n < 7 || strncmp(target, "/memfd:", 7) != 0)
+      continue;
+    struct stat st;
+    if (fstatat(dirfd(d), de->d_name, &st, 0) < 0)
+      continue;
+    bool counted = false;
+    for (size_t i = 0; i < seen->n && !counted; i++)
+      counted = seen->v[i] == (long)st.st_ino;
+    if (counted)
+      continue;
+    push(seen, (long)st.st_ino);
+    bytes += (uint64_t)st.st_blocks * 512;
+  }
+  closedir(d);
+  return bytes;
+}
+
+/* System V shared memory no process has attached (nattch 0): the IPC
+ * namespace is the sandbox's own, so /proc/sysvipc/shm lists its segments
+ * only.  Attached ones are in their processes' RssShmem. */
+static uint64_t sysv_unattached_bytes(void) {
+  FILE *f = fopen("/proc/sysvipc/shm", "re");
+  if (f == NULL)
+    return 0;
+  uint64_t bytes = 0;
+  char line[512];
+  if (fgets(line, sizeof(line), f) == NULL) { /* the header */
+    fclose(f);
+    return 0;
+  }
+  while (fgets(line, sizeof(line), f) != NULL) {
+    unsigned long long v[16];
+    /* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
+    if (sscanf(line, "%llu %llu %llo %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14],
+               &v[15]) == 16 &&
+        v[6] == 0)
+      bytes += v[14];
+  }
+  fclose(f);
+  return bytes;
+}
+
 void memwatch_sum(uint64_t *bytes, uint64_t *processes) {
   *bytes = *processes = 0;
-  struct pid_stack s = {0};
+  struct pid_stack s = {0}, memfds = {0};
   push_children(&s, 0);
   char status[4096];
   while (s.n > 0 && *processes < MEMWATCH_MAX_PROCESSES) {
@@ -101,8 +160,12 @@ void memwatch_sum(uint64_t *bytes, uint64_t *processes) {
     uint64_t b;
     if (read_small(path, status, sizeof(status)) > 0 && memwatch_parse_status(status, &b))
       *bytes += b;
+    *bytes += memfd_bytes(pid, &memfds);
     (*processes)++;
     push_children(&s, pid);
   }
+  if (*processes > 0)
+    *bytes += sysv_unattached_bytes();
   free(s.v);
+  free(memfds.v);
 }

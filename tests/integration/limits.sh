@@ -171,6 +171,33 @@ tap_status 137 "--json of a watchdog kill" hx --no-cgroups --memory 1G --json --
 tap_is "$(json_get "$tap_stdout" 'j["oom_killed"]')" "True" "--json: oom_killed"
 tap_is "$(json_get "$tap_stdout" 'j["exit_code"]')" "137" "--json: exit code 137"
 
+# Memory no process maps: a memfd filled with write(2), System V segments
+# filled and detached.  Counted from the processes' open memfds and the
+# IPC namespace's unattached segments (python3 of the Debian test image).
+if deb=$(hutch_test_rootfs debian 2>/dev/null); then
+  memfd='import os, time
+fd = os.memfd_create("m")
+for i in range(1536): os.write(fd, bytes(1 << 20))
+print("survived", flush=True); time.sleep(2)'
+  sysv='import ctypes, time
+libc = ctypes.CDLL(None)
+libc.shmat.restype, libc.shmat.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+for i in range(6):
+    p = libc.shmat(libc.shmget(0, 256 << 20, 0o1000 | 0o600), None, 0)
+    ctypes.memset(p, 1, 256 << 20)
+    libc.shmdt(ctypes.c_void_p(p))
+print("survived", flush=True); time.sleep(2)'
+  tap_status 137 "1.5 GiB in a memfd, unmapped, against --memory 1G: killed" \
+    "$HUTCH_BIN" exec --rootfs "$deb" --no-cgroups --memory 1G -- python3 -c "$memfd"
+  tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "the memfd: reported as out of memory"
+  tap_status 137 "1.5 GiB of detached System V segments against --memory 1G: killed" \
+    "$HUTCH_BIN" exec --rootfs "$deb" --no-cgroups --memory 1G -- python3 -c "$sysv"
+  tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "the segments: reported as out of memory"
+else
+  tap_skip "memfd and System V memory under the watchdog" "the Debian test rootfs is not built"
+fi
+
 # A long-lived sandbox: the processes go, the sandbox stays.
 id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" --no-cgroups --memory 1G 2>/dev/null)
 tap_check $? "create --no-cgroups --memory 1G"
