@@ -488,10 +488,11 @@ char *cgroup_explain(const struct limits_plan *plan) {
   struct cgroup_where w;
   hutch_error_t err = NULL;
   if (cgroup_locate(plan, &w, &err) < 0) {
-    char *s =
-        xasprintf("%s: %s%s%s",
-                  limits_plan_strict(plan) ? "refused" : "rlimits (RLIMIT_AS, RLIMIT_NPROC, RLIMIT_CPU with --timeout)",
-                  err->msg, err->hint ? "; fix: " : "", err->hint ? err->hint : "");
+    char *s = xasprintf("%s: %s%s%s",
+                        limits_plan_strict(plan) ? "refused"
+                                                 : "rlimits (RLIMIT_AS and the memory watchdog, RLIMIT_NPROC, "
+                                                   "RLIMIT_CPU with --timeout)",
+                        err->msg, err->hint ? "; fix: " : "", err->hint ? err->hint : "");
     hutch_error_free(&err);
     return s;
   }
@@ -556,8 +557,8 @@ int cgroup_setup_limits(const struct limits_plan *plan, const char *id, double t
   if (!plan->fallback_quiet) {
     char names[128];
     limits_rlimits_gap_names(plan, timeout, names, sizeof(names));
-    hutch_warn("limits: no cgroup here, rlimits per process instead; not limited: %s; see `hutch doctor`",
-               names[0] ? names : "the sandbox as a whole");
+    hutch_warn("limits: no cgroup here: rlimits per process%s%s%s; see `hutch doctor`",
+               plan->memory_src ? ", memory watched by init" : "", names[0] ? "; not limited: " : "", names);
   }
   hutch_error_free(&cause);
   return 0;

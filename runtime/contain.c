@@ -12,7 +12,6 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <sys/syscall.h>
 
 #include "caps.h"
@@ -101,6 +100,8 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
       cfg->init.rlimit_as = l->value;
       if (cfg->init.primary != NULL)
         cfg->init.primary->rlimit_as = l->value;
+      /* RLIMIT_AS is per process: the watchdog bounds their sum. */
+      cfg->init.memory_watch = l->value;
       continue;
     }
     struct rlimit rl = {l->value, l->value};
@@ -141,30 +142,39 @@ static int step_close_inherited_fds(struct contain_config *cfg, hutch_error_t *e
   return 0;
 }
 
-static int step_scratch_layers(struct contain_config *cfg, hutch_error_t *err) {
-  /* A one-shot sandbox's writes die with it: its upper and work dirs go on
-   * a tmpfs that exists only in this mount namespace, so a start creates
-   * and an end removes nothing on disk but the sandbox's own directory.
-   * overlayfs keeps user.overlay.* xattrs in the upper dir, which tmpfs
-   * supports from Linux 6.6: without them the layers go on disk as for a
-   * long-lived sandbox. */
+static int step_sandbox_tmpfs(struct contain_config *cfg, struct mount_plan *plan, hutch_error_t *err) {
+  /* One tmpfs of cfg->disk bytes, in this mount namespace only, holds every
+   * place the sandbox can write: /tmp, /dev/shm and, where the layer need
+   * not outlive the sandbox on disk (cfg->scratch_dir), its upper and work
+   * directories.  A fill gets ENOSPC inside; the host's disk and the state
+   * directory never see it, and the end of the sandbox frees it all. */
+  int r = mounts_sandbox_tmpfs(cfg->disk, cfg->sandbox_dir, cfg->scratch_dir != NULL, plan, err);
+  if (r < 0)
+    return -1;
   if (cfg->scratch_dir == NULL)
     return 0;
-  if (mount("tmpfs", cfg->scratch_dir, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700") < 0)
-    return hutch_error_sys(err, "mounts: tmpfs for the overlay's upper layer");
-  if (setxattr(cfg->scratch_dir, "user.hutch.probe", "1", 1, 0) < 0) {
-    if (errno != EOPNOTSUPP)
-      return hutch_error_sys(err, "mounts: user xattrs on the upper layer's tmpfs");
-    if (umount2(cfg->scratch_dir, MNT_DETACH) < 0)
-      return hutch_error_sys(err, "mounts: unmount the upper layer's tmpfs");
-  } else {
-    removexattr(cfg->scratch_dir, "user.hutch.probe");
+  if (r == 0) {
+    if (cfg->disk != LIMITS_UNLIMITED) {
+      hutch_error_set(err, EOPNOTSUPP,
+                      "mounts: the sandbox's tmpfs has no user xattrs (Linux < 6.6), which "
+                      "overlayfs needs to keep the writable layer there, within [limits] disk");
+      return hutch_error_hint(err, "upgrade the kernel to 6.6 or later; or set [limits] disk = max in the policy to "
+                                   "put the writable layer on the host's disk, without a size limit");
+    }
+    /* disk = max: the layer on disk as before, unbounded as asked. */
   }
   const char *dirs[] = {cfg->upper, cfg->work, cfg->root};
   for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-    if (mkdir(dirs[i], 0755) < 0)
+    if (mkdir(dirs[i], 0755) < 0 && !(r == 0 && errno == EEXIST))
       return hutch_error_sys(err, "mounts: create %s", dirs[i]);
-  return 0;
+  if (!cfg->send_layer)
+    return 0;
+  /* An image build's layer: after pivot_root no path leads to it, so the
+   * parent gets the directory itself, to copy the layer out at the end. */
+  _cleanup_close_ int fd = open(cfg->upper, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "mounts: open %s", cfg->upper);
+  return sync_send(cfg->init.parent_fd, SYNC_LAYER_FD, NULL, 0, &fd, 1, err);
 }
 
 static int step_open_fuse(struct contain_config *cfg, hutch_error_t *err) {
@@ -278,14 +288,14 @@ void contain_main(struct contain_config *cfg) {
   /* Mounts: a private tree, the overlay as the new root, host objects
    * opened while the host is still visible, then pivot_root. */
   STEP(mounts_make_private(&err));
-  STEP(step_scratch_layers(cfg, &err));
+  STEP(step_sandbox_tmpfs(cfg, &plan, &err));
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));
   STEP(mounts_place_proc(&plan, &err));
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
   STEP(mounts_mask_proc(&err));
-  STEP(mounts_tmp(&err));
+  STEP(mounts_tmp(&plan, &err));
   STEP(mounts_place_binds(&plan, &err));
   mount_plan_release(&plan);
   STEP(step_set_hostname(cfg, &err));

@@ -16,10 +16,13 @@ struct contain_config {
   const char *const *lowers; /* the trees below it (a built image's base), nearest first; may be NULL */
   const char *upper;
   const char *work;
-  const char *root; /* mount point of the new root */
-  /* When set, upper/, work/ and root/ (in this directory) are made by the
-   * child on a tmpfs of its own mount namespace: see step_scratch_layers. */
+  const char *root;        /* mount point of the new root */
+  const char *sandbox_dir; /* the sandbox's directory in the state directory */
+  /* When set (the sandbox's directory), upper/, work/ and root/ are made by
+   * the child on the sandbox's tmpfs: see step_sandbox_tmpfs. */
   const char *scratch_dir;
+  uint64_t disk;   /* bytes of that tmpfs ([limits] disk), or LIMITS_UNLIMITED */
+  bool send_layer; /* image builds: hand the upper directory to the parent (SYNC_LAYER_FD) */
   const char *hostname;
   const struct hutch_bind *binds;
   size_t n_binds;

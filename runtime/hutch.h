@@ -186,6 +186,7 @@ struct hutch_limits {
   double cpus;               /* CPUs' worth of time per period: cpu.max */
   uint64_t pids;             /* pids.max */
   uint32_t io_weight;        /* io.weight, 1..10000 */
+  uint64_t disk;             /* bytes of all writable places together (0: the policy's [limits] disk) */
   const char *cgroup_parent; /* cgroup under which the sandbox's cgroup goes (NULL: see hutch-exec(1)) */
   bool no_cgroups;           /* rlimits only, asked for explicitly */
 };

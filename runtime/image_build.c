@@ -24,10 +24,12 @@
 #include "idmap.h"
 #include "image.h"
 #include "image_layers.h"
+#include "layer_copy.h"
 #include "manifest.h"
 #include "net_policy.h"
 #include "paths.h"
 #include "recipe.h"
+#include "sandbox.h"
 #include "store.h"
 #include "util.h"
 
@@ -470,7 +472,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   _cleanup_strv_ char **mirror_addrs = NULL;
   _cleanup_strv_ char **image_env = NULL;
   size_t n_allow = 0, n_image_env = 0;
-  _cleanup_free_ char *state_dir = NULL, *upper = NULL, *digest = NULL;
+  _cleanup_free_ char *state_dir = NULL, *digest = NULL;
   int ret = -1;
 
   catch_signals();
@@ -547,15 +549,14 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
     goto out;
   }
 
-  /* The layer: the sandbox's upper directory, moved into the stage while the
-   * sandbox idles (overlayfs keeps its own references), then the sandbox goes. */
-  upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
-  prune_sandbox_files(upper, &base);
-  if (rmdir(stage.rootfs) < 0 || rename(upper, stage.rootfs) < 0) {
-    hutch_error_sys(err, "build %s: move the layer %s to %s", o->name, upper, stage.rootfs);
+  /* The layer: the sandbox's upper directory, on its size-limited tmpfs,
+   * copied into the stage while the sandbox idles; then the sandbox goes. */
+  if (layer_copy_out(sb->layer_fd, stage.rootfs, err) < 0) {
+    hutch_error_wrap(err, "build %s: copy the layer to %s", o->name, stage.rootfs);
     ret = -1;
     goto out;
   }
+  prune_sandbox_files(stage.rootfs, &base);
   r = hutch_sandbox_destroy(sb, err);
   sb = NULL;
   if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {

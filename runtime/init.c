@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <signal.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -12,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 
+#include "memwatch.h"
 #include "request.h"
 #include "sync.h"
 #include "util.h"
@@ -29,6 +31,10 @@ struct init_state {
   struct job *jobs;
   size_t n_jobs;
   pid_t primary_pid;
+  double watched_at; /* the memory watchdog's last look (monotonic seconds) */
+  int watch_next_ms; /* and when the next is due after it */
+  bool watch_busy;   /* it found processes then: look again */
+  bool watch_killed; /* it killed them: their ends are reported as out of memory */
 };
 
 static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -55,8 +61,8 @@ static void add_job(struct init_state *s, pid_t pid, int client_fd, int failure_
   s->jobs[s->n_jobs++] = (struct job){pid, client_fd, failure_fd};
 }
 
-static void send_exit(int fd, int wstatus, int failure_fd) {
-  struct sync_exit ex = {0};
+static void send_exit(int fd, int wstatus, int failure_fd, uint64_t oom_limit) {
+  struct sync_exit ex = {.oom_limit = oom_limit};
   if (WIFSIGNALED(wstatus))
     ex.signal = WTERMSIG(wstatus);
   else
@@ -87,7 +93,8 @@ static void reap(struct init_state *s) {
       struct job *j = &s->jobs[i];
       if (j->pid != pid)
         continue;
-      send_exit(j->client_fd, wstatus, j->failure_fd);
+      bool oom = s->watch_killed && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL;
+      send_exit(j->client_fd, wstatus, j->failure_fd, oom ? s->cfg->memory_watch : 0);
       close(j->failure_fd);
       if (j->client_fd >= 0)
         unwatch_close(s, j->client_fd);
@@ -209,6 +216,34 @@ static void accept_client(struct init_state *s) {
   watch(s, fd);
 }
 
+/* The rlimits fallback's bound on the whole sandbox (memwatch.h).  Returns
+ * the epoll timeout until the next look: an interval while any process
+ * runs, none (-1) while init is alone. */
+static int watch_memory(struct init_state *s) {
+  if (s->cfg->memory_watch == 0)
+    return -1;
+  double now = monotonic_seconds();
+  double due = s->watched_at + s->watch_next_ms / 1000.0;
+  if (s->watch_busy && now < due)
+    return (int)((due - now) * 1000) + 1;
+  uint64_t bytes, procs;
+  memwatch_sum(&bytes, &procs);
+  s->watched_at = now;
+  s->watch_busy = procs > 0;
+  if (procs == 0)
+    s->watch_killed = false;
+  if (bytes > s->cfg->memory_watch) {
+    /* From PID 1, -1 is every other process of the namespace: whatever
+     * session or group it made, nothing is missed. */
+    kill(-1, SIGKILL);
+    s->watch_killed = true;
+  }
+  cpu_set_t set;
+  unsigned cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
+  s->watch_next_ms = memwatch_next_ms(bytes, s->cfg->memory_watch, cpus);
+  return s->watch_busy ? s->watch_next_ms : -1;
+}
+
 void init_main(struct init_config *cfg) {
   struct init_state s = {.cfg = cfg, .epfd = -1, .sigfd = -1};
   sigset_t mask;
@@ -256,9 +291,10 @@ void init_main(struct init_config *cfg) {
     close(cfg->parent_fd);
     cfg->parent_fd = -1;
   }
+  int timeout = watch_memory(&s);
   for (;;) {
     struct epoll_event events[16];
-    int n = epoll_wait(s.epfd, events, ARRAY_SIZE(events), -1);
+    int n = epoll_wait(s.epfd, events, ARRAY_SIZE(events), timeout);
     if (n < 0 && errno != EINTR)
       shut_down(125);
     for (int i = 0; i < n; i++) {
@@ -273,5 +309,6 @@ void init_main(struct init_config *cfg) {
         handle_client(&s, fd);
     }
     reap(&s);
+    timeout = watch_memory(&s);
   }
 }

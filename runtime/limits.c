@@ -31,6 +31,16 @@ static enum limit_source policy_source(const struct policy_limits *p, uint64_t v
   return p->required ? LIMIT_REQUIRED : LIMIT_POLICY;
 }
 
+uint64_t limits_or_default(uint64_t policy_value, uint64_t default_value) {
+  return policy_value ? policy_value : default_value;
+}
+
+void limits_import_budget(const struct policy_limits *p, const char *policy_path, struct import_budget *out) {
+  out->bytes = limits_or_default(p->image_size, LIMITS_DEFAULT_IMAGE_SIZE);
+  out->entries = limits_or_default(p->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES);
+  snprintf(out->policy, sizeof(out->policy), "%s", policy_path ? policy_path : "(none)");
+}
+
 void limits_cpu_max(double cpus, uint64_t *quota_usec, uint64_t *period_usec) {
   double q = round_pos(cpus * CPU_PERIOD_USEC);
   /* The kernel refuses quotas under 1 ms. */
@@ -306,7 +316,7 @@ char *limits_cgroup2_path(const char *text) {
 bool limits_keyed_value(const char *text, const char *key, uint64_t *out) {
   size_t k = strlen(key);
   for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-    if (strncmp(l, key, k) == 0 && l[k] == ' ') {
+    if (strncmp(l, key, k) == 0 && (l[k] == ' ' || l[k] == '\t')) {
       char *end;
       unsigned long long v = strtoull(l + k + 1, &end, 10);
       if (end == l + k + 1)

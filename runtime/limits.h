@@ -25,11 +25,30 @@ struct policy_limits {
   uint64_t fallback;       /* enum limits_fallback */
   uint64_t required;       /* 1: the policy's limits are never dropped */
   uint64_t fallback_quiet; /* 1: the user's policy asks for no warning line on the fallback */
+  uint64_t disk;           /* bytes of every writable layer together, or LIMITS_UNLIMITED */
+  uint64_t image_size;     /* bytes an image import may unpack, or LIMITS_UNLIMITED */
+  uint64_t image_entries;  /* entries an image import may hold, or LIMITS_UNLIMITED */
   unsigned memory_line;    /* where each was set, for messages */
   unsigned cpus_line;
   unsigned pids_line;
   unsigned io_weight_line;
 };
+
+/* What a policy without the key gets: bounded all the same. */
+#define LIMITS_DEFAULT_DISK (4ULL << 30)
+#define LIMITS_DEFAULT_IMAGE_SIZE (64ULL << 30)
+#define LIMITS_DEFAULT_IMAGE_ENTRIES 2000000ULL
+/* The value in force: the policy's, or the default when it sets none. */
+uint64_t limits_or_default(uint64_t policy_value, uint64_t default_value);
+
+/* What an image import may unpack ([limits] image_size, image_entries),
+ * with the policy named in the refusal. */
+struct import_budget {
+  uint64_t bytes;   /* of regular files' contents, all layers together */
+  uint64_t entries; /* archive entries read, all layers together */
+  char policy[256];
+};
+void limits_import_budget(const struct policy_limits *p, const char *policy_path, struct import_budget *out);
 
 /* Where a limit in force came from. */
 enum limit_source { LIMIT_UNSET = 0, LIMIT_POLICY, LIMIT_REQUIRED, LIMIT_EXPLICIT };
@@ -96,7 +115,8 @@ bool limits_parse_cpus(const char *s, uint64_t *milli);
 /* Parsing what the kernel writes. */
 /* The cgroup v2 path in /proc/self/cgroup text (the "0::" line); new string or NULL. */
 char *limits_cgroup2_path(const char *proc_self_cgroup);
-/* "key value" lines (memory.events, cpu.stat): the value of key. */
+/* "key value" lines (memory.events, cpu.stat; "Key:\tvalue" of
+ * /proc/PID/status with the colon in key): the value of key. */
 bool limits_keyed_value(const char *text, const char *key, uint64_t *out);
 /* Whether a space-separated list (cgroup.controllers) holds word. */
 bool limits_has_word(const char *list, const char *word);

@@ -8,8 +8,10 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
+#include "limits.h"
 #include "paths.h"
 #include "util.h"
 
@@ -26,14 +28,16 @@ static const char *const proc_masked_dirs[] = {"/proc/acpi", "/proc/asound", "/p
 
 void mount_plan_init(struct mount_plan *plan) {
   memset(plan, 0, sizeof(*plan));
-  plan->proc_fd = -1;
+  plan->proc_fd = plan->tmp_fd = plan->shm_fd = -1;
   for (size_t i = 0; i < ARRAY_SIZE(plan->dev_fds); i++)
     plan->dev_fds[i] = -1;
 }
 
 void mount_plan_release(struct mount_plan *plan) {
-  if (plan->proc_fd >= 0)
-    close(plan->proc_fd);
+  int *fds[] = {&plan->proc_fd, &plan->tmp_fd, &plan->shm_fd};
+  for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
+    if (*fds[i] >= 0)
+      close(*fds[i]);
   for (size_t i = 0; i < ARRAY_SIZE(plan->dev_fds); i++)
     if (plan->dev_fds[i] >= 0)
       close(plan->dev_fds[i]);
@@ -51,6 +55,69 @@ int mounts_make_private(hutch_error_t *err) {
    * host's shared mounts (systemd makes / shared). */
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return hutch_error_sys(err, "mounts: make / private");
+  return 0;
+}
+
+/* Inodes cost kernel memory that size= does not count: one per 8 KiB of
+ * the budget (524,288 for 4 GiB), as many small files as a source tree
+ * has, not millions of empty ones. */
+#define TMPFS_BYTES_PER_INODE 8192
+#define TMPFS_MIN_INODES 4096
+
+static int tmpfs_open(uint64_t bytes, hutch_error_t *err) {
+  int fs = (int)syscall(SYS_fsopen, "tmpfs", FSOPEN_CLOEXEC);
+  if (fs < 0)
+    return hutch_error_sys(err, "mounts: fsopen tmpfs");
+  char size[32], inodes[32];
+  snprintf(size, sizeof(size), "%llu", (unsigned long long)bytes);
+  uint64_t n = bytes / TMPFS_BYTES_PER_INODE;
+  snprintf(inodes, sizeof(inodes), "%llu", (unsigned long long)(n < TMPFS_MIN_INODES ? TMPFS_MIN_INODES : n));
+  bool bounded = bytes != LIMITS_UNLIMITED;
+  int mnt = -1;
+  if (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "mode", "0700", 0) == 0 &&
+      (!bounded || (syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "size", size, 0) == 0 &&
+                    syscall(SYS_fsconfig, fs, FSCONFIG_SET_STRING, "nr_inodes", inodes, 0) == 0)) &&
+      syscall(SYS_fsconfig, fs, FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+    mnt = (int)syscall(SYS_fsmount, fs, FSMOUNT_CLOEXEC, MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV);
+  int saved = errno;
+  close(fs);
+  if (mnt < 0) {
+    errno = saved;
+    return hutch_error_sys(err, "mounts: the sandbox's tmpfs (size %s)", bounded ? size : "default");
+  }
+  return mnt;
+}
+
+/* A world-writable sticky directory of the tmpfs, as a detached bind. */
+static int tmpfs_subdir(int mnt, const char *name, hutch_error_t *err) {
+  if (mkdirat(mnt, name, 0700) < 0 || fchmodat(mnt, name, 01777, 0) < 0)
+    return hutch_error_sys(err, "mounts: create %s on the sandbox's tmpfs", name);
+  int fd = (int)syscall(SYS_open_tree, mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  if (fd < 0)
+    return hutch_error_sys(err, "mounts: clone %s of the sandbox's tmpfs", name);
+  return fd;
+}
+
+int mounts_sandbox_tmpfs(uint64_t bytes, const char *dir, bool layers, struct mount_plan *plan, hutch_error_t *err) {
+  _cleanup_close_ int mnt = tmpfs_open(bytes, err);
+  if (mnt < 0)
+    return -1;
+  /* Attached first: only a mount of this namespace can be cloned. */
+  if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
+    return hutch_error_sys(err, "mounts: attach the sandbox's tmpfs at %s", dir);
+  if ((plan->tmp_fd = tmpfs_subdir(mnt, "tmp", err)) < 0 || (plan->shm_fd = tmpfs_subdir(mnt, "shm", err)) < 0)
+    return -1;
+  /* overlayfs keeps user.overlay.* xattrs in the upper directory, which
+   * tmpfs supports from Linux 6.6. */
+  if (layers && setxattr(dir, "user.hutch.probe", "1", 1, 0) == 0) {
+    removexattr(dir, "user.hutch.probe");
+    return 1;
+  }
+  if (layers && errno != EOPNOTSUPP)
+    return hutch_error_sys(err, "mounts: user xattrs on the sandbox's tmpfs");
+  /* The clones keep the tmpfs; the directory's own contents show again. */
+  if (umount2(dir, MNT_DETACH) < 0)
+    return hutch_error_sys(err, "mounts: unmount the sandbox's tmpfs from %s", dir);
   return 0;
 }
 
@@ -252,8 +319,10 @@ int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error
   const char *pts_opts = tty_group_mapped ? "newinstance,ptmxmode=0666,mode=0620,gid=5" : "newinstance,ptmxmode=0666";
   if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, pts_opts) < 0)
     return hutch_error_sys(err, "mounts: devpts on /dev/pts");
-  if (mount("tmpfs", "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-    return hutch_error_sys(err, "mounts: tmpfs on /dev/shm");
+  /* The sandbox's tmpfs: /dev/shm shares its budget with /tmp and the
+   * writable layer, rather than half the host's memory of its own. */
+  if (move_detached(&plan->shm_fd, "/dev/shm", err) < 0)
+    return -1;
   static const char *const links[][2] = {{"pts/ptmx", "/dev/ptmx"},
                                          {"/proc/self/fd", "/dev/fd"},
                                          {"/proc/self/fd/0", "/dev/stdin"},
@@ -292,12 +361,10 @@ int mounts_mask_proc(hutch_error_t *err) {
   return 0;
 }
 
-int mounts_tmp(hutch_error_t *err) {
+int mounts_tmp(struct mount_plan *plan, hutch_error_t *err) {
   if (make_mountpoint("/tmp", true, err) < 0)
     return -1;
-  if (mount("tmpfs", "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777") < 0)
-    return hutch_error_sys(err, "mounts: tmpfs on /tmp");
-  return 0;
+  return move_detached(&plan->tmp_fd, "/tmp", err);
 }
 
 int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {

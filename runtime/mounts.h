@@ -6,6 +6,7 @@
 #define HUTCH_MOUNTS_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 #include "hutch.h"
@@ -20,12 +21,22 @@ struct mount_plan {
   int dev_fds[6]; /* see mounts.c: null, zero, full, random, urandom, tty */
   struct detached_bind *binds;
   size_t n_binds;
+  int tmp_fd, shm_fd; /* /tmp and /dev/shm: directories of the sandbox's tmpfs */
 };
 
 void mount_plan_init(struct mount_plan *plan);
 void mount_plan_release(struct mount_plan *plan);
 
 int mounts_make_private(hutch_error_t *err);
+/* The sandbox's one size-limited tmpfs (size = `bytes`, LIMITS_UNLIMITED:
+ * the kernel's default), every writable place of the sandbox on one budget:
+ * its tmp/ and shm/ go to plan->tmp_fd and shm_fd for /tmp and /dev/shm.
+ * It is mounted on `dir` (the sandbox's directory) and, with `layers`,
+ * stays there to hold the overlay's upper and work directories.  Returns 1
+ * when it holds them, 0 when it does not (not asked, or the kernel lacks
+ * user xattrs on tmpfs, which overlayfs needs in an upper directory: Linux
+ * < 6.6), -1 on failure. */
+int mounts_sandbox_tmpfs(uint64_t bytes, const char *dir, bool layers, struct mount_plan *plan, hutch_error_t *err);
 int mounts_overlay(const char *lower, const char *upper, const char *work, const char *target, hutch_error_t *err);
 /* The same over a stack: more_lowers are the trees below `lower` (a built
  * image's base), nearest first, NULL-terminated; may be NULL. */
@@ -37,7 +48,7 @@ int mounts_pivot_root(const char *new_root, hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);
 int mounts_mask_proc(hutch_error_t *err);
-int mounts_tmp(hutch_error_t *err);
+int mounts_tmp(struct mount_plan *plan, hutch_error_t *err);
 int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err);
 
 #endif

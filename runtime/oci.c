@@ -16,6 +16,7 @@
 #include "oci_image.h"
 #include "oci_tar.h"
 #include "paths.h"
+#include "policy.h"
 #include "registry.h"
 #include "request.h"
 #include "store.h"
@@ -260,6 +261,7 @@ static void add_stats(struct unpack_stats *sum, const struct unpack_stats *s) {
   sum->setid_dropped += s->setid_dropped;
   sum->warnings += s->warnings;
   sum->whiteouts += s->whiteouts;
+  sum->headers += s->headers;
   if (sum->first_warning[0] == '\0')
     memcpy(sum->first_warning, s->first_warning, sizeof(sum->first_warning));
   if (sum->first_collapsed[0] == '\0')
@@ -275,6 +277,10 @@ static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn 
     return hutch_error_set(err, EINVAL, "the image has no layers");
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  /* One budget for all the layers: the policy a sandbox would get. */
+  struct import_budget budget;
+  if (policy_import_budget(NULL, &budget, err) < 0)
     return -1;
   struct store_stage stage;
   if (store_stage_begin(store, &stage, err) < 0)
@@ -296,6 +302,9 @@ static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn 
         .layer = true,
         .offset = b.offset,
         .length = b.size,
+        .budget = &budget,
+        .used_bytes = total.size,
+        .used_entries = total.headers,
     };
     uint8_t digest[SHA256_DIGEST_SIZE];
     struct unpack_stats stats;

@@ -179,6 +179,14 @@ int policy_seccomp_program(struct hutch_policy *p, const void **bpf, size_t *len
  * caps.c, payload.c); listed so that a reader sees the whole picture. */
 static const char *const namespaces[] = {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"};
 
+int policy_import_budget(const char *path, struct import_budget *out, hutch_error_t *err) {
+  _cleanup_(policy_freep) struct hutch_policy *p = NULL;
+  if (hutch_policy_load(path, &p, err) < 0)
+    return hutch_error_wrap(err, "image import: its limits");
+  limits_import_budget(&p->settings.limits, p->path, out);
+  return 0;
+}
+
 /* Parse the profile and compile it too: a profile libseccomp refuses must
  * not look fine in a description. */
 static int parse_profile(const struct hutch_policy *p, struct seccomp_profile **profile, void **bpf, size_t *bpf_len,
@@ -205,6 +213,23 @@ static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
     snprintf(buf, len, "%llu", (unsigned long long)v);
 }
 
+/* What [limits] memory means where the sandbox has no memory cgroup
+ * (memwatch.h, init.c: watch_memory). */
+static const char memory_without_cgroup[] =
+    "RLIMIT_AS per process, and init's watchdog over the whole sandbox: it sums the resident memory "
+    "(RssAnon + RssShmem) of every process in it, every 20 ms while any runs and sooner near the limit, "
+    "and kills them all past the limit (reported as out of memory). Margin: what the sandbox allocates "
+    "in one interval, at most its allocation rate x 20 ms (2.7 GiB/s per CPU measured: 110 MiB on 2 CPUs). "
+    "tmpfs pages ([limits] disk) come on top";
+
+/* What [limits] disk bounds, mode by mode: see sandbox.c and contain.c. */
+static const char disk_in_effect[] =
+    "one tmpfs of this size per sandbox holds its writable layer, /tmp and /dev/shm (one-shot and "
+    "long-lived sandboxes; image builds and a one-shot --keep copy the layer out at the end); with create "
+    "--keep and --overlay fuse the layer is on the host's disk, not bounded (\"disk unbounded\"), /tmp and "
+    "/dev/shm still are. tmpfs pages count as the sandbox's "
+    "memory where it has a memory cgroup; without one they come on top of [limits] memory";
+
 static void describe_limits(const struct hutch_policy *p, bool effective, FILE *out) {
   const struct policy_limits *l = &p->settings.limits;
   char v[64];
@@ -226,6 +251,16 @@ static void describe_limits(const struct hutch_policy *p, bool effective, FILE *
   fprintf(out, "  io_weight: %s\n", v);
   fprintf(out, "  fallback: %s\n", l->fallback == LIMITS_FALLBACK_REFUSE ? "refuse" : "rlimits");
   fprintf(out, "  required: %s\n", l->required ? "yes" : "no");
+  limit_text(limits_or_default(l->disk, LIMITS_DEFAULT_DISK), true, v, sizeof(v));
+  fprintf(out, "  disk: %s%s\n", v, l->disk ? "" : " (default)");
+  if (effective)
+    fprintf(out, "    in effect: %s\n", disk_in_effect);
+  if (effective && l->memory && l->memory != LIMITS_UNLIMITED)
+    fprintf(out, "  memory without a cgroup: %s\n", memory_without_cgroup);
+  limit_text(limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), true, v, sizeof(v));
+  fprintf(out, "  image_size: %s%s\n", v, l->image_size ? "" : " (default)");
+  limit_text(limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), false, v, sizeof(v));
+  fprintf(out, "  image_entries: %s%s\n", v, l->image_entries ? "" : " (default)");
   if (effective) {
     struct limits_plan plan;
     limits_plan_make(NULL, l, &plan);
@@ -282,9 +317,16 @@ static void describe_limits_json(const struct hutch_policy *p, bool effective, c
   NUM("cpus", l->cpus_milli, 1000.0);
   NUM("pids", l->pids, 1);
   NUM("io_weight", l->io_weight, 1);
-#undef NUM
   cJSON_AddStringToObject(o, "fallback", l->fallback == LIMITS_FALLBACK_REFUSE ? "refuse" : "rlimits");
   cJSON_AddBoolToObject(o, "required", l->required != 0);
+  NUM("disk", limits_or_default(l->disk, LIMITS_DEFAULT_DISK), 1);
+  NUM("image_size", limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), 1);
+  NUM("image_entries", limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), 1);
+  if (effective)
+    cJSON_AddStringToObject(o, "disk_in_effect", disk_in_effect);
+  if (effective)
+    cJSON_AddStringToObject(o, "memory_without_cgroup", memory_without_cgroup);
+#undef NUM
   if (effective) {
     struct limits_plan plan;
     limits_plan_make(NULL, l, &plan);

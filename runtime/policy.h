@@ -63,6 +63,10 @@ struct hutch_policy {
  * sound; otherwise parses and compiles the profile and stores the result
  * there (in memory only when the cache cannot be written). */
 int policy_seccomp_program(struct hutch_policy *policy, const void **bpf, size_t *len, hutch_error_t *err);
+/* The import budget of the policy at `path` (NULL: as hutch_policy_load).
+ * Fails when the policy cannot be read: an import is never unbounded
+ * because a file is missing. */
+int policy_import_budget(const char *path, struct import_budget *out, hutch_error_t *err);
 /* Where policy_seccomp_program() caches this policy's program (new string). */
 char *policy_cache_file(const struct hutch_policy *policy);
 

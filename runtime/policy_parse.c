@@ -149,6 +149,10 @@ static const struct key_spec keys[] = {
     /* Fewer than 8 and the sandbox's own init and shell cannot start. */
     {"limits", "pids", parse_limit_count, LIMIT_FIELD(pids), 8, 4194304, false, LIMIT_FIELD(pids_line)},
     {"limits", "io_weight", parse_uint, LIMIT_FIELD(io_weight), 1, 10000, false, LIMIT_FIELD(io_weight_line)},
+    /* Under 1 MiB a sandbox's own /etc files and a shell's history do not fit. */
+    {"limits", "disk", parse_limit_size, LIMIT_FIELD(disk), 1u << 20, 0, false, NO_LINE},
+    {"limits", "image_size", parse_limit_size, LIMIT_FIELD(image_size), 1u << 20, 0, false, NO_LINE},
+    {"limits", "image_entries", parse_limit_count, LIMIT_FIELD(image_entries), 1, UINT64_MAX - 1, false, NO_LINE},
     {"limits", "fallback", parse_fallback, LIMIT_FIELD(fallback), 0, 0, false, NO_LINE},
     {"limits", "required", parse_yes_no, LIMIT_FIELD(required), 0, 0, false, NO_LINE},
     {"limits", "fallback_quiet", parse_yes_no, LIMIT_FIELD(fallback_quiet), 0, 0, false, NO_LINE},

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
@@ -21,6 +22,7 @@
 #include "contain.h"
 #include "idmap.h"
 #include "net_host.h"
+#include "layer_copy.h"
 #include "overlay_fuse.h"
 #include "paths.h"
 #include "payload.h"
@@ -163,9 +165,12 @@ struct started {
   double cg_setup_seconds;
   struct net_host net;
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
+  int layer_fd;                    /* image builds: the upper directory (SYNC_LAYER_FD) */
 };
 
 static void started_release(struct started *s) {
+  if (s->layer_fd >= 0)
+    close(s->layer_fd);
   net_host_clear(&s->net);
   sandbox_cgroup_release(&s->cg);
   if (s->pidfd >= 0)
@@ -243,10 +248,32 @@ static int start_proxy(struct started *s, bool long_lived, hutch_error_t *err) {
   return 0;
 }
 
+/* An image build's layer directory, sent by the child (contain.c). */
+static int receive_layer(int sync_fd, int *out, hutch_error_t *err) {
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  int r = sync_recv(sync_fd, &type, NULL, 0, NULL, fds, &nfds, err);
+  if (r > 0 && type == SYNC_LAYER_FD && nfds == 1) {
+    *out = fds[0];
+    return 0;
+  }
+  for (size_t i = 0; i < nfds; i++)
+    close(fds[i]);
+  if (r < 0)
+    return -1; /* the child's own error, naming its step */
+  return hutch_error_set(err, EPROTO, "sandbox setup: expected the build's layer directory (got %s)",
+                         r == 0 ? "EOF" : "another message");
+}
+
 static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary,
                          struct started *out, hutch_error_t *err) {
-  *out = (struct started){
-      .state_fd = -1, .pidfd = -1, .sync_fd = -1, .cg = {.fd = -1}, .net = {.proxy_pid = -1, .channel = -1}};
+  *out = (struct started){.state_fd = -1,
+                          .pidfd = -1,
+                          .sync_fd = -1,
+                          .layer_fd = -1,
+                          .cg = {.fd = -1},
+                          .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
     return hutch_error_set(err, EINVAL, "sandbox: no policy");
   if (cfg->rootfs == NULL)
@@ -286,13 +313,21 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   if (out->state_fd < 0)
     return -1;
   state_new_id(out->id);
-  /* A one-shot sandbox that keeps nothing gets its layers on a tmpfs of
-   * its own (contain.c: step_scratch_layers). */
-  bool scratch = primary != NULL && !cfg->keep;
-  /* --overlay fuse: the daemon stays in hutch's mount namespace
-   * (overlay_fuse.c), where a tmpfs of the child's would not exist. */
-  if (cfg->overlay == HUTCH_OVERLAY_FUSE)
-    scratch = false;
+  /* The writable layer goes on the sandbox's size-limited tmpfs
+   * (contain.c: step_sandbox_tmpfs), one-shot or long-lived.  An image
+   * build's layer and a one-shot --keep's are copied out of it at the end
+   * (layer_copy.c).  Two stay on the host's disk, not bounded by [limits]
+   * disk ("disk unbounded", announced): a long-lived --keep, which `hutch
+   * rm` leaves behind from another process, and --overlay fuse, whose
+   * daemon stays in hutch's mount namespace (overlay_fuse.c), where the
+   * child's tmpfs does not exist. */
+  bool scratch = !(cfg->keep && primary == NULL) && cfg->overlay != HUTCH_OVERLAY_FUSE;
+  uint64_t disk =
+      cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK);
+  if (!scratch && disk != LIMITS_UNLIMITED)
+    hutch_warn("degraded mode \"disk unbounded\" (%s): the writable layer is on the host's disk, not within "
+               "[limits] disk; /tmp and /dev/shm are",
+               cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep");
   /* The daemon is given one lower tree: a built image without its base
    * would be a different (broken) root, so refuse rather than start it. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
@@ -356,7 +391,10 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .upper = upper,
       .work = work,
       .root = root,
+      .sandbox_dir = sbpath,
       .scratch_dir = scratch ? sbpath : NULL,
+      .send_layer = scratch && (cfg->build_caps || cfg->keep),
+      .disk = disk,
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
       .n_binds = cfg->n_binds,
@@ -409,6 +447,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
       overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, upper, work, sbfd, &out->fuse, err) < 0)
+    goto fail_child;
+  if (cc.send_layer && receive_layer(out->sync_fd, &out->layer_fd, err) < 0)
     goto fail_child;
   /* The proxy starts up while the child sets the sandbox up. */
   if (net_host_spawn_proxy(&out->net, primary == NULL, err) < 0 ||
@@ -476,6 +516,12 @@ fail_dir:
 static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
   out->status = ex->status;
   out->signal = ex->signal;
+  if (ex->oom_limit) {
+    /* The memory watchdog of the rlimits fallback: as the OOM killer's end. */
+    out->usage.oom_killed = true;
+    out->usage.oom_kills = 1;
+    out->usage.memory_max = ex->oom_limit;
+  }
   if (ex->failure_stage == PAYLOAD_EXEC) {
     out->exec_errno = ex->failure_errno ? ex->failure_errno : ENOEXEC;
     snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);
@@ -603,6 +649,16 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     if (WIFSIGNALED(wstatus))
       hutch_error_wrap(err, "the sandbox's init was killed by signal %d", WTERMSIG(wstatus));
   }
+  if (cfg->keep && s.layer_fd >= 0) {
+    /* --keep: the upper layer, from the tmpfs it was bounded on. */
+    _cleanup_free_ char *rel = xasprintf("%s/upper", s.id);
+    _cleanup_free_ char *path = xasprintf("/proc/self/fd/%d/%s", s.state_fd, rel);
+    hutch_error_t copy_err = NULL;
+    if (mkdirat(s.state_fd, rel, 0700) < 0 || layer_copy_out(s.layer_fd, path, &copy_err) < 0) {
+      hutch_warn("--keep: the upper layer could not be kept: %s", copy_err ? copy_err->msg : strerror(errno));
+      hutch_error_free(&copy_err);
+    }
+  }
   if (!cfg->keep) {
     hutch_error_t cleanup_err = NULL;
     if (state_remove_sandbox_dir(s.state_fd, s.id, &cleanup_err) < 0) {
@@ -622,6 +678,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   if (sandbox_start(cfg, NULL, &s, err) < 0)
     return -1;
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  sb->layer_fd = steal_fd(&s.layer_fd);
   snprintf(sb->id, sizeof(sb->id), "%s", s.id);
   sb->state_fd = steal_fd(&s.state_fd);
   sb->pid = s.pid;
@@ -663,6 +720,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
         err, running ? "only sandboxes made by `hutch create` accept `exec --in`" : "remove it with `hutch rm %s`", id);
   }
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  sb->layer_fd = -1;
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
   sb->pid = st.pid;
@@ -691,6 +749,8 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     return;
   if (sb->state_fd >= 0)
     close(sb->state_fd);
+  if (sb->layer_fd >= 0)
+    close(sb->layer_fd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);

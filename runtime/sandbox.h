@@ -12,6 +12,7 @@ struct hutch_sandbox {
   struct hutch_limits_status limits; /* limits.cgroup: the sandbox's cgroup, if any */
   char *audit_log;                   /* --net proxy: the proxy's audit log */
   char *workdir;                     /* where exec --in starts a command without --workdir */
+  int layer_fd;                      /* an image build's upper directory (layer_copy.h), else -1 */
 };
 
 #endif

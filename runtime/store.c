@@ -19,6 +19,7 @@
 #include "oci.h"
 #include "oci_compressed.h"
 #include "paths.h"
+#include "policy.h"
 #include "util.h"
 
 /* A tmp directory younger than this may be one whose creator has not locked
@@ -805,6 +806,10 @@ static int import_unpack(struct hutch_store *store, int fd, const struct stat *s
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
     return -1;
+  /* The policy a sandbox would get ($HUTCH_POLICY or the default). */
+  struct import_budget budget;
+  if (policy_import_budget(NULL, &budget, err) < 0)
+    return -1;
   struct tmpdir t = {.fd = -1};
   if (tmpdir_create(store, "", &t, err) < 0)
     return -1;
@@ -822,6 +827,7 @@ static int import_unpack(struct hutch_store *store, int fd, const struct stat *s
       .maps = maps,
       .progress = opts->progress,
       .progress_data = opts->progress_data,
+      .budget = &budget,
   };
   uint8_t digest[SHA256_DIGEST_SIZE];
   struct unpack_stats stats;

@@ -17,6 +17,7 @@
 
 #include "hutch.h"
 #include "idmap.h"
+#include "limits.h"
 #include "sha256.h"
 
 struct hutch_store {
@@ -38,6 +39,7 @@ struct unpack_stats {
   uint64_t setid_dropped;    /* setuid/setgid bits dropped with them */
   uint64_t warnings;         /* attributes (xattrs, ACLs, times) that could not be restored */
   uint64_t whiteouts;        /* layers: whiteout and opaque markers applied */
+  uint64_t headers;          /* entries read, written or not (the budget's count) */
   char first_warning[256];
   char first_collapsed[256]; /* path of the first entry that lost its owner */
 };
@@ -54,6 +56,11 @@ struct unpack_request {
    * whiteouts honoured (layer.h); it may hold no entry at all. */
   bool layer;
   uint64_t offset, length;
+  /* The import's budget, checked entry by entry as the archive is read
+   * (never after the fact); `used` is what earlier layers of the same image
+   * took.  Required: there is no unbounded unpack. */
+  const struct import_budget *budget;
+  uint64_t used_bytes, used_entries;
 };
 
 /* Stream the archive into req->target from a child that is root in a new

@@ -23,6 +23,7 @@ enum sync_type {
   SYNC_SIGNAL,       /* client -> init: deliver a signal to the process group */
   SYNC_FUSE_FD,      /* child -> parent: the mounted FUSE connection for --overlay fuse (one fd) */
   SYNC_NET_LISTENER, /* child -> parent: the proxy's listening socket (one fd), --net proxy */
+  SYNC_LAYER_FD,     /* child -> parent: the upper directory on the sandbox's tmpfs (one fd), image builds */
 };
 
 struct sync_exit {
@@ -31,6 +32,7 @@ struct sync_exit {
   int32_t failure_stage; /* enum payload_stage when the program never ran, else 0 */
   int32_t failure_errno;
   char failure[512];
+  uint64_t oom_limit; /* killed by the memory watchdog (memwatch.h) at this limit, else 0 */
 };
 
 struct sync_started {

@@ -76,6 +76,8 @@ struct child_ctx {
    * child knows: forgotten whenever something may have replaced one. */
   struct layer_paths real_dirs;
   bool owner_restored; /* ARCHIVE_EXTRACT_OWNER is set */
+  const struct import_budget *budget;
+  uint64_t used_bytes, used_entries; /* by earlier layers of the same image */
 };
 
 /* After chroot an open directory fd is a way back out (fchdir), so none may
@@ -237,6 +239,40 @@ static int hostile_entry(hutch_error_t *err, const char *fmt, ...) {
                                "nothing was imported; rebuild it from the root directory (tar -C DIR -cf FILE .)");
 }
 
+/* A small archive may expand without bound (a gzip of zeros grows a
+ * thousandfold): the budget is checked before each entry is written, from
+ * its header, so the refusal comes before the bytes reach the disk. */
+static int over_budget(hutch_error_t *err, const struct import_budget *b, const char *path, const char *key,
+                       uint64_t limit) {
+  char v[32];
+  bool size = strcmp(key, "image_size") == 0;
+  if (size)
+    hutch_format_size(limit, v, sizeof(v));
+  else
+    snprintf(v, sizeof(v), "%llu", (unsigned long long)limit);
+  hutch_error_set(err, 0, "entry \"%s\": the image holds more than [limits] %s = %s%s (policy %s)", path, key, v,
+                  size ? " of file contents" : " entries", b->policy);
+  return hutch_error_hint(err,
+                          "nothing was imported; if the image is trusted and really this large, raise %s in "
+                          "the policy's [limits] (hutch-policy(5))",
+                          key);
+}
+
+static int check_budget(struct child_ctx *c, struct archive_entry *e, const char *path, bool link, hutch_error_t *err) {
+  const struct import_budget *b = c->budget;
+  if (b->entries != LIMITS_UNLIMITED && c->used_entries + c->stats->headers > b->entries)
+    return over_budget(err, b, path, "image_entries", b->entries);
+  if (link || ARCHIVE(archive_entry_filetype)(e) != AE_IFREG || b->bytes == LIMITS_UNLIMITED)
+    return 0;
+  /* The size in the header is what copy_data() writes at most; a sparse
+   * member counts whole, holes and all. */
+  la_int64_t size = ARCHIVE(archive_entry_size_is_set)(e) ? ARCHIVE(archive_entry_size)(e) : 0;
+  uint64_t used = c->used_bytes + c->stats->size;
+  if (size < 0 || used > b->bytes || (uint64_t)size > b->bytes - used)
+    return over_budget(err, b, path, "image_size", b->bytes);
+  return 0;
+}
+
 /* ---- layers: whiteouts, opaque directories, replaced directories ---- */
 
 /* A directory of the tree reached without any symlink: a whiteout under a
@@ -388,6 +424,9 @@ static int extract_all(struct archive *in, struct archive *out, struct child_ctx
     if (problem)
       return hostile_entry(err, "entry \"%s\": %s", path ? path : "", problem);
     const char *link = ARCHIVE(archive_entry_hardlink)(e);
+    stats->headers++;
+    if (check_budget(c, e, path, link != NULL, err) < 0)
+      return -1;
     if (link) {
       if ((problem = unpack_path_problem(link)))
         return hostile_entry(err, "entry \"%s\": hard link to \"%s\": %s", path, link, problem);
@@ -663,6 +702,8 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
    * library's file is out of reach. */
   if (archive_dl_load(err) < 0)
     return hutch_error_wrap(err, "unpack");
+  if (req->budget == NULL)
+    return hutch_error_set(err, EINVAL, "unpack: no import budget");
   struct unpack_shared *shared = mmap(NULL, sizeof(*shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED)
     return hutch_error_sys(err, "unpack: map shared counters");
@@ -681,6 +722,9 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
       .maps = req->maps,
       .stats = &shared->stats,
       .layer = req->layer,
+      .budget = req->budget,
+      .used_bytes = req->used_bytes,
+      .used_entries = req->used_entries,
   };
   struct unpack_thread t = {.ctx = &ctx, .result = -1};
   if (req->progress == NULL) {

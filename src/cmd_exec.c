@@ -69,6 +69,7 @@ enum {
   OPT_JSON,
   OPT_IN,
   OPT_MEMORY,
+  OPT_DISK,
   OPT_MEMORY_SWAP,
   OPT_CPUS,
   OPT_PIDS,
@@ -97,6 +98,7 @@ static const struct option long_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"in", required_argument, NULL, OPT_IN},
     {"memory", required_argument, NULL, OPT_MEMORY},
+    {"disk", required_argument, NULL, OPT_DISK},
     {"memory-swap", required_argument, NULL, OPT_MEMORY_SWAP},
     {"cpus", required_argument, NULL, OPT_CPUS},
     {"pids", required_argument, NULL, OPT_PIDS},
@@ -117,6 +119,7 @@ static const struct option long_options[] = {
 static const char sandbox_limit_options[] =
     "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
     "  --memory-swap SIZE   swap it may use besides (default: none)\n"
+    "  --disk SIZE          the writable layer, /tmp and /dev/shm together (4G)\n"
     "  --cpus N             CPU time as a number of CPUs (0.5, 2): cpu.max\n"
     "  --pids N             processes and threads at most: pids.max\n"
     "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
@@ -256,6 +259,10 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       }
       break;
     }
+    case OPT_DISK:
+      if (!hutch_parse_size(optarg, &o->limits.disk) || o->limits.disk < (1u << 20))
+        return cli_usage_error(verb, "--disk wants a size such as 512M or 4G (at least 1M), got '%s'", optarg);
+      break;
     case OPT_CPUS: {
       char *end;
       double v = strtod(optarg, &end);
@@ -513,8 +520,8 @@ int cmd_exec(int argc, char **argv) {
   };
   if (o.in != NULL) {
     const struct hutch_limits *l = &o.limits;
-    bool limits =
-        l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent || l->no_cgroups;
+    bool limits = l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent ||
+                  l->no_cgroups || l->disk;
     if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits || o.net != HUTCH_NET_NONE ||
         o.overlay_fuse || o.proc_host_ro) {
       r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc and the "

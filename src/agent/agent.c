@@ -226,6 +226,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
               .memory = s->memory,
               .memory_swap = s->memory_swap,
               .memory_swap_set = s->memory_swap > 0,
+              .disk = s->disk,
               .cpus = s->cpus,
               .pids = (uint64_t)s->pids,
               .io_weight = (uint32_t)s->io_weight,

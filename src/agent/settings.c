@@ -55,6 +55,7 @@ static const struct setting_def {
     {"hostname", NULL, NULL, K_STR, offsetof(struct settings, hostname), false},
     {"memory", NULL, NULL, K_SIZE, offsetof(struct settings, memory), true},
     {"memory-swap", NULL, NULL, K_SIZE, offsetof(struct settings, memory_swap), true},
+    {"disk", NULL, NULL, K_SIZE, offsetof(struct settings, disk), true},
     {"cpus", NULL, NULL, K_DOUBLE, offsetof(struct settings, cpus), true},
     {"pids", NULL, NULL, K_LONG, offsetof(struct settings, pids), true},
     {"io-weight", NULL, NULL, K_LONG, offsetof(struct settings, io_weight), true},
@@ -112,6 +113,7 @@ void settings_usage(FILE *out) {
                "  --hostname NAME            hostname inside the sandbox\n"
                "  --memory SIZE              memory limit of the sandbox (default: the policy's)\n"
                "  --memory-swap SIZE         swap it may use besides (default 0)\n"
+               "  --disk SIZE                writable layer, /tmp, /dev/shm (default: the policy's)\n"
                "  --cpus N                   CPUs' worth of time, fractional (default: the policy's)\n"
                "  --pids N                   processes at most (default: the policy's)\n"
                "  --io-weight N              io.weight, 1 to 10000\n"

@@ -40,7 +40,7 @@ struct settings {
   char *policy;
   char *hostname;
   /* Resource limits of the task's sandbox (hutch-exec(1)); 0: the policy's. */
-  uint64_t memory, memory_swap;
+  uint64_t memory, memory_swap, disk;
   double cpus;
   long pids, io_weight;
   char *cgroup_parent;

@@ -134,4 +134,83 @@ tap_is "$(cat "$canary/file")" original "the symlink's target outside is untouch
 tap_ok "the store still works: rm" "$HUTCH_BIN" rootfs rm benign
 tap_is "$(store_residue)" "" "the store is empty again"
 
+
+# ---- expansion: [limits] image_size and image_entries ----
+# A 3 MB gzip of zeros that unpacks to 3 GiB, and archives of many small
+# entries: refused while unpacking, with the policy's key named, and the
+# store left as it was (no stage, no half image).
+small_policy() { # small_policy FILE LINES...: the test policy with these [limits] lines
+  local out=$1
+  shift
+  sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|" "$HUTCH_POLICY" >"$out"
+  printf '%s\n' "$@" | python3 -c '
+import sys
+src, extra = open(sys.argv[1]).read(), sys.stdin.read().splitlines()
+keys = {l.split("=")[0].strip() for l in extra}
+lines = [l for l in src.splitlines() if l.split("=")[0].strip() not in keys]
+i = lines.index("[limits]")
+open(sys.argv[1], "w").write("\n".join(lines[:i + 1] + extra + lines[i + 1:]) + "\n")' "$out"
+}
+small_policy "$work/small.policy" "image_size = 100M" "image_entries = 1000"
+python3 - "$work" <<'EOF'
+import io, json, hashlib, os, sys, tarfile, zlib
+work = sys.argv[1]
+# bomb.tar.gz: one member of 3 GiB of zeros, gzip -9 streamed (about 3 MB)
+n = 3 << 30
+ti = tarfile.TarInfo("zeros")
+ti.size, ti.mode, ti.mtime = n, 0o644, 1700000000
+c = zlib.compressobj(9, zlib.DEFLATED, 31)
+with open(os.path.join(work, "bomb.tar.gz"), "wb") as out:
+    out.write(c.compress(ti.tobuf(format=tarfile.GNU_FORMAT)))
+    z = bytes(1 << 24)
+    for _ in range(n >> 24):
+        out.write(c.compress(z))
+    out.write(c.compress(bytes(1024)))
+    out.write(c.flush())
+def mktar(names, data=b"x"):
+    b = io.BytesIO()
+    with tarfile.open(fileobj=b, mode="w") as t:
+        for name in names:
+            ti = tarfile.TarInfo(name)
+            ti.size, ti.mtime = len(data), 1700000000
+            t.addfile(ti, io.BytesIO(data))
+    return b.getvalue()
+# many.tar: 5000 one-byte files in one archive
+with open(os.path.join(work, "many.tar"), "wb") as f:
+    f.write(mktar(["f%05d" % i for i in range(5000)]))
+# docker-many.tar: two layers of 600 entries each, under 1000 alone and
+# over it together: the budget is the image's, not a layer's
+sha = lambda b: hashlib.sha256(b).hexdigest()
+layers = [mktar(["l%d-%04d" % (l, i) for i in range(600)]) for l in range(2)]
+cfg = json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + sha(l) for l in layers]}}).encode()
+with tarfile.open(os.path.join(work, "docker-many.tar"), "w") as t:
+    def add(name, data):
+        ti = tarfile.TarInfo(name)
+        ti.size, ti.mtime = len(data), 1700000000
+        t.addfile(ti, io.BytesIO(data))
+    names = []
+    for l in layers:
+        add(sha(l) + "/layer.tar", l)
+        names.append(sha(l) + "/layer.tar")
+    add(sha(cfg) + ".json", cfg)
+    add("manifest.json", json.dumps([{"Config": sha(cfg) + ".json", "RepoTags": ["t/many:v1"],
+                                      "Layers": names}]).encode())
+EOF
+tap_check $? "build the expanding and the crowded archives"
+tap_like "$(stat -c %s "$work/bomb.tar.gz")" '^[0-9]{7}$' "the bomb is a few MB of gzip"
+for c in bomb.tar.gz:image_size many.tar:image_entries docker-many.tar:image_entries; do
+  f=${c%%:*} key=${c#*:}
+  before=$(snapshot)
+  started=$(date +%s)
+  HUTCH_POLICY=$work/small.policy tap_status 125 "$f: the import is refused" \
+    "$HUTCH_BIN" rootfs import "$work/$f" --name limited
+  tap_like "$tap_stderr" "\\[limits\\] $key = .*small\\.policy" "$f: the error names [limits] $key and the policy"
+  tap_check "$(($(date +%s) - started < 60 ? 0 : 1))" "$f: refused while unpacking, not after (under 60 s)"
+  tap_is "$(store_residue)" "" "$f: the store holds no image, name or stage"
+  tap_is "$(snapshot)" "$before" "$f: nothing outside the store changed"
+done
+tap_ok "many.tar imports under the default policy" "$HUTCH_BIN" rootfs import "$work/many.tar" --name many
+tap_ok "and goes again" "$HUTCH_BIN" rootfs rm many
+
 tap_done

@@ -17,6 +17,8 @@ tap_like "$tap_stdout" $'limits:\n  memory: 2 GiB' "shows the default memory lim
 tap_like "$tap_stdout" "cpus: 1 \\(cpu.max 100000 100000\\)" "the CPU limit as cpu.max"
 tap_like "$tap_stdout" "pids: 1024" "the pids limit"
 tap_like "$tap_stdout" "fallback: rlimits" "and the fallback"
+tap_like "$tap_stdout" "memory without a cgroup: .*watchdog.*Margin: .* x 20 ms" \
+  "and what bounds memory without a cgroup, with its margin"
 tap_like "$tap_stdout" "on this host: " "and where limits come from on this host"
 where=$(printf '%s\n' "$tap_stdout" | sed -n 's/^  on this host: //p')
 tap_ok "policy show --effective --json" "$HUTCH_BIN" policy show --effective --json
@@ -46,7 +48,7 @@ if [ $cgroups -eq 0 ]; then
   # ---- the shipped defaults degrade, visibly ----
   tap_ok "the default limits fall back to rlimits" hx --json -- true
   tap_is "$(printf '%s\n' "$tap_stderr" | grep -c .)" "1" "with one line on stderr"
-  tap_like "$tap_stderr" '^hutch: warning: limits: no cgroup here, rlimits per process instead; not limited: [^;]+; see `hutch doctor`$' \
+  tap_like "$tap_stderr" '^hutch: warning: limits: no cgroup here: rlimits per process, memory watched by init; not limited: [^;]+; see `hutch doctor`$' \
     "a warning naming what is not limited and where the cause and the fix are"
   tap_is "$(json_get "$tap_stdout" 'j["limits"]["mode"]')" "rlimits" "--json: mode rlimits"
   tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "--json: degraded"
@@ -84,6 +86,13 @@ if [ $cgroups -eq 0 ]; then
   tap_ok "the rlimits hold in exec --in" "$HUTCH_BIN" exec --in "$id" -- sh -c 'ulimit -u'
   tap_is "$tap_stdout" "1024" "RLIMIT_NPROC of the sandbox"
   tap_ok "rm" "$HUTCH_BIN" rm "$id"
+
+  # The policy's memory, degraded to rlimits, is a whole-sandbox bound too.
+  sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|; s|^memory = .*|memory = 1G|" \
+    "$HUTCH_POLICY" >"$tmp/mem.policy"
+  tap_status 137 "the policy's memory = 1G, on rlimits: 4 x 700 MiB killed" hx --policy "$tmp/mem.policy" -- sh -c \
+    'for i in 1 2 3 4; do dd if=/dev/zero of=/dev/null bs=700M count=20 2>/dev/null & done; wait'
+  tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "reported as out of memory"
 else
   tap_skip "refusal of explicit limits" "this host has usable cgroup v2 (see the VM suite)"
 fi
@@ -118,6 +127,98 @@ else
   n=${tap_stdout##*$'\n'}
   tap_ok "stops at 20 processes (saw $n)" test "$n" -le 20 -a "$n" -ge 2
 fi
+
+# ---- the whole sandbox's memory without a cgroup: the watchdog ----
+# RLIMIT_AS is per process: four processes of 700 MiB each fit under a
+# 1 GiB RLIMIT_AS one by one.  init's watchdog sums them and kills the lot;
+# the end is reported as out of memory.  A host-side sampler (every ~1 ms)
+# checks that they never held more than the limit and the stated margin.
+cat >"$tmp/peak.py" <<'EOF'
+# peak.py CMD...: run CMD; print the peak of RssAnon+RssShmem summed over
+# all its descendants, sampled every millisecond (MiB), then CMD's stderr.
+import os, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+def kids(pid):
+    out = []
+    try:
+        for t in os.listdir("/proc/%d/task" % pid):
+            with open("/proc/%d/task/%s/children" % (pid, t)) as f:
+                out += [int(x) for x in f.read().split()]
+    except (OSError, ValueError):
+        pass
+    return out
+peak = 0
+while p.poll() is None:
+    total, stack = 0, kids(p.pid)
+    while stack:
+        q = stack.pop()
+        try:
+            with open("/proc/%d/status" % q) as f:
+                total += sum(int(l.split()[1]) for l in f if l.startswith(("RssAnon:", "RssShmem:"))) * 1024
+        except (OSError, ValueError, IndexError):
+            pass
+        stack += kids(q)
+    peak = max(peak, total)
+    time.sleep(0.001)
+print(peak >> 20)
+sys.stdout.write(p.stderr.read().decode())
+sys.exit(p.returncode)
+EOF
+alloc4='for i in 1 2 3 4; do dd if=/dev/zero of=/dev/null bs=700M count=20 2>/dev/null & done; wait'
+tap_status 137 "4 x 700 MiB under --no-cgroups --memory 1G: killed" \
+  python3 "$tmp/peak.py" "$HUTCH_BIN" exec --rootfs "$img" --no-cgroups --memory 1G -- sh -c "$alloc4"
+tap_like "$tap_stdout" "killed: out of memory at 1 GiB" "reported as out of memory at the limit"
+peak=${tap_stdout%%$'\n'*}
+# The stated margin (hutch-security(7)): what the sandbox allocates in one
+# look's interval, at most 20 ms; 2 CPUs at 2.7 GiB/s each is 110 MiB.
+tap_check "$([ "$peak" -le $((1024 + 128)) ] && echo 0 || echo 1)" \
+  "the host never saw more than 1 GiB + 128 MiB (peak $peak MiB)"
+tap_ok "2 x 300 MiB under the same limit runs to its end" hx --no-cgroups --memory 1G -- sh -c \
+  'for i in 1 2; do dd if=/dev/zero of=/dev/null bs=300M count=5 2>/dev/null & done; wait; echo done'
+tap_is "$tap_stdout" "done" "nothing killed below the limit"
+tap_status 137 "--json of a watchdog kill" hx --no-cgroups --memory 1G --json -- sh -c "$alloc4"
+tap_is "$(json_get "$tap_stdout" 'j["oom_killed"]')" "True" "--json: oom_killed"
+tap_is "$(json_get "$tap_stdout" 'j["exit_code"]')" "137" "--json: exit code 137"
+
+# Memory no process maps: a memfd filled with write(2), System V segments
+# filled and detached.  Counted from the processes' open memfds and the
+# IPC namespace's unattached segments (python3 of the Debian test image).
+if deb=$(hutch_test_rootfs debian 2>/dev/null); then
+  memfd='import os, time
+fd = os.memfd_create("m")
+for i in range(1536): os.write(fd, bytes(1 << 20))
+print("survived", flush=True); time.sleep(2)'
+  sysv='import ctypes, time
+libc = ctypes.CDLL(None)
+libc.shmat.restype, libc.shmat.argtypes = ctypes.c_void_p, [ctypes.c_int, ctypes.c_void_p, ctypes.c_int]
+libc.shmdt.argtypes = [ctypes.c_void_p]
+for i in range(6):
+    p = libc.shmat(libc.shmget(0, 256 << 20, 0o1000 | 0o600), None, 0)
+    ctypes.memset(p, 1, 256 << 20)
+    libc.shmdt(ctypes.c_void_p(p))
+print("survived", flush=True); time.sleep(2)'
+  tap_status 137 "1.5 GiB in a memfd, unmapped, against --memory 1G: killed" \
+    "$HUTCH_BIN" exec --rootfs "$deb" --no-cgroups --memory 1G -- python3 -c "$memfd"
+  tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "the memfd: reported as out of memory"
+  tap_status 137 "1.5 GiB of detached System V segments against --memory 1G: killed" \
+    "$HUTCH_BIN" exec --rootfs "$deb" --no-cgroups --memory 1G -- python3 -c "$sysv"
+  tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "the segments: reported as out of memory"
+else
+  tap_skip "memfd and System V memory under the watchdog" "the Debian test rootfs is not built"
+fi
+
+# A long-lived sandbox: the processes go, the sandbox stays.
+id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" --no-cgroups --memory 1G 2>/dev/null)
+tap_check $? "create --no-cgroups --memory 1G"
+tap_status 137 "exec --in: 4 x 700 MiB killed" "$HUTCH_BIN" exec --in "$id" -- sh -c "$alloc4"
+tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "exec --in: reported as out of memory"
+tap_ok "the sandbox still runs commands" "$HUTCH_BIN" exec --in "$id" -- true
+# Idle, init does not poll: its CPU time stays put over a second.
+cpu() { awk '{ print $14 + $15 }' "/proc/$(json_get "$("$HUTCH_BIN" ps --json)" '[s["pid"] for s in j if s["id"] == "'"$id"'"][0]')/stat"; }
+before=$(cpu)
+sleep 1
+tap_is "$(cpu)" "$before" "an idle sandbox's init uses no CPU time"
+tap_ok "rm" "$HUTCH_BIN" rm "$id"
 
 # ---- options ----
 tap_status 2 "--memory wants a size" hx --memory lots -- true

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 
 #include "limits.h"
+#include "memwatch.h"
 #include "policy.h"
 #include "tap.h"
 #include "util.h"
@@ -157,7 +158,39 @@ static void test_policy(void) {
                 "unknown [limits] key");
 }
 
+static void test_new_limits(void) {
+  struct policy_settings s = {0};
+  hutch_error_t err = NULL;
+  int r = policy_parse("[sandbox]\nseccomp = s.json\n[limits]\ndisk = 512M\nimage_size = 100M\nimage_entries = 10\n",
+                       "t.policy", &s, &err);
+  tap_ok(r == 0 && s.limits.disk == 512ull << 20, "disk = 512M");
+  struct import_budget b;
+  limits_import_budget(&s.limits, "t.policy", &b);
+  tap_ok(b.bytes == 100ull << 20 && b.entries == 10 && strcmp(b.policy, "t.policy") == 0, "the import budget");
+  hutch_error_free(&err);
+  policy_settings_clear(&s);
+  struct policy_limits none = {0};
+  limits_import_budget(&none, NULL, &b);
+  tap_ok(b.bytes == LIMITS_DEFAULT_IMAGE_SIZE && b.entries == LIMITS_DEFAULT_IMAGE_ENTRIES, "left out: the defaults");
+  tap_ok(limits_or_default(0, LIMITS_DEFAULT_DISK) == 4ull << 30, "disk left out: 4 GiB");
+  expect_policy("[sandbox]\nseccomp = s\n[limits]\ndisk = 4K\n", "too small", "4K of disk is refused");
+  expect_policy("[sandbox]\nseccomp = s\n[limits]\nimage_entries = 0\n", "bad value for image_entries",
+                "0 image entries refused");
+
+  uint64_t v = 0;
+  tap_ok(memwatch_parse_status("Name:\tx\nVmRSS:\t  900 kB\nRssAnon:\t  700 kB\nRssFile:\t 150 kB\n"
+                               "RssShmem:\t  50 kB\n",
+                               &v) &&
+             v == 750 * 1024,
+         "memwatch: RssAnon + RssShmem, not RssFile");
+  tap_ok(!memwatch_parse_status("Name:\tkthreadd\nState:\tS\n", &v), "memwatch: no Rss fields, no sum");
+  tap_is_int(memwatch_next_ms(0, 1ull << 30, 1), MEMWATCH_INTERVAL_MS, "far from the limit: the full interval");
+  tap_is_int(memwatch_next_ms((1ull << 30) - (16ull << 20), 1ull << 30, 1), 3, "16 MiB left at 4 GiB/s: 3 ms");
+  tap_is_int(memwatch_next_ms(2ull << 30, 1ull << 30, 2), 1, "past the limit: 1 ms");
+}
+
 int main(void) {
+  test_new_limits();
   test_sizes();
   test_cpus();
   test_plan();

@@ -171,7 +171,7 @@ tap_like "$tap_stderr" "Delegate=cpu cpuset io memory pids" "no delegation: the 
 tap_like "$tap_stderr" "systemd-run --user --scope -p Delegate=yes hutch" "no delegation: systemd-run"
 tap_like "$tap_stderr" "run hutch as root" "no delegation: root"
 tap_ok "no delegation: default limits degrade" nodel "$HUTCH_BIN" exec --rootfs $img --json -- true
-tap_like "$tap_stderr" '^hutch: warning: limits: no cgroup here, rlimits per process instead; not limited: .*; see `hutch doctor`$' \
+tap_like "$tap_stderr" '^hutch: warning: limits: no cgroup here: rlimits per process, memory watched by init; not limited: .*; see `hutch doctor`$' \
   "no delegation: one short warning line pointing at hutch doctor"
 tap_is "$(printf '%s\n' "$tap_stderr" | grep -c .)" "1" "no delegation: only one line"
 tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "no delegation: --json degraded"

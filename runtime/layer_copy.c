@@ -1,0 +1,216 @@
+#include "config.h"
+
+#include "layer_copy.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/sendfile.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include "idmap.h"
+#include "util.h"
+
+/* Hard links: the first copy of each (dev, ino), linked to again. */
+struct link_seen {
+  dev_t dev;
+  ino_t ino;
+  char *path; /* below the destination's top */
+};
+
+struct copy {
+  int dst_top;
+  struct link_seen *links;
+  size_t n_links;
+  char path[4096]; /* of the entry at hand, for messages */
+};
+
+static int copy_xattrs(int src, int dst, const char *path, hutch_error_t *err) {
+  char names[65536];
+  ssize_t n = flistxattr(src, names, sizeof(names));
+  if (n < 0)
+    return errno == ENOTSUP ? 0 : hutch_error_sys(err, "layer: list the xattrs of %s", path);
+  _cleanup_free_ char *value = xmalloc(65536);
+  for (char *name = names; name < names + n; name += strlen(name) + 1) {
+    ssize_t len = fgetxattr(src, name, value, 65536);
+    if (len < 0)
+      return hutch_error_sys(err, "layer: read xattr %s of %s", name, path);
+    if (fsetxattr(dst, name, value, (size_t)len, 0) < 0)
+      return hutch_error_sys(err, "layer: set xattr %s on %s", name, path);
+  }
+  return 0;
+}
+
+/* Owner, then mode (chown clears set-id bits), then times. */
+static int copy_attrs(int dst, const struct stat *st, const char *path, hutch_error_t *err) {
+  if (fchown(dst, st->st_uid, st->st_gid) < 0)
+    return hutch_error_sys(err, "layer: chown %s", path);
+  if (fchmod(dst, st->st_mode & 07777) < 0)
+    return hutch_error_sys(err, "layer: chmod %s", path);
+  struct timespec times[2] = {st->st_atim, st->st_mtim};
+  if (futimens(dst, times) < 0)
+    return hutch_error_sys(err, "layer: set the times of %s", path);
+  return 0;
+}
+
+static int copy_file(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c, hutch_error_t *err) {
+  _cleanup_close_ int in = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (in < 0)
+    return hutch_error_sys(err, "layer: open %s", c->path);
+  _cleanup_close_ int out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (out < 0)
+    return hutch_error_sys(err, "layer: create %s", c->path);
+  for (off_t left = st->st_size; left > 0;) {
+    ssize_t n = sendfile(out, in, NULL, left > (1 << 30) ? (1 << 30) : (size_t)left);
+    if (n < 0)
+      return hutch_error_sys(err, "layer: copy %s", c->path);
+    if (n == 0)
+      break; /* it shrank meanwhile: the sandbox idles, so it cannot */
+    left -= n;
+  }
+  if (copy_xattrs(in, out, c->path, err) < 0 || copy_attrs(out, st, c->path, err) < 0)
+    return -1;
+  if (st->st_nlink > 1) {
+    c->links = xrealloc(c->links, (c->n_links + 1) * sizeof(*c->links));
+    c->links[c->n_links++] = (struct link_seen){st->st_dev, st->st_ino, xstrdup(c->path + 1)};
+  }
+  return 0;
+}
+
+/* Symlinks, fifos and whiteouts: no contents, no fd to set attributes on. */
+static int copy_node(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c, hutch_error_t *err) {
+  /* A socket a build step's daemon left (gpg-agent's) means nothing in an
+   * image: left out. */
+  if (S_ISSOCK(st->st_mode))
+    return 0;
+  if (S_ISLNK(st->st_mode)) {
+    char target[4096];
+    ssize_t n = readlinkat(sdir, name, target, sizeof(target) - 1);
+    if (n < 0)
+      return hutch_error_sys(err, "layer: read the symlink %s", c->path);
+    target[n] = '\0';
+    if (symlinkat(target, ddir, name) < 0)
+      return hutch_error_sys(err, "layer: create the symlink %s", c->path);
+  } else if (S_ISFIFO(st->st_mode) || (S_ISCHR(st->st_mode) && st->st_rdev == makedev(0, 0))) {
+    /* A 0/0 character device is overlayfs's whiteout, which any user may
+     * make: the file of the image below is deleted in this layer. */
+    if (mknodat(ddir, name, st->st_mode & (S_IFMT | 07777), st->st_rdev) < 0)
+      return hutch_error_sys(err, "layer: create %s", c->path);
+  } else {
+    return hutch_error_set(err, EPERM, "layer: %s is a device node, which a layer cannot hold", c->path);
+  }
+  if (fchownat(ddir, name, st->st_uid, st->st_gid, AT_SYMLINK_NOFOLLOW) < 0)
+    return hutch_error_sys(err, "layer: chown %s", c->path);
+  if (!S_ISLNK(st->st_mode) && fchmodat(ddir, name, st->st_mode & 07777, 0) < 0)
+    return hutch_error_sys(err, "layer: chmod %s", c->path);
+  struct timespec times[2] = {st->st_atim, st->st_mtim};
+  if (utimensat(ddir, name, times, AT_SYMLINK_NOFOLLOW) < 0)
+    return hutch_error_sys(err, "layer: set the times of %s", c->path);
+  return 0;
+}
+
+static bool linked_before(int ddir, const char *name, const struct stat *st, struct copy *c, int *r,
+                          hutch_error_t *err) {
+  if (S_ISDIR(st->st_mode) || st->st_nlink < 2)
+    return false;
+  for (size_t i = 0; i < c->n_links; i++) {
+    if (c->links[i].dev == st->st_dev && c->links[i].ino == st->st_ino) {
+      *r = linkat(c->dst_top, c->links[i].path, ddir, name, 0) < 0
+               ? hutch_error_sys(err, "layer: hard link %s", c->path)
+               : 0;
+      return true;
+    }
+  }
+  return false;
+}
+
+static int copy_dir(int sdir, int ddir, unsigned depth, struct copy *c, hutch_error_t *err) {
+  if (depth > LAYER_COPY_MAX_DEPTH)
+    return hutch_error_set(err, ELOOP, "layer: %s is more than %d directories deep", c->path, LAYER_COPY_MAX_DEPTH);
+  int fd = fcntl(sdir, F_DUPFD_CLOEXEC, 0);
+  DIR *d = fd < 0 ? NULL : fdopendir(fd);
+  if (d == NULL) {
+    if (fd >= 0)
+      close(fd);
+    return hutch_error_sys(err, "layer: read the directory %s", c->path);
+  }
+  size_t base = strlen(c->path);
+  int r = 0;
+  struct dirent *de;
+  while (r == 0 && (errno = 0, de = readdir(d)) != NULL) {
+    const char *name = de->d_name;
+    if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+      continue;
+    snprintf(c->path + base, sizeof(c->path) - base, "/%s", name);
+    struct stat st;
+    if (fstatat(sdir, name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+      r = hutch_error_sys(err, "layer: stat %s", c->path);
+    } else if (linked_before(ddir, name, &st, c, &r, err)) {
+      /* r is set */
+    } else if (S_ISREG(st.st_mode)) {
+      r = copy_file(sdir, ddir, name, &st, c, err);
+    } else if (!S_ISDIR(st.st_mode)) {
+      r = copy_node(sdir, ddir, name, &st, c, err);
+    } else if (mkdirat(ddir, name, 0700) < 0) {
+      r = hutch_error_sys(err, "layer: create the directory %s", c->path);
+    } else {
+      _cleanup_close_ int s = openat(sdir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      _cleanup_close_ int t = openat(ddir, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (s < 0 || t < 0)
+        r = hutch_error_sys(err, "layer: open the directory %s", c->path);
+      else if ((r = copy_dir(s, t, depth + 1, c, err)) == 0 && (r = copy_xattrs(s, t, c->path, err)) == 0)
+        r = copy_attrs(t, &st, c->path, err);
+    }
+    c->path[base] = '\0';
+  }
+  if (r == 0 && errno != 0)
+    r = hutch_error_sys(err, "layer: read the directory %s", c->path);
+  closedir(d);
+  return r;
+}
+
+int layer_copy_tree(int src_dir, int dst_dir, hutch_error_t *err) {
+  struct copy c = {.dst_top = dst_dir};
+  struct stat st;
+  int r = copy_dir(src_dir, dst_dir, 0, &c, err);
+  /* The top directory's own attributes: the opaque marker, its mode. */
+  if (r == 0)
+    r = copy_xattrs(src_dir, dst_dir, "/", err);
+  if (r == 0 && fstat(src_dir, &st) < 0)
+    r = hutch_error_sys(err, "layer: stat /");
+  if (r == 0)
+    r = copy_attrs(dst_dir, &st, "/", err);
+  for (size_t i = 0; i < c.n_links; i++)
+    free(c.links[i].path);
+  free(c.links);
+  return r;
+}
+
+struct copy_job {
+  int src, dst;
+};
+
+static int copy_job_main(void *data, hutch_error_t *err) {
+  struct copy_job *j = data;
+  return layer_copy_tree(j->src, j->dst, err);
+}
+
+/* Root in a user namespace: the layer's files belong to any of the mapped
+ * ids, and overlayfs's whiteouts are character devices. */
+int layer_copy_out(int layer_fd, const char *dest, hutch_error_t *err) {
+  if (layer_fd < 0)
+    return hutch_error_set(err, EINVAL, "the sandbox did not hand over its layer");
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  _cleanup_close_ int dst = open(dest, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dst < 0)
+    return hutch_error_sys(err, "open %s", dest);
+  struct copy_job job = {layer_fd, dst};
+  return userns_run(maps, 0, copy_job_main, &job, err);
+}
