@@ -244,7 +244,12 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   const void *bpf;
   size_t bpf_len;
   struct hutch_policy *policy = (struct hutch_policy *)cfg->policy;
-  if (policy_seccomp_program(policy, &bpf, &bpf_len, err) < 0)
+  _cleanup_free_ char *state_path = NULL;
+  out->state_fd = state_open_root(cfg->state_dir, &state_path, err);
+  if (out->state_fd < 0)
+    return -1;
+  /* The cache's key is in the state directory: opened first. */
+  if (policy_seccomp_program(policy, out->state_fd, &bpf, &bpf_len, err) < 0)
     return -1;
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
@@ -269,10 +274,6 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
                                  "--add-subgids 100000-165535 USER) and install the uidmap package; or "
                                  "`hutch rootfs rm` the image and import it again with the single mapping");
   }
-  _cleanup_free_ char *state_path = cfg->state_dir ? xstrdup(cfg->state_dir) : paths_default_state();
-  out->state_fd = state_open_root(state_path, err);
-  if (out->state_fd < 0)
-    return -1;
   state_new_id(out->id);
   /* A one-shot sandbox that keeps nothing gets its layers on a tmpfs of
    * its own (contain.c: step_scratch_layers). */
@@ -618,8 +619,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
 /* Open the state directory and read one sandbox's state from it; returns
  * the directory fd. */
 static int read_sandbox_state(const char *state_dir, const char *id, struct sandbox_state *st, hutch_error_t *err) {
-  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
-  _cleanup_close_ int rootfd = state_open_root(path, err);
+  _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
   if (rootfd < 0 || state_read(rootfd, id, st, err) < 0)
     return -1;
   return steal_fd(&rootfd);
@@ -833,8 +833,8 @@ int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err) {
   *out = NULL;
   *n = 0;
-  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
-  _cleanup_close_ int rootfd = state_open_root(path, err);
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int rootfd = state_open_root(state_dir, &path, err);
   if (rootfd < 0)
     return -1;
   int dfd = dup(rootfd);
