@@ -47,24 +47,33 @@ static int open_private_dir(const char *path, hutch_error_t *err) {
 /* $TMPDIR/hutch-UID lives in a directory everyone can write, so its name
  * may have been taken first: only a directory (never a link to one) that
  * we own and nobody else may enter is used.  Returns the fd, or -1 with
- * errno (ELOOP/ENOTDIR: not a directory; EPERM: someone else's or open to
- * others) and *owner set when there is something in the way. */
-static int open_in_shared_tmp(const char *path, uid_t *owner) {
-  *owner = geteuid();
+ * *why saying what is in the way. */
+static int open_in_shared_tmp(const char *path, char **why) {
   /* mkdir does not follow a link in the last component: it says EEXIST. */
-  if (mkdir(path, 0700) < 0 && errno != EEXIST)
-    return -1;
-  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  struct stat st;
-  if (fstat(fd, &st) < 0 || st.st_uid != geteuid() || (st.st_mode & 077) != 0) {
-    *owner = st.st_uid;
-    close(fd);
-    errno = EPERM;
+  if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+    *why = xasprintf("cannot be created: %s", strerror(errno));
     return -1;
   }
-  return fd;
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int open_errno = errno;
+  struct stat st;
+  if (fd >= 0 ? fstat(fd, &st) < 0 : lstat(path, &st) < 0)
+    *why = xasprintf("%s", strerror(errno));
+  else if (S_ISLNK(st.st_mode))
+    *why = xstrdup("is a symbolic link");
+  else if (!S_ISDIR(st.st_mode))
+    *why = xstrdup("is not a directory");
+  else if (st.st_uid != geteuid())
+    *why = xasprintf("belongs to uid %d", (int)st.st_uid);
+  else if ((st.st_mode & 077) != 0)
+    *why = xasprintf("is open to others (mode %04o)", (unsigned)(st.st_mode & 07777));
+  else if (fd >= 0)
+    return fd;
+  else
+    *why = xasprintf("%s", strerror(open_errno));
+  if (fd >= 0)
+    close(fd);
+  return -1;
 }
 
 int state_open_root(const char *opt, char **used, hutch_error_t *err) {
@@ -72,17 +81,14 @@ int state_open_root(const char *opt, char **used, hutch_error_t *err) {
   _cleanup_free_ char *path = opt ? xstrdup(opt) : paths_default_state(&shared);
   int fd;
   if (shared) {
-    uid_t owner;
-    fd = open_in_shared_tmp(path, &owner);
+    _cleanup_free_ char *why = NULL;
+    fd = open_in_shared_tmp(path, &why);
     if (fd < 0) {
       /* Refusing would let any local user stop our sandboxes; following
        * would let them choose where we write.  Every command comes to the
        * same conclusion, so they all agree on the fallback. */
       _cleanup_free_ char *fallback = paths_state_fallback();
-      if (errno == EPERM)
-        hutch_warn("state directory %s belongs to uid %d or is open to others: using %s", path, (int)owner, fallback);
-      else
-        hutch_warn("state directory %s: %s (a link or not a directory?): using %s", path, strerror(errno), fallback);
+      hutch_warn("state directory %s %s: using %s", path, why, fallback);
       free(path);
       path = steal_pointer(&fallback);
       fd = open_private_dir(path, err);
