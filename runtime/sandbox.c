@@ -24,6 +24,7 @@
 #include "paths.h"
 #include "payload.h"
 #include "policy.h"
+#include "protected.h"
 #include "request.h"
 #include "state.h"
 #include "subnet.h"
@@ -181,6 +182,26 @@ static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
   return fd;
 }
 
+/* No bind may reach hutch's own directories, nor write the policy or the
+ * image (protected.h); what each source was when checked goes to the child,
+ * which mounts only that. */
+static int check_binds(const struct hutch_sandbox_config *cfg, const char *state_path, struct file_id **ids,
+                       hutch_error_t *err) {
+  if (cfg->n_binds == 0)
+    return 0;
+  struct protected_set set = {0};
+  protected_set_hutch(&set, cfg->store, state_path, cfg->policy);
+  protected_set_add(&set, cfg->rootfs, "the sandbox's image", true);
+  for (size_t i = 0; cfg->rootfs_lowers && cfg->rootfs_lowers[i]; i++)
+    protected_set_add(&set, cfg->rootfs_lowers[i], "the sandbox's image", true);
+  *ids = xcalloc(cfg->n_binds, sizeof(**ids));
+  int r = 0;
+  for (size_t i = 0; i < cfg->n_binds && r == 0; i++)
+    r = protected_check(&set, cfg->binds[i].source, !cfg->binds[i].readonly, "--bind", &(*ids)[i], err);
+  protected_set_clear(&set);
+  return r;
+}
+
 /* A start that failed on the way (namespaces, mounts, the setup steps)
  * names `hutch doctor`, which tries each step and names the fix. */
 static void point_to_doctor(hutch_error_t *err) {
@@ -250,6 +271,9 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     return -1;
   /* The cache's key is in the state directory: opened first. */
   if (policy_seccomp_program(policy, out->state_fd, &bpf, &bpf_len, err) < 0)
+    return -1;
+  _cleanup_free_ struct file_id *bind_ids = NULL;
+  if (check_binds(cfg, state_path, &bind_ids, err) < 0)
     return -1;
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
@@ -346,6 +370,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .scratch_dir = scratch ? sbpath : NULL,
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
+      .bind_ids = bind_ids,
       .n_binds = cfg->n_binds,
       .groups_mapped = maps->setgroups_allowed && idmap_to_host(&maps->gid, 5) >= 0,
       .proc_host_ro = cfg->proc_host_ro,
@@ -691,6 +716,23 @@ static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
   return fd;
 }
 
+/* The proof init asks of a client (init.c: caller_is_hutch): a pidfd of
+ * init itself.  Only a process whose pid namespace holds init's pid can
+ * make one, that is hutch on the host side, never a sandbox next to this
+ * one, which shares the user (and so passes SO_PEERCRED) but not the pid
+ * namespace.  The start time rules out a pid reused since the record. */
+static int open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
+  int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+  if (pidfd < 0)
+    return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
+  if (state_pid_start_time(sb->pid) != sb->start_time) {
+    close(pidfd);
+    hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
+    return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
+  }
+  return pidfd;
+}
+
 struct exec_ctx {
   int fd;
 };
@@ -729,15 +771,19 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
   size_t len;
   if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0)
     return -1;
+  _cleanup_close_ int pidfd = open_init_pidfd(sb, err);
+  if (pidfd < 0)
+    return -1;
   _cleanup_close_ int fd = connect_control(sb, err);
   if (fd < 0)
     return -1;
+  const int fds[4] = {proc->stdio[0], proc->stdio[1], proc->stdio[2], pidfd};
   struct forwarder fw = {.fd = -1};
   if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
   int r = -1;
   struct sync_started started;
-  if (sync_send(fd, SYNC_EXEC, buf, len, proc->stdio, 3, err) < 0 ||
+  if (sync_send(fd, SYNC_EXEC, buf, len, fds, ARRAY_SIZE(fds), err) < 0 ||
       sync_expect(fd, SYNC_STARTED, &started, sizeof(started), NULL, "start the process", err) < 0)
     goto out;
   struct exec_ctx ctx = {fd};

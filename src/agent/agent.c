@@ -210,6 +210,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
       .binds = s->binds,
       .n_binds = s->n_binds,
       .state_dir = s->state_dir,
+      .store = s->store,
       /* Degraded modes, only when asked for, announced as hutch exec does. */
       .overlay = s->overlay && strcmp(s->overlay, "fuse") == 0 ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
       .proc_host_ro = s->proc && strcmp(s->proc, "host-ro") == 0,
