@@ -184,7 +184,7 @@ static int refuse(const char *use, const char *path, const char *how, const stru
                   e->write_only ? ", which a sandbox must not be able to change" : ", which no sandbox may reach");
   if (e->write_only)
     return hutch_error_hint(err, "bind it read-only (:ro), or a directory that does not hold it");
-  return hutch_error_hint(err, "bind a directory that holds none of hutch's own (store, state directory, cache), "
+  return hutch_error_hint(err, "use a directory that holds none of hutch's own (store, state directory, cache), "
                                "or move them with HUTCH_STORE, HUTCH_STATE_DIR and HUTCH_CACHE_DIR; see "
                                "hutch-security(7)");
 }

@@ -527,6 +527,16 @@ int agent_run(const struct settings *s) {
     prompt_config_clear(&r.pc);
     return fail_error(&r, &err, AGENT_EXIT_RUNTIME);
   }
+  /* The sandbox's files are copied into the run directory, the input
+   * directory into the sandbox: neither may be one of hutch's own. */
+  if (hutch_check_host_path(r.dir, true, s->store, s->state_dir, NULL, &err) < 0 ||
+      (s->input_dir && hutch_check_host_path(s->input_dir, false, s->store, s->state_dir, NULL, &err) < 0)) {
+    rmdir(r.dir);
+    free(r.dir);
+    cJSON_Delete(extra);
+    prompt_config_clear(&r.pc);
+    return fail_error(&r, &err, AGENT_EXIT_USAGE);
+  }
   _cleanup_free_ char *log_path = xasprintf("%s/run.log", r.dir);
   r.log = fopen(log_path, "we");
   _cleanup_free_ char *traj_path = xasprintf("%s/trajectory.json", r.dir);

@@ -85,6 +85,16 @@ tap_status 125 "a read-write bind of the seccomp profile: refused" \
   hx --policy "$pol" --bind "$tmp/pol/$seccomp:/s.json" -- true
 tap_like "$tap_stderr" "is the policy's seccomp profile" "and names it"
 
+# hutch run copies the sandbox's files into its output directory, and its
+# input directory into the sandbox: the same check, before any model call.
+run_args=(--prompt-config "$HUTCH_SRCDIR/prompts/default.yaml" --model m --base-url http://127.0.0.1:9 --query q)
+tap_status 2 "hutch run with its output directory in the cache: refused" \
+  "$HUTCH_BIN" run "${run_args[@]}" --output-dir "$HUTCH_CACHE_DIR/out"
+tap_like "$tap_stderr" "output directory $HUTCH_CACHE_DIR/out/[0-9_]+: lies inside hutch's cache" "and says why"
+tap_status 2 "hutch run with \$HOME as its input directory: refused" \
+  "$HUTCH_BIN" run "${run_args[@]}" --input-dir "$home" --output-dir "$tmp/out"
+tap_like "$tap_stderr" "input directory $home: contains hutch's" "and says why"
+
 # ---- the control socket: hutch's callers only ----
 id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" 2>/dev/null)
 tap_like "$id" "^[0-9a-f]{12}$" "a long-lived sandbox"
