@@ -58,6 +58,13 @@ char *paths_state_fallback(void) {
   return xasprintf("%s/.local/state/hutch/run", home_dir());
 }
 
+char *paths_user_config(void) {
+  const char *v;
+  if ((v = env_nonempty("XDG_CONFIG_HOME")))
+    return xasprintf("%s/hutch", v);
+  return xasprintf("%s/.config/hutch", home_dir());
+}
+
 char *paths_default_cache(void) {
   const char *v;
   if ((v = env_nonempty("HUTCH_CACHE_DIR")))

@@ -150,6 +150,13 @@ void protected_set_hutch(struct protected_set *set, const char *store, const cha
     protected_set_add(set, policy->path, "the policy file", true);
     protected_set_add(set, policy->seccomp_path, "the policy's seccomp profile", true);
   }
+  /* What later runs read as their configuration: the administrator's and
+   * the installed policies, hutch-agent's settings (its base URL gets the
+   * API key). */
+  protected_set_add(set, HUTCH_SYSCONFDIR, "hutch's system configuration", true);
+  protected_set_add(set, HUTCH_DATADIR, "hutch's installed policies", true);
+  _cleanup_free_ char *config = paths_user_config();
+  protected_set_add(set, config, "hutch's user configuration", true);
 }
 
 void protected_set_clear(struct protected_set *set) {

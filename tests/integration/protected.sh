@@ -95,6 +95,13 @@ tap_status 2 "hutch run with \$HOME as its input directory: refused" \
   "$HUTCH_BIN" run "${run_args[@]}" --input-dir "$home" --output-dir "$tmp/out"
 tap_like "$tap_stderr" "input directory $home: contains hutch's" "and says why"
 
+# hutch-agent's settings name the model's URL, which gets the API key.
+export XDG_CONFIG_HOME=$home/.config
+mkdir -p "$XDG_CONFIG_HOME/hutch"
+tap_status 125 "a read-write bind of hutch's user configuration: refused" hx --bind "$XDG_CONFIG_HOME:/c" -- true
+tap_like "$tap_stderr" "contains hutch's user configuration" "and names it"
+tap_ok "a read-only bind of it works" hx --bind "$XDG_CONFIG_HOME:/c:ro" -- true
+
 # ---- the control socket: hutch's callers only ----
 id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" 2>/dev/null)
 tap_like "$id" "^[0-9a-f]{12}$" "a long-lived sandbox"
