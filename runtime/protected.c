@@ -97,8 +97,13 @@ static int open_nearest(const char *path, bool *exists, int *dirfd) {
       return -1;
     *exists = false;
     char *slash = strrchr(p, '/');
-    if (slash == NULL)
-      return -1;
+    if (slash == NULL) {
+      if (strcmp(p, ".") == 0)
+        return -1;
+      int cwd = open_nearest(".", exists, dirfd);
+      *exists = false;
+      return cwd;
+    }
     if (slash == p)
       slash[1] = '\0';
     else
@@ -107,7 +112,9 @@ static int open_nearest(const char *path, bool *exists, int *dirfd) {
 }
 
 void protected_set_add(struct protected_set *set, const char *path, const char *what, bool write_only) {
-  if (path == NULL || path[0] != '/')
+  /* Relative names too (--policy ./p.policy, --store DIR): from the
+   * current directory, as everything else opens them. */
+  if (path == NULL || path[0] == '\0')
     return;
   bool exists;
   _cleanup_close_ int dirfd = -1;
