@@ -253,6 +253,26 @@ int protected_check(const struct protected_set *set, const char *path, bool writ
   return 0;
 }
 
+/* No bind may reach hutch's own directories, nor write the policy or the
+ * image (protected.h); what each source was when checked goes to the child,
+ * which mounts only that. */
+int protected_check_binds(const struct hutch_sandbox_config *cfg, const char *state_path, struct file_id **ids,
+                          hutch_error_t *err) {
+  if (cfg->n_binds == 0)
+    return 0;
+  struct protected_set set = {0};
+  protected_set_hutch(&set, cfg->store, state_path, cfg->policy);
+  protected_set_add(&set, cfg->rootfs, "the sandbox's image", true);
+  for (size_t i = 0; cfg->rootfs_lowers && cfg->rootfs_lowers[i]; i++)
+    protected_set_add(&set, cfg->rootfs_lowers[i], "the sandbox's image", true);
+  *ids = xcalloc(cfg->n_binds, sizeof(**ids));
+  int r = 0;
+  for (size_t i = 0; i < cfg->n_binds && r == 0; i++)
+    r = protected_check(&set, cfg->binds[i].source, !cfg->binds[i].readonly, "--bind", &(*ids)[i], err);
+  protected_set_clear(&set);
+  return r;
+}
+
 int hutch_check_host_path(const char *path, bool writable, const char *store, const char *state_dir,
                           const struct hutch_policy *policy, hutch_error_t *err) {
   _cleanup_free_ char *state = NULL;

@@ -44,4 +44,10 @@ void protected_set_clear(struct protected_set *set);
 int protected_check(const struct protected_set *set, const char *path, bool writable, const char *use,
                     struct file_id *id, hutch_error_t *err);
 
+/* Every --bind of a sandbox about to start, against hutch's set plus its
+ * image (write only); *ids (new array, one per bind) is what each source
+ * was when checked, for the child to compare with what it mounts. */
+int protected_check_binds(const struct hutch_sandbox_config *cfg, const char *state_path, struct file_id **ids,
+                          hutch_error_t *err);
+
 #endif

@@ -182,26 +182,6 @@ static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
   return fd;
 }
 
-/* No bind may reach hutch's own directories, nor write the policy or the
- * image (protected.h); what each source was when checked goes to the child,
- * which mounts only that. */
-static int check_binds(const struct hutch_sandbox_config *cfg, const char *state_path, struct file_id **ids,
-                       hutch_error_t *err) {
-  if (cfg->n_binds == 0)
-    return 0;
-  struct protected_set set = {0};
-  protected_set_hutch(&set, cfg->store, state_path, cfg->policy);
-  protected_set_add(&set, cfg->rootfs, "the sandbox's image", true);
-  for (size_t i = 0; cfg->rootfs_lowers && cfg->rootfs_lowers[i]; i++)
-    protected_set_add(&set, cfg->rootfs_lowers[i], "the sandbox's image", true);
-  *ids = xcalloc(cfg->n_binds, sizeof(**ids));
-  int r = 0;
-  for (size_t i = 0; i < cfg->n_binds && r == 0; i++)
-    r = protected_check(&set, cfg->binds[i].source, !cfg->binds[i].readonly, "--bind", &(*ids)[i], err);
-  protected_set_clear(&set);
-  return r;
-}
-
 /* A start that failed on the way (namespaces, mounts, the setup steps)
  * names `hutch doctor`, which tries each step and names the fix. */
 static void point_to_doctor(hutch_error_t *err) {
@@ -273,7 +253,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   if (policy_seccomp_program(policy, out->state_fd, &bpf, &bpf_len, err) < 0)
     return -1;
   _cleanup_free_ struct file_id *bind_ids = NULL;
-  if (check_binds(cfg, state_path, &bind_ids, err) < 0)
+  if (protected_check_binds(cfg, state_path, &bind_ids, err) < 0)
     return -1;
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
