@@ -290,7 +290,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(mounts_make_private(&err));
   STEP(step_sandbox_tmpfs(cfg, &plan, &err));
   STEP(step_root_layers(cfg, &err));
-  STEP(mounts_open_detached(cfg->binds, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
+  STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));
   STEP(mounts_place_proc(&plan, &err));
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));

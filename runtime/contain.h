@@ -10,6 +10,7 @@
 #include "init.h"
 #include "limits.h"
 #include "net_sandbox.h"
+#include "protected.h"
 
 struct contain_config {
   const char *lower;         /* the image's tree */
@@ -25,6 +26,7 @@ struct contain_config {
   bool send_layer; /* image builds: hand the upper directory to the parent (SYNC_LAYER_FD) */
   const char *hostname;
   const struct hutch_bind *binds;
+  const struct file_id *bind_ids; /* each source as checked by protected_check() */
   size_t n_binds;
   bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
   bool proc_host_ro;  /* degraded mode: the outer /proc, read-only */

@@ -169,6 +169,16 @@ struct hutch_bind {
   bool readonly;
 };
 
+/* Whether sandbox content may reach the host path PATH (a bind's source, a
+ * directory copied into a sandbox, or with `writable` one into which a
+ * sandbox's files are copied): refused (EPERM, with a hint) when PATH is,
+ * contains or lies inside hutch's store, state directory or cache, or with
+ * `writable` covers the policy's files; compared by device and inode, so a
+ * link or a second mount of the same directory is refused too.  NULL
+ * store, state_dir, policy: the defaults (no policy). */
+int hutch_check_host_path(const char *path, bool writable, const char *store, const char *state_dir,
+                          const struct hutch_policy *policy, hutch_error_t *err);
+
 /* ---- resource limits (hutch-policy(5) [limits]) ---- */
 
 /* "1024", "512M", "2G", "1.5GiB", "64k": bytes, in powers of 1024. */
@@ -242,6 +252,8 @@ struct hutch_sandbox_config {
    * that refuse overlayfs in a user namespace (see hutch-security(7)). */
   enum hutch_overlay_mode overlay;
   const char *state_dir;      /* NULL: $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch or /run/hutch */
+  const char *store;          /* the image store (NULL: the default): like the state directory and the
+                                 cache, no bind may reach it (hutch_check_host_path) */
   struct hutch_limits limits; /* explicit limits; the policy's [limits] fill in the rest */
   /* Network (hutch-policy(5) [network]).  HUTCH_NET_NONE: loopback only.
    * HUTCH_NET_PROXY: a veth to a private gateway namespace whose only

@@ -121,13 +121,40 @@ static void handle_signal(struct init_state *s) {
   }
 }
 
+/* The sandbox's uid 0 is the same host user as hutch's, so SO_PEERCRED
+ * cannot tell hutch from another sandbox of that user that reached the
+ * socket.  hutch proves itself with a pidfd of this init, which only a
+ * process that sees our pid, in an ancestor pid namespace, can open
+ * (sandbox.c: open_init_pidfd).  The fd's fdinfo names the pid it refers
+ * to as this /proc counts pids; /proc/self, read from the same /proc, is
+ * ours (1 in a fresh procfs, the host's pid with --proc host-ro). */
+static bool caller_is_hutch(int fd) {
+  char path[64], self[32];
+  snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+  _cleanup_free_ char *info = read_file_at(AT_FDCWD, path, 4096, NULL);
+  ssize_t n = readlink("/proc/self", self, sizeof(self) - 1);
+  if (info == NULL || n <= 0)
+    return false;
+  self[n] = '\0';
+  const char *pid = strncmp(info, "Pid:", 4) == 0 ? info : strstr(info, "\nPid:");
+  if (pid == NULL)
+    return false;
+  pid += pid[0] == '\n' ? 5 : 4;
+  char *end;
+  long v = strtol(pid, &end, 10);
+  return end != pid && (*end == '\n' || *end == '\0') && v > 0 && v == strtol(self, NULL, 10);
+}
+
 static void start_requested(struct init_state *s, int client_fd, const char *buf, size_t len, int *fds, size_t nfds) {
   hutch_error_t err = NULL;
   struct exec_request req;
-  if (nfds != 3) {
-    hutch_error_set(&err, EPROTO, "exec request without its three stdio fds");
+  if (nfds != 4 || !caller_is_hutch(fds[3])) {
+    hutch_error_set(&err, EPERM,
+                    "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
     goto fail;
   }
+  close(fds[3]);
+  nfds = 3;
   if (request_decode(buf, len, &req, &err) < 0)
     goto fail;
   const char *const *layers[] = {(const char *const *)s->cfg->sandbox_env, (const char *const *)req.env};
@@ -206,7 +233,8 @@ static void accept_client(struct init_state *s) {
   if (fd < 0)
     return;
   /* Only the sandbox's owner (uid 0 here, the user outside) may command it;
-   * the state directory's mode should already ensure that. */
+   * the state directory's mode should already ensure that.  Of those, only
+   * hutch: see caller_is_hutch(). */
   struct ucred cred;
   socklen_t clen = sizeof(cred);
   if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0 || cred.uid != 0) {

@@ -211,8 +211,8 @@ static int open_host_proc_ro(hutch_error_t *err) {
   return fd;
 }
 
-int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, bool proc_host_ro, struct mount_plan *plan,
-                         hutch_error_t *err) {
+int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *ids, size_t n_binds, bool proc_host_ro,
+                         struct mount_plan *plan, hutch_error_t *err) {
   plan->proc_fd = proc_host_ro ? open_host_proc_ro(err) : open_proc(err);
   if (plan->proc_fd < 0)
     return -1;
@@ -235,6 +235,12 @@ int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, bool pr
     b->fd = open_tree_clone(binds[i].source, true);
     if (b->fd < 0)
       return hutch_error_sys(err, "bind: open %s", binds[i].source);
+    /* Checked by the parent a moment ago, by name: a link swapped in since
+     * (by a sandbox that can write a directory on the way) must not lead
+     * the mount elsewhere. */
+    struct stat st;
+    if (ids && (fstat(b->fd, &st) < 0 || st.st_dev != ids[i].dev || st.st_ino != ids[i].ino))
+      return hutch_error_set(err, EAGAIN, "bind: %s changed while the sandbox started", binds[i].source);
     if (binds[i].readonly) {
       struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
       if (syscall(SYS_mount_setattr, b->fd, "", AT_EMPTY_PATH | AT_RECURSIVE, &attr, sizeof(attr)) < 0)

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "hutch.h"
+#include "protected.h"
 
 struct detached_bind {
   int fd;
@@ -42,8 +43,10 @@ int mounts_overlay(const char *lower, const char *upper, const char *work, const
  * image's base), nearest first, NULL-terminated; may be NULL. */
 int mounts_overlay_layers(const char *lower, const char *const *more_lowers, const char *upper, const char *work,
                           const char *target, hutch_error_t *err);
-int mounts_open_detached(const struct hutch_bind *binds, size_t n_binds, bool proc_host_ro, struct mount_plan *plan,
-                         hutch_error_t *err);
+/* ids (may be NULL): what each bind's source was when protected.c checked
+ * it; a source that names something else by now is refused. */
+int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *ids, size_t n_binds, bool proc_host_ro,
+                         struct mount_plan *plan, hutch_error_t *err);
 int mounts_pivot_root(const char *new_root, hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);

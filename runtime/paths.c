@@ -33,18 +33,36 @@ char *paths_default_store(void) {
   return xasprintf("%s/.local/share/hutch", home_dir());
 }
 
-char *paths_default_state(void) {
+char *paths_default_state(bool *shared_tmp) {
   const char *v;
+  if (shared_tmp)
+    *shared_tmp = false;
   if ((v = env_nonempty("HUTCH_STATE_DIR")))
     return xstrdup(v);
   if (geteuid() == 0)
     return xstrdup("/run/hutch");
   if ((v = env_nonempty("XDG_RUNTIME_DIR")))
     return xasprintf("%s/hutch", v);
-  /* No login session (su, cron, CI): a private directory in /tmp, which
-   * state.c creates 0700 and refuses when someone else owns it. */
+  /* No login session (su, cron, CI): a directory in /tmp, where anyone may
+   * have made that name first; state.c then uses paths_state_fallback(). */
+  if (shared_tmp)
+    *shared_tmp = true;
   const char *tmp = env_nonempty("TMPDIR");
   return xasprintf("%s/hutch-%d", tmp ? tmp : "/tmp", (int)geteuid());
+}
+
+char *paths_state_fallback(void) {
+  const char *v;
+  if ((v = env_nonempty("XDG_STATE_HOME")))
+    return xasprintf("%s/hutch/run", v);
+  return xasprintf("%s/.local/state/hutch/run", home_dir());
+}
+
+char *paths_user_config(void) {
+  const char *v;
+  if ((v = env_nonempty("XDG_CONFIG_HOME")))
+    return xasprintf("%s/hutch", v);
+  return xasprintf("%s/.config/hutch", home_dir());
 }
 
 char *paths_default_cache(void) {

@@ -5,10 +5,16 @@
 #include <stdbool.h>
 
 /* Default locations, from the environment (each returns a new string). */
-char *paths_default_store(void);  /* $HUTCH_STORE, $XDG_DATA_HOME/hutch, ~/.local/share/hutch, /var/lib/hutch */
-char *paths_default_state(void);  /* $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch, /run/hutch, $TMPDIR/hutch-UID */
+char *paths_default_store(void); /* $HUTCH_STORE, $XDG_DATA_HOME/hutch, ~/.local/share/hutch, /var/lib/hutch */
+/* $HUTCH_STATE_DIR, $XDG_RUNTIME_DIR/hutch, /run/hutch, $TMPDIR/hutch-UID; *shared_tmp (may be NULL)
+ * tells the last: a name in a directory others can write, see paths_state_fallback(). */
+char *paths_default_state(bool *shared_tmp);
+/* Where the state lives when $TMPDIR/hutch-UID is someone else's or a link:
+ * $XDG_STATE_HOME/hutch/run, else ~/.local/state/hutch/run. */
+char *paths_state_fallback(void);
 char *paths_default_cache(void);  /* $HUTCH_CACHE_DIR, $XDG_CACHE_HOME/hutch, ~/.cache/hutch, /var/cache/hutch */
 char *paths_default_policy(void); /* $HUTCH_POLICY, else the installed default.policy */
+char *paths_user_config(void);    /* $XDG_CONFIG_HOME/hutch, ~/.config/hutch: hutch-agent's settings */
 
 /* Image names and sandbox ids: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}, no "..". */
 bool paths_valid_name(const char *name);

@@ -15,11 +15,13 @@
 #include "cgroup.h"
 #include "paths.h"
 #include "sha256.h"
+#include "state.h"
 #include "util.h"
 
-/* Bumped whenever the compiler's output for the same profile changes, so
- * that programs cached by an older hutch are not reused. */
-#define CACHE_FORMAT "hutch-seccomp-bpf-1"
+/* Bumped whenever the compiler's output for the same profile or the cache
+ * entry's form changes, so that entries written by an older hutch are not
+ * read (2: entries carry a MAC). */
+#define CACHE_FORMAT "hutch-seccomp-bpf-2"
 
 static void compute_digest(struct hutch_policy *p) {
   static const char sep = '\0';
@@ -107,10 +109,28 @@ char *policy_cache_file(const struct hutch_policy *p) {
   return xasprintf("%s/seccomp/%s.bpf", cache, p->digest);
 }
 
+/* A cache entry is MAC || program, the MAC being HMAC-SHA256 under the
+ * user's key over the policy's digest and the program: the cache directory
+ * is in the user's home, where a sandbox with a bind may write, but the key
+ * is in the state directory, which no bind reaches, so only hutch can make
+ * an entry that verifies, and only for the policy it was compiled from. */
+#define CACHE_MAC_SIZE SHA256_DIGEST_SIZE
+
+static void cache_mac(const uint8_t key[STATE_CACHE_KEY_SIZE], const struct hutch_policy *p, const void *bpf,
+                      size_t len, uint8_t mac[CACHE_MAC_SIZE]) {
+  struct hmac_sha256_ctx ctx;
+  hmac_sha256_init(&ctx, key, STATE_CACHE_KEY_SIZE);
+  hmac_sha256_update(&ctx, p->digest, strlen(p->digest));
+  hmac_sha256_update(&ctx, bpf, len);
+  hmac_sha256_final(&ctx, mac);
+}
+
 /* A cached program is used only when it is ours (or root's), not writable
- * by others, of a plausible size and well-formed; anything else is
- * recompiled.  Returns 0 and the program, or -1 (with a debug note). */
-static int read_cached(const char *file, void **bpf, size_t *len) {
+ * by others, of a plausible size, authenticated by its MAC and well-formed;
+ * anything else is recompiled.  Returns 0 and the program, or -1 (with a
+ * debug note). */
+static int read_cached(const char *file, const struct hutch_policy *p, const uint8_t key[STATE_CACHE_KEY_SIZE],
+                       void **bpf, size_t *len) {
   _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
     if (errno != ENOENT)
@@ -128,18 +148,46 @@ static int read_cached(const char *file, void **bpf, size_t *len) {
     return -1;
   }
   size_t size = (size_t)st.st_size;
-  if (size == 0 || size % SECCOMP_INSN_SIZE != 0 || size > (size_t)SECCOMP_MAX_INSNS * SECCOMP_INSN_SIZE) {
-    hutch_debug("seccomp cache %s: %zu bytes is not a program: recompiling", file, size);
+  if (size <= CACHE_MAC_SIZE || (size - CACHE_MAC_SIZE) % SECCOMP_INSN_SIZE != 0 ||
+      size - CACHE_MAC_SIZE > (size_t)SECCOMP_MAX_INSNS * SECCOMP_INSN_SIZE) {
+    hutch_debug("seccomp cache %s: %zu bytes is not an entry: recompiling", file, size);
     return -1;
   }
-  _cleanup_free_ void *buf = xmalloc(size);
-  if (read_all(fd, buf, size) != (ssize_t)size || !seccomp_program_valid(buf, size)) {
-    hutch_debug("seccomp cache %s: unreadable or malformed: recompiling", file);
+  _cleanup_free_ uint8_t *buf = xmalloc(size);
+  if (read_all(fd, buf, size) != (ssize_t)size) {
+    hutch_debug("seccomp cache %s: unreadable: recompiling", file);
     return -1;
   }
-  *bpf = steal_pointer(&buf);
-  *len = size;
+  size_t prog_len = size - CACHE_MAC_SIZE;
+  uint8_t mac[CACHE_MAC_SIZE];
+  cache_mac(key, p, buf + CACHE_MAC_SIZE, prog_len, mac);
+  if (!sha256_digest_equal(mac, buf)) {
+    hutch_debug("seccomp cache %s: not made by hutch under this user's key: recompiling", file);
+    return -1;
+  }
+  if (!seccomp_program_valid(buf + CACHE_MAC_SIZE, prog_len)) {
+    hutch_debug("seccomp cache %s: malformed: recompiling", file);
+    return -1;
+  }
+  void *prog = xmalloc(prog_len);
+  memcpy(prog, buf + CACHE_MAC_SIZE, prog_len);
+  *bpf = prog;
+  *len = prog_len;
   return 0;
+}
+
+static void write_cached(const char *file, const struct hutch_policy *p, const uint8_t key[STATE_CACHE_KEY_SIZE]) {
+  size_t size = CACHE_MAC_SIZE + p->bpf_len;
+  _cleanup_free_ uint8_t *buf = xmalloc(size);
+  cache_mac(key, p, p->bpf, p->bpf_len, buf);
+  memcpy(buf + CACHE_MAC_SIZE, p->bpf, p->bpf_len);
+  /* A cache that cannot be written (read-only home, full disk) only
+   * costs the next start a compile. */
+  _cleanup_free_ char *dir = xstrndup(file, (size_t)(strrchr(file, '/') - file));
+  if (mkdir_p(dir, 0700) < 0)
+    hutch_debug("seccomp cache %s: %s: program kept in memory", dir, strerror(errno));
+  else if (write_file_atomic(file, buf, size, 0644) < 0)
+    hutch_debug("seccomp cache %s: %s: program kept in memory", file, strerror(errno));
 }
 
 static int compile_policy(const struct hutch_policy *p, void **bpf, size_t *len, hutch_error_t *err) {
@@ -153,20 +201,27 @@ static int compile_policy(const struct hutch_policy *p, void **bpf, size_t *len,
   return 0;
 }
 
-int policy_seccomp_program(struct hutch_policy *p, const void **bpf, size_t *len, hutch_error_t *err) {
+int policy_seccomp_program(struct hutch_policy *p, int state_fd, const void **bpf, size_t *len, hutch_error_t *err) {
   if (p->bpf == NULL) {
     _cleanup_free_ char *file = policy_cache_file(p);
-    if (read_cached(file, &p->bpf, &p->bpf_len) < 0) {
+    uint8_t key[STATE_CACHE_KEY_SIZE];
+    bool have_key = false;
+    if (state_fd >= 0) {
+      hutch_error_t key_err = NULL;
+      have_key = state_cache_key(state_fd, key, &key_err) == 0;
+      if (!have_key) {
+        /* Without the key nothing cached can be trusted: compile. */
+        hutch_debug("%s: %s: not using the seccomp cache", key_err->msg, strerror(key_err->errnum));
+        hutch_error_free(&key_err);
+      }
+    }
+    if (!have_key || read_cached(file, p, key, &p->bpf, &p->bpf_len) < 0) {
       if (compile_policy(p, &p->bpf, &p->bpf_len, err) < 0)
         return -1;
-      /* A cache that cannot be written (read-only home, full disk) only
-       * costs the next start a compile. */
-      _cleanup_free_ char *dir = xstrndup(file, (size_t)(strrchr(file, '/') - file));
-      if (mkdir_p(dir, 0700) < 0)
-        hutch_debug("seccomp cache %s: %s: program kept in memory", dir, strerror(errno));
-      else if (write_file_atomic(file, p->bpf, p->bpf_len, 0644) < 0)
-        hutch_debug("seccomp cache %s: %s: program kept in memory", file, strerror(errno));
+      if (have_key)
+        write_cached(file, p, key);
     }
+    explicit_bzero(key, sizeof(key));
   }
   *bpf = p->bpf;
   *len = p->bpf_len;

@@ -59,10 +59,13 @@ struct hutch_policy {
 };
 
 /* The compiled filter of a policy, ready for seccomp_install(); the memory
- * belongs to the policy.  Reads <cache>/seccomp/<digest>.bpf when present and
- * sound; otherwise parses and compiles the profile and stores the result
- * there (in memory only when the cache cannot be written). */
-int policy_seccomp_program(struct hutch_policy *policy, const void **bpf, size_t *len, hutch_error_t *err);
+ * belongs to the policy.  Reads <cache>/seccomp/<digest>.bpf when present,
+ * sound and authenticated by its HMAC under the user's key (kept in the
+ * state directory state_fd; -1: no cache at all); otherwise parses and
+ * compiles the profile and stores the result there (in memory only when the
+ * cache cannot be written). */
+int policy_seccomp_program(struct hutch_policy *policy, int state_fd, const void **bpf, size_t *len,
+                           hutch_error_t *err);
 /* The import budget of the policy at `path` (NULL: as hutch_policy_load).
  * Fails when the policy cannot be read: an import is never unbounded
  * because a file is missing. */

@@ -559,9 +559,8 @@ static void check_store(struct ladder *l, const char *store_opt) {
 
 static void check_state_and_overlay(struct ladder *l, const char *state_opt) {
   struct hutch_check *c = add_check(l->r, "state", "state directory", true);
-  l->state_path = state_opt ? xstrdup(state_opt) : paths_default_state();
   hutch_error_t err = NULL;
-  l->state_fd = state_open_root(l->state_path, &err);
+  l->state_fd = state_open_root(state_opt, &l->state_path, &err);
   struct hutch_check *o = add_check(l->r, "overlay", "overlayfs in a user namespace", true);
   if (l->state_fd < 0) {
     c->status = HUTCH_CHECK_FAIL;

@@ -28,6 +28,7 @@
 #include "payload.h"
 #include "policy.h"
 #include "proc_stat.h"
+#include "protected.h"
 #include "request.h"
 #include "state.h"
 #include "subnet.h"
@@ -283,7 +284,15 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   const void *bpf;
   size_t bpf_len;
   struct hutch_policy *policy = (struct hutch_policy *)cfg->policy;
-  if (policy_seccomp_program(policy, &bpf, &bpf_len, err) < 0)
+  _cleanup_free_ char *state_path = NULL;
+  out->state_fd = state_open_root(cfg->state_dir, &state_path, err);
+  if (out->state_fd < 0)
+    return -1;
+  /* The cache's key is in the state directory: opened first. */
+  if (policy_seccomp_program(policy, out->state_fd, &bpf, &bpf_len, err) < 0)
+    return -1;
+  _cleanup_free_ struct file_id *bind_ids = NULL;
+  if (protected_check_binds(cfg, state_path, &bind_ids, err) < 0)
     return -1;
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
@@ -308,10 +317,6 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
                                  "--add-subgids 100000-165535 USER) and install the uidmap package; or "
                                  "`hutch rootfs rm` the image and import it again with the single mapping");
   }
-  _cleanup_free_ char *state_path = cfg->state_dir ? xstrdup(cfg->state_dir) : paths_default_state();
-  out->state_fd = state_open_root(state_path, err);
-  if (out->state_fd < 0)
-    return -1;
   state_new_id(out->id);
   /* The writable layer goes on the sandbox's size-limited tmpfs
    * (contain.c: step_sandbox_tmpfs), one-shot or long-lived.  An image
@@ -397,6 +402,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .disk = disk,
       .hostname = cfg->hostname ? cfg->hostname : policy->settings.hostname,
       .binds = cfg->binds,
+      .bind_ids = bind_ids,
       .n_binds = cfg->n_binds,
       .groups_mapped = maps->setgroups_allowed && idmap_to_host(&maps->gid, 5) >= 0,
       .proc_host_ro = cfg->proc_host_ro,
@@ -694,8 +700,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
 /* Open the state directory and read one sandbox's state from it; returns
  * the directory fd. */
 static int read_sandbox_state(const char *state_dir, const char *id, struct sandbox_state *st, hutch_error_t *err) {
-  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
-  _cleanup_close_ int rootfd = state_open_root(path, err);
+  _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
   if (rootfd < 0 || state_read(rootfd, id, st, err) < 0)
     return -1;
   return steal_fd(&rootfd);
@@ -770,6 +775,23 @@ static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
   return fd;
 }
 
+/* The proof init asks of a client (init.c: caller_is_hutch): a pidfd of
+ * init itself.  Only a process whose pid namespace holds init's pid can
+ * make one, that is hutch on the host side, never a sandbox next to this
+ * one, which shares the user (and so passes SO_PEERCRED) but not the pid
+ * namespace.  The start time rules out a pid reused since the record. */
+static int open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
+  int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+  if (pidfd < 0)
+    return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
+  if (state_pid_start_time(sb->pid) != sb->start_time) {
+    close(pidfd);
+    hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
+    return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
+  }
+  return pidfd;
+}
+
 struct exec_ctx {
   int fd;
 };
@@ -808,15 +830,19 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
   size_t len;
   if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0)
     return -1;
+  _cleanup_close_ int pidfd = open_init_pidfd(sb, err);
+  if (pidfd < 0)
+    return -1;
   _cleanup_close_ int fd = connect_control(sb, err);
   if (fd < 0)
     return -1;
+  const int fds[4] = {proc->stdio[0], proc->stdio[1], proc->stdio[2], pidfd};
   struct forwarder fw = {.fd = -1};
   if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
   int r = -1;
   struct sync_started started;
-  if (sync_send(fd, SYNC_EXEC, buf, len, proc->stdio, 3, err) < 0 ||
+  if (sync_send(fd, SYNC_EXEC, buf, len, fds, ARRAY_SIZE(fds), err) < 0 ||
       sync_expect(fd, SYNC_STARTED, &started, sizeof(started), NULL, "start the process", err) < 0)
     goto out;
   struct exec_ctx ctx = {fd};
@@ -912,8 +938,8 @@ int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err) {
   *out = NULL;
   *n = 0;
-  _cleanup_free_ char *path = state_dir ? xstrdup(state_dir) : paths_default_state();
-  _cleanup_close_ int rootfd = state_open_root(path, err);
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int rootfd = state_open_root(state_dir, &path, err);
   if (rootfd < 0)
     return -1;
   int dfd = dup(rootfd);

@@ -208,3 +208,38 @@ void sha256_buffer(const void *data, size_t len, uint8_t out[SHA256_DIGEST_SIZE]
   sha256_update(&ctx, data, len);
   sha256_final(&ctx, out);
 }
+
+void hmac_sha256_init(struct hmac_sha256_ctx *ctx, const void *key, size_t key_len) {
+  uint8_t block[64] = {0};
+  if (key_len > sizeof(block))
+    sha256_buffer(key, key_len, block);
+  else
+    memcpy(block, key, key_len);
+  uint8_t pad[64];
+  for (size_t i = 0; i < sizeof(pad); i++)
+    pad[i] = block[i] ^ 0x36;
+  sha256_init(&ctx->inner);
+  sha256_update(&ctx->inner, pad, sizeof(pad));
+  for (size_t i = 0; i < sizeof(pad); i++)
+    pad[i] = block[i] ^ 0x5c;
+  sha256_init(&ctx->outer);
+  sha256_update(&ctx->outer, pad, sizeof(pad));
+}
+
+void hmac_sha256_update(struct hmac_sha256_ctx *ctx, const void *data, size_t len) {
+  sha256_update(&ctx->inner, data, len);
+}
+
+void hmac_sha256_final(struct hmac_sha256_ctx *ctx, uint8_t out[SHA256_DIGEST_SIZE]) {
+  uint8_t inner[SHA256_DIGEST_SIZE];
+  sha256_final(&ctx->inner, inner);
+  sha256_update(&ctx->outer, inner, sizeof(inner));
+  sha256_final(&ctx->outer, out);
+}
+
+bool sha256_digest_equal(const uint8_t a[SHA256_DIGEST_SIZE], const uint8_t b[SHA256_DIGEST_SIZE]) {
+  uint8_t diff = 0;
+  for (int i = 0; i < SHA256_DIGEST_SIZE; i++)
+    diff |= (uint8_t)(a[i] ^ b[i]);
+  return diff == 0;
+}

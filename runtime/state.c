@@ -11,13 +11,16 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "idmap.h"
 #include "paths.h"
 #include "proc_stat.h"
 #include "util.h"
 
-int state_open_root(const char *path, hutch_error_t *err) {
+/* Opens (creating 0700 when missing) a directory named by the user or the
+ * session: refuses one owned by someone else or writable by others. */
+static int open_private_dir(const char *path, hutch_error_t *err) {
   /* It exists but for the very first sandbox: open first, create after. */
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0 && errno == ENOENT) {
@@ -40,6 +43,115 @@ int state_open_root(const char *path, hutch_error_t *err) {
     return hutch_error_hint(err, "use a private directory with --state-dir or HUTCH_STATE_DIR");
   }
   return fd;
+}
+
+/* $TMPDIR/hutch-UID lives in a directory everyone can write, so its name
+ * may have been taken first: only a directory (never a link to one) that
+ * we own and nobody else may enter is used.  Returns the fd, or -1 with
+ * *why saying what is in the way. */
+static int open_in_shared_tmp(const char *path, char **why) {
+  /* mkdir does not follow a link in the last component: it says EEXIST. */
+  if (mkdir(path, 0700) < 0 && errno != EEXIST) {
+    *why = xasprintf("cannot be created: %s", strerror(errno));
+    return -1;
+  }
+  int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  int open_errno = errno;
+  struct stat st;
+  if (fd >= 0 ? fstat(fd, &st) < 0 : lstat(path, &st) < 0)
+    *why = xasprintf("%s", strerror(errno));
+  else if (S_ISLNK(st.st_mode))
+    *why = xstrdup("is a symbolic link");
+  else if (!S_ISDIR(st.st_mode))
+    *why = xstrdup("is not a directory");
+  else if (st.st_uid != geteuid())
+    *why = xasprintf("belongs to uid %d", (int)st.st_uid);
+  else if ((st.st_mode & 077) != 0)
+    *why = xasprintf("is open to others (mode %04o)", (unsigned)(st.st_mode & 07777));
+  else if (fd >= 0)
+    return fd;
+  else
+    *why = xasprintf("%s", strerror(open_errno));
+  if (fd >= 0)
+    close(fd);
+  return -1;
+}
+
+int state_open_root(const char *opt, char **used, hutch_error_t *err) {
+  bool shared = false;
+  _cleanup_free_ char *path = opt ? xstrdup(opt) : paths_default_state(&shared);
+  int fd;
+  if (shared) {
+    _cleanup_free_ char *why = NULL;
+    fd = open_in_shared_tmp(path, &why);
+    if (fd < 0) {
+      /* Refusing would let any local user stop our sandboxes; following
+       * would let them choose where we write.  Every command comes to the
+       * same conclusion, so they all agree on the fallback. */
+      _cleanup_free_ char *fallback = paths_state_fallback();
+      hutch_warn("state directory %s %s: using %s", path, why, fallback);
+      free(path);
+      path = steal_pointer(&fallback);
+      fd = open_private_dir(path, err);
+    }
+  } else {
+    fd = open_private_dir(path, err);
+  }
+  if (fd >= 0 && used)
+    *used = steal_pointer(&path);
+  return fd;
+}
+
+/* Random and private to the user; in the state directory, which no bind
+ * can reach (protected.c), and never in the cache it authenticates. */
+#define CACHE_KEY_FILE ".seccomp-cache.key"
+
+/* Returns 0 with the key, 1 when there is none yet, -1 on failure. */
+static int read_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t *err) {
+  _cleanup_close_ int fd = openat(rootfd, CACHE_KEY_FILE, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0)
+    return errno == ENOENT ? 1 : hutch_error_sys(err, "seccomp cache key %s: open", CACHE_KEY_FILE);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return hutch_error_sys(err, "seccomp cache key: stat");
+  if (!S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 077) != 0 || st.st_size != STATE_CACHE_KEY_SIZE) {
+    hutch_error_set(err, EPERM, "seccomp cache key %s: not a private %d-byte file of uid %d", CACHE_KEY_FILE,
+                    STATE_CACHE_KEY_SIZE, (int)geteuid());
+    return hutch_error_hint(err, "remove it from the state directory: hutch makes a new one");
+  }
+  if (read_all(fd, key, STATE_CACHE_KEY_SIZE) != STATE_CACHE_KEY_SIZE)
+    return hutch_error_sys(err, "seccomp cache key: read");
+  return 0;
+}
+
+int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t *err) {
+  int r = read_key(rootfd, key, err);
+  if (r <= 0)
+    return r;
+  if (getrandom(key, STATE_CACHE_KEY_SIZE, 0) != STATE_CACHE_KEY_SIZE)
+    return hutch_error_sys(err, "seccomp cache key: getrandom");
+  /* Written whole under a private name, then linked into place: a
+   * concurrent start reads either no key or a complete one. */
+  char tmp[64];
+  snprintf(tmp, sizeof(tmp), "%s.%d", CACHE_KEY_FILE, (int)getpid());
+  unlinkat(rootfd, tmp, 0);
+  _cleanup_close_ int fd = openat(rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return hutch_error_sys(err, "seccomp cache key: create");
+  if (write_all(fd, key, STATE_CACHE_KEY_SIZE) < 0) {
+    unlinkat(rootfd, tmp, 0);
+    return hutch_error_sys(err, "seccomp cache key: write");
+  }
+  r = linkat(rootfd, tmp, rootfd, CACHE_KEY_FILE, 0);
+  int saved = errno;
+  unlinkat(rootfd, tmp, 0);
+  if (r == 0)
+    return 0;
+  /* Another start linked its key first: that one is the key. */
+  if (saved == EEXIST)
+    return read_key(rootfd, key, err) == 0 ? 0 : hutch_error_set(err, EIO, "seccomp cache key: vanished");
+  errno = saved;
+  return hutch_error_sys(err, "seccomp cache key: link");
 }
 
 void state_new_id(char id[40]) {

@@ -36,9 +36,16 @@ struct sandbox_state {
   } net;
 };
 
-/* Open (creating 0700) the state directory; refuses one owned by someone
- * else or writable by others. Returns a directory fd. */
-int state_open_root(const char *path, hutch_error_t *err);
+/* Open (creating 0700) the state directory `opt`, or the default one when
+ * NULL; refuses one owned by someone else or writable by others.  The
+ * default $TMPDIR/hutch-UID is used only when it is ours and private (never
+ * through a link); otherwise paths_state_fallback(), with a warning.
+ * Returns a directory fd and, when `used` is not NULL, the path opened. */
+int state_open_root(const char *opt, char **used, hutch_error_t *err);
+/* The user's key for the seccomp cache's MACs, made (random, 0600) on first
+ * use in the state directory rootfd. */
+#define STATE_CACHE_KEY_SIZE 32
+int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t *err);
 /* A fresh random id. */
 void state_new_id(char id[40]);
 /* mkdir <root>/<id>, with upper/, work/ and root/ in it when `layers`;

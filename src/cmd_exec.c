@@ -391,6 +391,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
       .proc_host_ro = o->proc_host_ro,
       .overlay = o->overlay_fuse ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
       .state_dir = o->state_dir,
+      .store = o->store,
       .limits = o->limits,
       .net = o->net,
       .net_allow = o->allow,

@@ -213,6 +213,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
       .binds = s->binds,
       .n_binds = s->n_binds,
       .state_dir = s->state_dir,
+      .store = s->store,
       /* Degraded modes, only when asked for, announced as hutch exec does. */
       .overlay = s->overlay && strcmp(s->overlay, "fuse") == 0 ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
       .proc_host_ro = s->proc && strcmp(s->proc, "host-ro") == 0,
@@ -529,6 +530,16 @@ int agent_run(const struct settings *s) {
     cJSON_Delete(extra);
     prompt_config_clear(&r.pc);
     return fail_error(&r, &err, AGENT_EXIT_RUNTIME);
+  }
+  /* The sandbox's files are copied into the run directory, the input
+   * directory into the sandbox: neither may be one of hutch's own. */
+  if (hutch_check_host_path(r.dir, true, s->store, s->state_dir, NULL, &err) < 0 ||
+      (s->input_dir && hutch_check_host_path(s->input_dir, false, s->store, s->state_dir, NULL, &err) < 0)) {
+    rmdir(r.dir);
+    free(r.dir);
+    cJSON_Delete(extra);
+    prompt_config_clear(&r.pc);
+    return fail_error(&r, &err, AGENT_EXIT_USAGE);
   }
   _cleanup_free_ char *log_path = xasprintf("%s/run.log", r.dir);
   r.log = fopen(log_path, "we");

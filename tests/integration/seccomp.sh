@@ -77,6 +77,41 @@ tap_ok "a second sandbox starts from the cache" hx -- try-syscall clone3
 tap_is "$tap_stdout" ENOSYS "and gets the same filter"
 tap_is "$(cache_files)" 1 "no second program was written"
 
+# The cache is in the user's home, where a sandbox with a read-write bind of
+# it could write (issue 13, finding 1): a cache entry that hutch did not make
+# for this policy under the user's key must never be loaded.  What a sandbox
+# with such a bind could write is written here directly, as the same user.
+cache_file=$("$HUTCH_BIN" policy show --effective --json | jq -r .seccomp.cache_file)
+tap_like "$cache_file" "^$HUTCH_CACHE_DIR/seccomp/[0-9a-f]{64}\.bpf\$" "policy show names the cache file"
+tap_ok "the cache file exists" test -f "$cache_file"
+refused_cases=(unshare clone-newuser mount keyctl io_uring_setup)
+check_refused() { # what: the cache file has been overwritten
+  tap_ok "$1: a sandbox still starts" hx -- sh -c 'for c in "$@"; do printf "%s=%s\n" "$c" "$(try-syscall "$c")"; done' \
+    sh "${refused_cases[@]}"
+  local out=$tap_stdout c
+  for c in "${refused_cases[@]}"; do
+    tap_is "$(printf '%s\n' "$out" | sed -n "s/^$c=//p")" EPERM "$1: $c is still refused"
+  done
+  tap_ok "$1: the entry was replaced" sh -c 'test "$(stat -c %s "$1")" -gt 40' sh "$cache_file"
+}
+# BPF_RET|BPF_K SECCOMP_RET_ALLOW: the whole program of the attack.
+printf '\006\000\000\000\000\000\377\177' >"$cache_file"
+check_refused "a one-instruction RET_ALLOW program in the cache"
+{ head -c 32 /dev/zero; printf '\006\000\000\000\000\000\377\177'; } >"$cache_file"
+check_refused "RET_ALLOW behind 32 bytes where a MAC would be"
+# A genuine entry, made by hutch under this user's key, but for a policy that
+# allows everything: it must not pass for the default policy's.
+printf '[sandbox]\nseccomp = allow.json\n' >"$tmp/allow.policy"
+printf '{"defaultAction": "SCMP_ACT_ALLOW"}\n' >"$tmp/allow.json"
+tap_ok "a sandbox under an allow-everything policy" \
+  "$HUTCH_BIN" exec --rootfs "$img" --policy "$tmp/allow.policy" --bind "$helper:/usr/bin/try-syscall:ro" \
+  -- try-syscall keyctl
+tap_unlike "$tap_stdout" "^EPERM$" "which lets keyctl reach the kernel"
+allow_file=$("$HUTCH_BIN" policy show --effective --json --policy "$tmp/allow.policy" | jq -r .seccomp.cache_file)
+tap_ok "that policy's program was cached" test -f "$allow_file"
+cp "$allow_file" "$cache_file"
+check_refused "another policy's authenticated entry copied over this policy's"
+
 # Exit status 125 before anything runs: the bind below would show a file
 # written by the payload.
 mkdir -p "$tmp/out"

@@ -23,6 +23,7 @@
 
 #include "policy.h"
 #include "seccomp_policy.h"
+#include "sha256.h"
 #include "tap.h"
 #include "util.h"
 
@@ -795,9 +796,12 @@ static void cleanup_tree(const char *dir) {
     printf("# could not remove %s\n", dir);
 }
 
+/* The state directory that holds the cache's key (test_shipped). */
+static int state_fd = -1;
+
 static int load_program(const char *policy_path, struct hutch_policy **out, const void **bpf, size_t *len) {
   hutch_error_t err = NULL;
-  if (hutch_policy_load(policy_path, out, &err) < 0 || policy_seccomp_program(*out, bpf, len, &err) < 0) {
+  if (hutch_policy_load(policy_path, out, &err) < 0 || policy_seccomp_program(*out, state_fd, bpf, len, &err) < 0) {
     printf("#   %s\n", err->msg);
     hutch_error_free(&err);
     return -1;
@@ -846,6 +850,10 @@ static void test_shipped(const char *tmp) {
 
   _cleanup_free_ char *cache = xasprintf("%s/cache", tmp);
   setenv("HUTCH_CACHE_DIR", cache, 1);
+  _cleanup_free_ char *state = xasprintf("%s/state", tmp);
+  mkdir(state, 0700);
+  state_fd = open(state, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  tap_ok(state_fd >= 0, "a state directory for the cache's key");
 
   /* Cold: parse and compile once, write the cache. */
   struct seccomp_stats before = seccomp_stats;
@@ -862,11 +870,16 @@ static void test_shipped(const char *tmp) {
   tap_ok(seccomp_program_valid(bpf1, len1), "the program is well-formed (%zu instructions)", len1 / 8);
   _cleanup_free_ char *file = policy_cache_file(p1);
   struct stat st;
-  tap_ok(stat(file, &st) == 0 && (size_t)st.st_size == len1, "the program is cached in %s/seccomp", cache);
+  tap_ok(stat(file, &st) == 0 && (size_t)st.st_size == len1 + SHA256_DIGEST_SIZE,
+         "the program is cached in %s/seccomp, after its MAC", cache);
+  struct stat key_st;
+  tap_ok(fstatat(state_fd, ".seccomp-cache.key", &key_st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(key_st.st_mode) &&
+             key_st.st_size == 32 && (key_st.st_mode & 0777) == 0600,
+         "the cache's key is a 0600 file of 32 bytes in the state directory");
   tap_ok(strstr(file, p1->digest) != NULL, "the cache file is named by the digest");
   const void *again;
   size_t again_len;
-  policy_seccomp_program(p1, &again, &again_len, NULL);
+  policy_seccomp_program(p1, state_fd, &again, &again_len, NULL);
   tap_ok(again == bpf1, "a second call on one policy reuses its program");
 
   run_cases(bpf1, len1);
@@ -896,9 +909,17 @@ static void test_shipped(const char *tmp) {
       {"a truncated cache file (5 bytes)", 5, 0644},
       {"a cache file that is not a program", 64, 0644},
       {"a cache file others can write", 0, 0666},
+      {"a program that allows everything, without a MAC", 8, 0644},
+      {"a program that allows everything, after a MAC not made with the key", 40, 0644},
   };
+  /* BPF_RET|BPF_K SECCOMP_RET_ALLOW: the one-instruction program of the
+   * attack (issue 13, finding 1), well-formed but not the policy's. */
+  static const uint8_t allow_all[8] = {0x06, 0, 0, 0, 0, 0, 0xff, 0x7f};
+  tap_ok(seccomp_program_valid(allow_all, sizeof(allow_all)), "a lone RET_ALLOW is a well-formed program");
   for (size_t i = 0; i < ARRAY_SIZE(corrupt); i++) {
-    _cleanup_free_ char *zeros = xcalloc(1, len1);
+    _cleanup_free_ uint8_t *zeros = xcalloc(1, len1 + SHA256_DIGEST_SIZE);
+    if (corrupt[i].size >= sizeof(allow_all))
+      memcpy(zeros + corrupt[i].size - sizeof(allow_all), allow_all, sizeof(allow_all));
     if (corrupt[i].size)
       write_file_atomic(file, zeros, corrupt[i].size, corrupt[i].mode);
     else
@@ -910,7 +931,8 @@ static void test_shipped(const char *tmp) {
     r = load_program(policy_path, &p3, &bpf3, &len3);
     tap_ok(r == 0 && seccomp_stats.compiles - before.compiles == 1 && len3 == len1 && memcmp(bpf3, bpf1, len1) == 0,
            "%s is recompiled", corrupt[i].what);
-    tap_ok(stat(file, &st) == 0 && (size_t)st.st_size == len1 && (st.st_mode & 022) == 0, "and rewritten");
+    tap_ok(stat(file, &st) == 0 && (size_t)st.st_size == len1 + SHA256_DIGEST_SIZE && (st.st_mode & 022) == 0,
+           "and rewritten");
     hutch_policy_free(p3);
   }
 

@@ -1,0 +1,95 @@
+#!/bin/bash
+# The state directory without a login session (issue 13, finding 7): with no
+# XDG_RUNTIME_DIR, an unprivileged hutch uses $TMPDIR/hutch-UID, a name in a
+# directory everyone can write.  Someone else's directory there, one open to
+# others, or a link planted under that name must neither stop hutch (a
+# denial of service) nor be followed: hutch falls back to
+# $XDG_STATE_HOME/hutch/run (~/.local/state/hutch/run) and writes nothing
+# through the link.
+. "$(dirname "$0")/../lib/tap.sh"
+
+tmp=$(hutch_test_tmpdir)
+chmod 0755 "$tmp"
+
+if [ "$HUTCH_TEST_MODE" = root ]; then
+  # As root, for the test user: the directory can then belong to someone else.
+  user=${HUTCH_TEST_USER:-hutchtest}
+  id -u "$user" >/dev/null 2>&1 || tap_skip_all "test user $user does not exist"
+  tuid=$(id -u "$user")
+  tgid=$(id -g "$user")
+  as_user() { setpriv --reuid="$tuid" --regid="$tgid" --init-groups "$@"; }
+  as_user test -x "$HUTCH_BIN" || tap_skip_all "$HUTCH_BIN is not executable by $user"
+  mkdir -p "$tmp/home" "$tmp/victim"
+  chown "$tuid:$tgid" "$tmp/home" "$tmp/victim"
+  chmod 0700 "$tmp/victim"
+else
+  tuid=$(id -u)
+  as_user() { "$@"; }
+  mkdir -p "$tmp/home" "$tmp/victim"
+  chmod 0700 "$tmp/victim"
+fi
+# A sticky, world-writable TMPDIR like /tmp.
+mkdir -m 1777 "$tmp/t"
+chmod 1777 "$tmp/t"
+name=$tmp/t/hutch-$tuid
+fallback=$tmp/home/.local/state/hutch/run
+hu() {
+  as_user env -u HUTCH_STATE_DIR -u XDG_RUNTIME_DIR -u XDG_STATE_HOME TMPDIR="$tmp/t" HOME="$tmp/home" \
+    "$HUTCH_BIN" "$@"
+}
+reset() { rm -rf "$name" "$tmp/home/.local"; }
+
+tap_ok "no directory yet: hutch ps works" hu ps
+tap_ok "and made $name" test -d "$name" -a ! -L "$name"
+tap_is "$(stat -c '%u %a' "$name")" "$tuid 700" "owned by the user, mode 0700"
+tap_ok "no fallback was made" test ! -e "$fallback"
+reset
+
+if [ "$HUTCH_TEST_MODE" = root ]; then
+  mkdir -m 0700 "$name" # root's: another user than the one hutch runs as
+  tap_ok "someone else's $name: hutch ps still works" hu ps
+  tap_like "$tap_stderr" "belongs to uid 0.*using $fallback" "and says it uses the fallback"
+  tap_is "$(stat -c '%u %a' "$fallback" 2>&1)" "$tuid 700" "the fallback is the user's, mode 0700"
+  tap_is "$(ls -A "$name")" "" "nothing was written in the other user's directory"
+  reset
+fi
+
+mkdir -m 0700 "$name"
+chown "$tuid" "$name" 2>/dev/null
+chmod 0777 "$name"
+tap_ok "$name open to others: hutch ps still works" hu ps
+tap_like "$tap_stderr" "is open to others \(mode 0777\): using $fallback" "and says it uses the fallback"
+tap_ok "the fallback exists" test -d "$fallback"
+reset
+
+ln -s "$tmp/victim" "$name"
+tap_ok "$name is a link to a directory of the user's: hutch ps still works" hu ps
+tap_like "$tap_stderr" "is a symbolic link: using $fallback" "and says it uses the fallback"
+tap_ok "the fallback exists" test -d "$fallback"
+tap_is "$(ls -A "$tmp/victim")" "" "nothing was written through the link"
+tap_ok "the link is left alone" test -L "$name"
+
+# The whole life of sandboxes through the fallback, the link still there.
+# (As root, the test user cannot read root's image store: rootless only.)
+img=
+[ "$HUTCH_TEST_MODE" = root ] || img=$(hutch_test_rootfs busybox) || img=
+if [ -n "$img" ]; then
+  tap_ok "a one-shot sandbox runs" hu exec --rootfs "$img" -- true
+  id=$(hu create --rootfs "$img" 2>/dev/null)
+  tap_like "$id" "^[0-9a-f]{12}$" "a long-lived sandbox is created"
+  tap_ok "its state is in the fallback" test -f "$fallback/$id/state.json"
+  tap_is "$(ls -A "$tmp/victim")" "" "and not behind the link"
+  tap_ok "hutch ps lists it" hu ps
+  tap_like "$tap_stdout" "$id" "by its id"
+  tap_ok "exec --in reaches it" hu exec --in "$id" -- echo inside
+  tap_is "$tap_stdout" inside "through its control socket"
+  tap_ok "hutch rm removes it" hu rm "$id"
+  tap_ok "from the fallback" test ! -e "$fallback/$id"
+  tap_is "$(ls -A "$tmp/victim")" "" "still nothing written through the link"
+else
+  tap_skip "sandboxes through the fallback" "run rootless only, with the busybox test rootfs"
+fi
+reset
+
+rm -rf "$tmp"
+tap_done
