@@ -130,21 +130,18 @@ int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t
     return r;
   if (getrandom(key, STATE_CACHE_KEY_SIZE, 0) != STATE_CACHE_KEY_SIZE)
     return hutch_error_sys(err, "seccomp cache key: getrandom");
-  /* Written whole under a private name, then linked into place: a
-   * concurrent start reads either no key or a complete one. */
-  char tmp[64];
-  snprintf(tmp, sizeof(tmp), "%s.%d", CACHE_KEY_FILE, (int)getpid());
-  unlinkat(rootfd, tmp, 0);
-  _cleanup_close_ int fd = openat(rootfd, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  /* Written whole into an unnamed file, then linked into place: a
+   * concurrent start reads either no key or a complete one, and a start
+   * killed half way leaves no name behind. */
+  _cleanup_close_ int fd = openat(rootfd, ".", O_WRONLY | O_TMPFILE | O_CLOEXEC, 0600);
   if (fd < 0)
-    return hutch_error_sys(err, "seccomp cache key: create");
-  if (write_all(fd, key, STATE_CACHE_KEY_SIZE) < 0) {
-    unlinkat(rootfd, tmp, 0);
+    return hutch_error_sys(err, "seccomp cache key: create (O_TMPFILE)");
+  if (write_all(fd, key, STATE_CACHE_KEY_SIZE) < 0)
     return hutch_error_sys(err, "seccomp cache key: write");
-  }
-  r = linkat(rootfd, tmp, rootfd, CACHE_KEY_FILE, 0);
+  char self[64];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  r = linkat(AT_FDCWD, self, rootfd, CACHE_KEY_FILE, AT_SYMLINK_FOLLOW);
   int saved = errno;
-  unlinkat(rootfd, tmp, 0);
   if (r == 0)
     return 0;
   /* Another start linked its key first: that one is the key. */
