@@ -207,6 +207,9 @@ struct hutch_limits_status {
   bool degraded;    /* weaker than cgroup limits (rlimits, or a limit left out) */
   char reason[512]; /* why degraded and how to fix it; empty otherwise */
   char cgroup[256]; /* the sandbox's cgroup directory, empty without one */
+  /* The writable layer is on the host's disk, outside [limits] disk (the
+   * degraded mode HUTCH_DEGRADED_DISK_UNBOUNDED). */
+  bool disk_unbounded;
 };
 
 /* What a process or sandbox used, from its cgroup; zero when unknown. */
@@ -335,6 +338,7 @@ void hutch_sandbox_close(struct hutch_sandbox *sb);
  * state.json and the --json output of exec, create and ps list them. */
 #define HUTCH_DEGRADED_OVERLAY_FUSE "overlay fuse"
 #define HUTCH_DEGRADED_PROC_HOST_RO "proc host-ro"
+#define HUTCH_DEGRADED_DISK_UNBOUNDED "disk unbounded" /* create --keep, --overlay fuse */
 
 struct hutch_sandbox_info {
   char id[40];

@@ -329,10 +329,11 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   bool scratch = !(cfg->keep && primary == NULL) && cfg->overlay != HUTCH_OVERLAY_FUSE;
   uint64_t disk =
       cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK);
-  if (!scratch && disk != LIMITS_UNLIMITED)
-    hutch_warn("degraded mode \"disk unbounded\" (%s): the writable layer is on the host's disk, not within "
+  bool disk_unbounded = !scratch && disk != LIMITS_UNLIMITED;
+  if (disk_unbounded)
+    hutch_warn("degraded mode \"%s\" (%s): the writable layer is on the host's disk, not within "
                "[limits] disk; /tmp and /dev/shm are",
-               cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep");
+               HUTCH_DEGRADED_DISK_UNBOUNDED, cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep");
   /* The daemon is given one lower tree: a built image without its base
    * would be a different (broken) root, so refuse rather than start it. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
@@ -361,6 +362,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   double cg_start = monotonic_seconds();
   if (cgroup_setup_limits(&plan, out->id, primary ? primary->timeout : 0, &out->cg, &rlimits, &out->limits, err) < 0)
     goto fail_dir;
+  out->limits.disk_unbounded = disk_unbounded;
   out->cg_setup_seconds = monotonic_seconds() - cg_start;
 
   /* The proxy's variables come before the caller's --env, which may

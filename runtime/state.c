@@ -205,6 +205,8 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
   }
   if (st->proc_host_ro)
     cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
+  if (st->limits.disk_unbounded)
+    cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_DISK_UNBOUNDED));
   if (st->image)
     cJSON_AddStringToObject(o, "image", st->image);
   if (st->rootfs)
@@ -215,6 +217,7 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
     cJSON *l = cJSON_AddObjectToObject(o, "limits");
     cJSON_AddStringToObject(l, "mode", st->limits.mode);
     cJSON_AddBoolToObject(l, "degraded", st->limits.degraded);
+    cJSON_AddBoolToObject(l, "disk_unbounded", st->limits.disk_unbounded);
     if (st->limits.reason[0])
       cJSON_AddStringToObject(l, "reason", st->limits.reason);
     if (st->limits.cgroup[0])
@@ -305,6 +308,7 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
       if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(l, fields[i].key)))
         snprintf((char *)&st->limits + fields[i].off, fields[i].len, "%s", v->valuestring);
     st->limits.degraded = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l, "degraded"));
+    st->limits.disk_unbounded = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(l, "disk_unbounded"));
     /* Only a cgroup of ours is ever killed and removed through the state. */
     if (strncmp(st->limits.cgroup, "/sys/fs/cgroup/", 15) != 0 || strstr(st->limits.cgroup, "/../") != NULL ||
         strcmp(strrchr(st->limits.cgroup, '/') + 1, id) != 0)

@@ -444,19 +444,21 @@ static void add_network_json(cJSON *parent, enum hutch_net_mode mode, const char
 }
 
 /* The degraded modes asked for, by their options' spelling. */
-static void add_degraded_json(cJSON *j, const struct sandbox_opts *o) {
-  if (!o->proc_host_ro && !o->overlay_fuse)
+static void add_degraded_json(cJSON *j, const struct sandbox_opts *o, const struct hutch_limits_status *l) {
+  if (!o->proc_host_ro && !o->overlay_fuse && !l->disk_unbounded)
     return;
   cJSON *a = cJSON_AddArrayToObject(j, "degraded_modes");
   if (o->overlay_fuse)
     cJSON_AddItemToArray(a, cJSON_CreateString(HUTCH_DEGRADED_OVERLAY_FUSE));
   if (o->proc_host_ro)
     cJSON_AddItemToArray(a, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
+  if (l->disk_unbounded)
+    cJSON_AddItemToArray(a, cJSON_CreateString(HUTCH_DEGRADED_DISK_UNBOUNDED));
 }
 
 static void print_exit_json(const struct hutch_exit *ex, int code, const struct sandbox_opts *o) {
   cJSON *j = cJSON_CreateObject();
-  add_degraded_json(j, o);
+  add_degraded_json(j, o, &ex->limits);
   cJSON_AddStringToObject(j, "id", ex->id);
   cJSON_AddNumberToObject(j, "exit_code", code);
   cJSON_AddNumberToObject(j, "status", ex->status);
@@ -581,7 +583,7 @@ int cmd_create(int argc, char **argv) {
     cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
     add_limits_json(j, hutch_sandbox_limits(sb));
     add_network_json(j, o.net, hutch_sandbox_audit_log(sb), NULL);
-    add_degraded_json(j, &o);
+    add_degraded_json(j, &o, hutch_sandbox_limits(sb));
     char *s = cJSON_PrintUnformatted(j);
     printf("%s\n", s);
     free(s);

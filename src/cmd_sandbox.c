@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "util.h"
 
 enum { OPT_STATE_DIR = 256, OPT_JSON, OPT_ALL };
 
@@ -117,6 +118,8 @@ int cmd_ps(int argc, char **argv) {
         cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_OVERLAY_FUSE));
       if (infos[i].proc_host_ro)
         cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
+      if (infos[i].limits.disk_unbounded)
+        cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_DISK_UNBOUNDED));
       cJSON_AddItemToArray(arr, o);
     }
     char *s = cJSON_PrintUnformatted(arr);
@@ -135,9 +138,14 @@ int cmd_ps(int argc, char **argv) {
       const struct hutch_limits_status *l = &infos[i].limits;
       char lim[32];
       snprintf(lim, sizeof(lim), "%s%s", l->mode[0] ? l->mode : "-", l->degraded ? " (degraded)" : "");
-      char degraded[32];
-      snprintf(degraded, sizeof(degraded), "%s%s%s", infos[i].overlay_fuse ? "overlay-fuse" : "",
-               infos[i].overlay_fuse && infos[i].proc_host_ro ? "," : "", infos[i].proc_host_ro ? "proc-host-ro" : "");
+      char degraded[64] = "";
+      const char *modes[] = {infos[i].overlay_fuse ? "overlay-fuse" : NULL,
+                             infos[i].proc_host_ro ? "proc-host-ro" : NULL,
+                             infos[i].limits.disk_unbounded ? "disk-unbounded" : NULL};
+      for (size_t m = 0; m < ARRAY_SIZE(modes); m++)
+        if (modes[m])
+          snprintf(degraded + strlen(degraded), sizeof(degraded) - strlen(degraded), "%s%s", degraded[0] ? "," : "",
+                   modes[m]);
       printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %s\n", infos[i].id, (int)infos[i].pid,
              infos[i].running ? "running" : "dead", when, lim, infos[i].net_proxy ? "proxy" : "none",
              degraded[0] ? degraded : "-", infos[i].image ? infos[i].image : "-");

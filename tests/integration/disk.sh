@@ -80,6 +80,15 @@ tap_check $? "create --keep"
 ids+=("$id")
 tap_like "$(cat "$tmp/keep.err")" 'degraded mode "disk unbounded" \(create --keep\)' \
   "create --keep announces the degraded mode disk unbounded"
+tap_ok "ps --json" "$HUTCH_BIN" ps --state-dir "$state" --json
+tap_is "$(python3 -c 'import json, sys
+print([s["degraded_modes"] for s in json.load(sys.stdin) if s["id"] == sys.argv[1]])' "$id" <<<"$tap_stdout")" \
+  "[['disk unbounded']]" "and records it: ps --json lists it"
+sed 's/^disk = .*/disk = max/' "$tmp/disk.policy" >"$tmp/nodisk.policy"
+tap_ok "create --keep under disk = max: nothing is bounded, so nothing is degraded" \
+  "$HUTCH_BIN" create --state-dir "$state" --rootfs "$img" --keep --policy "$tmp/nodisk.policy" --json
+tap_unlike "$tap_stdout" "disk unbounded" "create --json lists no degraded mode"
+ids+=("$(python3 -c 'import json, sys; print(json.load(sys.stdin)["id"])' <<<"$tap_stdout")")
 
 # ---- an image build: the layer is made on the tmpfs, copied out at the end ----
 printf 'run dd if=/dev/zero of=/big bs=1M count=100\n' >"$tmp/fill.recipe"

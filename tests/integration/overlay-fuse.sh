@@ -23,7 +23,7 @@ out=$tap_stdout
 tap_like "$out" '^written' "the write is read back through the FUSE root"
 tap_like "$tap_stderr" "warning: degraded mode --overlay fuse, as asked" "the degraded mode is announced on stderr"
 json=$(printf '%s\n' "$out" | tail -n 1)
-tap_is "$(json_get "$json" 'd["degraded_modes"]')" '["overlay fuse"]' "--json lists the degraded mode"
+tap_is "$(json_get "$json" 'd["degraded_modes"]')" '["overlay fuse", "disk unbounded"]' "--json lists the degraded mode"
 id=$(json_get "$json" 'd["id"]')
 sb="$HUTCH_STATE_DIR/$id"
 state=$(cat "$sb/state.json")
@@ -42,12 +42,12 @@ tap_is "$(pgrep -f -- "upperdir=$sb/upper" || true)" "" "no fuse-overlayfs is le
 # ---- a long-lived sandbox: where the daemon lives ----
 tap_ok "create --overlay fuse" "$HUTCH_BIN" create --rootfs "$img" --overlay fuse --json
 cid=$(json_get "$tap_stdout" 'd["id"]')
-tap_is "$(json_get "$tap_stdout" 'd["degraded_modes"]')" '["overlay fuse"]' "create --json lists the degraded mode"
+tap_is "$(json_get "$tap_stdout" 'd["degraded_modes"]')" '["overlay fuse", "disk unbounded"]' "create --json lists the degraded mode"
 tap_ok "hutch ps --json" "$HUTCH_BIN" ps --json
-tap_is "$(json_get "$tap_stdout" "[s for s in d if s['id'] == '$cid'][0]['degraded_modes']")" '["overlay fuse"]' \
+tap_is "$(json_get "$tap_stdout" "[s for s in d if s['id'] == '$cid'][0]['degraded_modes']")" '["overlay fuse", "disk unbounded"]' \
   "hutch ps --json lists the degraded mode"
 tap_ok "hutch ps" "$HUTCH_BIN" ps
-tap_like "$(grep "^$cid " <<<"$tap_stdout")" " none +overlay-fuse " "hutch ps: a DEGRADED column"
+tap_like "$(grep "^$cid " <<<"$tap_stdout")" " none +overlay-fuse,disk-unbounded " "hutch ps: a DEGRADED column"
 cstate=$(cat "$HUTCH_STATE_DIR/$cid/state.json")
 dpid=$(json_get "$cstate" 'd["fuse_overlayfs"]["pid"]')
 tap_like "$(tr '\0' ' ' <"/proc/$dpid/cmdline")" "fuse-overlayfs .*upperdir=$HUTCH_STATE_DIR/$cid/upper" \
