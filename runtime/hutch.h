@@ -78,7 +78,7 @@ struct hutch_import_options {
 int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
                        struct hutch_image *out, hutch_error_t *err);
 int hutch_image_lookup(struct hutch_store *store, const char *name_or_digest, struct hutch_image *out,
-                       hutch_error_t *err);
+                           hutch_error_t *err);
 int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n, hutch_error_t *err);
 int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hutch_error_t *err);
 /* Name an image that is in the store (moves the name if it is in use). */
@@ -313,10 +313,61 @@ const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbo
 /* The proxy's audit log of a --net proxy sandbox, NULL without one. */
 const char *hutch_sandbox_audit_log(const struct hutch_sandbox *sb);
 int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
-                       hutch_error_t *err);
+                           hutch_error_t *err);
 /* Kill everything in the sandbox and remove its directories. Frees sb. */
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err);
 void hutch_sandbox_close(struct hutch_sandbox *sb);
+
+/* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
+ * hutch itself reads and writes them, through the sandbox's own root: no
+ * program of the sandbox runs, and no path leaves that root (".." and
+ * absolute symlinks stay inside, /proc's magic links are refused, and so is
+ * any file on a kernel pseudo file system such as /proc or /sys).  What is
+ * created belongs to the sandbox's root.  `path` is absolute inside. */
+
+enum hutch_file_kind { HUTCH_FILE_NONE, HUTCH_FILE_REGULAR, HUTCH_FILE_DIR, HUTCH_FILE_OTHER };
+/* As the sandbox's `test -d`, `-f`, `-e || -L` would say (symlinks inside
+ * its root followed); a negative value on error. */
+int hutch_sandbox_file_kind(struct hutch_sandbox *sb, const char *path, hutch_error_t *err);
+/* A regular file's bytes (NUL-terminated); EFBIG when it holds more than max. */
+int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                            hutch_error_t *err);
+/* Replaces a regular file's contents; with `create`, makes a new file
+ * (EEXIST when anything is there) and the directories above it. */
+int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const void *data, size_t len, bool create,
+                             hutch_error_t *err);
+int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_error_t *err);
+int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error_t *err);
+/* The paths under dir, `depth` levels deep, dir itself first (as `find dir
+ * -maxdepth DEPTH` names them, unsorted), at most max of them: a
+ * NULL-terminated list the caller frees, entries and all. */
+int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned depth, size_t max, char ***out,
+                           hutch_error_t *err);
+
+/* Copies between a host directory and a sandbox directory take regular files
+ * and directories only (symlinks, FIFOs, devices and sockets are skipped and
+ * counted), follow no symlink on either side, and stop at the first bound
+ * reached; what was copied until then stays.  A zero bound takes the default. */
+#define HUTCH_COPY_ENTRIES 100000u /* files, directories and skipped entries */
+#define HUTCH_COPY_DEPTH 64u
+#define HUTCH_COPY_SECONDS 600.0 /* the whole copy */
+struct hutch_copy_limits {
+  uint64_t bytes; /* of file content; 0: none */
+  uint64_t entries;
+  unsigned depth;
+  double seconds;
+};
+struct hutch_copy_report {
+  uint64_t files, dirs, bytes, skipped;
+  const char *stopped; /* NULL, or the bound that stopped it: "bytes", "entries", "depth" or "time" */
+};
+/* The contents of host directory src into sandbox directory dest (created). */
+int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char *dest,
+                          const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
+/* The contents of sandbox directory src into host directory dest (created;
+ * nothing is written outside it).  A missing src copies nothing. */
+int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
+                           const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
 
 /* The degraded modes by name, after the options that ask for them, as
  * state.json and the --json output of exec, create and ps list them. */

@@ -154,6 +154,22 @@ fail:
   unwatch_close(s, client_fd);
 }
 
+/* The sandbox's root as an O_PATH fd: hutch reads and writes the
+ * sandbox's files from the host through it (sandbox_fs.c), without running
+ * any program of the sandbox's. */
+static void send_root(int fd) {
+  int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (root < 0) {
+    hutch_error_t err = NULL;
+    hutch_error_sys(&err, "init: open the sandbox's root");
+    sync_send_error(fd, err);
+    hutch_error_free(&err);
+    return;
+  }
+  sync_send(fd, SYNC_ROOT_FD, NULL, 0, &root, 1, NULL);
+  close(root);
+}
+
 static void handle_client(struct init_state *s, int fd) {
   static char buf[SYNC_MAX_PAYLOAD];
   int fds[SYNC_MAX_FDS];
@@ -177,6 +193,8 @@ static void handle_client(struct init_state *s, int fd) {
   }
   if (type == SYNC_EXEC && j == NULL) {
     start_requested(s, fd, buf, len, fds, nfds);
+  } else if (type == SYNC_ROOT_FD && j == NULL && nfds == 0) {
+    send_root(fd);
   } else if (type == SYNC_SIGNAL && j != NULL && len == sizeof(int32_t)) {
     int32_t sig;
     memcpy(&sig, buf, sizeof(sig));
@@ -242,7 +260,11 @@ void init_main(struct init_config *cfg) {
     sync_send(cfg->parent_fd, SYNC_STARTED, &st, sizeof(st), NULL, 0, NULL);
     watch(&s, cfg->parent_fd);
   } else {
-    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, NULL, 0, NULL);
+    /* The root travels with the ready message: the creator keeps it. */
+    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, &root, root >= 0 ? 1 : 0, NULL);
+    if (root >= 0)
+      close(root);
     /* hutch create exits now; the sandbox lives on without it. */
     close(cfg->parent_fd);
     cfg->parent_fd = -1;

@@ -151,6 +151,7 @@ struct started {
   double cg_setup_seconds;
   struct net_host net;
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
+  int root_fd;                     /* long-lived: the sandbox's root (O_PATH), from its init */
 };
 
 static void started_release(struct started *s) {
@@ -162,7 +163,9 @@ static void started_release(struct started *s) {
     close(s->sync_fd);
   if (s->state_fd >= 0)
     close(s->state_fd);
-  s->pidfd = s->sync_fd = s->state_fd = -1;
+  if (s->root_fd >= 0)
+    close(s->root_fd);
+  s->pidfd = s->sync_fd = s->state_fd = s->root_fd = -1;
 }
 
 static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
@@ -233,8 +236,12 @@ static int start_proxy(struct started *s, bool long_lived, hutch_error_t *err) {
 
 static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary,
                          struct started *out, hutch_error_t *err) {
-  *out = (struct started){
-      .state_fd = -1, .pidfd = -1, .sync_fd = -1, .cg = {.fd = -1}, .net = {.proxy_pid = -1, .channel = -1}};
+  *out = (struct started){.state_fd = -1,
+                          .pidfd = -1,
+                          .sync_fd = -1,
+                          .root_fd = -1,
+                          .cg = {.fd = -1},
+                          .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
     return hutch_error_set(err, EINVAL, "sandbox: no policy");
   if (cfg->rootfs == NULL)
@@ -401,8 +408,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
-  if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, "sandbox setup",
-                  err) < 0)
+  if (sync_expect_fd(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
+                     primary ? NULL : &out->root_fd, "sandbox setup", err) < 0)
     goto fail_child;
   if (net_host_proxy_ready(&out->net, err) < 0)
     goto fail_child;
@@ -605,6 +612,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   snprintf(sb->id, sizeof(sb->id), "%s", s.id);
   sb->state_fd = steal_fd(&s.state_fd);
+  sb->root_fd = steal_fd(&s.root_fd);
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
   sb->limits = s.limits;
@@ -646,6 +654,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
+  sb->root_fd = -1; /* asked of its init when first needed */
   sb->pid = st.pid;
   sb->start_time = st.start_time;
   sb->limits = limits;
@@ -672,6 +681,8 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     return;
   if (sb->state_fd >= 0)
     close(sb->state_fd);
+  if (sb->root_fd >= 0)
+    close(sb->root_fd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);
@@ -689,6 +700,18 @@ static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
     return -1;
   }
   return fd;
+}
+
+int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  if (sb->root_fd >= 0)
+    return sb->root_fd;
+  _cleanup_close_ int fd = connect_control(sb, err);
+  if (fd < 0 || sync_send(fd, SYNC_ROOT_FD, NULL, 0, NULL, 0, err) < 0 ||
+      sync_expect_fd(fd, SYNC_ROOT_FD, NULL, 0, NULL, &sb->root_fd, "the sandbox's root", err) < 0)
+    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
+  if (sb->root_fd < 0)
+    return hutch_error_set(err, EPROTO, "open the files of sandbox %s: its init sent no root", sb->id);
+  return sb->root_fd;
 }
 
 struct exec_ctx {
