@@ -24,7 +24,9 @@
 #define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
 int sfs_openat2(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve) {
-  struct open_how how = {.flags = flags | O_CLOEXEC | O_NOCTTY, .mode = mode, .resolve = resolve};
+  /* openat2 refuses any flag but O_DIRECTORY and O_NOFOLLOW beside O_PATH. */
+  uint64_t extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+  struct open_how how = {.flags = flags | extra, .mode = mode, .resolve = resolve};
   /* EAGAIN: a rename raced with a lookup that RESOLVE_IN_ROOT keeps inside. */
   for (int i = 0; i < 32; i++) {
     long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
