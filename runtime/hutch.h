@@ -78,7 +78,7 @@ struct hutch_import_options {
 int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
                        struct hutch_image *out, hutch_error_t *err);
 int hutch_image_lookup(struct hutch_store *store, const char *name_or_digest, struct hutch_image *out,
-                           hutch_error_t *err);
+                       hutch_error_t *err);
 int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n, hutch_error_t *err);
 int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hutch_error_t *err);
 /* Name an image that is in the store (moves the name if it is in use). */
@@ -313,10 +313,15 @@ const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbo
 /* The proxy's audit log of a --net proxy sandbox, NULL without one. */
 const char *hutch_sandbox_audit_log(const struct hutch_sandbox *sb);
 int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
-                           hutch_error_t *err);
+                       hutch_error_t *err);
 /* Kill everything in the sandbox and remove its directories. Frees sb. */
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err);
 void hutch_sandbox_close(struct hutch_sandbox *sb);
+
+/* Signals the process whose pid inside is `leader` and every process that
+ * descends from it (the leader too when `self`), from the host: nothing of
+ * the sandbox's runs for it.  Processes already gone are no error. */
+int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err);
 
 /* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
  * hutch itself reads and writes them, through the sandbox's own root: no

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "proc_tree.h"
 #include "sandbox_fs.h"
 #include "tap.h"
+#include "util.h"
 
 static void split_is(const char *path, const char *parent, const char *name) {
   char *p = NULL, *n = NULL;
@@ -60,5 +62,22 @@ int main(void) {
   tap_ok(b.max_entries == HUTCH_COPY_ENTRIES && b.max_depth == HUTCH_COPY_DEPTH && b.deadline == HUTCH_COPY_SECONDS &&
              sfs_budget_bytes_left(&b, 1) == UINT64_MAX,
          "defaults: entry, depth and time bounds, no byte bound");
+
+  pid_t ppid = 0, inner = 0;
+  tap_ok(proc_status_parse("Name:\tsh\nPPid:\t4100\nNSpid:\t4200\t7\n", &ppid, &inner) && ppid == 4100 && inner == 7,
+         "status: PPid, and the innermost NSpid");
+  tap_ok(!proc_status_parse("Name:\tsh\nPPid:\t1\n", &ppid, &inner), "status without NSpid");
+  /* init 4000 (1) -> shell 4001 (2) -> cmd 4003 (4) -> child 4002 (3); 4005 (5) apart; 5001 (2) is
+   * another sandbox's shell. */
+  struct proc_entry e[] = {
+      {4000, 10, 1, false},   {4002, 4003, 3, false}, {4001, 4000, 2, false}, {4003, 4001, 4, false},
+      {4005, 4000, 5, false}, {5000, 10, 1, false},   {5001, 5000, 2, false},
+  };
+  tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 2, false), 2, "the shell's two descendants");
+  tap_ok(e[1].chosen && e[3].chosen && !e[2].chosen && !e[0].chosen && !e[4].chosen && !e[6].chosen,
+         "a child listed before its parent, not the shell, not a sibling, not another sandbox's");
+  tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 2, true), 3, "with the shell itself");
+  tap_ok(!e[6].chosen, "the same inner pid in another sandbox is left alone");
+  tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 99, true), 0, "an unknown leader: none");
   return tap_done();
 }
