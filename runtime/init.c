@@ -154,20 +154,34 @@ fail:
   unwatch_close(s, client_fd);
 }
 
-/* The sandbox's root as an O_PATH fd: hutch reads and writes the
- * sandbox's files from the host through it (sandbox_fs.c), without running
- * any program of the sandbox's. */
+/* The sandbox's root as an O_PATH fd, and its user namespace: hutch reads
+ * and writes the sandbox's files from the host through them
+ * (sandbox_fs.c), without running any program of the sandbox's. */
+static int open_root(int fds[2]) {
+  fds[0] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  fds[1] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  if (fds[0] >= 0 && fds[1] >= 0)
+    return 0;
+  int saved = errno;
+  for (int i = 0; i < 2; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  errno = saved;
+  return -1;
+}
+
 static void send_root(int fd) {
-  int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (root < 0) {
+  int fds[2];
+  if (open_root(fds) < 0) {
     hutch_error_t err = NULL;
     hutch_error_sys(&err, "init: open the sandbox's root");
     sync_send_error(fd, err);
     hutch_error_free(&err);
     return;
   }
-  sync_send(fd, SYNC_ROOT_FD, NULL, 0, &root, 1, NULL);
-  close(root);
+  sync_send(fd, SYNC_ROOT_FD, NULL, 0, fds, 2, NULL);
+  close(fds[0]);
+  close(fds[1]);
 }
 
 static void handle_client(struct init_state *s, int fd) {
@@ -261,10 +275,11 @@ void init_main(struct init_config *cfg) {
     watch(&s, cfg->parent_fd);
   } else {
     /* The root travels with the ready message: the creator keeps it. */
-    int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
-    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, &root, root >= 0 ? 1 : 0, NULL);
-    if (root >= 0)
-      close(root);
+    int fds[2];
+    bool root = open_root(fds) == 0;
+    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, fds, root ? 2 : 0, NULL);
+    for (int i = 0; root && i < 2; i++)
+      close(fds[i]);
     /* hutch create exits now; the sandbox lives on without it. */
     close(cfg->parent_fd);
     cfg->parent_fd = -1;

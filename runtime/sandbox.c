@@ -151,7 +151,7 @@ struct started {
   double cg_setup_seconds;
   struct net_host net;
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
-  int root_fd;                     /* long-lived: the sandbox's root (O_PATH), from its init */
+  int root_fd[2];                  /* long-lived: the sandbox's root (O_PATH) and userns, from its init */
 };
 
 static void started_release(struct started *s) {
@@ -163,9 +163,10 @@ static void started_release(struct started *s) {
     close(s->sync_fd);
   if (s->state_fd >= 0)
     close(s->state_fd);
-  if (s->root_fd >= 0)
-    close(s->root_fd);
-  s->pidfd = s->sync_fd = s->state_fd = s->root_fd = -1;
+  for (int i = 0; i < 2; i++)
+    if (s->root_fd[i] >= 0)
+      close(s->root_fd[i]);
+  s->pidfd = s->sync_fd = s->state_fd = s->root_fd[0] = s->root_fd[1] = -1;
 }
 
 static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
@@ -239,7 +240,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   *out = (struct started){.state_fd = -1,
                           .pidfd = -1,
                           .sync_fd = -1,
-                          .root_fd = -1,
+                          .root_fd = {-1, -1},
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
@@ -408,8 +409,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
-  if (sync_expect_fd(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
-                     primary ? NULL : &out->root_fd, "sandbox setup", err) < 0)
+  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, out->root_fd,
+                      primary ? 0 : 2, "sandbox setup", err) < 0)
     goto fail_child;
   if (net_host_proxy_ready(&out->net, err) < 0)
     goto fail_child;
@@ -612,7 +613,8 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   snprintf(sb->id, sizeof(sb->id), "%s", s.id);
   sb->state_fd = steal_fd(&s.state_fd);
-  sb->root_fd = steal_fd(&s.root_fd);
+  sb->root_fd = steal_fd(&s.root_fd[0]);
+  sb->userns_fd = steal_fd(&s.root_fd[1]);
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
   sb->limits = s.limits;
@@ -654,7 +656,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
-  sb->root_fd = -1; /* asked of its init when first needed */
+  sb->root_fd = sb->userns_fd = -1; /* asked of its init when first needed */
   sb->pid = st.pid;
   sb->start_time = st.start_time;
   sb->limits = limits;
@@ -683,6 +685,8 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     close(sb->state_fd);
   if (sb->root_fd >= 0)
     close(sb->root_fd);
+  if (sb->userns_fd >= 0)
+    close(sb->userns_fd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);
@@ -703,14 +707,25 @@ static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
 }
 
 int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
-  if (sb->root_fd >= 0)
+  if (sb->root_fd >= 0 && sb->userns_fd >= 0)
     return sb->root_fd;
+  int fds[2] = {-1, -1};
   _cleanup_close_ int fd = connect_control(sb, err);
   if (fd < 0 || sync_send(fd, SYNC_ROOT_FD, NULL, 0, NULL, 0, err) < 0 ||
-      sync_expect_fd(fd, SYNC_ROOT_FD, NULL, 0, NULL, &sb->root_fd, "the sandbox's root", err) < 0)
+      sync_expect_fds(fd, SYNC_ROOT_FD, NULL, 0, NULL, fds, 2, "the sandbox's root", err) < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
-  if (sb->root_fd < 0)
+  if (fds[0] < 0 || fds[1] < 0) {
+    for (int i = 0; i < 2; i++)
+      if (fds[i] >= 0)
+        close(fds[i]);
     return hutch_error_set(err, EPROTO, "open the files of sandbox %s: its init sent no root", sb->id);
+  }
+  if (sb->root_fd >= 0)
+    close(sb->root_fd);
+  if (sb->userns_fd >= 0)
+    close(sb->userns_fd);
+  sb->root_fd = fds[0];
+  sb->userns_fd = fds[1];
   return sb->root_fd;
 }
 

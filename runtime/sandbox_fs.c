@@ -12,8 +12,6 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "sandbox.h"
-#include "state.h"
 #include "util.h"
 
 /* A path as the sandbox names it: "/" and ".." stop at its root, and an
@@ -60,28 +58,6 @@ int sfs_own(int fd, const struct sfs_owner *owner) {
   return fchown(fd, owner->uid, owner->gid);
 }
 
-static int64_t inside_root(pid_t pid, const char *file) {
-  _cleanup_free_ char *path = xasprintf("/proc/%d/%s", (int)pid, file);
-  _cleanup_free_ char *map = read_file_at(AT_FDCWD, path, 4096, NULL);
-  return map ? sfs_map_inside_root(map) : -1;
-}
-
-int sfs_open_sandbox(struct hutch_sandbox *sb, int *root, struct sfs_owner *owner, hutch_error_t *err) {
-  *root = sandbox_root_fd(sb, err);
-  if (*root < 0)
-    return -1;
-  /* Read from the init's maps, as the host sees them; the start time
-   * proves the pid is still that init. */
-  int64_t uid = inside_root(sb->pid, "uid_map"), gid = inside_root(sb->pid, "gid_map");
-  if (uid < 0 || gid < 0 || state_pid_start_time(sb->pid) != sb->start_time)
-    return hutch_error_set(err, ESRCH, "sandbox %s: the id maps of its init (pid %d) cannot be read", sb->id,
-                           (int)sb->pid);
-  owner->uid = (uid_t)uid;
-  owner->gid = (gid_t)gid;
-  owner->chown = owner->uid != geteuid() || owner->gid != getegid();
-  return 0;
-}
-
 static int fail_open(hutch_error_t *err, const char *what, const char *path) {
   hutch_error_sys(err, "%s %s in the sandbox", what, path);
   if (errno == ENOSYS)
@@ -101,20 +77,26 @@ static int open_path(int root, const char *path, bool follow, struct stat *st) {
   return fd;
 }
 
-int hutch_sandbox_file_kind(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
+static int op_kind(struct sfs_call *c, hutch_error_t *err) {
   struct stat st;
-  _cleanup_close_ int fd = open_path(root, path, true, &st);
-  if (fd >= 0)
-    return S_ISDIR(st.st_mode) ? HUTCH_FILE_DIR : S_ISREG(st.st_mode) ? HUTCH_FILE_REGULAR : HUTCH_FILE_OTHER;
+  _cleanup_close_ int fd = open_path(c->root, c->path, true, &st);
+  if (fd >= 0) {
+    c->value = S_ISDIR(st.st_mode) ? HUTCH_FILE_DIR : S_ISREG(st.st_mode) ? HUTCH_FILE_REGULAR : HUTCH_FILE_OTHER;
+    return 0;
+  }
   if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
-    return fail_open(err, "inspect", path);
+    return fail_open(err, "inspect", c->path);
   /* A dangling or looping symlink, or a magic link: there, but no file. */
-  _cleanup_close_ int link = open_path(root, path, false, &st);
-  return link >= 0 ? HUTCH_FILE_OTHER : HUTCH_FILE_NONE;
+  _cleanup_close_ int link = open_path(c->root, c->path, false, &st);
+  c->value = link >= 0 ? HUTCH_FILE_OTHER : HUTCH_FILE_NONE;
+  return 0;
+}
+
+int hutch_sandbox_file_kind(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
+  struct sfs_call c = {.path = path};
+  if (sfs_run(sb, op_kind, &c, err) < 0)
+    return -1;
+  return (int)c.value;
 }
 
 /* An fd of the regular file at path, opened again with flags. */
@@ -133,13 +115,10 @@ static int open_regular(int root, const char *path, int flags, hutch_error_t *er
   return r;
 }
 
-int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t max, char **data, size_t *len,
-                            hutch_error_t *err) {
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
-  _cleanup_close_ int fd = open_regular(root, path, O_RDONLY, err);
+static int op_read(struct sfs_call *c, hutch_error_t *err) {
+  const char *path = c->path;
+  size_t max = c->max;
+  _cleanup_close_ int fd = open_regular(c->root, path, O_RDONLY, err);
   if (fd < 0)
     return -1;
   size_t cap = 65536, n = 0;
@@ -163,13 +142,22 @@ int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t m
   if (n > max)
     return hutch_error_set(err, EFBIG, "%s in the sandbox is larger than %zu bytes", path, max);
   buf[n] = '\0';
-  *len = n;
-  *data = steal_pointer(&buf);
+  c->out_len = n;
+  c->out = steal_pointer(&buf);
   return 0;
 }
 
-/* mkdir -p through the sandbox's root; every new directory is its root's. */
-static int mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err) {
+int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                            hutch_error_t *err) {
+  struct sfs_call c = {.path = path, .max = max};
+  if (sfs_run(sb, op_read, &c, err) < 0)
+    return -1;
+  *data = c.out ? c.out : xstrdup("");
+  *len = c.out_len;
+  return 0;
+}
+
+int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err) {
   _cleanup_close_ int cur = sfs_openat2(root, "/", O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
   if (cur < 0)
     return fail_open(err, "open", "/");
@@ -206,12 +194,13 @@ static int mkdirs(int root, const struct sfs_owner *owner, const char *path, hut
   return 0;
 }
 
+static int op_mkdirs(struct sfs_call *c, hutch_error_t *err) {
+  return sfs_mkdirs(c->root, &c->owner, c->path, err);
+}
+
 int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
-  return mkdirs(root, &owner, path, err);
+  struct sfs_call c = {.path = path};
+  return sfs_run(sb, op_mkdirs, &c, err);
 }
 
 /* The directory path names, checked, as an O_PATH fd. */
@@ -224,14 +213,12 @@ static int open_dir(int root, const char *path, hutch_error_t *err) {
   return steal_fd(&fd);
 }
 
-int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const void *data, size_t len, bool create,
-                             hutch_error_t *err) {
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
+static int op_write(struct sfs_call *c, hutch_error_t *err) {
+  int root = c->root;
+  const struct sfs_owner *owner = &c->owner;
+  const char *path = c->path;
   _cleanup_close_ int fd = -1;
-  if (!create) {
+  if (!c->create) {
     /* What is there is replaced in place (its owner and mode stay), as
      * `cat > path` does; only a missing file is made anew. */
     struct stat st;
@@ -247,25 +234,29 @@ int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const v
     _cleanup_free_ char *parent = NULL, *name = NULL;
     if (!sfs_split(path, &parent, &name))
       return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
-    if (create && mkdirs(root, &owner, parent, err) < 0)
+    if (c->create && sfs_mkdirs(root, owner, parent, err) < 0)
       return -1;
     _cleanup_close_ int dir = open_dir(root, parent, err);
     if (dir < 0)
       return -1;
     fd = sfs_openat2(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
-    if (fd < 0 || sfs_own(fd, &owner) < 0)
+    if (fd < 0 || sfs_own(fd, owner) < 0)
       return hutch_error_sys(err, "create %s in the sandbox", path);
   }
-  if (write_all(fd, data, len) < 0)
+  if (write_all(fd, c->data, c->len) < 0)
     return hutch_error_sys(err, "write %s in the sandbox", path);
   return 0;
 }
 
-int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
+int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const void *data, size_t len, bool create,
+                             hutch_error_t *err) {
+  struct sfs_call c = {.path = path, .data = data, .len = len, .create = create};
+  return sfs_run(sb, op_write, &c, err);
+}
+
+static int op_remove(struct sfs_call *c, hutch_error_t *err) {
+  int root = c->root;
+  const char *path = c->path;
   _cleanup_free_ char *parent = NULL, *name = NULL;
   if (!sfs_split(path, &parent, &name))
     return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
@@ -279,6 +270,11 @@ int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_
   if (unlinkat(dir, name, 0) < 0 && errno != ENOENT)
     return hutch_error_sys(err, "remove %s in the sandbox", path);
   return 0;
+}
+
+int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
+  struct sfs_call c = {.path = path};
+  return sfs_run(sb, op_remove, &c, err);
 }
 
 struct lister {
@@ -312,19 +308,42 @@ static void list_below(struct lister *l, int dir, const char *prefix, unsigned d
   }
 }
 
-int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned depth, size_t max, char ***out,
-                           hutch_error_t *err) {
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
-  _cleanup_close_ int fd = open_dir(root, dir, err);
+static int op_list(struct sfs_call *c, hutch_error_t *err) {
+  _cleanup_close_ int fd = open_dir(c->root, c->path, err);
   if (fd < 0)
     return -1;
-  struct lister l = {.max = max ? max : 1};
-  list_add(&l, xstrdup(dir));
-  if (depth > 0)
-    list_below(&l, fd, dir, depth);
-  *out = l.paths;
+  struct lister l = {.max = c->max ? c->max : 1};
+  list_add(&l, xstrdup(c->path));
+  if (c->depth > 0)
+    list_below(&l, fd, c->path, c->depth);
+  /* NUL-separated, so that it can come back from a helper in one piece. */
+  size_t total = 0;
+  for (size_t i = 0; i < l.n; i++)
+    total += strlen(l.paths[i]) + 1;
+  c->out = xmalloc(total + 1);
+  for (size_t i = 0; i < l.n; i++) {
+    size_t n = strlen(l.paths[i]) + 1;
+    memcpy(c->out + c->out_len, l.paths[i], n);
+    c->out_len += n;
+    free(l.paths[i]);
+  }
+  free(l.paths);
+  return 0;
+}
+
+int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned depth, size_t max, char ***out,
+                           hutch_error_t *err) {
+  struct sfs_call c = {.path = dir, .depth = depth, .max = max};
+  if (sfs_run(sb, op_list, &c, err) < 0)
+    return -1;
+  size_t n = 0;
+  for (size_t off = 0; off < c.out_len; off += strlen(c.out + off) + 1)
+    n++;
+  char **paths = xcalloc(n + 1, sizeof(char *));
+  n = 0;
+  for (size_t off = 0; off < c.out_len; off += strlen(c.out + off) + 1)
+    paths[n++] = xstrdup(c.out + off);
+  free(c.out);
+  *out = paths;
   return 0;
 }

@@ -2,7 +2,8 @@
  * through the sandbox's root fd (hutch.h: hutch_sandbox_read_file and the
  * rest).  The pure half (sandbox_fs_path.c) splits paths, tells kernel
  * pseudo file systems apart, reads an id map and keeps a copy's bounds; the
- * OS half is sandbox_fs.c (single files) and sandbox_fs_copy.c (trees). */
+ * OS half is sandbox_fs.c (single files), sandbox_fs_copy.c (trees) and
+ * sandbox_fs_run.c (where an operation runs). */
 #ifndef HUTCH_SANDBOX_FS_H
 #define HUTCH_SANDBOX_FS_H
 
@@ -54,8 +55,32 @@ struct sfs_owner {
   bool chown; /* they differ from hutch's own */
 };
 
-/* The sandbox's root fd (owned by sb) and its root's ids. */
-int sfs_open_sandbox(struct hutch_sandbox *sb, int *root, struct sfs_owner *owner, hutch_error_t *err);
+/* One operation on a sandbox's files: what it is given and what it gives
+ * back, so that it can run in hutch or in a helper process (sfs_run). */
+struct sfs_call {
+  int root; /* the sandbox's root (O_PATH) */
+  struct sfs_owner owner;
+  const char *path, *dest;
+  const void *data;
+  size_t len, max;
+  unsigned depth;
+  bool create;
+  const struct hutch_copy_limits *limits;
+  /* out */
+  char *out; /* malloc'd; NUL-terminated */
+  size_t out_len;
+  int64_t value;
+  struct hutch_copy_report rep;
+};
+typedef int (*sfs_op)(struct sfs_call *c, hutch_error_t *err);
+
+/* Runs op on the sandbox's files (c's in fields set, root and owner filled
+ * here).  A root served by FUSE (--overlay fuse) is only reachable from
+ * inside the sandbox's user namespace: op then runs in a forked helper that
+ * joins it, without capabilities, and its results come back by a pipe. */
+int sfs_run(struct hutch_sandbox *sb, sfs_op op, struct sfs_call *c, hutch_error_t *err);
+/* mkdir -p through the sandbox's root; every new directory is its root's. */
+int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err);
 /* openat2, retried on EAGAIN; ENOSYS before Linux 5.6. */
 int sfs_openat2(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve);
 /* Opens an O_PATH fd again for reading or writing, through /proc/self/fd:

@@ -185,46 +185,48 @@ static int host_dir(const char *path, bool create, hutch_error_t *err) {
   return fd;
 }
 
+static int op_copy_in(struct sfs_call *c, hutch_error_t *err) {
+  _cleanup_close_ int in = host_dir(c->path, false, err);
+  if (in < 0 || sfs_mkdirs(c->root, &c->owner, c->dest, err) < 0)
+    return -1;
+  _cleanup_close_ int out = sfs_openat2(c->root, c->dest, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT);
+  if (out < 0)
+    return hutch_error_sys(err, "open %s in the sandbox", c->dest);
+  struct walk w = {.rep = &c->rep, .owner = &c->owner, .src_name = c->path, .dest_name = c->dest};
+  sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
+  return walk(&w, in, out, err);
+}
+
 int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char *dest,
                           const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err) {
-  memset(rep, 0, sizeof(*rep));
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
-  _cleanup_close_ int in = host_dir(src, false, err);
-  if (in < 0)
-    return -1;
-  if (hutch_sandbox_mkdirs(sb, dest, err) < 0)
-    return -1;
-  _cleanup_close_ int out = sfs_openat2(root, dest, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT);
+  struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
+  int r = sfs_run(sb, op_copy_in, &c, err);
+  *rep = c.rep;
+  return r;
+}
+
+static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
+  _cleanup_close_ int out = host_dir(c->dest, true, err);
   if (out < 0)
-    return hutch_error_sys(err, "open %s in the sandbox", dest);
-  struct walk w = {.rep = rep, .owner = &owner, .src_name = src, .dest_name = dest};
-  sfs_budget_init(&w.budget, limits, monotonic_seconds());
+    return -1;
+  _cleanup_close_ int in = sfs_openat2(c->root, c->path, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT);
+  if (in < 0 && errno == ENOENT)
+    return 0;
+  if (in < 0) {
+    hutch_error_sys(err, "open %s in the sandbox", c->path);
+    if (errno == ELOOP || errno == ENOTDIR)
+      hutch_error_hint(err, "the directory copied back is never reached through a symlink");
+    return -1;
+  }
+  struct walk w = {.rep = &c->rep, .owner = NULL, .src_name = c->path, .dest_name = c->dest};
+  sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
   return walk(&w, in, out, err);
 }
 
 int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
                            const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err) {
-  memset(rep, 0, sizeof(*rep));
-  int root;
-  struct sfs_owner owner;
-  if (sfs_open_sandbox(sb, &root, &owner, err) < 0)
-    return -1;
-  _cleanup_close_ int out = host_dir(dest, true, err);
-  if (out < 0)
-    return -1;
-  _cleanup_close_ int in = sfs_openat2(root, src, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT);
-  if (in < 0 && errno == ENOENT)
-    return 0;
-  if (in < 0) {
-    hutch_error_sys(err, "open %s in the sandbox", src);
-    if (errno == ELOOP || errno == ENOTDIR)
-      hutch_error_hint(err, "the directory copied back is never reached through a symlink");
-    return -1;
-  }
-  struct walk w = {.rep = rep, .owner = NULL, .src_name = src, .dest_name = dest};
-  sfs_budget_init(&w.budget, limits, monotonic_seconds());
-  return walk(&w, in, out, err);
+  struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
+  int r = sfs_run(sb, op_copy_out, &c, err);
+  *rep = c.rep;
+  return r;
 }

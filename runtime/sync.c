@@ -117,17 +117,17 @@ int sync_recv(int fd, uint32_t *type, void *payload, size_t cap, size_t *len, in
   return 1;
 }
 
-int sync_expect_fd(int fd, uint32_t want, void *payload, size_t cap, size_t *len, int *passed, const char *what,
-                   hutch_error_t *err) {
+int sync_expect_fds(int fd, uint32_t want, void *payload, size_t cap, size_t *len, int *passed, size_t npassed,
+                    const char *what, hutch_error_t *err) {
   uint32_t type = 0;
   int fds[SYNC_MAX_FDS];
   size_t nfds = 0;
-  if (passed)
-    *passed = -1;
+  for (size_t i = 0; i < npassed; i++)
+    passed[i] = -1;
   int r = sync_recv(fd, &type, payload, cap, len, fds, &nfds, err);
   for (size_t i = 0; i < nfds; i++) {
-    if (i == 0 && passed && r > 0 && type == want)
-      *passed = fds[i];
+    if (i < npassed && r > 0 && type == want)
+      passed[i] = fds[i];
     else
       close(fds[i]);
   }
@@ -141,5 +141,5 @@ int sync_expect_fd(int fd, uint32_t want, void *payload, size_t cap, size_t *len
 }
 
 int sync_expect(int fd, uint32_t want, void *payload, size_t cap, size_t *len, const char *what, hutch_error_t *err) {
-  return sync_expect_fd(fd, want, payload, cap, len, NULL, what, err);
+  return sync_expect_fds(fd, want, payload, cap, len, NULL, 0, what, err);
 }
