@@ -334,6 +334,62 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err);
 void hutch_sandbox_close(struct hutch_sandbox *sb);
 
+/* Signals the process whose pid inside is `leader` and every process that
+ * descends from it (the leader too when `self`), from the host: nothing of
+ * the sandbox's runs for it.  Processes already gone are no error. */
+int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err);
+
+/* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
+ * hutch itself reads and writes them, through the sandbox's own root: no
+ * program of the sandbox runs, and no path leaves that root (".." and
+ * absolute symlinks stay inside, /proc's magic links are refused, and so is
+ * any file on a kernel pseudo file system such as /proc or /sys).  What is
+ * created belongs to the sandbox's root.  `path` is absolute inside. */
+
+enum hutch_file_kind { HUTCH_FILE_NONE, HUTCH_FILE_REGULAR, HUTCH_FILE_DIR, HUTCH_FILE_OTHER };
+/* As the sandbox's `test -d`, `-f`, `-e || -L` would say (symlinks inside
+ * its root followed); a negative value on error. */
+int hutch_sandbox_file_kind(struct hutch_sandbox *sb, const char *path, hutch_error_t *err);
+/* A regular file's bytes (NUL-terminated); EFBIG when it holds more than max. */
+int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                            hutch_error_t *err);
+/* Replaces a regular file's contents; with `create`, makes a new file
+ * (EEXIST when anything is there) and the directories above it. */
+int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const void *data, size_t len, bool create,
+                             hutch_error_t *err);
+int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_error_t *err);
+int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error_t *err);
+/* The paths under dir, `depth` levels deep, dir itself first (as `find dir
+ * -maxdepth DEPTH` names them, unsorted), at most max of them: a
+ * NULL-terminated list the caller frees, entries and all. */
+int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned depth, size_t max, char ***out,
+                           hutch_error_t *err);
+
+/* Copies between a host directory and a sandbox directory take regular files
+ * and directories only (symlinks, FIFOs, devices and sockets are skipped and
+ * counted), follow no symlink on either side, and stop at the first bound
+ * reached; what was copied until then stays.  A zero bound takes the default. */
+#define HUTCH_COPY_ENTRIES 100000u /* files, directories and skipped entries */
+#define HUTCH_COPY_DEPTH 64u
+#define HUTCH_COPY_SECONDS 600.0 /* the whole copy */
+struct hutch_copy_limits {
+  uint64_t bytes; /* of file content; 0: none */
+  uint64_t entries;
+  unsigned depth;
+  double seconds;
+};
+struct hutch_copy_report {
+  uint64_t files, dirs, bytes, skipped;
+  const char *stopped; /* NULL, or the bound that stopped it: "bytes", "entries", "depth" or "time" */
+};
+/* The contents of host directory src into sandbox directory dest (created). */
+int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char *dest,
+                          const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
+/* The contents of sandbox directory src into host directory dest (created;
+ * nothing is written outside it).  A missing src copies nothing. */
+int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
+                           const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
+
 /* The degraded modes by name, after the options that ask for them, as
  * state.json and the --json output of exec, create and ps list them. */
 #define HUTCH_DEGRADED_OVERLAY_FUSE "overlay fuse"

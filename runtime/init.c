@@ -189,6 +189,36 @@ fail:
   unwatch_close(s, client_fd);
 }
 
+/* The sandbox's root as an O_PATH fd, and its user namespace: hutch reads
+ * and writes the sandbox's files from the host through them
+ * (sandbox_fs.c), without running any program of the sandbox's. */
+static int open_root(int fds[2]) {
+  fds[0] = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  fds[1] = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+  if (fds[0] >= 0 && fds[1] >= 0)
+    return 0;
+  int saved = errno;
+  for (int i = 0; i < 2; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  errno = saved;
+  return -1;
+}
+
+static void send_root(int fd) {
+  int fds[2];
+  if (open_root(fds) < 0) {
+    hutch_error_t err = NULL;
+    hutch_error_sys(&err, "init: open the sandbox's root");
+    sync_send_error(fd, err);
+    hutch_error_free(&err);
+    return;
+  }
+  sync_send(fd, SYNC_ROOT_FD, NULL, 0, fds, 2, NULL);
+  close(fds[0]);
+  close(fds[1]);
+}
+
 static void handle_client(struct init_state *s, int fd) {
   static char buf[SYNC_MAX_PAYLOAD];
   int fds[SYNC_MAX_FDS];
@@ -212,6 +242,19 @@ static void handle_client(struct init_state *s, int fd) {
   }
   if (type == SYNC_EXEC && j == NULL) {
     start_requested(s, fd, buf, len, fds, nfds);
+  } else if (type == SYNC_ROOT_FD && j == NULL && nfds == 1) {
+    /* The sandbox's root and user namespace go to hutch alone. */
+    bool hutch = caller_is_hutch(fds[0]);
+    close(fds[0]);
+    if (hutch) {
+      send_root(fd);
+    } else {
+      hutch_error_set(&err, EPERM,
+                      "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
+      sync_send_error(fd, err);
+      hutch_error_free(&err);
+      unwatch_close(s, fd);
+    }
   } else if (type == SYNC_SIGNAL && j != NULL && len == sizeof(int32_t)) {
     int32_t sig;
     memcpy(&sig, buf, sizeof(sig));
@@ -306,7 +349,12 @@ void init_main(struct init_config *cfg) {
     sync_send(cfg->parent_fd, SYNC_STARTED, &st, sizeof(st), NULL, 0, NULL);
     watch(&s, cfg->parent_fd);
   } else {
-    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, NULL, 0, NULL);
+    /* The root travels with the ready message: the creator keeps it. */
+    int fds[2];
+    bool root = open_root(fds) == 0;
+    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, fds, root ? 2 : 0, NULL);
+    for (int i = 0; root && i < 2; i++)
+      close(fds[i]);
     /* Handed over: once the creator has recorded the sandbox it says so
      * (SYNC_GO), and only then may init outlive it; until then the
      * parent-death signal (contain.c) kills an unrecorded sandbox along

@@ -167,6 +167,7 @@ struct started {
   struct net_host net;
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
   int layer_fd;                    /* image builds: the upper directory (SYNC_LAYER_FD) */
+  int root_fd[2];                  /* long-lived: the sandbox's root (O_PATH) and userns, from its init */
 };
 
 static void started_release(struct started *s) {
@@ -180,7 +181,10 @@ static void started_release(struct started *s) {
     close(s->sync_fd);
   if (s->state_fd >= 0)
     close(s->state_fd);
-  s->pidfd = s->sync_fd = s->state_fd = -1;
+  for (int i = 0; i < 2; i++)
+    if (s->root_fd[i] >= 0)
+      close(s->root_fd[i]);
+  s->pidfd = s->sync_fd = s->state_fd = s->root_fd[0] = s->root_fd[1] = -1;
 }
 
 static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
@@ -273,6 +277,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
                           .pidfd = -1,
                           .sync_fd = -1,
                           .layer_fd = -1,
+                          .root_fd = {-1, -1},
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
@@ -464,8 +469,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
-  if (sync_expect(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, "sandbox setup",
-                  err) < 0)
+  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, out->root_fd,
+                      primary ? 0 : 2, "sandbox setup", err) < 0)
     goto fail_child;
   if (net_host_proxy_ready(&out->net, err) < 0)
     goto fail_child;
@@ -689,6 +694,8 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->layer_fd = steal_fd(&s.layer_fd);
   snprintf(sb->id, sizeof(sb->id), "%s", s.id);
   sb->state_fd = steal_fd(&s.state_fd);
+  sb->root_fd = steal_fd(&s.root_fd[0]);
+  sb->userns_fd = steal_fd(&s.root_fd[1]);
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
   sb->limits = s.limits;
@@ -730,6 +737,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   sb->layer_fd = -1;
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
+  sb->root_fd = sb->userns_fd = -1; /* asked of its init when first needed */
   sb->pid = st.pid;
   sb->start_time = st.start_time;
   sb->limits = limits;
@@ -758,6 +766,10 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     close(sb->state_fd);
   if (sb->layer_fd >= 0)
     close(sb->layer_fd);
+  if (sb->root_fd >= 0)
+    close(sb->root_fd);
+  if (sb->userns_fd >= 0)
+    close(sb->userns_fd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);
@@ -792,6 +804,11 @@ static int open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
   }
   return pidfd;
+}
+
+int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  if (sb->root_fd >= 0 && sb->userns_fd >= 0)
+    return sb->root_fd;
 }
 
 struct exec_ctx {

@@ -6,7 +6,9 @@
 
 struct hutch_sandbox {
   char id[40];
-  int state_fd; /* the state root directory */
+  int state_fd;  /* the state root directory */
+  int root_fd;   /* the sandbox's own root (O_PATH), -1 until asked for (sandbox_root_fd) */
+  int userns_fd; /* and its user namespace */
   pid_t pid;
   uint64_t start_time;
   struct hutch_limits_status limits; /* limits.cgroup: the sandbox's cgroup, if any */
@@ -14,5 +16,10 @@ struct hutch_sandbox {
   char *workdir;                     /* where exec --in starts a command without --workdir */
   int layer_fd;                      /* an image build's upper directory (layer_copy.h), else -1 */
 };
+
+/* The sandbox's root directory as its processes see it (an O_PATH fd the
+ * handle owns, with sb->userns_fd): from its init's ready message, or asked
+ * of the init over the control socket for a sandbox opened by id. */
+int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err);
 
 #endif

@@ -117,9 +117,20 @@ int sync_recv(int fd, uint32_t *type, void *payload, size_t cap, size_t *len, in
   return 1;
 }
 
-int sync_expect(int fd, uint32_t want, void *payload, size_t cap, size_t *len, const char *what, hutch_error_t *err) {
+int sync_expect_fds(int fd, uint32_t want, void *payload, size_t cap, size_t *len, int *passed, size_t npassed,
+                    const char *what, hutch_error_t *err) {
   uint32_t type = 0;
-  int r = sync_recv(fd, &type, payload, cap, len, NULL, NULL, err);
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  for (size_t i = 0; i < npassed; i++)
+    passed[i] = -1;
+  int r = sync_recv(fd, &type, payload, cap, len, fds, &nfds, err);
+  for (size_t i = 0; i < nfds; i++) {
+    if (i < npassed && r > 0 && type == want)
+      passed[i] = fds[i];
+    else
+      close(fds[i]);
+  }
   if (r < 0)
     return -1;
   if (r == 0)
@@ -127,4 +138,8 @@ int sync_expect(int fd, uint32_t want, void *payload, size_t cap, size_t *len, c
   if (type != want)
     return hutch_error_set(err, EPROTO, "%s: unexpected message type %u (wanted %u)", what, type, want);
   return 0;
+}
+
+int sync_expect(int fd, uint32_t want, void *payload, size_t cap, size_t *len, const char *what, hutch_error_t *err) {
+  return sync_expect_fds(fd, want, payload, cap, len, NULL, 0, what, err);
 }

@@ -24,6 +24,7 @@ enum sync_type {
   SYNC_FUSE_FD,      /* child -> parent: the mounted FUSE connection for --overlay fuse (one fd) */
   SYNC_NET_LISTENER, /* child -> parent: the proxy's listening socket (one fd), --net proxy */
   SYNC_LAYER_FD,     /* child -> parent: the upper directory on the sandbox's tmpfs (one fd), image builds */
+  SYNC_ROOT_FD,      /* client -> init: ask for the sandbox's root; init -> client: it (O_PATH) and its userns */
 };
 
 struct sync_exit {
@@ -50,5 +51,9 @@ int sync_recv(int fd, uint32_t *type, void *payload, size_t cap, size_t *len, in
               hutch_error_t *err);
 /* Receive and require one message type (EOF is an error naming `what`). */
 int sync_expect(int fd, uint32_t want, void *payload, size_t cap, size_t *len, const char *what, hutch_error_t *err);
+/* The same, keeping the first npassed fds the message carries in passed[]
+ * (-1 for each one missing); the others are closed. */
+int sync_expect_fds(int fd, uint32_t want, void *payload, size_t cap, size_t *len, int *passed, size_t npassed,
+                    const char *what, hutch_error_t *err);
 
 #endif

@@ -254,28 +254,45 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   return 0;
 }
 
-/* bash when the image has it, else sh. */
+/* bash when the image has it on PATH, else sh: looked up by hutch in the
+ * sandbox's files, not by running anything there. */
 static const char *pick_shell(struct run *r) {
-  const char *argv[] = {"bash", "-c", "true", NULL};
-  struct run_request req = {.argv = argv, .workdir = "/", .timeout = 30, .cap = 4096};
-  struct run_result res;
-  hutch_error_t err = NULL;
-  int rc = task_sandbox_run(&r->task, &req, &res, &err);
-  bool ok = rc == 0 && hutch_exit_code(&res.exit) == 0;
-  hutch_error_free(&err);
-  run_result_clear(&res);
-  return ok ? "bash" : "sh";
+  _cleanup_free_ char *path = xstrdup(SANDBOX_PATH);
+  char *save = NULL;
+  for (char *dir = strtok_r(path, ":", &save); dir != NULL; dir = strtok_r(NULL, ":", &save)) {
+    _cleanup_free_ char *bash = xasprintf("%s/bash", dir);
+    hutch_error_t err = NULL;
+    int kind = hutch_sandbox_file_kind(r->task.sb, bash, &err);
+    hutch_error_free(&err);
+    if (kind == HUTCH_FILE_REGULAR)
+      return "bash";
+  }
+  return "sh";
 }
 
+/* Made by hutch itself through the sandbox's root, owned by its root. */
 static int prepare_dirs(struct run *r, hutch_error_t *err) {
-  const char *argv[] = {"mkdir", "-p", r->pc.working_dir, r->pc.input_dir, r->pc.output_dir, NULL};
-  struct run_request req = {.argv = argv, .workdir = "/", .timeout = 60, .cap = 4096};
-  struct run_result res;
-  int rc = task_sandbox_run(&r->task, &req, &res, err);
-  if (rc == 0 && hutch_exit_code(&res.exit) != 0)
-    rc = hutch_error_set(err, EIO, "create the task directories in the sandbox: %.300s", res.err.data);
-  run_result_clear(&res);
-  return rc;
+  const char *dirs[] = {r->pc.working_dir, r->pc.input_dir, r->pc.output_dir};
+  for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+    if (hutch_sandbox_mkdirs(r->task.sb, dirs[i], err) < 0)
+      return hutch_error_wrap(err, "create the task directories in the sandbox");
+  return 0;
+}
+
+/* Which bound ended the copy-back early, in the run's log. */
+static void log_copy_stop(struct run *r, const struct hutch_copy_report *rep, uint64_t copy_limit) {
+  if (rep->stopped == NULL)
+    return;
+  if (strcmp(rep->stopped, "bytes") == 0)
+    run_log(r, "the copy-back stopped at the --copy-limit of %llu bytes: some files are missing",
+            (unsigned long long)copy_limit);
+  else if (strcmp(rep->stopped, "entries") == 0)
+    run_log(r, "the copy-back stopped at %u entries (files, directories and skipped ones): some files are missing",
+            HUTCH_COPY_ENTRIES);
+  else if (strcmp(rep->stopped, "depth") == 0)
+    run_log(r, "the copy-back stopped at a directory %u levels deep: some files are missing", HUTCH_COPY_DEPTH);
+  else
+    run_log(r, "the copy-back stopped after %.0f s, its time limit: some files are missing", HUTCH_COPY_SECONDS);
 }
 
 static cJSON *message(const char *role, const char *content) {
@@ -566,7 +583,7 @@ int agent_run(const struct settings *s) {
     goto teardown;
   }
   if (s->input_dir) {
-    struct copy_report rep;
+    struct hutch_copy_report rep;
     if (transfer_in(&r.task, s->input_dir, r.pc.input_dir, &rep, &err) < 0) {
       r.end_reason = agent_stop ? "interrupted" : "error";
       code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
@@ -615,19 +632,19 @@ teardown:
   r.task.stop = NULL;
   if (!r.task.removed) {
     _cleanup_free_ char *files = xasprintf("%s/files", r.dir);
-    struct copy_report rep;
+    struct hutch_copy_report rep;
     hutch_error_t cerr = NULL;
     if (transfer_out(&r.task, r.pc.output_dir, files, s->copy_limit, &rep, &cerr) < 0) {
       fail_error(&r, &cerr, 0);
     } else {
       run_log(&r, "copied back %llu files, %llu bytes, to %s%s", (unsigned long long)rep.files,
               (unsigned long long)rep.bytes, files, rep.skipped ? " (symlinks and special files skipped)" : "");
-      if (rep.limit_hit)
-        run_log(&r, "the copy-back stopped at the --copy-limit of %llu bytes: some files are missing",
-                (unsigned long long)s->copy_limit);
+      log_copy_stop(&r, &rep, s->copy_limit);
       if (rep.skipped)
         trajectory_set(&r.traj, "copy_back_skipped", cJSON_CreateNumber((double)rep.skipped));
-      trajectory_set(&r.traj, "copy_back_limit_hit", cJSON_CreateBool(rep.limit_hit));
+      trajectory_set(&r.traj, "copy_back_limit_hit", cJSON_CreateBool(rep.stopped != NULL));
+      if (rep.stopped)
+        trajectory_set(&r.traj, "copy_back_stopped", cJSON_CreateString(rep.stopped));
     }
   }
   if (agent_stop) {

@@ -1,8 +1,9 @@
-/* str_replace_editor.  File contents travel through the stdin and stdout of
- * `cat` inside the sandbox, never through a command line, so any size and
- * any bytes pass without quoting. */
+/* str_replace_editor.  hutch reads and writes the files itself, from the
+ * host through the sandbox's root, so any size and any bytes pass without
+ * quoting, and no program of the sandbox's is trusted with them. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +14,8 @@
 
 #define EDITOR_FILE_MAX (64u << 20)
 #define SNIPPET_LINES 4
+/* Entries a directory view lists; its text is clipped far below that. */
+#define EDITOR_LIST_MAX 20000
 
 struct edit_history {
   struct edit {
@@ -55,52 +58,41 @@ struct ed {
   bool *interrupted;
 };
 
-/* Runs argv in the sandbox; -1 with *why set when it could not run or failed. */
-static int sb_run(struct ed *e, const char *const *argv, const char *input, size_t len, struct run_result *res,
-                  char **why) {
-  struct run_request req = {.argv = argv,
-                            .workdir = e->env->working_dir,
-                            .input = input,
-                            .input_len = len,
-                            .timeout = e->env->timeout,
-                            .cap = EDITOR_FILE_MAX + 1};
-  hutch_error_t err = NULL;
-  if (task_sandbox_run(e->env->sandbox, &req, res, &err) < 0) {
-    *e->interrupted = res->interrupted;
-    *why = xstrdup(err->msg);
-    hutch_error_free(&err);
-    return -1;
+/* hutch reads and writes the sandbox's files itself, through its root
+ * (hutch.h: hutch_sandbox_read_file and the rest): no program of the
+ * sandbox's runs for the editor, so a replaced cat, sh or find changes
+ * nothing.  NULL, or the sandbox, with *why set when it is gone. */
+static struct hutch_sandbox *sandbox(struct ed *e, char **why) {
+  *e->interrupted = e->env->sandbox->removed;
+  if (e->env->sandbox->removed) {
+    *why = xstrdup("the sandbox was stopped");
+    return NULL;
   }
-  *e->interrupted = res->interrupted;
-  int code = hutch_exit_code(&res->exit);
-  if (code != 0) {
-    _cleanup_free_ char *msg = text_utf8_sanitize(res->err.data, res->err.len);
-    size_t l = strlen(msg);
-    while (l > 0 && msg[l - 1] == '\n')
-      msg[--l] = '\0';
-    *why = res->exit.timed_out ? xstrdup("timed out") : xasprintf("exit code %d%s%s", code, l ? ": " : "", msg);
-    return -1;
-  }
-  return 0;
+  return e->env->sandbox->sb;
+}
+
+/* -1 with *why set from err. */
+static int failed(hutch_error_t *err, char **why) {
+  *why = (*err)->errnum ? xasprintf("%s: %s", (*err)->msg, strerror((*err)->errnum)) : xstrdup((*err)->msg);
+  hutch_error_free(err);
+  return -1;
 }
 
 /* "dir", "file", "other" or "none". */
 static char *kind_of(struct ed *e, char **why) {
-  const char *argv[] = {"sh",
-                        "-c",
-                        "if [ -d \"$1\" ]; then echo dir; elif [ -f \"$1\" ]; then echo file; "
-                        "elif [ -e \"$1\" ] || [ -L \"$1\" ]; then echo other; else echo none; fi",
-                        "sh",
-                        e->path,
-                        NULL};
-  struct run_result res;
-  if (sb_run(e, argv, NULL, 0, &res, why) < 0) {
-    run_result_clear(&res);
+  struct hutch_sandbox *sb = sandbox(e, why);
+  if (sb == NULL)
+    return NULL;
+  hutch_error_t err = NULL;
+  int k = hutch_sandbox_file_kind(sb, e->path, &err);
+  if (k < 0) {
+    failed(&err, why);
     return NULL;
   }
-  char *k = xstrndup(res.out.data, strcspn(res.out.data, "\n"));
-  run_result_clear(&res);
-  return k;
+  return xstrdup(k == HUTCH_FILE_DIR       ? "dir"
+                 : k == HUTCH_FILE_REGULAR ? "file"
+                 : k == HUTCH_FILE_OTHER   ? "other"
+                                           : "none");
 }
 
 static char *fail(struct ed *e, char *msg) {
@@ -127,39 +119,41 @@ static char *read_text(struct ed *e, size_t *len, char **msg) {
                      strcmp(kind, "dir") == 0 ? "a directory" : "a special file");
     return NULL;
   }
-  const char *argv[] = {"cat", "--", e->path, NULL};
-  struct run_result res;
-  if (sb_run(e, argv, NULL, 0, &res, &why) < 0) {
-    run_result_clear(&res);
+  struct hutch_sandbox *sb = sandbox(e, &why);
+  hutch_error_t err = NULL;
+  char *data = NULL;
+  size_t n = 0;
+  if (sb == NULL || hutch_sandbox_read_file(sb, e->path, EDITOR_FILE_MAX, &data, &n, &err) < 0) {
+    if (err != NULL && err->errnum == EFBIG) {
+      hutch_error_free(&err);
+      *msg = xasprintf("%s is larger than %u MiB; inspect it with execute_bash (head, grep, sed -n).", e->path,
+                       EDITOR_FILE_MAX >> 20);
+      return NULL;
+    }
+    if (err != NULL)
+      failed(&err, &why);
     *msg = xasprintf("could not read %s: %s", e->path, why);
     return NULL;
   }
-  if (res.out.capped) {
-    run_result_clear(&res);
-    *msg = xasprintf("%s is larger than %u MiB; inspect it with execute_bash (head, grep, sed -n).", e->path,
-                     EDITOR_FILE_MAX >> 20);
-    return NULL;
-  }
-  if (memchr(res.out.data, '\0', res.out.len) != NULL || !text_is_utf8(res.out.data, res.out.len)) {
-    run_result_clear(&res);
+  if (memchr(data, '\0', n) != NULL || !text_is_utf8(data, n)) {
+    free(data);
     *msg = xasprintf("%s is a binary file (not UTF-8 text); the editor only handles text. Inspect it with "
                      "execute_bash (e.g. `file`, `xxd | head`).",
                      e->path);
     return NULL;
   }
-  *len = res.out.len;
-  char *data = steal_pointer(&res.out.data);
-  run_result_clear(&res);
+  *len = n;
   return data;
 }
 
 static int write_text(struct ed *e, const char *data, size_t len, bool create, char **why) {
-  const char *script = create ? "mkdir -p \"$(dirname \"$1\")\" && set -C && cat > \"$1\"" : "cat > \"$1\"";
-  const char *argv[] = {"sh", "-c", script, "sh", e->path, NULL};
-  struct run_result res;
-  int r = sb_run(e, argv, data, len, &res, why);
-  run_result_clear(&res);
-  return r;
+  struct hutch_sandbox *sb = sandbox(e, why);
+  if (sb == NULL)
+    return -1;
+  hutch_error_t err = NULL;
+  if (hutch_sandbox_write_file(sb, e->path, data, len, create, &err) < 0)
+    return failed(&err, why);
+  return 0;
 }
 
 static size_t count_lines(const char *s, size_t len) {
@@ -234,6 +228,42 @@ static char *snippet_result(struct ed *e, const char *what, const char *s, size_
                    e->path, what, e->path, snip);
 }
 
+static int by_bytes(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* What `find PATH -maxdepth 2 ! -path '*\/.*' | sort` printed, hidden
+ * names left out, in byte order; sanitized for the model. */
+static char *list_dir(struct ed *e, char **why) {
+  struct hutch_sandbox *sb = sandbox(e, why);
+  if (sb == NULL)
+    return NULL;
+  hutch_error_t err = NULL;
+  _cleanup_strv_ char **paths = NULL;
+  if (hutch_sandbox_list_dir(sb, e->path, 2, EDITOR_LIST_MAX, &paths, &err) < 0) {
+    failed(&err, why);
+    return NULL;
+  }
+  size_t n = 0, total = 0;
+  while (paths[n])
+    n++;
+  qsort(paths, n, sizeof(char *), by_bytes);
+  for (size_t i = 0; i < n; i++)
+    total += strlen(paths[i]) + 1;
+  _cleanup_free_ char *out = xmalloc(total + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (strstr(paths[i], "/.") != NULL)
+      continue;
+    size_t l = strlen(paths[i]);
+    memcpy(out + o, paths[i], l);
+    o += l;
+    out[o++] = '\n';
+  }
+  out[o] = '\0';
+  return text_utf8_sanitize(out, o);
+}
+
 static char *do_view(struct ed *e, const cJSON *args) {
   _cleanup_free_ char *why = NULL;
   _cleanup_free_ char *kind = kind_of(e, &why);
@@ -242,14 +272,9 @@ static char *do_view(struct ed *e, const cJSON *args) {
   if (strcmp(kind, "dir") == 0) {
     if (cJSON_GetObjectItemCaseSensitive(args, "view_range"))
       return fail(e, xstrdup("The `view_range` parameter is not allowed when `path` points to a directory."));
-    const char *argv[] = {"sh", "-c", "find \"$1\" -maxdepth 2 ! -path '*/.*' | sort", "sh", e->path, NULL};
-    struct run_result res;
-    if (sb_run(e, argv, NULL, 0, &res, &why) < 0) {
-      run_result_clear(&res);
+    _cleanup_free_ char *list = list_dir(e, &why);
+    if (list == NULL)
       return fail(e, xasprintf("could not list %s: %s", e->path, why));
-    }
-    _cleanup_free_ char *list = text_utf8_sanitize(res.out.data, res.out.len);
-    run_result_clear(&res);
     _cleanup_free_ char *r = xasprintf(
         "Here's the files and directories up to 2 levels deep in %s, excluding hidden items:\n%s", e->path, list);
     *e->exit_code = 0;
@@ -416,10 +441,9 @@ static char *do_undo(struct ed *e) {
   _cleanup_free_ char *why = NULL;
   char *r;
   if (ed.len == SIZE_MAX) {
-    const char *argv[] = {"rm", "-f", "--", e->path, NULL};
-    struct run_result res;
-    int rr = sb_run(e, argv, NULL, 0, &res, &why);
-    run_result_clear(&res);
+    struct hutch_sandbox *sb = sandbox(e, &why);
+    hutch_error_t err = NULL;
+    int rr = sb == NULL ? -1 : hutch_sandbox_remove_file(sb, e->path, &err) < 0 ? failed(&err, &why) : 0;
     r = rr < 0 ? fail(e, xasprintf("could not remove %s: %s", e->path, why))
                : xasprintf("Last edit to %s undone successfully: the file it created was removed.", e->path);
   } else if (write_text(e, ed.content, ed.len, false, &why) < 0) {

@@ -19,23 +19,6 @@
 /* Seconds a command gets to end after SIGINT, then after SIGKILL. */
 #define GRACE_SECONDS 2.0
 
-/* Signals every descendant of the session shell ($1) with $2, and the shell
- * itself when $3 is "self".  Plain POSIX sh over /proc: any image has it. */
-static const char KILL_SCRIPT[] = "list=$1 sig=$2 self=$3 all=\n"
-                                  "while [ -n \"$list\" ]; do\n"
-                                  "  next=\n"
-                                  "  for f in /proc/[0-9]*/stat; do\n"
-                                  "    read -r l < \"$f\" 2>/dev/null || continue\n"
-                                  "    pid=${l%% *}; r=${l##*\\) }\n"
-                                  "    set -- $r\n"
-                                  "    for q in $list; do [ \"$2\" = \"$q\" ] && next=\"$next $pid\"; done\n"
-                                  "  done\n"
-                                  "  all=\"$all$next\"; list=$next\n"
-                                  "done\n"
-                                  "[ -n \"$all\" ] && kill -s \"$sig\" $all 2>/dev/null\n"
-                                  "[ \"$self\" = self ] && kill -s \"$sig\" \"$1\" 2>/dev/null\n"
-                                  "exit 0\n";
-
 struct stream {
   char *data;
   size_t len, scanned;
@@ -162,18 +145,15 @@ static void new_token(char *tok, size_t size) {
     off += snprintf(tok + off, size - (size_t)off, "%02x", r[i]);
 }
 
-static void signal_session(struct shell_session *s, const char *sig, bool self) {
-  if (s->p->pid <= 0)
+/* Signals every descendant of the session shell, and the shell itself
+ * when `self`, from the host through the runtime: no sh or kill of the
+ * sandbox's runs for it. */
+static void signal_session(struct shell_session *s, int sig, bool self) {
+  if (s->p->pid <= 0 || s->t->removed)
     return;
-  char pid[24];
-  snprintf(pid, sizeof(pid), "%ld", s->p->pid);
-  const char *argv[] = {"sh", "-c", KILL_SCRIPT, "sh", pid, sig, self ? "self" : "", NULL};
-  struct run_request req = {.argv = argv, .workdir = "/", .timeout = 30, .cap = 4096};
-  struct run_result res;
   hutch_error_t err = NULL;
-  task_sandbox_run(s->t, &req, &res, &err);
+  hutch_sandbox_signal_tree(s->t->sb, (pid_t)s->p->pid, sig, self, &err);
   hutch_error_free(&err);
-  run_result_clear(&res);
 }
 
 /* Feeds script to the shell and waits for the markers of tok on both
@@ -344,7 +324,7 @@ static void drop_stray(struct session_proc *p) {
 
 static void end_session(struct shell_session *s) {
   if (s->p && !s->p->dead)
-    signal_session(s, "KILL", true);
+    signal_session(s, SIGKILL, true);
   proc_free(s->p);
   s->p = NULL;
 }
@@ -380,10 +360,10 @@ int shell_session_run(struct shell_session *s, const char *command, double timeo
   enum wait_status st = feed_and_wait(s, script, tok, deadline, cap, &o, &e, &code);
   if (st == W_TIMEOUT) {
     res->timed_out = true;
-    signal_session(s, "INT", false);
+    signal_session(s, SIGINT, false);
     st = feed_and_wait(s, NULL, tok, now() + GRACE_SECONDS, cap, &o, &e, &code);
     if (st == W_TIMEOUT) {
-      signal_session(s, "KILL", false);
+      signal_session(s, SIGKILL, false);
       st = feed_and_wait(s, NULL, tok, now() + GRACE_SECONDS, cap, &o, &e, &code);
     }
     if (st == W_TIMEOUT) {

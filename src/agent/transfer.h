@@ -7,23 +7,20 @@
 
 #include "sandbox_io.h"
 
-struct copy_report {
-  uint64_t files, dirs, bytes;
-  uint64_t skipped; /* symlinks, devices, unsafe names */
-  bool limit_hit;
-};
-
-/* Copies the contents of host directory src into dest (inside). Symlinks and
- * special files are skipped. */
-int transfer_in(struct task_sandbox *t, const char *src, const char *dest, struct copy_report *rep, hutch_error_t *err);
+/* Copies the contents of host directory src into dest (inside), through
+ * the runtime (hutch_sandbox_copy_in): no program of the sandbox's runs.
+ * Symlinks and special files are skipped. */
+int transfer_in(struct task_sandbox *t, const char *src, const char *dest, struct hutch_copy_report *rep,
+                hutch_error_t *err);
 /* Copies the regular files and directories under src (inside) into the
  * host directory dest (created), never following a symlink, never writing
- * outside dest, at most `limit` bytes. */
-int transfer_out(struct task_sandbox *t, const char *src, const char *dest, uint64_t limit, struct copy_report *rep,
-                 hutch_error_t *err);
+ * outside dest, within `limit` bytes and the runtime's entry, depth and time
+ * bounds (hutch_sandbox_copy_out); rep->stopped names the bound reached. */
+int transfer_out(struct task_sandbox *t, const char *src, const char *dest, uint64_t limit,
+                 struct hutch_copy_report *rep, hutch_error_t *err);
 
-/* A relative path from find(1) ("./a/b") that is safe to create under a
- * directory: no "..", no empty or "." components. Pure; unit-tested. */
+/* A relative path ("./a/b") that is safe to create under a directory: no
+ * "..", no empty or "." components. Pure; unit-tested. */
 bool transfer_safe_relpath(const char *p);
 
 #endif

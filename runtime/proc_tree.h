@@ -1,0 +1,25 @@
+/* A sandbox's process tree as the host's /proc shows it: which processes
+ * descend from one of them.  Pure (proc_tree.c); the OS half that reads
+ * /proc and signals is sandbox_signal.c. */
+#ifndef HUTCH_PROC_TREE_H
+#define HUTCH_PROC_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+struct proc_entry {
+  pid_t pid;   /* on the host */
+  pid_t ppid;  /* on the host */
+  pid_t inner; /* in the innermost pid namespace (NSpid's last field) */
+  bool chosen;
+};
+
+/* PPid and the last NSpid field of /proc/PID/status text. */
+bool proc_status_parse(const char *status, pid_t *ppid, pid_t *inner);
+/* Marks the descendants of the process whose inner pid is `leader` among
+ * those of host pid `init` (a sandbox's init), and the leader itself when
+ * `self`; returns how many are marked. */
+size_t proc_tree_select(struct proc_entry *e, size_t n, pid_t init, pid_t leader, bool self);
+
+#endif

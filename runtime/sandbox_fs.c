@@ -1,0 +1,349 @@
+#include "config.h"
+
+#include "sandbox_fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "util.h"
+
+/* A path as the sandbox names it: "/" and ".." stop at its root, and an
+ * absolute symlink means its own root, as for its processes.  /proc's magic
+ * links (/proc/PID/root, fd/N) would lead out: refused. */
+#define RESOLVE_SANDBOX (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+/* One name below a directory already open, never through a symlink. */
+#define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
+int sfs_openat2(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve) {
+  /* openat2 refuses any flag but O_DIRECTORY and O_NOFOLLOW beside O_PATH. */
+  uint64_t extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+  struct open_how how = {.flags = flags | extra, .mode = mode, .resolve = resolve};
+  /* EAGAIN: a rename raced with a lookup that RESOLVE_IN_ROOT keeps inside. */
+  for (int i = 0; i < 32; i++) {
+    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    if (fd >= 0 || errno != EAGAIN)
+      return (int)fd;
+  }
+  return -1;
+}
+
+int sfs_reopen(int path_fd, int flags) {
+  char p[64];
+  snprintf(p, sizeof(p), "/proc/self/fd/%d", path_fd);
+  return open(p, flags | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+}
+
+int sfs_check_fs(int fd, const char *what, hutch_error_t *err) {
+  struct statfs sf;
+  if (fstatfs(fd, &sf) < 0)
+    return hutch_error_sys(err, "statfs %s", what);
+  if (sfs_pseudo_fs((int64_t)sf.f_type))
+    return hutch_error_set(err, EACCES,
+                           "%s is on a kernel file system (/proc, /sys or the like), which hutch does "
+                           "not read or write for a sandbox",
+                           what);
+  return 0;
+}
+
+int sfs_own(int fd, const struct sfs_owner *owner) {
+  if (!owner->chown)
+    return 0;
+  return fchown(fd, owner->uid, owner->gid);
+}
+
+static int fail_open(hutch_error_t *err, const char *what, const char *path) {
+  hutch_error_sys(err, "%s %s in the sandbox", what, path);
+  if (errno == ENOSYS)
+    return hutch_error_hint(err, "hutch needs openat2(2), Linux 5.6 or later, to reach a sandbox's files");
+  return -1;
+}
+
+/* An O_PATH fd of path, its type in *st. */
+static int open_path(int root, const char *path, bool follow, struct stat *st) {
+  int fd = sfs_openat2(root, path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0, RESOLVE_SANDBOX);
+  if (fd >= 0 && fstat(fd, st) < 0) {
+    int saved = errno;
+    close(fd);
+    errno = saved;
+    return -1;
+  }
+  return fd;
+}
+
+static int op_kind(struct sfs_call *c, hutch_error_t *err) {
+  struct stat st;
+  _cleanup_close_ int fd = open_path(c->root, c->path, true, &st);
+  if (fd >= 0) {
+    c->value = S_ISDIR(st.st_mode) ? HUTCH_FILE_DIR : S_ISREG(st.st_mode) ? HUTCH_FILE_REGULAR : HUTCH_FILE_OTHER;
+    return 0;
+  }
+  if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
+    return fail_open(err, "inspect", c->path);
+  /* A dangling or looping symlink, or a magic link: there, but no file. */
+  _cleanup_close_ int link = open_path(c->root, c->path, false, &st);
+  c->value = link >= 0 ? HUTCH_FILE_OTHER : HUTCH_FILE_NONE;
+  return 0;
+}
+
+int hutch_sandbox_file_kind(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
+  struct sfs_call c = {.path = path};
+  if (sfs_run(sb, op_kind, &c, err) < 0)
+    return -1;
+  return (int)c.value;
+}
+
+/* An fd of the regular file at path, opened again with flags. */
+static int open_regular(int root, const char *path, int flags, hutch_error_t *err) {
+  struct stat st;
+  _cleanup_close_ int fd = open_path(root, path, true, &st);
+  if (fd < 0)
+    return fail_open(err, "open", path);
+  if (!S_ISREG(st.st_mode))
+    return hutch_error_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "%s in the sandbox is not a regular file", path);
+  if (sfs_check_fs(fd, path, err) < 0)
+    return -1;
+  int r = sfs_reopen(fd, flags);
+  if (r < 0)
+    return hutch_error_sys(err, "open %s in the sandbox", path);
+  return r;
+}
+
+static int op_read(struct sfs_call *c, hutch_error_t *err) {
+  const char *path = c->path;
+  size_t max = c->max;
+  _cleanup_close_ int fd = open_regular(c->root, path, O_RDONLY, err);
+  if (fd < 0)
+    return -1;
+  size_t cap = 65536, n = 0;
+  _cleanup_free_ char *buf = xmalloc(cap + 1);
+  for (;;) {
+    if (n == cap) {
+      if (cap > max)
+        return hutch_error_set(err, EFBIG, "%s in the sandbox is larger than %zu bytes", path, max);
+      cap = cap * 2 > max + 1 ? max + 1 : cap * 2;
+      buf = xrealloc(buf, cap + 1);
+    }
+    ssize_t r = read(fd, buf + n, cap - n);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0)
+      return hutch_error_sys(err, "read %s in the sandbox", path);
+    if (r == 0)
+      break;
+    n += (size_t)r;
+  }
+  if (n > max)
+    return hutch_error_set(err, EFBIG, "%s in the sandbox is larger than %zu bytes", path, max);
+  buf[n] = '\0';
+  c->out_len = n;
+  c->out = steal_pointer(&buf);
+  return 0;
+}
+
+int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t max, char **data, size_t *len,
+                            hutch_error_t *err) {
+  struct sfs_call c = {.path = path, .max = max};
+  if (sfs_run(sb, op_read, &c, err) < 0)
+    return -1;
+  *data = c.out ? c.out : xstrdup("");
+  *len = c.out_len;
+  return 0;
+}
+
+int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err) {
+  _cleanup_close_ int cur = sfs_openat2(root, "/", O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  if (cur < 0)
+    return fail_open(err, "open", "/");
+  size_t len = strlen(path);
+  for (size_t at = 0; at < len;) {
+    while (at < len && path[at] == '/')
+      at++;
+    size_t end = at;
+    while (end < len && path[end] != '/')
+      end++;
+    if (end == at)
+      break;
+    _cleanup_free_ char *prefix = xstrndup(path, end);
+    _cleanup_free_ char *name = xstrndup(path + at, end - at);
+    int next = sfs_openat2(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+    if (next < 0 && errno == ENOENT) {
+      if (sfs_check_fs(cur, prefix, err) < 0)
+        return -1;
+      if (mkdirat(cur, name, 0755) == 0) {
+        _cleanup_close_ int made = sfs_openat2(cur, name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+        if (made < 0 || sfs_own(made, owner) < 0)
+          return hutch_error_sys(err, "create %s in the sandbox", prefix);
+      } else if (errno != EEXIST) {
+        return hutch_error_sys(err, "create %s in the sandbox", prefix);
+      }
+      next = sfs_openat2(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+    }
+    if (next < 0)
+      return fail_open(err, "open", prefix);
+    close(cur);
+    cur = next;
+    at = end;
+  }
+  return 0;
+}
+
+static int op_mkdirs(struct sfs_call *c, hutch_error_t *err) {
+  return sfs_mkdirs(c->root, &c->owner, c->path, err);
+}
+
+int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
+  struct sfs_call c = {.path = path};
+  return sfs_run(sb, op_mkdirs, &c, err);
+}
+
+/* The directory path names, checked, as an O_PATH fd. */
+static int open_dir(int root, const char *path, hutch_error_t *err) {
+  _cleanup_close_ int fd = sfs_openat2(root, path, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  if (fd < 0)
+    return fail_open(err, "open", path);
+  if (sfs_check_fs(fd, path, err) < 0)
+    return -1;
+  return steal_fd(&fd);
+}
+
+static int op_write(struct sfs_call *c, hutch_error_t *err) {
+  int root = c->root;
+  const struct sfs_owner *owner = &c->owner;
+  const char *path = c->path;
+  _cleanup_close_ int fd = -1;
+  if (!c->create) {
+    /* What is there is replaced in place (its owner and mode stay), as
+     * `cat > path` does; only a missing file is made anew. */
+    struct stat st;
+    _cleanup_close_ int probe = open_path(root, path, true, &st);
+    if (probe >= 0 || errno != ENOENT) {
+      fd = open_regular(root, path, O_WRONLY | O_TRUNC, err);
+      if (fd < 0)
+        return -1;
+    }
+  }
+  if (fd < 0) {
+    /* A new file, as `set -C; cat > path` makes it: never over anything. */
+    _cleanup_free_ char *parent = NULL, *name = NULL;
+    if (!sfs_split(path, &parent, &name))
+      return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
+    if (c->create && sfs_mkdirs(root, owner, parent, err) < 0)
+      return -1;
+    _cleanup_close_ int dir = open_dir(root, parent, err);
+    if (dir < 0)
+      return -1;
+    fd = sfs_openat2(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
+    if (fd < 0 || sfs_own(fd, owner) < 0)
+      return hutch_error_sys(err, "create %s in the sandbox", path);
+  }
+  if (write_all(fd, c->data, c->len) < 0)
+    return hutch_error_sys(err, "write %s in the sandbox", path);
+  return 0;
+}
+
+int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const void *data, size_t len, bool create,
+                             hutch_error_t *err) {
+  struct sfs_call c = {.path = path, .data = data, .len = len, .create = create};
+  return sfs_run(sb, op_write, &c, err);
+}
+
+static int op_remove(struct sfs_call *c, hutch_error_t *err) {
+  int root = c->root;
+  const char *path = c->path;
+  _cleanup_free_ char *parent = NULL, *name = NULL;
+  if (!sfs_split(path, &parent, &name))
+    return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
+  _cleanup_close_ int dir = sfs_openat2(root, parent, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  if (dir < 0 && (errno == ENOENT || errno == ENOTDIR))
+    return 0; /* as rm -f */
+  if (dir < 0)
+    return fail_open(err, "open", parent);
+  if (sfs_check_fs(dir, parent, err) < 0)
+    return -1;
+  if (unlinkat(dir, name, 0) < 0 && errno != ENOENT)
+    return hutch_error_sys(err, "remove %s in the sandbox", path);
+  return 0;
+}
+
+int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
+  struct sfs_call c = {.path = path};
+  return sfs_run(sb, op_remove, &c, err);
+}
+
+struct lister {
+  char **paths;
+  size_t n, max;
+};
+
+static void list_add(struct lister *l, char *path) {
+  l->paths = xrealloc(l->paths, (l->n + 2) * sizeof(char *));
+  l->paths[l->n++] = path;
+  l->paths[l->n] = NULL;
+}
+
+static void list_below(struct lister *l, int dir, const char *prefix, unsigned depth) {
+  _cleanup_close_ int fd = sfs_openat2(dir, ".", O_RDONLY | O_DIRECTORY, 0, RESOLVE_CHILD);
+  _cleanup_dir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+  if (d == NULL)
+    return;
+  fd = -1;
+  struct dirent *de;
+  while (l->n < l->max && (de = readdir(d)) != NULL) {
+    if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+      continue;
+    char *path = sfs_join(prefix, de->d_name);
+    list_add(l, path);
+    if (depth <= 1)
+      continue;
+    _cleanup_close_ int sub = sfs_openat2(dirfd(d), de->d_name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+    if (sub >= 0 && sfs_check_fs(sub, path, NULL) == 0)
+      list_below(l, sub, path, depth - 1);
+  }
+}
+
+static int op_list(struct sfs_call *c, hutch_error_t *err) {
+  _cleanup_close_ int fd = open_dir(c->root, c->path, err);
+  if (fd < 0)
+    return -1;
+  struct lister l = {.max = c->max ? c->max : 1};
+  list_add(&l, xstrdup(c->path));
+  if (c->depth > 0)
+    list_below(&l, fd, c->path, c->depth);
+  /* NUL-separated, so that it can come back from a helper in one piece. */
+  size_t total = 0;
+  for (size_t i = 0; i < l.n; i++)
+    total += strlen(l.paths[i]) + 1;
+  c->out = xmalloc(total + 1);
+  for (size_t i = 0; i < l.n; i++) {
+    size_t n = strlen(l.paths[i]) + 1;
+    memcpy(c->out + c->out_len, l.paths[i], n);
+    c->out_len += n;
+    free(l.paths[i]);
+  }
+  free(l.paths);
+  return 0;
+}
+
+int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned depth, size_t max, char ***out,
+                           hutch_error_t *err) {
+  struct sfs_call c = {.path = dir, .depth = depth, .max = max};
+  if (sfs_run(sb, op_list, &c, err) < 0)
+    return -1;
+  size_t n = 0;
+  for (size_t off = 0; off < c.out_len; off += strlen(c.out + off) + 1)
+    n++;
+  char **paths = xcalloc(n + 1, sizeof(char *));
+  n = 0;
+  for (size_t off = 0; off < c.out_len; off += strlen(c.out + off) + 1)
+    paths[n++] = xstrdup(c.out + off);
+  free(c.out);
+  *out = paths;
+  return 0;
+}

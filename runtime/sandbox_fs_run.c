@@ -1,0 +1,144 @@
+/* sfs_run: an operation on a sandbox's files runs in hutch itself, or, for
+ * a FUSE root, in a helper inside the sandbox's user namespace. */
+#include "config.h"
+
+#include "sandbox_fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/capability.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/statfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "state.h"
+#include "util.h"
+
+#define FUSE_SUPER_MAGIC 0x65735546
+
+static int64_t inside_root(pid_t pid, const char *file) {
+  _cleanup_free_ char *path = xasprintf("/proc/%d/%s", (int)pid, file);
+  _cleanup_free_ char *map = read_file_at(AT_FDCWD, path, 4096, NULL);
+  return map ? sfs_map_inside_root(map) : -1;
+}
+
+static int open_sandbox(struct hutch_sandbox *sb, struct sfs_call *c, hutch_error_t *err) {
+  c->root = sandbox_root_fd(sb, err);
+  if (c->root < 0)
+    return -1;
+  /* Read from the init's maps, as the host sees them; the start time
+   * proves the pid is still that init. */
+  int64_t uid = inside_root(sb->pid, "uid_map"), gid = inside_root(sb->pid, "gid_map");
+  if (uid < 0 || gid < 0 || state_pid_start_time(sb->pid) != sb->start_time)
+    return hutch_error_set(err, ESRCH, "sandbox %s: the id maps of its init (pid %d) cannot be read", sb->id,
+                           (int)sb->pid);
+  c->owner.uid = (uid_t)uid;
+  c->owner.gid = (gid_t)gid;
+  c->owner.chown = c->owner.uid != geteuid() || c->owner.gid != getegid();
+  return 0;
+}
+
+struct reply {
+  int32_t rc, errnum;
+  uint32_t msg_len, hint_len;
+  uint64_t out_len;
+  int64_t value;
+  struct hutch_copy_report rep; /* rep.stopped points into the same program, as forked */
+};
+
+static __attribute__((noreturn)) void helper(int userns, int wfd, sfs_op op, struct sfs_call *c) {
+  hutch_error_t err = NULL;
+  struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+  struct __user_cap_data_struct none[2];
+  memset(none, 0, sizeof(none));
+  int rc;
+  /* Joining gives every capability in the namespace: dropped at once, so
+   * the helper can do no more than the sandbox's root. */
+  if (setns(userns, CLONE_NEWUSER) < 0)
+    rc = hutch_error_sys(&err, "join the sandbox's user namespace");
+  else if (syscall(SYS_capset, &h, none) < 0)
+    rc = hutch_error_sys(&err, "drop capabilities in the sandbox's user namespace");
+  else
+    rc = op(c, &err);
+  struct reply r = {.rc = rc < 0 ? -1 : rc, .value = c->value, .rep = c->rep};
+  if (err) {
+    r.errnum = err->errnum;
+    r.msg_len = (uint32_t)strlen(err->msg);
+    r.hint_len = err->hint ? (uint32_t)strlen(err->hint) : 0;
+  }
+  r.out_len = rc >= 0 && c->out ? c->out_len : 0;
+  if (write_all(wfd, &r, sizeof(r)) < 0 || (err && write_all(wfd, err->msg, r.msg_len) < 0) ||
+      (err && r.hint_len && write_all(wfd, err->hint, r.hint_len) < 0) ||
+      (r.out_len && write_all(wfd, c->out, r.out_len) < 0))
+    _exit(1);
+  _exit(0);
+}
+
+static int read_exact(int fd, void *buf, size_t len) {
+  return read_all(fd, buf, len) == (ssize_t)len ? 0 : -1;
+}
+
+static int run_in_userns(int userns, sfs_op op, struct sfs_call *c, hutch_error_t *err) {
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return hutch_error_sys(err, "a pipe to the file helper");
+  pid_t pid = fork();
+  if (pid < 0) {
+    close(p[0]);
+    close(p[1]);
+    return hutch_error_sys(err, "start the file helper");
+  }
+  if (pid == 0) {
+    close(p[0]);
+    helper(userns, p[1], op, c);
+  }
+  close(p[1]);
+  _cleanup_close_ int rfd = p[0];
+  struct reply r;
+  int rc = -1;
+  if (read_exact(rfd, &r, sizeof(r)) < 0) {
+    hutch_error_sys(err, "the file helper gave no answer");
+  } else {
+    _cleanup_free_ char *msg = xmalloc((size_t)r.msg_len + 1);
+    _cleanup_free_ char *hint = xmalloc((size_t)r.hint_len + 1);
+    char *out = r.out_len ? xmalloc(r.out_len + 1) : NULL;
+    if (read_exact(rfd, msg, r.msg_len) < 0 || read_exact(rfd, hint, r.hint_len) < 0 ||
+        (out && read_exact(rfd, out, r.out_len) < 0)) {
+      free(out);
+      hutch_error_sys(err, "the file helper's answer was cut short");
+    } else {
+      msg[r.msg_len] = hint[r.hint_len] = '\0';
+      if (out)
+        out[r.out_len] = '\0';
+      c->out = out;
+      c->out_len = r.out_len;
+      c->value = r.value;
+      c->rep = r.rep;
+      rc = r.rc;
+      if (rc < 0) {
+        hutch_error_set(err, r.errnum, "%s", msg);
+        if (r.hint_len)
+          hutch_error_hint(err, "%s", hint);
+      }
+    }
+  }
+  while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  return rc;
+}
+
+int sfs_run(struct hutch_sandbox *sb, sfs_op op, struct sfs_call *c, hutch_error_t *err) {
+  if (open_sandbox(sb, c, err) < 0)
+    return -1;
+  struct statfs sf;
+  if (fstatfs(c->root, &sf) < 0)
+    return hutch_error_sys(err, "statfs the root of sandbox %s", sb->id);
+  if (sf.f_type != FUSE_SUPER_MAGIC)
+    return op(c, err);
+  return run_in_userns(sb->userns_fd, op, c, err);
+}

@@ -1,0 +1,64 @@
+/* hutch_sandbox_signal_tree: signals a process of a sandbox and what
+ * descends from it, from the host's /proc, with pidfds: no program of the
+ * sandbox's (sh, kill) runs for it. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "proc_tree.h"
+#include "sandbox.h"
+#include "state.h"
+#include "util.h"
+
+/* PPid and inner pid of a host pid; false when it is gone.  /proc/PID/status
+ * is readable without ptrace access, which the host user lacks over the
+ * sandbox's init (it is not dumpable). */
+static bool read_status(pid_t pid, pid_t *ppid, pid_t *inner) {
+  char p[64];
+  snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+  _cleanup_free_ char *status = read_file_at(AT_FDCWD, p, 16384, NULL);
+  return status != NULL && proc_status_parse(status, ppid, inner);
+}
+
+int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err) {
+  if (state_pid_start_time(sb->pid) != sb->start_time)
+    return hutch_error_set(err, ESRCH, "signal in sandbox %s: its init (pid %d) is gone", sb->id, (int)sb->pid);
+  _cleanup_dir_ DIR *d = opendir("/proc");
+  if (d == NULL)
+    return hutch_error_sys(err, "signal in sandbox %s: read /proc", sb->id);
+  struct proc_entry *e = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    char *end;
+    long pid = strtol(de->d_name, &end, 10);
+    pid_t ppid, inner;
+    if (*end != '\0' || pid <= 0 || !read_status((pid_t)pid, &ppid, &inner))
+      continue;
+    e = xrealloc(e, (n + 1) * sizeof(*e));
+    e[n++] = (struct proc_entry){.pid = (pid_t)pid, .ppid = ppid, .inner = inner};
+  }
+  proc_tree_select(e, n, sb->pid, leader, self);
+  for (size_t i = 0; i < n; i++) {
+    if (!e[i].chosen)
+      continue;
+    /* The pidfd pins the process; it is checked once more to be the one
+     * scanned (same parent, same inner pid), so a pid reused since the scan
+     * is never hit. */
+    int fd = (int)syscall(SYS_pidfd_open, e[i].pid, 0);
+    pid_t ppid, inner;
+    if (fd >= 0 && read_status(e[i].pid, &ppid, &inner) && ppid == e[i].ppid && inner == e[i].inner)
+      syscall(SYS_pidfd_send_signal, fd, sig, NULL, 0);
+    if (fd >= 0)
+      close(fd);
+  }
+  free(e);
+  return 0;
+}
