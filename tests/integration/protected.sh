@@ -154,6 +154,30 @@ tap_ok "a client with init's pidfd" python3 "$tmp/ctl-client.py" "$sock" init "$
 tap_like "$tap_stdout" "^started" "is obeyed"
 tap_ok "exec --in" "$HUTCH_BIN" exec --in "$id" -- ls /root
 tap_is "$tap_stdout" "pwned-init" "sees what that client ran"
+# The sandbox's root and user namespace (SYNC_ROOT_FD, which hutch uses to
+# read and write a sandbox's files) go to a proven caller alone.
+cat >"$tmp/root-client.py" <<'EOF'
+import os, socket, struct, sys
+sock, proof, init_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
+fds = []
+if proof == "self":
+    fds.append(os.pidfd_open(os.getpid()))
+elif proof == "init":
+    fds.append(os.pidfd_open(init_pid))
+s = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+s.connect(sock)
+socket.send_fds(s, [struct.pack("=IiII", 11, 0, 0, 0)], fds)  # SYNC_ROOT_FD
+s.settimeout(10)
+msg, got, _, _ = socket.recv_fds(s, 70000, 4)
+kind = struct.unpack("=I", msg[:4])[0] if msg else 0
+print({2: "refused", 11: "root"}.get(kind, "other"), len(got))
+EOF
+for proof in none self; do
+  tap_ok "a root request with proof '$proof'" python3 "$tmp/root-client.py" "$sock" "$proof" "$init_pid"
+  tap_is "$tap_stdout" "refused 0" "is refused, and no fd comes back"
+done
+tap_ok "a root request with init's pidfd" python3 "$tmp/root-client.py" "$sock" init "$init_pid"
+tap_is "$tap_stdout" "root 2" "is answered with the root and the user namespace"
 tap_ok "hutch rm" "$HUTCH_BIN" rm "$id"
 
 rm -rf "$tmp"
