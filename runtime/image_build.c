@@ -3,6 +3,8 @@
  * on the base's tree by overlayfs, never a copy of it. */
 #include "config.h"
 
+#include <linux/openat2.h>
+
 #include <cJSON.h>
 #include <dirent.h>
 #include <errno.h>
@@ -39,13 +41,16 @@
 
 /* Every enabled entry of an apt sources.list.d directory: one-line .list
  * files and deb822 .sources files. */
-static void read_source_file(const char *path, const char *name, struct apt_source **list, size_t *n) {
+static void read_source_file(const char *path, const char *name, bool image, struct apt_source **list, size_t *n) {
   size_t len = strlen(name);
   bool deb822 = len > 8 && strcmp(name + len - 8, ".sources") == 0;
   bool oneline = len > 5 && strcmp(name + len - 5, ".list") == 0;
   if (!deb822 && !oneline)
     return;
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, NULL);
+  /* An image's file may be a symlink that means another file on the host
+   * than in a sandbox, or a FIFO a build left: only regular files count. */
+  _cleanup_free_ char *text =
+      image ? read_regular_file_at(AT_FDCWD, path, 1 << 20, NULL) : read_file_at(AT_FDCWD, path, 1 << 20, NULL);
   if (text)
     apt_sources_parse(text, deb822, list, n);
 }
@@ -55,7 +60,7 @@ static void read_sources_dir(const char *dir, struct apt_source **list, size_t *
   struct dirent *de;
   while (d && (de = readdir(d)) != NULL) {
     _cleanup_free_ char *path = xasprintf("%s/%s", dir, de->d_name);
-    read_source_file(path, de->d_name, list, n);
+    read_source_file(path, de->d_name, false, list, n);
   }
 }
 
@@ -205,7 +210,7 @@ struct sources_acc {
 
 static void read_layered_source(const char *path, const char *name, void *data) {
   struct sources_acc *acc = data;
-  read_source_file(path, name, acc->list, acc->n);
+  read_source_file(path, name, true, acc->list, acc->n);
 }
 
 /* The archive hosts of the image's apt sources (as its sandboxes see
@@ -216,7 +221,7 @@ static void add_archive_hosts(const struct hutch_image *img, char ***allow, size
   size_t n = 0;
   _cleanup_free_ const char **trees = image_trees(img);
   _cleanup_free_ char *main_path = image_layers_path(trees, "etc/apt/sources.list");
-  _cleanup_free_ char *main_list = main_path ? read_file_at(AT_FDCWD, main_path, 1 << 20, NULL) : NULL;
+  _cleanup_free_ char *main_list = main_path ? read_regular_file_at(AT_FDCWD, main_path, 1 << 20, NULL) : NULL;
   if (main_list)
     apt_sources_parse(main_list, false, &list, &n);
   struct sources_acc acc = {&list, &n};
@@ -289,21 +294,40 @@ static bool image_has_file(const struct hutch_image *img, const char *rel) {
  * (its proxy's address, its name servers): it must not become part of the
  * image.  The tool configurations carry hutch's marker; /etc/hosts and
  * /etc/resolv.conf are the sandbox's when the base has no such file. */
+/* Removes rel from the stage, if it is there and (marked_only) carries
+ * hutch's marker.  The stage holds what the build's sandbox wrote, where
+ * any directory may be a symlink to anywhere on the host: every name is
+ * reached from the stage's fd without following one, and only a regular
+ * file is read. */
+static void remove_from_stage(int stage, const char *rel, bool marked_only) {
+  _cleanup_free_ char *parent = xstrdup(rel);
+  char *slash = strrchr(parent, '/');
+  if (slash == NULL)
+    return;
+  *slash = '\0';
+  _cleanup_close_ int dir = openat2_retry(stage, parent, O_PATH | O_DIRECTORY, 0,
+                                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+  if (dir < 0)
+    return;
+  if (marked_only) {
+    _cleanup_free_ char *text = read_regular_file_at(dir, slash + 1, 4096, NULL);
+    if (text == NULL || (strncmp(text, "// Written by hutch", 19) != 0 && strncmp(text, "# Written by hutch", 18) != 0))
+      return;
+  }
+  unlinkat(dir, slash + 1, 0);
+}
+
 static void prune_sandbox_files(const char *upper, const struct hutch_image *base) {
+  _cleanup_close_ int stage = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (stage < 0)
+    return;
   static const char *const marked[] = {"etc/apt/apt.conf.d/00hutch-proxy", "etc/pip.conf", "etc/gitconfig"};
-  for (size_t i = 0; i < ARRAY_SIZE(marked); i++) {
-    _cleanup_free_ char *path = xasprintf("%s/%s", upper, marked[i]);
-    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 4096, NULL);
-    if (text && (strncmp(text, "// Written by hutch", 19) == 0 || strncmp(text, "# Written by hutch", 18) == 0))
-      unlink(path);
-  }
+  for (size_t i = 0; i < ARRAY_SIZE(marked); i++)
+    remove_from_stage(stage, marked[i], true);
   static const char *const provided[] = {"etc/hosts", "etc/resolv.conf"};
-  for (size_t i = 0; i < ARRAY_SIZE(provided); i++) {
-    if (image_has_file(base, provided[i]))
-      continue;
-    _cleanup_free_ char *path = xasprintf("%s/%s", upper, provided[i]);
-    unlink(path);
-  }
+  for (size_t i = 0; i < ARRAY_SIZE(provided); i++)
+    if (!image_has_file(base, provided[i]))
+      remove_from_stage(stage, provided[i], false);
 }
 
 static uint64_t tree_bytes;

@@ -21,19 +21,6 @@
 /* One name below a directory already open, never through a symlink. */
 #define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-int sfs_openat2(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve) {
-  /* openat2 refuses any flag but O_DIRECTORY and O_NOFOLLOW beside O_PATH. */
-  uint64_t extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
-  struct open_how how = {.flags = flags | extra, .mode = mode, .resolve = resolve};
-  /* EAGAIN: a rename raced with a lookup that RESOLVE_IN_ROOT keeps inside. */
-  for (int i = 0; i < 32; i++) {
-    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-    if (fd >= 0 || errno != EAGAIN)
-      return (int)fd;
-  }
-  return -1;
-}
-
 int sfs_reopen(int path_fd, int flags) {
   char p[64];
   snprintf(p, sizeof(p), "/proc/self/fd/%d", path_fd);
@@ -67,7 +54,7 @@ static int fail_open(hutch_error_t *err, const char *what, const char *path) {
 
 /* An O_PATH fd of path, its type in *st. */
 static int open_path(int root, const char *path, bool follow, struct stat *st) {
-  int fd = sfs_openat2(root, path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0, RESOLVE_SANDBOX);
+  int fd = openat2_retry(root, path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0, RESOLVE_SANDBOX);
   if (fd >= 0 && fstat(fd, st) < 0) {
     int saved = errno;
     close(fd);
@@ -158,7 +145,7 @@ int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t m
 }
 
 int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err) {
-  _cleanup_close_ int cur = sfs_openat2(root, "/", O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  _cleanup_close_ int cur = openat2_retry(root, "/", O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
   if (cur < 0)
     return fail_open(err, "open", "/");
   size_t len = strlen(path);
@@ -172,18 +159,18 @@ int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_
       break;
     _cleanup_free_ char *prefix = xstrndup(path, end);
     _cleanup_free_ char *name = xstrndup(path + at, end - at);
-    int next = sfs_openat2(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+    int next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
     if (next < 0 && errno == ENOENT) {
       if (sfs_check_fs(cur, prefix, err) < 0)
         return -1;
       if (mkdirat(cur, name, 0755) == 0) {
-        _cleanup_close_ int made = sfs_openat2(cur, name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+        _cleanup_close_ int made = openat2_retry(cur, name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
         if (made < 0 || sfs_own(made, owner) < 0)
           return hutch_error_sys(err, "create %s in the sandbox", prefix);
       } else if (errno != EEXIST) {
         return hutch_error_sys(err, "create %s in the sandbox", prefix);
       }
-      next = sfs_openat2(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+      next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
     }
     if (next < 0)
       return fail_open(err, "open", prefix);
@@ -205,7 +192,7 @@ int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error
 
 /* The directory path names, checked, as an O_PATH fd. */
 static int open_dir(int root, const char *path, hutch_error_t *err) {
-  _cleanup_close_ int fd = sfs_openat2(root, path, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  _cleanup_close_ int fd = openat2_retry(root, path, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
   if (fd < 0)
     return fail_open(err, "open", path);
   if (sfs_check_fs(fd, path, err) < 0)
@@ -239,7 +226,7 @@ static int op_write(struct sfs_call *c, hutch_error_t *err) {
     _cleanup_close_ int dir = open_dir(root, parent, err);
     if (dir < 0)
       return -1;
-    fd = sfs_openat2(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
+    fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
     if (fd < 0 || sfs_own(fd, owner) < 0)
       return hutch_error_sys(err, "create %s in the sandbox", path);
   }
@@ -260,7 +247,7 @@ static int op_remove(struct sfs_call *c, hutch_error_t *err) {
   _cleanup_free_ char *parent = NULL, *name = NULL;
   if (!sfs_split(path, &parent, &name))
     return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
-  _cleanup_close_ int dir = sfs_openat2(root, parent, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  _cleanup_close_ int dir = openat2_retry(root, parent, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
   if (dir < 0 && (errno == ENOENT || errno == ENOTDIR))
     return 0; /* as rm -f */
   if (dir < 0)
@@ -289,7 +276,7 @@ static void list_add(struct lister *l, char *path) {
 }
 
 static void list_below(struct lister *l, int dir, const char *prefix, unsigned depth) {
-  _cleanup_close_ int fd = sfs_openat2(dir, ".", O_RDONLY | O_DIRECTORY, 0, RESOLVE_CHILD);
+  _cleanup_close_ int fd = openat2_retry(dir, ".", O_RDONLY | O_DIRECTORY, 0, RESOLVE_CHILD);
   _cleanup_dir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
   if (d == NULL)
     return;
@@ -302,7 +289,7 @@ static void list_below(struct lister *l, int dir, const char *prefix, unsigned d
     list_add(l, path);
     if (depth <= 1)
       continue;
-    _cleanup_close_ int sub = sfs_openat2(dirfd(d), de->d_name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+    _cleanup_close_ int sub = openat2_retry(dirfd(d), de->d_name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
     if (sub >= 0 && sfs_check_fs(sub, path, NULL) == 0)
       list_below(l, sub, path, depth - 1);
   }

@@ -81,8 +81,6 @@ typedef int (*sfs_op)(struct sfs_call *c, hutch_error_t *err);
 int sfs_run(struct hutch_sandbox *sb, sfs_op op, struct sfs_call *c, hutch_error_t *err);
 /* mkdir -p through the sandbox's root; every new directory is its root's. */
 int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err);
-/* openat2, retried on EAGAIN; ENOSYS before Linux 5.6. */
-int sfs_openat2(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve);
 /* Opens an O_PATH fd again for reading or writing, through /proc/self/fd:
  * only a file that was checked first is ever opened for real, so no device
  * or FIFO is opened on the sandbox's say-so. */

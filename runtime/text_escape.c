@@ -12,9 +12,7 @@
 
 #include "util.h"
 
-/* Length of the well-formed UTF-8 sequence at s (1..4), with its code
- * point, or 0 when the bytes there are not one. */
-static size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp) {
+size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp) {
   unsigned char c = s[0];
   size_t n;
   uint32_t v, min;

@@ -2,7 +2,11 @@
 
 #include "util.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -128,10 +132,8 @@ int write_file_atomic(const char *path, const void *data, size_t len, int mode) 
   return 0;
 }
 
-char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out) {
-  _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return NULL;
+/* All of fd, at most max bytes (EFBIG past that), NUL-terminated. */
+static char *read_fd_all(int fd, size_t max, size_t *len_out) {
   size_t cap = 4096, len = 0;
   _cleanup_free_ char *buf = xmalloc(cap + 1);
   for (;;) {
@@ -157,6 +159,39 @@ char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out) {
   if (len_out)
     *len_out = len;
   return steal_pointer(&buf);
+}
+
+char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out) {
+  _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  return read_fd_all(fd, max, len_out);
+}
+
+int openat2_retry(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve) {
+  /* openat2 refuses any flag but O_DIRECTORY and O_NOFOLLOW beside O_PATH. */
+  uint64_t extra = (flags & O_PATH) ? O_CLOEXEC : O_CLOEXEC | O_NOCTTY;
+  struct open_how how = {.flags = flags | extra, .mode = mode, .resolve = resolve};
+  for (int i = 0; i < 32; i++) {
+    long fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
+    if (fd >= 0 || errno != EAGAIN)
+      return (int)fd;
+  }
+  return -1;
+}
+
+char *read_regular_file_at(int dirfd, const char *path, size_t max, size_t *len_out) {
+  _cleanup_close_ int fd = openat(dirfd, path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return NULL;
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return NULL;
+  if (!S_ISREG(st.st_mode)) {
+    errno = EINVAL;
+    return NULL;
+  }
+  return read_fd_all(fd, max, len_out);
 }
 
 int mkdir_p(const char *path, int mode) {

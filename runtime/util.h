@@ -92,6 +92,21 @@ char *find_in_path(const char *prog, const char *default_path);
 /* Monotonic time in seconds. */
 double monotonic_seconds(void);
 
+/* openat2(2), retried on EAGAIN (a rename raced with a lookup that
+ * RESOLVE_IN_ROOT or RESOLVE_BENEATH keeps inside); O_CLOEXEC always,
+ * O_NOCTTY unless O_PATH.  ENOSYS before Linux 5.6. */
+int openat2_retry(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve);
+/* A regular file at dirfd/path, never through a symlink as its last
+ * component, never a FIFO or a device (opened O_NONBLOCK, checked with
+ * fstat), at most max bytes: for files something else wrote.  NULL with
+ * errno (ELOOP: a symlink, EINVAL: not a regular file, EFBIG: larger). */
+char *read_regular_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
+
+/* Length of the well-formed UTF-8 sequence at s (1..4; left > 0 bytes
+ * there), with its code point, or 0 when the bytes there are not one
+ * (overlong, surrogate, past U+10FFFF, truncated). */
+size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
+
 /* text with C0 (but tab and newline), DEL, C1, bidirectional controls and
  * bytes that are not UTF-8 written as visible escapes (\x1b, \u009b), for
  * printing what a sandbox wrote (text_escape.c); malloc'd. */

@@ -63,35 +63,9 @@ char *obs_steps_remaining(long n) {
   return xasprintf("\nSteps Remaining: %ld", n);
 }
 
-/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
 static size_t utf8_seq(const unsigned char *s, size_t left) {
-  unsigned char c = s[0];
-  if (c < 0x80)
-    return 1;
-  size_t n;
   uint32_t cp;
-  if (c >= 0xc2 && c <= 0xdf) {
-    n = 2;
-    cp = c & 0x1f;
-  } else if (c >= 0xe0 && c <= 0xef) {
-    n = 3;
-    cp = c & 0x0f;
-  } else if (c >= 0xf0 && c <= 0xf4) {
-    n = 4;
-    cp = c & 0x07;
-  } else {
-    return 0;
-  }
-  if (left < n)
-    return 0;
-  for (size_t i = 1; i < n; i++) {
-    if ((s[i] & 0xc0) != 0x80)
-      return 0;
-    cp = (cp << 6) | (s[i] & 0x3f);
-  }
-  if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)) || (cp >= 0xd800 && cp <= 0xdfff))
-    return 0;
-  return n;
+  return utf8_decode(s, left, &cp);
 }
 
 bool text_is_utf8(const char *s, size_t len) {

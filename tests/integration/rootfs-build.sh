@@ -230,4 +230,29 @@ debian_build() {
 }
 debian_build
 
+# ---- what a build's sandbox wrote is read on the host without trusting it ----
+# A step turns /etc/apt into a symlink to a host directory holding a file
+# with hutch's marker, which the build removes from the layer it keeps:
+# read and removed through the link, it would be the host's file.
+victim=$work/victim
+mkdir -p "$victim/apt.conf.d"
+echo '// Written by hutch, and the host needs it' >"$victim/apt.conf.d/00hutch-proxy"
+chmod -R a+rwX "$victim"
+printf 'run rm -rf /etc/apt && ln -s %s /etc/apt\n' "$victim" >"$work/link.recipe"
+tap_ok "a step makes /etc/apt a symlink to a host directory" \
+  timeout 60 "$HUTCH_BIN" rootfs build --from "$base" --recipe "$work/link.recipe" --name linked
+tap_ok "the host's file behind the link is still there" test -e "$victim/apt.conf.d/00hutch-proxy"
+# A step leaves a FIFO where apt's sources are: a build on that image reads
+# the sources on the host, which must not wait on the FIFO forever.
+printf 'run mkdir -p /etc/apt/sources.list.d && mkfifo /etc/apt/sources.list /etc/apt/sources.list.d/x.list\n' \
+  >"$work/fifo.recipe"
+tap_ok "a step leaves FIFOs as apt's sources" \
+  timeout 60 "$HUTCH_BIN" rootfs build --from "$base" --recipe "$work/fifo.recipe" --name fifoed
+# An apt step makes the build read the image's sources for the hosts to
+# allow; busybox has no apt-get, so the step itself fails, and fast.
+echo 'apt hello' >"$work/apt.recipe"
+timeout -k 5 60 "$HUTCH_BIN" rootfs build --from fifoed --recipe "$work/apt.recipe" --name on-fifoed >/dev/null 2>&1
+status=$?
+tap_ok "a build on that image does not hang on them (exit status $status)" test "$status" -ne 124
+
 tap_done
