@@ -575,7 +575,22 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
 
   /* The layer: the sandbox's upper directory, on its size-limited tmpfs,
    * copied into the stage while the sandbox idles; then the sandbox goes. */
-  if (layer_copy_out(sb->layer_fd, stage.rootfs, err) < 0) {
+  int layer = sb->layer_fd, copied = -1;
+  if (layer < 0) {
+    /* Before Linux 6.6 the layer is on the host's disk (sandbox.c). */
+    char *upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
+    layer = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    free(upper);
+    if (layer < 0)
+      hutch_error_sys(err, "build %s: open the layer", o->name);
+    else
+      copied = layer_copy_out(layer, stage.rootfs, err);
+    if (layer >= 0)
+      close(layer);
+  } else {
+    copied = layer_copy_out(layer, stage.rootfs, err);
+  }
+  if (copied < 0) {
     hutch_error_wrap(err, "build %s: copy the layer to %s", o->name, stage.rootfs);
     ret = -1;
     goto out;

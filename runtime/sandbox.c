@@ -334,11 +334,30 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   bool scratch = !(cfg->keep && primary == NULL) && cfg->overlay != HUTCH_OVERLAY_FUSE;
   uint64_t disk =
       cfg->limits.disk ? cfg->limits.disk : limits_or_default(policy->settings.limits.disk, LIMITS_DEFAULT_DISK);
+  const char *why_on_disk = cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep";
+  /* overlayfs keeps its own xattrs (user.overlay.*) in the upper layer,
+   * which tmpfs takes from Linux 6.6 on.  Before that the layer goes on the
+   * host's disk: refused where the limit is the user's (--disk) or the
+   * policy's never to drop (required = yes, fallback = refuse); otherwise
+   * degraded, as the policy's fallback allows for the other limits. */
+  if (scratch && disk != LIMITS_UNLIMITED && !kernel_at_least(6, 6)) {
+    const struct policy_limits *pl = &policy->settings.limits;
+    if (cfg->limits.disk || pl->required || pl->fallback == LIMITS_FALLBACK_REFUSE) {
+      hutch_error_set(err, EOPNOTSUPP,
+                      "resource limits: %s cannot be applied here: the sandbox's writable layer needs a tmpfs with "
+                      "user xattrs (Linux 6.6 or later)",
+                      cfg->limits.disk ? "--disk" : "[limits] disk");
+      return hutch_error_hint(err, "upgrade the kernel to 6.6 or later; or drop the limit (--disk, or [limits] "
+                                   "disk = max) to keep the layer on the host's disk");
+    }
+    scratch = false;
+    why_on_disk = "Linux before 6.6";
+  }
   bool disk_unbounded = !scratch && disk != LIMITS_UNLIMITED;
   if (disk_unbounded)
     hutch_warn("degraded mode \"%s\" (%s): the writable layer is on the host's disk, not within "
                "[limits] disk; /tmp and /dev/shm are",
-               HUTCH_DEGRADED_DISK_UNBOUNDED, cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep");
+               HUTCH_DEGRADED_DISK_UNBOUNDED, why_on_disk);
   /* The daemon is given one lower tree: a built image without its base
    * would be a different (broken) root, so refuse rather than start it. */
   if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 #include <stdarg.h>
 #include <string.h>
@@ -166,6 +167,20 @@ char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out) {
   if (fd < 0)
     return NULL;
   return read_fd_all(fd, max, len_out);
+}
+
+bool kernel_at_least(int major, int minor) {
+  static int have_major = -1, have_minor;
+  if (have_major < 0) {
+    struct utsname u;
+    int ma = 0, mi = 0;
+    if (uname(&u) == 0)
+      sscanf(u.release, "%d.%d", &ma, &mi);
+    have_minor = mi;
+    __atomic_store_n(&have_major, ma, __ATOMIC_RELEASE);
+  }
+  int ma = __atomic_load_n(&have_major, __ATOMIC_ACQUIRE);
+  return ma > major || (ma == major && have_minor >= minor);
 }
 
 int openat2_retry(int dirfd, const char *path, uint64_t flags, mode_t mode, uint64_t resolve) {

@@ -92,6 +92,9 @@ char *find_in_path(const char *prog, const char *default_path);
 /* Monotonic time in seconds. */
 double monotonic_seconds(void);
 
+/* The running kernel is at least major.minor (uname, read once). */
+bool kernel_at_least(int major, int minor);
+
 /* openat2(2), retried on EAGAIN (a rename raced with a lookup that
  * RESOLVE_IN_ROOT or RESOLVE_BENEATH keeps inside); O_CLOEXEC always,
  * O_NOCTTY unless O_PATH.  ENOSYS before Linux 5.6. */
