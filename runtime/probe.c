@@ -237,6 +237,7 @@ static int try_nothing(void *data, struct probe_result *res) {
 
 struct overlay_dirs {
   const char *lower, *upper, *work, *merged;
+  const char *tmpfs; /* where a sandbox's tmpfs goes, NULL: the layer stays in the state directory */
 };
 
 static int try_overlay(void *data, struct probe_result *res) {
@@ -244,6 +245,19 @@ static int try_overlay(void *data, struct probe_result *res) {
   hutch_error_t err = NULL;
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return probe_fail(res, "make / private");
+  /* As a sandbox does from Linux 6.6 on (contain.c: step_sandbox_tmpfs):
+   * its layer on a tmpfs of its own over its directory. */
+  if (d->tmpfs != NULL) {
+    if (mount("tmpfs", d->tmpfs, "tmpfs", MS_NOSUID | MS_NODEV, "mode=0700,size=1m") < 0)
+      return probe_fail(res, "mount a tmpfs on %s", d->tmpfs);
+    const char *dirs[] = {d->lower, d->upper, d->work, d->merged};
+    for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+      if (mkdir(dirs[i], 0755) < 0)
+        return probe_fail(res, "create %s", dirs[i]);
+    _cleanup_free_ char *file = xasprintf("%s/lower-file", d->lower);
+    if (write_file_at(AT_FDCWD, file, "", 0, 0644) < 0)
+      return probe_fail(res, "create %s", file);
+  }
   if (mounts_overlay(d->lower, d->upper, d->work, d->merged, &err) < 0) {
     probe_fail_error(res, err);
     hutch_error_free(&err);
@@ -603,16 +617,17 @@ static void check_state_and_overlay(struct ladder *l, const char *state_opt) {
   _cleanup_free_ char *work = xasprintf("%s/work", base);
   _cleanup_free_ char *merged = xasprintf("%s/root", base);
   struct probe_result res;
-  if (mkdirat(sbfd, "lower", 0755) < 0 || write_file_at(sbfd, "lower/lower-file", "", 0, 0644) < 0) {
+  bool on_tmpfs = kernel_at_least(6, 6);
+  if (!on_tmpfs && (mkdirat(sbfd, "lower", 0755) < 0 || write_file_at(sbfd, "lower/lower-file", "", 0, 0644) < 0)) {
     res = (struct probe_result){.stage = PROBE_STAGE_RUN, .errnum = errno};
     snprintf(res.what, sizeof(res.what), "create the lower tree in %s", base);
   } else {
-    struct overlay_dirs dirs = {lower, upper, work, merged};
+    struct overlay_dirs dirs = {lower, upper, work, merged, on_tmpfs ? base : NULL};
     probe_run(CLONE_NEWUSER | CLONE_NEWNS, &l->single, try_overlay, &dirs, &res);
   }
   state_remove_sandbox_dir(l->state_fd, id, NULL);
   if (res.stage == PROBE_DONE) {
-    set_detail(o, "mounted with userxattr, upper on %s, copy-up works", fs);
+    set_detail(o, "mounted with userxattr, upper on %s, copy-up works", on_tmpfs ? "the sandbox's tmpfs" : fs);
     return;
   }
   fail_from(o, &res);
