@@ -43,6 +43,10 @@ for how in hup kill; do
   tap_is "$(val status)" "$want" "$how: hutch ends with the shell's end ($want)"
   tap_is "$(val restored)" yes "$how: the caller's terminal settings are back"
 done
+out=$(timeout 60 python3 "$drive" usr1 -- "$HUTCH_BIN" exec -it --env 'PS1=hutch-pty$ ' --in "$id" -- sh 2>&1)
+tap_is "$(val status)" -10 "SIGUSR1, which hutch does not forward, ends hutch"
+tap_is "$(val restored)" yes "which restores the caller's terminal settings first"
+tap_ok "the sandbox answers after its client was killed" "$HUTCH_BIN" exec --in "$id" -- true
 out=$(timeout 60 python3 "$drive" hup -- "$HUTCH_BIN" exec -it --env 'PS1=hutch-pty$ ' --rootfs "$img" -- sh 2>&1)
 tap_is "$(val status)" 129 "one-shot: SIGHUP to hutch ends the shell"
 tap_is "$(val restored)" yes "one-shot: and the caller's terminal settings are back"

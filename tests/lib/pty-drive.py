@@ -138,6 +138,9 @@ def main():
     elif scenario == "hup":
         # A signal to hutch goes to the command: a shell dies of SIGHUP.
         s.proc.send_signal(signal.SIGHUP)
+    elif scenario == "usr1":
+        # A signal hutch does not forward ends hutch itself.
+        s.proc.send_signal(signal.SIGUSR1)
     elif scenario == "kill":
         s.send("kill -9 $$\r")
     s.finish()
