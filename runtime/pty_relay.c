@@ -167,7 +167,10 @@ void pty_relay_step(struct pty_relay *r, const struct pollfd *pfd, size_t n) {
 }
 
 void pty_relay_drain(struct pty_relay *r, int quiet_ms) {
-  while (r->master >= 0) {
+  /* Bounded: a process left behind in a live sandbox may hold the slave
+   * and write on forever. */
+  double until = monotonic_seconds() + 10 * quiet_ms / 1000.0;
+  while (r->master >= 0 && monotonic_seconds() < until) {
     struct pollfd pfd = {r->master, POLLIN, 0};
     int n = poll(&pfd, 1, quiet_ms);
     if (n < 0 && errno == EINTR)

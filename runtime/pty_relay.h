@@ -37,7 +37,7 @@ size_t pty_relay_fill(const struct pty_relay *r, struct pollfd *pfd);
 /* Move what the pollfds filled by pty_relay_fill say is ready. */
 void pty_relay_step(struct pty_relay *r, const struct pollfd *pfd, size_t n);
 /* After the process ended: what it wrote last, until the pty is quiet for
- * quiet_ms or its slave is closed everywhere. */
+ * quiet_ms or its slave is closed everywhere, for 10 * quiet_ms at most. */
 void pty_relay_drain(struct pty_relay *r, int quiet_ms);
 /* Restores the terminal and the signal mask, closes the master.  Idempotent. */
 void pty_relay_stop(struct pty_relay *r);
