@@ -293,6 +293,17 @@ struct hutch_process {
   /* The caller handles its own signals: SIGINT, SIGTERM, SIGHUP and SIGQUIT
    * are neither intercepted nor forwarded to the process while it runs. */
   bool keep_caller_signals;
+  /* A pseudo-terminal (hutch exec -t): the process gets the slave of a pty
+   * opened in the sandbox's own devpts as its stdin, stdout, stderr and
+   * controlling terminal; the master comes back to the caller alone, and
+   * while it waits hutch copies stdio[0] to it (unless tty_no_input) and
+   * its output to stdio[1].  stdio[0], when a terminal it reads, is put in
+   * raw mode meanwhile and restored before returning; SIGWINCH to the
+   * caller copies the window size of stdio[0] (else stdio[1]) to the pty. */
+  bool tty;
+  bool tty_no_input;       /* -t without -i: the pty gets no input */
+  unsigned short tty_rows; /* initial window size; 0: that of stdio[0] (else stdio[1]) */
+  unsigned short tty_cols;
 };
 
 struct hutch_exit {

@@ -77,6 +77,15 @@ static void send_exit(int fd, int wstatus, int failure_fd, uint64_t oom_limit) {
     sync_send(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, 0, NULL);
 }
 
+/* With a pty (exec -t), its master travels with the message to hutch and
+ * is closed here: nothing in the sandbox keeps it. */
+static void send_started(int fd, pid_t pid, int master) {
+  struct sync_started st = {pid};
+  sync_send(fd, SYNC_STARTED, &st, sizeof(st), master >= 0 ? &master : NULL, master >= 0 ? 1 : 0, NULL);
+  if (master >= 0)
+    close(master);
+}
+
 static __attribute__((noreturn)) void shut_down(int code) {
   /* Exiting as PID 1 makes the kernel SIGKILL every other process in the
    * namespace: nothing the sandbox started can outlive it. */
@@ -168,9 +177,12 @@ static void start_requested(struct init_state *s, int client_fd, const char *buf
       .bpf_len = s->cfg->bpf_len,
       .nofile = s->cfg->nofile,
       .rlimit_as = s->cfg->rlimit_as,
+      .tty = req.tty,
+      .rows = req.rows,
+      .cols = req.cols,
   };
-  int failure_fd = -1;
-  pid_t pid = payload_spawn(&spec, &failure_fd, &err);
+  int failure_fd = -1, master = -1;
+  pid_t pid = payload_spawn(&spec, &failure_fd, &master, &err);
   strv_free(envp);
   request_clear(&req);
   if (pid < 0)
@@ -178,8 +190,7 @@ static void start_requested(struct init_state *s, int client_fd, const char *buf
   for (size_t i = 0; i < nfds; i++)
     close(fds[i]);
   add_job(s, pid, client_fd, failure_fd);
-  struct sync_started st = {pid};
-  sync_send(client_fd, SYNC_STARTED, &st, sizeof(st), NULL, 0, NULL);
+  send_started(client_fd, pid, master);
   return;
 fail:
   for (size_t i = 0; i < nfds; i++)
@@ -337,16 +348,15 @@ void init_main(struct init_config *cfg) {
   if (cfg->listen_fd >= 0)
     watch(&s, cfg->listen_fd);
   if (cfg->primary != NULL) {
-    int failure_fd = -1;
-    pid_t pid = payload_spawn(cfg->primary, &failure_fd, &err);
+    int failure_fd = -1, master = -1;
+    pid_t pid = payload_spawn(cfg->primary, &failure_fd, &master, &err);
     if (pid < 0) {
       sync_send_error(cfg->parent_fd, err);
       shut_down(125);
     }
     s.primary_pid = pid;
     add_job(&s, pid, cfg->parent_fd, failure_fd);
-    struct sync_started st = {pid};
-    sync_send(cfg->parent_fd, SYNC_STARTED, &st, sizeof(st), NULL, 0, NULL);
+    send_started(cfg->parent_fd, pid, master);
     watch(&s, cfg->parent_fd);
   } else {
     /* The root travels with the ready message: the creator keeps it. */

@@ -17,13 +17,19 @@
 #include <limits.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/ioctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "seccomp_policy.h"
 #include "util.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
 
 struct spawn_ctx {
   const struct payload_spec *spec;
@@ -106,6 +112,11 @@ static int payload_child(void *arg) {
   for (int i = 0; i < 3; i++)
     if (spec->stdio[i] >= 0 && spec->stdio[i] != i && dup2(spec->stdio[i], i) < 0)
       fail(fd, PAYLOAD_SETUP, errno, "payload: install standard streams", NULL);
+  /* A new session leader takes the pty's slave as its controlling terminal:
+   * then the line discipline turns ^C into SIGINT and a shell has job
+   * control.  The terminal is the sandbox's own, not the caller's. */
+  if (spec->tty && ioctl(0, TIOCSCTTY, 0) < 0)
+    fail(fd, PAYLOAD_SETUP, errno, "payload: controlling terminal (TIOCSCTTY)", NULL);
   if (close_fds_except(fd) < 0)
     fail(fd, PAYLOAD_SETUP, errno, "payload: close inherited fds", NULL);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
@@ -143,7 +154,49 @@ static int payload_child(void *arg) {
 static char child_stack[256 * 1024] __attribute__((aligned(16)));
 #endif
 
-pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, hutch_error_t *err) {
+/* A pty pair from the devpts of the caller's mount namespace (in init:
+ * the sandbox's own instance, mounts_setup_dev).  O_NOCTTY: init must
+ * never take it as its own controlling terminal. */
+static int open_pty(unsigned short rows, unsigned short cols, int *master, int *slave, hutch_error_t *err) {
+  _cleanup_close_ int m = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (m < 0)
+    return hutch_error_sys(err, "payload: open the sandbox's /dev/ptmx");
+  int unlock = 0;
+  if (ioctl(m, TIOCSPTLCK, &unlock) < 0)
+    return hutch_error_sys(err, "payload: unlock the pty");
+  /* TIOCGPTPEER (4.13) opens the slave through the master: no path that
+   * the sandbox could have replaced is looked up. */
+  int s = ioctl(m, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (s < 0 && (errno == EINVAL || errno == ENOTTY)) {
+    unsigned n;
+    char path[32];
+    if (ioctl(m, TIOCGPTN, &n) < 0)
+      return hutch_error_sys(err, "payload: the pty's number");
+    snprintf(path, sizeof(path), "/dev/pts/%u", n);
+    s = open(path, O_RDWR | O_NOCTTY | O_CLOEXEC | O_NOFOLLOW);
+  }
+  if (s < 0)
+    return hutch_error_sys(err, "payload: open the pty's slave");
+  struct winsize ws = {.ws_row = rows, .ws_col = cols};
+  if ((rows || cols) && ioctl(m, TIOCSWINSZ, &ws) < 0) {
+    close(s);
+    return hutch_error_sys(err, "payload: the pty's window size");
+  }
+  *master = steal_fd(&m);
+  *slave = s;
+  return 0;
+}
+
+pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, int *pty_master, hutch_error_t *err) {
+  struct payload_spec with_tty;
+  _cleanup_close_ int master = -1, slave = -1;
+  if (spec->tty) {
+    if (open_pty(spec->rows, spec->cols, &master, &slave, err) < 0)
+      return -1;
+    with_tty = *spec;
+    with_tty.stdio[0] = with_tty.stdio[1] = with_tty.stdio[2] = slave;
+    spec = &with_tty;
+  }
   int pipefd[2];
   if (pipe2(pipefd, O_CLOEXEC) < 0)
     return hutch_error_sys(err, "payload: pipe");
@@ -165,6 +218,8 @@ pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, hutch_erro
     return hutch_error_sys(err, "payload: clone");
   }
   *failure_fd = pipefd[0];
+  if (pty_master != NULL)
+    *pty_master = steal_fd(&master);
   return pid;
 }
 

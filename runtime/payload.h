@@ -2,6 +2,7 @@
 #ifndef HUTCH_PAYLOAD_H
 #define HUTCH_PAYLOAD_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -17,6 +18,10 @@ struct payload_spec {
   size_t bpf_len;
   uint64_t nofile;
   uint64_t rlimit_as; /* RLIMIT_AS, 0: none */
+  /* A pseudo-terminal from the sandbox's devpts as stdin, stdout, stderr
+   * and controlling terminal (stdio is then ignored), of this size. */
+  bool tty;
+  unsigned short rows, cols;
 };
 
 enum payload_stage { PAYLOAD_SETUP = 1, PAYLOAD_CHDIR, PAYLOAD_EXEC };
@@ -29,8 +34,10 @@ struct payload_failure {
 };
 
 /* Fork the payload.  *failure_fd receives the read end of a close-on-exec
- * pipe: EOF without data means execve succeeded. */
-pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, hutch_error_t *err);
+ * pipe: EOF without data means execve succeeded.  With spec->tty,
+ * *pty_master receives the pty's master (close-on-exec), which the caller
+ * hands on and closes: it must never stay in the sandbox. */
+pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, int *pty_master, hutch_error_t *err);
 /* Read a failure report (non-blocking after the payload exited); returns 1
  * when there was one. */
 int payload_read_failure(int failure_fd, struct payload_failure *out);

@@ -3,6 +3,7 @@
 #include "request.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "util.h"
@@ -52,7 +53,7 @@ char **env_merge(const char *const *const *layers, size_t n_layers) {
 
 /* Wire form: records of {tag:1, length:4 (host order), bytes}.  Host order
  * is enough: both ends are the same binary on the same machine. */
-enum { TAG_ARG = 'A', TAG_ENV = 'E', TAG_WORKDIR = 'W' };
+enum { TAG_ARG = 'A', TAG_ENV = 'E', TAG_WORKDIR = 'W', TAG_TTY = 'T' };
 
 struct buf {
   char *data;
@@ -85,6 +86,11 @@ int request_encode(const struct exec_request *req, size_t max, char **out, size_
     put_record(&b, TAG_ENV, *e);
   if (req->workdir)
     put_record(&b, TAG_WORKDIR, req->workdir);
+  if (req->tty) {
+    char size[32];
+    snprintf(size, sizeof(size), "%u %u", req->rows, req->cols);
+    put_record(&b, TAG_TTY, size);
+  }
   if (b.overflow) {
     free(b.data);
     hutch_error_set(err, E2BIG, "the command and its environment exceed %zu bytes", max);
@@ -126,6 +132,18 @@ int request_decode(const char *buf, size_t len, struct exec_request *out, hutch_
       free(out->workdir);
       out->workdir = s;
       break;
+    case TAG_TTY: {
+      unsigned rows, cols;
+      char end;
+      bool ok = sscanf(s, "%u %u%c", &rows, &cols, &end) == 2 && rows <= UINT16_MAX && cols <= UINT16_MAX;
+      free(s);
+      if (!ok)
+        goto bad;
+      out->tty = true;
+      out->rows = (unsigned short)rows;
+      out->cols = (unsigned short)cols;
+      break;
+    }
     default:
       free(s);
       goto bad;

@@ -3,6 +3,7 @@
 #ifndef HUTCH_REQUEST_H
 #define HUTCH_REQUEST_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -12,6 +13,8 @@ struct exec_request {
   char **argv;   /* NULL-terminated */
   char **env;    /* NULL-terminated "K=V", extra to the sandbox's own */
   char *workdir; /* may be NULL */
+  bool tty;      /* a pseudo-terminal of rows x cols (payload.h) */
+  unsigned short rows, cols;
 };
 
 /* Serialise into a newly allocated buffer; fails with E2BIG over max. */

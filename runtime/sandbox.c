@@ -29,6 +29,7 @@
 #include "policy.h"
 #include "proc_stat.h"
 #include "protected.h"
+#include "pty_relay.h"
 #include "request.h"
 #include "state.h"
 #include "subnet.h"
@@ -168,6 +169,7 @@ struct started {
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
   int layer_fd;                    /* image builds: the upper directory (SYNC_LAYER_FD) */
   int root_fd[2];                  /* long-lived: the sandbox's root (O_PATH) and userns, from its init */
+  int pty_fd;                      /* exec -t: the master of the process's pty, from its init */
 };
 
 static void started_release(struct started *s) {
@@ -184,7 +186,9 @@ static void started_release(struct started *s) {
   for (int i = 0; i < 2; i++)
     if (s->root_fd[i] >= 0)
       close(s->root_fd[i]);
-  s->pidfd = s->sync_fd = s->state_fd = s->root_fd[0] = s->root_fd[1] = -1;
+  if (s->pty_fd >= 0)
+    close(s->pty_fd);
+  s->pidfd = s->sync_fd = s->state_fd = s->root_fd[0] = s->root_fd[1] = s->pty_fd = -1;
 }
 
 static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
@@ -278,6 +282,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
                           .sync_fd = -1,
                           .layer_fd = -1,
                           .root_fd = {-1, -1},
+                          .pty_fd = -1,
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};
   if (cfg->policy == NULL)
@@ -405,7 +410,9 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
         .bpf = bpf,
         .bpf_len = bpf_len,
         .nofile = policy->settings.nofile,
+        .tty = primary->tty,
     };
+    pty_relay_size(primary, &primary_spec.rows, &primary_spec.cols);
   }
 
   static pthread_once_t caller_strings_once = PTHREAD_ONCE_INIT;
@@ -488,8 +495,8 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
-  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL, out->root_fd,
-                      primary ? 0 : 2, "sandbox setup", err) < 0)
+  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
+                      primary ? &out->pty_fd : out->root_fd, primary ? primary->tty : 2, "sandbox setup", err) < 0)
     goto fail_child;
   if (net_host_proxy_ready(&out->net, err) < 0)
     goto fail_child;
@@ -565,8 +572,9 @@ static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
 
 /* Wait for SYNC_EXIT on fd while forwarding signals and watching the
  * timeout; on expiry `on_timeout` kills the process. */
-static int wait_for_exit(int fd, double timeout, struct forwarder *fw, int (*on_timeout)(void *), void *data,
-                         int (*forward)(void *, int), struct hutch_exit *out, double start, hutch_error_t *err) {
+static int wait_for_exit(int fd, double timeout, struct forwarder *fw, struct pty_relay *relay,
+                         int (*on_timeout)(void *), void *data, int (*forward)(void *, int), struct hutch_exit *out,
+                         double start, hutch_error_t *err) {
   bool killed = false;
   for (;;) {
     int wait_ms = -1;
@@ -574,8 +582,9 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, int (*on_
       double left = start + timeout - monotonic_seconds();
       wait_ms = left <= 0 ? 0 : (int)(left * 1000) + 1;
     }
-    struct pollfd pfd[2] = {{fd, POLLIN, 0}, {fw->fd, POLLIN, 0}};
-    int n = poll(pfd, 2, wait_ms);
+    struct pollfd pfd[2 + PTY_RELAY_POLLFDS] = {{fd, POLLIN, 0}, {fw->fd, POLLIN, 0}};
+    size_t n_relay = pty_relay_fill(relay, pfd + 2);
+    int n = poll(pfd, 2 + n_relay, wait_ms);
     if (n < 0 && errno != EINTR)
       return hutch_error_sys(err, "wait for the sandbox");
     if (n == 0 && timeout > 0 && !killed) {
@@ -590,12 +599,15 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, int (*on_
       if (sig > 0)
         forward(data, sig);
     }
+    if (n > 0)
+      pty_relay_step(relay, pfd + 2, n_relay);
     if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       struct sync_exit ex;
       int r = sync_expect(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, "wait for the process", err);
       if (r < 0)
         return -1;
       fill_exit(out, &ex);
+      pty_relay_drain(relay, 100); /* its last words */
       return 0;
     }
   }
@@ -641,7 +653,19 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   snprintf(out->id, sizeof(out->id), "%s", s.id);
   out->limits = s.limits;
   struct run_ctx ctx = {s.sync_fd, s.pidfd, s.pid};
-  int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, run_timeout, &ctx, run_forward, out, start, err);
+  struct pty_relay relay;
+  hutch_error_t relay_err = NULL;
+  if (pty_relay_begin(&relay, proc, steal_fd(&s.pty_fd), &relay_err) < 0)
+    run_timeout(&ctx); /* killed: it would run with nobody at its terminal */
+  int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, &relay, run_timeout, &ctx, run_forward, out, start, err);
+  pty_relay_stop(&relay);
+  if (relay_err != NULL) {
+    hutch_error_free(err);
+    if (err != NULL)
+      *err = steal_pointer(&relay_err);
+    hutch_error_free(&relay_err);
+    r = -1;
+  }
   if (r < 0 && out->timed_out) {
     /* Killed on timeout before init could report: that is the report. */
     hutch_error_free(err);
@@ -886,7 +910,9 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
       .argv = (char **)proc->argv,
       .env = (char **)proc->env,
       .workdir = (char *)(proc->workdir ? proc->workdir : sb->workdir),
+      .tty = proc->tty,
   };
+  pty_relay_size(proc, &req.rows, &req.cols);
   _cleanup_free_ char *buf = NULL;
   size_t len;
   if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0)
@@ -903,11 +929,19 @@ int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *pro
     return -1;
   int r = -1;
   struct sync_started started;
+  _cleanup_close_ int pty_fd = -1;
   if (sync_send(fd, SYNC_EXEC, buf, len, fds, ARRAY_SIZE(fds), err) < 0 ||
-      sync_expect(fd, SYNC_STARTED, &started, sizeof(started), NULL, "start the process", err) < 0)
+      sync_expect_fds(fd, SYNC_STARTED, &started, sizeof(started), NULL, &pty_fd, proc->tty, "start the process", err) <
+          0)
     goto out;
   struct exec_ctx ctx = {fd};
-  r = wait_for_exit(fd, proc->timeout, &fw, exec_timeout, &ctx, exec_forward, out, start, err);
+  struct pty_relay relay;
+  if (pty_relay_begin(&relay, proc, steal_fd(&pty_fd), err) < 0) {
+    exec_timeout(&ctx); /* killed: it would run with nobody at its terminal */
+    goto out;
+  }
+  r = wait_for_exit(fd, proc->timeout, &fw, &relay, exec_timeout, &ctx, exec_forward, out, start, err);
+  pty_relay_stop(&relay);
   if (r == 0 && cg) {
     struct hutch_usage after;
     cgroup_read_usage(cg, &after);

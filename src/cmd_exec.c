@@ -3,9 +3,11 @@
 
 #include <cjson/cJSON.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <termios.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -29,6 +31,8 @@ struct sandbox_opts {
   bool proc_host_ro;
   bool overlay_fuse;
   bool json;
+  bool tty;         /* -t */
+  bool interactive; /* -i */
   struct hutch_limits limits;
   enum hutch_net_mode net;
   const char **allow;
@@ -111,6 +115,8 @@ static const struct option long_options[] = {
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"net-policy", required_argument, NULL, OPT_NET_POLICY},
     {"resolve", required_argument, NULL, OPT_RESOLVE},
+    {"tty", no_argument, NULL, 't'},
+    {"interactive", no_argument, NULL, 'i'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -157,6 +163,9 @@ static void exec_usage(FILE *out) {
           "%s"
           "  --json               print one JSON object describing the exit on stdout\n"
           "  --in ID              run in the live sandbox ID (see hutch create)\n"
+          "  -t, --tty            give CMD a pseudo-terminal of its own in the sandbox (with -i: an\n"
+          "                       interactive shell; the caller's terminal is raw meanwhile)\n"
+          "  -i, --interactive    keep stdin attached (it always is; with -t it is relayed to the pty)\n"
           "  -h, --help           show this help\n",
           sandbox_limit_options);
 }
@@ -188,7 +197,7 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
   opterr = 0;
   int c;
   /* '+': stop at the first non-option, so CMD's own flags stay its own. */
-  while ((c = getopt_long(argc, argv, "+h", long_options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, is_exec ? "+hit" : "+h", long_options, NULL)) != -1) {
     switch (c) {
     case OPT_ROOTFS:
       o->rootfs = optarg;
@@ -321,6 +330,12 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       if (strchr(optarg, '=') == NULL)
         return cli_usage_error(verb, "--resolve wants NAME=ADDR, got '%s'", optarg);
       strv_push(&o->resolve, &o->n_resolve, optarg);
+      break;
+    case 't':
+    case 'i':
+      if (!is_exec)
+        return cli_usage_error(verb, "%s is an option of exec", c == 't' ? "--tty" : "--interactive");
+      *(c == 't' ? &o->tty : &o->interactive) = true;
       break;
     case 'h':
       (is_exec ? exec_usage : create_usage)(stdout);
@@ -503,6 +518,36 @@ static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex
   return code;
 }
 
+/* exec -it: the library puts the terminal in raw mode while it relays
+ * and restores it on its every way out, and the signals it forwards
+ * (SIGINT, SIGTERM, SIGHUP, SIGQUIT) do not end hutch.  The other signals
+ * that would end hutch restore the terminal first, here. */
+static struct termios guarded_termios;
+
+static void terminal_restore(void) {
+  tcsetattr(STDIN_FILENO, TCSANOW, &guarded_termios);
+}
+
+static void terminal_restore_and_die(int sig) {
+  terminal_restore(); /* async-signal-safe */
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+static void terminal_guard_arm(void) {
+  static const int fatal[] = {SIGUSR1, SIGUSR2, SIGALRM, SIGVTALRM, SIGPROF, SIGXCPU, SIGXFSZ, SIGIO, SIGPWR};
+  if (tcgetattr(STDIN_FILENO, &guarded_termios) < 0)
+    return;
+  atexit(terminal_restore);
+  struct sigaction sa = {.sa_handler = terminal_restore_and_die};
+  sigemptyset(&sa.sa_mask);
+  for (size_t i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++) {
+    struct sigaction old;
+    if (sigaction(fatal[i], NULL, &old) == 0 && old.sa_handler == SIG_DFL)
+      sigaction(fatal[i], &sa, NULL);
+  }
+}
+
 int cmd_exec(int argc, char **argv) {
   struct sandbox_opts o = {0};
   int first = 0;
@@ -513,6 +558,12 @@ int cmd_exec(int argc, char **argv) {
     r = cli_usage_error("exec", "no command given");
     goto out;
   }
+  /* As podman: -it wants a terminal to read from; -t alone does not. */
+  if (o.tty && o.interactive && !isatty(STDIN_FILENO)) {
+    fprintf(stderr, "hutch: exec -it: the input device is not a TTY (drop -t to pipe stdin to the command)\n");
+    r = 125;
+    goto out;
+  }
   hutch_error_t err = NULL;
   struct hutch_exit ex;
   struct hutch_process proc = {
@@ -520,7 +571,11 @@ int cmd_exec(int argc, char **argv) {
       .workdir = o.workdir,
       .stdio = {0, 1, 2},
       .timeout = o.timeout,
+      .tty = o.tty,
+      .tty_no_input = !o.interactive,
   };
+  if (o.tty && o.interactive)
+    terminal_guard_arm();
   if (o.in != NULL) {
     const struct hutch_limits *l = &o.limits;
     bool limits = l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent ||

@@ -70,6 +70,27 @@ int main(void) {
   tap_is_int(request_encode(&req, 10, &buf, &len, &err), -1, "over the size limit refused");
   tap_ok(err && err->hint != NULL, "with a hint");
   hutch_error_free(&err);
+  /* exec -t: the pty and its size travel with the request; a size that
+   * is not two numbers, or over 65535, is refused. */
+  struct exec_request tty = {.argv = argv, .tty = true, .rows = 31, .cols = 97};
+  tap_is_int(request_encode(&tty, 65536, &buf, &len, &err), 0, "encode a request with a pty");
+  tap_is_int(request_decode(buf, len, &back, &err), 0, "decode it");
+  tap_ok(back.tty && back.rows == 31 && back.cols == 97, "the pty and its size survive");
+  request_clear(&back);
+  free(buf);
+  tap_is_int(request_encode(&req, 65536, &buf, &len, &err), 0, "encode a request without one");
+  tap_is_int(request_decode(buf, len, &back, &err), 0, "decode it");
+  tap_ok(!back.tty && back.rows == 0, "no pty");
+  request_clear(&back);
+  free(buf);
+  char bad_size[32] = "A";
+  uint32_t n2 = 2, n8 = 8;
+  memcpy(bad_size + 1, &n2, 4);
+  memcpy(bad_size + 5, "shT", 3);
+  memcpy(bad_size + 8, &n8, 4);
+  memcpy(bad_size + 12, "70000 80", 8);
+  tap_is_int(request_decode(bad_size, 20, &back, &err), -1, "a pty size over 65535 is refused");
+  hutch_error_free(&err);
   struct exec_request empty = {0};
   tap_is_int(request_encode(&empty, 100, &buf, &len, &err), 0, "encode an empty request");
   tap_is_int(request_decode(buf, len, &back, &err), -1, "a request without a command is refused");

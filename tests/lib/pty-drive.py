@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Drive `hutch exec -it` from a pseudo-terminal of the test's own, as a
+person at a terminal would.  Usage: pty-drive.py SCENARIO -- HUTCH ARGS...
+
+Prints one "key value" line per observation for the test to check:
+  prompt, raw, size, resized, interrupted, stopped, resumed, edited, status,
+  restored
+A step that times out prints what came so far and exits 1."""
+import fcntl
+import os
+import re
+import select
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+
+ROWS, COLS = 31, 97
+
+
+def set_size(fd, rows, cols):
+    fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", rows, cols, 0, 0))
+
+
+def stty_g(fd):
+    return subprocess.run(["stty", "-g"], stdin=fd, capture_output=True, text=True).stdout.strip()
+
+
+class Session:
+    def __init__(self, argv):
+        self.master, self.slave = os.openpty()
+        set_size(self.master, ROWS, COLS)
+        self.before = stty_g(self.slave)
+        slave = self.slave
+
+        def child_setup():
+            # hutch in a session of its own with the pty as controlling
+            # terminal, as under a terminal emulator.
+            os.setsid()
+            fcntl.ioctl(slave, termios.TIOCSCTTY, 0)
+
+        self.proc = subprocess.Popen(argv, stdin=slave, stdout=slave, stderr=slave, preexec_fn=child_setup,
+                                     close_fds=True)
+        self.buf = b""
+
+    def read_some(self, timeout):
+        r, _, _ = select.select([self.master], [], [], timeout)
+        if not r:
+            return False
+        try:
+            data = os.read(self.master, 65536)
+        except OSError:
+            return False
+        self.buf += data
+        return bool(data)
+
+    def expect(self, pattern, what, timeout=30):
+        deadline = time.monotonic() + timeout
+        rx = re.compile(pattern.encode())
+        while True:
+            m = rx.search(self.buf)
+            if m:
+                self.buf = self.buf[m.end():]
+                return m
+            left = deadline - time.monotonic()
+            if left <= 0 or (not self.read_some(left) and self.proc.poll() is not None):
+                print("timeout %s: waited for %r, got %r" % (what, pattern, self.buf[-400:]))
+                self.proc.kill()
+                sys.exit(1)
+
+    def send(self, data):
+        os.write(self.master, data if isinstance(data, bytes) else data.encode())
+
+    def finish(self):
+        # Keep reading so that hutch never blocks on a full pty.
+        deadline = time.monotonic() + 30
+        while self.proc.poll() is None and time.monotonic() < deadline:
+            self.read_some(0.1)
+        if self.proc.poll() is None:
+            self.proc.kill()
+            print("status timeout: %r" % self.buf[-400:])
+            return
+        print("status %d" % self.proc.returncode)
+        print("restored %s" % ("yes" if stty_g(self.slave) == self.before else "no"))
+
+
+def main():
+    scenario = sys.argv[1]
+    argv = sys.argv[sys.argv.index("--") + 1:]
+    s = Session(argv)
+    s.expect(r"hutch-pty[$#] ", "the first prompt")
+    print("prompt yes")
+    attrs = termios.tcgetattr(s.slave)
+    raw = not (attrs[3] & (termios.ICANON | termios.ECHO | termios.ISIG))
+    print("raw %s" % ("yes" if raw else "no"))
+    if scenario == "full":
+        s.send("stty size\r")
+        print("size %s" % s.expect(r"(\d+ \d+)\r?\n", "stty size").group(1).decode())
+        s.expect(r"hutch-pty[$#] ", "the prompt after stty size")
+        set_size(s.master, 40, 120)
+        s.proc.send_signal(signal.SIGWINCH)
+        time.sleep(0.3)
+        s.send("stty size\r")
+        print("resized %s" % s.expect(r"(\d+ \d+)\r?\n", "stty size after a resize").group(1).decode())
+        s.expect(r"hutch-pty[$#] ", "the prompt after the resize")
+        # ^C: the sandbox's line discipline makes it SIGINT for sleep.
+        s.send("sleep 100\r")
+        s.expect(r"sleep 100\r?\n", "the echo of sleep 100")
+        time.sleep(0.5)
+        s.send(b"\x03")
+        s.expect(r"hutch-pty[$#] ", "the prompt after ^C", timeout=10)
+        s.send("echo interrupted-$?\r")
+        print("interrupted %s" % s.expect(r"interrupted-(\d+)", "the status of sleep").group(1).decode())
+        s.expect(r"hutch-pty[$#] ", "the prompt after echo")
+        # ^Z: job control, the shell owns the pty's foreground.
+        s.send("sleep 200\r")
+        s.expect(r"sleep 200\r?\n", "the echo of sleep 200")
+        time.sleep(0.5)
+        s.send(b"\x1a")
+        m = s.expect(r"(Stopped)|hutch-pty[$#] ", "the stop of sleep 200", timeout=10)
+        print("stopped %s" % ("yes" if m.group(1) else "no"))
+        # fg gives it the terminal back, and ^C reaches it again.
+        s.send("fg\r")
+        s.expect(r"sleep 200\r?\n", "fg naming sleep 200")
+        time.sleep(0.5)
+        s.send(b"\x03")
+        s.expect(r"hutch-pty[$#] ", "the prompt after ^C to the resumed job", timeout=10)
+        s.send("echo resumed-$?\r")
+        print("resumed %s" % s.expect(r"resumed-(\d+)", "the status of the resumed job").group(1).decode())
+        s.expect(r"hutch-pty[$#] ", "the prompt after echo")
+        # Line editing: a backspace is the shell's to apply.
+        s.send(b"echo ed-abX\x7fc\r")
+        print("edited %s" % s.expect(r"\n(ed-\w+)\r?\n", "the edited line").group(1).decode())
+        s.expect(r"hutch-pty[$#] ", "the prompt after the edited line")
+        s.send("exit 3\r")
+    elif scenario == "hup":
+        # A signal to hutch goes to the command: a shell dies of SIGHUP.
+        s.proc.send_signal(signal.SIGHUP)
+    elif scenario == "usr1":
+        # A signal hutch does not forward ends hutch itself.
+        s.proc.send_signal(signal.SIGUSR1)
+    elif scenario == "kill":
+        s.send("kill -9 $$\r")
+    s.finish()
+
+
+main()
