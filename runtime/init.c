@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "memwatch.h"
@@ -178,8 +179,13 @@ static void start_requested(struct init_state *s, int client_fd, const char *buf
   for (size_t i = 0; i < nfds; i++)
     close(fds[i]);
   add_job(s, pid, client_fd, failure_fd);
+  /* A pidfd of the process goes with the answer: from it hutch learns the
+   * host's pid for it, and its caller can poll it. */
   struct sync_started st = {pid};
-  sync_send(client_fd, SYNC_STARTED, &st, sizeof(st), NULL, 0, NULL);
+  int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+  sync_send(client_fd, SYNC_STARTED, &st, sizeof(st), &pidfd, pidfd >= 0 ? 1 : 0, NULL);
+  if (pidfd >= 0)
+    close(pidfd);
   return;
 fail:
   for (size_t i = 0; i < nfds; i++)

@@ -62,14 +62,7 @@ int hutch_exit_code(const struct hutch_exit *ex) {
   return ex->status;
 }
 
-/* Signals that reach hutch while it waits are forwarded to the sandbox;
- * they are read from a signalfd, and the caller's mask is restored after. */
-struct forwarder {
-  int fd;
-  sigset_t old_mask;
-};
-
-static int forwarder_start(struct forwarder *f, hutch_error_t *err) {
+int forwarder_start(struct forwarder *f, hutch_error_t *err) {
   sigset_t mask;
   sigemptyset(&mask);
   for (size_t i = 0; i < ARRAY_SIZE(caller_signals); i++)
@@ -84,7 +77,7 @@ static int forwarder_start(struct forwarder *f, hutch_error_t *err) {
   return 0;
 }
 
-static void forwarder_stop(struct forwarder *f) {
+void forwarder_stop(struct forwarder *f) {
   if (f->fd < 0)
     return;
   close(f->fd);
@@ -105,7 +98,7 @@ static void forwarder_stop(struct forwarder *f) {
   sigprocmask(SIG_SETMASK, &f->old_mask, NULL);
 }
 
-static int forwarder_read(struct forwarder *f) {
+int forwarder_read(struct forwarder *f) {
   struct signalfd_siginfo si;
   if (read(f->fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
     return 0;
@@ -545,7 +538,7 @@ fail_dir:
   return -1;
 }
 
-static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
+void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
   out->status = ex->status;
   out->signal = ex->signal;
   if (ex->oom_limit) {
@@ -595,7 +588,7 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, int (*on_
       int r = sync_expect(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, "wait for the process", err);
       if (r < 0)
         return -1;
-      fill_exit(out, &ex);
+      sandbox_fill_exit(out, &ex);
       return 0;
     }
   }
@@ -613,11 +606,6 @@ static int run_timeout(void *data) {
   if (c->pidfd >= 0)
     return (int)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
   return kill(c->pid, SIGKILL);
-}
-
-static int send_signal_message(int fd, int sig) {
-  int32_t s = sig;
-  return sync_send(fd, SYNC_SIGNAL, &s, sizeof(s), NULL, 0, NULL);
 }
 
 static int run_forward(void *data, int sig) {
@@ -794,7 +782,7 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
   free(sb);
 }
 
-static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
+int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return hutch_error_sys(err, "control socket: socket");
@@ -813,7 +801,7 @@ static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
  * make one, that is hutch on the host side, never a sandbox next to this
  * one, which shares the user (and so passes SO_PEERCRED) but not the pid
  * namespace.  The start time rules out a pid reused since the record. */
-static int open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
+int sandbox_open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
   int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
   if (pidfd < 0)
     return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
@@ -831,10 +819,10 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   int fds[2] = {-1, -1};
   /* The same proof as for a command (init.c: caller_is_hutch): the root
    * of a sandbox is handed to hutch alone. */
-  _cleanup_close_ int pidfd = open_init_pidfd(sb, err);
+  _cleanup_close_ int pidfd = sandbox_open_init_pidfd(sb, err);
   if (pidfd < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
-  _cleanup_close_ int fd = connect_control(sb, err);
+  _cleanup_close_ int fd = sandbox_connect_control(sb, err);
   if (fd < 0 || sync_send(fd, SYNC_ROOT_FD, NULL, 0, &pidfd, 1, err) < 0 ||
       sync_expect_fds(fd, SYNC_ROOT_FD, NULL, 0, NULL, fds, 2, "the sandbox's root", err) < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
@@ -851,79 +839,6 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   sb->root_fd = fds[0];
   sb->userns_fd = fds[1];
   return sb->root_fd;
-}
-
-struct exec_ctx {
-  int fd;
-};
-
-static int exec_timeout(void *data) {
-  struct exec_ctx *c = data;
-  return send_signal_message(c->fd, SIGKILL);
-}
-
-static int exec_forward(void *data, int sig) {
-  struct exec_ctx *c = data;
-  return send_signal_message(c->fd, sig);
-}
-
-int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
-                       hutch_error_t *err) {
-  memset(out, 0, sizeof(*out));
-  snprintf(out->id, sizeof(out->id), "%s", sb->id);
-  out->limits = sb->limits;
-  double start = monotonic_seconds();
-  /* This command's share of the sandbox's cgroup: counters before and
-   * after, and the peak through a memory.peak fd reset for us. */
-  const char *cg = sb->limits.cgroup[0] ? sb->limits.cgroup : NULL;
-  struct hutch_usage before = {0};
-  _cleanup_close_ int peak_fd = -1;
-  if (cg) {
-    cgroup_read_usage(cg, &before);
-    peak_fd = cgroup_peak_reset(cg);
-  }
-  struct exec_request req = {
-      .argv = (char **)proc->argv,
-      .env = (char **)proc->env,
-      .workdir = (char *)(proc->workdir ? proc->workdir : sb->workdir),
-  };
-  _cleanup_free_ char *buf = NULL;
-  size_t len;
-  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0)
-    return -1;
-  _cleanup_close_ int pidfd = open_init_pidfd(sb, err);
-  if (pidfd < 0)
-    return -1;
-  _cleanup_close_ int fd = connect_control(sb, err);
-  if (fd < 0)
-    return -1;
-  const int fds[4] = {proc->stdio[0], proc->stdio[1], proc->stdio[2], pidfd};
-  struct forwarder fw = {.fd = -1};
-  if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
-    return -1;
-  int r = -1;
-  struct sync_started started;
-  if (sync_send(fd, SYNC_EXEC, buf, len, fds, ARRAY_SIZE(fds), err) < 0 ||
-      sync_expect(fd, SYNC_STARTED, &started, sizeof(started), NULL, "start the process", err) < 0)
-    goto out;
-  struct exec_ctx ctx = {fd};
-  r = wait_for_exit(fd, proc->timeout, &fw, exec_timeout, &ctx, exec_forward, out, start, err);
-  if (r == 0 && cg) {
-    struct hutch_usage after;
-    cgroup_read_usage(cg, &after);
-    out->usage = after;
-    out->usage.oom_kills = after.oom_kills - before.oom_kills;
-    out->usage.cpu_usec = after.cpu_usec - before.cpu_usec;
-    out->usage.nr_throttled = after.nr_throttled - before.nr_throttled;
-    out->usage.throttled_usec = after.throttled_usec - before.throttled_usec;
-    if (peak_fd >= 0)
-      out->usage.memory_peak = cgroup_peak_read(peak_fd);
-    out->usage.oom_killed = out->usage.oom_kills > 0 && out->signal == SIGKILL && !out->timed_out;
-  }
-out:
-  forwarder_stop(&fw);
-  out->wall_seconds = monotonic_seconds() - start;
-  return r < 0 ? hutch_error_wrap(err, "exec in sandbox %s", sb->id) : 0;
 }
 
 /* Kill a sandbox's init if it is still the process we started. */

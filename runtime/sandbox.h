@@ -2,7 +2,10 @@
 #ifndef HUTCH_SANDBOX_H
 #define HUTCH_SANDBOX_H
 
+#include <signal.h>
+
 #include "hutch.h"
+#include "sync.h"
 
 struct hutch_sandbox {
   char id[40];
@@ -21,5 +24,22 @@ struct hutch_sandbox {
  * handle owns, with sb->userns_fd): from its init's ready message, or asked
  * of the init over the control socket for a sandbox opened by id. */
 int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err);
+
+/* Signals that reach hutch while it waits are forwarded to the sandbox;
+ * they are read from a signalfd, and the caller's mask is restored after. */
+struct forwarder {
+  int fd;
+  sigset_t old_mask;
+};
+int forwarder_start(struct forwarder *f, hutch_error_t *err);
+void forwarder_stop(struct forwarder *f);
+int forwarder_read(struct forwarder *f); /* the signal read, 0 when none */
+
+/* A connection to a long-lived sandbox's init (init.c), and the proof it
+ * asks of hutch: a pidfd of that init. */
+int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err);
+int sandbox_open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err);
+/* init's report of a process's end, as hutch.h tells it. */
+void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex);
 
 #endif
