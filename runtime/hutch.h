@@ -356,9 +356,10 @@ struct hutch_proc;
 /* Starts a process; it runs in a process group (session) of its own. */
 int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, struct hutch_proc **out,
                      hutch_error_t *err);
-/* The process as the host sees it (its pid there, or -1 when the kernel
- * cannot say), as the sandbox sees it, and a pidfd of it (-1 without
- * pidfds; owned by the handle; readable once the process has ended). */
+/* The process as the host sees it (its pid there, read from the pidfd
+ * when asked: -1 once it has ended or without pidfds), as the sandbox sees
+ * it, and a pidfd of it (-1 without pidfds; owned by the handle; readable
+ * once the process has ended). */
 pid_t hutch_proc_pid(const struct hutch_proc *p);
 pid_t hutch_proc_sandbox_pid(const struct hutch_proc *p);
 int hutch_proc_pidfd(const struct hutch_proc *p);

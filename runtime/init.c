@@ -126,7 +126,7 @@ static void handle_signal(struct init_state *s) {
  * cannot tell hutch from another sandbox of that user that reached the
  * socket.  hutch proves itself with a pidfd of this init, which only a
  * process that sees our pid, in an ancestor pid namespace, can open
- * (sandbox.c: open_init_pidfd).  The fd's fdinfo names the pid it refers
+ * (sandbox.c: sandbox_init_pidfd).  The fd's fdinfo names the pid it refers
  * to as this /proc counts pids; /proc/self, read from the same /proc, is
  * ours (1 in a fresh procfs, the host's pid with --proc host-ro). */
 static bool caller_is_hutch(int fd) {

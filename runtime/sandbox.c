@@ -705,6 +705,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->userns_fd = steal_fd(&s.root_fd[1]);
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
+  sb->init_pidfd = steal_fd(&s.pidfd);
   sb->limits = s.limits;
   if (s.net.enabled)
     sb->audit_log = xstrdup(s.net.audit_log);
@@ -744,7 +745,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   sb->layer_fd = -1;
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
-  sb->root_fd = sb->userns_fd = -1; /* asked of its init when first needed */
+  sb->root_fd = sb->userns_fd = sb->init_pidfd = -1; /* asked of its init, opened, when first needed */
   sb->pid = st.pid;
   sb->start_time = st.start_time;
   sb->limits = limits;
@@ -777,6 +778,8 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     close(sb->root_fd);
   if (sb->userns_fd >= 0)
     close(sb->userns_fd);
+  if (sb->init_pidfd >= 0)
+    close(sb->init_pidfd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);
@@ -801,7 +804,9 @@ int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
  * make one, that is hutch on the host side, never a sandbox next to this
  * one, which shares the user (and so passes SO_PEERCRED) but not the pid
  * namespace.  The start time rules out a pid reused since the record. */
-int sandbox_open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
+int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  if (sb->init_pidfd >= 0)
+    return sb->init_pidfd; /* it pins that very process: no pid reuse to rule out */
   int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
   if (pidfd < 0)
     return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
@@ -810,6 +815,7 @@ int sandbox_open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) 
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
   }
+  sb->init_pidfd = pidfd;
   return pidfd;
 }
 
@@ -819,7 +825,7 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   int fds[2] = {-1, -1};
   /* The same proof as for a command (init.c: caller_is_hutch): the root
    * of a sandbox is handed to hutch alone. */
-  _cleanup_close_ int pidfd = sandbox_open_init_pidfd(sb, err);
+  int pidfd = sandbox_init_pidfd(sb, err);
   if (pidfd < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
   _cleanup_close_ int fd = sandbox_connect_control(sb, err);

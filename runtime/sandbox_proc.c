@@ -21,7 +21,7 @@
 struct hutch_proc {
   int ctl_fd; /* to init: SYNC_EXIT arrives here */
   int pidfd;
-  pid_t pid, sandbox_pid;
+  pid_t sandbox_pid;
   int fds[3]; /* the caller's ends of the pipes, -1 for other streams */
   char id[40];
   struct hutch_limits_status limits;
@@ -82,7 +82,7 @@ static int stdio_fd(const struct hutch_stdio *st, int stream, bool *owned, int *
 static struct hutch_proc *proc_new(const struct hutch_sandbox *sb) {
   struct hutch_proc *p = xcalloc(1, sizeof(*p));
   p->ctl_fd = p->pidfd = p->peak_fd = -1;
-  p->pid = p->sandbox_pid = -1;
+  p->sandbox_pid = -1;
   for (int i = 0; i < 3; i++)
     p->fds[i] = -1;
   snprintf(p->id, sizeof(p->id), "%s", sb->id);
@@ -128,9 +128,9 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
   };
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  _cleanup_close_ int init_pidfd = -1;
-  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0 ||
-      (init_pidfd = sandbox_open_init_pidfd(sb, err)) < 0 || (p->ctl_fd = sandbox_connect_control(sb, err)) < 0) {
+  int init_pidfd = -1;
+  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0 || (init_pidfd = sandbox_init_pidfd(sb, err)) < 0 ||
+      (p->ctl_fd = sandbox_connect_control(sb, err)) < 0) {
     hutch_proc_free(p);
     return -1;
   }
@@ -142,14 +142,13 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
     return hutch_error_wrap(err, "exec in sandbox %s", sb->id);
   }
   p->sandbox_pid = started.pid;
-  if (p->pidfd >= 0)
-    p->pid = pidfd_pid(p->pidfd);
   *out = p;
   return 0;
 }
 
 pid_t hutch_proc_pid(const struct hutch_proc *p) {
-  return p->pid;
+  /* Read when asked, off the spawn path. */
+  return p->pidfd >= 0 ? pidfd_pid(p->pidfd) : -1;
 }
 
 pid_t hutch_proc_sandbox_pid(const struct hutch_proc *p) {
