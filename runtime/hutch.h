@@ -341,6 +341,67 @@ const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbo
 const char *hutch_sandbox_audit_log(const struct hutch_sandbox *sb);
 int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
                        hutch_error_t *err);
+/* ---- a process in a live sandbox (a handle) ----
+ * hutch_sandbox_exec() above is this, blocking: spawn, wait, free.  The
+ * handle owns its own connection to the sandbox's init, so it may outlive
+ * the hutch_sandbox it was spawned from (closed or destroyed). */
+
+enum hutch_stdio_kind {
+  HUTCH_STDIO_NULL = 0, /* /dev/null */
+  HUTCH_STDIO_PIPE,     /* a pipe; the caller's end is hutch_proc_fd() */
+  HUTCH_STDIO_FD,       /* the caller's fd, passed as it is (the caller keeps it) */
+  /* A pseudo-terminal will be a fourth kind, its size in hutch_spawn. */
+};
+struct hutch_stdio {
+  enum hutch_stdio_kind kind;
+  int fd; /* HUTCH_STDIO_FD only */
+};
+struct hutch_spawn {
+  const char *const *argv; /* argv[0] is looked up in PATH inside the sandbox */
+  const char *const *env;  /* extra "K=V" for this process, may be NULL */
+  const char *workdir;     /* NULL: the sandbox's, else "/" */
+  struct hutch_stdio stdio[3];
+  /* A pseudo-terminal inside the sandbox as the process's stdin, stdout,
+   * stderr and controlling terminal, of tty_rows x tty_cols (0: 24 x 80);
+   * hutch_sandbox_exec relays it to stdio (struct hutch_process.tty). */
+  bool tty;
+  unsigned short tty_rows, tty_cols;
+};
+struct hutch_proc;
+
+/* Starts a process; it runs in a process group (session) of its own. */
+int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, struct hutch_proc **out,
+                     hutch_error_t *err);
+/* The process as the host sees it (its pid there, read from the pidfd
+ * when asked: -1 once it has ended or without pidfds), as the sandbox sees
+ * it, and a pidfd of it (-1 without pidfds; owned by the handle; readable
+ * once the process has ended). */
+pid_t hutch_proc_pid(const struct hutch_proc *p);
+pid_t hutch_proc_sandbox_pid(const struct hutch_proc *p);
+int hutch_proc_pidfd(const struct hutch_proc *p);
+/* The caller's end of stream 0, 1 or 2 when it is HUTCH_STDIO_PIPE, else -1:
+ * non-blocking and close-on-exec, owned by the handle until
+ * hutch_proc_close_fd() (stdin: the process reads EOF). */
+int hutch_proc_fd(const struct hutch_proc *p, int stream);
+/* With spec->tty, the master of the process's pty (owned by the handle;
+ * the caller reads the process's output from it and writes its input, and
+ * sets its window size with TIOCSWINSZ), else -1. */
+int hutch_proc_pty(const struct hutch_proc *p);
+void hutch_proc_close_fd(struct hutch_proc *p, int stream);
+/* Readable when the process has ended: then hutch_proc_wait() does not block. */
+int hutch_proc_event_fd(const struct hutch_proc *p);
+/* Waits up to `timeout` seconds (< 0: no bound, 0: just look).  Returns 0
+ * with *out filled when the process has ended (asking again repeats it),
+ * 1 with out->timed_out set when it still runs (it is left running), -1 on
+ * error.  out->usage is this process's share of the sandbox's cgroup, and
+ * oom_killed also holds for the rlimits fallback's memory watchdog. */
+int hutch_proc_wait(struct hutch_proc *p, double timeout, struct hutch_exit *out, hutch_error_t *err);
+/* Sends sig to the process's group; nothing once it has ended. */
+int hutch_proc_signal(struct hutch_proc *p, int sig, hutch_error_t *err);
+int hutch_proc_kill(struct hutch_proc *p, hutch_error_t *err); /* SIGKILL */
+/* Frees the handle; a process still running is killed (with its group). */
+void hutch_proc_free(struct hutch_proc *p);
+
 /* Kill everything in the sandbox and remove its directories. Frees sb. */
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err);
 void hutch_sandbox_close(struct hutch_sandbox *sb);

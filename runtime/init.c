@@ -11,6 +11,7 @@
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "memwatch.h"
@@ -79,11 +80,19 @@ static void send_exit(int fd, int wstatus, int failure_fd, uint64_t oom_limit) {
 
 /* With a pty (exec -t), its master travels with the message to hutch and
  * is closed here: nothing in the sandbox keeps it. */
+/* The answer to a start: the pid, a pidfd of the process (from it hutch
+ * learns its host pid, and a caller can poll it), and with a pty its
+ * master, which init keeps no copy of. */
 static void send_started(int fd, pid_t pid, int master) {
   struct sync_started st = {pid};
-  sync_send(fd, SYNC_STARTED, &st, sizeof(st), master >= 0 ? &master : NULL, master >= 0 ? 1 : 0, NULL);
-  if (master >= 0)
-    close(master);
+  int fds[2] = {(int)syscall(SYS_pidfd_open, pid, 0), master};
+  size_t n = master >= 0 ? 2 : fds[0] >= 0 ? 1 : 0;
+  if (fds[0] < 0 && master >= 0)
+    fds[0] = open("/dev/null", O_RDONLY | O_CLOEXEC); /* keeps the master second */
+  sync_send(fd, SYNC_STARTED, &st, sizeof(st), fds, n, NULL);
+  for (int i = 0; i < 2; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
 }
 
 static __attribute__((noreturn)) void shut_down(int code) {
@@ -134,7 +143,7 @@ static void handle_signal(struct init_state *s) {
  * cannot tell hutch from another sandbox of that user that reached the
  * socket.  hutch proves itself with a pidfd of this init, which only a
  * process that sees our pid, in an ancestor pid namespace, can open
- * (sandbox.c: open_init_pidfd).  The fd's fdinfo names the pid it refers
+ * (sandbox.c: sandbox_init_pidfd).  The fd's fdinfo names the pid it refers
  * to as this /proc counts pids; /proc/self, read from the same /proc, is
  * ours (1 in a fresh procfs, the host's pid with --proc host-ro). */
 static bool caller_is_hutch(int fd) {

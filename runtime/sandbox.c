@@ -63,14 +63,7 @@ int hutch_exit_code(const struct hutch_exit *ex) {
   return ex->status;
 }
 
-/* Signals that reach hutch while it waits are forwarded to the sandbox;
- * they are read from a signalfd, and the caller's mask is restored after. */
-struct forwarder {
-  int fd;
-  sigset_t old_mask;
-};
-
-static int forwarder_start(struct forwarder *f, hutch_error_t *err) {
+int forwarder_start(struct forwarder *f, hutch_error_t *err) {
   sigset_t mask;
   sigemptyset(&mask);
   for (size_t i = 0; i < ARRAY_SIZE(caller_signals); i++)
@@ -85,7 +78,7 @@ static int forwarder_start(struct forwarder *f, hutch_error_t *err) {
   return 0;
 }
 
-static void forwarder_stop(struct forwarder *f) {
+void forwarder_stop(struct forwarder *f) {
   if (f->fd < 0)
     return;
   close(f->fd);
@@ -106,7 +99,7 @@ static void forwarder_stop(struct forwarder *f) {
   sigprocmask(SIG_SETMASK, &f->old_mask, NULL);
 }
 
-static int forwarder_read(struct forwarder *f) {
+int forwarder_read(struct forwarder *f) {
   struct signalfd_siginfo si;
   if (read(f->fd, &si, sizeof(si)) != (ssize_t)sizeof(si))
     return 0;
@@ -495,9 +488,15 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
     goto fail_child;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
   struct sync_started started;
+  /* A one-shot's answer carries a pidfd of the payload (unused here) and,
+   * with a pty, its master; a long-lived one's its root and userns. */
+  int started_fds[2] = {-1, -1};
   if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
-                      primary ? &out->pty_fd : out->root_fd, primary ? primary->tty : 2, "sandbox setup", err) < 0)
+                      primary ? started_fds : out->root_fd, 2, "sandbox setup", err) < 0)
     goto fail_child;
+  if (started_fds[0] >= 0)
+    close(started_fds[0]);
+  out->pty_fd = started_fds[1];
   if (net_host_proxy_ready(&out->net, err) < 0)
     goto fail_child;
 
@@ -552,7 +551,7 @@ fail_dir:
   return -1;
 }
 
-static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
+void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
   out->status = ex->status;
   out->signal = ex->signal;
   if (ex->oom_limit) {
@@ -606,7 +605,7 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, struct pt
       int r = sync_expect(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, "wait for the process", err);
       if (r < 0)
         return -1;
-      fill_exit(out, &ex);
+      sandbox_fill_exit(out, &ex);
       pty_relay_drain(relay, 100); /* its last words */
       return 0;
     }
@@ -625,11 +624,6 @@ static int run_timeout(void *data) {
   if (c->pidfd >= 0)
     return (int)syscall(SYS_pidfd_send_signal, c->pidfd, SIGKILL, NULL, 0);
   return kill(c->pid, SIGKILL);
-}
-
-static int send_signal_message(int fd, int sig) {
-  int32_t s = sig;
-  return sync_send(fd, SYNC_SIGNAL, &s, sizeof(s), NULL, 0, NULL);
 }
 
 static int run_forward(void *data, int sig) {
@@ -741,6 +735,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->userns_fd = steal_fd(&s.root_fd[1]);
   sb->pid = s.pid;
   sb->start_time = state_pid_start_time(s.pid);
+  sb->init_pidfd = steal_fd(&s.pidfd);
   sb->limits = s.limits;
   if (s.net.enabled)
     sb->audit_log = xstrdup(s.net.audit_log);
@@ -780,7 +775,7 @@ int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandb
   sb->layer_fd = -1;
   snprintf(sb->id, sizeof(sb->id), "%s", id);
   sb->state_fd = steal_fd(&rootfd);
-  sb->root_fd = sb->userns_fd = -1; /* asked of its init when first needed */
+  sb->root_fd = sb->userns_fd = sb->init_pidfd = -1; /* asked of its init, opened, when first needed */
   sb->pid = st.pid;
   sb->start_time = st.start_time;
   sb->limits = limits;
@@ -813,12 +808,14 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     close(sb->root_fd);
   if (sb->userns_fd >= 0)
     close(sb->userns_fd);
+  if (sb->init_pidfd >= 0)
+    close(sb->init_pidfd);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);
 }
 
-static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
+int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
   int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return hutch_error_sys(err, "control socket: socket");
@@ -837,7 +834,9 @@ static int connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
  * make one, that is hutch on the host side, never a sandbox next to this
  * one, which shares the user (and so passes SO_PEERCRED) but not the pid
  * namespace.  The start time rules out a pid reused since the record. */
-static int open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
+int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  if (sb->init_pidfd >= 0)
+    return sb->init_pidfd; /* it pins that very process: no pid reuse to rule out */
   int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
   if (pidfd < 0)
     return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
@@ -846,6 +845,7 @@ static int open_init_pidfd(const struct hutch_sandbox *sb, hutch_error_t *err) {
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
   }
+  sb->init_pidfd = pidfd;
   return pidfd;
 }
 
@@ -855,10 +855,10 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   int fds[2] = {-1, -1};
   /* The same proof as for a command (init.c: caller_is_hutch): the root
    * of a sandbox is handed to hutch alone. */
-  _cleanup_close_ int pidfd = open_init_pidfd(sb, err);
+  int pidfd = sandbox_init_pidfd(sb, err);
   if (pidfd < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
-  _cleanup_close_ int fd = connect_control(sb, err);
+  _cleanup_close_ int fd = sandbox_connect_control(sb, err);
   if (fd < 0 || sync_send(fd, SYNC_ROOT_FD, NULL, 0, &pidfd, 1, err) < 0 ||
       sync_expect_fds(fd, SYNC_ROOT_FD, NULL, 0, NULL, fds, 2, "the sandbox's root", err) < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
@@ -875,89 +875,6 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   sb->root_fd = fds[0];
   sb->userns_fd = fds[1];
   return sb->root_fd;
-}
-
-struct exec_ctx {
-  int fd;
-};
-
-static int exec_timeout(void *data) {
-  struct exec_ctx *c = data;
-  return send_signal_message(c->fd, SIGKILL);
-}
-
-static int exec_forward(void *data, int sig) {
-  struct exec_ctx *c = data;
-  return send_signal_message(c->fd, sig);
-}
-
-int hutch_sandbox_exec(struct hutch_sandbox *sb, const struct hutch_process *proc, struct hutch_exit *out,
-                       hutch_error_t *err) {
-  memset(out, 0, sizeof(*out));
-  snprintf(out->id, sizeof(out->id), "%s", sb->id);
-  out->limits = sb->limits;
-  double start = monotonic_seconds();
-  /* This command's share of the sandbox's cgroup: counters before and
-   * after, and the peak through a memory.peak fd reset for us. */
-  const char *cg = sb->limits.cgroup[0] ? sb->limits.cgroup : NULL;
-  struct hutch_usage before = {0};
-  _cleanup_close_ int peak_fd = -1;
-  if (cg) {
-    cgroup_read_usage(cg, &before);
-    peak_fd = cgroup_peak_reset(cg);
-  }
-  struct exec_request req = {
-      .argv = (char **)proc->argv,
-      .env = (char **)proc->env,
-      .workdir = (char *)(proc->workdir ? proc->workdir : sb->workdir),
-      .tty = proc->tty,
-  };
-  pty_relay_size(proc, &req.rows, &req.cols);
-  _cleanup_free_ char *buf = NULL;
-  size_t len;
-  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0)
-    return -1;
-  _cleanup_close_ int pidfd = open_init_pidfd(sb, err);
-  if (pidfd < 0)
-    return -1;
-  _cleanup_close_ int fd = connect_control(sb, err);
-  if (fd < 0)
-    return -1;
-  const int fds[4] = {proc->stdio[0], proc->stdio[1], proc->stdio[2], pidfd};
-  struct forwarder fw = {.fd = -1};
-  if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
-    return -1;
-  int r = -1;
-  struct sync_started started;
-  _cleanup_close_ int pty_fd = -1;
-  if (sync_send(fd, SYNC_EXEC, buf, len, fds, ARRAY_SIZE(fds), err) < 0 ||
-      sync_expect_fds(fd, SYNC_STARTED, &started, sizeof(started), NULL, &pty_fd, proc->tty, "start the process", err) <
-          0)
-    goto out;
-  struct exec_ctx ctx = {fd};
-  struct pty_relay relay;
-  if (pty_relay_begin(&relay, proc, steal_fd(&pty_fd), err) < 0) {
-    exec_timeout(&ctx); /* killed: it would run with nobody at its terminal */
-    goto out;
-  }
-  r = wait_for_exit(fd, proc->timeout, &fw, &relay, exec_timeout, &ctx, exec_forward, out, start, err);
-  pty_relay_stop(&relay);
-  if (r == 0 && cg) {
-    struct hutch_usage after;
-    cgroup_read_usage(cg, &after);
-    out->usage = after;
-    out->usage.oom_kills = after.oom_kills - before.oom_kills;
-    out->usage.cpu_usec = after.cpu_usec - before.cpu_usec;
-    out->usage.nr_throttled = after.nr_throttled - before.nr_throttled;
-    out->usage.throttled_usec = after.throttled_usec - before.throttled_usec;
-    if (peak_fd >= 0)
-      out->usage.memory_peak = cgroup_peak_read(peak_fd);
-    out->usage.oom_killed = out->usage.oom_kills > 0 && out->signal == SIGKILL && !out->timed_out;
-  }
-out:
-  forwarder_stop(&fw);
-  out->wall_seconds = monotonic_seconds() - start;
-  return r < 0 ? hutch_error_wrap(err, "exec in sandbox %s", sb->id) : 0;
 }
 
 /* Kill a sandbox's init if it is still the process we started. */

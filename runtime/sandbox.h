@@ -2,7 +2,10 @@
 #ifndef HUTCH_SANDBOX_H
 #define HUTCH_SANDBOX_H
 
+#include <signal.h>
+
 #include "hutch.h"
+#include "sync.h"
 
 struct hutch_sandbox {
   char id[40];
@@ -11,6 +14,7 @@ struct hutch_sandbox {
   int userns_fd; /* and its user namespace */
   pid_t pid;
   uint64_t start_time;
+  int init_pidfd;                    /* of its init, -1 until first needed (sandbox_init_pidfd) */
   struct hutch_limits_status limits; /* limits.cgroup: the sandbox's cgroup, if any */
   char *audit_log;                   /* --net proxy: the proxy's audit log */
   char *workdir;                     /* where exec --in starts a command without --workdir */
@@ -21,5 +25,23 @@ struct hutch_sandbox {
  * handle owns, with sb->userns_fd): from its init's ready message, or asked
  * of the init over the control socket for a sandbox opened by id. */
 int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err);
+
+/* Signals that reach hutch while it waits are forwarded to the sandbox;
+ * they are read from a signalfd, and the caller's mask is restored after. */
+struct forwarder {
+  int fd;
+  sigset_t old_mask;
+};
+int forwarder_start(struct forwarder *f, hutch_error_t *err);
+void forwarder_stop(struct forwarder *f);
+int forwarder_read(struct forwarder *f); /* the signal read, 0 when none */
+
+/* A connection to a long-lived sandbox's init (init.c), and the proof it
+ * asks of hutch: a pidfd of that init. */
+int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err);
+/* Opened once and kept by the handle: the caller does not close it. */
+int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err);
+/* init's report of a process's end, as hutch.h tells it. */
+void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex);
 
 #endif

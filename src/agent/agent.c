@@ -248,7 +248,6 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
     run_log(r, "--resolve %s: the proxy resolves this name to this address, not through DNS", s->resolve[i]);
   if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
     return -1;
-  r->task.state_dir = s->state_dir ? xstrdup(s->state_dir) : NULL;
   r->task.id = xstrdup(hutch_sandbox_id(r->task.sb));
   r->task.stop = &agent_stop;
   return 0;
@@ -690,7 +689,6 @@ out:
       free(*e);
     free(r.env);
   }
-  free(r.task.state_dir);
   free(r.task.id);
   if (r.log)
     fclose(r.log);

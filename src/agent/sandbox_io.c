@@ -5,30 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <string.h>
-#include <sys/eventfd.h>
 
 #include "util.h"
-
-struct worker {
-  struct hutch_sandbox *sb;
-  struct hutch_process proc;
-  struct hutch_exit *exit;
-  hutch_error_t err;
-  int rc;
-  int done_fd;
-};
-
-static void *worker_main(void *p) {
-  struct worker *w = p;
-  w->rc = hutch_sandbox_exec(w->sb, &w->proc, w->exit, &w->err);
-  uint64_t one = 1;
-  if (write(w->done_fd, &one, sizeof(one)) < 0)
-    abort();
-  return NULL;
-}
 
 /* Returns false at EOF or on error. */
 static bool drain(int fd, struct capture *c, size_t cap) {
@@ -55,13 +35,16 @@ static bool drain(int fd, struct capture *c, size_t cap) {
   }
 }
 
+/* The stop path ends the sandbox through the handle the task holds:
+ * nothing is read back from the state directory. */
 void task_sandbox_kill(struct task_sandbox *t) {
   if (t->removed)
     return;
   t->removed = true;
   hutch_error_t err = NULL;
-  if (hutch_sandbox_remove(t->state_dir, t->id, &err) < 0)
+  if (hutch_sandbox_destroy(t->sb, &err) < 0)
     hutch_error_free(&err);
+  t->sb = NULL;
 }
 
 int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, struct run_result *res,
@@ -73,98 +56,81 @@ int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, stru
     res->interrupted = true;
     return hutch_error_set(err, ECANCELED, "the sandbox was stopped");
   }
-  int outp[2] = {-1, -1}, errp[2] = {-1, -1}, inp[2] = {-1, -1};
-  _cleanup_close_ int done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (done_fd < 0 || pipe2(outp, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0 || pipe2(inp, O_CLOEXEC) < 0) {
-    hutch_error_sys(err, "pipes for a command");
-    goto fail;
-  }
-  fcntl(outp[0], F_SETFL, O_NONBLOCK);
-  fcntl(errp[0], F_SETFL, O_NONBLOCK);
-  fcntl(inp[1], F_SETFL, O_NONBLOCK);
-  if (req->input == NULL || req->input_len == 0) {
-    close(inp[1]);
-    inp[1] = -1;
-  }
-  struct worker w = {
-      .sb = t->sb,
-      .proc = {.argv = req->argv,
-               .env = t->env,
-               .workdir = req->workdir,
-               .stdio = {inp[0], outp[1], errp[1]},
-               .timeout = req->timeout,
-               .keep_caller_signals = true},
-      .exit = &res->exit,
-      .done_fd = done_fd,
+  struct hutch_spawn spec = {
+      .argv = req->argv,
+      .env = t->env,
+      .workdir = req->workdir,
+      .stdio = {{HUTCH_STDIO_PIPE, -1}, {HUTCH_STDIO_PIPE, -1}, {HUTCH_STDIO_PIPE, -1}},
   };
-  /* The worker blocks every signal: the stop signals belong to this
-   * thread's handler, and the runtime leaves them alone
-   * (keep_caller_signals). */
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  pthread_t th;
-  int pr = pthread_create(&th, NULL, worker_main, &w);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (pr != 0) {
-    errno = pr;
-    hutch_error_sys(err, "start a thread");
-    goto fail;
-  }
+  struct hutch_proc *p = NULL;
+  if (hutch_proc_spawn(t->sb, &spec, &p, err) < 0)
+    return -1;
+  /* Without input the command reads EOF at once. */
+  if (req->input == NULL || req->input_len == 0)
+    hutch_proc_close_fd(p, 0);
+  double start = monotonic_seconds();
   size_t in_off = 0;
-  bool out_open = true, err_open = true, done = false;
-  while (!done) {
-    struct pollfd pfd[4] = {{done_fd, POLLIN, 0},
-                            {out_open ? outp[0] : -1, POLLIN, 0},
-                            {err_open ? errp[0] : -1, POLLIN, 0},
-                            {inp[1], POLLOUT, 0}};
-    int n = poll(pfd, 4, -1);
+  bool out_open = true, err_open = true, killed = false;
+  for (;;) {
+    /* A stop request arrives as a signal, which ends the poll early; the
+     * bound covers one that came just before it. */
+    int ms = 200;
+    if (req->timeout > 0 && !killed) {
+      double left = start + req->timeout - monotonic_seconds();
+      ms = left <= 0 ? 0 : left < 0.2 ? (int)(left * 1000) + 1 : 200;
+    }
+    int in = hutch_proc_fd(p, 0);
+    struct pollfd pfd[4] = {{hutch_proc_event_fd(p), POLLIN, 0},
+                            {out_open ? hutch_proc_fd(p, 1) : -1, POLLIN, 0},
+                            {err_open ? hutch_proc_fd(p, 2) : -1, POLLIN, 0},
+                            {in, POLLOUT, 0}};
+    int n = poll(pfd, 4, ms);
     if (n < 0 && errno != EINTR)
       break;
     if (t->stop && *t->stop) {
       res->interrupted = true;
       task_sandbox_kill(t);
     }
+    bool ended = n > 0 && pfd[0].revents;
+    if (req->timeout > 0 && !killed && !ended && monotonic_seconds() >= start + req->timeout) {
+      /* Its whole process group goes, as `hutch exec --timeout` does. */
+      killed = true;
+      hutch_error_t kerr = NULL;
+      if (hutch_proc_kill(p, &kerr) < 0)
+        hutch_error_free(&kerr);
+    }
     if (n <= 0)
       continue;
     if (pfd[1].revents)
-      out_open = drain(outp[0], &res->out, req->cap);
+      out_open = drain(hutch_proc_fd(p, 1), &res->out, req->cap);
     if (pfd[2].revents)
-      err_open = drain(errp[0], &res->err, req->cap);
+      err_open = drain(hutch_proc_fd(p, 2), &res->err, req->cap);
     if (pfd[3].revents & (POLLOUT | POLLERR | POLLHUP)) {
-      ssize_t wn = write(inp[1], req->input + in_off, req->input_len - in_off);
+      ssize_t wn = write(in, req->input + in_off, req->input_len - in_off);
       if (wn > 0)
         in_off += (size_t)wn;
-      if ((wn < 0 && errno != EAGAIN && errno != EINTR) || in_off == req->input_len) {
-        close(inp[1]);
-        inp[1] = -1;
-      }
+      if ((wn < 0 && errno != EAGAIN && errno != EINTR) || in_off == req->input_len)
+        hutch_proc_close_fd(p, 0);
     }
-    if (pfd[0].revents & POLLIN)
-      done = true;
+    if (ended)
+      break;
   }
-  pthread_join(th, NULL);
   /* What the command wrote before it exited is still in the pipes; a
    * background process may keep them open forever, so never wait for EOF. */
   if (out_open)
-    drain(outp[0], &res->out, req->cap);
+    drain(hutch_proc_fd(p, 1), &res->out, req->cap);
   if (err_open)
-    drain(errp[0], &res->err, req->cap);
-  int fds[] = {outp[0], outp[1], errp[0], errp[1], inp[0], inp[1]};
-  for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
-    if (fds[i] >= 0)
-      close(fds[i]);
-  if (w.rc < 0) {
-    hutch_error_move(err, &w.err);
+    drain(hutch_proc_fd(p, 2), &res->err, req->cap);
+  int r = hutch_proc_wait(p, -1, &res->exit, err);
+  hutch_proc_free(p);
+  if (r < 0)
     return -1;
+  if (killed) {
+    res->exit.timed_out = true;
+    if (res->exit.limits.cgroup[0])
+      res->exit.usage.oom_killed = false;
   }
   return 0;
-fail:;
-  int fds2[] = {outp[0], outp[1], errp[0], errp[1], inp[0], inp[1]};
-  for (size_t i = 0; i < ARRAY_SIZE(fds2); i++)
-    if (fds2[i] >= 0)
-      close(fds2[i]);
-  return -1;
 }
 
 void run_result_clear(struct run_result *r) {

@@ -11,7 +11,6 @@
 
 struct task_sandbox {
   struct hutch_sandbox *sb;
-  char *state_dir; /* NULL: the default */
   char *id;
   const char *const *env;
   volatile sig_atomic_t *stop;

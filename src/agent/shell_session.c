@@ -5,12 +5,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <time.h>
 
@@ -26,16 +24,12 @@ struct stream {
 };
 
 struct session_proc {
-  struct hutch_sandbox *sb;
   const char *argv[6];
-  struct hutch_process proc;
+  struct hutch_proc *h; /* the shell; its pipes are stdin, stdout and stderr */
   struct hutch_exit exit;
   hutch_error_t err;
   int rc;
-  int done_fd;
-  int in[2], out[2], errp[2];
-  pthread_t th;
-  long pid;
+  long pid; /* the shell's pid inside the sandbox */
   bool dead;
 };
 
@@ -47,15 +41,6 @@ struct shell_session {
 };
 
 enum wait_status { W_DONE, W_TIMEOUT, W_DIED, W_STOPPED };
-
-static void *proc_main(void *arg) {
-  struct session_proc *p = arg;
-  p->rc = hutch_sandbox_exec(p->sb, &p->proc, &p->exit, &p->err);
-  uint64_t one = 1;
-  if (write(p->done_fd, &one, sizeof(one)) < 0)
-    abort();
-  return NULL;
-}
 
 static double now(void) {
   struct timespec ts;
@@ -126,14 +111,6 @@ static void to_capture(struct stream *s, size_t cap, struct capture *c) {
   memset(s, 0, sizeof(*s));
 }
 
-static void close_pair(int fd[2]) {
-  for (int i = 0; i < 2; i++)
-    if (fd[i] >= 0) {
-      close(fd[i]);
-      fd[i] = -1;
-    }
-}
-
 static void new_token(char *tok, size_t size) {
   unsigned char r[12];
   if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r)) {
@@ -147,7 +124,8 @@ static void new_token(char *tok, size_t size) {
 
 /* Signals every descendant of the session shell, and the shell itself
  * when `self`, from the host through the runtime: no sh or kill of the
- * sandbox's runs for it. */
+ * sandbox's runs for it.  Not the handle's group signal: an interrupted
+ * command's shell, in that group, must live on. */
 static void signal_session(struct shell_session *s, int sig, bool self) {
   if (s->p->pid <= 0 || s->t->removed)
     return;
@@ -172,39 +150,41 @@ static enum wait_status feed_and_wait(struct shell_session *s, const char *scrip
     if (left <= 0)
       return W_TIMEOUT;
     int ms = left > 0.2 ? 200 : (int)(left * 1000) + 1;
-    struct pollfd pfd[4] = {{p->done_fd, POLLIN, 0},
-                            {got_out ? -1 : p->out[0], POLLIN, 0},
-                            {got_err ? -1 : p->errp[0], POLLIN, 0},
-                            {in_off < in_len ? p->in[1] : -1, POLLOUT, 0}};
+    int in = hutch_proc_fd(p->h, 0), outfd = hutch_proc_fd(p->h, 1), errfd = hutch_proc_fd(p->h, 2);
+    struct pollfd pfd[4] = {{hutch_proc_event_fd(p->h), POLLIN, 0},
+                            {got_out ? -1 : outfd, POLLIN, 0},
+                            {got_err ? -1 : errfd, POLLIN, 0},
+                            {in_off < in_len ? in : -1, POLLOUT, 0}};
     int n = poll(pfd, 4, ms);
     if (n < 0 && errno != EINTR)
       return W_DIED;
     if (n <= 0)
       continue;
     if (pfd[1].revents) {
-      stream_read(p->out[0], out, cap);
+      stream_read(outfd, out, cap);
       got_out = stream_marker(out, tok, value);
     }
     if (pfd[2].revents) {
-      stream_read(p->errp[0], err, cap);
+      stream_read(errfd, err, cap);
       got_err = stream_marker(err, tok, NULL);
     }
     if (pfd[3].revents) {
-      ssize_t w = write(p->in[1], script + in_off, in_len - in_off);
+      ssize_t w = write(in, script + in_off, in_len - in_off);
       if (w > 0)
         in_off += (size_t)w;
       else if (w < 0 && errno != EAGAIN && errno != EINTR)
         return W_DIED;
     }
-    if (pfd[0].revents & POLLIN) {
-      stream_read(p->out[0], out, cap);
-      stream_read(p->errp[0], err, cap);
+    if (pfd[0].revents) {
+      stream_read(outfd, out, cap);
+      stream_read(errfd, err, cap);
       if (!got_out)
         got_out = stream_marker(out, tok, value);
       if (!got_err)
         got_err = stream_marker(err, tok, NULL);
       if (!(got_out && got_err)) {
         p->dead = true;
+        p->rc = hutch_proc_wait(p->h, -1, &p->exit, &p->err);
         return W_DIED;
       }
     }
@@ -215,40 +195,19 @@ static enum wait_status feed_and_wait(struct shell_session *s, const char *scrip
 static void proc_free(struct session_proc *p) {
   if (p == NULL)
     return;
-  /* EOF on stdin ends an idle shell; a killed sandbox ends any. */
-  close_pair(p->in);
-  struct pollfd pfd = {p->done_fd, POLLIN, 0};
-  if (poll(&pfd, 1, 5000) == 1) {
-    pthread_join(p->th, NULL);
-  } else {
-    /* Still running: leave the thread its memory rather than block. */
-    pthread_detach(p->th);
-    return;
-  }
+  /* EOF on stdin ends an idle shell; a killed sandbox ends any.  What
+   * still runs after that is killed as the handle goes. */
+  hutch_proc_close_fd(p->h, 0);
+  hutch_error_t err = NULL;
+  hutch_proc_wait(p->h, 5, &p->exit, &err);
+  hutch_error_free(&err);
   hutch_error_free(&p->err);
-  close_pair(p->out);
-  close_pair(p->errp);
-  close(p->done_fd);
+  hutch_proc_free(p->h);
   free(p);
 }
 
 static int start(struct shell_session *s, hutch_error_t *err) {
   struct session_proc *p = xcalloc(1, sizeof(*p));
-  p->in[0] = p->in[1] = p->out[0] = p->out[1] = p->errp[0] = p->errp[1] = -1;
-  p->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-  if (p->done_fd < 0 || pipe2(p->in, O_CLOEXEC) < 0 || pipe2(p->out, O_CLOEXEC) < 0 || pipe2(p->errp, O_CLOEXEC) < 0) {
-    hutch_error_sys(err, "pipes for the shell session");
-    close_pair(p->in);
-    close_pair(p->out);
-    close_pair(p->errp);
-    if (p->done_fd >= 0)
-      close(p->done_fd);
-    free(p);
-    return -1;
-  }
-  fcntl(p->in[1], F_SETFL, O_NONBLOCK);
-  fcntl(p->out[0], F_SETFL, O_NONBLOCK);
-  fcntl(p->errp[0], F_SETFL, O_NONBLOCK);
   size_t i = 0;
   p->argv[i++] = s->shell;
   if (strcmp(s->shell, "bash") == 0) {
@@ -257,24 +216,15 @@ static int start(struct shell_session *s, hutch_error_t *err) {
   }
   p->argv[i++] = "-s";
   p->argv[i] = NULL;
-  p->sb = s->t->sb;
-  p->proc = (struct hutch_process){.argv = p->argv,
-                                   .env = s->t->env,
-                                   .workdir = s->workdir,
-                                   .stdio = {p->in[0], p->out[1], p->errp[1]},
-                                   .keep_caller_signals = true};
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_BLOCK, &all, &old);
-  int pr = pthread_create(&p->th, NULL, proc_main, p);
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  if (pr != 0) {
-    errno = pr;
-    hutch_error_sys(err, "start a thread for the shell session");
-    close_pair(p->in);
-    close_pair(p->out);
-    close_pair(p->errp);
-    close(p->done_fd);
+  struct hutch_spawn spec = {
+      .argv = p->argv,
+      .env = s->t->env,
+      .workdir = s->workdir,
+      .stdio = {{HUTCH_STDIO_PIPE, -1}, {HUTCH_STDIO_PIPE, -1}, {HUTCH_STDIO_PIPE, -1}},
+  };
+  if (hutch_proc_spawn(s->t->sb, &spec, &p->h, &p->err) < 0) {
+    hutch_error_set(err, EIO, "start a %s session in the sandbox: %s", s->shell, p->err->msg);
+    hutch_error_free(&p->err);
     free(p);
     return -1;
   }
@@ -288,8 +238,7 @@ static int start(struct shell_session *s, hutch_error_t *err) {
   struct stream o = {0}, e = {0};
   stream_reset(&o);
   stream_reset(&e);
-  long pid = -1;
-  enum wait_status st = feed_and_wait(s, script, tok, now() + 60, 4096, &o, &e, &pid);
+  enum wait_status st = feed_and_wait(s, script, tok, now() + 60, 4096, &o, &e, NULL);
   if (st != W_DONE) {
     hutch_error_set(err, EIO, "start a %s session in the sandbox: %s%.300s", s->shell,
                     p->err ? p->err->msg : p->exit.failure, st == W_TIMEOUT ? " (no answer in 60 s)" : e.data);
@@ -302,7 +251,8 @@ static int start(struct shell_session *s, hutch_error_t *err) {
   }
   free(o.data);
   free(e.data);
-  p->pid = pid;
+  /* From the handle, not from what the shell printed. */
+  p->pid = hutch_proc_sandbox_pid(p->h);
   return 0;
 }
 
@@ -317,8 +267,8 @@ struct shell_session *shell_session_new(struct task_sandbox *t, const char *shel
 static void drop_stray(struct session_proc *p) {
   struct stream junk = {0};
   stream_reset(&junk);
-  stream_read(p->out[0], &junk, 0);
-  stream_read(p->errp[0], &junk, 0);
+  stream_read(hutch_proc_fd(p->h, 1), &junk, 0);
+  stream_read(hutch_proc_fd(p->h, 2), &junk, 0);
   free(junk.data);
 }
 
