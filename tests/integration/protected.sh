@@ -110,7 +110,7 @@ init_pid=$(jq -r .pid "$HUTCH_STATE_DIR/$id/state.json")
 tap_like "$init_pid" "^[0-9]+$" "its init's host pid is recorded"
 # A client of the same user that reached the socket (as a sandbox would
 # through a bind of the state directory, were it allowed) asks init to run a
-# command, with the exec request of hutch's wire format (runtime/sync.c,
+# command, with the exec request of hutch's wire format (runtime/common/sync.c,
 # request.c).  PROOF: none, a pidfd of the client itself, or init's.
 cat >"$tmp/ctl-client.py" <<'EOF'
 import os, socket, struct, sys

@@ -1,4 +1,4 @@
-/* Resource limits: the pure parts (runtime/limits.c) and the policy's
+/* Resource limits: the pure parts (runtime/policy/limits.c) and the policy's
  * [limits] section. */
 #include "config.h"
 

@@ -230,8 +230,8 @@ int policy_seccomp_program(struct hutch_policy *p, int state_fd, const void **bp
 
 /* ---- hutch policy show ---------------------------------------------------- */
 
-/* What the sandbox code does whatever the policy says (runtime/sandbox.c,
- * caps.c, payload.c); listed so that a reader sees the whole picture. */
+/* What the sandbox code does whatever the policy says (runtime/sandbox/sandbox.c,
+ * contain/caps.c, contain/payload.c); listed so that a reader sees the whole picture. */
 static const char *const namespaces[] = {"user", "mount", "pid", "net", "ipc", "uts", "cgroup"};
 
 int policy_import_budget(const char *path, struct import_budget *out, hutch_error_t *err) {

@@ -1,7 +1,7 @@
 /* Resource limits: pure value handling.  Which limits a sandbox gets (the
  * command line over the policy's [limits]), the text the cgroup files
  * want, the rlimits they degrade to, and parsing of what the kernel
- * reports.  No I/O here: runtime/cgroup.c does the writing. */
+ * reports.  No I/O here: runtime/sandbox/cgroup.c does the writing. */
 #ifndef HUTCH_LIMITS_H
 #define HUTCH_LIMITS_H
 
