@@ -8,14 +8,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "text_escape.h"
 
 static int error_vset(hutch_error_t *err, int errnum, const char *fmt, va_list ap) {
   if (err == NULL)
     return -1;
   if (*err != NULL) /* keep the first (innermost) error */
     return -1;
-  struct hutch_error *e = xcalloc(1, sizeof(*e));
+  /* Plain calloc and asprintf, aborting as util.h's x-allocators do: util.h
+   * includes error.h, so error.c does not use util. */
+  struct hutch_error *e = calloc(1, sizeof(*e));
+  if (e == NULL)
+    abort();
   e->errnum = errnum;
   if (vasprintf(&e->msg, fmt, ap) < 0)
     abort();
@@ -50,7 +54,9 @@ int hutch_error_wrap(hutch_error_t *err, const char *fmt, ...) {
   if (vasprintf(&prefix, fmt, ap) < 0)
     abort();
   va_end(ap);
-  char *msg = xasprintf("%s: %s", prefix, (*err)->msg);
+  char *msg;
+  if (asprintf(&msg, "%s: %s", prefix, (*err)->msg) < 0)
+    abort();
   free(prefix);
   free((*err)->msg);
   (*err)->msg = msg;
@@ -95,13 +101,15 @@ void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err) {
   if (err == NULL)
     return;
   /* A message may quote what a sandbox wrote (a file name, a reply). */
-  _cleanup_free_ char *msg = text_escape_cstr(err->msg);
+  char *msg = text_escape_cstr(err->msg);
   if (err->errnum != 0)
     fprintf(out, "%s: %s: %s\n", prog, msg, strerror(err->errnum));
   else
     fprintf(out, "%s: %s\n", prog, msg);
+  free(msg);
   if (err->hint != NULL) {
-    _cleanup_free_ char *hint = text_escape_cstr(err->hint);
+    char *hint = text_escape_cstr(err->hint);
     fprintf(out, "%s: hint: %s\n", prog, hint);
+    free(hint);
   }
 }

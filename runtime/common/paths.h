@@ -2,6 +2,7 @@
 #ifndef HUTCH_PATHS_H
 #define HUTCH_PATHS_H
 
+#include <sys/types.h>
 #include <stdbool.h>
 
 /* Default locations, from the environment (each returns a new string). */
@@ -23,5 +24,12 @@ bool paths_valid_name(const char *name);
  * collapses "//" and "/./", refuses ".." components and relative paths.
  * Returns a new string, or NULL when the path is refused. */
 char *paths_normalize_inside(const char *path);
+
+/* What a path named when it was checked (protected.c, on the host), for
+ * whoever opens it afterwards (the child, mounts.c) to compare with. */
+struct file_id {
+  dev_t dev;
+  ino_t ino;
+};
 
 #endif

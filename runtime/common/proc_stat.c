@@ -55,3 +55,19 @@ char *proc_stat_read(pid_t pid) {
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
   return read_file_at(AT_FDCWD, path, 4096, NULL);
 }
+
+uint64_t proc_stat_start_time(pid_t pid) {
+  _cleanup_free_ char *text = proc_stat_read(pid);
+  uint64_t start;
+  /* A zombie is gone, whatever its start time says: its sandbox is dead. */
+  if (text == NULL || proc_stat_state(text) == 'Z' || proc_stat_state(text) == 'X' ||
+      !proc_stat_parse(text, PROC_STAT_START_TIME, 1, &start))
+    return 0;
+  return start;
+}
+
+bool proc_stat_alive(pid_t pid, uint64_t start_time) {
+  if (pid <= 0 || start_time == 0)
+    return false;
+  return proc_stat_start_time(pid) == start_time;
+}

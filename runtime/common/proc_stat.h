@@ -26,4 +26,11 @@ char proc_stat_state(const char *text);
 /* Reads /proc/PID/stat (0: this process); NULL with errno set on failure. */
 char *proc_stat_read(pid_t pid);
 
+/* The start time of a live pid, 0 when it is gone (or a zombie). */
+uint64_t proc_stat_start_time(pid_t pid);
+
+/* Whether the process recorded as (pid, start_time) still lives, and is
+ * not another one that reused its pid. */
+bool proc_stat_alive(pid_t pid, uint64_t start_time);
+
 #endif

@@ -6,11 +6,13 @@
  * they become visible escapes instead. */
 #include "config.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
-#include "util.h"
+#include "text_escape.h"
 
 size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp) {
   unsigned char c = s[0];
@@ -53,7 +55,9 @@ static bool needs_escape(uint32_t cp) {
 char *text_escape_controls(const char *text, size_t len) {
   const unsigned char *s = (const unsigned char *)text;
   /* At most 6 bytes out ("\u202e") for each byte in. */
-  char *out = xmalloc(len * 6 + 1);
+  char *out = malloc(len * 6 + 1);
+  if (out == NULL) /* as xmalloc, which lives above this file */
+    abort();
   size_t o = 0;
   for (size_t i = 0; i < len;) {
     uint32_t cp;

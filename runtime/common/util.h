@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "error.h"
+#include "text_escape.h"
 
 #define _cleanup_(fn) __attribute__((cleanup(fn)))
 
@@ -104,17 +105,6 @@ int openat2_retry(int dirfd, const char *path, uint64_t flags, mode_t mode, uint
  * fstat), at most max bytes: for files something else wrote.  NULL with
  * errno (ELOOP: a symlink, EINVAL: not a regular file, EFBIG: larger). */
 char *read_regular_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
-
-/* Length of the well-formed UTF-8 sequence at s (1..4; left > 0 bytes
- * there), with its code point, or 0 when the bytes there are not one
- * (overlong, surrogate, past U+10FFFF, truncated). */
-size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
-
-/* text with C0 (but tab and newline), DEL, C1, bidirectional controls and
- * bytes that are not UTF-8 written as visible escapes (\x1b, \u009b), for
- * printing what a sandbox wrote (text_escape.c); malloc'd. */
-char *text_escape_controls(const char *text, size_t len);
-char *text_escape_cstr(const char *text);
 
 /* Logging to stderr with the program prefix, escaped as above; all
  * printf-checked. */

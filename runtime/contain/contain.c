@@ -15,10 +15,10 @@
 #include <sys/syscall.h>
 
 #include "caps.h"
+#include "fuse_mount.h"
 #include "mounts.h"
 #include "net_sandbox.h"
 #include "netlink.h"
-#include "overlay_fuse.h"
 #include "request.h"
 #include "sync.h"
 #include "util.h"

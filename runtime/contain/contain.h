@@ -10,7 +10,7 @@
 #include "init.h"
 #include "limits.h"
 #include "net_sandbox.h"
-#include "protected.h"
+#include "paths.h"
 
 struct contain_config {
   const char *lower;         /* the image's tree */

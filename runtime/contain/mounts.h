@@ -10,7 +10,7 @@
 #include <stddef.h>
 
 #include "hutch.h"
-#include "protected.h"
+#include "paths.h"
 
 struct detached_bind {
   int fd;

@@ -225,30 +225,6 @@ static cJSON *plan_meta(const struct plan *p, const struct idmap_set *maps, cons
   return j;
 }
 
-void oci_meta_defaults(const struct cJSON *meta, char ***env, char **workdir, char **user) {
-  *env = NULL;
-  *workdir = *user = NULL;
-  const cJSON *img = cJSON_GetObjectItemCaseSensitive(meta, "image");
-  if (!cJSON_IsObject(img))
-    return;
-  const cJSON *e = cJSON_GetObjectItemCaseSensitive(img, "env");
-  if (cJSON_IsArray(e)) {
-    size_t n = 0;
-    *env = xcalloc((size_t)cJSON_GetArraySize(e) + 1, sizeof(char *));
-    const cJSON *item;
-    cJSON_ArrayForEach(item, e) {
-      if (cJSON_IsString(item) && strchr(item->valuestring, '='))
-        (*env)[n++] = xstrdup(item->valuestring);
-    }
-  }
-  const cJSON *w = cJSON_GetObjectItemCaseSensitive(img, "workdir");
-  if (cJSON_IsString(w) && w->valuestring[0] == '/')
-    *workdir = xstrdup(w->valuestring);
-  const cJSON *u = cJSON_GetObjectItemCaseSensitive(img, "user");
-  if (cJSON_IsString(u) && u->valuestring[0])
-    *user = xstrdup(u->valuestring);
-}
-
 /* Hands out layer i as a verified blob. */
 typedef int (*layer_fn)(void *ctx, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err);
 

@@ -28,9 +28,6 @@ struct cJSON;
 int oci_import(struct hutch_store *store, const char *file, int fd, const struct hutch_import_options *opts,
                FILE *notices, char hex[SHA256_HEX_SIZE], hutch_error_t *err);
 
-/* The image's defaults recorded in an entry's meta.json (NULL when none). */
-void oci_meta_defaults(const struct cJSON *meta, char ***env, char **workdir, char **user);
-
 /* hutch_image_env and hutch_image_user_notice (hutch.h) are in oci.c. */
 
 struct oci_pull_options {

@@ -16,8 +16,6 @@
 #include <sys/stat.h>
 #include <time.h>
 
-#include "oci.h"
-#include "oci_compressed.h"
 #include "paths.h"
 #include "policy.h"
 #include "util.h"
@@ -94,7 +92,7 @@ void hutch_image_list_free(struct hutch_image *images, size_t n) {
 
 /* ---- pure helpers ----------------------------------------------------- */
 
-static bool is_hex(const char *s, size_t n) {
+bool store_is_hex(const char *s, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (!isxdigit((unsigned char)s[i]) || isupper((unsigned char)s[i]))
       return false;
@@ -106,7 +104,7 @@ static const char *entry_hex(const char *dirname) {
   if (strncmp(dirname, "sha256-", 7) != 0)
     return NULL;
   const char *hex = dirname + 7;
-  return strlen(hex) == SHA256_HEX_SIZE - 1 && is_hex(hex, SHA256_HEX_SIZE - 1) ? hex : NULL;
+  return strlen(hex) == SHA256_HEX_SIZE - 1 && store_is_hex(hex, SHA256_HEX_SIZE - 1) ? hex : NULL;
 }
 
 static void random_hex(char *out, size_t bytes) {
@@ -197,7 +195,7 @@ static int tmpdir_discard(struct hutch_store *store, struct tmpdir *t, hutch_err
 }
 
 /* Leftovers of killed imports and removals: nobody holds their lock. */
-static void clean_stale_tmp(struct hutch_store *store) {
+void store_clean_stale_tmp(struct hutch_store *store) {
   int tmpfd = openat(store->fd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (tmpfd < 0)
     return;
@@ -407,7 +405,8 @@ static int meta_lowers(struct hutch_store *store, const char *hex, const cJSON *
   cJSON_ArrayForEach(item, arr) {
     const char *d = cJSON_GetStringValue(item);
     const char *h = d && strncmp(d, "sha256:", 7) == 0 ? d + 7 : NULL;
-    if (h == NULL || strlen(h) != SHA256_HEX_SIZE - 1 || !is_hex(h, SHA256_HEX_SIZE - 1) || !entry_exists(store, h)) {
+    if (h == NULL || strlen(h) != SHA256_HEX_SIZE - 1 || !store_is_hex(h, SHA256_HEX_SIZE - 1) ||
+        !entry_exists(store, h)) {
       cleanup_strvp(&lowers);
       hutch_error_set(err, ENOENT, "rootfs store: image sha256:%.12s is built on %s, which is not in the store", hex,
                       d ? d : "(invalid)");
@@ -447,6 +446,32 @@ static bool entry_has_dependents(struct hutch_store *store, const char *hex) {
   return found;
 }
 
+/* The image's defaults recorded in an entry's meta.json (NULL when none):
+ * written by the importer (oci.c), read back here. */
+static void meta_defaults(const struct cJSON *meta, char ***env, char **workdir, char **user) {
+  *env = NULL;
+  *workdir = *user = NULL;
+  const cJSON *img = cJSON_GetObjectItemCaseSensitive(meta, "image");
+  if (!cJSON_IsObject(img))
+    return;
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(img, "env");
+  if (cJSON_IsArray(e)) {
+    size_t n = 0;
+    *env = xcalloc((size_t)cJSON_GetArraySize(e) + 1, sizeof(char *));
+    const cJSON *item;
+    cJSON_ArrayForEach(item, e) {
+      if (cJSON_IsString(item) && strchr(item->valuestring, '='))
+        (*env)[n++] = xstrdup(item->valuestring);
+    }
+  }
+  const cJSON *w = cJSON_GetObjectItemCaseSensitive(img, "workdir");
+  if (cJSON_IsString(w) && w->valuestring[0] == '/')
+    *workdir = xstrdup(w->valuestring);
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(img, "user");
+  if (cJSON_IsString(u) && u->valuestring[0])
+    *user = xstrdup(u->valuestring);
+}
+
 static int image_fill(struct hutch_store *store, const char *hex, const char *name, struct hutch_image *out,
                       hutch_error_t *err) {
   cJSON *j = NULL;
@@ -461,7 +486,7 @@ static int image_fill(struct hutch_store *store, const char *hex, const char *na
   out->size = m.size;
   out->created = m.created;
   out->ids_preserved = m.ids_preserved;
-  oci_meta_defaults(j, &out->env, &out->workdir, &out->user);
+  meta_defaults(j, &out->env, &out->workdir, &out->user);
   int r = meta_lowers(store, hex, j, &out->lowers, err);
   cJSON_Delete(j);
   if (r < 0)
@@ -482,7 +507,7 @@ static bool ts_before(const struct timespec *a, const struct timespec *b) {
 /* 1 with hex filled when the file is known and unchanged.  An entry written
  * within the same timestamp tick as the file's last change is not trusted:
  * the file could have changed again in that tick without its times moving. */
-static int index_lookup(struct hutch_store *store, const struct stat *st, char hex[SHA256_HEX_SIZE]) {
+int store_index_lookup(struct hutch_store *store, const struct stat *st, char hex[SHA256_HEX_SIZE]) {
   _cleanup_free_ char *rel = index_rel(st);
   _cleanup_close_ int fd = openat(store->fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0)
@@ -497,7 +522,7 @@ static int index_lookup(struct hutch_store *store, const struct stat *st, char h
   long long ms, mns, cs, cns;
   char h[SHA256_HEX_SIZE];
   if (sscanf(buf, "%" SCNu64 " %lld.%lld %lld.%lld %64s", &size, &ms, &mns, &cs, &cns, h) != 6 ||
-      strlen(h) != SHA256_HEX_SIZE - 1 || !is_hex(h, SHA256_HEX_SIZE - 1))
+      strlen(h) != SHA256_HEX_SIZE - 1 || !store_is_hex(h, SHA256_HEX_SIZE - 1))
     return 0;
   if (size != (uint64_t)st->st_size || ms != st->st_mtim.tv_sec || mns != st->st_mtim.tv_nsec ||
       cs != st->st_ctim.tv_sec || cns != st->st_ctim.tv_nsec)
@@ -510,7 +535,7 @@ static int index_lookup(struct hutch_store *store, const struct stat *st, char h
   return 1;
 }
 
-static void index_record(struct hutch_store *store, const struct stat *st, const char *hex) {
+void store_index_record(struct hutch_store *store, const struct stat *st, const char *hex) {
   _cleanup_free_ char *rel = index_rel(st);
   _cleanup_free_ char *path = xasprintf("%s/%s", store->path, rel);
   _cleanup_free_ char *line =
@@ -572,7 +597,7 @@ static int resolve(struct hutch_store *store, const char *ref, char hex[SHA256_H
   bool prefixed = strncmp(ref, "sha256:", 7) == 0;
   const char *h = prefixed ? ref + 7 : ref;
   size_t len = strlen(h);
-  if (len < STORE_MIN_PREFIX || len > SHA256_HEX_SIZE - 1 || !is_hex(h, len)) {
+  if (len < STORE_MIN_PREFIX || len > SHA256_HEX_SIZE - 1 || !store_is_hex(h, len)) {
     if (!prefixed)
       return not_found(store, ref, err);
     hutch_error_set(err, EINVAL, "\"%s\" is not a digest", ref);
@@ -800,7 +825,7 @@ static int write_new_meta(struct hutch_store *store, const char *dir_rel, const 
 
 /* Unpack `fd` as a new entry.  Returns 0 with hex filled, 1 when the bytes
  * turned out to be in the store already (a pipe, or a concurrent import). */
-static int import_unpack(struct hutch_store *store, int fd, const struct stat *st, const char *file,
+int store_import_tarball(struct hutch_store *store, int fd, const struct stat *st, const char *file,
                          const char *expect_hex, const struct hutch_import_options *opts, FILE *notices,
                          char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
   const struct idmap_set *maps;
@@ -891,96 +916,6 @@ int store_name_entry(struct hutch_store *store, const char *hex, const char *nam
       out->name = xstrdup(names[0]);
   }
   return 0;
-}
-
-int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
-                       struct hutch_image *out, hutch_error_t *err) {
-  static const struct hutch_import_options defaults;
-  if (opts == NULL)
-    opts = &defaults;
-  FILE *notices = opts->notices ? opts->notices : stderr;
-  if (opts->name && !paths_valid_name(opts->name)) {
-    hutch_error_set(err, EINVAL, "\"%s\" is not a valid image name", opts->name);
-    return hutch_error_hint(err, "a name is 1 to 128 letters, digits, '.', '_', '-' or ':', starting with a letter "
-                                 "or digit, without \"..\"");
-  }
-  _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  struct stat st;
-  if (fd < 0 || fstat(fd, &st) < 0)
-    return hutch_error_sys(err, "import %s: open", file);
-  bool regular = S_ISREG(st.st_mode);
-  clean_stale_tmp(store);
-
-  char hex[SHA256_HEX_SIZE] = "";
-  int already = 0;
-  int image_format = OCI_NOT_AN_IMAGE;
-  bool indexed = regular && index_lookup(store, &st, hex) == 1;
-  if (indexed) {
-    hutch_debug("import %s: unchanged since it was imported as sha256:%s (index)", file, hex);
-    already = 1;
-  } else if (regular || S_ISDIR(st.st_mode)) {
-    /* `docker save` archives and OCI layouts: an image of layers. */
-    image_format = oci_import(store, file, fd, opts, notices, hex, err);
-    if (image_format < 0)
-      return hutch_error_wrap(err, "import %s", file);
-    if (image_format == OCI_NOT_AN_IMAGE && regular) {
-      _cleanup_free_ char *tmp = xasprintf("%s/tmp", store->path);
-      _cleanup_close_ int plain = -1;
-      int c = oci_decompress_image_archive(fd, tmp, notices, &plain, err);
-      if (c < 0)
-        return hutch_error_wrap(err, "import %s", file);
-      if (c > 0 && (image_format = oci_import(store, file, plain, opts, notices, hex, err)) < 0)
-        return hutch_error_wrap(err, "import %s", file);
-      if (c > 0 && image_format == OCI_NOT_AN_IMAGE) {
-        hutch_error_set(err, EINVAL,
-                        "import %s: a compressed image archive, but neither an OCI layout (index.json) "
-                        "nor a `docker save` archive (manifest.json)",
-                        file);
-        return -1;
-      }
-    }
-    if (image_format != OCI_NOT_AN_IMAGE)
-      already = image_format;
-  }
-  if (image_format == OCI_NOT_AN_IMAGE && S_ISDIR(st.st_mode)) {
-    hutch_error_set(err, EISDIR, "import %s", file);
-    return hutch_error_hint(err,
-                            "import a tarball of the tree (tar -C %s -cf rootfs.tar .), or an OCI image layout "
-                            "directory (one with index.json and blobs/)",
-                            file);
-  }
-  if (!indexed) {
-    /* A digest given by the caller (a pull) spares even the unpack.
-     * Otherwise the file is hashed once, while it is unpacked: same bytes
-     * under another inode unpack, then find their entry and discard the
-     * stage (the index above keeps an unchanged file O(1)). */
-    const char *known = opts->sha256 && strncmp(opts->sha256, "sha256:", 7) == 0 ? opts->sha256 + 7 : opts->sha256;
-    bool expect = regular && image_format == OCI_NOT_AN_IMAGE && known && strlen(known) == SHA256_HEX_SIZE - 1 &&
-                  is_hex(known, SHA256_HEX_SIZE - 1);
-    if (expect) {
-      memcpy(hex, known, SHA256_HEX_SIZE);
-      already = entry_exists(store, hex);
-    }
-    if (!already && image_format == OCI_NOT_AN_IMAGE) {
-      char got[SHA256_HEX_SIZE];
-      double t0 = monotonic_seconds();
-      int r = import_unpack(store, fd, &st, file, expect ? hex : NULL, opts, notices, got, err);
-      hutch_debug("import %s: unpacked in %.3f s", file, monotonic_seconds() - t0);
-      if (r < 0)
-        return hutch_error_wrap(err, "import %s", file);
-      already = r;
-      memcpy(hex, got, sizeof(got));
-    }
-    struct stat after;
-    if (regular && fstat(fd, &after) == 0 && after.st_size == st.st_size && after.st_mtim.tv_sec == st.st_mtim.tv_sec &&
-        after.st_mtim.tv_nsec == st.st_mtim.tv_nsec && after.st_ctim.tv_sec == st.st_ctim.tv_sec &&
-        after.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
-      index_record(store, &st, hex);
-  }
-
-  if (store_name_entry(store, hex, opts->name, notices, out, err) < 0)
-    return hutch_error_wrap(err, "import %s", file);
-  return already;
 }
 
 /* ---- for importers of image formats (store.h) -------------------------- */

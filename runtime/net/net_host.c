@@ -13,9 +13,9 @@
 #include <time.h>
 
 #include "policy.h"
+#include "proc_stat.h"
 #include "proxy.h"
 #include "request.h"
-#include "state.h"
 #include "sync.h"
 #include "subnet.h"
 #include "util.h"
@@ -233,7 +233,7 @@ int net_host_spawn_proxy(struct net_host *nh, bool long_lived, hutch_error_t *er
   close(sp[1]);
   nh->channel = sp[0];
   nh->proxy_pid = pid;
-  nh->proxy_start_time = state_pid_start_time(pid);
+  nh->proxy_start_time = proc_stat_start_time(pid);
   return 0;
 }
 
@@ -259,7 +259,7 @@ static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
   if (pidfd < 0)
     return;
   /* The pidfd pins the process: check it is still the proxy we started. */
-  if (start_time != 0 && state_pid_start_time(pid) != start_time) {
+  if (start_time != 0 && proc_stat_start_time(pid) != start_time) {
     close(pidfd);
     return;
   }

@@ -10,7 +10,7 @@
 #include <string.h>
 #include <sys/file.h>
 
-#include "state.h"
+#include "proc_stat.h"
 #include "util.h"
 
 #define SUBNET_MAX_ENTRIES 16384
@@ -125,8 +125,7 @@ static int table_write(struct subnet_table *t, hutch_error_t *err) {
 static void table_reclaim(struct subnet_table *t) {
   size_t kept = 0;
   for (size_t i = 0; i < t->n; i++) {
-    struct sandbox_state st = {.pid = t->e[i].pid, .start_time = t->e[i].start_time};
-    if (state_is_running(&st))
+    if (proc_stat_alive(t->e[i].pid, t->e[i].start_time))
       t->e[kept++] = t->e[i];
   }
   t->n = kept;
@@ -148,7 +147,7 @@ int subnet_allocate(int state_fd, const struct net_cidr *range, const char *id, 
   }
   t.e = xrealloc(t.e, (t.n + 1) * sizeof(*t.e));
   struct subnet_entry *e = &t.e[t.n++];
-  *e = (struct subnet_entry){.block = *block, .pid = pid, .start_time = state_pid_start_time(pid)};
+  *e = (struct subnet_entry){.block = *block, .pid = pid, .start_time = proc_stat_start_time(pid)};
   snprintf(e->id, sizeof(e->id), "%s", id);
   return table_write(&t, err);
 }
@@ -160,7 +159,7 @@ int subnet_set_owner(int state_fd, const char *id, pid_t pid, hutch_error_t *err
   for (size_t i = 0; i < t.n; i++) {
     if (strcmp(t.e[i].id, id) == 0) {
       t.e[i].pid = pid;
-      t.e[i].start_time = state_pid_start_time(pid);
+      t.e[i].start_time = proc_stat_start_time(pid);
       return table_write(&t, err);
     }
   }

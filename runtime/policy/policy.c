@@ -12,10 +12,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "cgroup.h"
 #include "paths.h"
 #include "sha256.h"
-#include "state.h"
 #include "util.h"
 
 /* Bumped whenever the compiler's output for the same profile or the cache
@@ -116,10 +114,10 @@ char *policy_cache_file(const struct hutch_policy *p) {
  * an entry that verifies, and only for the policy it was compiled from. */
 #define CACHE_MAC_SIZE SHA256_DIGEST_SIZE
 
-static void cache_mac(const uint8_t key[STATE_CACHE_KEY_SIZE], const struct hutch_policy *p, const void *bpf,
+static void cache_mac(const uint8_t key[POLICY_CACHE_KEY_SIZE], const struct hutch_policy *p, const void *bpf,
                       size_t len, uint8_t mac[CACHE_MAC_SIZE]) {
   struct hmac_sha256_ctx ctx;
-  hmac_sha256_init(&ctx, key, STATE_CACHE_KEY_SIZE);
+  hmac_sha256_init(&ctx, key, POLICY_CACHE_KEY_SIZE);
   hmac_sha256_update(&ctx, p->digest, strlen(p->digest));
   hmac_sha256_update(&ctx, bpf, len);
   hmac_sha256_final(&ctx, mac);
@@ -129,7 +127,7 @@ static void cache_mac(const uint8_t key[STATE_CACHE_KEY_SIZE], const struct hutc
  * by others, of a plausible size, authenticated by its MAC and well-formed;
  * anything else is recompiled.  Returns 0 and the program, or -1 (with a
  * debug note). */
-static int read_cached(const char *file, const struct hutch_policy *p, const uint8_t key[STATE_CACHE_KEY_SIZE],
+static int read_cached(const char *file, const struct hutch_policy *p, const uint8_t key[POLICY_CACHE_KEY_SIZE],
                        void **bpf, size_t *len) {
   _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
@@ -176,7 +174,7 @@ static int read_cached(const char *file, const struct hutch_policy *p, const uin
   return 0;
 }
 
-static void write_cached(const char *file, const struct hutch_policy *p, const uint8_t key[STATE_CACHE_KEY_SIZE]) {
+static void write_cached(const char *file, const struct hutch_policy *p, const uint8_t key[POLICY_CACHE_KEY_SIZE]) {
   size_t size = CACHE_MAC_SIZE + p->bpf_len;
   _cleanup_free_ uint8_t *buf = xmalloc(size);
   cache_mac(key, p, p->bpf, p->bpf_len, buf);
@@ -201,27 +199,16 @@ static int compile_policy(const struct hutch_policy *p, void **bpf, size_t *len,
   return 0;
 }
 
-int policy_seccomp_program(struct hutch_policy *p, int state_fd, const void **bpf, size_t *len, hutch_error_t *err) {
+int policy_seccomp_program(struct hutch_policy *p, const uint8_t *cache_key, const void **bpf, size_t *len,
+                           hutch_error_t *err) {
   if (p->bpf == NULL) {
     _cleanup_free_ char *file = policy_cache_file(p);
-    uint8_t key[STATE_CACHE_KEY_SIZE];
-    bool have_key = false;
-    if (state_fd >= 0) {
-      hutch_error_t key_err = NULL;
-      have_key = state_cache_key(state_fd, key, &key_err) == 0;
-      if (!have_key) {
-        /* Without the key nothing cached can be trusted: compile. */
-        hutch_debug("%s: %s: not using the seccomp cache", key_err->msg, strerror(key_err->errnum));
-        hutch_error_free(&key_err);
-      }
-    }
-    if (!have_key || read_cached(file, p, key, &p->bpf, &p->bpf_len) < 0) {
+    if (cache_key == NULL || read_cached(file, p, cache_key, &p->bpf, &p->bpf_len) < 0) {
       if (compile_policy(p, &p->bpf, &p->bpf_len, err) < 0)
         return -1;
-      if (have_key)
-        write_cached(file, p, key);
+      if (cache_key != NULL)
+        write_cached(file, p, cache_key);
     }
-    explicit_bzero(key, sizeof(key));
   }
   *bpf = p->bpf;
   *len = p->bpf_len;
@@ -285,7 +272,8 @@ static const char disk_in_effect[] =
     "/dev/shm still are. tmpfs pages count as the sandbox's "
     "memory where it has a memory cgroup; without one they come on top of [limits] memory";
 
-static void describe_limits(const struct hutch_policy *p, bool effective, FILE *out) {
+static void describe_limits(const struct hutch_policy *p, const char *on_host, FILE *out) {
+  bool effective = on_host != NULL;
   const struct policy_limits *l = &p->settings.limits;
   char v[64];
   fprintf(out, "limits:\n");
@@ -316,12 +304,8 @@ static void describe_limits(const struct hutch_policy *p, bool effective, FILE *
   fprintf(out, "  image_size: %s%s\n", v, l->image_size ? "" : " (default)");
   limit_text(limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), false, v, sizeof(v));
   fprintf(out, "  image_entries: %s%s\n", v, l->image_entries ? "" : " (default)");
-  if (effective) {
-    struct limits_plan plan;
-    limits_plan_make(NULL, l, &plan);
-    _cleanup_free_ char *where = cgroup_explain(&plan);
-    fprintf(out, "  on this host: %s\n", where);
-  }
+  if (effective)
+    fprintf(out, "  on this host: %s\n", on_host);
 }
 
 static void describe_network_json(const struct net_policy *n, bool effective, cJSON *root) {
@@ -356,7 +340,8 @@ static void describe_network_json(const struct net_policy *n, bool effective, cJ
     cJSON_AddStringToObject(o, "in_effect", "with --net proxy only");
 }
 
-static void describe_limits_json(const struct hutch_policy *p, bool effective, cJSON *root) {
+static void describe_limits_json(const struct hutch_policy *p, const char *on_host, cJSON *root) {
+  bool effective = on_host != NULL;
   const struct policy_limits *l = &p->settings.limits;
   cJSON *o = cJSON_AddObjectToObject(root, "limits");
 #define NUM(name, v, scale)                                                                                            \
@@ -382,15 +367,12 @@ static void describe_limits_json(const struct hutch_policy *p, bool effective, c
   if (effective)
     cJSON_AddStringToObject(o, "memory_without_cgroup", memory_without_cgroup);
 #undef NUM
-  if (effective) {
-    struct limits_plan plan;
-    limits_plan_make(NULL, l, &plan);
-    _cleanup_free_ char *where = cgroup_explain(&plan);
-    cJSON_AddStringToObject(o, "on_this_host", where);
-  }
+  if (effective)
+    cJSON_AddStringToObject(o, "on_this_host", on_host);
 }
 
-int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
+int policy_describe(const struct hutch_policy *p, const char *on_host, FILE *out, hutch_error_t *err) {
+  bool effective = on_host != NULL;
   _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
   _cleanup_free_ void *bpf = NULL;
   size_t bpf_len = 0;
@@ -410,7 +392,7 @@ int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *ou
     fprintf(out, "  nofile: %llu\n", (unsigned long long)p->settings.nofile);
   else
     fprintf(out, "  nofile: inherited from hutch\n");
-  describe_limits(p, effective, out);
+  describe_limits(p, on_host, out);
   net_policy_describe(&p->settings.network, out);
   if (effective)
     fprintf(out, "  in effect: only with `--net proxy` (otherwise the sandbox has loopback only)\n");
@@ -428,7 +410,8 @@ static void json_freep(cJSON **j) {
   cJSON_Delete(*j);
 }
 
-int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
+int policy_describe_json(const struct hutch_policy *p, const char *on_host, FILE *out, hutch_error_t *err) {
+  bool effective = on_host != NULL;
   _cleanup_(profile_freep) struct seccomp_profile *profile = NULL;
   _cleanup_free_ void *bpf = NULL;
   size_t bpf_len = 0;
@@ -452,7 +435,7 @@ int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FIL
     cJSON_AddNumberToObject(sb, "nofile", (double)p->settings.nofile);
   else
     cJSON_AddNullToObject(sb, "nofile");
-  describe_limits_json(p, effective, root);
+  describe_limits_json(p, on_host, root);
   describe_network_json(&p->settings.network, effective, root);
   cJSON *sc = cJSON_AddObjectToObject(root, "seccomp");
   if (seccomp_profile_describe_json(profile, effective, sc, err) < 0)

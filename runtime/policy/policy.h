@@ -60,11 +60,12 @@ struct hutch_policy {
 
 /* The compiled filter of a policy, ready for seccomp_install(); the memory
  * belongs to the policy.  Reads <cache>/seccomp/<digest>.bpf when present,
- * sound and authenticated by its HMAC under the user's key (kept in the
- * state directory state_fd; -1: no cache at all); otherwise parses and
- * compiles the profile and stores the result there (in memory only when the
- * cache cannot be written). */
-int policy_seccomp_program(struct hutch_policy *policy, int state_fd, const void **bpf, size_t *len,
+ * sound and authenticated by its HMAC under the user's key `cache_key`
+ * (POLICY_CACHE_KEY_SIZE bytes, kept in the state directory: state.h; NULL:
+ * no cache at all); otherwise parses and compiles the profile and stores
+ * the result there (in memory only when the cache cannot be written). */
+#define POLICY_CACHE_KEY_SIZE 32
+int policy_seccomp_program(struct hutch_policy *policy, const uint8_t *cache_key, const void **bpf, size_t *len,
                            hutch_error_t *err);
 /* The import budget of the policy at `path` (NULL: as hutch_policy_load).
  * Fails when the policy cannot be read: an import is never unbounded
@@ -72,5 +73,11 @@ int policy_seccomp_program(struct hutch_policy *policy, int state_fd, const void
 int policy_import_budget(const char *path, struct import_budget *out, hutch_error_t *err);
 /* Where policy_seccomp_program() caches this policy's program (new string). */
 char *policy_cache_file(const struct hutch_policy *policy);
+
+/* hutch_policy_describe() and _json(): `on_host` (NULL: the policy as
+ * written) is where its limits go on this host, which the host side knows
+ * (cgroup.c), for --effective. */
+int policy_describe(const struct hutch_policy *p, const char *on_host, FILE *out, hutch_error_t *err);
+int policy_describe_json(const struct hutch_policy *p, const char *on_host, FILE *out, hutch_error_t *err);
 
 #endif

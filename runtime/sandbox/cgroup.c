@@ -12,6 +12,7 @@
 #include <sys/statfs.h>
 #include <time.h>
 
+#include "policy.h"
 #include "util.h"
 
 #define CGROUP_MOUNT "/sys/fs/cgroup"
@@ -562,4 +563,22 @@ int cgroup_setup_limits(const struct limits_plan *plan, const char *id, double t
   }
   hutch_error_free(&cause);
   return 0;
+}
+
+/* `hutch policy show [--effective]`: the policy is described by policy.c;
+ * where its limits go on this host is known here, and passed in. */
+static char *limits_on_host(const struct hutch_policy *p) {
+  struct limits_plan plan;
+  limits_plan_make(NULL, &p->settings.limits, &plan);
+  return cgroup_explain(&plan);
+}
+
+int hutch_policy_describe(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
+  _cleanup_free_ char *on_host = effective ? limits_on_host(p) : NULL;
+  return policy_describe(p, on_host, out, err);
+}
+
+int hutch_policy_describe_json(const struct hutch_policy *p, bool effective, FILE *out, hutch_error_t *err) {
+  _cleanup_free_ char *on_host = effective ? limits_on_host(p) : NULL;
+  return policy_describe_json(p, on_host, out, err);
 }

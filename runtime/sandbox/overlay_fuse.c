@@ -39,7 +39,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "state.h"
+#include "proc_stat.h"
 #include "sync.h"
 #include "util.h"
 
@@ -49,35 +49,6 @@
 
 static const char fuse_hint[] = "--overlay fuse needs fuse-overlayfs (apt-get install fuse-overlayfs) and /dev/fuse; "
                                 "run `hutch doctor`";
-
-int overlay_fuse_open_device(hutch_error_t *err) {
-  int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
-  if (fd < 0) {
-    hutch_error_sys(err, "--overlay fuse: open /dev/fuse");
-    if (errno == ENOENT)
-      hutch_error_hint(err, "the fuse module is not loaded (as root: `modprobe fuse`), or an outer container "
-                            "does not pass the device (docker/podman: --device /dev/fuse)");
-    else
-      hutch_error_hint(err, "the device is not usable here (permissions, or an outer container's device "
-                            "cgroup): docker/podman --device /dev/fuse; run `hutch doctor`");
-    return -1;
-  }
-  return fd;
-}
-
-int overlay_fuse_mount(int fuse_fd, const char *target, hutch_error_t *err) {
-  /* allow_other: every sandbox id, not only uid 0, may use the root; the
-   * kernel still limits a FUSE mount of a user namespace to that
-   * namespace.  default_permissions: the kernel checks modes and owners
-   * itself, as it does on overlayfs, instead of trusting the daemon to. */
-  char opts[128];
-  snprintf(opts, sizeof(opts), "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other,default_permissions", fuse_fd);
-  if (mount("fuse-overlayfs", target, "fuse.fuse-overlayfs", MS_NODEV, opts) < 0) {
-    hutch_error_sys(err, "--overlay fuse: mount the FUSE filesystem on %s", target);
-    return hutch_error_hint(err, "FUSE mounts in a user namespace need Linux >= 4.18; run `hutch doctor`");
-  }
-  return 0;
-}
 
 char *overlay_fuse_program(char *why, size_t why_size) {
   const char *env = getenv("HUTCH_FUSE_OVERLAYFS");
@@ -200,7 +171,7 @@ int overlay_fuse_start(pid_t sandbox_pid, int fuse_fd, const char *lower, const 
     return hutch_error_hint(err, "%s", fuse_hint);
   }
   out->pid = pid;
-  out->start_time = state_pid_start_time(pid);
+  out->start_time = proc_stat_start_time(pid);
   return 0;
 }
 
@@ -218,7 +189,7 @@ void overlay_fuse_stop(const struct overlay_fuse_daemon *d, double grace) {
   }
   /* The pidfd pins the process: checked after opening, a reused pid can
    * no longer be the one signalled. */
-  if (d->start_time != 0 && state_pid_start_time(d->pid) != d->start_time) {
+  if (d->start_time != 0 && proc_stat_start_time(d->pid) != d->start_time) {
     close(pidfd);
     waitpid(d->pid, NULL, WNOHANG); /* ours, exited meanwhile */
     return;
@@ -236,18 +207,6 @@ void overlay_fuse_stop(const struct overlay_fuse_daemon *d, double grace) {
   /* Ours when this hutch started it; ECHILD otherwise, and its parent reaps. */
   while (waitpid(d->pid, NULL, 0) < 0 && errno == EINTR)
     ;
-}
-
-int overlay_fuse_child_mount(int fuse_fd, const char *target, int parent_fd, hutch_error_t *err) {
-  if (overlay_fuse_mount(fuse_fd, target, err) < 0)
-    return -1;
-  int r = sync_send(parent_fd, SYNC_FUSE_FD, NULL, 0, &fuse_fd, 1, err);
-  /* The daemon must hold the only copy: if it dies, the connection aborts
-   * and this sandbox's accesses fail instead of waiting forever. */
-  close(fuse_fd);
-  if (r < 0)
-    return -1;
-  return sync_expect(parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the fuse-overlayfs daemon", err);
 }
 
 int overlay_fuse_host_start(int sync_fd, pid_t sandbox_pid, const char *lower, const char *upper, const char *work,
@@ -269,15 +228,4 @@ int overlay_fuse_host_start(int sync_fd, pid_t sandbox_pid, const char *lower, c
   if (r < 0)
     return -1;
   return sync_send(sync_fd, SYNC_GO, NULL, 0, NULL, 0, err);
-}
-
-void overlay_fuse_stop_recorded(int state_rootfd, const char *id, double grace) {
-  struct sandbox_state st;
-  hutch_error_t ignored = NULL;
-  if (state_read(state_rootfd, id, &st, &ignored) < 0) {
-    hutch_error_free(&ignored);
-    return;
-  }
-  overlay_fuse_stop(&st.fuse, grace);
-  state_clear(&st);
 }

@@ -3,7 +3,7 @@
  * that refuse overlayfs in a user namespace.  Only ever used when asked for.
  *
  * Who does what:
- *   - the setup child (contain.c) opens /dev/fuse before any mount, mounts
+ *   - the setup child (contain/fuse_mount.c) opens /dev/fuse before any mount, mounts
  *     the FUSE filesystem on the new root itself (mount(2) with fd=N), and
  *     hands the connection's fd to the host side (SYNC_FUSE_FD);
  *   - the host side (sandbox.c) starts fuse-overlayfs on that fd
@@ -29,17 +29,6 @@ struct overlay_fuse_daemon {
   uint64_t start_time; /* /proc/PID/stat field 22, to never signal a reused pid */
 };
 
-/* Child side: open /dev/fuse (while the host's /dev is still visible). */
-int overlay_fuse_open_device(hutch_error_t *err);
-/* Child side: mount the FUSE filesystem whose connection is fuse_fd on
- * target, for ids 0 of the current user namespace. */
-int overlay_fuse_mount(int fuse_fd, const char *target, hutch_error_t *err);
-
-/* Child side, in place of the kernel overlay: mount on target, hand the
- * connection to the parent over parent_fd (SYNC_FUSE_FD), keep no copy of
- * it, and wait until the parent has started the daemon (SYNC_GO). */
-int overlay_fuse_child_mount(int fuse_fd, const char *target, int parent_fd, hutch_error_t *err);
-
 /* Host side, the counterpart: receive the connection, start the daemon
  * (overlay_fuse_start), let the child go on. */
 int overlay_fuse_host_start(int sync_fd, pid_t sandbox_pid, const char *lower, const char *upper, const char *work,
@@ -60,7 +49,5 @@ int overlay_fuse_start(pid_t sandbox_pid, int fuse_fd, const char *lower, const 
  * namespace is gone (its connection is then aborted); after `grace` seconds
  * it is killed.  Reaps it when it is our child.  Safe on a stale record. */
 void overlay_fuse_stop(const struct overlay_fuse_daemon *d, double grace);
-/* The same for the daemon recorded in a sandbox's state.json, if any. */
-void overlay_fuse_stop_recorded(int state_rootfd, const char *id, double grace);
 
 #endif

@@ -15,11 +15,7 @@
 #include <sys/types.h>
 
 #include "hutch.h"
-
-struct file_id {
-  dev_t dev;
-  ino_t ino;
-};
+#include "paths.h"
 
 struct protected_set {
   struct protected_entry *v;

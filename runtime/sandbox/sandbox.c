@@ -291,8 +291,18 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
   out->state_fd = state_open_root(cfg->state_dir, &state_path, err);
   if (out->state_fd < 0)
     return -1;
-  /* The cache's key is in the state directory: opened first. */
-  if (policy_seccomp_program(policy, out->state_fd, &bpf, &bpf_len, err) < 0)
+  /* The cache's key is in the state directory: opened first.  Without the
+   * key nothing cached can be trusted: compile. */
+  uint8_t cache_key[STATE_CACHE_KEY_SIZE];
+  hutch_error_t key_err = NULL;
+  bool have_key = state_cache_key(out->state_fd, cache_key, &key_err) == 0;
+  if (!have_key) {
+    hutch_debug("%s: %s: not using the seccomp cache", key_err->msg, strerror(key_err->errnum));
+    hutch_error_free(&key_err);
+  }
+  int r = policy_seccomp_program(policy, have_key ? cache_key : NULL, &bpf, &bpf_len, err);
+  explicit_bzero(cache_key, sizeof(cache_key));
+  if (r < 0)
     return -1;
   _cleanup_free_ struct file_id *bind_ids = NULL;
   if (protected_check_binds(cfg, state_path, &bind_ids, err) < 0)
@@ -502,7 +512,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
 
   struct sandbox_state st = {
       .pid = out->pid,
-      .start_time = state_pid_start_time(out->pid),
+      .start_time = proc_stat_start_time(out->pid),
       .created = time(NULL),
       .long_lived = primary == NULL,
       .keep = cfg->keep,
@@ -734,7 +744,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->root_fd = steal_fd(&s.root_fd[0]);
   sb->userns_fd = steal_fd(&s.root_fd[1]);
   sb->pid = s.pid;
-  sb->start_time = state_pid_start_time(s.pid);
+  sb->start_time = proc_stat_start_time(s.pid);
   sb->init_pidfd = steal_fd(&s.pidfd);
   sb->limits = s.limits;
   if (s.net.enabled)
@@ -840,7 +850,7 @@ int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err) {
   int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
   if (pidfd < 0)
     return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
-  if (state_pid_start_time(sb->pid) != sb->start_time) {
+  if (proc_stat_start_time(sb->pid) != sb->start_time) {
     close(pidfd);
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
@@ -886,7 +896,7 @@ static int kill_sandbox(const struct sandbox_state *st, hutch_error_t *err) {
     return errno == ESRCH ? 0 : hutch_error_sys(err, "open sandbox %s's init (pid %d)", st->id, (int)st->pid);
   /* Re-check after opening: the pidfd pins this exact process, so a pid
    * reused in between can no longer be hit. */
-  if (state_pid_start_time(st->pid) != st->start_time) {
+  if (proc_stat_start_time(st->pid) != st->start_time) {
     close(pidfd);
     return 0;
   }
@@ -923,6 +933,18 @@ int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *e
   if (r < 0)
     return -1;
   return state_remove_sandbox_dir(rootfd, id, err);
+}
+
+/* The fuse-overlayfs daemon recorded in a sandbox's state.json, if any. */
+static void overlay_fuse_stop_recorded(int state_rootfd, const char *id, double grace) {
+  struct sandbox_state st;
+  hutch_error_t ignored = NULL;
+  if (state_read(state_rootfd, id, &st, &ignored) < 0) {
+    hutch_error_free(&ignored);
+    return;
+  }
+  overlay_fuse_stop(&st.fuse, grace);
+  state_clear(&st);
 }
 
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {

@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "proc_stat.h"
 #include "sandbox.h"
 #include "state.h"
 #include "util.h"
@@ -34,7 +35,7 @@ static int open_sandbox(struct hutch_sandbox *sb, struct sfs_call *c, hutch_erro
   /* Read from the init's maps, as the host sees them; the start time
    * proves the pid is still that init. */
   int64_t uid = inside_root(sb->pid, "uid_map"), gid = inside_root(sb->pid, "gid_map");
-  if (uid < 0 || gid < 0 || state_pid_start_time(sb->pid) != sb->start_time)
+  if (uid < 0 || gid < 0 || proc_stat_start_time(sb->pid) != sb->start_time)
     return hutch_error_set(err, ESRCH, "sandbox %s: the id maps of its init (pid %d) cannot be read", sb->id,
                            (int)sb->pid);
   c->owner.uid = (uid_t)uid;

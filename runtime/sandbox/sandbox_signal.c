@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "proc_tree.h"
+#include "proc_stat.h"
 #include "sandbox.h"
 #include "state.h"
 #include "util.h"
@@ -28,7 +29,7 @@ static bool read_status(pid_t pid, pid_t *ppid, pid_t *inner) {
 }
 
 int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err) {
-  if (state_pid_start_time(sb->pid) != sb->start_time)
+  if (proc_stat_start_time(sb->pid) != sb->start_time)
     return hutch_error_set(err, ESRCH, "signal in sandbox %s: its init (pid %d) is gone", sb->id, (int)sb->pid);
   _cleanup_dir_ DIR *d = opendir("/proc");
   if (d == NULL)

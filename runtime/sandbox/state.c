@@ -340,20 +340,8 @@ void state_clear(struct sandbox_state *st) {
   st->image = st->rootfs = st->net.audit_log = st->workdir = NULL;
 }
 
-uint64_t state_pid_start_time(pid_t pid) {
-  _cleanup_free_ char *text = proc_stat_read(pid);
-  uint64_t start;
-  /* A zombie is gone, whatever its start time says: its sandbox is dead. */
-  if (text == NULL || proc_stat_state(text) == 'Z' || proc_stat_state(text) == 'X' ||
-      !proc_stat_parse(text, PROC_STAT_START_TIME, 1, &start))
-    return 0;
-  return start;
-}
-
 bool state_is_running(const struct sandbox_state *st) {
-  if (st->pid <= 0 || st->start_time == 0)
-    return false;
-  return state_pid_start_time(st->pid) == st->start_time;
+  return proc_stat_alive(st->pid, st->start_time);
 }
 
 static int remove_in_userns(void *data, hutch_error_t *err) {

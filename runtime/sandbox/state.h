@@ -11,6 +11,7 @@
 
 #include "hutch.h"
 #include "overlay_fuse.h"
+#include "policy.h"
 
 struct sandbox_state {
   char id[40];
@@ -44,7 +45,7 @@ struct sandbox_state {
 int state_open_root(const char *opt, char **used, hutch_error_t *err);
 /* The user's key for the seccomp cache's MACs, made (random, 0600) on first
  * use in the state directory rootfd. */
-#define STATE_CACHE_KEY_SIZE 32
+#define STATE_CACHE_KEY_SIZE POLICY_CACHE_KEY_SIZE
 int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t *err);
 /* A fresh random id. */
 void state_new_id(char id[40]);
@@ -54,8 +55,6 @@ int state_create_sandbox_dir(int rootfd, const char *id, bool layers, hutch_erro
 int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
 void state_clear(struct sandbox_state *st);
-/* The start time of a live pid, 0 when it is gone. */
-uint64_t state_pid_start_time(pid_t pid);
 /* Whether the init recorded in st is still the same live process. */
 bool state_is_running(const struct sandbox_state *st);
 /* Remove <root>/<id>; files owned by subordinate ids are removed from a
