@@ -1,47 +1,139 @@
 #!/bin/bash
-# The layering rule: src/ (the hutch command and the agent) uses the runtime
-# only through its public header, runtime/hutch.h.  The one exception is the
-# tree's generic C layer, util.h (cleanup attributes, x-allocators, logging)
-# with the error constructors of error.h, which every part of the tree uses.
+# The layering rules of the tree, written down once in runtime/layers:
+#  - runtime/ is in folders by concern; a file includes headers of its own
+#    folder, the public header hutch.h, and of the folders its folder's line
+#    names, nothing else;
+#  - src/ (the hutch command and the agent) uses the runtime only through
+#    hutch.h, plus the generic C layer util.h (cleanup attributes,
+#    x-allocators, logging) with the error constructors of error.h;
+#  - no circle between the runtime's modules (x.c with x.h, and x_internal.h
+#    for a module in several files: a module uses y when one of its files
+#    includes y.h), even inside a folder.
 . "$HUTCH_SRCDIR/tests/lib/tap.sh"
 
-allowed="hutch.h util.h error.h"
-
-# Prints "file: header" for each quoted include of a runtime header that is
-# neither allowed nor a header of the including file's own directory.
-internal_includes() {
-  local srcroot=$1 runtime=$2 f h
-  while IFS= read -r f; do
-    while IFS= read -r h; do
-      [ -e "$(dirname "$f")/$h" ] && continue
-      [ -e "$runtime/$h" ] || continue
-      case " $allowed " in *" $h "*) continue ;; esac
-      printf '%s: %s\n' "${f#"$srcroot"/}" "$h"
-    done < <(sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$f")
-  done < <(find "$srcroot" -name '*.[ch]' | sort)
+# The runtime header (path below runtime/) a quoted include names, found as
+# the compiler finds it with the -I of each folder (Makefile.am); nothing for
+# a header that is not the runtime's.
+resolve() {
+  local runtime=$1 h=$2 d
+  if [ -e "$runtime/$h" ]; then
+    printf '%s\n' "$h"
+    return
+  fi
+  for d in "$runtime"/*/; do
+    [ -e "$d$h" ] && printf '%s\n' "${d#"$runtime"/}$h" && return
+  done
 }
 
-# The check itself finds an internal include, and passes src's own headers.
+quoted_includes() {
+  sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"
+}
+
+# What the line of `from` in the layers table allows, one item a line.
+allowed_for() {
+  awk -v f="$2" '!/^#/ && $1 == f { for (i = 2; i <= NF; i++) print $i }' "$1"
+}
+
+# Prints "file: header (folder/)" for each quoted include, in runtime/ and
+# src/ under `root`, of a runtime header the layers table does not allow.
+layer_violations() {
+  local root=$1 table=$2 runtime=$1/runtime f rel from h t allowed
+  while IFS= read -r f; do
+    rel=${f#"$root"/}
+    case $rel in
+      runtime/*/*) from=${rel#runtime/} from=${from%%/*} ;;
+      runtime/*) from=. ;;
+      *) from=src ;;
+    esac
+    allowed=" $(allowed_for "$table" "$from" | tr '\n' ' ') "
+    while IFS= read -r h; do
+      # A header next to the including file: its own folder.
+      [ -e "$(dirname "$f")/$h" ] && continue
+      t=$(resolve "$runtime" "$h")
+      [ -n "$t" ] || continue
+      [ "$t" = hutch.h ] && continue
+      [ "${t%%/*}" = "$from" ] && continue
+      case $allowed in *" ${t%%/*} "* | *" $t "*) continue ;; esac
+      printf '%s: %s (%s/)\n' "${rel#runtime/}" "$h" "${t%%/*}"
+    done < <(quoted_includes "$f")
+  done < <(find "$runtime" "$root/src" -name '.*' -prune -o -name '*.[ch]' -print | sort)
+}
+
+# Prints the modules of a circle of includes among runtime's files, one
+# line, or nothing.
+module_cycle() {
+  local runtime=$1/runtime f m h t
+  while IFS= read -r f; do
+    m=$(basename "$f") m=${m%.*} m=${m%_internal}
+    printf '%s %s\n' "$m" "$m"
+    while IFS= read -r h; do
+      if [ -e "$(dirname "$f")/$h" ]; then t=$h; else t=$(resolve "$runtime" "$h"); fi
+      [ -n "$t" ] || continue
+      t=$(basename "$t" .h) t=${t%_internal}
+      [ "$t" = "$m" ] || printf '%s %s\n' "$m" "$t"
+    done < <(quoted_includes "$f")
+  done < <(find "$runtime" -name '.*' -prune -o -name '*.[ch]' -print | sort) |
+    tsort 2>&1 >/dev/null | sed -n 's/^tsort: \([^ :]*\)$/\1/p' | tr '\n' ' ' | sed 's/ $//'
+}
+
+# Header names found twice (the bare includes need them unique).
+duplicate_headers() {
+  find "$1/runtime" -name '*.h' -printf '%f\n' | sort | uniq -d
+}
+
 tmp=$(hutch_test_tmpdir)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/src/sub" "$tmp/runtime"
-touch "$tmp/runtime/hutch.h" "$tmp/runtime/store.h" "$tmp/runtime/options.h"
-printf '#include "hutch.h"\n#include "options.h"\n' >"$tmp/src/options.h"
-printf '#include "options.h"\n#  include "store.h"\n' >"$tmp/src/sub/x.c"
-got=$(internal_includes "$tmp/src" "$tmp/runtime")
-tap_is "$got" "sub/x.c: options.h
-sub/x.c: store.h" "the check flags includes of internal runtime headers"
-got=$(internal_includes "$tmp/src" "$tmp/runtime" | grep -c '^options.h' || true)
+
+# The check itself, on a made-up tree: it flags includes of internal runtime
+# headers from src/, passes src's own headers.
+mkdir -p "$tmp/fake/src/sub" "$tmp/fake/runtime/image" "$tmp/fake/runtime/common"
+touch "$tmp/fake/runtime/hutch.h" "$tmp/fake/runtime/image/store.h" "$tmp/fake/runtime/image/options.h" \
+  "$tmp/fake/runtime/common/util.h"
+printf 'src common/util.h\n' >"$tmp/fake/layers"
+printf '#include "hutch.h"\n#include "options.h"\n#include "util.h"\n' >"$tmp/fake/src/options.h"
+printf '#include "options.h"\n#  include "store.h"\n' >"$tmp/fake/src/sub/x.c"
+got=$(layer_violations "$tmp/fake" "$tmp/fake/layers")
+tap_is "$got" "src/sub/x.c: options.h (image/)
+src/sub/x.c: store.h (image/)" "the check flags includes of internal runtime headers"
+got=$(layer_violations "$tmp/fake" "$tmp/fake/layers" | grep -c '^src/options.h' || true)
 tap_is "$got" 0 "a header of src's own directory is not flagged"
 
 # The unprivileged run gets a copy of the test files only (tests/lib/run-integration):
 # reading the sources needs no privilege, the run as root covers them.
 if [ "$(id -u)" -ne 0 ] && [ ! -d "$HUTCH_SRCDIR/src" ]; then
-  tap_skip "src/ includes no internal runtime header" "the sources are not staged for the unprivileged run"
-else
-  tap_ok "src/ and runtime/ are there" test -d "$HUTCH_SRCDIR/src" -a -f "$HUTCH_SRCDIR/runtime/hutch.h"
-  got=$(internal_includes "$HUTCH_SRCDIR/src" "$HUTCH_SRCDIR/runtime")
-  tap_is "$got" "" "src/ includes no runtime header but hutch.h (and util.h, error.h)"
+  tap_skip "the tree follows runtime/layers" "the sources are not staged for the unprivileged run"
+  tap_done
+  exit 0
 fi
+table=$HUTCH_SRCDIR/runtime/layers
+tap_ok "src/, runtime/ and runtime/layers are there" \
+  test -d "$HUTCH_SRCDIR/src" -a -f "$HUTCH_SRCDIR/runtime/hutch.h" -a -f "$table"
 
+# The real tree, copied, with one wrong include at a time: each is caught.
+cp -r "$HUTCH_SRCDIR/runtime" "$HUTCH_SRCDIR/src" "$tmp/"
+find "$tmp/runtime" "$tmp/src" -type f ! -name '*.[ch]' -delete
+cp "$table" "$tmp/runtime/layers"
+printf '#include "state.h"\n' >>"$tmp/runtime/policy/policy.c"
+printf '#include "sandbox.h"\n' >>"$tmp/runtime/common/util.h"
+printf '#include "store.h"\n' >>"$tmp/src/cli/main.c"
+got=$(layer_violations "$tmp" "$table")
+tap_is "$got" "common/util.h: sandbox.h (sandbox/)
+policy/policy.c: state.h (sandbox/)
+src/cli/main.c: store.h (image/)" "a wrong include in the runtime or in src/ fails the check"
+sed -i '$d' "$tmp/runtime/policy/policy.c" "$tmp/runtime/common/util.h" "$tmp/src/cli/main.c"
+tap_is "$(layer_violations "$tmp" "$table")" "" "the copy passes again once they are taken out"
+printf '#include "oci.h"\n' >>"$tmp/runtime/image/store.c"
+got=$(module_cycle "$tmp")
+tap_like "$got" "(^| )oci( |$)" "a circle of includes inside a folder is found ($got)"
+tap_like "$got" "(^| )store( |$)" "with both its ends"
+sed -i '$d' "$tmp/runtime/image/store.c"
+
+# The tree itself.
+got=$(layer_violations "$HUTCH_SRCDIR" "$table")
+tap_is "$got" "" "every include of a runtime header goes where runtime/layers allows"
+tap_is "$(module_cycle "$HUTCH_SRCDIR")" "" "no circle of includes between the runtime's modules"
+tap_is "$(duplicate_headers "$HUTCH_SRCDIR")" "" "no two runtime headers share a name"
+got=$(find "$HUTCH_SRCDIR/runtime" -mindepth 1 -maxdepth 1 -type d ! -name '.*' -printf '%f\n' | sort | tr '\n' ' ')
+want=$(awk '!/^#/ && NF && $1 != "src" { print $1 }' "$table" | sort | tr '\n' ' ')
+tap_is "$got" "$want" "each folder of runtime/ has its line in runtime/layers"
 tap_done
