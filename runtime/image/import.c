@@ -1,22 +1,134 @@
-/* hutch_image_import: which importer a file goes to.  `docker save`
- * archives and OCI layouts (compressed or not) go to oci.c, anything else
- * is unpacked as a plain tarball by the store (store.c).  The dispatch
- * lives here, above both, so that the store does not know the image
- * formats that are written into it. */
+/* Importing into the store: hutch_image_import, which sends `docker save`
+ * archives and OCI layouts (compressed or not) to oci.c and unpacks
+ * anything else as a plain tarball here, and what every importer writes
+ * (meta.json, the notices).  It lives above the store (store.c), which
+ * keeps entries, names and the stages they are built in without knowing
+ * the image formats written into it. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <pwd.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
+#include <cJSON.h>
+
 #include "hutch.h"
+#include "idmap.h"
 #include "oci.h"
 #include "oci_compressed.h"
 #include "paths.h"
+#include "policy.h"
 #include "store.h"
 #include "util.h"
+
+static const char *idmap_kind_name(enum idmap_kind k) {
+  switch (k) {
+  case IDMAP_ROOT:
+    return "root";
+  case IDMAP_SUBORDINATE:
+    return "subordinate";
+  case IDMAP_SINGLE:
+    return "single";
+  }
+  return "unknown";
+}
+
+void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
+  if (s->skipped_special > 0)
+    fprintf(out,
+            "%s: notice: %s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal "
+            "/dev)\n",
+            hutch_program_name, file, s->skipped_special);
+  if (s->owners_collapsed == 0)
+    return;
+  struct passwd *pw = getpwuid(geteuid());
+  if (maps->kind == IDMAP_SINGLE)
+    fprintf(out,
+            "%s: notice: %s: unpacked with a single-id mapping (no subordinate id range): %" PRIu64
+            " entries owned by other users or groups (first: %s) now belong to root and %" PRIu64
+            " setuid/setgid bits were dropped. To keep owners, give your user a range (as root: usermod "
+            "--add-subuids 100000-165535 --add-subgids 100000-165535 %s; newuidmap and newgidmap come with the "
+            "uidmap package), then `hutch rootfs rm` this image and import it again\n",
+            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped,
+            pw && pw->pw_name ? pw->pw_name : "USER");
+  else
+    fprintf(out,
+            "%s: notice: %s: %" PRIu64 " entries have owners or groups outside the mapped ids (first: %s); they "
+            "now belong to root and %" PRIu64 " setuid/setgid bits were dropped\n",
+            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
+}
+
+cJSON *store_meta_new(const char *hex, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
+  _cleanup_free_ char *source = realpath(file, NULL);
+  cJSON *j = cJSON_CreateObject();
+  _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
+  cJSON_AddStringToObject(j, "digest", digest);
+  cJSON_AddItemToObject(j, "names", cJSON_CreateArray());
+  cJSON_AddNumberToObject(j, "size", (double)s->size);
+  cJSON_AddNumberToObject(j, "created", (double)time(NULL));
+  /* True when the tree holds files of ids 1..65535: a sandbox must then map
+   * them too.  A tree owned by root alone needs no more than uid 0 inside
+   * (sandboxed processes can neither chown nor setuid), which spares a
+   * rootless start the two setuid newuidmap/newgidmap helpers. */
+  cJSON_AddBoolToObject(j, "ids_preserved", maps->kind != IDMAP_SINGLE && s->non_root_owned > 0);
+  cJSON_AddNumberToObject(j, "non_root_owned", (double)s->non_root_owned);
+  cJSON_AddStringToObject(j, "idmap", idmap_kind_name(maps->kind));
+  cJSON_AddStringToObject(j, "source", source ? source : file);
+  cJSON_AddNumberToObject(j, "entries", (double)s->entries);
+  cJSON_AddNumberToObject(j, "skipped_special", (double)s->skipped_special);
+  cJSON_AddNumberToObject(j, "owners_collapsed", (double)s->owners_collapsed);
+  return j;
+}
+
+/* A plain tarball, unpacked as a new entry (expect_hex: its digest when
+ * known).  Returns 0 with hex filled, 1 when the bytes turned out to be in
+ * the store already (a pipe, or a concurrent import). */
+static int import_tarball(struct hutch_store *store, int fd, const struct stat *st, const char *file,
+                          const char *expect_hex, const struct hutch_import_options *opts, FILE *notices,
+                          char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+  const struct idmap_set *maps;
+  if (idmap_for_caller(&maps, err) < 0)
+    return -1;
+  /* The policy a sandbox would get ($HUTCH_POLICY or the default). */
+  struct import_budget budget;
+  if (policy_import_budget(NULL, &budget, err) < 0)
+    return -1;
+  struct store_stage stage;
+  if (store_stage_begin(store, &stage, err) < 0)
+    return -1;
+  struct unpack_request req = {
+      .fd = fd,
+      .total = S_ISREG(st->st_mode) ? (uint64_t)st->st_size : 0,
+      .target = stage.rootfs,
+      .maps = maps,
+      .progress = opts->progress,
+      .progress_data = opts->progress_data,
+      .budget = &budget,
+  };
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  struct unpack_stats stats;
+  if (unpack_archive(&req, digest, &stats, err) < 0) {
+    store_stage_abort(store, &stage);
+    return -1;
+  }
+  sha256_hex(digest, hex);
+  if (expect_hex && strcmp(hex, expect_hex) != 0) {
+    store_stage_abort(store, &stage);
+    hutch_error_set(err, 0, "the file changed while it was being imported");
+    return hutch_error_hint(err, "import it again once whatever writes it has finished");
+  }
+  cJSON *meta = store_meta_new(hex, file, maps, &stats);
+  int r = store_stage_commit(store, &stage, hex, meta, err);
+  cJSON_Delete(meta);
+  if (r == 0)
+    store_print_notices(notices, file, maps, &stats);
+  return r;
+}
 
 int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
                        struct hutch_image *out, hutch_error_t *err) {
@@ -89,7 +201,7 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     if (!already && image_format == OCI_NOT_AN_IMAGE) {
       char got[SHA256_HEX_SIZE];
       double t0 = monotonic_seconds();
-      int r = store_import_tarball(store, fd, &st, file, expect ? hex : NULL, opts, notices, got, err);
+      int r = import_tarball(store, fd, &st, file, expect ? hex : NULL, opts, notices, got, err);
       hutch_debug("import %s: unpacked in %.3f s", file, monotonic_seconds() - t0);
       if (r < 0)
         return hutch_error_wrap(err, "import %s", file);

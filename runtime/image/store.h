@@ -98,6 +98,7 @@ struct cJSON *store_meta_new(const char *hex, const char *source, const struct i
 /* Point `name` (NULL: none) at the entry and fill out (may be NULL). */
 int store_name_entry(struct hutch_store *store, const char *hex, const char *name, FILE *notices,
                      struct hutch_image *out, hutch_error_t *err);
+/* store_meta_new() and store_print_notices() are in import.c. */
 void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s);
 
 /* ---- for the import dispatch (import.c) ---- */
@@ -110,11 +111,5 @@ void store_clean_stale_tmp(struct hutch_store *store);
  * 1 with hex filled when it is unchanged since, 0 when unknown. */
 int store_index_lookup(struct hutch_store *store, const struct stat *st, char hex[SHA256_HEX_SIZE]);
 void store_index_record(struct hutch_store *store, const struct stat *st, const char *hex);
-/* Unpack `fd`, a plain tarball, as a new entry (expect_hex: its digest
- * when known).  Returns 0 with hex filled, 1 when the bytes turned out to
- * be in the store already (a pipe, or a concurrent import). */
-int store_import_tarball(struct hutch_store *store, int fd, const struct stat *st, const char *file,
-                         const char *expect_hex, const struct hutch_import_options *opts, FILE *notices,
-                         char hex[SHA256_HEX_SIZE], hutch_error_t *err);
 
 #endif

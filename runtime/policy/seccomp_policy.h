@@ -126,6 +126,8 @@ extern struct seccomp_stats seccomp_stats;
 
 /* Shared by parse and describe. */
 const char *seccomp_action_name(const struct seccomp_action *action);
+/* The same action (kind and errno). */
+bool seccomp_action_same(const struct seccomp_action *a, const struct seccomp_action *b);
 const char *seccomp_op_name(enum seccomp_op op);
 const char *seccomp_errno_name(int errnum);
 

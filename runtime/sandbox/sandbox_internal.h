@@ -1,0 +1,38 @@
+/* What the start of a sandbox (sandbox.c) shares with the calls on a live
+ * one (sandbox_live.c): the started sandbox before it is handed out.  The
+ * wait for a process in a live sandbox is the process handle's
+ * (sandbox_proc.c, on the calls of sandbox.h). */
+#ifndef HUTCH_SANDBOX_INTERNAL_H
+#define HUTCH_SANDBOX_INTERNAL_H
+
+#include <stdint.h>
+
+#include "cgroup.h"
+#include "hutch.h"
+#include "net_host.h"
+#include "overlay_fuse.h"
+
+struct started {
+  char id[40];
+  int state_fd;
+  pid_t pid;
+  int pidfd;
+  int sync_fd;
+  struct sandbox_cgroup cg;
+  struct hutch_limits_status limits;
+  double cg_setup_seconds;
+  struct net_host net;
+  struct overlay_fuse_daemon fuse; /* --overlay fuse */
+  int layer_fd;                    /* image builds: the upper directory (SYNC_LAYER_FD) */
+  int root_fd[2];                  /* long-lived: the sandbox's root (O_PATH) and userns, from its init */
+  int pty_fd;                      /* exec -t: the master of the process's pty, from its init */
+};
+
+/* Close what a start left open (after a failure, or once handed out). */
+void started_release(struct started *s);
+/* The host side of a start: clone, maps, handshake, state.json; `primary`
+ * is the one-shot command (NULL: a long-lived sandbox runs init only). */
+int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary, struct started *out,
+                  hutch_error_t *err);
+
+#endif

@@ -1,0 +1,323 @@
+/* Long-lived sandboxes (`hutch create`, `exec --in`, `rm`, `ps`): create,
+ * open by id, init's control socket and the proof it asks (a process in
+ * one is sandbox_proc.c's handle), remove, list.  The start itself is
+ * sandbox.c. */
+#include "config.h"
+
+#include "sandbox.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cgroup.h"
+#include "layer_copy.h"
+#include "net_host.h"
+#include "overlay_fuse.h"
+#include "paths.h"
+#include "proc_stat.h"
+#include "sandbox_internal.h"
+#include "state.h"
+#include "sync.h"
+#include "util.h"
+
+/* ---- long-lived sandboxes ---- */
+
+int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sandbox **out, hutch_error_t *err) {
+  struct started s;
+  if (sandbox_start(cfg, NULL, &s, err) < 0)
+    return -1;
+  struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  sb->layer_fd = steal_fd(&s.layer_fd);
+  snprintf(sb->id, sizeof(sb->id), "%s", s.id);
+  sb->state_fd = steal_fd(&s.state_fd);
+  sb->root_fd = steal_fd(&s.root_fd[0]);
+  sb->userns_fd = steal_fd(&s.root_fd[1]);
+  sb->pid = s.pid;
+  sb->start_time = proc_stat_start_time(s.pid);
+  sb->init_pidfd = steal_fd(&s.pidfd);
+  sb->limits = s.limits;
+  if (s.net.enabled)
+    sb->audit_log = xstrdup(s.net.audit_log);
+  started_release(&s);
+  *out = sb;
+  return 0;
+}
+
+/* Open the state directory and read one sandbox's state from it; returns
+ * the directory fd. */
+static int read_sandbox_state(const char *state_dir, const char *id, struct sandbox_state *st, hutch_error_t *err) {
+  _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
+  if (rootfd < 0 || state_read(rootfd, id, st, err) < 0)
+    return -1;
+  return steal_fd(&rootfd);
+}
+
+int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err) {
+  struct sandbox_state st;
+  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
+  if (rootfd < 0)
+    return -1;
+  bool running = state_is_running(&st);
+  bool long_lived = st.long_lived;
+  struct hutch_limits_status limits = st.limits;
+  char *audit_log = steal_pointer(&st.net.audit_log);
+  char *workdir = steal_pointer(&st.workdir);
+  state_clear(&st);
+  if (!running || !long_lived) {
+    free(audit_log);
+    free(workdir);
+    hutch_error_set(err, ESRCH, "sandbox %s is %s", id, running ? "a one-shot sandbox" : "not running");
+    return hutch_error_hint(
+        err, running ? "only sandboxes made by `hutch create` accept `exec --in`" : "remove it with `hutch rm %s`", id);
+  }
+  struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
+  sb->layer_fd = -1;
+  snprintf(sb->id, sizeof(sb->id), "%s", id);
+  sb->state_fd = steal_fd(&rootfd);
+  sb->root_fd = sb->userns_fd = sb->init_pidfd = -1; /* asked of its init, opened, when first needed */
+  sb->pid = st.pid;
+  sb->start_time = st.start_time;
+  sb->limits = limits;
+  sb->audit_log = audit_log;
+  sb->workdir = workdir;
+  *out = sb;
+  return 0;
+}
+
+const char *hutch_sandbox_id(const struct hutch_sandbox *sb) {
+  return sb->id;
+}
+
+const struct hutch_limits_status *hutch_sandbox_limits(const struct hutch_sandbox *sb) {
+  return &sb->limits;
+}
+
+const char *hutch_sandbox_audit_log(const struct hutch_sandbox *sb) {
+  return sb->audit_log;
+}
+
+void hutch_sandbox_close(struct hutch_sandbox *sb) {
+  if (sb == NULL)
+    return;
+  if (sb->state_fd >= 0)
+    close(sb->state_fd);
+  if (sb->layer_fd >= 0)
+    close(sb->layer_fd);
+  if (sb->root_fd >= 0)
+    close(sb->root_fd);
+  if (sb->userns_fd >= 0)
+    close(sb->userns_fd);
+  if (sb->init_pidfd >= 0)
+    close(sb->init_pidfd);
+  free(sb->audit_log);
+  free(sb->workdir);
+  free(sb);
+}
+
+int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return hutch_error_sys(err, "control socket: socket");
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/%s/ctl.sock", sb->state_fd, sb->id);
+  if (connect(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+    hutch_error_sys(err, "connect to sandbox %s", sb->id);
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* The proof init asks of a client (init.c: caller_is_hutch): a pidfd of
+ * init itself.  Only a process whose pid namespace holds init's pid can
+ * make one, that is hutch on the host side, never a sandbox next to this
+ * one, which shares the user (and so passes SO_PEERCRED) but not the pid
+ * namespace.  The start time rules out a pid reused since the record. */
+int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  if (sb->init_pidfd >= 0)
+    return sb->init_pidfd; /* it pins that very process: no pid reuse to rule out */
+  int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+  if (pidfd < 0)
+    return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
+  if (proc_stat_start_time(sb->pid) != sb->start_time) {
+    close(pidfd);
+    hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
+    return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
+  }
+  sb->init_pidfd = pidfd;
+  return pidfd;
+}
+
+int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  if (sb->root_fd >= 0 && sb->userns_fd >= 0)
+    return sb->root_fd;
+  int fds[2] = {-1, -1};
+  /* The same proof as for a command (init.c: caller_is_hutch): the root
+   * of a sandbox is handed to hutch alone. */
+  int pidfd = sandbox_init_pidfd(sb, err);
+  if (pidfd < 0)
+    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
+  _cleanup_close_ int fd = sandbox_connect_control(sb, err);
+  if (fd < 0 || sync_send(fd, SYNC_ROOT_FD, NULL, 0, &pidfd, 1, err) < 0 ||
+      sync_expect_fds(fd, SYNC_ROOT_FD, NULL, 0, NULL, fds, 2, "the sandbox's root", err) < 0)
+    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
+  if (fds[0] < 0 || fds[1] < 0) {
+    for (int i = 0; i < 2; i++)
+      if (fds[i] >= 0)
+        close(fds[i]);
+    return hutch_error_set(err, EPROTO, "open the files of sandbox %s: its init sent no root", sb->id);
+  }
+  if (sb->root_fd >= 0)
+    close(sb->root_fd);
+  if (sb->userns_fd >= 0)
+    close(sb->userns_fd);
+  sb->root_fd = fds[0];
+  sb->userns_fd = fds[1];
+  return sb->root_fd;
+}
+
+/* Kill a sandbox's init if it is still the process we started. */
+static int kill_sandbox(const struct sandbox_state *st, hutch_error_t *err) {
+  if (!state_is_running(st))
+    return 0;
+  int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
+  if (pidfd < 0)
+    return errno == ESRCH ? 0 : hutch_error_sys(err, "open sandbox %s's init (pid %d)", st->id, (int)st->pid);
+  /* Re-check after opening: the pidfd pins this exact process, so a pid
+   * reused in between can no longer be hit. */
+  if (proc_stat_start_time(st->pid) != st->start_time) {
+    close(pidfd);
+    return 0;
+  }
+  if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
+    hutch_error_sys(err, "kill sandbox %s", st->id);
+    close(pidfd);
+    return -1;
+  }
+  /* Not our child (its creator has exited): wait on the pidfd instead. */
+  struct pollfd pfd = {pidfd, POLLIN, 0};
+  while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+    ;
+  close(pidfd);
+  return 0;
+}
+
+int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err) {
+  struct sandbox_state st;
+  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
+  if (rootfd < 0)
+    return -1;
+  int r = kill_sandbox(&st, err);
+  if (r == 0)
+    overlay_fuse_stop(&st.fuse, 2);
+  /* Also for a dead sandbox: whatever escaped its init's death (nothing
+   * should) dies with the cgroup. */
+  if (r == 0 && st.limits.cgroup[0])
+    r = cgroup_remove(st.limits.cgroup, err);
+  /* The proxy stops by itself when init has died; killed anyway, in case
+   * init was already gone before it was started. */
+  if (r == 0 && st.net.proxy)
+    net_host_teardown(rootfd, id, st.net.proxy_pid, st.net.proxy_start_time);
+  state_clear(&st);
+  if (r < 0)
+    return -1;
+  return state_remove_sandbox_dir(rootfd, id, err);
+}
+
+/* The fuse-overlayfs daemon recorded in a sandbox's state.json, if any. */
+static void overlay_fuse_stop_recorded(int state_rootfd, const char *id, double grace) {
+  struct sandbox_state st;
+  hutch_error_t ignored = NULL;
+  if (state_read(state_rootfd, id, &st, &ignored) < 0) {
+    hutch_error_free(&ignored);
+    return;
+  }
+  overlay_fuse_stop(&st.fuse, grace);
+  state_clear(&st);
+}
+
+int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
+  struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time};
+  snprintf(st.id, sizeof(st.id), "%s", sb->id);
+  int r = kill_sandbox(&st, err);
+  if (r == 0)
+    overlay_fuse_stop_recorded(sb->state_fd, sb->id, 2);
+  if (r == 0 && sb->limits.cgroup[0])
+    r = cgroup_remove(sb->limits.cgroup, err);
+  struct sandbox_state recorded;
+  hutch_error_t ignored = NULL;
+  if (r == 0 && sb->audit_log && state_read(sb->state_fd, sb->id, &recorded, &ignored) == 0) {
+    if (recorded.net.proxy)
+      net_host_teardown(sb->state_fd, sb->id, recorded.net.proxy_pid, recorded.net.proxy_start_time);
+    state_clear(&recorded);
+  }
+  hutch_error_free(&ignored);
+  if (r == 0)
+    r = state_remove_sandbox_dir(sb->state_fd, sb->id, err);
+  hutch_sandbox_close(sb);
+  return r;
+}
+
+int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err) {
+  *out = NULL;
+  *n = 0;
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int rootfd = state_open_root(state_dir, &path, err);
+  if (rootfd < 0)
+    return -1;
+  int dfd = dup(rootfd);
+  _cleanup_dir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+  if (d == NULL)
+    return hutch_error_sys(err, "list %s", path);
+  struct hutch_sandbox_info *infos = NULL;
+  size_t count = 0;
+  struct dirent *de;
+  while ((de = readdir(d)) != NULL) {
+    if (de->d_name[0] == '.' || !paths_valid_name(de->d_name))
+      continue;
+    struct sandbox_state st;
+    hutch_error_t ignored = NULL;
+    if (state_read(rootfd, de->d_name, &st, &ignored) < 0) {
+      hutch_error_free(&ignored);
+      continue;
+    }
+    infos = xrealloc(infos, (count + 1) * sizeof(*infos));
+    struct hutch_sandbox_info *info = &infos[count++];
+    memset(info, 0, sizeof(*info));
+    snprintf(info->id, sizeof(info->id), "%s", st.id);
+    info->pid = st.pid;
+    info->running = state_is_running(&st);
+    info->created = st.created;
+    info->image = steal_pointer(&st.image);
+    info->rootfs = steal_pointer(&st.rootfs);
+    info->limits = st.limits;
+    info->net_proxy = st.net.proxy;
+    snprintf(info->net_address, sizeof(info->net_address), "%s", st.net.address);
+    info->overlay_fuse = st.overlay_fuse;
+    info->proc_host_ro = st.proc_host_ro;
+    if (st.limits.cgroup[0])
+      cgroup_read_usage(st.limits.cgroup, &info->usage);
+    state_clear(&st);
+  }
+  *out = infos;
+  *n = count;
+  return 0;
+}
+
+void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(infos[i].image);
+    free(infos[i].rootfs);
+  }
+  free(infos);
+}
