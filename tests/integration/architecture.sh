@@ -136,4 +136,8 @@ tap_is "$(duplicate_headers "$HUTCH_SRCDIR")" "" "no two runtime headers share a
 got=$(find "$HUTCH_SRCDIR/runtime" -mindepth 1 -maxdepth 1 -type d ! -name '.*' -printf '%f\n' | sort | tr '\n' ' ')
 want=$(awk '!/^#/ && NF && $1 != "src" { print $1 }' "$table" | sort | tr '\n' ' ')
 tap_is "$got" "$want" "each folder of runtime/ has its line in runtime/layers"
+# runtime/README.md quotes the table as it is, between two fences.
+readme=$(sed -n '/^```layers$/,/^```$/p' "$HUTCH_SRCDIR/runtime/README.md" | sed '1d;$d')
+tap_is "$readme" "$(grep -v '^#' "$table")" "runtime/README.md quotes runtime/layers as it is"
+
 tap_done
