@@ -496,55 +496,7 @@ static int image_fill(struct hutch_store *store, const char *hex, const char *na
 
 /* ---- the stat index ---------------------------------------------------- */
 
-static char *index_rel(const struct stat *st) {
-  return xasprintf("index/%" PRIu64 "-%" PRIu64, (uint64_t)st->st_dev, (uint64_t)st->st_ino);
-}
-
-static bool ts_before(const struct timespec *a, const struct timespec *b) {
-  return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
-/* 1 with hex filled when the file is known and unchanged.  An entry written
- * within the same timestamp tick as the file's last change is not trusted:
- * the file could have changed again in that tick without its times moving. */
-int store_index_lookup(struct hutch_store *store, const struct stat *st, char hex[SHA256_HEX_SIZE]) {
-  _cleanup_free_ char *rel = index_rel(st);
-  _cleanup_close_ int fd = openat(store->fd, rel, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0)
-    return 0;
-  struct stat ist;
-  char buf[256];
-  ssize_t n = fstat(fd, &ist) < 0 ? -1 : read_all(fd, buf, sizeof(buf) - 1);
-  if (n <= 0)
-    return 0;
-  buf[n] = '\0';
-  uint64_t size;
-  long long ms, mns, cs, cns;
-  char h[SHA256_HEX_SIZE];
-  if (sscanf(buf, "%" SCNu64 " %lld.%lld %lld.%lld %64s", &size, &ms, &mns, &cs, &cns, h) != 6 ||
-      strlen(h) != SHA256_HEX_SIZE - 1 || !store_is_hex(h, SHA256_HEX_SIZE - 1))
-    return 0;
-  if (size != (uint64_t)st->st_size || ms != st->st_mtim.tv_sec || mns != st->st_mtim.tv_nsec ||
-      cs != st->st_ctim.tv_sec || cns != st->st_ctim.tv_nsec)
-    return 0;
-  if (!ts_before(&st->st_mtim, &ist.st_mtim) || !ts_before(&st->st_ctim, &ist.st_mtim))
-    return 0;
-  if (!entry_exists(store, h))
-    return 0;
-  memcpy(hex, h, SHA256_HEX_SIZE);
-  return 1;
-}
-
-void store_index_record(struct hutch_store *store, const struct stat *st, const char *hex) {
-  _cleanup_free_ char *rel = index_rel(st);
-  _cleanup_free_ char *path = xasprintf("%s/%s", store->path, rel);
-  _cleanup_free_ char *line =
-      xasprintf("%" PRIu64 " %lld.%09ld %lld.%09ld %s\n", (uint64_t)st->st_size, (long long)st->st_mtim.tv_sec,
-                st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, hex);
-  if (write_file_atomic(path, line, strlen(line), 0600) < 0)
-    hutch_debug("rootfs store: could not record %s in the index: %s", path, strerror(errno));
-}
-
+/* Read and written by imports (import.c); an entry's lines go with it. */
 static void index_forget(struct hutch_store *store, const char *hex) {
   DIR *d = store_opendir(store, "index");
   if (d == NULL) {

@@ -103,13 +103,9 @@ void store_print_notices(FILE *out, const char *file, const struct idmap_set *ma
 
 /* ---- for the import dispatch (import.c) ---- */
 
-struct stat;
+/* s is n lowercase hex digits. */
 bool store_is_hex(const char *s, size_t n);
 /* Remove what crashed imports left under tmp/ (nobody holds their lock). */
 void store_clean_stale_tmp(struct hutch_store *store);
-/* The entry a file (by st_dev, st_ino, size and times) was imported as:
- * 1 with hex filled when it is unchanged since, 0 when unknown. */
-int store_index_lookup(struct hutch_store *store, const struct stat *st, char hex[SHA256_HEX_SIZE]);
-void store_index_record(struct hutch_store *store, const struct stat *st, const char *hex);
 
 #endif
