@@ -270,6 +270,10 @@ struct hutch_sandbox_config {
    * mirrors this machine's own apt uses. */
   const char *const *net_allow_address;
   const char *net_audit_log; /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
+  /* hutch_sandbox_create: the sandbox dies (SIGKILL to its init) when the
+   * thread that created it ends, as a one-shot one does, instead of
+   * outliving it: an embedding program keeps its sandbox tied to itself. */
+  bool die_with_creator;
 };
 
 /* What the proxy of a --net proxy sandbox did: its audit log's totals. */
@@ -338,6 +342,14 @@ void hutch_sandbox_close(struct hutch_sandbox *sb);
  * descends from it (the leader too when `self`), from the host: nothing of
  * the sandbox's runs for it.  Processes already gone are no error. */
 int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err);
+
+/* Tie the calling process to its parent, `parent` as read by getppid() at
+ * its start: when the parent dies the process gets SIGTERM
+ * (PR_SET_PDEATHSIG), and a process hutch_run or hutch_sandbox_exec waits on
+ * is then killed, whatever it does with SIGTERM, before the sandbox is
+ * cleaned up.  ESRCH when the parent has already gone; nothing is done for
+ * a parent of 0 (outside this pid namespace) or 1. */
+int hutch_die_with_parent(pid_t parent, hutch_error_t *err);
 
 /* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
  * hutch itself reads and writes them, through the sandbox's own root: no

@@ -442,6 +442,7 @@ static int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hu
       .init =
           {
               .parent_fd = sp[1],
+              .die_with_creator = cfg->die_with_creator,
               .listen_fd = listen_fd,
               .sandbox_env = sandbox_env,
               .bpf = bpf,
@@ -589,6 +590,14 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, int (*on_
       int sig = forwarder_read(fw);
       if (sig > 0)
         forward(data, sig);
+      /* The parent-death signal (hutch_die_with_parent) ends the process
+       * even when it ignores SIGTERM; the caller then cleans up as ever. */
+      if (sig > 0 && !killed && sandbox_parent_died()) {
+        killed = true;
+        out->signal = SIGKILL;
+        if (on_timeout(data) < 0)
+          return hutch_error_sys(err, "kill the sandbox after its caller's death");
+      }
     }
     if (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       struct sync_exit ex;
@@ -642,8 +651,8 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   out->limits = s.limits;
   struct run_ctx ctx = {s.sync_fd, s.pidfd, s.pid};
   int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, run_timeout, &ctx, run_forward, out, start, err);
-  if (r < 0 && out->timed_out) {
-    /* Killed on timeout before init could report: that is the report. */
+  if (r < 0 && (out->timed_out || sandbox_parent_died())) {
+    /* Killed on timeout or with its caller before init could report: that is the report. */
     hutch_error_free(err);
     out->signal = SIGKILL;
     r = 0;

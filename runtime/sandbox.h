@@ -22,4 +22,7 @@ struct hutch_sandbox {
  * of the init over the control socket for a sandbox opened by id. */
 int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err);
 
+/* hutch_die_with_parent() was called and that parent has died. */
+bool sandbox_parent_died(void);
+
 #endif

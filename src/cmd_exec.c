@@ -29,6 +29,7 @@ struct sandbox_opts {
   bool proc_host_ro;
   bool overlay_fuse;
   bool json;
+  bool no_die_with_parent;
   struct hutch_limits limits;
   enum hutch_net_mode net;
   const char **allow;
@@ -82,6 +83,7 @@ enum {
   OPT_ALLOW,
   OPT_NET_POLICY,
   OPT_RESOLVE,
+  OPT_NO_DIE_WITH_PARENT,
 };
 
 static const struct option long_options[] = {
@@ -111,6 +113,7 @@ static const struct option long_options[] = {
     {"allow", required_argument, NULL, OPT_ALLOW},
     {"net-policy", required_argument, NULL, OPT_NET_POLICY},
     {"resolve", required_argument, NULL, OPT_RESOLVE},
+    {"no-die-with-parent", no_argument, NULL, OPT_NO_DIE_WITH_PARENT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -157,6 +160,8 @@ static void exec_usage(FILE *out) {
           "%s"
           "  --json               print one JSON object describing the exit on stdout\n"
           "  --in ID              run in the live sandbox ID (see hutch create)\n"
+          "  --no-die-with-parent go on running when the program that started hutch dies\n"
+          "                       (by default hutch, and the sandbox with it, is killed)\n"
           "  -h, --help           show this help\n",
           sandbox_limit_options);
 }
@@ -238,6 +243,11 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       break;
     case OPT_JSON:
       o->json = true;
+      break;
+    case OPT_NO_DIE_WITH_PARENT:
+      if (!is_exec)
+        return cli_usage_error(verb, "--no-die-with-parent is an option of exec (a created sandbox outlives hutch)");
+      o->no_die_with_parent = true;
       break;
     case OPT_IN:
       if (!is_exec)
@@ -514,6 +524,11 @@ int cmd_exec(int argc, char **argv) {
     goto out;
   }
   hutch_error_t err = NULL;
+  /* A command started for a program dies with that program, unless asked. */
+  if (!o.no_die_with_parent && hutch_die_with_parent(cli_parent_pid, &err) < 0) {
+    r = cli_fail(&err);
+    goto out;
+  }
   struct hutch_exit ex;
   struct hutch_process proc = {
       .argv = (const char *const *)argv + first,

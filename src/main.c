@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -50,7 +51,11 @@ int cli_usage_error(const char *verb, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+pid_t cli_parent_pid;
+
 int main(int argc, char **argv) {
+  /* Before anything else: a parent that dies from here on is seen. */
+  cli_parent_pid = getppid();
   if (argc < 2) {
     usage(stderr);
     return EXIT_USAGE;

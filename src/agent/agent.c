@@ -246,6 +246,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
     cfg.net_audit_log = audit_log = xasprintf("%s/proxy.log", r->dir);
   for (size_t i = 0; i < s->n_resolve; i++)
     run_log(r, "--resolve %s: the proxy resolves this name to this address, not through DNS", s->resolve[i]);
+  cfg.die_with_creator = !s->no_die_with_parent;
   if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
     return -1;
   r->task.state_dir = s->state_dir ? xstrdup(s->state_dir) : NULL;
