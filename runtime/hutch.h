@@ -151,6 +151,10 @@ int hutch_image_build(const char *store, const struct hutch_build_options *opts,
 
 struct hutch_policy;
 
+/* Where hutch's own files are (policies/, prompts/, rootfs/): the installed
+ * HUTCH_DATADIR, or the source tree for a binary run from its build tree. */
+const char *hutch_data_dir(void);
+
 /* path NULL: the installed default policy ($HUTCH_POLICY overrides). */
 int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t *err);
 void hutch_policy_free(struct hutch_policy *policy);

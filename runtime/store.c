@@ -545,7 +545,7 @@ static int not_found(struct hutch_store *store, const char *ref, hutch_error_t *
                             "build the default image with `hutch rootfs build --from ubuntu:24.04 --recipe "
                             "%s/rootfs/agent.recipe --name default`, or import one with `hutch rootfs import "
                             "FILE --name default`",
-                            HUTCH_DATADIR);
+                            hutch_data_dir());
   return hutch_error_hint(err, "import one with `hutch rootfs import FILE --name NAME`; `hutch rootfs ls` lists "
                                "what the store holds");
 }

@@ -180,10 +180,12 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   const char *name = s->rootfs ? s->rootfs : "default";
   if (hutch_image_lookup(r->store, name, &r->image, err) < 0) {
     if (s->rootfs == NULL)
-      hutch_error_hint(err, "hutch run needs a rootfs image named `default`: build the agent image with `hutch rootfs "
-                            "build --from ubuntu:24.04 --recipe " HUTCH_DATADIR "/rootfs/agent.recipe --name default`, "
-                            "or import any tarball of a Linux tree with a shell with `hutch rootfs import FILE.tar "
-                            "--name default`, or name another image with --rootfs NAME");
+      hutch_error_hint(err,
+                       "hutch run needs a rootfs image named `default`: build the agent image with `hutch rootfs "
+                       "build --from ubuntu:24.04 --recipe %s/rootfs/agent.recipe --name default`, "
+                       "or import any tarball of a Linux tree with a shell with `hutch rootfs import FILE.tar "
+                       "--name default`, or name another image with --rootfs NAME",
+                       hutch_data_dir());
     return -1;
   }
   size_t n = 0;
