@@ -91,15 +91,30 @@ void hutch_error_free(hutch_error_t *err) {
   *err = NULL;
 }
 
+char *hutch_errno_format(int errnum, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  _cleanup_free_ char *msg = xvasprintf(fmt, ap);
+  va_end(ap);
+  /* errno 0 is no error: strerror(0) would say "Success". */
+  if (errnum == 0)
+    return steal_pointer(&msg);
+  return xasprintf("%s: %s", msg, strerror(errnum));
+}
+
+char *hutch_error_format(const hutch_error_t err) {
+  if (err == NULL)
+    return xstrdup("");
+  return hutch_errno_format(err->errnum, "%s", err->msg);
+}
+
 void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err) {
   if (err == NULL)
     return;
   /* A message may quote what a sandbox wrote (a file name, a reply). */
-  _cleanup_free_ char *msg = text_escape_cstr(err->msg);
-  if (err->errnum != 0)
-    fprintf(out, "%s: %s: %s\n", prog, msg, strerror(err->errnum));
-  else
-    fprintf(out, "%s: %s\n", prog, msg);
+  _cleanup_free_ char *text = hutch_error_format(err);
+  _cleanup_free_ char *msg = text_escape_cstr(text);
+  fprintf(out, "%s: %s\n", prog, msg);
   if (err->hint != NULL) {
     _cleanup_free_ char *hint = text_escape_cstr(err->hint);
     fprintf(out, "%s: hint: %s\n", prog, hint);

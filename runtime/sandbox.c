@@ -560,7 +560,8 @@ static void fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
     snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);
   } else if (ex->failure_stage != 0) {
     out->setup_failed = true;
-    snprintf(out->failure, sizeof(out->failure), "%.400s: %.100s", ex->failure, strerror(ex->failure_errno));
+    _cleanup_free_ char *why = hutch_errno_format(ex->failure_errno, "%.400s", ex->failure);
+    snprintf(out->failure, sizeof(out->failure), "%s", why);
   }
 }
 
@@ -680,7 +681,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     hutch_error_t cg_err = NULL;
     double rm_start = monotonic_seconds();
     if (cgroup_remove(s.cg.path, &cg_err) < 0) {
-      hutch_warn("%s: %s", cg_err->msg, strerror(cg_err->errnum));
+      hutch_log_error(HUTCH_LOG_WARNING, cg_err);
       hutch_error_free(&cg_err);
     }
     hutch_debug("cgroup %s: %.3f ms to set up, %.3f ms to remove", s.cg.path, s.cg_setup_seconds * 1e3,
@@ -696,14 +697,18 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     _cleanup_free_ char *path = xasprintf("/proc/self/fd/%d/%s", s.state_fd, rel);
     hutch_error_t copy_err = NULL;
     if (mkdirat(s.state_fd, rel, 0700) < 0 || layer_copy_out(s.layer_fd, path, &copy_err) < 0) {
-      hutch_warn("--keep: the upper layer could not be kept: %s", copy_err ? copy_err->msg : strerror(errno));
+      if (copy_err == NULL)
+        hutch_error_sys(&copy_err, "create %s", rel);
+      hutch_error_wrap(&copy_err, "--keep: the upper layer could not be kept");
+      hutch_log_error(HUTCH_LOG_WARNING, copy_err);
       hutch_error_free(&copy_err);
     }
   }
   if (!cfg->keep) {
     hutch_error_t cleanup_err = NULL;
     if (state_remove_sandbox_dir(s.state_fd, s.id, &cleanup_err) < 0) {
-      hutch_warn("%s: %s (`hutch rm %s` retries)", cleanup_err->msg, strerror(cleanup_err->errnum), s.id);
+      _cleanup_free_ char *why = hutch_error_format(cleanup_err);
+      hutch_warn("%s (`hutch rm %s` retries)", why, s.id);
       hutch_error_free(&cleanup_err);
     }
   }

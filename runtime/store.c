@@ -517,7 +517,7 @@ static void index_record(struct hutch_store *store, const struct stat *st, const
       xasprintf("%" PRIu64 " %lld.%09ld %lld.%09ld %s\n", (uint64_t)st->st_size, (long long)st->st_mtim.tv_sec,
                 st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, hex);
   if (write_file_atomic(path, line, strlen(line), 0600) < 0)
-    hutch_debug("rootfs store: could not record %s in the index: %s", path, strerror(errno));
+    hutch_log_errno(HUTCH_LOG_DEBUG, errno, "rootfs store: could not record %s in the index", path);
 }
 
 static void index_forget(struct hutch_store *store, const char *hex) {
@@ -678,10 +678,9 @@ static int entry_remove(struct hutch_store *store, const char *hex, hutch_error_
   if (entry_has_dependents(store, hex)) {
     /* Its tree is a lower layer of a built image: it stays, unnamed, until
      * that image is removed. */
-    fprintf(stderr,
-            "%s: notice: sha256:%.12s stays in the store, unnamed, while images built on it exist (`hutch rootfs ls` "
-            "lists them)\n",
-            hutch_program_name, hex);
+    hutch_notice("sha256:%.12s stays in the store, unnamed, while images built on it exist (`hutch rootfs ls` "
+                 "lists them)",
+                 hex);
     return 0;
   }
   struct tmpdir t = {.fd = -1};
@@ -743,29 +742,25 @@ static const char *idmap_kind_name(enum idmap_kind k) {
   return "unknown";
 }
 
-void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
+void store_print_notices(const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
   if (s->skipped_special > 0)
-    fprintf(out,
-            "%s: notice: %s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal "
-            "/dev)\n",
-            hutch_program_name, file, s->skipped_special);
+    hutch_notice("%s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal /dev)", file,
+                 s->skipped_special);
   if (s->owners_collapsed == 0)
     return;
   struct passwd *pw = getpwuid(geteuid());
   if (maps->kind == IDMAP_SINGLE)
-    fprintf(out,
-            "%s: notice: %s: unpacked with a single-id mapping (no subordinate id range): %" PRIu64
-            " entries owned by other users or groups (first: %s) now belong to root and %" PRIu64
-            " setuid/setgid bits were dropped. To keep owners, give your user a range (as root: usermod "
-            "--add-subuids 100000-165535 --add-subgids 100000-165535 %s; newuidmap and newgidmap come with the "
-            "uidmap package), then `hutch rootfs rm` this image and import it again\n",
-            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped,
-            pw && pw->pw_name ? pw->pw_name : "USER");
+    hutch_notice("%s: unpacked with a single-id mapping (no subordinate id range): %" PRIu64
+                 " entries owned by other users or groups (first: %s) now belong to root and %" PRIu64
+                 " setuid/setgid bits were dropped. To keep owners, give your user a range (as root: usermod "
+                 "--add-subuids 100000-165535 --add-subgids 100000-165535 %s; newuidmap and newgidmap come with the "
+                 "uidmap package), then `hutch rootfs rm` this image and import it again",
+                 file, s->owners_collapsed, s->first_collapsed, s->setid_dropped,
+                 pw && pw->pw_name ? pw->pw_name : "USER");
   else
-    fprintf(out,
-            "%s: notice: %s: %" PRIu64 " entries have owners or groups outside the mapped ids (first: %s); they "
-            "now belong to root and %" PRIu64 " setuid/setgid bits were dropped\n",
-            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
+    hutch_notice("%s: %" PRIu64 " entries have owners or groups outside the mapped ids (first: %s); they "
+                 "now belong to root and %" PRIu64 " setuid/setgid bits were dropped",
+                 file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
 }
 
 cJSON *store_meta_new(const char *hex, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
@@ -801,8 +796,8 @@ static int write_new_meta(struct hutch_store *store, const char *dir_rel, const 
 /* Unpack `fd` as a new entry.  Returns 0 with hex filled, 1 when the bytes
  * turned out to be in the store already (a pipe, or a concurrent import). */
 static int import_unpack(struct hutch_store *store, int fd, const struct stat *st, const char *file,
-                         const char *expect_hex, const struct hutch_import_options *opts, FILE *notices,
-                         char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+                         const char *expect_hex, const struct hutch_import_options *opts, char hex[SHA256_HEX_SIZE],
+                         hutch_error_t *err) {
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
     return -1;
@@ -858,12 +853,12 @@ static int import_unpack(struct hutch_store *store, int fd, const struct stat *s
     return -1;
   }
   close(t.fd);
-  store_print_notices(notices, file, maps, &stats);
+  store_print_notices(file, maps, &stats);
   return 0;
 }
 
-int store_name_entry(struct hutch_store *store, const char *hex, const char *name, FILE *notices,
-                     struct hutch_image *out, hutch_error_t *err) {
+int store_name_entry(struct hutch_store *store, const char *hex, const char *name, struct hutch_image *out,
+                     hutch_error_t *err) {
   if (name) {
     char old[SHA256_HEX_SIZE];
     int had = name_get(store, name, old, NULL);
@@ -876,10 +871,9 @@ int store_name_entry(struct hutch_store *store, const char *hex, const char *nam
       size_t n = 0;
       meta_sync_names(store, old, NULL);
       if (entry_exists(store, old) && names_list(store, old, &left, &n, NULL) == 0 && n == 0)
-        fprintf(notices,
-                "%s: notice: the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
-                "sha256:%s` removes it)\n",
-                hutch_program_name, name, old, old);
+        hutch_notice("the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
+                     "sha256:%s` removes it)",
+                     name, old, old);
     }
   }
   if (out && image_fill(store, hex, name, out, err) < 0)
@@ -898,7 +892,6 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
   static const struct hutch_import_options defaults;
   if (opts == NULL)
     opts = &defaults;
-  FILE *notices = opts->notices ? opts->notices : stderr;
   if (opts->name && !paths_valid_name(opts->name)) {
     hutch_error_set(err, EINVAL, "\"%s\" is not a valid image name", opts->name);
     return hutch_error_hint(err, "a name is 1 to 128 letters, digits, '.', '_', '-' or ':', starting with a letter "
@@ -920,16 +913,16 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     already = 1;
   } else if (regular || S_ISDIR(st.st_mode)) {
     /* `docker save` archives and OCI layouts: an image of layers. */
-    image_format = oci_import(store, file, fd, opts, notices, hex, err);
+    image_format = oci_import(store, file, fd, opts, hex, err);
     if (image_format < 0)
       return hutch_error_wrap(err, "import %s", file);
     if (image_format == OCI_NOT_AN_IMAGE && regular) {
       _cleanup_free_ char *tmp = xasprintf("%s/tmp", store->path);
       _cleanup_close_ int plain = -1;
-      int c = oci_decompress_image_archive(fd, tmp, notices, &plain, err);
+      int c = oci_decompress_image_archive(fd, tmp, &plain, err);
       if (c < 0)
         return hutch_error_wrap(err, "import %s", file);
-      if (c > 0 && (image_format = oci_import(store, file, plain, opts, notices, hex, err)) < 0)
+      if (c > 0 && (image_format = oci_import(store, file, plain, opts, hex, err)) < 0)
         return hutch_error_wrap(err, "import %s", file);
       if (c > 0 && image_format == OCI_NOT_AN_IMAGE) {
         hutch_error_set(err, EINVAL,
@@ -964,7 +957,7 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     if (!already && image_format == OCI_NOT_AN_IMAGE) {
       char got[SHA256_HEX_SIZE];
       double t0 = monotonic_seconds();
-      int r = import_unpack(store, fd, &st, file, expect ? hex : NULL, opts, notices, got, err);
+      int r = import_unpack(store, fd, &st, file, expect ? hex : NULL, opts, got, err);
       hutch_debug("import %s: unpacked in %.3f s", file, monotonic_seconds() - t0);
       if (r < 0)
         return hutch_error_wrap(err, "import %s", file);
@@ -978,7 +971,7 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
       index_record(store, &st, hex);
   }
 
-  if (store_name_entry(store, hex, opts->name, notices, out, err) < 0)
+  if (store_name_entry(store, hex, opts->name, out, err) < 0)
     return hutch_error_wrap(err, "import %s", file);
   return already;
 }

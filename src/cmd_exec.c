@@ -492,9 +492,11 @@ static void print_exit_json(const struct hutch_exit *ex, int code, const struct 
 
 static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex) {
   int code = hutch_exit_code(ex);
-  if (ex->failure[0])
-    fprintf(stderr, "hutch: %s%s%s\n", ex->failure, ex->exec_errno ? ": " : "",
-            ex->exec_errno ? strerror(ex->exec_errno) : "");
+  if (ex->failure[0]) {
+    char *why = hutch_errno_format(ex->exec_errno, "%s", ex->failure);
+    fprintf(stderr, "hutch: %s\n", why);
+    free(why);
+  }
   if (ex->timed_out)
     fprintf(stderr, "hutch: timed out after %.3g s; killed\n", o->timeout);
   if (ex->usage.oom_killed) {

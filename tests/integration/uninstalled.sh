@@ -50,6 +50,16 @@ tap_ok "hutch run, uninstalled, from another directory, with no HUTCH_* variable
   bare "$HUTCH_BIN" run --base-url "$MOCK_URL" --model test-model --rootfs "$img" --store "$store" \
   --state-dir "$state" --output-dir "$tmp/out" --retry-delay 0.05 --quiet --query q
 tap_is "$(mock_request 1 '"from-the-model" in str(r["body"])')" "True" "the model's command ran"
+# The runtime's own warnings (a degraded mode here, if any) reach run.log
+# too, through the log handler hutch-agent sets.
+run_log=$(ls -d "$tmp"/out/2*/run.log | head -1)
+warnings=$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch run: warning: //p')
+if [ -n "$warnings" ]; then
+  missing=$(printf '%s\n' "$warnings" | while IFS= read -r w; do grep -qF "warning: $w" "$run_log" || echo "$w"; done)
+  tap_is "$missing" "" "the runtime's warnings on stderr are in run.log too"
+else
+  tap_skip "the runtime's warnings in run.log: this host gave none"
+fi
 
 mock_stop
 tap_done
