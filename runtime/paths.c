@@ -4,8 +4,8 @@
 
 #include <ctype.h>
 #include <linux/limits.h>
-#include <stdlib.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -95,9 +95,14 @@ static bool running_uninstalled(void) {
   if (slash == NULL)
     return false;
   *slash = '\0';
+  /* The installed binary, the common case, costs no more lookups. */
+  if (strcmp(exe, HUTCH_BINDIR) == 0)
+    return false;
   _cleanup_free_ char *build = realpath(HUTCH_BUILDDIR, NULL);
+  if (build == NULL || strcmp(exe, build) != 0)
+    return false;
   _cleanup_free_ char *bin = realpath(HUTCH_BINDIR, NULL);
-  if (build == NULL || strcmp(exe, build) != 0 || (bin != NULL && strcmp(exe, bin) == 0))
+  if (bin != NULL && strcmp(exe, bin) == 0)
     return false;
   struct stat st;
   return stat(HUTCH_SRCDIR "/policies/default.policy", &st) == 0 && S_ISREG(st.st_mode);
