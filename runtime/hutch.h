@@ -29,6 +29,31 @@ typedef struct hutch_error {
 void hutch_error_free(hutch_error_t *err);
 /* "msg: strerror(errnum)" followed by "\nhint: ..." when there is a hint. */
 void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err);
+/* The one formatter of an error: "msg: strerror(errnum)", or "msg" alone
+ * when errnum is 0 (never "Success"), without the hint; malloc'd ("" for
+ * no error). */
+char *hutch_error_format(const hutch_error_t err);
+/* The same for an errno without an error object: "FMT: strerror(errnum)",
+ * or FMT alone when errnum is 0; malloc'd. */
+char *hutch_errno_format(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* ---- the library's log -------------------------------------------------- */
+
+enum hutch_log_level {
+  HUTCH_LOG_DEBUG,   /* each setup step; only with $HUTCH_DEBUG set */
+  HUTCH_LOG_INFO,    /* progress of a long operation ("downloaded URL in 2.1 s") */
+  HUTCH_LOG_NOTICE,  /* one-time facts worth knowing (an import dropped setuid bits) */
+  HUTCH_LOG_WARNING, /* a degraded mode, a cleanup that failed */
+};
+/* One line of the library's log: without program name, level or newline,
+ * control characters already escaped (it may quote what a sandbox wrote). */
+typedef void (*hutch_log_fn)(enum hutch_log_level level, const char *line, void *data);
+/* Every warning, notice, progress and debug line of the library goes to fn
+ * (from whichever thread logs); NULL restores the default: "PROG: warning:
+ * LINE" ("notice: ", "debug: ", nothing for INFO) on stderr. */
+void hutch_set_log_handler(hutch_log_fn fn, void *data);
+/* "warning: ", "notice: ", "debug: " or "" for a level. */
+const char *hutch_log_level_prefix(enum hutch_log_level level);
 
 /* ---- rootfs store ---------------------------------------------------- */
 
@@ -68,7 +93,6 @@ struct hutch_import_options {
   const char *name; /* NULL: keep the entry unnamed */
   hutch_progress_fn progress;
   void *progress_data;
-  FILE *notices; /* where one-time notices (lost ownership, skipped devices) go; NULL = stderr */
   /* The file's sha256 (64 hex) when the caller has just verified it (a
    * pull): the import skips its own first pass over the file; the unpack
    * still hashes every byte and fails when they differ.  NULL: unknown. */
@@ -90,26 +114,24 @@ bool hutch_image_name_valid(const char *name);
  * `extra` ("K=V"; a later one replaces an earlier one of its name).  A
  * NULL-terminated list the caller frees, entries and all. */
 char **hutch_image_env(const struct hutch_image *image, const char *const *extra);
-/* Warns once per process, on stderr, when the image's User is not root: it is ignored. */
+/* Warns once per process (hutch_set_log_handler) when the image's User is not root: it is ignored. */
 void hutch_image_user_notice(const struct hutch_image *image);
 
 /* ---- pulling and building images (hutch-rootfs(1)) ------------------ */
 
 /* A long operation's progress for people: `phase` starts a step that
  * reports bytes through hutch_progress_fn ("downloading FILE", "importing
- * IMAGE") and is NULL when that step ends; `message` is one line worth
- * printing ("downloaded URL in 2.1 s, sha256 verified"), without a
- * program-name prefix or newline.  Either may be NULL. */
+ * IMAGE") and is NULL when that step ends; it may be NULL.  Lines worth
+ * printing ("downloaded URL in 2.1 s, sha256 verified") go to the log
+ * (hutch_set_log_handler) as HUTCH_LOG_INFO. */
 typedef void (*hutch_phase_fn)(const char *label, void *data);
-typedef void (*hutch_message_fn)(const char *line, void *data);
 
 struct hutch_pull_options {
   const char *name; /* the image's name; NULL: the reference without "docker://" */
   const char *arch; /* manifest images: the architecture to fetch; NULL: this machine's */
   hutch_progress_fn progress;
   hutch_phase_fn phase;
-  hutch_message_fn message;
-  void *data; /* passed to progress, phase and message */
+  void *data; /* passed to progress and phase */
 };
 /* `ref` is an image manifest's name (hutch-manifest(5): ubuntu:24.04) or
  * docker://NAME[:TAG|@DIGEST] for an OCI registry.  Downloads what the store
@@ -129,7 +151,6 @@ struct hutch_build_options {
   int output_fd;          /* the steps' (and a Debian bootstrap's) stdout and stderr */
   hutch_progress_fn progress;
   hutch_phase_fn phase;
-  hutch_message_fn message;
   void *data;
 };
 struct hutch_build_result {
@@ -150,6 +171,10 @@ int hutch_image_build(const char *store, const struct hutch_build_options *opts,
 /* ---- policy ---------------------------------------------------------- */
 
 struct hutch_policy;
+
+/* Where hutch's own files are (policies/, prompts/, rootfs/): the installed
+ * HUTCH_DATADIR, or the source tree for a binary run from its build tree. */
+const char *hutch_data_dir(void);
 
 /* path NULL: the installed default policy ($HUTCH_POLICY overrides). */
 int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t *err);
@@ -270,6 +295,10 @@ struct hutch_sandbox_config {
    * mirrors this machine's own apt uses. */
   const char *const *net_allow_address;
   const char *net_audit_log; /* the proxy's JSON lines; NULL: "proxy.log" in the sandbox's state dir */
+  /* hutch_sandbox_create: the sandbox dies (SIGKILL to its init) when the
+   * thread that created it ends, as a one-shot one does, instead of
+   * outliving it: an embedding program keeps its sandbox tied to itself. */
+  bool die_with_creator;
 };
 
 /* What the proxy of a --net proxy sandbox did: its audit log's totals. */
@@ -410,6 +439,14 @@ void hutch_sandbox_close(struct hutch_sandbox *sb);
  * descends from it (the leader too when `self`), from the host: nothing of
  * the sandbox's runs for it.  Processes already gone are no error. */
 int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err);
+
+/* Tie the calling process to its parent, `parent` as read by getppid() at
+ * its start: when the parent dies the process gets SIGTERM
+ * (PR_SET_PDEATHSIG), and a process hutch_run or hutch_sandbox_exec waits on
+ * is then killed, whatever it does with SIGTERM, before the sandbox is
+ * cleaned up.  ESRCH when the parent has already gone; nothing is done for
+ * a parent of 0 (outside this pid namespace) or 1. */
+int hutch_die_with_parent(pid_t parent, hutch_error_t *err);
 
 /* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
  * hutch itself reads and writes them, through the sandbox's own root: no

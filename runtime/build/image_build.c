@@ -35,7 +35,7 @@
 #include "store.h"
 #include "util.h"
 
-#define SAY(o, ...) image_say((o)->message, (o)->data, __VA_ARGS__)
+#define SAY(o, ...) ((void)(o), image_say(__VA_ARGS__))
 
 /* ---- the base image ------------------------------------------------------ */
 
@@ -169,8 +169,7 @@ static int resolve_base(struct hutch_store *store, const struct hutch_build_opti
   }
   SAY(o, "%s is not in the store: pulling it", o->from);
   _cleanup_error_ hutch_error_t pe = NULL;
-  struct hutch_pull_options po = {
-      .arch = o->arch, .progress = o->progress, .phase = o->phase, .message = o->message, .data = o->data};
+  struct hutch_pull_options po = {.arch = o->arch, .progress = o->progress, .phase = o->phase, .data = o->data};
   int r = hutch_image_pull(store, o->from, &po, base, &pe);
   if (r >= 0) {
     manifest_clear(&m);
@@ -181,7 +180,8 @@ static int resolve_base(struct hutch_store *store, const struct hutch_build_opti
     hutch_error_move(err, &pe);
     return -1;
   }
-  SAY(o, "%s: %s", pe->msg, strerror(pe->errnum));
+  _cleanup_free_ char *why = hutch_error_format(pe);
+  SAY(o, "%s", why);
   SAY(o, "no network to download %s: falling back to Debian %s, built locally", o->from, m.fallback_suite);
   r = debian_fallback(store, o, m.fallback_suite, base, err);
   manifest_clear(&m);

@@ -97,16 +97,42 @@ void hutch_error_free(hutch_error_t *err) {
   *err = NULL;
 }
 
+char *hutch_errno_format(int errnum, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *msg;
+  if (vasprintf(&msg, fmt, ap) < 0)
+    abort();
+  va_end(ap);
+  /* errno 0 is no error: strerror(0) would say "Success". */
+  if (errnum == 0)
+    return msg;
+  char *out;
+  if (asprintf(&out, "%s: %s", msg, strerror(errnum)) < 0)
+    abort();
+  free(msg);
+  return out;
+}
+
+char *hutch_error_format(const hutch_error_t err) {
+  char *out = strdup(err == NULL ? "" : err->msg);
+  if (out == NULL)
+    abort();
+  if (err == NULL || err->errnum == 0)
+    return out;
+  free(out);
+  return hutch_errno_format(err->errnum, "%s", err->msg);
+}
+
 void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err) {
   if (err == NULL)
     return;
   /* A message may quote what a sandbox wrote (a file name, a reply). */
-  char *msg = text_escape_cstr(err->msg);
-  if (err->errnum != 0)
-    fprintf(out, "%s: %s: %s\n", prog, msg, strerror(err->errnum));
-  else
-    fprintf(out, "%s: %s\n", prog, msg);
+  char *text = hutch_error_format(err);
+  char *msg = text_escape_cstr(text);
+  fprintf(out, "%s: %s\n", prog, msg);
   free(msg);
+  free(text);
   if (err->hint != NULL) {
     char *hint = text_escape_cstr(err->hint);
     fprintf(out, "%s: hint: %s\n", prog, hint);

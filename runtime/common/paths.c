@@ -3,10 +3,14 @@
 #include "paths.h"
 
 #include <ctype.h>
+#include <linux/limits.h>
 #include <pwd.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "hutch.h"
 #include "util.h"
 
 static const char *env_nonempty(const char *name) {
@@ -76,10 +80,49 @@ char *paths_default_cache(void) {
   return xasprintf("%s/.cache/hutch", home_dir());
 }
 
+/* The binary runs from the build tree it was built in (not from the bindir
+ * it installs to): the source tree beside it holds its policies, prompts and
+ * image manifests, of the same version as its code.  Only that exact
+ * configure-time directory counts, never "whatever lies beside the binary":
+ * an installed hutch must not take a policy planted next to it. */
+static bool running_uninstalled(void) {
+  char exe[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+  if (n <= 0)
+    return false;
+  exe[n] = '\0';
+  char *slash = strrchr(exe, '/');
+  if (slash == NULL)
+    return false;
+  *slash = '\0';
+  /* The installed binary, the common case, costs no more lookups. */
+  if (strcmp(exe, HUTCH_BINDIR) == 0)
+    return false;
+  _cleanup_free_ char *build = realpath(HUTCH_BUILDDIR, NULL);
+  if (build == NULL || strcmp(exe, build) != 0)
+    return false;
+  _cleanup_free_ char *bin = realpath(HUTCH_BINDIR, NULL);
+  if (bin != NULL && strcmp(exe, bin) == 0)
+    return false;
+  struct stat st;
+  return stat(HUTCH_SRCDIR "/policies/default.policy", &st) == 0 && S_ISREG(st.st_mode);
+}
+
+const char *hutch_data_dir(void) {
+  static int uninstalled = -1;
+  if (uninstalled < 0)
+    uninstalled = running_uninstalled();
+  return uninstalled ? HUTCH_SRCDIR : HUTCH_DATADIR;
+}
+
 char *paths_default_policy(void) {
   const char *v;
   if ((v = env_nonempty("HUTCH_POLICY")))
     return xstrdup(v);
+  /* A build tree's own policy goes with its code; the administrator's
+   * copy is for the installed hutch. */
+  if (strcmp(hutch_data_dir(), HUTCH_DATADIR) != 0)
+    return xasprintf("%s/policies/default.policy", hutch_data_dir());
   /* The administrator's copy wins over the packaged one. */
   struct stat st;
   _cleanup_free_ char *etc = xasprintf("%s/default.policy", HUTCH_SYSCONFDIR);

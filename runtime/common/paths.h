@@ -14,7 +14,7 @@ char *paths_default_state(bool *shared_tmp);
  * $XDG_STATE_HOME/hutch/run, else ~/.local/state/hutch/run. */
 char *paths_state_fallback(void);
 char *paths_default_cache(void);  /* $HUTCH_CACHE_DIR, $XDG_CACHE_HOME/hutch, ~/.cache/hutch, /var/cache/hutch */
-char *paths_default_policy(void); /* $HUTCH_POLICY, else the installed default.policy */
+char *paths_default_policy(void); /* $HUTCH_POLICY, else hutch_data_dir()'s (or /etc's) default.policy */
 char *paths_user_config(void);    /* $XDG_CONFIG_HOME/hutch, ~/.config/hutch: hutch-agent's settings */
 
 /* Image names and sandbox ids: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}, no "..". */

@@ -287,29 +287,89 @@ double monotonic_seconds(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* One line to stderr, "prog: kind: message", with what may have come from a
- * sandbox made harmless to the terminal. */
-static void log_line(const char *kind, const char *fmt, va_list ap) {
+/* The one sink of the library's log lines (hutch_set_log_handler). */
+static hutch_log_fn log_handler;
+static void *log_handler_data;
+
+void hutch_set_log_handler(hutch_log_fn fn, void *data) {
+  log_handler = fn;
+  log_handler_data = data;
+}
+
+const char *hutch_log_level_prefix(enum hutch_log_level level) {
+  switch (level) {
+  case HUTCH_LOG_DEBUG:
+    return "debug: ";
+  case HUTCH_LOG_NOTICE:
+    return "notice: ";
+  case HUTCH_LOG_WARNING:
+    return "warning: ";
+  case HUTCH_LOG_INFO:
+    break;
+  }
+  return "";
+}
+
+static bool debug_enabled(void) {
+  static int enabled = -1;
+  if (enabled < 0)
+    enabled = getenv("HUTCH_DEBUG") != NULL;
+  return enabled;
+}
+
+/* One line to the handler, else to stderr as "prog: kind: message", with
+ * what may have come from a sandbox made harmless to the terminal. */
+static void log_line(enum hutch_log_level level, const char *fmt, va_list ap) {
+  if (level == HUTCH_LOG_DEBUG && !debug_enabled())
+    return;
   _cleanup_free_ char *msg = xvasprintf(fmt, ap);
   _cleanup_free_ char *safe = text_escape_cstr(msg);
-  fprintf(stderr, "%s: %s: %s\n", hutch_program_name, kind, safe);
+  if (log_handler)
+    log_handler(level, safe, log_handler_data);
+  else
+    fprintf(stderr, "%s: %s%s\n", hutch_program_name, hutch_log_level_prefix(level), safe);
+}
+
+void hutch_log(enum hutch_log_level level, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line(level, fmt, ap);
+  va_end(ap);
 }
 
 void hutch_warn(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  log_line("warning", fmt, ap);
+  log_line(HUTCH_LOG_WARNING, fmt, ap);
   va_end(ap);
 }
 
-void hutch_debug(const char *fmt, ...) {
-  static int enabled = -1;
-  if (enabled < 0)
-    enabled = getenv("HUTCH_DEBUG") != NULL;
-  if (!enabled)
+void hutch_notice(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line(HUTCH_LOG_NOTICE, fmt, ap);
+  va_end(ap);
+}
+
+void hutch_log_errno(enum hutch_log_level level, int errnum, const char *fmt, ...) {
+  if (level == HUTCH_LOG_DEBUG && !debug_enabled())
     return;
   va_list ap;
   va_start(ap, fmt);
-  log_line("debug", fmt, ap);
+  _cleanup_free_ char *what = xvasprintf(fmt, ap);
+  va_end(ap);
+  _cleanup_free_ char *line = hutch_errno_format(errnum, "%s", what);
+  hutch_log(level, "%s", line);
+}
+
+void hutch_log_error(enum hutch_log_level level, const hutch_error_t err) {
+  _cleanup_free_ char *line = hutch_error_format(err);
+  hutch_log(level, "%s", line);
+}
+
+void hutch_debug(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  log_line(HUTCH_LOG_DEBUG, fmt, ap);
   va_end(ap);
 }

@@ -106,10 +106,17 @@ int openat2_retry(int dirfd, const char *path, uint64_t flags, mode_t mode, uint
  * errno (ELOOP: a symlink, EINVAL: not a regular file, EFBIG: larger). */
 char *read_regular_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 
-/* Logging to stderr with the program prefix, escaped as above; all
- * printf-checked. */
+/* The library's log lines, escaped as above, to the handler of
+ * hutch_set_log_handler() (hutch.h), by default to stderr with the program
+ * prefix; all printf-checked.  hutch_debug only with $HUTCH_DEBUG set. */
+void hutch_log(enum hutch_log_level level, const char *fmt, ...) HUTCH_PRINTF(2, 3);
 void hutch_warn(const char *fmt, ...) HUTCH_PRINTF(1, 2);
+void hutch_notice(const char *fmt, ...) HUTCH_PRINTF(1, 2);
 void hutch_debug(const char *fmt, ...) HUTCH_PRINTF(1, 2);
+/* "FMT: strerror(errnum)" (hutch_errno_format) as one log line. */
+void hutch_log_errno(enum hutch_log_level level, int errnum, const char *fmt, ...) HUTCH_PRINTF(3, 4);
+/* hutch_error_format(err) as one log line. */
+void hutch_log_error(enum hutch_log_level level, const hutch_error_t err);
 extern const char *hutch_program_name;
 
 #endif

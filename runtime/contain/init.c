@@ -379,10 +379,11 @@ void init_main(struct init_config *cfg) {
      * parent-death signal (contain.c) kills an unrecorded sandbox along
      * with a creator that died.  EOF: the creator died first. */
     if (sync_expect(cfg->parent_fd, SYNC_GO, NULL, 0, NULL, "wait to be recorded", &err) < 0 ||
-        prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0)
+        (!cfg->die_with_creator && prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0) < 0))
       shut_down(125);
     sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, NULL, 0, NULL);
-    /* hutch create exits now; the sandbox lives on without it. */
+    /* hutch create exits now; the sandbox lives on without it (unless
+     * its creator asked to keep it tied: die_with_creator). */
     close(cfg->parent_fd);
     cfg->parent_fd = -1;
   }

@@ -19,6 +19,7 @@ struct init_config {
   uint64_t rlimit_as;           /* RLIMIT_AS of every command, 0: none */
   uint64_t memory_watch;        /* the rlimits fallback's memory limit for the whole sandbox (memwatch.h), 0: none */
   struct payload_spec *primary; /* one-shot: the process whose end ends the sandbox */
+  bool die_with_creator;        /* long-lived: keep the parent-death signal after the handover */
 };
 
 __attribute__((noreturn)) void init_main(struct init_config *cfg);

@@ -188,6 +188,17 @@ static void set_detail(struct hutch_check *c, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* The detail of a failed step: "FMT: strerror(errnum)" (hutch_errno_format). */
+static void set_detail_errno(struct hutch_check *c, int errnum, const char *fmt, ...) HUTCH_PRINTF(3, 4);
+static void set_detail_errno(struct hutch_check *c, int errnum, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  _cleanup_free_ char *what = xvasprintf(fmt, ap);
+  va_end(ap);
+  free(c->detail);
+  c->detail = hutch_errno_format(errnum, "%s", what);
+}
+
 static void set_fix(struct hutch_check *c, char *fix) {
   free(c->fix);
   c->fix = fix;
@@ -215,7 +226,7 @@ static void fail_from(struct hutch_check *c, const struct probe_result *res) {
   if (res->stage == PROBE_STAGE_CRASH)
     set_detail(c, "%s", res->what);
   else
-    set_detail(c, "%s failed (%s): %s", res->what, stage_name(res->stage), strerror(res->errnum));
+    set_detail_errno(c, res->errnum, "%s failed (%s)", res->what, stage_name(res->stage));
 }
 
 /* ---- child-side attempts ---- */
@@ -368,7 +379,7 @@ static void check_kernel(struct ladder *l) {
   int major = 0, minor = 0;
   if (uname(&u) < 0) {
     c->status = HUTCH_CHECK_WARN;
-    set_detail(c, "uname: %s", strerror(errno));
+    set_detail_errno(c, errno, "uname");
     return;
   }
   sscanf(u.release, "%d.%d", &major, &minor);
@@ -465,8 +476,8 @@ static void check_apparmor(struct ladder *l) {
   } else {
     c->status = HUTCH_CHECK_FAIL;
     c->errnum = l->userns_res.errnum;
-    set_detail(c, "%ld: %s failed while %s: %s", v, l->userns_res.what, stage_name(l->userns_res.stage),
-               strerror(l->userns_res.errnum));
+    set_detail_errno(c, l->userns_res.errnum, "%ld: %s failed while %s", v, l->userns_res.what,
+                     stage_name(l->userns_res.stage));
     set_fix(c, probe_fix_apparmor());
   }
 }
@@ -474,7 +485,8 @@ static void check_apparmor(struct ladder *l) {
 static bool helper_usable(const char *path, char *why, size_t size) {
   struct stat st;
   if (stat(path, &st) < 0) {
-    snprintf(why, size, "%s: %s", path, strerror(errno));
+    _cleanup_free_ char *text = hutch_errno_format(errno, "%s", path);
+    snprintf(why, size, "%s", text);
     return false;
   }
   if ((st.st_mode & S_ISUID) && st.st_uid == 0)
@@ -563,8 +575,8 @@ static void check_store(struct ladder *l, const char *store_opt) {
   if (access(probe, W_OK | X_OK) < 0) {
     c->status = HUTCH_CHECK_FAIL;
     c->errnum = errno;
-    set_detail(c, "%s%s%s is not writable: %s", path, strcmp(probe, path) ? " (does not exist; its parent " : "",
-               strcmp(probe, path) ? probe : "", strerror(errno));
+    set_detail_errno(c, errno, "%s%s%s is not writable", path,
+                     strcmp(probe, path) ? " (does not exist; its parent " : "", strcmp(probe, path) ? probe : "");
     set_fix(c, xstrdup("Point hutch at a writable directory: --store DIR or HUTCH_STORE=DIR."));
     return;
   }
@@ -579,7 +591,7 @@ static void check_state_and_overlay(struct ladder *l, const char *state_opt) {
   if (l->state_fd < 0) {
     c->status = HUTCH_CHECK_FAIL;
     c->errnum = err->errnum;
-    set_detail(c, "%s: %s", err->msg, strerror(err->errnum));
+    set_detail_errno(c, err->errnum, "%s", err->msg);
     set_fix(c, xstrdup(err->hint ? err->hint
                                  : "Use a private, writable directory: --state-dir DIR or "
                                    "HUTCH_STATE_DIR=DIR."));
@@ -606,7 +618,7 @@ static void check_state_and_overlay(struct ladder *l, const char *state_opt) {
   if (sbfd < 0) {
     o->status = HUTCH_CHECK_FAIL;
     o->errnum = err->errnum;
-    set_detail(o, "%s: %s", err->msg, strerror(err->errnum));
+    set_detail_errno(o, err->errnum, "%s", err->msg);
     set_fix(o, xstrdup("Use a writable state directory: --state-dir DIR or HUTCH_STATE_DIR=DIR."));
     hutch_error_free(&err);
     return;

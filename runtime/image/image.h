@@ -5,7 +5,7 @@
 #include "error.h"
 #include "hutch.h"
 
-/* One line to a hutch_message_fn, formatted; nothing when message is NULL. */
-void image_say(hutch_message_fn message, void *data, const char *fmt, ...) HUTCH_PRINTF(3, 4);
+/* One line of a pull's or a build's progress to the log (HUTCH_LOG_INFO). */
+void image_say(const char *fmt, ...) HUTCH_PRINTF(1, 2);
 
 #endif

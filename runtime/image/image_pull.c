@@ -22,14 +22,12 @@ bool hutch_image_name_valid(const char *name) {
   return paths_valid_name(name);
 }
 
-void image_say(hutch_message_fn message, void *data, const char *fmt, ...) {
-  if (message == NULL)
-    return;
+void image_say(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   _cleanup_free_ char *line = xvasprintf(fmt, ap);
   va_end(ap);
-  message(line, data);
+  hutch_log(HUTCH_LOG_INFO, "%s", line);
 }
 
 static void phase(const struct hutch_pull_options *o, const char *label) {
@@ -96,7 +94,7 @@ static int pull_manifest(struct hutch_store *store, const char *ref, const struc
   phase(o, NULL);
   if (r < 0)
     return hutch_error_wrap(err, "pull %s", ref);
-  image_say(o->message, o->data, "downloaded %s in %.1f s, sha256 verified", url, monotonic_seconds() - t0);
+  image_say("downloaded %s in %.1f s, sha256 verified", url, monotonic_seconds() - t0);
 
   _cleanup_free_ char *ilabel = xasprintf("importing %s", ref);
   struct hutch_import_options opts = {

@@ -38,29 +38,25 @@ static const char *idmap_kind_name(enum idmap_kind k) {
   return "unknown";
 }
 
-void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
+void store_print_notices(const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
   if (s->skipped_special > 0)
-    fprintf(out,
-            "%s: notice: %s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal "
-            "/dev)\n",
-            hutch_program_name, file, s->skipped_special);
+    hutch_notice("%s: left out %" PRIu64 " device nodes, fifos or sockets (a sandbox gets its own minimal /dev)", file,
+                 s->skipped_special);
   if (s->owners_collapsed == 0)
     return;
   struct passwd *pw = getpwuid(geteuid());
   if (maps->kind == IDMAP_SINGLE)
-    fprintf(out,
-            "%s: notice: %s: unpacked with a single-id mapping (no subordinate id range): %" PRIu64
-            " entries owned by other users or groups (first: %s) now belong to root and %" PRIu64
-            " setuid/setgid bits were dropped. To keep owners, give your user a range (as root: usermod "
-            "--add-subuids 100000-165535 --add-subgids 100000-165535 %s; newuidmap and newgidmap come with the "
-            "uidmap package), then `hutch rootfs rm` this image and import it again\n",
-            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped,
-            pw && pw->pw_name ? pw->pw_name : "USER");
+    hutch_notice("%s: unpacked with a single-id mapping (no subordinate id range): %" PRIu64
+                 " entries owned by other users or groups (first: %s) now belong to root and %" PRIu64
+                 " setuid/setgid bits were dropped. To keep owners, give your user a range (as root: usermod "
+                 "--add-subuids 100000-165535 --add-subgids 100000-165535 %s; newuidmap and newgidmap come with the "
+                 "uidmap package), then `hutch rootfs rm` this image and import it again",
+                 file, s->owners_collapsed, s->first_collapsed, s->setid_dropped,
+                 pw && pw->pw_name ? pw->pw_name : "USER");
   else
-    fprintf(out,
-            "%s: notice: %s: %" PRIu64 " entries have owners or groups outside the mapped ids (first: %s); they "
-            "now belong to root and %" PRIu64 " setuid/setgid bits were dropped\n",
-            hutch_program_name, file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
+    hutch_notice("%s: %" PRIu64 " entries have owners or groups outside the mapped ids (first: %s); they "
+                 "now belong to root and %" PRIu64 " setuid/setgid bits were dropped",
+                 file, s->owners_collapsed, s->first_collapsed, s->setid_dropped);
 }
 
 cJSON *store_meta_new(const char *hex, const char *file, const struct idmap_set *maps, const struct unpack_stats *s) {
@@ -135,15 +131,15 @@ static void index_record(struct hutch_store *store, const struct stat *st, const
       xasprintf("%" PRIu64 " %lld.%09ld %lld.%09ld %s\n", (uint64_t)st->st_size, (long long)st->st_mtim.tv_sec,
                 st->st_mtim.tv_nsec, (long long)st->st_ctim.tv_sec, st->st_ctim.tv_nsec, hex);
   if (write_file_atomic(path, line, strlen(line), 0600) < 0)
-    hutch_debug("rootfs store: could not record %s in the index: %s", path, strerror(errno));
+    hutch_log_errno(HUTCH_LOG_DEBUG, errno, "rootfs store: could not record %s in the index", path);
 }
 
 /* A plain tarball, unpacked as a new entry (expect_hex: its digest when
  * known).  Returns 0 with hex filled, 1 when the bytes turned out to be in
  * the store already (a pipe, or a concurrent import). */
 static int import_tarball(struct hutch_store *store, int fd, const struct stat *st, const char *file,
-                          const char *expect_hex, const struct hutch_import_options *opts, FILE *notices,
-                          char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+                          const char *expect_hex, const struct hutch_import_options *opts, char hex[SHA256_HEX_SIZE],
+                          hutch_error_t *err) {
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
     return -1;
@@ -179,7 +175,7 @@ static int import_tarball(struct hutch_store *store, int fd, const struct stat *
   int r = store_stage_commit(store, &stage, hex, meta, err);
   cJSON_Delete(meta);
   if (r == 0)
-    store_print_notices(notices, file, maps, &stats);
+    store_print_notices(file, maps, &stats);
   return r;
 }
 
@@ -188,7 +184,6 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
   static const struct hutch_import_options defaults;
   if (opts == NULL)
     opts = &defaults;
-  FILE *notices = opts->notices ? opts->notices : stderr;
   if (opts->name && !paths_valid_name(opts->name)) {
     hutch_error_set(err, EINVAL, "\"%s\" is not a valid image name", opts->name);
     return hutch_error_hint(err, "a name is 1 to 128 letters, digits, '.', '_', '-' or ':', starting with a letter "
@@ -210,16 +205,16 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     already = 1;
   } else if (regular || S_ISDIR(st.st_mode)) {
     /* `docker save` archives and OCI layouts: an image of layers. */
-    image_format = oci_import(store, file, fd, opts, notices, hex, err);
+    image_format = oci_import(store, file, fd, opts, hex, err);
     if (image_format < 0)
       return hutch_error_wrap(err, "import %s", file);
     if (image_format == OCI_NOT_AN_IMAGE && regular) {
       _cleanup_free_ char *tmp = xasprintf("%s/tmp", store->path);
       _cleanup_close_ int plain = -1;
-      int c = oci_decompress_image_archive(fd, tmp, notices, &plain, err);
+      int c = oci_decompress_image_archive(fd, tmp, &plain, err);
       if (c < 0)
         return hutch_error_wrap(err, "import %s", file);
-      if (c > 0 && (image_format = oci_import(store, file, plain, opts, notices, hex, err)) < 0)
+      if (c > 0 && (image_format = oci_import(store, file, plain, opts, hex, err)) < 0)
         return hutch_error_wrap(err, "import %s", file);
       if (c > 0 && image_format == OCI_NOT_AN_IMAGE) {
         hutch_error_set(err, EINVAL,
@@ -254,7 +249,7 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     if (!already && image_format == OCI_NOT_AN_IMAGE) {
       char got[SHA256_HEX_SIZE];
       double t0 = monotonic_seconds();
-      int r = import_tarball(store, fd, &st, file, expect ? hex : NULL, opts, notices, got, err);
+      int r = import_tarball(store, fd, &st, file, expect ? hex : NULL, opts, got, err);
       hutch_debug("import %s: unpacked in %.3f s", file, monotonic_seconds() - t0);
       if (r < 0)
         return hutch_error_wrap(err, "import %s", file);
@@ -268,7 +263,7 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
       index_record(store, &st, hex);
   }
 
-  if (store_name_entry(store, hex, opts->name, notices, out, err) < 0)
+  if (store_name_entry(store, hex, opts->name, out, err) < 0)
     return hutch_error_wrap(err, "import %s", file);
   return already;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/utsname.h>
 
+#include "hutch.h"
 #include "util.h"
 
 #define MANIFEST_MAX_SIZE (64 * 1024)
@@ -209,7 +210,12 @@ const char *manifest_host_arch(void) {
 
 const char *manifest_dir(void) {
   const char *env = getenv("HUTCH_ROOTFS_DIR");
-  return env && *env ? env : HUTCH_DATADIR "/rootfs";
+  if (env && *env)
+    return env;
+  static char *dir;
+  if (dir == NULL)
+    dir = xasprintf("%s/rootfs", hutch_data_dir());
+  return dir;
 }
 
 char *manifest_file_name(const char *ref) {

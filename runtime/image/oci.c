@@ -246,7 +246,7 @@ static void add_stats(struct unpack_stats *sum, const struct unpack_stats *s) {
 
 /* Apply every layer into a new entry.  0: made, 1: it was there already. */
 static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn get_layer, void *ctx,
-                      hutch_progress_fn progress, void *progress_data, FILE *notices, hutch_error_t *err) {
+                      hutch_progress_fn progress, void *progress_data, hutch_error_t *err) {
   if (store_has_entry(store, p->key))
     return 1;
   if (p->n_layers == 0)
@@ -305,7 +305,7 @@ static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn 
   int r = store_stage_commit(store, &stage, p->key, meta, err);
   cJSON_Delete(meta);
   if (r == 0)
-    store_print_notices(notices, p->source, maps, &total);
+    store_print_notices(p->source, maps, &total);
   return r;
 }
 
@@ -487,7 +487,7 @@ static int local_layer(void *data, const struct plan *p, size_t i, struct blob *
 }
 
 int oci_import(struct hutch_store *store, const char *file, int fd, const struct hutch_import_options *opts,
-               FILE *notices, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+               char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
   struct stat st;
   if (fstat(fd, &st) < 0)
     return hutch_error_sys(err, "stat");
@@ -515,7 +515,7 @@ int oci_import(struct hutch_store *store, const char *file, int fd, const struct
   }
   if (r == 0) {
     struct local_ctx ctx = {.s = &s, .save = p.manifest_digest ? NULL : &save};
-    r = plan_apply(store, &p, local_layer, &ctx, opts->progress, opts->progress_data, notices, err);
+    r = plan_apply(store, &p, local_layer, &ctx, opts->progress, opts->progress_data, err);
     if (r >= 0)
       memcpy(hex, p.key, SHA256_HEX_SIZE);
   }
@@ -634,7 +634,6 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
   static const struct oci_pull_options defaults;
   if (opts == NULL)
     opts = &defaults;
-  FILE *notices = opts->notices ? opts->notices : stderr;
   struct registry_ref ref;
   if (registry_ref_parse(ref_text, &ref, err) < 0)
     return -1;
@@ -671,7 +670,7 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
     if (r < 0 || oci_parse_config(text, len, &p.config, err) < 0 || plan_layers_from_manifest(&p, &m, err) < 0)
       goto out;
     p.config_digest = xstrdup(m.config.digest);
-    ret = plan_apply(store, &p, pull_layer, &ctx, NULL, NULL, notices, err);
+    ret = plan_apply(store, &p, pull_layer, &ctx, NULL, NULL, err);
     if (ret < 0)
       goto out;
   }
@@ -682,7 +681,7 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
     short_name = ref.tag ? xasprintf("%s:%s", last, ref.tag) : xasprintf("%s-%.12s", last, ref.digest + 7);
     name = short_name;
   }
-  if (store_name_entry(store, p.key, name, notices, out, err) < 0)
+  if (store_name_entry(store, p.key, name, out, err) < 0)
     ret = -1;
 out:
   if (ret < 0)

@@ -26,14 +26,13 @@ struct cJSON;
  * a new entry was made, 1 when it was in the store already (hex filled
  * either way), OCI_NOT_AN_IMAGE, or -1.  Names are left to the caller. */
 int oci_import(struct hutch_store *store, const char *file, int fd, const struct hutch_import_options *opts,
-               FILE *notices, char hex[SHA256_HEX_SIZE], hutch_error_t *err);
+               char hex[SHA256_HEX_SIZE], hutch_error_t *err);
 
 /* hutch_image_env and hutch_image_user_notice (hutch.h) are in oci.c. */
 
 struct oci_pull_options {
   hutch_progress_fn progress; /* per blob: done/total bytes */
   void *progress_data;
-  FILE *notices;         /* NULL: stderr */
   const char *auth_file; /* NULL: $REGISTRY_AUTH_FILE, else ~/.docker/config.json */
 };
 

@@ -121,13 +121,13 @@ out:
   return r;
 }
 
-int oci_decompress_image_archive(int fd, const char *dir, FILE *notices, int *out, hutch_error_t *err) {
+int oci_decompress_image_archive(int fd, const char *dir, int *out, hutch_error_t *err) {
   *out = -1;
   if (archive_dl_load(err) < 0)
     return -1;
   if (!compressed_image_archive(fd))
     return 0;
-  fprintf(notices, "hutch: a compressed image archive: decompressing it once to read its layers\n");
+  hutch_log(HUTCH_LOG_INFO, "a compressed image archive: decompressing it once to read its layers");
   int plain = unnamed_file(dir, err);
   if (plain < 0)
     return -1;

@@ -10,6 +10,6 @@
 /* When fd is a compressed tarball whose first member is part of an image
  * archive: 1, and *out an unnamed file in `dir` holding it decompressed.
  * 0 when it is anything else (the rootfs unpacker takes it), -1 on error. */
-int oci_decompress_image_archive(int fd, const char *dir, FILE *notices, int *out, hutch_error_t *err);
+int oci_decompress_image_archive(int fd, const char *dir, int *out, hutch_error_t *err);
 
 #endif

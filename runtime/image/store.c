@@ -522,7 +522,7 @@ static int not_found(struct hutch_store *store, const char *ref, hutch_error_t *
                             "build the default image with `hutch rootfs build --from ubuntu:24.04 --recipe "
                             "%s/rootfs/agent.recipe --name default`, or import one with `hutch rootfs import "
                             "FILE --name default`",
-                            HUTCH_DATADIR);
+                            hutch_data_dir());
   return hutch_error_hint(err, "import one with `hutch rootfs import FILE --name NAME`; `hutch rootfs ls` lists "
                                "what the store holds");
 }
@@ -655,10 +655,9 @@ static int entry_remove(struct hutch_store *store, const char *hex, hutch_error_
   if (entry_has_dependents(store, hex)) {
     /* Its tree is a lower layer of a built image: it stays, unnamed, until
      * that image is removed. */
-    fprintf(stderr,
-            "%s: notice: sha256:%.12s stays in the store, unnamed, while images built on it exist (`hutch rootfs ls` "
-            "lists them)\n",
-            hutch_program_name, hex);
+    hutch_notice("sha256:%.12s stays in the store, unnamed, while images built on it exist (`hutch rootfs ls` "
+                 "lists them)",
+                 hex);
     return 0;
   }
   struct tmpdir t = {.fd = -1};
@@ -706,8 +705,8 @@ int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hu
   return entry_remove(store, hex, err);
 }
 
-int store_name_entry(struct hutch_store *store, const char *hex, const char *name, FILE *notices,
-                     struct hutch_image *out, hutch_error_t *err) {
+int store_name_entry(struct hutch_store *store, const char *hex, const char *name, struct hutch_image *out,
+                     hutch_error_t *err) {
   if (name) {
     char old[SHA256_HEX_SIZE];
     int had = name_get(store, name, old, NULL);
@@ -720,10 +719,9 @@ int store_name_entry(struct hutch_store *store, const char *hex, const char *nam
       size_t n = 0;
       meta_sync_names(store, old, NULL);
       if (entry_exists(store, old) && names_list(store, old, &left, &n, NULL) == 0 && n == 0)
-        fprintf(notices,
-                "%s: notice: the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
-                "sha256:%s` removes it)\n",
-                hutch_program_name, name, old, old);
+        hutch_notice("the name %s moved; its previous image sha256:%.12s has no name now (`hutch rootfs rm "
+                     "sha256:%s` removes it)",
+                     name, old, old);
     }
   }
   if (out && image_fill(store, hex, name, out, err) < 0)

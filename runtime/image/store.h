@@ -96,10 +96,10 @@ bool store_has_entry(struct hutch_store *store, const char *hex);
 struct cJSON *store_meta_new(const char *hex, const char *source, const struct idmap_set *maps,
                              const struct unpack_stats *stats);
 /* Point `name` (NULL: none) at the entry and fill out (may be NULL). */
-int store_name_entry(struct hutch_store *store, const char *hex, const char *name, FILE *notices,
-                     struct hutch_image *out, hutch_error_t *err);
+int store_name_entry(struct hutch_store *store, const char *hex, const char *name, struct hutch_image *out,
+                     hutch_error_t *err);
 /* store_meta_new() and store_print_notices() are in import.c. */
-void store_print_notices(FILE *out, const char *file, const struct idmap_set *maps, const struct unpack_stats *s);
+void store_print_notices(const char *file, const struct idmap_set *maps, const struct unpack_stats *s);
 
 /* ---- for the import dispatch (import.c) ---- */
 

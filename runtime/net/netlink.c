@@ -189,7 +189,8 @@ static void no_ipv6_link_local(struct nl_socket *s, int index) {
   mnl_attr_nest_end(nlh, spec);
   hutch_error_t ignored = NULL;
   if (nl_request(s, nlh, "no IPv6 link-local address", &ignored) < 0) {
-    hutch_debug("netlink: %s: %s", ignored->msg, strerror(ignored->errnum));
+    _cleanup_free_ char *why = hutch_error_format(ignored);
+    hutch_debug("netlink: %s", why);
     hutch_error_free(&ignored);
   }
 }

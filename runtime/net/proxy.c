@@ -24,7 +24,7 @@ int proxy_new(struct proxy **out, hutch_error_t *err) {
   if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
     rl.rlim_cur = rl.rlim_max;
     if (setrlimit(RLIMIT_NOFILE, &rl) < 0)
-      hutch_debug("proxy: raise RLIMIT_NOFILE: %s", strerror(errno));
+      hutch_log_errno(HUTCH_LOG_DEBUG, errno, "proxy: raise RLIMIT_NOFILE");
   }
   struct proxy *p = xcalloc(1, sizeof(*p));
   p->max_events = rl.rlim_cur < 64 ? 64 : rl.rlim_cur > MAX_EVENTS ? MAX_EVENTS : (size_t)rl.rlim_cur;
@@ -84,7 +84,7 @@ int proxy_add_listener(struct proxy *p, const struct proxy_listener_config *cfg,
 static void set_listening(struct listener *l, bool on) {
   struct epoll_event ev = {.events = on ? EPOLLIN : 0, .data.ptr = &l->ep};
   if (epoll_ctl(l->p->epfd, EPOLL_CTL_MOD, l->ep.fd, &ev) < 0)
-    hutch_warn("proxy: epoll_ctl (listener): %s", strerror(errno));
+    hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: epoll_ctl (listener)");
 }
 
 static void accept_batch(struct listener *l, double now) {
@@ -98,11 +98,11 @@ static void accept_batch(struct listener *l, double now) {
       continue;
     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
       /* Level-triggered: without a pause the loop would spin on it. */
-      hutch_warn("proxy: accept (sandbox %s): %s; pausing for 100 ms", l->sandbox_id, strerror(errno));
+      hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: accept (sandbox %s), pausing for 100 ms", l->sandbox_id);
       l->paused_until = now + 0.1;
       set_listening(l, false);
     } else if (errno != EAGAIN) {
-      hutch_warn("proxy: accept (sandbox %s): %s", l->sandbox_id, strerror(errno));
+      hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: accept (sandbox %s)", l->sandbox_id);
     }
     return;
   }

@@ -98,6 +98,6 @@ void proxy_audit_write(int fd, const struct audit_record *r) {
   sb_json(&b, r->error);
   sb_str(&b, "}\n");
   if (write(fd, b.data, b.len) != (ssize_t)b.len)
-    hutch_debug("proxy audit log: short write: %s", strerror(errno));
+    hutch_log_errno(HUTCH_LOG_DEBUG, errno, "proxy audit log: short write");
   free(b.data);
 }

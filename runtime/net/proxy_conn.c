@@ -225,7 +225,7 @@ void conn_accept(struct listener *l, int fd, double now) {
   c->start = c->last_active = now;
   nodelay(fd);
   if (ep_add(l->p, &c->client) < 0) {
-    hutch_warn("proxy: epoll_ctl: %s", strerror(errno));
+    hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: epoll_ctl");
     close(fd);
     conn_free(c);
     return;
@@ -293,8 +293,7 @@ static void connect_next(struct conn *c, double now, int last) {
     c->deadline = now + wait_limit(c);
     return;
   }
-  char why[200];
-  snprintf(why, sizeof(why), "connect to %.100s port %u failed: %s", c->host, c->port, strerror(last));
+  _cleanup_free_ char *why = hutch_errno_format(last, "connect to %.100s port %u failed", c->host, c->port);
   respond(c, 502, "error", c->rule, why);
 }
 
@@ -401,9 +400,8 @@ static void handle_head(struct conn *c, double now) {
     _cleanup_error_ hutch_error_t rerr = NULL;
     struct resolver *r = proxy_resolver(c->l->p, &rerr);
     if (r == NULL) {
-      char why[200];
-      snprintf(why, sizeof(why), "cannot resolve %.100s: %.60s: %s", c->host, rerr ? rerr->msg : "resolver",
-               strerror(rerr ? rerr->errnum : 0));
+      _cleanup_free_ char *why = hutch_errno_format(rerr ? rerr->errnum : 0, "cannot resolve %.100s: %.60s", c->host,
+                                                    rerr ? rerr->msg : "resolver");
       respond(c, 502, "error", c->rule, why);
       return;
     }
@@ -585,8 +583,7 @@ static int write_upstream(struct conn *c, double now, bool *progress) {
       c->up.can_write = errno == EINTR;
       return 0;
     }
-    char why[120];
-    snprintf(why, sizeof(why), "upstream: %s", strerror(errno));
+    _cleanup_free_ char *why = hutch_errno_format(errno, "upstream");
     conn_close(c, why);
     return -1;
   }
@@ -610,7 +607,8 @@ static void read_upstream(struct conn *c, double now, bool *progress) {
       c->up.can_read = errno == EINTR;
       return;
     }
-    snprintf(c->error, sizeof(c->error), "upstream: %s", strerror(errno));
+    _cleanup_free_ char *why = hutch_errno_format(errno, "upstream");
+    snprintf(c->error, sizeof(c->error), "%s", why);
     n = 0;
   }
   *progress = true;

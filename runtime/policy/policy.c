@@ -131,8 +131,10 @@ static int read_cached(const char *file, const struct hutch_policy *p, const uin
                        void **bpf, size_t *len) {
   _cleanup_close_ int fd = open(file, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
   if (fd < 0) {
-    if (errno != ENOENT)
-      hutch_debug("seccomp cache %s: %s: recompiling", file, strerror(errno));
+    if (errno != ENOENT) {
+      _cleanup_free_ char *why = hutch_errno_format(errno, "seccomp cache %s", file);
+      hutch_debug("%s: recompiling", why);
+    }
     return -1;
   }
   struct stat st;
@@ -182,10 +184,11 @@ static void write_cached(const char *file, const struct hutch_policy *p, const u
   /* A cache that cannot be written (read-only home, full disk) only
    * costs the next start a compile. */
   _cleanup_free_ char *dir = xstrndup(file, (size_t)(strrchr(file, '/') - file));
-  if (mkdir_p(dir, 0700) < 0)
-    hutch_debug("seccomp cache %s: %s: program kept in memory", dir, strerror(errno));
-  else if (write_file_atomic(file, buf, size, 0644) < 0)
-    hutch_debug("seccomp cache %s: %s: program kept in memory", file, strerror(errno));
+  const char *failed = mkdir_p(dir, 0700) < 0 ? dir : write_file_atomic(file, buf, size, 0644) < 0 ? file : NULL;
+  if (failed) {
+    _cleanup_free_ char *why = hutch_errno_format(errno, "seccomp cache %s", failed);
+    hutch_debug("%s: program kept in memory", why);
+  }
 }
 
 static int compile_policy(const struct hutch_policy *p, void **bpf, size_t *len, hutch_error_t *err) {

@@ -56,7 +56,8 @@ char *overlay_fuse_program(char *why, size_t why_size) {
   if (strchr(name, '/') != NULL) {
     if (access(name, X_OK) == 0)
       return xstrdup(name);
-    snprintf(why, why_size, "%s: %s", name, strerror(errno));
+    _cleanup_free_ char *text = hutch_errno_format(errno, "%s", name);
+    snprintf(why, why_size, "%s", text);
     return NULL;
   }
   const char *path = getenv("PATH");

@@ -437,6 +437,7 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_pro
       .init =
           {
               .parent_fd = sp[1],
+              .die_with_creator = cfg->die_with_creator,
               .listen_fd = listen_fd,
               .sandbox_env = sandbox_env,
               .bpf = bpf,
@@ -560,7 +561,8 @@ void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
     snprintf(out->failure, sizeof(out->failure), "%s", ex->failure);
   } else if (ex->failure_stage != 0) {
     out->setup_failed = true;
-    snprintf(out->failure, sizeof(out->failure), "%.400s: %.100s", ex->failure, strerror(ex->failure_errno));
+    _cleanup_free_ char *why = hutch_errno_format(ex->failure_errno, "%.400s", ex->failure);
+    snprintf(out->failure, sizeof(out->failure), "%s", why);
   }
 }
 
@@ -592,6 +594,14 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, struct pt
       int sig = forwarder_read(fw);
       if (sig > 0)
         forward(data, sig);
+      /* The parent-death signal (hutch_die_with_parent) ends the process
+       * even when it ignores SIGTERM; the caller then cleans up as ever. */
+      if (sig > 0 && !killed && sandbox_parent_died()) {
+        killed = true;
+        out->signal = SIGKILL;
+        if (on_timeout(data) < 0)
+          return hutch_error_sys(err, "kill the sandbox after its caller's death");
+      }
     }
     if (n > 0)
       pty_relay_step(relay, pfd + 2, n_relay);
@@ -655,8 +665,8 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     hutch_error_free(&relay_err);
     r = -1;
   }
-  if (r < 0 && out->timed_out) {
-    /* Killed on timeout before init could report: that is the report. */
+  if (r < 0 && (out->timed_out || sandbox_parent_died())) {
+    /* Killed on timeout or with its caller before init could report: that is the report. */
     hutch_error_free(err);
     out->signal = SIGKILL;
     r = 0;
@@ -684,7 +694,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     hutch_error_t cg_err = NULL;
     double rm_start = monotonic_seconds();
     if (cgroup_remove(s.cg.path, &cg_err) < 0) {
-      hutch_warn("%s: %s", cg_err->msg, strerror(cg_err->errnum));
+      hutch_log_error(HUTCH_LOG_WARNING, cg_err);
       hutch_error_free(&cg_err);
     }
     hutch_debug("cgroup %s: %.3f ms to set up, %.3f ms to remove", s.cg.path, s.cg_setup_seconds * 1e3,
@@ -700,14 +710,18 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     _cleanup_free_ char *path = xasprintf("/proc/self/fd/%d/%s", s.state_fd, rel);
     hutch_error_t copy_err = NULL;
     if (mkdirat(s.state_fd, rel, 0700) < 0 || layer_copy_out(s.layer_fd, path, &copy_err) < 0) {
-      hutch_warn("--keep: the upper layer could not be kept: %s", copy_err ? copy_err->msg : strerror(errno));
+      if (copy_err == NULL)
+        hutch_error_sys(&copy_err, "create %s", rel);
+      hutch_error_wrap(&copy_err, "--keep: the upper layer could not be kept");
+      hutch_log_error(HUTCH_LOG_WARNING, copy_err);
       hutch_error_free(&copy_err);
     }
   }
   if (!cfg->keep) {
     hutch_error_t cleanup_err = NULL;
     if (state_remove_sandbox_dir(s.state_fd, s.id, &cleanup_err) < 0) {
-      hutch_warn("%s: %s (`hutch rm %s` retries)", cleanup_err->msg, strerror(cleanup_err->errnum), s.id);
+      _cleanup_free_ char *why = hutch_error_format(cleanup_err);
+      hutch_warn("%s (`hutch rm %s` retries)", why, s.id);
       hutch_error_free(&cleanup_err);
     }
   }

@@ -43,5 +43,7 @@ int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err);
 int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err);
 /* init's report of a process's end, as hutch.h tells it. */
 void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex);
+/* hutch_die_with_parent() was called and that parent has died. */
+bool sandbox_parent_died(void);
 
 #endif

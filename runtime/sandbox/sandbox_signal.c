@@ -9,6 +9,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -62,4 +63,28 @@ int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, b
   }
   free(e);
   return 0;
+}
+
+/* The parent hutch_die_with_parent() tied this process to, 0: none. */
+static pid_t tied_parent;
+
+int hutch_die_with_parent(pid_t parent, hutch_error_t *err) {
+  /* 0: the parent is outside our pid namespace (docker exec); 1: init.
+   * Neither ends before the process does: nothing to tie to. */
+  if (parent <= 1)
+    return 0;
+  /* SIGTERM, not SIGKILL: the sandbox's state and mounts are cleaned up by
+   * this process, which must live on long enough to do it. */
+  if (prctl(PR_SET_PDEATHSIG, SIGTERM, 0, 0, 0) < 0)
+    return hutch_error_sys(err, "set the parent-death signal");
+  /* A parent that died before the prctl sent no signal: we are already
+   * some other process's child. */
+  if (getppid() != parent)
+    return hutch_error_set(err, ESRCH, "the calling process (pid %d) has exited", (int)parent);
+  tied_parent = parent;
+  return 0;
+}
+
+bool sandbox_parent_died(void) {
+  return tied_parent != 0 && getppid() != tied_parent;
 }

@@ -52,7 +52,7 @@ static int open_private_dir(const char *path, hutch_error_t *err) {
 static int open_in_shared_tmp(const char *path, char **why) {
   /* mkdir does not follow a link in the last component: it says EEXIST. */
   if (mkdir(path, 0700) < 0 && errno != EEXIST) {
-    *why = xasprintf("cannot be created: %s", strerror(errno));
+    *why = hutch_errno_format(errno, "cannot be created");
     return -1;
   }
   int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

@@ -48,6 +48,17 @@ struct run {
   int exit_code;
 };
 
+static void log_line_to_file(struct run *r, const char *kind, const char *msg) {
+  if (r->log == NULL)
+    return;
+  time_t now = time(NULL);
+  struct tm tm;
+  char ts[32];
+  strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
+  fprintf(r->log, "%s %s%s\n", ts, kind, msg);
+  fflush(r->log);
+}
+
 static void run_log(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void run_log(struct run *r, const char *fmt, ...) {
   va_list ap;
@@ -58,16 +69,20 @@ static void run_log(struct run *r, const char *fmt, ...) {
    * model: neither may drive the user's terminal (run.log is read with cat
    * and less -R too). */
   _cleanup_free_ char *msg = text_escape_cstr(raw);
-  if (r->log) {
-    time_t now = time(NULL);
-    struct tm tm;
-    char ts[32];
-    strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-    fprintf(r->log, "%s %s\n", ts, msg);
-    fflush(r->log);
-  }
+  log_line_to_file(r, "", msg);
   if (!r->quiet)
     fprintf(stderr, "hutch run: %s\n", msg);
+}
+
+/* The runtime's log lines (hutch_set_log_handler), escaped already: into
+ * run.log, and on stderr as without a handler (progress only without
+ * --quiet). */
+static void runtime_log(enum hutch_log_level level, const char *line, void *data) {
+  struct run *r = data;
+  const char *kind = hutch_log_level_prefix(level);
+  log_line_to_file(r, kind, line);
+  if (level != HUTCH_LOG_INFO || !r->quiet)
+    fprintf(stderr, "hutch run: %s%s\n", kind, line);
 }
 
 static void llm_log(void *data, const char *msg) {
@@ -180,10 +195,12 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   const char *name = s->rootfs ? s->rootfs : "default";
   if (hutch_image_lookup(r->store, name, &r->image, err) < 0) {
     if (s->rootfs == NULL)
-      hutch_error_hint(err, "hutch run needs a rootfs image named `default`: build the agent image with `hutch rootfs "
-                            "build --from ubuntu:24.04 --recipe " HUTCH_DATADIR "/rootfs/agent.recipe --name default`, "
-                            "or import any tarball of a Linux tree with a shell with `hutch rootfs import FILE.tar "
-                            "--name default`, or name another image with --rootfs NAME");
+      hutch_error_hint(err,
+                       "hutch run needs a rootfs image named `default`: build the agent image with `hutch rootfs "
+                       "build --from ubuntu:24.04 --recipe %s/rootfs/agent.recipe --name default`, "
+                       "or import any tarball of a Linux tree with a shell with `hutch rootfs import FILE.tar "
+                       "--name default`, or name another image with --rootfs NAME",
+                       hutch_data_dir());
     return -1;
   }
   size_t n = 0;
@@ -246,6 +263,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
     cfg.net_audit_log = audit_log = xasprintf("%s/proxy.log", r->dir);
   for (size_t i = 0; i < s->n_resolve; i++)
     run_log(r, "--resolve %s: the proxy resolves this name to this address, not through DNS", s->resolve[i]);
+  cfg.die_with_creator = !s->no_die_with_parent;
   if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
     return -1;
   r->task.id = xstrdup(hutch_sandbox_id(r->task.sb));
@@ -559,6 +577,7 @@ int agent_run(const struct settings *s) {
   }
   _cleanup_free_ char *log_path = xasprintf("%s/run.log", r.dir);
   r.log = fopen(log_path, "we");
+  hutch_set_log_handler(runtime_log, &r);
   _cleanup_free_ char *traj_path = xasprintf("%s/trajectory.json", r.dir);
   trajectory_init(&r.traj, traj_path, s->query);
   _cleanup_free_ char *url = llm_redact_url(s->base_url);
@@ -690,6 +709,7 @@ out:
     free(r.env);
   }
   free(r.task.id);
+  hutch_set_log_handler(NULL, NULL);
   if (r.log)
     fclose(r.log);
   free(r.dir);

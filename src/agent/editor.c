@@ -73,7 +73,7 @@ static struct hutch_sandbox *sandbox(struct ed *e, char **why) {
 
 /* -1 with *why set from err. */
 static int failed(hutch_error_t *err, char **why) {
-  *why = (*err)->errnum ? xasprintf("%s: %s", (*err)->msg, strerror((*err)->errnum)) : xstrdup((*err)->msg);
+  *why = hutch_error_format(*err);
   hutch_error_free(err);
   return -1;
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "agent.h"
 #include "util.h"
@@ -16,6 +17,8 @@ static void on_signal(int sig) {
 }
 
 int main(int argc, char **argv) {
+  /* Before anything else: a parent that dies from here on is seen. */
+  pid_t parent = getppid();
   hutch_program_name = "hutch run";
   /* argv[0] is "run" when hutch passes its verb through. */
   struct settings s;
@@ -33,6 +36,16 @@ int main(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
+  /* The caller's death is a SIGTERM: the run stops as interrupted and
+   * removes its sandbox, which its init's own parent-death signal ties to
+   * this process should it be SIGKILLed (die_with_creator). */
+  hutch_error_t err = NULL;
+  if (!s.no_die_with_parent && hutch_die_with_parent(parent, &err) < 0) {
+    hutch_error_print(stderr, hutch_program_name, err);
+    hutch_error_free(&err);
+    settings_free(&s);
+    return 125;
+  }
   r = agent_run(&s);
   settings_free(&s);
   return r;

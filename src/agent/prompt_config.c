@@ -56,7 +56,7 @@ int prompt_config_load(const char *path, struct prompt_config *out, hutch_error_
   _cleanup_free_ char *fallback = NULL;
   if (path == NULL) {
     const char *env = getenv("HUTCH_PROMPT_CONFIG");
-    path = env && *env ? env : (fallback = xstrdup(HUTCH_DATADIR "/prompts/default.yaml"));
+    path = env && *env ? env : (fallback = xasprintf("%s/prompts/default.yaml", hutch_data_dir()));
   }
   struct yaml_map m;
   if (yaml_map_load(path, &m, err) < 0) {

@@ -48,6 +48,7 @@ static const struct setting_def {
     {"copy-limit", "copy_limit", NULL, K_SIZE, offsetof(struct settings, copy_limit), true},
     {"shell", NULL, NULL, K_STR, offsetof(struct settings, shell), false},
     {"quiet", NULL, NULL, K_BOOL, offsetof(struct settings, quiet), false},
+    {"no-die-with-parent", NULL, NULL, K_BOOL, offsetof(struct settings, no_die_with_parent), false},
     {"rootfs", NULL, NULL, K_STR, offsetof(struct settings, rootfs), false},
     {"store", NULL, NULL, K_STR, offsetof(struct settings, store), false},
     {"state-dir", "state_dir", NULL, K_STR, offsetof(struct settings, state_dir), false},
@@ -103,6 +104,8 @@ void settings_usage(FILE *out) {
                "                             persistent: one shell per task (cd, export carry over)\n"
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
                "  --quiet                    no progress on stderr\n"
+               "  --no-die-with-parent       go on when the program that started hutch run dies\n"
+               "                             (by default the run stops and its sandbox goes)\n"
                "Sandbox (as for hutch exec):\n"
                "  --rootfs NAME              image (default: the image named default)\n"
                "  --store DIR                rootfs store\n"

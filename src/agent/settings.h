@@ -33,6 +33,7 @@ struct settings {
   uint64_t copy_limit;
   char *shell;
   bool quiet;
+  bool no_die_with_parent; /* else the run, and its sandbox, end with the caller */
   /* sandbox options shared with hutch exec */
   char *rootfs;
   char *store;

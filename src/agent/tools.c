@@ -129,8 +129,7 @@ static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result
   _cleanup_free_ char *e = text_for_model(res.err.data, res.err.len, res.err.capped);
   out->exit_code = hutch_exit_code(&res.exit);
   if (res.exit.setup_failed || res.exit.exec_errno) {
-    _cleanup_free_ char *why = xasprintf("%s%s%s", res.exit.failure, res.exit.exec_errno ? ": " : "",
-                                         res.exit.exec_errno ? strerror(res.exit.exec_errno) : "");
+    _cleanup_free_ char *why = hutch_errno_format(res.exit.exec_errno, "%s", res.exit.failure);
     out->observation = obs_bash_failure(why);
   } else {
     out->observation = obs_bash(out->exit_code, res.exit.timed_out, env->timeout, o, e);

@@ -25,6 +25,9 @@ int cmd_doctor(int argc, char **argv);
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */
 int cli_fail(hutch_error_t *err);
+
+/* getppid() as main() found it first: hutch_die_with_parent() compares. */
+extern pid_t cli_parent_pid;
 /* Print "hutch VERB: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

@@ -33,6 +33,7 @@ struct sandbox_opts {
   bool json;
   bool tty;         /* -t */
   bool interactive; /* -i */
+  bool no_die_with_parent;
   struct hutch_limits limits;
   enum hutch_net_mode net;
   const char **allow;
@@ -86,6 +87,7 @@ enum {
   OPT_ALLOW,
   OPT_NET_POLICY,
   OPT_RESOLVE,
+  OPT_NO_DIE_WITH_PARENT,
 };
 
 static const struct option long_options[] = {
@@ -117,6 +119,7 @@ static const struct option long_options[] = {
     {"resolve", required_argument, NULL, OPT_RESOLVE},
     {"tty", no_argument, NULL, 't'},
     {"interactive", no_argument, NULL, 'i'},
+    {"no-die-with-parent", no_argument, NULL, OPT_NO_DIE_WITH_PARENT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -166,6 +169,8 @@ static void exec_usage(FILE *out) {
           "  -t, --tty            give CMD a pseudo-terminal of its own in the sandbox (with -i: an\n"
           "                       interactive shell; the caller's terminal is raw meanwhile)\n"
           "  -i, --interactive    keep stdin attached (it always is; with -t it is relayed to the pty)\n"
+          "  --no-die-with-parent go on running when the program that started hutch dies\n"
+          "                       (by default hutch, and the sandbox with it, is killed)\n"
           "  -h, --help           show this help\n",
           sandbox_limit_options);
 }
@@ -247,6 +252,11 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       break;
     case OPT_JSON:
       o->json = true;
+      break;
+    case OPT_NO_DIE_WITH_PARENT:
+      if (!is_exec)
+        return cli_usage_error(verb, "--no-die-with-parent is an option of exec (a created sandbox outlives hutch)");
+      o->no_die_with_parent = true;
       break;
     case OPT_IN:
       if (!is_exec)
@@ -497,9 +507,11 @@ static void print_exit_json(const struct hutch_exit *ex, int code, const struct 
 
 static int report_exit(const struct sandbox_opts *o, const struct hutch_exit *ex) {
   int code = hutch_exit_code(ex);
-  if (ex->failure[0])
-    fprintf(stderr, "hutch: %s%s%s\n", ex->failure, ex->exec_errno ? ": " : "",
-            ex->exec_errno ? strerror(ex->exec_errno) : "");
+  if (ex->failure[0]) {
+    char *why = hutch_errno_format(ex->exec_errno, "%s", ex->failure);
+    fprintf(stderr, "hutch: %s\n", why);
+    free(why);
+  }
   if (ex->timed_out)
     fprintf(stderr, "hutch: timed out after %.3g s; killed\n", o->timeout);
   if (ex->usage.oom_killed) {
@@ -565,6 +577,11 @@ int cmd_exec(int argc, char **argv) {
     goto out;
   }
   hutch_error_t err = NULL;
+  /* A command started for a program dies with that program, unless asked. */
+  if (!o.no_die_with_parent && hutch_die_with_parent(cli_parent_pid, &err) < 0) {
+    r = cli_fail(&err);
+    goto out;
+  }
   struct hutch_exit ex;
   struct hutch_process proc = {
       .argv = (const char *const *)argv + first,

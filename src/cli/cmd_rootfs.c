@@ -137,11 +137,6 @@ void cli_progress_phase(const char *label, void *data) {
     p->label = label;
 }
 
-void cli_message(const char *line, void *data) {
-  (void)data;
-  fprintf(stderr, "%s: %s\n", hutch_program_name, line);
-}
-
 /* ---- import ----------------------------------------------------------- */
 
 static int rootfs_import(int argc, char **argv, const char *store_path) {

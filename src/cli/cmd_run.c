@@ -6,10 +6,17 @@
 #include <errno.h>
 #include <linux/limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
+
+static void cannot_execute(const char *path, int errnum) {
+  char *why = hutch_errno_format(errnum, "cannot execute %s", path);
+  fprintf(stderr, "hutch run: %s\n", why);
+  free(why);
+}
 
 int cmd_run(int argc, char **argv) {
   (void)argc;
@@ -25,7 +32,7 @@ int cmd_run(int argc, char **argv) {
       snprintf(path, sizeof(path), "%s/hutch-agent", self);
       if (access(path, X_OK) == 0) {
         execv(path, argv);
-        fprintf(stderr, "hutch run: cannot execute %s: %s\n", path, strerror(errno));
+        cannot_execute(path, errno);
         return EXIT_CANNOT_EXEC;
       }
     }
@@ -33,7 +40,7 @@ int cmd_run(int argc, char **argv) {
   snprintf(path, sizeof(path), "%s/hutch-agent", HUTCH_LIBEXECDIR);
   execv(path, argv);
   int e = errno;
-  fprintf(stderr, "hutch run: cannot execute %s: %s\n", path, strerror(e));
+  cannot_execute(path, e);
   fprintf(stderr, "hint: hutch run needs hutch-agent, installed with hutch (`make install`)\n");
   return e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
 }

@@ -5,6 +5,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 
@@ -50,7 +51,18 @@ int cli_usage_error(const char *verb, const char *fmt, ...) {
   return EXIT_USAGE;
 }
 
+pid_t cli_parent_pid;
+
+/* Every line of the runtime's log: "hutch: warning: ..." on stderr. */
+static void cli_log(enum hutch_log_level level, const char *line, void *data) {
+  (void)data;
+  fprintf(stderr, "hutch: %s%s\n", hutch_log_level_prefix(level), line);
+}
+
 int main(int argc, char **argv) {
+  /* Before anything else: a parent that dies from here on is seen. */
+  cli_parent_pid = getppid();
+  hutch_set_log_handler(cli_log, NULL);
   if (argc < 2) {
     usage(stderr);
     return EXIT_USAGE;

@@ -20,8 +20,6 @@ void cli_draw_progress(uint64_t done, uint64_t total, void *data);
 void cli_progress_end(struct cli_progress *p);
 /* hutch_phase_fn for a struct cli_progress: a new label, or the bar erased. */
 void cli_progress_phase(const char *label, void *data);
-/* hutch_message_fn: "hutch: LINE" on stderr. */
-void cli_message(const char *line, void *data);
 void cli_format_size(uint64_t bytes, char *buf, size_t len);
 /* A usage error for getopt_long's ':' (missing argument) or '?' (unknown
  * option) c, naming the option it stopped at. */

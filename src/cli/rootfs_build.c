@@ -61,7 +61,6 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
       /* The steps' output goes to stderr: stdout carries only the new image's digest. */
       .output_fd = STDERR_FILENO,
       .phase = cli_progress_phase,
-      .message = cli_message,
       .data = &prog,
   };
   if (isatty(STDERR_FILENO))

@@ -76,8 +76,7 @@ int rootfs_pull(int argc, char **argv, const char *store_path) {
     return cli_fail(&err);
   struct hutch_image image = {0};
   struct cli_progress prog = {0};
-  struct hutch_pull_options opts = {
-      .name = name, .arch = arch, .phase = cli_progress_phase, .message = cli_message, .data = &prog};
+  struct hutch_pull_options opts = {.name = name, .arch = arch, .phase = cli_progress_phase, .data = &prog};
   if (isatty(STDERR_FILENO))
     opts.progress = cli_draw_progress;
   int r = hutch_image_pull(store, ref, &opts, &image, &err);
