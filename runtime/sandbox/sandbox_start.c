@@ -252,7 +252,9 @@ static void start_free(struct start *st) {
 /* prepare: everything the child needs is made here, before clone: the
  * child inherits it in memory, and nothing is compiled on its side.  The
  * configuration is checked, the seccomp program compiled (or taken from
- * the cache), the --bind sources checked against what hutch protects and
+ * the cache; it then belongs to the policy, so a program that starts
+ * many sandboxes with one policy compiles it once), the network policy
+ * resolved, the --bind sources checked against what hutch protects and
  * the id maps chosen.  Nothing exists yet that a teardown would undo,
  * except the open state root. */
 static int step_prepare(struct start *st, hutch_error_t *err) {
@@ -278,6 +280,10 @@ static int step_prepare(struct start *st, hutch_error_t *err) {
   int r = policy_seccomp_program(st->policy, have_key ? cache_key : NULL, &st->bpf, &st->bpf_len, err);
   explicit_bzero(cache_key, sizeof(cache_key));
   if (r < 0)
+    return -1;
+  /* --net proxy: the network policy and --allow/--resolve, checked
+   * before anything of the sandbox exists. */
+  if (net_host_resolve(&out->net, cfg, st->policy, err) < 0)
     return -1;
   if (protected_check_binds(cfg, st->state_path, &st->bind_ids, err) < 0)
     return -1;
@@ -373,7 +379,7 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
   st->root = xasprintf("%s/root", st->sbpath);
   if (st->primary == NULL && (st->listen_fd = bind_control_socket(st->sbfd, err)) < 0)
     return -1;
-  if (net_host_prepare(&out->net, cfg, st->policy, out->state_fd, st->sbpath, out->id, err) < 0)
+  if (net_host_reserve(&out->net, cfg, out->state_fd, st->sbpath, out->id, err) < 0)
     return -1;
   struct limits_plan plan;
   limits_plan_make(&cfg->limits, &st->policy->settings.limits, &plan);
