@@ -29,10 +29,9 @@ int net_host_load_policy_file(const char *path, struct net_policy *out, hutch_er
   return 0;
 }
 
-int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
-                     int state_fd, const char *sandbox_dir, const char *id, hutch_error_t *err) {
-  *nh = (struct net_host){.state_fd = state_fd, .proxy_pid = -1, .channel = -1};
-  snprintf(nh->id, sizeof(nh->id), "%s", id);
+int net_host_resolve(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
+                     hutch_error_t *err) {
+  *nh = (struct net_host){.state_fd = -1, .proxy_pid = -1, .channel = -1};
   if (cfg->net != HUTCH_NET_PROXY) {
     bool extra = (cfg->net_allow && cfg->net_allow[0]) || (cfg->net_resolve && cfg->net_resolve[0]) ||
                  (cfg->net_allow_address && cfg->net_allow_address[0]) || cfg->net_policy || cfg->net_audit_log;
@@ -58,6 +57,15 @@ int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg
   for (const char *const *a = cfg->net_allow_address; a && *a; a++)
     if (net_policy_set(&nh->policy, "allow_address", *a, 0, err) < 0)
       return hutch_error_wrap(err, "allow_address %s", *a);
+  return 0;
+}
+
+int net_host_reserve(struct net_host *nh, const struct hutch_sandbox_config *cfg, int state_fd, const char *sandbox_dir,
+                     const char *id, hutch_error_t *err) {
+  nh->state_fd = state_fd;
+  snprintf(nh->id, sizeof(nh->id), "%s", id);
+  if (!nh->enabled)
+    return 0;
   /* Until the sandbox's init exists, this process keeps the block alive. */
   if (subnet_allocate(state_fd, &nh->policy.subnet, id, getpid(), &nh->sandbox.block, err) < 0)
     return -1;

@@ -35,11 +35,16 @@ struct net_host {
   pthread_t proxy_thread;
 };
 
-/* Before clone: the effective policy (the policy's [network], replaced by
- * --net-policy's, plus --allow and --resolve) and a /30.  Does nothing
- * without --net proxy; refuses --allow/--resolve/--net-policy without it. */
-int net_host_prepare(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
-                     int state_fd, const char *sandbox_dir, const char *id, hutch_error_t *err);
+/* Before anything of the sandbox exists: the effective policy (the
+ * policy's [network], replaced by --net-policy's, plus --allow and
+ * --resolve).  Does nothing else without --net proxy; refuses
+ * --allow/--resolve/--net-policy without it.  Initialises `nh`. */
+int net_host_resolve(struct net_host *nh, const struct hutch_sandbox_config *cfg, const struct hutch_policy *policy,
+                     hutch_error_t *err);
+/* Once the sandbox has its id and directory: its /30 in the state root's
+ * subnet table, its audit log and the proxy's environment. */
+int net_host_reserve(struct net_host *nh, const struct hutch_sandbox_config *cfg, int state_fd, const char *sandbox_dir,
+                     const char *id, hutch_error_t *err);
 /* Start the proxy, which starts up while the sandbox is set up: a thread
  * for a one-shot run, a process for a long-lived sandbox (it outlives the
  * caller). */

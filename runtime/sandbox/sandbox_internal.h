@@ -11,10 +11,12 @@
 #include "hutch.h"
 #include "net_host.h"
 #include "overlay_fuse.h"
+#include "teardown.h"
 
 struct started {
   char id[40];
   int state_fd;
+  bool dir_made; /* the state directory <state_fd>/<id> is ours to remove */
   pid_t pid;
   int pidfd;
   int sync_fd;
@@ -30,6 +32,9 @@ struct started {
 
 /* Close what a start left open (after a failure, or once handed out). */
 void started_release(struct started *s);
+/* The teardown (teardown.c) of a sandbox started in this process,
+ * borrowing `s`'s objects. */
+void teardown_from_started(struct teardown *t, struct started *s);
 /* The host side of a start: clone, maps, handshake, state.json; `primary`
  * is the one-shot command (NULL: a long-lived sandbox runs init only). */
 int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary, struct started *out,

@@ -28,6 +28,7 @@
 #include "sandbox_internal.h"
 #include "state.h"
 #include "sync.h"
+#include "teardown.h"
 #include "util.h"
 
 /* ---- long-lived sandboxes ---- */
@@ -186,84 +187,36 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   return sb->root_fd;
 }
 
-/* Kill a sandbox's init if it is still the process we started. */
-static int kill_sandbox(const struct sandbox_state *st, hutch_error_t *err) {
-  if (!state_is_running(st))
-    return 0;
-  int pidfd = (int)syscall(SYS_pidfd_open, st->pid, 0);
-  if (pidfd < 0)
-    return errno == ESRCH ? 0 : hutch_error_sys(err, "open sandbox %s's init (pid %d)", st->id, (int)st->pid);
-  /* Re-check after opening: the pidfd pins this exact process, so a pid
-   * reused in between can no longer be hit. */
-  if (proc_stat_start_time(st->pid) != st->start_time) {
-    close(pidfd);
-    return 0;
-  }
-  if (syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0) < 0 && errno != ESRCH) {
-    hutch_error_sys(err, "kill sandbox %s", st->id);
-    close(pidfd);
-    return -1;
-  }
-  /* Not our child (its creator has exited): wait on the pidfd instead. */
-  struct pollfd pfd = {pidfd, POLLIN, 0};
-  while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
-    ;
-  close(pidfd);
-  return 0;
-}
-
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err) {
   struct sandbox_state st;
   _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
   if (rootfd < 0)
     return -1;
-  int r = kill_sandbox(&st, err);
-  if (r == 0)
-    overlay_fuse_stop(&st.fuse, 2);
-  /* Also for a dead sandbox: whatever escaped its init's death (nothing
-   * should) dies with the cgroup. */
-  if (r == 0 && st.limits.cgroup[0])
-    r = cgroup_remove(st.limits.cgroup, err);
-  /* The proxy stops by itself when init has died; killed anyway, in case
-   * init was already gone before it was started. */
-  if (r == 0 && st.net.proxy)
-    net_host_teardown(rootfd, id, st.net.proxy_pid, st.net.proxy_start_time);
+  struct teardown t;
+  teardown_from_state(&t, rootfd, &st);
+  int r = sandbox_teardown(&t, err);
   state_clear(&st);
-  if (r < 0)
-    return -1;
-  return state_remove_sandbox_dir(rootfd, id, err);
-}
-
-/* The fuse-overlayfs daemon recorded in a sandbox's state.json, if any. */
-static void overlay_fuse_stop_recorded(int state_rootfd, const char *id, double grace) {
-  struct sandbox_state st;
-  hutch_error_t ignored = NULL;
-  if (state_read(state_rootfd, id, &st, &ignored) < 0) {
-    hutch_error_free(&ignored);
-    return;
-  }
-  overlay_fuse_stop(&st.fuse, grace);
-  state_clear(&st);
+  return r;
 }
 
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
-  struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time};
-  snprintf(st.id, sizeof(st.id), "%s", sb->id);
-  int r = kill_sandbox(&st, err);
-  if (r == 0)
-    overlay_fuse_stop_recorded(sb->state_fd, sb->id, 2);
-  if (r == 0 && sb->limits.cgroup[0])
-    r = cgroup_remove(sb->limits.cgroup, err);
-  struct sandbox_state recorded;
+  /* The fuse daemon and the proxy are in the record; init and the cgroup
+   * are also known from the handle, which a lost record does not undo. */
+  struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time, .limits = sb->limits};
   hutch_error_t ignored = NULL;
-  if (r == 0 && sb->audit_log && state_read(sb->state_fd, sb->id, &recorded, &ignored) == 0) {
-    if (recorded.net.proxy)
-      net_host_teardown(sb->state_fd, sb->id, recorded.net.proxy_pid, recorded.net.proxy_start_time);
-    state_clear(&recorded);
-  }
+  bool recorded = state_read(sb->state_fd, sb->id, &st, &ignored) == 0;
   hutch_error_free(&ignored);
-  if (r == 0)
-    r = state_remove_sandbox_dir(sb->state_fd, sb->id, err);
+  st.pid = sb->pid;
+  st.start_time = sb->start_time;
+  st.limits = sb->limits;
+  st.net.proxy = recorded && sb->audit_log && st.net.proxy;
+  if (!recorded)
+    st.fuse = (struct overlay_fuse_daemon){0};
+  snprintf(st.id, sizeof(st.id), "%s", sb->id);
+  struct teardown t;
+  teardown_from_state(&t, sb->state_fd, &st);
+  int r = sandbox_teardown(&t, err);
+  state_clear(&st);
   hutch_sandbox_close(sb);
   return r;
 }

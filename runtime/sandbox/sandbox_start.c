@@ -1,0 +1,603 @@
+/* The host side of a sandbox's start: an ordered list of named steps
+ * (sandbox_start, at the end), the counterpart of the child's in
+ * contain.c (contain_main).  A failed step hands the half-made sandbox
+ * to the one teardown (teardown.c). */
+#include "config.h"
+
+#include "sandbox.h"
+#include "sandbox_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "cgroup.h"
+#include "contain.h"
+#include "idmap.h"
+#include "net_host.h"
+#include "layer_copy.h"
+#include "overlay_fuse.h"
+#include "paths.h"
+#include "payload.h"
+#include "policy.h"
+#include "proc_stat.h"
+#include "protected.h"
+#include "pty_relay.h"
+#include "request.h"
+#include "state.h"
+#include "subnet.h"
+#include "sync.h"
+#include "teardown.h"
+#include "util.h"
+
+/* The user namespace is created first by the kernel (all of clone's
+ * namespaces are owned by it), so every other namespace is ours to use
+ * rootless, and also when hutch runs as real root. */
+#define SANDBOX_NAMESPACES                                                                                             \
+  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+
+static const char *const default_env[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+    "HOME=/root",
+    "LANG=C.UTF-8",
+    NULL,
+};
+
+/* The bounds of this process's argument and environment strings, which the
+ * sandbox's init (a fork, not an exec) wipes: read once per process, since
+ * they do not move. */
+static uint64_t caller_strings[4];
+static void read_caller_strings(void) {
+  _cleanup_free_ char *text = proc_stat_read(0);
+  if (text == NULL || !proc_stat_parse(text, PROC_STAT_ARG_START, 4, caller_strings))
+    memset(caller_strings, 0, sizeof(caller_strings));
+}
+
+/* clone3 gives us a pidfd atomically and, with CLONE_INTO_CGROUP (5.7+),
+ * starts the child in its cgroup, so not one instruction of it runs
+ * unlimited; clone() is the fallback for kernels before 5.3 and for outer
+ * seccomp profiles that refuse clone3 (ENOSYS).  *in_cgroup tells whether
+ * the child is already in cgroup_fd's cgroup. */
+static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+  struct clone_args args = {
+      .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
+      .pidfd = (uint64_t)(uintptr_t)pidfd,
+      .exit_signal = SIGCHLD,
+  };
+  pid_t pid;
+  if (cgroup_fd >= 0) {
+    args.flags |= CLONE_INTO_CGROUP;
+    args.cgroup = (uint64_t)cgroup_fd;
+    pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+    if (pid >= 0) {
+      *in_cgroup = true;
+      return pid;
+    }
+    /* Kernels before 5.7 refuse the flag or the larger struct; the parent
+     * then moves the child before it may proceed. */
+    args.flags &= ~CLONE_INTO_CGROUP;
+    args.cgroup = 0;
+  }
+  *in_cgroup = false;
+  pid = (pid_t)syscall(SYS_clone3, &args, sizeof(args));
+  if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
+    return pid;
+  *pidfd = -1;
+  return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+void started_release(struct started *s) {
+  if (s->layer_fd >= 0)
+    close(s->layer_fd);
+  net_host_clear(&s->net);
+  sandbox_cgroup_release(&s->cg);
+  if (s->pidfd >= 0)
+    close(s->pidfd);
+  if (s->sync_fd >= 0)
+    close(s->sync_fd);
+  if (s->state_fd >= 0)
+    close(s->state_fd);
+  for (int i = 0; i < 2; i++)
+    if (s->root_fd[i] >= 0)
+      close(s->root_fd[i]);
+  if (s->pty_fd >= 0)
+    close(s->pty_fd);
+  s->pidfd = s->sync_fd = s->state_fd = s->root_fd[0] = s->root_fd[1] = s->pty_fd = -1;
+}
+
+static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
+  int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+  if (fd < 0)
+    return hutch_error_sys(err, "control socket: socket");
+  /* Through /proc/self/fd the path stays short whatever the state dir's
+   * length (sun_path holds 108 bytes). */
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  snprintf(addr.sun_path, sizeof(addr.sun_path), "/proc/self/fd/%d/ctl.sock", sbdirfd);
+  if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 64) < 0) {
+    hutch_error_sys(err, "control socket: bind");
+    close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+/* A start that failed on the way (namespaces, mounts, the setup steps)
+ * names `hutch doctor`, which tries each step and names the fix. */
+static void point_to_doctor(hutch_error_t *err) {
+  if (err == NULL || *err == NULL || ((*err)->hint && strstr((*err)->hint, "hutch doctor")))
+    return;
+  if ((*err)->hint) {
+    _cleanup_free_ char *hint = steal_pointer(&(*err)->hint);
+    hutch_error_hint(err, "%s; `hutch doctor` checks what this host allows", hint);
+  } else {
+    hutch_error_hint(err, "run `hutch doctor`: it tries each step of a sandbox start on this host and names the fix");
+  }
+}
+
+/* --net proxy: the child's setup sends the listening socket it made in
+ * the gateway namespace; the proxy serving it stops when init's pidfd
+ * says the sandbox has ended. */
+static int start_proxy(struct started *s, bool long_lived, hutch_error_t *err) {
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  int r = sync_recv(s->sync_fd, &type, NULL, 0, NULL, fds, &nfds, err);
+  if (r <= 0 || type != SYNC_NET_LISTENER || nfds != 1) {
+    for (size_t i = 0; i < nfds; i++)
+      close(fds[i]);
+    if (r < 0)
+      return hutch_error_wrap(err, "sandbox setup");
+    return hutch_error_set(err, EPROTO, "sandbox setup: expected the proxy's listening socket (got %s)",
+                           r == 0 ? "EOF" : "another message");
+  }
+  if (s->pidfd < 0 && (s->pidfd = (int)syscall(SYS_pidfd_open, s->pid, 0)) < 0) {
+    close(fds[0]);
+    return hutch_error_sys(err, "network: pidfd of the sandbox's init");
+  }
+  if (net_host_start_proxy(&s->net, fds[0], s->pidfd, err) < 0)
+    return -1;
+  /* A long-lived sandbox outlives this process: its init keeps the /30. */
+  if (long_lived && subnet_set_owner(s->state_fd, s->id, s->pid, err) < 0)
+    return -1;
+  return 0;
+}
+
+/* An image build's layer directory, sent by the child (contain.c). */
+static int receive_layer(int sync_fd, int *out, hutch_error_t *err) {
+  uint32_t type;
+  int fds[SYNC_MAX_FDS];
+  size_t nfds = 0;
+  int r = sync_recv(sync_fd, &type, NULL, 0, NULL, fds, &nfds, err);
+  if (r > 0 && type == SYNC_LAYER_FD && nfds == 1) {
+    *out = fds[0];
+    return 0;
+  }
+  for (size_t i = 0; i < nfds; i++)
+    close(fds[i]);
+  if (r < 0)
+    return -1; /* the child's own error, naming its step */
+  return hutch_error_set(err, EPROTO, "sandbox setup: expected the build's layer directory (got %s)",
+                         r == 0 ? "EOF" : "another message");
+}
+
+void teardown_from_started(struct teardown *t, struct started *s) {
+  *t = (struct teardown){
+      .state_fd = s->state_fd,
+      .pid = s->pid,
+      .pidfd = s->pidfd,
+      .child = true,
+      .fuse = s->fuse,
+      .fuse_grace = 2,
+      .cgroup = s->cg.path,
+      .cg_setup_seconds = s->cg_setup_seconds,
+      .net = &s->net,
+  };
+  snprintf(t->id, sizeof(t->id), "%s", s->id);
+}
+
+/* What the steps of a start hand on to each other.  What a teardown must
+ * undo (the process, the state directory, the cgroup, the proxy and the
+ * /30) is in `out`, the started sandbox. */
+struct start {
+  const struct hutch_sandbox_config *cfg;
+  const struct hutch_process *primary; /* NULL: a long-lived sandbox */
+  struct hutch_policy *policy;
+  struct started *out;
+  /* prepare */
+  char *state_path;
+  const void *bpf;
+  size_t bpf_len;
+  struct file_id *bind_ids;
+  const struct idmap_set *maps;
+  struct idmap_set single;
+  /* reserve */
+  bool scratch;
+  uint64_t disk;
+  bool disk_unbounded;
+  int sbfd;
+  char *sbpath, *upper, *work, *root;
+  int listen_fd;
+  struct limits_rlimits rlimits;
+  /* spawn */
+  bool spawning; /* from here a failure is most likely the host's */
+  bool in_cgroup;
+  bool send_layer;
+};
+
+static void start_free(struct start *st) {
+  free(st->state_path);
+  free(st->bind_ids);
+  free(st->sbpath);
+  free(st->upper);
+  free(st->work);
+  free(st->root);
+  if (st->sbfd >= 0)
+    close(st->sbfd);
+  if (st->listen_fd >= 0)
+    close(st->listen_fd);
+}
+
+/* prepare: everything the child needs is made here, before clone: the
+ * child inherits it in memory, and nothing is compiled on its side.  The
+ * configuration is checked, the seccomp program compiled (or taken from
+ * the cache; it then belongs to the policy, so a program that starts
+ * many sandboxes with one policy compiles it once), the network policy
+ * resolved, the --bind sources checked against what hutch protects and
+ * the id maps chosen.  Nothing exists yet that a teardown would undo,
+ * except the open state root. */
+static int step_prepare(struct start *st, hutch_error_t *err) {
+  const struct hutch_sandbox_config *cfg = st->cfg;
+  struct started *out = st->out;
+  if (cfg->policy == NULL)
+    return hutch_error_set(err, EINVAL, "sandbox: no policy");
+  if (cfg->rootfs == NULL)
+    return hutch_error_set(err, EINVAL, "sandbox: no rootfs");
+  st->policy = (struct hutch_policy *)cfg->policy;
+  out->state_fd = state_open_root(cfg->state_dir, &st->state_path, err);
+  if (out->state_fd < 0)
+    return -1;
+  /* The cache's key is in the state directory: opened first.  Without the
+   * key nothing cached can be trusted: compile. */
+  uint8_t cache_key[STATE_CACHE_KEY_SIZE];
+  hutch_error_t key_err = NULL;
+  bool have_key = state_cache_key(out->state_fd, cache_key, &key_err) == 0;
+  if (!have_key) {
+    hutch_debug("%s: %s: not using the seccomp cache", key_err->msg, strerror(key_err->errnum));
+    hutch_error_free(&key_err);
+  }
+  int r = policy_seccomp_program(st->policy, have_key ? cache_key : NULL, &st->bpf, &st->bpf_len, err);
+  explicit_bzero(cache_key, sizeof(cache_key));
+  if (r < 0)
+    return -1;
+  /* --net proxy: the network policy and --allow/--resolve, checked
+   * before anything of the sandbox exists. */
+  if (net_host_resolve(&out->net, cfg, st->policy, err) < 0)
+    return -1;
+  if (protected_check_binds(cfg, st->state_path, &st->bind_ids, err) < 0)
+    return -1;
+  if (idmap_for_caller(&st->maps, err) < 0)
+    return -1;
+  if (st->maps->kind == IDMAP_SUBORDINATE && !cfg->rootfs_subordinate_ids) {
+    /* Nothing in the image belongs to ids 1..65535, and nothing in the
+     * sandbox can make them appear (no CAP_CHOWN, no CAP_SETUID): uid 0
+     * alone is the same sandbox, without running newuidmap and newgidmap,
+     * two setuid programs that cost more than the rest of the start. */
+    idmap_single(st->maps, &st->single);
+    st->maps = &st->single;
+  }
+  if (cfg->rootfs_subordinate_ids && st->maps->kind == IDMAP_SINGLE) {
+    /* Its files would belong to ids this user namespace cannot map: they
+     * would show up as nobody and be unwritable even for root inside. */
+    hutch_error_set(err, EPERM,
+                    "user namespace: image %s was unpacked with a subordinate id range, and there is "
+                    "none for this user now (or newuidmap/newgidmap are missing)",
+                    cfg->image ? cfg->image : cfg->rootfs);
+    return hutch_error_hint(err, "give the user a range (as root: usermod --add-subuids 100000-165535 "
+                                 "--add-subgids 100000-165535 USER) and install the uidmap package; or "
+                                 "`hutch rootfs rm` the image and import it again with the single mapping");
+  }
+  return 0;
+}
+
+/* Where the writable layer goes, refused or announced before anything is
+ * made.  It goes on the sandbox's size-limited tmpfs (contain.c:
+ * step_sandbox_tmpfs), one-shot or long-lived.  An image build's layer and
+ * a one-shot --keep's are copied out of it at the end (layer_copy.c).  Two
+ * stay on the host's disk, not bounded by [limits] disk ("disk
+ * unbounded", announced): a long-lived --keep, which `hutch rm` leaves
+ * behind from another process, and --overlay fuse, whose daemon stays in
+ * hutch's mount namespace (overlay_fuse.c), where the child's tmpfs does
+ * not exist. */
+static int step_choose_layer(struct start *st, hutch_error_t *err) {
+  const struct hutch_sandbox_config *cfg = st->cfg;
+  st->scratch = !(cfg->keep && st->primary == NULL) && cfg->overlay != HUTCH_OVERLAY_FUSE;
+  st->disk =
+      cfg->limits.disk ? cfg->limits.disk : limits_or_default(st->policy->settings.limits.disk, LIMITS_DEFAULT_DISK);
+  const char *why_on_disk = cfg->overlay == HUTCH_OVERLAY_FUSE ? "--overlay fuse" : "create --keep";
+  /* overlayfs keeps its own xattrs (user.overlay.*) in the upper layer,
+   * which tmpfs takes from Linux 6.6 on.  Before that the layer goes on the
+   * host's disk: refused where the limit is the user's (--disk) or the
+   * policy's never to drop (required = yes, fallback = refuse); otherwise
+   * degraded, as the policy's fallback allows for the other limits. */
+  if (st->scratch && st->disk != LIMITS_UNLIMITED && !kernel_at_least(6, 6)) {
+    const struct policy_limits *pl = &st->policy->settings.limits;
+    if (cfg->limits.disk || pl->required || pl->fallback == LIMITS_FALLBACK_REFUSE) {
+      hutch_error_set(err, EOPNOTSUPP,
+                      "resource limits: %s cannot be applied here: the sandbox's writable layer needs a tmpfs with "
+                      "user xattrs (Linux 6.6 or later)",
+                      cfg->limits.disk ? "--disk" : "[limits] disk");
+      return hutch_error_hint(err, "upgrade the kernel to 6.6 or later; or drop the limit (--disk, or [limits] "
+                                   "disk = max) to keep the layer on the host's disk");
+    }
+    st->scratch = false;
+    why_on_disk = "Linux before 6.6";
+  }
+  st->disk_unbounded = !st->scratch && st->disk != LIMITS_UNLIMITED;
+  if (st->disk_unbounded)
+    hutch_warn("degraded mode \"%s\" (%s): the writable layer is on the host's disk, not within "
+               "[limits] disk; /tmp and /dev/shm are",
+               HUTCH_DEGRADED_DISK_UNBOUNDED, why_on_disk);
+  /* The daemon is given one lower tree: a built image without its base
+   * would be a different (broken) root, so refuse rather than start it. */
+  if (cfg->overlay == HUTCH_OVERLAY_FUSE && cfg->rootfs_lowers && cfg->rootfs_lowers[0]) {
+    hutch_error_set(err, ENOTSUP,
+                    "--overlay fuse: image %s is a layer over another image (hutch rootfs build), "
+                    "which fuse-overlayfs is not given here",
+                    cfg->image ? cfg->image : cfg->rootfs);
+    return hutch_error_hint(err, "run it with the kernel's overlayfs (without --overlay fuse)");
+  }
+  return 0;
+}
+
+/* reserve: what the sandbox holds on the host, each undone by the
+ * teardown: its id and state directory, the control socket a long-lived
+ * one is reached on, the network policy and /30 (--net proxy), the
+ * cgroup and its limits. */
+static int step_reserve(struct start *st, hutch_error_t *err) {
+  const struct hutch_sandbox_config *cfg = st->cfg;
+  struct started *out = st->out;
+  state_new_id(out->id);
+  st->sbfd = state_create_sandbox_dir(out->state_fd, out->id, !st->scratch, err);
+  if (st->sbfd < 0)
+    return -1;
+  out->dir_made = true;
+  st->sbpath = xasprintf("%s/%s", st->state_path, out->id);
+  st->upper = xasprintf("%s/upper", st->sbpath);
+  st->work = xasprintf("%s/work", st->sbpath);
+  st->root = xasprintf("%s/root", st->sbpath);
+  if (st->primary == NULL && (st->listen_fd = bind_control_socket(st->sbfd, err)) < 0)
+    return -1;
+  if (net_host_reserve(&out->net, cfg, out->state_fd, st->sbpath, out->id, err) < 0)
+    return -1;
+  struct limits_plan plan;
+  limits_plan_make(&cfg->limits, &st->policy->settings.limits, &plan);
+  plan.nproc_exempt = st->maps->kind == IDMAP_ROOT;
+  double cg_start = monotonic_seconds();
+  if (cgroup_setup_limits(&plan, out->id, st->primary ? st->primary->timeout : 0, &out->cg, &st->rlimits, &out->limits,
+                          err) < 0)
+    return -1;
+  out->limits.disk_unbounded = st->disk_unbounded;
+  out->cg_setup_seconds = monotonic_seconds() - cg_start;
+  return 0;
+}
+
+/* spawn: clone the child into its namespaces (and, where the kernel can,
+ * straight into its cgroup); it runs contain_main's steps (contain.c) and
+ * waits for the handshake.  Its configuration is in its copy of memory. */
+static int step_spawn(struct start *st, hutch_error_t *err) {
+  const struct hutch_sandbox_config *cfg = st->cfg;
+  const struct hutch_process *primary = st->primary;
+  struct started *out = st->out;
+  st->spawning = true;
+  /* The proxy's variables come before the caller's --env, which may
+   * override them. */
+  const char *const *layers[] = {default_env, (const char *const *)out->net.env, cfg->env,
+                                 primary ? primary->env : NULL};
+  _cleanup_strv_ char **sandbox_env = env_merge(layers, 3);
+  _cleanup_strv_ char **primary_env = env_merge(layers, 4);
+  struct payload_spec primary_spec = {0};
+  if (primary) {
+    primary_spec = (struct payload_spec){
+        .argv = (char *const *)primary->argv,
+        .envp = primary_env,
+        .workdir = primary->workdir,
+        .stdio = {primary->stdio[0], primary->stdio[1], primary->stdio[2]},
+        .bpf = st->bpf,
+        .bpf_len = st->bpf_len,
+        .nofile = st->policy->settings.nofile,
+        .tty = primary->tty,
+    };
+    pty_relay_size(primary, &primary_spec.rows, &primary_spec.cols);
+  }
+  static pthread_once_t caller_strings_once = PTHREAD_ONCE_INIT;
+  pthread_once(&caller_strings_once, read_caller_strings);
+  int sp[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
+    return hutch_error_sys(err, "sync socket");
+  st->send_layer = st->scratch && (cfg->build_caps || cfg->keep);
+  struct contain_config cc = {
+      .lower = cfg->rootfs,
+      .lowers = cfg->rootfs_lowers,
+      .build_caps = cfg->build_caps,
+      .upper = st->upper,
+      .work = st->work,
+      .root = st->root,
+      .sandbox_dir = st->sbpath,
+      .scratch_dir = st->scratch ? st->sbpath : NULL,
+      .send_layer = st->send_layer,
+      .disk = st->disk,
+      .hostname = cfg->hostname ? cfg->hostname : st->policy->settings.hostname,
+      .binds = cfg->binds,
+      .bind_ids = st->bind_ids,
+      .n_binds = cfg->n_binds,
+      .groups_mapped = st->maps->setgroups_allowed && idmap_to_host(&st->maps->gid, 5) >= 0,
+      .proc_host_ro = cfg->proc_host_ro,
+      .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
+      .fuse_fd = -1,
+      .long_lived = primary == NULL,
+      .rlimits = st->rlimits,
+      .own_cgroup = out->cg.fd >= 0,
+      .net = out->net.sandbox,
+      .caller_strings = {caller_strings[0], caller_strings[1], caller_strings[2], caller_strings[3]},
+      .init =
+          {
+              .parent_fd = sp[1],
+              .die_with_creator = cfg->die_with_creator,
+              .listen_fd = st->listen_fd,
+              .sandbox_env = sandbox_env,
+              .bpf = st->bpf,
+              .bpf_len = st->bpf_len,
+              .nofile = st->policy->settings.nofile,
+              .primary = primary ? &primary_spec : NULL,
+          },
+  };
+  out->pid = clone_sandbox(&out->pidfd, out->cg.fd, &st->in_cgroup);
+  if (out->pid < 0) {
+    hutch_error_sys(err, "create the sandbox's namespaces (clone)");
+    const char *hint = userns_failure_hint(errno);
+    if (hint)
+      hutch_error_hint(err, "%s", hint);
+    close(sp[0]);
+    close(sp[1]);
+    return -1;
+  }
+  if (out->pid == 0) {
+    close(sp[0]);
+    contain_main(&cc);
+  }
+  close(sp[1]);
+  out->sync_fd = sp[0];
+  return 0;
+}
+
+/* handshake: the child waits for its cgroup and id maps, then for GO; it
+ * asks for a fuse-overlayfs daemon, sends an image build's layer and the
+ * proxy's listener, and says when it is set up (one-shot: the payload
+ * started; long-lived: init ready). */
+static int step_handshake(struct start *st, hutch_error_t *err) {
+  const struct hutch_sandbox_config *cfg = st->cfg;
+  const struct hutch_process *primary = st->primary;
+  struct started *out = st->out;
+  if (out->cg.fd >= 0 && !st->in_cgroup && cgroup_enter(out->cg.path, out->pid, err) < 0)
+    return -1;
+  if (userns_write_maps(out->pid, st->maps, err) < 0)
+    return -1;
+  if (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0)
+    return -1;
+  if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
+      overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, st->upper, st->work, st->sbfd, &out->fuse, err) < 0)
+    return -1;
+  if (st->send_layer && receive_layer(out->sync_fd, &out->layer_fd, err) < 0)
+    return -1;
+  /* The proxy starts up while the child sets the sandbox up. */
+  if (net_host_spawn_proxy(&out->net, primary == NULL, err) < 0 ||
+      (out->net.enabled && start_proxy(out, primary == NULL, err) < 0))
+    return -1;
+  uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
+  struct sync_started started;
+  /* A one-shot's answer carries a pidfd of the payload (unused here) and,
+   * with a pty, its master; a long-lived one's its root and userns. */
+  int started_fds[2] = {-1, -1};
+  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
+                      primary ? started_fds : out->root_fd, 2, "sandbox setup", err) < 0)
+    return -1;
+  if (started_fds[0] >= 0)
+    close(started_fds[0]);
+  out->pty_fd = started_fds[1];
+  return net_host_proxy_ready(&out->net, err);
+}
+
+/* record: state.json, which `hutch ps`, `exec --in` and `hutch rm` read;
+ * then a long-lived sandbox is handed over: it may now outlive its
+ * creator (init.c). */
+static int step_record(struct start *st, hutch_error_t *err) {
+  const struct hutch_sandbox_config *cfg = st->cfg;
+  struct started *out = st->out;
+  struct sandbox_state rec = {
+      .pid = out->pid,
+      .start_time = proc_stat_start_time(out->pid),
+      .created = time(NULL),
+      .long_lived = st->primary == NULL,
+      .keep = cfg->keep,
+      .proc_host_ro = cfg->proc_host_ro,
+      .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
+      .fuse = out->fuse,
+      .image = (char *)cfg->image,
+      .workdir = (char *)cfg->workdir,
+      .rootfs = (char *)cfg->rootfs,
+      .limits = out->limits,
+      .net =
+          {
+              .proxy = out->net.enabled,
+              .proxy_pid = out->net.proxy_pid,
+              .proxy_start_time = out->net.proxy_start_time,
+              .audit_log = out->net.audit_log,
+          },
+  };
+  snprintf(rec.id, sizeof(rec.id), "%s", out->id);
+  snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
+  snprintf(rec.net.address, sizeof(rec.net.address), "%s", out->net.address);
+  if (state_write(st->sbfd, &rec, err) < 0)
+    return -1;
+  if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
+                              sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))
+    return -1;
+  return 0;
+}
+
+int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary, struct started *out,
+                  hutch_error_t *err) {
+  *out = (struct started){.state_fd = -1,
+                          .pid = -1,
+                          .pidfd = -1,
+                          .sync_fd = -1,
+                          .layer_fd = -1,
+                          .root_fd = {-1, -1},
+                          .pty_fd = -1,
+                          .cg = {.fd = -1},
+                          .net = {.proxy_pid = -1, .channel = -1}};
+  struct start st = {.cfg = cfg, .primary = primary, .out = out, .sbfd = -1, .listen_fd = -1};
+
+#define STEP(call)                                                                                                     \
+  do {                                                                                                                 \
+    if ((call) < 0)                                                                                                    \
+      goto fail;                                                                                                       \
+  } while (0)
+
+  STEP(step_prepare(&st, err));
+  STEP(step_choose_layer(&st, err));
+  STEP(step_reserve(&st, err));
+  STEP(step_spawn(&st, err));
+  STEP(step_handshake(&st, err));
+  STEP(step_record(&st, err));
+#undef STEP
+  start_free(&st);
+  return 0;
+
+fail:
+  /* From the clone on, a failure is most likely this host's (hutch doctor
+   * names the fix); before, the configuration's. */
+  if (st.spawning)
+    point_to_doctor(err);
+  start_free(&st);
+  struct teardown t;
+  teardown_from_started(&t, out);
+  t.fuse_grace = 1;
+  t.keep = cfg->keep || !out->dir_made;
+  t.best_effort = true;
+  sandbox_teardown(&t, NULL);
+  started_release(out);
+  return -1;
+}
