@@ -70,6 +70,11 @@ int64_t idmap_to_host(const struct idmap *map, uint32_t inside);
 
 /* The maps for the calling user, computed once per process. */
 int idmap_for_caller(const struct idmap_set **out, hutch_error_t *err);
+/* The maps for a sandbox of the calling user: with `subordinate_ids` (an
+ * image unpacked with a range) those of idmap_for_caller(); without, what a
+ * sandbox uses then (root: its identity map; anyone else: the single
+ * mapping), computed without looking up the user's range. */
+int idmap_for_sandbox(bool subordinate_ids, const struct idmap_set **out, hutch_error_t *err);
 /* Write the maps of a child that was cloned into a new user namespace. */
 int userns_write_maps(pid_t pid, const struct idmap_set *maps, hutch_error_t *err);
 /* Run fn(data) in a child that is root in a new user namespace with `maps`

@@ -10,8 +10,14 @@
 
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SHA256_HAVE_X86 1
-#include <cpuid.h>
 #include <immintrin.h>
+#if defined(__has_include) && __has_include(<sys/platform/x86.h>)
+/* glibc >= 2.33: the features ld.so already probed at start-up. */
+#include <sys/platform/x86.h>
+#define SHA256_HAVE_GLIBC_X86 1
+#else
+#include <cpuid.h>
+#endif
 #endif
 
 static const uint32_t K[64] = {
@@ -109,6 +115,15 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void blocks_shani(uint32_t st
   _mm_storeu_si128((__m128i *)&state[4], st1);
 }
 
+#ifdef SHA256_HAVE_GLIBC_X86
+/* Read what ld.so found, rather than issue CPUID again: under a hypervisor
+ * each CPUID is a trap (about 13 us on a Firecracker VM), and hutch hashes
+ * its policy on every start.  "Active" also means the OS saves the
+ * registers these instructions use. */
+static bool cpu_has_shani(void) {
+  return CPU_FEATURE_ACTIVE(SHA) && CPU_FEATURE_ACTIVE(SSSE3) && CPU_FEATURE_ACTIVE(SSE4_1);
+}
+#else
 static bool cpu_has_shani(void) {
   unsigned a, b, c, d;
   if (!__get_cpuid(1, &a, &b, &c, &d))
@@ -118,6 +133,7 @@ static bool cpu_has_shani(void) {
     return false;
   return sse && (b & (1u << 29)) != 0;
 }
+#endif
 #endif
 
 typedef void (*blocks_fn)(uint32_t state[8], const uint8_t *data, size_t nblocks);

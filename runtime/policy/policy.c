@@ -10,6 +10,7 @@
 #include <cJSON.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 
 #include "paths.h"
@@ -21,19 +22,89 @@
  * read (2: entries carry a MAC). */
 #define CACHE_FORMAT "hutch-seccomp-bpf-2"
 
-static void compute_digest(struct hutch_policy *p) {
+static void compute_digest(const char *json, size_t json_len, char hex[65]) {
   static const char sep = '\0';
   const char *parts[] = {seccomp_native_arch(), seccomp_library_version(), CACHE_FORMAT};
   struct sha256_ctx ctx;
   sha256_init(&ctx);
-  sha256_update(&ctx, p->seccomp_json, p->seccomp_json_len);
+  sha256_update(&ctx, json, json_len);
   for (size_t i = 0; i < ARRAY_SIZE(parts); i++) {
     sha256_update(&ctx, &sep, 1);
     sha256_update(&ctx, parts[i], strlen(parts[i]));
   }
   uint8_t d[SHA256_DIGEST_SIZE];
   sha256_final(&ctx, d);
-  sha256_hex(d, p->digest);
+  sha256_hex(d, hex);
+}
+
+/* The JSON text lives in an anonymous mapping of its own, not on the heap:
+ * it is needed only to hash and compile, and a freed heap chunk would stay
+ * resident in every long-lived sandbox's init, which is a fork of this
+ * process (the text is the largest object there, about 21 KB).  The mapping
+ * reserves the size limit but only the pages read into are ever touched,
+ * and it is zero-filled, so the text is NUL-terminated. */
+static void unmap_json(char **text);
+static void release_seccomp_json(struct hutch_policy *p) {
+  unmap_json(&p->seccomp_json);
+  p->seccomp_json = NULL;
+  p->seccomp_json_len = 0;
+}
+
+/* Returns 0, or -1 with errno (EFBIG: over POLICY_SECCOMP_MAX_BYTES). */
+static int read_seccomp_json(const char *path, char **out, size_t *len) {
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  size_t cap = POLICY_SECCOMP_MAX_BYTES + 1u;
+  char *buf = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (buf == MAP_FAILED)
+    return -1;
+  /* Read at most the limit: one byte more than the limit says too large. */
+  ssize_t got = read_all(fd, buf, POLICY_SECCOMP_MAX_BYTES);
+  char extra;
+  if (got >= 0 && (size_t)got == POLICY_SECCOMP_MAX_BYTES && read_all(fd, &extra, 1) == 1) {
+    errno = EFBIG;
+    got = -1;
+  }
+  if (got < 0) {
+    int saved = errno;
+    munmap(buf, cap);
+    errno = saved;
+    return -1;
+  }
+  *out = buf;
+  *len = (size_t)got;
+  return 0;
+}
+
+static void unmap_json(char **text) {
+  if (*text != NULL)
+    munmap(*text, POLICY_SECCOMP_MAX_BYTES + 1u);
+}
+
+/* The JSON the digest covers: the policy's copy, or, once the start path
+ * has released it, read again into *reread (unmap_json() it) and checked
+ * against the digest: a file changed since the load is refused, not
+ * compiled under the old digest. */
+static int seccomp_json_text(const struct hutch_policy *p, const char **text, size_t *len, char **reread,
+                             hutch_error_t *err) {
+  *reread = NULL;
+  if (p->seccomp_json != NULL) {
+    *text = p->seccomp_json;
+    *len = p->seccomp_json_len;
+    return 0;
+  }
+  if (read_seccomp_json(p->seccomp_path, reread, len) < 0)
+    return hutch_error_sys(err, "policy %s: seccomp profile %s: read", p->path, p->seccomp_path);
+  char digest[65];
+  compute_digest(*reread, *len, digest);
+  if (strcmp(digest, p->digest) != 0) {
+    hutch_error_set(err, 0, "policy %s: seccomp profile %s changed after the policy was loaded", p->path,
+                    p->seccomp_path);
+    return hutch_error_hint(err, "run the command again");
+  }
+  *text = *reread;
+  return 0;
 }
 
 void hutch_policy_free(struct hutch_policy *p) {
@@ -42,7 +113,7 @@ void hutch_policy_free(struct hutch_policy *p) {
   free(p->path);
   free(p->seccomp_path);
   policy_settings_clear(&p->settings);
-  free(p->seccomp_json);
+  release_seccomp_json(p);
   free(p->bpf);
   free(p);
 }
@@ -87,8 +158,7 @@ int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t
     return -1;
 
   p->seccomp_path = resolve_beside(path, p->settings.seccomp);
-  p->seccomp_json = read_file_at(AT_FDCWD, p->seccomp_path, POLICY_SECCOMP_MAX_BYTES, &p->seccomp_json_len);
-  if (p->seccomp_json == NULL) {
+  if (read_seccomp_json(p->seccomp_path, &p->seccomp_json, &p->seccomp_json_len) < 0) {
     if (errno == EFBIG)
       return hutch_error_set(err, EFBIG, "%s:%u: seccomp profile %s: larger than %u bytes", path,
                              p->settings.seccomp_line, p->seccomp_path, POLICY_SECCOMP_MAX_BYTES);
@@ -97,7 +167,7 @@ int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t
       hutch_error_hint(err, "a relative seccomp path is resolved from the policy file's directory");
     return -1;
   }
-  compute_digest(p);
+  compute_digest(p->seccomp_json, p->seccomp_json_len, p->digest);
   *out = steal_pointer(&p);
   return 0;
 }
@@ -193,7 +263,12 @@ static void write_cached(const char *file, const struct hutch_policy *p, const u
 
 static int compile_policy(const struct hutch_policy *p, void **bpf, size_t *len, hutch_error_t *err) {
   struct seccomp_profile *profile = NULL;
-  if (seccomp_profile_parse(p->seccomp_json, p->seccomp_json_len, p->seccomp_path, &profile, err) < 0)
+  const char *text;
+  size_t text_len;
+  __attribute__((cleanup(unmap_json))) char *reread = NULL;
+  if (seccomp_json_text(p, &text, &text_len, &reread, err) < 0)
+    return -1;
+  if (seccomp_profile_parse(text, text_len, p->seccomp_path, &profile, err) < 0)
     return hutch_error_wrap(err, "policy %s", p->path);
   int r = seccomp_profile_compile(profile, bpf, len, err);
   seccomp_profile_free(profile);
@@ -212,6 +287,8 @@ int policy_seccomp_program(struct hutch_policy *p, const uint8_t *cache_key, con
       if (cache_key != NULL)
         write_cached(file, p, cache_key);
     }
+    /* The program is all a sandbox needs from here on. */
+    release_seccomp_json(p);
   }
   *bpf = p->bpf;
   *len = p->bpf_len;
@@ -236,7 +313,12 @@ int policy_import_budget(const char *path, struct import_budget *out, hutch_erro
  * not look fine in a description. */
 static int parse_profile(const struct hutch_policy *p, struct seccomp_profile **profile, void **bpf, size_t *bpf_len,
                          hutch_error_t *err) {
-  if (seccomp_profile_parse(p->seccomp_json, p->seccomp_json_len, p->seccomp_path, profile, err) < 0 ||
+  const char *text;
+  size_t text_len;
+  __attribute__((cleanup(unmap_json))) char *reread = NULL;
+  if (seccomp_json_text(p, &text, &text_len, &reread, err) < 0)
+    return -1;
+  if (seccomp_profile_parse(text, text_len, p->seccomp_path, profile, err) < 0 ||
       seccomp_profile_compile(*profile, bpf, bpf_len, err) < 0)
     return hutch_error_wrap(err, "policy %s", p->path);
   return 0;

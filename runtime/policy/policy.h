@@ -49,7 +49,10 @@ struct hutch_policy {
   struct policy_settings settings;
   char digest[65]; /* sha256 hex of the seccomp JSON bytes + arch + libseccomp version */
   /* The JSON bytes the digest covers: compiled from, on a cold cache, so a
-   * file changed after the load cannot slip in under the old digest. */
+   * file changed after the load cannot slip in under the old digest.  An
+   * anonymous mapping (policy.c), released once policy_seccomp_program()
+   * has the program: NULL from then on, and read again (checked against
+   * the digest) only for a description. */
   char *seccomp_json;
   size_t seccomp_json_len;
   /* The compiled classic-BPF program, loaded from the cache (or compiled and

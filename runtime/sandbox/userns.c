@@ -26,9 +26,12 @@ int idmap_for_caller(const struct idmap_set **out, hutch_error_t *err) {
   if (!computed) {
     uid_t uid = geteuid();
     gid_t gid = getegid();
-    struct passwd *pw = getpwuid(uid);
-    _cleanup_free_ char *subuid = read_file_at(AT_FDCWD, "/etc/subuid", 1 << 20, NULL);
-    _cleanup_free_ char *subgid = read_file_at(AT_FDCWD, "/etc/subgid", 1 << 20, NULL);
+    /* Root maps the identity and has no use for a subordinate range: no
+     * passwd lookup (NSS) and no /etc/subuid, /etc/subgid for it. */
+    bool root = uid == 0;
+    struct passwd *pw = root ? NULL : getpwuid(uid);
+    _cleanup_free_ char *subuid = root ? NULL : read_file_at(AT_FDCWD, "/etc/subuid", 1 << 20, NULL);
+    _cleanup_free_ char *subgid = root ? NULL : read_file_at(AT_FDCWD, "/etc/subgid", 1 << 20, NULL);
     idmap_compute(uid, gid, pw ? pw->pw_name : NULL, subuid, subgid, &maps);
     if (maps.kind == IDMAP_ROOT) {
       _cleanup_free_ char *uid_map = read_file_at(AT_FDCWD, "/proc/self/uid_map", 1 << 16, NULL);
@@ -51,6 +54,20 @@ int idmap_for_caller(const struct idmap_set **out, hutch_error_t *err) {
   }
   *out = &maps;
   (void)err;
+  return 0;
+}
+
+int idmap_for_sandbox(bool subordinate_ids, const struct idmap_set **out, hutch_error_t *err) {
+  static struct idmap_set single;
+  if (subordinate_ids || geteuid() == 0)
+    return idmap_for_caller(out, err);
+  /* A user's sandbox over an image without subordinate ids gets the single
+   * mapping whether or not the user has a range (nothing in the image
+   * belongs to ids 1..65535, and nothing in the sandbox can make them
+   * appear), so the range is not looked up: no passwd lookup through NSS,
+   * no /etc/subuid, /etc/subgid, no access() of the helpers. */
+  idmap_compute(geteuid(), getegid(), NULL, NULL, NULL, &single);
+  *out = &single;
   return 0;
 }
 

@@ -66,6 +66,25 @@ int main(void) {
   idmap_single(&m, &single);
   tap_is_int(single.kind, IDMAP_ROOT, "root's identity map stays as it is");
 
+  /* idmap_for_sandbox() computes a sandbox's single mapping without
+   * looking the user's range up: it must be the same as the single mapping
+   * of the looked-up set. */
+  struct idmap_set direct;
+  idmap_compute(1000, 1000, NULL, NULL, NULL, &direct);
+  idmap_compute(1000, 1000, "alice", subuid, subuid, &m);
+  idmap_single(&m, &single);
+  tap_is_int(direct.kind, single.kind, "no lookup: the same kind as the single mapping of a range");
+  tap_is_int(direct.setgroups_allowed, single.setgroups_allowed, "no lookup: setgroups denied likewise");
+  char *a = idmap_format(&direct.uid), *b = idmap_format(&single.uid);
+  tap_is_str(a, b, "no lookup: the same uid map");
+  free(a);
+  free(b);
+  a = idmap_format(&direct.gid);
+  b = idmap_format(&single.gid);
+  tap_is_str(a, b, "no lookup: the same gid map");
+  free(a);
+  free(b);
+
   struct idmap id;
   tap_ok(idmap_identity_within("         0          0 4294967295\n", &id), "identity in the initial namespace");
   s = idmap_format(&id);

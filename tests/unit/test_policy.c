@@ -263,6 +263,40 @@ static void test_load(void) {
     tap_ok(0, "broken.policy loads");
   }
 
+  /* The start path keeps the program, not the JSON text: a long-lived
+   * sandbox's init is a fork of this process.  A description afterwards
+   * reads the file again, and refuses it when it no longer has the digest
+   * the program was made under. */
+  write_text("kept.json", minimal_json);
+  write_text("kept.policy", "[sandbox]\nseccomp = kept.json\n");
+  _cleanup_free_ char *kept = xasprintf("%s/kept.policy", tmpdir);
+  p = NULL;
+  msg = load_msg(kept, &p);
+  tap_ok(msg == NULL && p != NULL && p->seccomp_json != NULL, "a loaded policy holds its profile's text");
+  free(msg);
+  if (p != NULL) {
+    hutch_error_t err = NULL;
+    const void *bpf;
+    size_t bpf_len;
+    int r = policy_seccomp_program(p, NULL, &bpf, &bpf_len, &err);
+    tap_ok(r == 0 && p->seccomp_json == NULL && p->seccomp_json_len == 0,
+           "once the program is made, the text is released");
+    hutch_error_free(&err);
+    FILE *f = fopen("/dev/null", "w");
+    r = hutch_policy_describe(p, false, f, &err);
+    tap_ok(r == 0, "a description after that reads the profile again");
+    hutch_error_free(&err);
+    write_text("kept.json", "{\"defaultAction\": \"SCMP_ACT_ALLOW\"}");
+    r = hutch_policy_describe(p, false, f, &err);
+    tap_ok(r < 0 && err && strstr(err->msg, "changed after the policy was loaded"),
+           "and refuses a profile changed since the load");
+    if (err)
+      printf("#   %s\n", err->msg);
+    hutch_error_free(&err);
+    fclose(f);
+    hutch_policy_free(p);
+  }
+
   _cleanup_free_ char *cmd = xasprintf("rm -rf '%s'", tmpdir);
   if (system(cmd) != 0)
     printf("# could not remove %s\n", tmpdir);
