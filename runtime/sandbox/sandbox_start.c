@@ -287,7 +287,7 @@ static int step_prepare(struct start *st, hutch_error_t *err) {
     return -1;
   if (protected_check_binds(cfg, st->state_path, &st->bind_ids, err) < 0)
     return -1;
-  if (idmap_for_caller(&st->maps, err) < 0)
+  if (idmap_for_sandbox(cfg->rootfs_subordinate_ids, &st->maps, err) < 0)
     return -1;
   if (st->maps->kind == IDMAP_SUBORDINATE && !cfg->rootfs_subordinate_ids) {
     /* Nothing in the image belongs to ids 1..65535, and nothing in the

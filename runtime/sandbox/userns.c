@@ -58,7 +58,7 @@ int idmap_for_caller(const struct idmap_set **out, hutch_error_t *err) {
 }
 
 int idmap_for_sandbox(bool subordinate_ids, const struct idmap_set **out, hutch_error_t *err) {
-  static struct idmap_set single;
+  static __thread struct idmap_set single; /* computed per call: no lock, no race */
   if (subordinate_ids || geteuid() == 0)
     return idmap_for_caller(out, err);
   /* A user's sandbox over an image without subordinate ids gets the single
