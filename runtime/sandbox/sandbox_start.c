@@ -570,18 +570,23 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_pro
                           .net = {.proxy_pid = -1, .channel = -1}};
   struct start st = {.cfg = cfg, .primary = primary, .out = out, .sbfd = -1, .listen_fd = -1};
 
-#define STEP(call)                                                                                                     \
+  /* Each step's time goes to the debug log (HUTCH_DEBUG): where a start's
+   * milliseconds go, on the host that runs it. */
+#define STEP(name)                                                                                                     \
   do {                                                                                                                 \
-    if ((call) < 0)                                                                                                    \
+    double t0 = monotonic_seconds();                                                                                   \
+    int r = name(&st, err);                                                                                            \
+    hutch_debug("start: %s %.3f ms", #name, (monotonic_seconds() - t0) * 1e3);                                         \
+    if (r < 0)                                                                                                         \
       goto fail;                                                                                                       \
   } while (0)
 
-  STEP(step_prepare(&st, err));
-  STEP(step_choose_layer(&st, err));
-  STEP(step_reserve(&st, err));
-  STEP(step_spawn(&st, err));
-  STEP(step_handshake(&st, err));
-  STEP(step_record(&st, err));
+  STEP(step_prepare);
+  STEP(step_choose_layer);
+  STEP(step_reserve);
+  STEP(step_spawn);
+  STEP(step_handshake);
+  STEP(step_record);
 #undef STEP
   start_free(&st);
   return 0;

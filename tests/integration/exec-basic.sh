@@ -147,5 +147,13 @@ kill -TERM $pid
 wait $pid
 tap_is "$?" "42" "SIGTERM to hutch is forwarded to the command"
 
+# HUTCH_DEBUG times each named step of a start, in order.
+tap_ok "HUTCH_DEBUG: a start" env HUTCH_DEBUG=1 "$HUTCH_BIN" exec --rootfs "$img" -- true
+tap_is "$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: \(step_[a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')" \
+  "step_prepare step_choose_layer step_reserve step_spawn step_handshake step_record " \
+  "HUTCH_DEBUG: each step of the start is timed, in order"
+tap_ok "without HUTCH_DEBUG no step is reported" hx -- true
+tap_unlike "$tap_stderr" "debug: start:" "no debug line"
+
 rm -rf "$tmp"
 tap_done
