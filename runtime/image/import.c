@@ -141,14 +141,9 @@ static int import_tarball(struct hutch_store *store, int fd, const struct stat *
                           const char *expect_hex, const struct hutch_import_options *opts, char hex[SHA256_HEX_SIZE],
                           hutch_error_t *err) {
   const struct idmap_set *maps;
-  if (idmap_for_caller(&maps, err) < 0)
-    return -1;
-  /* The policy a sandbox would get ($HUTCH_POLICY or the default). */
   struct import_budget budget;
-  if (policy_import_budget(NULL, &budget, err) < 0)
-    return -1;
   struct store_stage stage;
-  if (store_stage_begin(store, &stage, err) < 0)
+  if (store_import_begin(store, &maps, &budget, &stage, err) < 0)
     return -1;
   struct unpack_request req = {
       .fd = fd,

@@ -251,15 +251,11 @@ static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn 
     return 1;
   if (p->n_layers == 0)
     return hutch_error_set(err, EINVAL, "the image has no layers");
+  /* One budget for all the layers. */
   const struct idmap_set *maps;
-  if (idmap_for_caller(&maps, err) < 0)
-    return -1;
-  /* One budget for all the layers: the policy a sandbox would get. */
   struct import_budget budget;
-  if (policy_import_budget(NULL, &budget, err) < 0)
-    return -1;
   struct store_stage stage;
-  if (store_stage_begin(store, &stage, err) < 0)
+  if (store_import_begin(store, &maps, &budget, &stage, err) < 0)
     return -1;
   struct unpack_stats total = {0};
   for (size_t i = 0; i < p->n_layers; i++) {

@@ -758,6 +758,13 @@ int store_stage_begin(struct hutch_store *store, struct store_stage *stage, hutc
   return 0;
 }
 
+int store_import_begin(struct hutch_store *store, const struct idmap_set **maps, struct import_budget *budget,
+                       struct store_stage *stage, hutch_error_t *err) {
+  if (idmap_for_caller(maps, err) < 0 || policy_import_budget(NULL, budget, err) < 0)
+    return -1;
+  return store_stage_begin(store, stage, err);
+}
+
 void store_stage_abort(struct hutch_store *store, struct store_stage *stage) {
   struct tmpdir t = {.fd = stage->fd};
   memcpy(t.name, stage->name, sizeof(t.name));

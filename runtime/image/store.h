@@ -85,6 +85,12 @@ struct store_stage {
   char *rootfs; /* absolute path of its empty rootfs/ */
 };
 int store_stage_begin(struct hutch_store *store, struct store_stage *stage, hutch_error_t *err);
+/* What every import starts with (a tarball's, an image's layers): the ids
+ * its files may get (the caller's maps), the budget of what it may unpack
+ * (the policy a sandbox would get: $HUTCH_POLICY or the default), and a
+ * stage to unpack into. */
+int store_import_begin(struct hutch_store *store, const struct idmap_set **maps, struct import_budget *budget,
+                       struct store_stage *stage, hutch_error_t *err);
 void store_stage_abort(struct hutch_store *store, struct store_stage *stage);
 /* Write meta as meta.json and make the entry images/sha256-<hex> with one
  * rename.  Returns 1 when that entry appeared meanwhile (the stage is
