@@ -329,16 +329,21 @@ static void append_steps_remaining(cJSON *messages, long left) {
   cJSON_ReplaceItemInObjectCaseSensitive(last, "content", cJSON_CreateString(text));
 }
 
-static cJSON *assistant_message(const struct llm_reply *rep) {
+/* The reply as it goes back into the conversation.  Its reasoning stays
+ * (as the reference's does: thinking models keep their thread) unless
+ * --no-reasoning-echo; with --tools lis a null content is left out, as the
+ * reference's model_dump(exclude_none=True) does. */
+static cJSON *assistant_message(const struct run *r, const struct llm_reply *rep, bool with_calls) {
+  bool lis = strcmp(r->s->tools, "lis") == 0;
   cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "role", "assistant");
   if (rep->content)
     cJSON_AddStringToObject(m, "content", rep->content);
-  else if (rep->n_calls)
+  else if (rep->n_calls && with_calls && !lis)
     cJSON_AddNullToObject(m, "content");
-  else
+  else if (!rep->n_calls || !with_calls)
     cJSON_AddStringToObject(m, "content", "");
-  if (rep->n_calls) {
+  cJSON_AddStringToObject(m, "role", "assistant");
+  if (rep->n_calls && with_calls) {
     cJSON *calls = cJSON_AddArrayToObject(m, "tool_calls");
     for (size_t i = 0; i < rep->n_calls; i++) {
       cJSON *c = cJSON_CreateObject();
@@ -350,6 +355,8 @@ static cJSON *assistant_message(const struct llm_reply *rep) {
       cJSON_AddItemToArray(calls, c);
     }
   }
+  if (rep->reasoning && !r->s->no_reasoning_echo)
+    cJSON_AddStringToObject(m, "reasoning_content", rep->reasoning);
   return m;
 }
 
@@ -419,7 +426,8 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
   const struct settings *s = r->s;
   cJSON *messages = cJSON_GetObjectItemCaseSensitive(body, "messages");
   struct edit_history *history = edit_history_new();
-  struct tool_env env = {.sandbox = &r->task,
+  struct tool_env env = {.profile = strcmp(s->tools, "lis") == 0 ? TOOLS_LIS : TOOLS_HUTCH,
+                         .sandbox = &r->task,
                          .shell = pick_shell(r),
                          .working_dir = r->pc.working_dir,
                          .timeout = s->tool_timeout,
@@ -466,7 +474,9 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
     bool text_mode = false;
     struct text_call *tcalls = NULL;
     size_t n_text = 0;
-    if (rep.n_calls == 0 && (n_text = text_calls_parse(rep.content, &tcalls)) > 0) {
+    /* Calls written as text are hutch's addition: the reference answers
+     * such a reply with the no-call reminder. */
+    if (rep.n_calls == 0 && env.profile == TOOLS_HUTCH && (n_text = text_calls_parse(rep.content, &tcalls)) > 0) {
       text_mode = true;
       rep.calls = xcalloc(n_text, sizeof(*rep.calls));
       for (size_t i = 0; i < n_text; i++) {
@@ -477,10 +487,7 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
       rep.n_calls = n_text;
       text_calls_free(tcalls, n_text);
     }
-    cJSON *am = assistant_message(&rep);
-    if (text_mode)
-      cJSON_DeleteItemFromObjectCaseSensitive(am, "tool_calls");
-    cJSON_AddItemToArray(messages, am);
+    cJSON_AddItemToArray(messages, assistant_message(r, &rep, !text_mode));
     if (rep.n_calls == 0) {
       run_log(r, "step %ld: no tool call in the reply; reminding the model", r->steps);
       cJSON_AddItemToArray(messages, message("user", OBS_REMINDER));
@@ -504,7 +511,9 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
       } else {
         cJSON *tm = message("tool", tr.observation);
         cJSON_AddStringToObject(tm, "tool_call_id", c->id);
-        cJSON_AddStringToObject(tm, "name", c->name);
+        /* The reference's tool messages carry no name. */
+        if (env.profile == TOOLS_HUTCH)
+          cJSON_AddStringToObject(tm, "name", c->name);
         cJSON_AddItemToArray(messages, tm);
       }
       trajectory_add(&r->traj, r->steps, i == 0 ? rep.content : "", i == 0 ? rep.reasoning : "", c->name, c->arguments,
@@ -559,8 +568,24 @@ int agent_run(const struct settings *s) {
       return AGENT_EXIT_USAGE;
     }
   }
+  cJSON *tools = NULL;
+  if (strcmp(s->tools, "lis") != 0 && strcmp(s->tools, "hutch") != 0) {
+    fprintf(stderr, "hutch run: --tools wants lis or hutch, got '%s'\n", s->tools);
+    cJSON_Delete(extra);
+    prompt_config_clear(&r.pc);
+    return AGENT_EXIT_USAGE;
+  }
+  tools = s->tools_file ? tools_load_file(s->tools_file, &err)
+                        : tools_schema(strcmp(s->tools, "lis") == 0 ? TOOLS_LIS : TOOLS_HUTCH,
+                                       strcmp(s->shell, "persistent") == 0);
+  if (tools == NULL) {
+    cJSON_Delete(extra);
+    prompt_config_clear(&r.pc);
+    return fail_error(&r, &err, AGENT_EXIT_USAGE);
+  }
   r.dir = make_run_dir(s->output_dir, &err);
   if (r.dir == NULL) {
+    cJSON_Delete(tools);
     cJSON_Delete(extra);
     prompt_config_clear(&r.pc);
     return fail_error(&r, &err, AGENT_EXIT_RUNTIME);
@@ -569,6 +594,7 @@ int agent_run(const struct settings *s) {
    * directory into the sandbox: neither may be one of hutch's own. */
   if (hutch_check_host_path(r.dir, true, s->store, s->state_dir, NULL, &err) < 0 ||
       (s->input_dir && hutch_check_host_path(s->input_dir, false, s->store, s->state_dir, NULL, &err) < 0)) {
+    cJSON_Delete(tools);
     rmdir(r.dir);
     free(r.dir);
     cJSON_Delete(extra);
@@ -619,7 +645,8 @@ int agent_run(const struct settings *s) {
     cJSON *messages = cJSON_AddArrayToObject(body, "messages");
     cJSON_AddItemToArray(messages, message("system", sys));
     cJSON_AddItemToArray(messages, message("user", inst));
-    cJSON_AddItemToObject(body, "tools", tools_schema(strcmp(s->shell, "persistent") == 0));
+    cJSON_AddItemToObject(body, "tools", tools);
+    tools = NULL;
     cJSON_AddNumberToObject(body, "max_tokens", (double)s->max_tokens_per_call);
     if (s->has_temperature)
       cJSON_AddNumberToObject(body, "temperature", s->temperature);
@@ -693,6 +720,7 @@ teardown:
   run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.steps, r.dir);
   printf("%s\n", r.dir);
 out:
+  cJSON_Delete(tools);
   llm_client_free(llm);
   cJSON_Delete(body);
   cJSON_Delete(extra);

@@ -15,6 +15,27 @@
 #define TRUNC_DIVIDER "--------------------------------------------------"
 #define TRUNC_NOTE "<Observation truncated in middle for saving context>"
 
+/* Python's str.isspace() for each character: the reference leaves out a
+ * stream that strip() empties. */
+static bool py_blank(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  while (*p) {
+    if (*p == ' ' || (*p >= '\t' && *p <= '\r') || (*p >= 0x1c && *p <= 0x1f)) {
+      p++;
+      continue;
+    }
+    uint32_t cp;
+    size_t n = utf8_decode(p, strlen((const char *)p), &cp);
+    if (n == 0)
+      return false;
+    if (!(cp == 0x85 || cp == 0xa0 || cp == 0x1680 || (cp >= 0x2000 && cp <= 0x200a) || cp == 0x2028 || cp == 0x2029 ||
+          cp == 0x202f || cp == 0x205f || cp == 0x3000))
+      return false;
+    p += n;
+  }
+  return true;
+}
+
 char *obs_bash(int exit_code, bool timed_out, double timeout, const char *out, const char *err) {
   _cleanup_free_ char *code = NULL;
   _cleanup_free_ char *tmo = NULL;
@@ -29,9 +50,10 @@ char *obs_bash(int exit_code, bool timed_out, double timeout, const char *out, c
   } else {
     code = xasprintf("Error: Exit code %d", exit_code);
   }
-  bool with_err = !timed_out && err != NULL && err[0] != '\0';
-  return xasprintf("Exit code: %s\n" BASH_HEAD "%s%s%s", code, out ? out : "", with_err ? BASH_ERR : "",
-                   with_err ? err : "");
+  if (out == NULL || py_blank(out))
+    out = "";
+  bool with_err = !timed_out && err != NULL && !py_blank(err);
+  return xasprintf("Exit code: %s\n" BASH_HEAD "%s%s%s", code, out, with_err ? BASH_ERR : "", with_err ? err : "");
 }
 
 char *obs_bash_failure(const char *why) {
@@ -59,6 +81,13 @@ char *obs_bad_arguments(const char *name, const char *why) {
                    name, why);
 }
 
+char *obs_lis_not_object(const char *name) {
+  if (strcmp(name, "execute_bash") == 0)
+    return xstrdup("Exit code: 0\n"
+                   "Execution output of \\[execute_bash]:\n");
+  return xasprintf("Execution output of \\[%s]:\n", name);
+}
+
 char *obs_steps_remaining(long n) {
   return xasprintf("\nSteps Remaining: %ld", n);
 }
@@ -79,6 +108,34 @@ bool text_is_utf8(const char *s, size_t len) {
   return true;
 }
 
+/* Bytes of the longest start of a valid sequence at p (an incomplete one):
+ * what Python replaces with a single U+FFFD.  At least 1. */
+static size_t invalid_subpart(const unsigned char *p, size_t left) {
+  unsigned char b = p[0];
+  size_t need;
+  unsigned char lo = 0x80, hi = 0xbf;
+  if (b >= 0xc2 && b <= 0xdf)
+    need = 2;
+  else if (b >= 0xe0 && b <= 0xef) {
+    need = 3;
+    lo = b == 0xe0 ? 0xa0 : 0x80;
+    hi = b == 0xed ? 0x9f : 0xbf;
+  } else if (b >= 0xf0 && b <= 0xf4) {
+    need = 4;
+    lo = b == 0xf0 ? 0x90 : 0x80;
+    hi = b == 0xf4 ? 0x8f : 0xbf;
+  } else {
+    return 1;
+  }
+  size_t n = 1;
+  while (n < need && n < left && p[n] >= lo && p[n] <= hi) {
+    n++;
+    lo = 0x80;
+    hi = 0xbf;
+  }
+  return n;
+}
+
 char *text_utf8_sanitize(const char *s, size_t len) {
   const unsigned char *p = (const unsigned char *)s;
   char *out = xmalloc(len * 3 + 1);
@@ -89,7 +146,7 @@ char *text_utf8_sanitize(const char *s, size_t len) {
       /* NUL too: the result is a C string handed to JSON. */
       memcpy(out + o, "\xef\xbf\xbd", 3);
       o += 3;
-      i++;
+      i += n == 0 ? invalid_subpart(p + i, len - i) : 1;
       continue;
     }
     memcpy(out + o, p + i, n);
@@ -122,38 +179,63 @@ char *text_strip_ansi(const char *s) {
   return out;
 }
 
-/* Python's str.splitlines() on "\n" only: a trailing newline ends the last
- * line rather than starting an empty one. */
-static size_t count_lines(const char *s) {
-  size_t n = 0;
-  const char *p = s;
-  while (*p) {
-    const char *nl = strchr(p, '\n');
-    n++;
-    if (nl == NULL)
-      break;
-    p = nl + 1;
-  }
-  return n;
+/* Length of the line break at p (Python's str.splitlines(): \n, \r, \r\n,
+ * \v, \f, \x1c-\x1e, U+0085, U+2028, U+2029), 0 when none. */
+static size_t line_break(const char *s) {
+  const unsigned char *p = (const unsigned char *)s;
+  if (p[0] == '\r')
+    return p[1] == '\n' ? 2 : 1;
+  if (p[0] == '\n' || p[0] == '\v' || p[0] == '\f' || (p[0] >= 0x1c && p[0] <= 0x1e))
+    return 1;
+  if (p[0] == 0xc2 && p[1] == 0x85)
+    return 2;
+  if (p[0] == 0xe2 && p[1] == 0x80 && (p[2] == 0xa8 || p[2] == 0xa9))
+    return 3;
+  return 0;
 }
 
 char *text_cut_middle(const char *s, int keep) {
-  size_t n = count_lines(s);
-  if (n <= (size_t)keep * 2)
+  /* Each line's start and end (before its break); a break at the very end
+   * starts no new line. */
+  size_t n = 0, cap = 64;
+  size_t(*lines)[2] = xmalloc(cap * sizeof(*lines));
+  for (size_t i = 0, start = 0; s[i] != '\0' || start < i;) {
+    size_t br = s[i] ? line_break(s + i) : 0;
+    if (br == 0 && s[i] != '\0') {
+      i++;
+      continue;
+    }
+    if (n == cap)
+      lines = xrealloc(lines, (cap *= 2) * sizeof(*lines));
+    lines[n][0] = start;
+    lines[n++][1] = i;
+    if (s[i] == '\0')
+      break;
+    i += br;
+    start = i;
+  }
+  if (n <= (size_t)keep * 2) {
+    free(lines);
     return xstrdup(s);
-  /* End of line `keep` (exclusive of its newline) and start of line n-keep. */
-  const char *p = s;
-  for (int i = 0; i < keep; i++)
-    p = strchr(p, '\n') + 1;
-  size_t top_len = (size_t)(p - s) - 1;
-  const char *q = s;
-  for (size_t i = 0; i < n - (size_t)keep; i++)
-    q = strchr(q, '\n') + 1;
-  size_t bottom_len = strlen(q);
-  if (bottom_len > 0 && q[bottom_len - 1] == '\n')
-    bottom_len--;
-  return xasprintf("%.*s\n" TRUNC_DIVIDER "\n" TRUNC_NOTE "\n" TRUNC_DIVIDER "\n%.*s", (int)top_len, s, (int)bottom_len,
-                   q);
+  }
+  size_t len = strlen(s);
+  char *out = xmalloc(len + sizeof(TRUNC_DIVIDER) * 2 + sizeof(TRUNC_NOTE) + 8);
+  size_t o = 0;
+  for (size_t k = 0; k < n; k++) {
+    if (k == (size_t)keep) {
+      const char *mid = "\n" TRUNC_DIVIDER "\n" TRUNC_NOTE "\n" TRUNC_DIVIDER;
+      memcpy(out + o, mid, strlen(mid));
+      o += strlen(mid);
+      k = n - (size_t)keep;
+    }
+    if (k > 0)
+      out[o++] = '\n';
+    memcpy(out + o, s + lines[k][0], lines[k][1] - lines[k][0]);
+    o += lines[k][1] - lines[k][0];
+  }
+  out[o] = '\0';
+  free(lines);
+  return out;
 }
 
 char *text_clip(const char *s, size_t max) {

@@ -8,10 +8,12 @@
 #include <stddef.h>
 
 #define OBS_SUBMIT "<<< Finished >>>"
+/* The reference's CONTINUE_MSG, its blank lines and the space after
+ * "response." included. */
 #define OBS_REMINDER                                                                                                   \
-  "You forgot to use a function call in your response.\n"                                                              \
-  "YOU MUST USE A FUNCTION CALL IN EACH RESPONSE.\n"                                                                   \
-  "IMPORTANT: YOU SHOULD NEVER ASK FOR HUMAN HELP."
+  "\nYou forgot to use a function call in your response. \n"                                                           \
+  "YOU MUST USE A FUNCTION CALL IN EACH RESPONSE.\n\n"                                                                 \
+  "IMPORTANT: YOU SHOULD NEVER ASK FOR HUMAN HELP.\n"
 #define OBS_CLIPPED                                                                                                    \
   "<response clipped><NOTE>To save on context only part of this file has been shown to you. You should retry this "    \
   "tool after you have searched inside the file with `grep -n` in order to find the line numbers of what you are "     \
@@ -20,7 +22,8 @@
 #define OBS_KEEP_LINES 40
 
 /* "Exit code: 0\nExecution output of \[execute_bash]:\n\[STDOUT]\n..." with
- * "\n\[STDERR]\n..." only when stderr is not empty.  exit_code < 0 means the
+ * "\n\[STDERR]\n..." only when stderr is not empty; a stream of nothing but
+ * white space counts as empty (Python's str.strip()).  exit_code < 0 means the
  * tool could not run (the reference's "-1"); timed_out replaces stdout with
  * the timeout sentence. */
 char *obs_bash(int exit_code, bool timed_out, double timeout, const char *out, const char *err);
@@ -33,16 +36,22 @@ char *obs_editor(const char *result);
 char *obs_unknown_action(const char *name);
 /* A tool call whose arguments are not a JSON object. */
 char *obs_bad_arguments(const char *name, const char *why);
+/* --tools lis: arguments that parse as JSON but not as an object, answered
+ * as the reference does ("Exit code: 0\nExecution output of \[NAME]:\n"
+ * for execute_bash, "Execution output of \[NAME]:\n" for any other). */
+char *obs_lis_not_object(const char *name);
 /* "\nSteps Remaining: N" */
 char *obs_steps_remaining(long n);
 
 /* Text clean-up for tool output, each returning a new string. */
-/* Invalid UTF-8 sequences become U+FFFD. */
+/* Invalid UTF-8 becomes U+FFFD, one for each maximal invalid subpart (as
+ * Python's decode(errors="replace")), and so does NUL. */
 char *text_utf8_sanitize(const char *s, size_t len);
 bool text_is_utf8(const char *s, size_t len);
 /* Drops ANSI colour sequences (ESC [ digits/; m) and every '\r'. */
 char *text_strip_ansi(const char *s);
-/* More than 2*keep lines: the first and last `keep` lines around a marker. */
+/* More than 2*keep lines (Python's str.splitlines()): the first and last
+ * `keep` lines, joined by '\n', around a marker. */
 char *text_cut_middle(const char *s, int keep);
 /* Longer than max characters: the first max and the clipped marker. */
 char *text_clip(const char *s, size_t max);

@@ -47,6 +47,9 @@ static const struct setting_def {
     {"max-reply-size", "max_reply_size", NULL, K_SIZE, offsetof(struct settings, max_reply_size), true},
     {"copy-limit", "copy_limit", NULL, K_SIZE, offsetof(struct settings, copy_limit), true},
     {"shell", NULL, NULL, K_STR, offsetof(struct settings, shell), false},
+    {"tools", NULL, NULL, K_STR, offsetof(struct settings, tools), false},
+    {"tools-file", NULL, NULL, K_STR, offsetof(struct settings, tools_file), false},
+    {"no-reasoning-echo", NULL, NULL, K_BOOL, offsetof(struct settings, no_reasoning_echo), false},
     {"quiet", NULL, NULL, K_BOOL, offsetof(struct settings, quiet), false},
     {"no-die-with-parent", NULL, NULL, K_BOOL, offsetof(struct settings, no_die_with_parent), false},
     {"rootfs", NULL, NULL, K_STR, offsetof(struct settings, rootfs), false},
@@ -102,6 +105,11 @@ void settings_usage(FILE *out) {
                "  --tool-timeout SECONDS     timeout of one execute_bash call (120)\n"
                "  --shell MODE               fresh: a new shell per command (default);\n"
                "                             persistent: one shell per task (cd, export carry over)\n"
+               "  --tools PROFILE            lis: LLM-in-Sandbox 0.2.0's tool results byte for\n"
+               "                             byte (default); hutch: hutch's editor (any text file,\n"
+               "                             undo_edit, no overwriting create, exact bytes)\n"
+               "  --tools-file FILE          JSON array of tool schemas sent instead of hutch's\n"
+               "  --no-reasoning-echo        do not send the model's reasoning_content back\n"
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
                "  --quiet                    no progress on stderr\n"
                "  --no-die-with-parent       go on when the program that started hutch run dies\n"
@@ -389,6 +397,8 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     s->output_dir = xstrdup("./output");
   if (s->shell == NULL)
     s->shell = xstrdup("fresh");
+  if (s->tools == NULL)
+    s->tools = xstrdup("lis");
   if (strcmp(s->shell, "fresh") != 0 && strcmp(s->shell, "persistent") != 0) {
     r = usage_error("--shell wants fresh or persistent, got '%s'", s->shell);
     goto out;

@@ -32,6 +32,9 @@ struct settings {
   uint64_t max_reply_size;
   uint64_t copy_limit;
   char *shell;
+  char *tools;      /* --tools: lis (default) or hutch */
+  char *tools_file; /* --tools-file: the tools array sent instead */
+  bool no_reasoning_echo;
   bool quiet;
   bool no_die_with_parent; /* else the run, and its sandbox, end with the caller */
   /* sandbox options shared with hutch exec */

@@ -2,6 +2,8 @@
 
 #include "tools.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <string.h>
 
 #include "observation.h"
@@ -21,47 +23,78 @@ static cJSON *function_tool(const char *name, const char *description, cJSON *pr
   cJSON *params = cJSON_AddObjectToObject(fn, "parameters");
   cJSON_AddStringToObject(params, "type", "object");
   cJSON_AddItemToObject(params, "properties", properties);
-  cJSON_AddItemToObject(params, "required", cJSON_CreateStringArray(required, (int)n_required));
+  /* An empty `required` too, as the reference sends it for submit. */
+  cJSON_AddItemToObject(params, "required",
+                        n_required ? cJSON_CreateStringArray(required, (int)n_required) : cJSON_CreateArray());
   return tool;
 }
 
-static void add_prop(cJSON *props, const char *name, const char *type, const char *description) {
+/* A property with its keys in the reference's order (description, enum,
+ * type, items): chat templates print the tools as JSON text, key order and
+ * all. */
+static cJSON *add_prop(cJSON *props, const char *name, const char *type, const char *description) {
   cJSON *p = cJSON_AddObjectToObject(props, name);
-  cJSON_AddStringToObject(p, "type", type);
   cJSON_AddStringToObject(p, "description", description);
+  cJSON_AddStringToObject(p, "type", type);
+  return p;
 }
 
-cJSON *tools_schema(bool persistent) {
-  cJSON *tools = cJSON_CreateArray();
+static void add_enum(cJSON *prop, const char *const *values, int n) {
+  cJSON *type = cJSON_DetachItemFromObjectCaseSensitive(prop, "type");
+  cJSON_AddItemToObject(prop, "enum", cJSON_CreateStringArray(values, n));
+  cJSON_AddItemToObject(prop, "type", type);
+}
 
+static const char *const EDITOR_LIS_DESC =
+    "View, create and edit files.\n"
+    "* `view` of a directory lists its subdirectories and its .py and .rst files, two levels deep, hidden ones "
+    "left out.\n"
+    "* `view` of a file shows it numbered like `cat -n`; only .py and .rst files can be viewed (read other files "
+    "with execute_bash).\n"
+    "* `create` writes `file_text` to `path`, replacing any file there.\n"
+    "* `str_replace` replaces `old_str`, which must occur exactly once in the file, with `new_str`.\n"
+    "* `insert` inserts `new_str` after line `insert_line`.\n"
+    "Tabs are expanded to spaces when a file is edited. Long output is cut and marked with `<response clipped>`.";
+
+static const char *const EDITOR_HUTCH_DESC = "View, create and edit text files.\n"
+                                             "* `view` shows a file with line numbers (like `cat -n`), or a "
+                                             "directory's contents two levels deep.\n"
+                                             "* `create` makes a new file; it refuses to overwrite an existing one.\n"
+                                             "* `str_replace` replaces `old_str` with `new_str`; `old_str` must match "
+                                             "exactly one place in the file, whitespace included.\n"
+                                             "* `insert` inserts `new_str` after line `insert_line`.\n"
+                                             "* `undo_edit` reverts the last edit of the file.\n"
+                                             "Long output is cut and marked with `<response clipped>`.";
+
+static cJSON *editor_tool(enum tool_profile profile) {
+  bool lis = profile == TOOLS_LIS;
   cJSON *ep = cJSON_CreateObject();
-  add_prop(ep, "command", "string", "The command: `view`, `create`, `str_replace`, `insert` or `undo_edit`.");
-  cJSON *enm = cJSON_CreateStringArray((const char *[]){"view", "create", "str_replace", "insert", "undo_edit"}, 5);
-  cJSON_AddItemToObject(cJSON_GetObjectItem(ep, "command"), "enum", enm);
+  const char *cmds[] = {"view", "create", "str_replace", "insert", "undo_edit"};
+  add_enum(add_prop(ep, "command", "string",
+                    lis ? "The command: `view`, `create`, `str_replace` or `insert`."
+                        : "The command: `view`, `create`, `str_replace`, `insert` or `undo_edit`."),
+           cmds, lis ? 4 : 5);
   add_prop(ep, "path", "string", "Absolute path to a file or directory, e.g. `/testbed/file.py` or `/testbed`.");
   add_prop(ep, "file_text", "string", "Content of the file to create (`create`).");
   add_prop(ep, "old_str", "string", "The exact text to replace; it must occur exactly once (`str_replace`).");
   add_prop(ep, "new_str", "string", "The replacement text (`str_replace`) or the text to insert (`insert`).");
   add_prop(ep, "insert_line", "integer", "Insert `new_str` after this line; 0 inserts at the top (`insert`).");
-  add_prop(ep, "view_range", "array",
-           "Lines to show, [start, end], 1-based; end -1 shows to the end of the file (`view` of a file).");
-  cJSON_AddItemToObject(cJSON_GetObjectItem(ep, "view_range"), "items", cJSON_Parse("{\"type\": \"integer\"}"));
+  cJSON *vr = add_prop(ep, "view_range", "array",
+                       "Lines to show, [start, end], 1-based; end -1 shows to the end of the file (`view` of a file).");
+  cJSON_AddItemToObject(vr, "items", cJSON_Parse("{\"type\": \"integer\"}"));
   const char *ereq[] = {"command", "path"};
-  cJSON_AddItemToArray(
-      tools, function_tool("str_replace_editor",
-                           "View, create and edit text files.\n"
-                           "* `view` shows a file with line numbers (like `cat -n`), or a directory's contents two "
-                           "levels deep.\n"
-                           "* `create` makes a new file; it refuses to overwrite an existing one.\n"
-                           "* `str_replace` replaces `old_str` with `new_str`; `old_str` must match exactly one "
-                           "place in the file, whitespace included.\n"
-                           "* `insert` inserts `new_str` after line `insert_line`.\n"
-                           "* `undo_edit` reverts the last edit of the file.\n"
-                           "Long output is cut and marked with `<response clipped>`.",
-                           ep, ereq, 2));
+  return function_tool("str_replace_editor", lis ? EDITOR_LIS_DESC : EDITOR_HUTCH_DESC, ep, ereq, 2);
+}
+
+cJSON *tools_schema(enum tool_profile profile, bool persistent) {
+  cJSON *tools = cJSON_CreateArray();
+  cJSON_AddItemToArray(tools, editor_tool(profile));
 
   cJSON *bp = cJSON_CreateObject();
-  add_prop(bp, "command", "string", "The bash command to run.");
+  /* type before description here, as the reference has it. */
+  cJSON *cmd = cJSON_AddObjectToObject(bp, "command");
+  cJSON_AddStringToObject(cmd, "type", "string");
+  cJSON_AddStringToObject(cmd, "description", "The bash command to run.");
   const char *breq[] = {"command"};
   const char *bdesc = persistent ? "Execute a bash command in the terminal.\n"
                                    "Parameters:\n"
@@ -75,6 +108,28 @@ cJSON *tools_schema(bool persistent) {
 
   cJSON_AddItemToArray(tools, function_tool("submit", "Submit your work and end the task. No parameters required.",
                                             cJSON_CreateObject(), NULL, 0));
+  return tools;
+}
+
+cJSON *tools_load_file(const char *path, hutch_error_t *err) {
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 16 << 20, &len);
+  if (text == NULL) {
+    hutch_error_sys(err, "read the tools file %s", path);
+    return NULL;
+  }
+  cJSON *tools = cJSON_ParseWithLength(text, len);
+  bool ok = cJSON_IsArray(tools) && cJSON_GetArraySize(tools) > 0;
+  const cJSON *t;
+  cJSON_ArrayForEach(t, tools) ok = ok && cJSON_IsObject(t);
+  if (!ok) {
+    cJSON_Delete(tools);
+    hutch_error_set(err, EINVAL,
+                    "the tools file %s is not a JSON array of tool objects (the `tools` of an OpenAI "
+                    "chat completions request)",
+                    path);
+    return NULL;
+  }
   return tools;
 }
 
@@ -137,12 +192,49 @@ static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result
   run_result_clear(&res);
 }
 
+static bool known_tool(const char *name) {
+  return strcmp(name, "execute_bash") == 0 || strcmp(name, "str_replace_editor") == 0 || strcmp(name, "submit") == 0;
+}
+
+/* The arguments as the reference reads them: JSON first (text that does not
+ * parse is answered with the no-call reminder), then the name. */
+static void run_lis(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out) {
+  cJSON *args = cJSON_Parse(arguments ? arguments : "");
+  if (args == NULL) {
+    out->observation = xstrdup(OBS_REMINDER);
+    return;
+  }
+  if (!cJSON_IsObject(args)) {
+    out->observation = strcmp(name, "submit") == 0 ? xstrdup(OBS_SUBMIT) : obs_lis_not_object(name);
+    out->submitted = strcmp(name, "submit") == 0;
+  } else if (strcmp(name, "submit") == 0) {
+    out->observation = xstrdup(OBS_SUBMIT);
+    out->submitted = true;
+  } else if (strcmp(name, "execute_bash") == 0) {
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
+    if (cmd == NULL || cJSON_IsNull(cmd) || cJSON_IsFalse(cmd) || (cJSON_IsString(cmd) && !cmd->valuestring[0]))
+      out->observation = xstrdup("Error: No command provided.");
+    else
+      run_bash(env, args, out);
+  } else if (strcmp(name, "str_replace_editor") == 0) {
+    _cleanup_free_ char *result = editor_lis_run(env, args, &out->exit_code, &out->interrupted);
+    out->observation = obs_editor(result);
+  } else {
+    out->observation = obs_unknown_action(name);
+  }
+  cJSON_Delete(args);
+}
+
 void tools_run(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out) {
   memset(out, 0, sizeof(*out));
   out->exit_code = -1;
   double start = monotonic_seconds();
   cJSON *args = NULL;
-  if (strcmp(name, "execute_bash") != 0 && strcmp(name, "str_replace_editor") != 0 && strcmp(name, "submit") != 0) {
+  if (env->profile == TOOLS_LIS) {
+    run_lis(env, name, arguments, out);
+    goto out;
+  }
+  if (!known_tool(name)) {
     out->observation = obs_unknown_action(name);
     goto out;
   }

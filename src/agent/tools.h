@@ -11,7 +11,13 @@
 struct edit_history;
 struct shell_session;
 
+/* --tools: what the model is told and answered.  lis: LLM-in-Sandbox
+ * 0.2.0's tool results byte for byte (editor_lis.c); hutch: hutch's editor
+ * (any text file, undo_edit, no overwriting create, the file's exact bytes). */
+enum tool_profile { TOOLS_LIS, TOOLS_HUTCH };
+
 struct tool_env {
+  enum tool_profile profile;
   struct task_sandbox *sandbox;
   const char *shell; /* "bash" when the image has it, else "sh" */
   const char *working_dir;
@@ -28,15 +34,20 @@ struct tool_result {
   bool interrupted;
 };
 
-/* The "tools" array of a request, in the reference's order; persistent:
+/* The "tools" array of a request: the reference's names, parameters,
+ * `required`, enums and order, hutch's own descriptions; persistent:
  * execute_bash's description tells of the kept shell. */
-cJSON *tools_schema(bool persistent);
+cJSON *tools_schema(enum tool_profile profile, bool persistent);
+/* --tools-file: a JSON array of tools sent instead of tools_schema's. */
+cJSON *tools_load_file(const char *path, hutch_error_t *err);
 /* Runs one call; never fails: problems become the observation. */
 void tools_run(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out);
 void tool_result_clear(struct tool_result *r);
 
 /* str_replace_editor (editor.c). */
 char *editor_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted);
+/* str_replace_editor of --tools lis (editor_lis.c). */
+char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted);
 struct edit_history *edit_history_new(void);
 void edit_history_free(struct edit_history *h);
 

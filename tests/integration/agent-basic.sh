@@ -56,7 +56,7 @@ mock_start '[
  {"content": "I think I am done."},
  {"calls": [["submit", {}]]}
 ]'
-tap_status 0 "calls in one reply, text calls, and a reply without any" hrun --query q
+tap_status 0 "calls in one reply, text calls, and a reply without any" hrun --query q --tools hutch
 run_dir
 tap_is "$(mock_request 1 '[(m["role"], m.get("tool_call_id")) for m in r["body"]["messages"][2:]]')" \
   "[('assistant', None), ('tool', 'call_0_0'), ('tool', 'call_0_1'), ('tool', 'call_0_2')]" \
@@ -66,7 +66,7 @@ tap_like "$(mock_request 1 'r["body"]["messages"][5]["content"]')" "^Unknown act
 tap_like "$(mock_request 2 'r["body"]["messages"][-1]["content"]')" "STDOUT.nhermes|hermes" "a Hermes text call is executed"
 tap_like "$(mock_request 3 'r["body"]["messages"][-1]["content"]')" "qwen" "a Qwen3-Coder text call is executed"
 tap_like "$(mock_request 4 'r["body"]["messages"][-1]["role"] + ": " + r["body"]["messages"][-1]["content"]')" \
-  "^user: You forgot to use a function call" "a reply without a call gets the reminder"
+  $'^user: \nYou forgot to use a function call' "a reply without a call gets the reminder"
 tap_is "$(traj 't["steps"][5]["action"], t["metadata"]["total_steps"]')" \
   "({'function': '', 'parameters': {}}, 5)" "and counts as a step with an empty action"
 

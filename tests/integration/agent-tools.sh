@@ -1,6 +1,7 @@
 #!/bin/bash
 # hutch run's tools inside the sandbox: execute_bash (errors, timeouts,
-# output clean-up) and every str_replace_editor command with its errors.
+# output clean-up) and every str_replace_editor command with its errors,
+# in the hutch profile (--tools hutch; agent-lis.sh has the default one).
 . "$(dirname "$0")/../lib/tap.sh"
 . "$HUTCH_SRCDIR/tests/lib/agent.sh"
 
@@ -20,7 +21,7 @@ mock_start '[
  {"calls": [["execute_bash", "{not json"]]},
  {"calls": [["submit", {}]]}
 ]'
-tap_status 0 "execute_bash cases" hrun --query q --tool-timeout 1 --max-token-limit 100000000
+tap_status 0 "execute_bash cases" hrun --query q --tools hutch --tool-timeout 1 --max-token-limit 100000000
 run_dir
 tap_is "$(obs 0)" "$(printf 'Exit code: Error: Exit code 3\nExecution output of \\[execute_bash]:\n\\[STDOUT]\nout\n\n\\[STDERR]\nerr\n')" \
   "a failing command: exit code string, stdout and stderr"
@@ -66,7 +67,7 @@ print(json.dumps([{"calls": [s]} for s in steps]))
 PY
 )
 mock_start "$script"
-tap_status 0 "str_replace_editor cases" hrun --query q --max-token-limit 100000000
+tap_status 0 "str_replace_editor cases" hrun --query q --tools hutch --max-token-limit 100000000
 run_dir
 p='Execution output of \[str_replace_editor]:'
 tap_is "$(obs 0)" "$(printf '%s\nFile created successfully at: /testbed/a.txt' "$p")" "create"

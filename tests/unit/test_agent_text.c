@@ -37,10 +37,12 @@ static void observations(void) {
   tap_is_str(OBS_SUBMIT, "<<< Finished >>>", "submit");
   check(obs_unknown_action("fly"), "Unknown action: fly", "unknown tool");
   check(obs_steps_remaining(7), "\nSteps Remaining: 7", "steps remaining suffix");
-  tap_is_str(OBS_REMINDER,
-             "You forgot to use a function call in your response.\nYOU MUST USE A FUNCTION CALL IN EACH RESPONSE.\n"
-             "IMPORTANT: YOU SHOULD NEVER ASK FOR HUMAN HELP.",
-             "no-call reminder");
+  /* The reference's CONTINUE_MSG (the no-call case in tests/golden/lis/obs). */
+  tap_is_str(
+      OBS_REMINDER,
+      "\nYou forgot to use a function call in your response. \nYOU MUST USE A FUNCTION CALL IN EACH RESPONSE.\n\n"
+      "IMPORTANT: YOU SHOULD NEVER ASK FOR HUMAN HELP.\n",
+      "no-call reminder");
 }
 
 static void cleanup(void) {
@@ -75,6 +77,24 @@ static void cleanup(void) {
   tap_is_str(clipped, "abc" OBS_CLIPPED, "clip marker after max characters");
   free(clipped);
   check(text_clip("\xc3\xa9\xc3\xa9\xc3\xa9", 2), "\xc3\xa9\xc3\xa9" OBS_CLIPPED, "clip counts characters");
+  /* As Python's decode(errors="replace"): one U+FFFD per maximal invalid subpart. */
+  check(text_utf8_sanitize("a\xe2\x82"
+                           "b\xed\xa0\x80",
+                           7),
+        "a\xef\xbf\xbd"
+        "b\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd",
+        "a cut sequence is one replacement, a surrogate three");
+  /* Python's splitlines() also breaks at \f, \v, \x1c-\x1e, U+0085, U+2028/9. */
+  char ff[600] = "a\fb\xe2\x80\xa8";
+  for (int i = 3; i <= 81; i++)
+    sprintf(ff + strlen(ff), "%d\n", i);
+  char *cut_ff = text_cut_middle(ff, 40);
+  tap_ok(strncmp(cut_ff, "a\nb\n3\n", 6) == 0 && strstr(cut_ff, "\n40\n-----") != NULL,
+         "line breaks other than \\n count, and are joined with \\n when cut");
+  free(cut_ff);
+  check(obs_bash(0, false, 120, " \n\t\n", " \xc2\xa0\n"),
+        "Exit code: 0\nExecution output of \\[execute_bash]:\n\\[STDOUT]\n",
+        "white space only: no stdout, no stderr section");
 }
 
 static void text_calls(void) {
