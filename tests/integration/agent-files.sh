@@ -62,7 +62,7 @@ script=$(steps '
 mock_start "$script"
 start=$(date +%s)
 tap_status 0 "a run whose model replaced cat, find, mkdir and rm with programs that never end" \
-  trun 120 --query q --tool-timeout 20
+  trun 120 --query q --tools hutch --tool-timeout 20
 took=$(($(date +%s) - start))
 run_dir
 echo "# the run took ${took}s"
@@ -82,6 +82,26 @@ tap_like "$(obs 9)" "ERROR: could not read /proc/1/environ: .*kernel file system
   "the editor reads nothing on /proc for the model (hutch sees more there than the sandbox)"
 tap_like "$(obs 10)" "ERROR: could not inspect /proc/self/root/etc/passwd|does not exist|not a regular file" \
   "nor through /proc's magic links"
+
+# ---- the same for the editor of --tools lis, which answers as if it ran them ----
+script=$(steps '
+  ["execute_bash", {"command": fake("cat find mkdir dirname test bash sh", "exec sleep 100000", "#!/bin/busybox sh")}],
+  [E, {"command": "create", "path": "/testbed/new/dir/a.py", "file_text": "one\ntwo"}],
+  [E, {"command": "view", "path": "/testbed/new/dir/a.py"}],
+  [E, {"command": "view", "path": "/testbed/new"}],
+  [E, {"command": "str_replace", "path": "/proc/1/environ", "old_str": "PATH", "new_str": "x"}],
+')
+mock_start "$script"
+start=$(date +%s)
+tap_status 0 "--tools lis: a run whose model replaced cat, find, mkdir, test and the shells" \
+  trun 120 --query q --tool-timeout 20
+took=$(($(date +%s) - start))
+run_dir
+tap_check $((took >= 60)) "it is not held up"
+tap_like "$(obs 1)" "File created at /testbed/new/dir/a.py" "the editor creates a file and its directories"
+tap_like "$(obs 2)" $'cat -n` on /testbed/new/dir/a.py:\n     1\tone\n     2\ttwo\n     3\t$' "and reads it"
+tap_like "$(obs 3)" $'excluding hidden:\n/testbed/new\n/testbed/new/dir\n/testbed/new/dir/a.py$' "a directory view"
+tap_like "$(obs 4)" "Error: No occurrences of old_str" "the editor reads nothing on /proc for the model"
 
 # ---- symlinks, a FIFO, a link to a bound host directory ----
 hostdir=$(hutch_test_tmpdir)
