@@ -133,6 +133,12 @@ cJSON *tools_load_file(const char *path, hutch_error_t *err) {
   return tools;
 }
 
+/* The reference knows a timeout by timeout(1)'s exit status, 124, so a
+ * command that exits 124 reads as timed out under --tools lis too. */
+static bool timed_out(const struct tool_env *env, bool timed_out, int exit_code) {
+  return timed_out || (env->profile == TOOLS_LIS && exit_code == 124);
+}
+
 static void run_in_session(struct tool_env *env, const char *command, struct tool_result *out) {
   struct session_result res;
   hutch_error_t err = NULL;
@@ -147,7 +153,7 @@ static void run_in_session(struct tool_env *env, const char *command, struct too
   out->exit_code = res.exit_code;
   _cleanup_free_ char *o = text_for_model(res.out.data, res.out.len, res.out.capped);
   _cleanup_free_ char *e = text_for_model(res.err.data, res.err.len, res.err.capped);
-  _cleanup_free_ char *obs = obs_bash(res.exit_code, res.timed_out, env->timeout, o, e);
+  _cleanup_free_ char *obs = obs_bash(res.exit_code, timed_out(env, res.timed_out, res.exit_code), env->timeout, o, e);
   if (res.restarted) {
     _cleanup_free_ char *note = obs_session_restarted(env->working_dir);
     out->observation = xasprintf("%s%s", obs, note);
@@ -187,7 +193,7 @@ static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result
     _cleanup_free_ char *why = hutch_errno_format(res.exit.exec_errno, "%s", res.exit.failure);
     out->observation = obs_bash_failure(why);
   } else {
-    out->observation = obs_bash(out->exit_code, res.exit.timed_out, env->timeout, o, e);
+    out->observation = obs_bash(out->exit_code, timed_out(env, res.exit.timed_out, out->exit_code), env->timeout, o, e);
   }
   run_result_clear(&res);
 }

@@ -125,6 +125,8 @@ STEPS = [
     ("bash-long", {"calls": [[B, {"command": "i=0; while [ $i -lt 100 ]; do i=$((i+1)); echo l$i; done"}]]}),
     ("bash-long-ff", {"calls": [[B, {"command": "printf 'x\\fy\\n'; i=1; while [ $i -lt 85 ]; do i=$((i+1)); "
                                                 "echo l$i; done"}]]}),
+    ("bash-exit-124", {"calls": [[B, {"command": "printf 'done\\n'; exit 124"}]]}),
+    ("bash-killed", {"calls": [[B, {"command": "printf 'bye\\n'; kill -9 $$"}]]}),
     ("bash-no-command", {"calls": [[B, {}]]}),
     ("bash-empty-command", {"calls": [[B, {"command": ""}]]}),
     ("bad-json", {"calls": [[B, "{\"command\": "]]}),
