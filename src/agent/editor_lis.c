@@ -202,7 +202,7 @@ static char *cat(struct lis *e) {
   char *data = NULL;
   size_t n = 0;
   if (hutch_sandbox_read_file(sb, e->abs, FILE_MAX, &data, &n, &err) < 0) {
-    int errnum = err ? err->errnum : EIO;
+    int errnum = err && err->errnum ? err->errnum : EIO;
     hutch_error_free(&err);
     return xasprintf("cat: %s: %s\n", e->path, strerror(errnum));
   }
@@ -212,23 +212,20 @@ static char *cat(struct lis *e) {
 }
 
 /* `echo 'TEXT' > PATH`: TEXT and a newline, unless TEXT is one of echo's
- * own options (-n, -e, -E and their combinations). 0, or -1 with errno. */
+ * own options (-n, -e, -E and their combinations). 0, or an errno. */
 static int echo_to(struct lis *e, const char *text) {
   size_t tl = strlen(text);
   bool option = tl >= 2 && text[0] == '-' && strspn(text + 1, "neE") == tl - 1;
   _cleanup_free_ char *data = option ? xstrdup(strchr(text, 'n') ? "" : "\n") : xasprintf("%s\n", text);
   struct hutch_sandbox *sb = sandbox(e);
-  if (sb == NULL) {
-    errno = ESRCH;
-    return -1;
-  }
+  if (sb == NULL)
+    return ESRCH;
   hutch_error_t err = NULL;
-  if (hutch_sandbox_write_file(sb, e->abs, data, strlen(data), false, &err) < 0) {
-    errno = err && err->errnum ? err->errnum : EIO;
-    hutch_error_free(&err);
-    return -1;
-  }
-  return 0;
+  int errnum = 0;
+  if (hutch_sandbox_write_file(sb, e->abs, data, strlen(data), false, &err) < 0)
+    errnum = err && err->errnum ? err->errnum : EIO;
+  hutch_error_free(&err);
+  return errnum;
 }
 
 /* The reference's make_output(): TEXT clipped, tabs expanded, numbered
@@ -355,18 +352,19 @@ static char *do_create(struct lis *e, const cJSON *args) {
   _cleanup_free_ char *abs_dir = dir_name(e->abs);
   int dk = kind(e, abs_dir);
   if (dk != HUTCH_FILE_DIR) {
-    int errnum = dk == HUTCH_FILE_NONE ? 0 : EEXIST;
+    int mkerr = dk == HUTCH_FILE_NONE ? 0 : EEXIST;
     struct hutch_sandbox *sb = sandbox(e);
     hutch_error_t err = NULL;
-    if (errnum == 0 && (sb == NULL || hutch_sandbox_mkdirs(sb, abs_dir, &err) < 0))
-      errnum = err && err->errnum ? err->errnum : EIO;
+    if (mkerr == 0 && (sb == NULL || hutch_sandbox_mkdirs(sb, abs_dir, &err) < 0))
+      mkerr = err && err->errnum ? err->errnum : EIO;
     hutch_error_free(&err);
-    if (errnum)
+    if (mkerr)
       return xasprintf("Error creating file: mkdir: cannot create directory \u2018%s\u2019: %s\n", dir,
-                       strerror(errnum));
+                       strerror(mkerr));
   }
-  if (echo_to(e, text) < 0)
-    return xasprintf("Error creating file: bash: line 1: %s: %s\n", e->path, strerror(errno));
+  int errnum = echo_to(e, text);
+  if (errnum)
+    return xasprintf("Error creating file: bash: line 1: %s: %s\n", e->path, strerror(errnum));
   struct buf b;
   buf_open(&b);
   fprintf(b.f, "File created at %s. ", e->path);
@@ -398,7 +396,7 @@ static char *do_str_replace(struct lis *e, const cJSON *args) {
   for (size_t i = 0; i < at; i++)
     line += text[i] == '\n';
   _cleanup_free_ char *content = xasprintf("%.*s%s%s", (int)at, text, new, hit + strlen(old));
-  if (echo_to(e, content) < 0)
+  if (echo_to(e, content) != 0)
     return xasprintf("Error writing file: %s", e->path);
   struct lines l;
   lines_split(&l, content);
@@ -421,7 +419,8 @@ static char *do_str_replace(struct lis *e, const cJSON *args) {
 
 static char *do_insert(struct lis *e, const cJSON *args) {
   const cJSON *il = cJSON_GetObjectItemCaseSensitive(args, "insert_line");
-  long at = cJSON_IsNumber(il) ? (long)il->valuedouble : 0;
+  /* Python takes true for 1. */
+  long at = cJSON_IsNumber(il) ? (long)il->valuedouble : cJSON_IsTrue(il) ? 1 : 0;
   const char *new_arg = arg_str(args, "new_str");
   if (new_arg == NULL || new_arg[0] == '\0')
     return xstrdup("Error: new_str is required for insert.");
@@ -444,7 +443,7 @@ static char *do_insert(struct lis *e, const cJSON *args) {
   put_lines(c.f, &nl, 0, nl.n, &first);
   put_lines(c.f, &l, n, l.n, &first);
   _cleanup_free_ char *content = buf_close(&c);
-  if (echo_to(e, content) < 0) {
+  if (echo_to(e, content) != 0) {
     lines_free(&l);
     lines_free(&nl);
     return xasprintf("Error writing file: %s", e->path);
