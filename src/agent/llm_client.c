@@ -251,6 +251,7 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
       }
       out->seconds = monotonic_seconds() - start;
       out->tries = tries;
+      out->raw = steal_pointer(&buf);
       return LLM_OK;
     }
     if (retry && tries >= c->o.max_tries) {
