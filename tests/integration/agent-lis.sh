@@ -169,6 +169,53 @@ tap_like "$(traj 't["steps"][0]["observation"]')" "BusyBox" "the run ran on that
 tap_is "$(traj 't["hutch"]["sandbox"]["image"]')" "$AGENT_IMAGE" "and records it"
 tap_status 2 "--docker_image with --rootfs is a usage error" hrun q --docker_image "$AGENT_IMAGE"
 
+# Not in the store: pulled from docker://REF (a registry on 127.0.0.1 serving
+# the busybox tree as a one-layer OCI image).
+reg=$(hutch_test_tmpdir)
+if python3 - "$(hutch_rootfs_ensure busybox)" "$reg/blobs" >"$reg/manifest" <<'PY'
+import gzip, hashlib, json, os, sys
+tar, blobs = sys.argv[1:3]
+os.makedirs(blobs)
+def put(data):
+    h = hashlib.sha256(data).hexdigest()
+    open(os.path.join(blobs, h), "wb").write(data)
+    return {"digest": "sha256:" + h, "size": len(data)}
+raw = open(tar, "rb").read()
+layer = put(gzip.compress(raw, 1))
+config = put(json.dumps({"architecture": "amd64", "os": "linux", "config": {},
+                         "rootfs": {"type": "layers", "diff_ids": ["sha256:" + hashlib.sha256(raw).hexdigest()]}}).encode())
+manifest = put(json.dumps({"schemaVersion": 2, "mediaType": "application/vnd.oci.image.manifest.v1+json",
+                           "config": dict(config, mediaType="application/vnd.oci.image.config.v1+json"),
+                           "layers": [dict(layer, mediaType="application/vnd.oci.image.layer.v1.tar+gzip")]}).encode())
+print(manifest["digest"])
+PY
+then
+  printf '{"blobs": "%s", "repos": {"lis/img": {"tags": {"v1": "%s"}}}}\n' "$reg/blobs" "$(cat "$reg/manifest")" \
+    >"$reg/registry.json"
+  python3 "$HUTCH_SRCDIR/tests/lib/mock-registry.py" "$reg/registry.json" "$reg/port" "$reg/registry.log" \
+    2>"$reg/registry.err" &
+  regpid=$!
+  for _ in $(seq 100); do [ -s "$reg/port" ] && break; sleep 0.1; done
+  ref=127.0.0.1:$(cat "$reg/port")/lis/img:v1
+  mock_start '[{"calls": [["execute_bash", {"command": "busybox | head -1"}]]}]'
+  tap_status 0 "--docker_image REF that the store lacks" "$HUTCH_BIN" run q --model m --base-url "$MOCK_URL" \
+    --docker_image "$ref" --output-dir "$AGENT_OUT"
+  run_dir
+  tap_like "$tap_stderr" "pulling docker://$ref" "is pulled from docker://REF, which is said"
+  tap_like "$(traj 't["steps"][0]["observation"]')" "BusyBox" "and the run ran on it"
+  tap_is "$(traj 't["hutch"]["sandbox"]["image"]')" "${ref//\//_}" "under the name REF with '/' as '_'"
+  : >"$reg/registry.log"
+  mock_start '[]'
+  tap_status 0 "the same REF again" "$HUTCH_BIN" run q --model m --base-url "$MOCK_URL" --docker_image "$ref" \
+    --output-dir "$AGENT_OUT" --quiet
+  tap_is "$(grep -c . "$reg/registry.log")" "0" "takes the store's image: the registry is not asked"
+  "$HUTCH_BIN" rootfs rm "${ref//\//_}" >/dev/null 2>&1
+  kill "$regpid" 2>/dev/null
+  wait "$regpid" 2>/dev/null
+else
+  tap_skip "--docker_image pulled from a registry" "python3 could not build the test image"
+fi
+
 # ---- git init in the working directory (an image with git) ----
 if DEB_IMAGE=$(hutch_test_rootfs debian); then
   mock_start '[{"calls": [["execute_bash", {"command": "git rev-parse --is-inside-work-tree; git rev-parse --show-toplevel"}]]}]'
@@ -184,6 +231,20 @@ mock_start '[{"calls": [["execute_bash", {"command": "ls -a /testbed"}]]}]'
 tap_status 0 "an image without git runs all the same" hrun --query q
 run_dir
 tap_unlike "$(traj 't["steps"][0]["observation"]')" "\.git" "(and has no repository)"
+
+# ---- prompt configs render as LLM-in-Sandbox renders them ----
+# tests/golden/lis-prompts: configs shaped like general.yaml and the
+# benchmark configs, with the messages LLM-in-Sandbox's own code makes of
+# them (generate.py, README.md there).
+for case in "$HUTCH_SRCDIR"/tests/golden/lis-prompts/cases/*/; do
+  name=$(basename "$case")
+  mock_start '[]'
+  tap_status 0 "prompt config $name" hrun --query - --prompt_config "$case/prompt.yaml" --max_steps 7 <"$case/query.txt"
+  tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"] == open(sys.argv[-1] + "system.txt", encoding="utf-8", newline="").read()' "$case")" \
+    "True" "$name: the system message is LLM-in-Sandbox's, byte for byte"
+  tap_is "$(mock_request 0 'r["body"]["messages"][1]["content"] == open(sys.argv[-1] + "user.txt", encoding="utf-8", newline="").read() + "\nSteps Remaining: 7"' "$case")" \
+    "True" "$name: the user message is LLM-in-Sandbox's (then Steps Remaining)"
+done
 
 mock_stop
 tap_done
