@@ -8,6 +8,14 @@
 #include "lis_compat.h"
 #include "util.h"
 
+/* Each request file holds the whole conversation so far, which the
+ * sandbox's output fills: the files of a long run grow with the square of
+ * its length.  Past this many bytes in all, no more are written. */
+#define SAVED_MAX_BYTES (1ull << 30)
+
+static unsigned long long saved_bytes;
+static bool saved_full;
+
 /* The request keys LiteLLM takes as arguments; any other key of the body
  * came from --extra-body. */
 static bool standard_key(const char *k) {
@@ -29,6 +37,14 @@ static void write_json(const char *dir, const char *kind, long call, cJSON *j, c
   _cleanup_free_ char *clean = lis_redact(text, api_key);
   _cleanup_free_ char *path = xasprintf("%s/%s_%03ld.json", dir, kind, call);
   size_t len = strlen(clean);
+  if (saved_full || saved_bytes + len + 1 > SAVED_MAX_BYTES) {
+    if (!saved_full)
+      hutch_warn("--save-litellm-response: %s and later files are not written: they would pass %llu bytes in all", path,
+                 SAVED_MAX_BYTES);
+    saved_full = true;
+    return;
+  }
+  saved_bytes += len + 1;
   clean[len] = '\n';
   if (write_file_atomic(path, clean, len + 1, 0644) < 0)
     hutch_log_errno(HUTCH_LOG_WARNING, errno, "could not write %s", path);
