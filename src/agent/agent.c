@@ -15,7 +15,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "git_init.h"
+#include "lis_compat.h"
 #include "llm_client.h"
+#include "llm_saved.h"
 #include "observation.h"
 #include "prompt_config.h"
 #include "sandbox_io.h"
@@ -411,10 +414,9 @@ static void record_settings(struct run *r) {
 }
 
 /* Estimated tokens in the conversation: the server's count when known,
- * else four characters a token. */
+ * else LLM-in-Sandbox's (four characters of content a token). */
 static long conversation_tokens(struct run *r, cJSON *messages) {
-  _cleanup_free_ char *text = cJSON_PrintUnformatted(messages);
-  long est = (long)(strlen(text) / 4);
+  long est = lis_count_tokens(messages);
   return est > r->last_total ? est : r->last_total;
 }
 
@@ -448,7 +450,7 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
     }
     append_steps_remaining(messages, s->max_steps - r->steps);
     long tokens = conversation_tokens(r, messages);
-    if (tokens >= s->max_token_limit) {
+    if (tokens > s->max_token_limit) {
       run_log(r, "token budget spent: about %ld tokens of %ld", tokens, s->max_token_limit);
       r->end_reason = "token_limit";
       r->exit_code = AGENT_EXIT_UNFINISHED;
@@ -467,6 +469,8 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
       break;
     }
     r->steps++;
+    if (s->save_litellm_response)
+      llm_saved_write(r->dir, r->steps, body, &rep, s->base_url, s->api_key);
     r->prompt_tokens += rep.prompt_tokens;
     r->completion_tokens += rep.completion_tokens;
     if (rep.has_usage)
@@ -561,6 +565,7 @@ int agent_run(const struct settings *s) {
   cJSON *extra = NULL;
   if (s->extra_body) {
     extra = parse_extra_body(s->extra_body);
+    lis_fix_string_bools(extra);
     if (!cJSON_IsObject(extra)) {
       cJSON_Delete(extra);
       prompt_config_clear(&r.pc);
@@ -626,6 +631,7 @@ int agent_run(const struct settings *s) {
     code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
     goto teardown;
   }
+  run_log(&r, "git init in %s: %d", r.pc.working_dir, git_init_working_dir(&r.task, r.pc.working_dir));
   if (s->input_dir) {
     struct hutch_copy_report rep;
     if (transfer_in(&r.task, s->input_dir, r.pc.input_dir, &rep, &err) < 0) {

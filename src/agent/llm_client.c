@@ -238,7 +238,8 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
       }
       hutch_error_set(err, EPROTO, "%s answered HTTP %ld: %s", c->url, status, why);
       if (status == 401 || status == 403)
-        hutch_error_hint(err, "check the API key (--api-key or $OPENAI_API_KEY)");
+        hutch_error_hint(err, "check the API key (--api-key, $LLM_API_KEY or $OPENAI_API_KEY; without one, hutch sends "
+                              "\"Bearer dummy\")");
       else if (status == 404)
         hutch_error_hint(err, "check --base-url (it should end in /v1 for most servers) and --model");
       else if (llm_is_context_error(why))
@@ -251,6 +252,7 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
       }
       out->seconds = monotonic_seconds() - start;
       out->tries = tries;
+      out->raw = steal_pointer(&buf);
       return LLM_OK;
     }
     if (retry && tries >= c->o.max_tries) {

@@ -38,6 +38,7 @@ struct llm_reply {
   bool has_usage;
   double seconds; /* wall time including retries */
   int tries;
+  char *raw; /* the reply's body as received (JSON), for --save-litellm-response */
 };
 
 enum llm_status { LLM_OK = 0, LLM_FAILED = -1, LLM_INTERRUPTED = -2 };

@@ -18,6 +18,7 @@ void llm_reply_clear(struct llm_reply *r) {
     free(r->calls[i].arguments);
   }
   free(r->calls);
+  free(r->raw);
   memset(r, 0, sizeof(*r));
 }
 

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "agent.h"
+#include "docker_image.h"
 #include "util.h"
 
 volatile sig_atomic_t agent_stop;
@@ -24,6 +25,12 @@ int main(int argc, char **argv) {
   struct settings s;
   int r = settings_parse(argc, argv, &s);
   if (r >= 0) {
+    settings_free(&s);
+    return r;
+  }
+  /* Before the handlers: Ctrl-C stops a pull at once (it resumes next time). */
+  r = docker_image_ensure(&s);
+  if (r != 0) {
     settings_free(&s);
     return r;
   }

@@ -33,6 +33,9 @@ static int fill(const struct yaml_map *m, const char *what, struct prompt_config
   out->working_dir = xstrdup(dirs[0]);
   out->input_dir = xstrdup(dirs[1]);
   out->output_dir = xstrdup(dirs[2]);
+  out->working_dir_text = xstrdup(dirs[0]);
+  out->input_dir_text = xstrdup(dirs[1]);
+  out->output_dir_text = xstrdup(dirs[2]);
   /* "/testbed/" and "/testbed" are the same directory. */
   char **all[3] = {&out->working_dir, &out->input_dir, &out->output_dir};
   for (int i = 0; i < 3; i++) {
@@ -75,6 +78,9 @@ void prompt_config_clear(struct prompt_config *pc) {
   free(pc->working_dir);
   free(pc->input_dir);
   free(pc->output_dir);
+  free(pc->working_dir_text);
+  free(pc->input_dir_text);
+  free(pc->output_dir_text);
   memset(pc, 0, sizeof(*pc));
 }
 
@@ -93,17 +99,41 @@ static void buf_add(struct buf *b, const char *s, size_t n) {
   b->s[b->len] = '\0';
 }
 
+static char *replace_all(const char *text, const char *what, const char *with) {
+  struct buf b = {0};
+  buf_add(&b, "", 0);
+  size_t n = strlen(what);
+  for (const char *p = text;;) {
+    const char *hit = strstr(p, what);
+    if (hit == NULL) {
+      buf_add(&b, p, strlen(p));
+      return b.s;
+    }
+    buf_add(&b, p, (size_t)(hit - p));
+    buf_add(&b, with, strlen(with));
+    p = hit + n;
+  }
+}
+
 char *prompt_expand(const char *tmpl, const struct prompt_config *pc, const char *problem) {
+  if (problem != NULL && tmpl[0] == '\0')
+    return xstrdup(problem);
+  /* cli.py's str.replace chain, before any brace is looked at. */
+  _cleanup_free_ char *a = replace_all(tmpl, "{input_dir}", pc->input_dir_text);
+  _cleanup_free_ char *b2 = replace_all(a, "{output_dir}", pc->output_dir_text);
+  _cleanup_free_ char *text = replace_all(b2, "{working_dir}", pc->working_dir_text);
   const struct {
     const char *name;
     const char *value;
   } vars[] = {
-      {"{working_dir}", pc->working_dir}, {"{input_dir}", pc->input_dir}, {"{output_dir}", pc->output_dir},
-      {"{problem_statement}", problem},   {"{command_docs}", ""},         {"{demo}", ""},
+      {"{problem_statement}", problem},
+      {"{command_docs}", ""},
+      {"{demo}", ""},
   };
+  /* agent.py's str.format, one pass: a value is never looked into. */
   struct buf b = {0};
   buf_add(&b, "", 0);
-  for (const char *p = tmpl; *p;) {
+  for (const char *p = text; *p;) {
     if ((p[0] == '{' && p[1] == '{') || (p[0] == '}' && p[1] == '}')) {
       buf_add(&b, p, 1);
       p += 2;

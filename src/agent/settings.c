@@ -8,8 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "lis_compat.h"
 #include "options.h"
 #include "util.h"
 #include "yaml_map.h"
@@ -69,25 +71,42 @@ static const struct setting_def {
     {"proc", NULL, NULL, K_STR, offsetof(struct settings, proc), false},
     {"net", NULL, NULL, K_STR, offsetof(struct settings, net), false},
     {"net-policy", "net_policy", NULL, K_STR, offsetof(struct settings, net_policy), false},
+    {"docker-image", "docker_image", NULL, K_STR, offsetof(struct settings, docker_image), false},
+    {"save-litellm-response", "save_litellm_response", NULL, K_BOOL, offsetof(struct settings, save_litellm_response),
+     false},
+};
+
+/* LLM-in-Sandbox's environment, between the settings file and the command
+ * line (its benchmark command's order: flag > environment > file). */
+static const struct {
+  const char *var;
+  const char *setting;
+} env_defs[] = {
+    {"LLM_NAME", "model"},
+    {"LLM_BASE_URL", "base-url"},
+    {"LLM_API_KEY", "api-key"},
+    {"LLM_TEMPERATURE", "temperature"},
 };
 
 enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP, OPT_ALLOW, OPT_RESOLVE };
 
 void settings_usage(FILE *out) {
-  fprintf(out, "Usage: hutch run --query TEXT [OPTIONS]\n\n"
+  fprintf(out, "Usage: hutch run [--query] TEXT [OPTIONS]\n\n"
                "Give an OpenAI-compatible model a sandboxed computer and let it work on TEXT\n"
                "(`--query -` reads it from stdin). Results go to OUTPUT-DIR/YYYYMMDD_HHMMSS/:\n"
                "files/ (the sandbox's output directory), trajectory.json and run.log.\n"
                "Exit status: 0 submitted, 1 ended without submit (steps or token budget spent),\n"
                "2 usage, 3 the model's API failed, 125 hutch failed, 130/143 interrupted.\n"
-               "LLM-in-Sandbox's spellings, in parentheses, are accepted as options too.\n\n"
+               "LLM-in-Sandbox's spellings, in parentheses, are accepted as options too, and\n"
+               "its variables LLM_NAME, LLM_BASE_URL, LLM_API_KEY, LLM_TEMPERATURE (between\n"
+               "the options and the settings file) and LLM_IN_SANDBOX_CONFIG.\n\n"
                "Model:\n"
-               "  --query TEXT               the task (- reads stdin)\n"
-               "  --model NAME               model name (llm_name)\n"
+               "  --query TEXT               the task (- reads stdin); or TEXT alone\n"
+               "  --model NAME               model name (llm_name); anthropic/ and azure/ refused\n"
                "  --base-url URL             API base (llm_base_url; default $OPENAI_BASE_URL,\n"
                "                             else http://localhost:8000/v1)\n"
-               "  --api-key KEY              bearer key (api_key; default $OPENAI_API_KEY)\n"
-               "  --temperature T            sampling temperature (default: the server's)\n"
+               "  --api-key KEY              bearer key (api_key; default $OPENAI_API_KEY, else dummy)\n"
+               "  --temperature T            sampling temperature (1.0; not sent to o3/o4 models)\n"
                "  --max-steps N              model turns before giving up (max_steps; 100)\n"
                "  --max-tokens-per-call N    max_tokens of each request (max_tokens_per_call; 65536)\n"
                "  --max-token-limit N        token budget of the conversation (max_token_limit; 65536)\n"
@@ -96,12 +115,16 @@ void settings_usage(FILE *out) {
                "  --max-tries N              tries of one request on 429/5xx/network errors (5)\n"
                "  --retry-delay SECONDS      first backoff delay, doubled on each retry (1)\n"
                "  --max-reply-size BYTES     largest reply accepted (16M)\n"
+               "  --save-litellm-response    each request and reply as request_NNN.json and\n"
+               "                             response_NNN.json in the run directory\n"
+               "                             (save_litellm_response)\n"
                "Task:\n"
                "  --input-dir DIR            copied into the sandbox's input directory (input_dir)\n"
                "  --output-dir DIR           where run directories are made (output_dir; ./output)\n"
                "  --prompt-config FILE       prompt YAML (prompt_config; see hutch-prompt(5))\n"
-               "  --settings FILE            settings YAML (default ./hutch.yaml, then\n"
-               "                             ~/.config/hutch/config.yaml)\n"
+               "  --settings FILE            settings YAML (default $LLM_IN_SANDBOX_CONFIG,\n"
+               "                             ./hutch.yaml, ~/.config/hutch/config.yaml, then\n"
+               "                             LLM-in-Sandbox's: see hutch-run(1))\n"
                "  --tool-timeout SECONDS     timeout of one execute_bash call (120)\n"
                "  --shell MODE               fresh: a new shell per command (default);\n"
                "                             persistent: one shell per task (cd, export carry over)\n"
@@ -116,6 +139,8 @@ void settings_usage(FILE *out) {
                "                             (by default the run stops and its sandbox goes)\n"
                "Sandbox (as for hutch exec):\n"
                "  --rootfs NAME              image (default: the image named default)\n"
+               "  --docker-image REF         the store's image REF, else pulled from\n"
+               "                             docker://REF first (docker_image)\n"
                "  --store DIR                rootfs store\n"
                "  --state-dir DIR            sandbox state directory\n"
                "  --policy FILE              sandbox policy\n"
@@ -237,21 +262,35 @@ static void add_env(struct settings *s, const char *kv) {
   s->env[s->n_env] = NULL;
 }
 
-/* The settings file: --settings, else ./hutch.yaml, else ~/.config/hutch/config.yaml. */
+static bool is_file(const char *path) {
+  struct stat st;
+  return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* The settings file: --settings, else $LLM_IN_SANDBOX_CONFIG, else the
+ * first regular file of hutch's own places, then LLM-in-Sandbox's. */
 static int load_file(struct settings *s, const char *explicit_path) {
-  _cleanup_free_ char *home_path = NULL;
+  static const char *const places[] = {
+      "hutch.yaml",          "~/.config/hutch/config.yaml",   "llm-in-sandbox.yaml",
+      "llm_in_sandbox.yaml", "~/.llm-in-sandbox/config.yaml", "~/.llm-in-sandbox.yaml",
+  };
+  _cleanup_free_ char *found = NULL;
   const char *path = explicit_path;
-  if (path == NULL) {
-    if (access("hutch.yaml", F_OK) == 0) {
-      path = "hutch.yaml";
-    } else {
-      const char *home = getenv("HOME");
-      if (home && *home) {
-        home_path = xasprintf("%s/.config/hutch/config.yaml", home);
-        if (access(home_path, F_OK) == 0)
-          path = home_path;
-      }
-    }
+  const char *env = getenv("LLM_IN_SANDBOX_CONFIG");
+  if (path == NULL && env && *env) {
+    if (is_file(env))
+      path = env;
+    else
+      fprintf(stderr, "hutch run: warning: LLM_IN_SANDBOX_CONFIG=%s is not a file; looking in the usual places\n", env);
+  }
+  const char *home = getenv("HOME");
+  for (size_t i = 0; path == NULL && i < ARRAY_SIZE(places); i++) {
+    if (places[i][0] == '~' && !(home && *home))
+      continue;
+    free(found);
+    found = places[i][0] == '~' ? xasprintf("%s%s", home, places[i] + 1) : xstrdup(places[i]);
+    if (is_file(found))
+      path = found;
   }
   if (path == NULL)
     return -1;
@@ -278,6 +317,34 @@ static int load_file(struct settings *s, const char *explicit_path) {
     }
   }
   yaml_map_clear(&m);
+  return -1;
+}
+
+/* LLM-in-Sandbox's rules that are checks rather than values. */
+static int check_lis(struct settings *s) {
+  const char *prefix = lis_refused_prefix(s->model);
+  if (prefix) {
+    fprintf(stderr,
+            "hutch run: the model '%s' names LiteLLM's %s route, which is not the chat-completions protocol\n"
+            "hint: hutch speaks only the OpenAI chat-completions protocol: serve the model behind an "
+            "OpenAI-compatible endpoint (a LiteLLM proxy, vLLM, SGLang, or the provider's own compatible API) "
+            "and give it with --base-url URL --model NAME\n",
+            s->model, prefix);
+    return EXIT_USAGE;
+  }
+  s->has_temperature = lis_sends_temperature(s->model);
+  if (s->docker_image && s->rootfs)
+    return usage_error("%s", "--docker-image and --rootfs both name the image: give one");
+  if (s->docker_image && s->docker_image[0] == '\0')
+    return usage_error("%s", "--docker-image wants an image reference");
+  /* A missing input directory is skipped, as LLM-in-Sandbox does, but said. */
+  struct stat st;
+  if (s->input_dir && (stat(s->input_dir, &st) < 0 || !S_ISDIR(st.st_mode))) {
+    fprintf(stderr, "hutch run: warning: --input-dir %s is not a directory; the task runs without input files\n",
+            s->input_dir);
+    free(s->input_dir);
+    s->input_dir = NULL;
+  }
   return -1;
 }
 
@@ -309,6 +376,7 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   s->retry_delay = 1;
   s->max_reply_size = 16u << 20;
   s->copy_limit = 1u << 30;
+  s->temperature = 1.0; /* LLM-in-Sandbox's, sent unless the model refuses it */
 
   /* Every spelling of every setting as a long option. */
   size_t n_opts = 0;
@@ -317,7 +385,8 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     const char *names[3] = {defs[i].name, defs[i].alias, defs[i].alias2};
     for (int k = 0; k < 3; k++)
       if (names[k])
-        opts[n_opts++] = (struct option){names[k], defs[i].kind == K_BOOL ? no_argument : required_argument, NULL,
+        /* A flag, or --flag=false as Python Fire takes it. */
+        opts[n_opts++] = (struct option){names[k], defs[i].kind == K_BOOL ? optional_argument : required_argument, NULL,
                                          OPT_BASE + (int)i};
   }
   opts[n_opts++] = (struct option){"settings", required_argument, NULL, OPT_SETTINGS};
@@ -344,23 +413,40 @@ int settings_parse(int argc, char **argv, struct settings *s) {
       goto out;
     }
   }
+  /* LLM-in-Sandbox (Python Fire) takes the query as its one positional argument. */
+  const char *positional = NULL;
+  bool query_flag = false;
   if (optind < argc) {
-    r = usage_error("unexpected argument '%s'", argv[optind]);
-    goto out;
+    if (argc - optind > 1) {
+      r = usage_error("unexpected argument '%s' (quote the task: hutch run \"TEXT\")", argv[optind + 1]);
+      goto out;
+    }
+    positional = argv[optind];
   }
   r = load_file(s, settings_path);
   if (r >= 0)
     goto out;
+  for (size_t i = 0; i < ARRAY_SIZE(env_defs); i++) {
+    const char *v = getenv(env_defs[i].var);
+    _cleanup_free_ char *why = NULL;
+    if (v && *v && !apply(s, find_def(env_defs[i].setting), v, &why)) {
+      r = usage_error("%s: %s", env_defs[i].var, why);
+      goto out;
+    }
+  }
 
   optind = 1;
   while ((c = getopt_long(argc, argv, "hq:", opts, NULL)) != -1) {
     _cleanup_free_ char *why = NULL;
+    if (c == 'q' || (c >= OPT_BASE && c < OPT_BASE + (int)ARRAY_SIZE(defs) &&
+                     defs[c - OPT_BASE].offset == offsetof(struct settings, query)))
+      query_flag = true;
     if (c == 'q') {
       free(s->query);
       s->query = xstrdup(optarg);
     } else if (c >= OPT_BASE && c < OPT_BASE + (int)ARRAY_SIZE(defs)) {
       const struct setting_def *d = &defs[c - OPT_BASE];
-      if (!apply(s, d, d->kind == K_BOOL ? "true" : optarg, &why)) {
+      if (!apply(s, d, d->kind == K_BOOL && optarg == NULL ? "true" : optarg, &why)) {
         r = usage_error("%s", why);
         goto out;
       }
@@ -393,6 +479,9 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   const char *env_key = getenv("OPENAI_API_KEY");
   if (s->api_key == NULL && env_key && *env_key)
     s->api_key = xstrdup(env_key);
+  /* LLM-in-Sandbox's placeholder: some servers want a bearer token of any kind. */
+  if (s->api_key == NULL)
+    s->api_key = xstrdup("dummy");
   if (s->output_dir == NULL)
     s->output_dir = xstrdup("./output");
   if (s->shell == NULL)
@@ -419,6 +508,12 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     r = usage_error("%s", "--allow, --net-policy and --resolve need --net proxy");
     goto out;
   }
+  if (positional && query_flag) {
+    r = usage_error("the task is given twice: --query and '%s'", positional);
+    goto out;
+  }
+  if (positional)
+    s->query = xstrdup(positional);
   if (s->query == NULL) {
     r = usage_error("%s", "--query TEXT is required (--query - reads it from stdin)");
     goto out;
@@ -435,7 +530,9 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     r = usage_error("%s", "--model NAME is required (or model: in a settings file)");
     goto out;
   }
-  r = -1;
+  r = check_lis(s);
+  if (r >= 0)
+    goto out;
 out:
   free(opts);
   return r;

@@ -1,6 +1,6 @@
 /* hutch run's settings: command line (hutch spellings and LLM-in-Sandbox's),
- * a settings file with the same keys, the environment, defaults; in that
- * order of precedence. */
+ * LLM-in-Sandbox's environment variables (LLM_NAME...), a settings file with
+ * the same keys, then defaults; in that order of precedence. */
 #ifndef HUTCH_AGENT_SETTINGS_H
 #define HUTCH_AGENT_SETTINGS_H
 
@@ -37,6 +37,9 @@ struct settings {
   bool no_reasoning_echo;
   bool quiet;
   bool no_die_with_parent; /* else the run, and its sandbox, end with the caller */
+  /* LLM-in-Sandbox's --docker_image: a store image, pulled when missing. */
+  char *docker_image;
+  bool save_litellm_response; /* request_NNN.json, response_NNN.json */
   /* sandbox options shared with hutch exec */
   char *rootfs;
   char *store;

@@ -5,8 +5,9 @@
 #   mock_start SCRIPT_JSON   start a server playing SCRIPT_JSON (text);
 #                            sets MOCK_URL and MOCK_REQUESTS
 #   mock_stop                stop it
-#   mock_request N EXPR      evaluate python EXPR on request N (0-based,
-#                            bound to `r`: {"path", "authorization", "body"})
+#   mock_request N EXPR [ARG...]  evaluate python EXPR on request N (0-based,
+#                            bound to `r`: {"path", "authorization", "body"};
+#                            ARGs follow in sys.argv[4:])
 #   hrun ARGS...             hutch run against the mock, with the test image
 #                            and the repository's default prompt, output
 #                            under $AGENT_OUT; the run directory is in $RUN_DIR
@@ -51,7 +52,7 @@ mock_request() {
 import json, sys
 reqs = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 r = reqs[int(sys.argv[2])] if int(sys.argv[2]) < len(reqs) else None
-print(eval(sys.argv[3]))' "$MOCK_REQUESTS" "$1" "$2"
+print(eval(sys.argv[3]))' "$MOCK_REQUESTS" "$1" "$2" "${@:3}"
 }
 
 mock_count() {

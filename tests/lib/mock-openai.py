@@ -20,6 +20,7 @@ Script entries:
   {"hang": 30}                  sleep that long before answering
   {"huge": 50000000}            a 200 body of that many bytes
   {"repeat": N, ...}            the same entry N times
+  {"no_usage": true, ...}       a reply without "usage" (as some servers send)
 """
 import json
 import os
@@ -47,9 +48,12 @@ def completion(entry, n):
             {"id": "call_%d_%d" % (n, i), "type": "function",
              "function": {"name": c[0], "arguments": c[1] if isinstance(c[1], str) else json.dumps(c[1])}}
             for i, c in enumerate(calls)]
-    return {"id": "cmpl-%d" % n, "object": "chat.completion", "model": "mock",
-            "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
-            "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+    reply = {"id": "cmpl-%d" % n, "object": "chat.completion", "model": "mock",
+             "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
+             "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+    if entry.get("no_usage"):
+        del reply["usage"]
+    return reply
 
 
 class Handler(BaseHTTPRequestHandler):
