@@ -6,6 +6,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sched.h>
@@ -16,12 +19,27 @@
 
 #include "caps.h"
 #include "fuse_mount.h"
+#include "init_seccomp.h"
 #include "mounts.h"
 #include "net_sandbox.h"
 #include "netlink.h"
 #include "request.h"
 #include "sync.h"
 #include "util.h"
+
+/* A debug line from the child: straight to stderr, which is the caller's
+ * until step_detach_from_caller (the library's log handler belongs to the
+ * caller's process, not to this fork of it). */
+static void HUTCH_PRINTF(2, 3) child_debug(const struct contain_config *cfg, const char *fmt, ...) {
+  if (!cfg->debug)
+    return;
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  dprintf(STDERR_FILENO, "%s: debug: %s\n", hutch_program_name, line);
+}
 
 static int step_die_with_parent(struct contain_config *cfg, hutch_error_t *err) {
   /* A sandbox must not outlive the hutch that starts it, even when that
@@ -110,6 +128,11 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
     if (setrlimit(l->resource, &rl) < 0)
       return hutch_error_sys(err, "set resource limit %d", l->resource);
   }
+  /* No core files: they would land in the overlay and can hold secrets.
+   * Nothing in the sandbox can raise a hard limit back. */
+  struct rlimit core = {0, 0};
+  if (setrlimit(RLIMIT_CORE, &core) < 0)
+    return hutch_error_sys(err, "set resource limit RLIMIT_CORE");
   return 0;
 }
 
@@ -268,15 +291,46 @@ static int step_lock_down_init(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
+static int step_seccomp_init(struct contain_config *cfg, hutch_error_t *err) {
+  /* Last: the filter binds init from here on, and the steps above make
+   * calls no profile allows (mount, pivot_root, capset...).  Loaded once
+   * here, every command inherits it instead of loading it again before its
+   * execve (init_seccomp.c says why that is safe, and checks that the
+   * profile leaves init working; when it would not, the commands load it
+   * as before). */
+  const char *refused = NULL;
+  int r = init_seccomp_load(cfg->init.bpf, cfg->init.bpf_len, &refused, err);
+  if (r < 0)
+    return -1;
+  if (r == 0) {
+    child_debug(cfg, "seccomp: loaded by each command: the profile does not allow init's %s", refused);
+    return 0;
+  }
+  cfg->init.bpf = NULL;
+  cfg->init.bpf_len = 0;
+  if (cfg->init.primary != NULL)
+    cfg->init.primary->bpf = NULL;
+  return 0;
+}
+
 void contain_main(struct contain_config *cfg) {
   hutch_error_t err = NULL;
   struct mount_plan plan;
   mount_plan_init(&plan);
 
+  /* With HUTCH_DEBUG, each step's time, as the host side prints its own
+   * (sandbox_start.c), on the caller's stderr while init still has it. */
+  cfg->debug = getenv("HUTCH_DEBUG") != NULL;
+  double t0 = cfg->debug ? monotonic_seconds() : 0;
 #define STEP(call)                                                                                                     \
   do {                                                                                                                 \
     if ((call) < 0)                                                                                                    \
       goto fail;                                                                                                       \
+    if (cfg->debug) {                                                                                                  \
+      double t1 = monotonic_seconds();                                                                                 \
+      child_debug(cfg, "start: child: %.*s %.3f ms", (int)strcspn(#call, "("), #call, (t1 - t0) * 1e3);                \
+      t0 = t1;                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
   STEP(step_die_with_parent(cfg, &err));
@@ -311,6 +365,7 @@ void contain_main(struct contain_config *cfg) {
    * caller's strings (--hostname, --bind paths). */
   STEP(step_hide_caller_strings(cfg, &err));
   STEP(step_lock_down_init(cfg, &err));
+  STEP(step_seccomp_init(cfg, &err));
 #undef STEP
   init_main(&cfg->init);
 

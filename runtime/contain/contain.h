@@ -34,6 +34,7 @@ struct contain_config {
   bool overlay_fuse;  /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
   int fuse_fd;        /* its /dev/fuse, opened by the child */
   bool long_lived;
+  bool debug;                    /* HUTCH_DEBUG: the child prints its steps (set by contain_main) */
   struct limits_rlimits rlimits; /* limits without a cgroup, for init and all it starts */
   bool own_cgroup;               /* started in the sandbox's own cgroup */
   struct net_sandbox_config net; /* --net proxy: the veth and the gateway */

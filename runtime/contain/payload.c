@@ -1,6 +1,7 @@
-/* The last steps before untrusted code runs.  Capabilities and
- * no_new_privs are already gone in init (see contain.c), so everything here
- * is what differs per process.
+/* The last steps before untrusted code runs.  Capabilities are already
+ * gone and no_new_privs and RLIMIT_CORE = 0 set in init (see contain.c), and
+ * the seccomp filter is normally init's too (init_seccomp.c), so everything
+ * here is what differs per process.
  *
  * The payload is started the way posix_spawn() does it: clone(CLONE_VM |
  * CLONE_VFORK) on a stack of its own.  It shares init's memory until
@@ -121,10 +122,9 @@ static int payload_child(void *arg) {
     fail(fd, PAYLOAD_SETUP, errno, "payload: close inherited fds", NULL);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
     fail(fd, PAYLOAD_SETUP, errno, "payload: PR_SET_PDEATHSIG", NULL);
-  /* No core files: they would land in the overlay and can hold secrets. */
-  struct rlimit core = {0, 0};
-  if (setrlimit(RLIMIT_CORE, &core) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_CORE", NULL);
+  /* RLIMIT_CORE = 0 and no_new_privs come from init (contain.c).
+   * RLIMIT_NOFILE stays per command: set in init it would bound init's own
+   * fds, one per connected client, by the commands' limit. */
   if (spec->nofile > 0) {
     struct rlimit nofile = {spec->nofile, spec->nofile};
     if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
@@ -135,14 +135,13 @@ static int payload_child(void *arg) {
     if (setrlimit(RLIMIT_AS, &as) < 0)
       fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_AS", NULL);
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: no_new_privs", NULL);
   const char *wd = spec->workdir ? spec->workdir : "/";
   if (chdir(wd) < 0)
     fail(fd, PAYLOAD_CHDIR, errno, "working directory ", wd);
   /* The seccomp filter goes last: every step above may use syscalls the
-   * payload itself must not.  With err NULL it allocates nothing. */
-  if (seccomp_install(spec->bpf, spec->bpf_len, NULL) < 0)
+   * payload itself must not.  With err NULL it allocates nothing.  Without
+   * a program the filter is init's, inherited (init_seccomp.c). */
+  if (spec->bpf != NULL && seccomp_install(spec->bpf, spec->bpf_len, NULL) < 0)
     fail(fd, PAYLOAD_SETUP, errno, "payload: install the seccomp filter", NULL);
   exec_in_path(spec->argv, spec->envp, fd);
   return 127;

@@ -14,7 +14,7 @@ struct payload_spec {
   char *const *envp; /* complete environment */
   const char *workdir;
   int stdio[3];    /* fds to install as 0, 1, 2; -1 keeps the current one */
-  const void *bpf; /* compiled seccomp program */
+  const void *bpf; /* compiled seccomp program; NULL: inherited from init */
   size_t bpf_len;
   uint64_t nofile;
   uint64_t rlimit_as; /* RLIMIT_AS, 0: none */
