@@ -19,8 +19,13 @@
 #include "sync.h"
 #include "util.h"
 
+/* A connection that has proven it is hutch (caller_is_hutch), with the
+ * process it started.  Once that process has ended the connection stays,
+ * idle (pid 0), and may start the next one without proving itself again:
+ * a process handle keeps it for its sandbox's next command
+ * (sandbox_proc.c), which then pays no connect and no proof. */
 struct job {
-  pid_t pid;     /* also the process group: payloads call setsid() */
+  pid_t pid;     /* also the process group: payloads call setsid(); 0: idle */
   int client_fd; /* receives SYNC_EXIT; -1 once the client is gone */
   int failure_fd;
 };
@@ -60,6 +65,10 @@ static struct job *job_by_client(struct init_state *s, int fd) {
 static void add_job(struct init_state *s, pid_t pid, int client_fd, int failure_fd) {
   s->jobs = xrealloc(s->jobs, (s->n_jobs + 1) * sizeof(*s->jobs));
   s->jobs[s->n_jobs++] = (struct job){pid, client_fd, failure_fd};
+}
+
+static void remove_job(struct init_state *s, struct job *j) {
+  *j = s->jobs[--s->n_jobs];
 }
 
 static void send_exit(int fd, int wstatus, int failure_fd, uint64_t oom_limit) {
@@ -114,11 +123,14 @@ static void reap(struct init_state *s) {
       bool oom = s->watch_killed && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL;
       send_exit(j->client_fd, wstatus, j->failure_fd, oom ? s->cfg->memory_watch : 0);
       close(j->failure_fd);
-      if (j->client_fd >= 0)
-        unwatch_close(s, j->client_fd);
-      s->jobs[i] = s->jobs[--s->n_jobs];
       if (pid == s->primary_pid)
         shut_down(0);
+      if (j->client_fd >= 0) {
+        j->pid = 0; /* idle, ready for the client's next command */
+        j->failure_fd = -1;
+      } else {
+        remove_job(s, j);
+      }
       break;
     }
   }
@@ -163,15 +175,18 @@ static bool caller_is_hutch(int fd) {
   return end != pid && (*end == '\n' || *end == '\0') && v > 0 && v == strtol(self, NULL, 10);
 }
 
-static void start_requested(struct init_state *s, int client_fd, const char *buf, size_t len, int *fds, size_t nfds) {
+/* `idle`: the connection's idle job, when it has proven itself before. */
+static void start_requested(struct init_state *s, int client_fd, struct job *idle, const char *buf, size_t len,
+                            int *fds, size_t nfds) {
   hutch_error_t err = NULL;
   struct exec_request req;
-  if (nfds != 4 || !caller_is_hutch(fds[3])) {
+  if (!(nfds == 3 && idle != NULL) && !(nfds == 4 && (idle != NULL || caller_is_hutch(fds[3])))) {
     hutch_error_set(&err, EPERM,
                     "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
     goto fail;
   }
-  close(fds[3]);
+  if (nfds == 4)
+    close(fds[3]);
   nfds = 3;
   if (request_decode(buf, len, &req, &err) < 0)
     goto fail;
@@ -198,7 +213,10 @@ static void start_requested(struct init_state *s, int client_fd, const char *buf
     goto fail;
   for (size_t i = 0; i < nfds; i++)
     close(fds[i]);
-  add_job(s, pid, client_fd, failure_fd);
+  if (idle != NULL)
+    *idle = (struct job){pid, client_fd, failure_fd};
+  else
+    add_job(s, pid, client_fd, failure_fd);
   send_started(client_fd, pid, master);
   return;
 fail:
@@ -206,6 +224,8 @@ fail:
     close(fds[i]);
   sync_send_error(client_fd, err);
   hutch_error_free(&err);
+  if (idle != NULL)
+    remove_job(s, idle);
   unwatch_close(s, client_fd);
 }
 
@@ -253,16 +273,19 @@ static void handle_client(struct init_state *s, int fd) {
       close(fds[i]);
     /* The client is gone (killed, or its caller gave up): what it started
      * must not run on unattended. */
-    if (j != NULL) {
+    if (j != NULL && j->pid > 0) {
       kill(-j->pid, SIGKILL);
       j->client_fd = -1;
+    } else if (j != NULL) {
+      remove_job(s, j);
     }
     unwatch_close(s, fd);
     return;
   }
-  if (type == SYNC_EXEC && j == NULL) {
-    start_requested(s, fd, buf, len, fds, nfds);
-  } else if (type == SYNC_ROOT_FD && j == NULL && nfds == 1) {
+  bool running = j != NULL && j->pid > 0;
+  if (type == SYNC_EXEC && !running) {
+    start_requested(s, fd, j, buf, len, fds, nfds);
+  } else if (type == SYNC_ROOT_FD && !running && nfds == 1) {
     /* The sandbox's root and user namespace go to hutch alone. */
     bool hutch = caller_is_hutch(fds[0]);
     close(fds[0]);
@@ -273,12 +296,16 @@ static void handle_client(struct init_state *s, int fd) {
                       "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
       sync_send_error(fd, err);
       hutch_error_free(&err);
+      if (j != NULL)
+        remove_job(s, j);
       unwatch_close(s, fd);
     }
   } else if (type == SYNC_SIGNAL && j != NULL && len == sizeof(int32_t)) {
+    /* An idle connection's signal was meant for a process that has ended
+     * meanwhile: nothing to do, and no answer (the client reads none). */
     int32_t sig;
     memcpy(&sig, buf, sizeof(sig));
-    if (sig > 0 && sig < NSIG)
+    if (running && sig > 0 && sig < NSIG)
       kill(-j->pid, sig);
   } else {
     for (size_t i = 0; i < nfds; i++)
