@@ -25,9 +25,9 @@
  * a process handle keeps it for its sandbox's next command
  * (sandbox_proc.c), which then pays no connect and no proof. */
 struct job {
-  pid_t pid;     /* also the process group: payloads call setsid(); 0: idle */
-  int client_fd; /* receives SYNC_EXIT; -1 once the client is gone */
-  int failure_fd;
+  pid_t pid;                       /* also the process group: payloads call setsid(); 0: idle */
+  int client_fd;                   /* receives SYNC_EXIT; -1 once the client is gone */
+  struct payload_failure *failure; /* why it never ran, NULL when it did */
 };
 
 struct init_state {
@@ -62,26 +62,25 @@ static struct job *job_by_client(struct init_state *s, int fd) {
   return NULL;
 }
 
-static void add_job(struct init_state *s, pid_t pid, int client_fd, int failure_fd) {
+static void add_job(struct init_state *s, pid_t pid, int client_fd, struct payload_failure *failure) {
   s->jobs = xrealloc(s->jobs, (s->n_jobs + 1) * sizeof(*s->jobs));
-  s->jobs[s->n_jobs++] = (struct job){pid, client_fd, failure_fd};
+  s->jobs[s->n_jobs++] = (struct job){pid, client_fd, failure};
 }
 
 static void remove_job(struct init_state *s, struct job *j) {
   *j = s->jobs[--s->n_jobs];
 }
 
-static void send_exit(int fd, int wstatus, int failure_fd, uint64_t oom_limit) {
+static void send_exit(int fd, int wstatus, const struct payload_failure *f, uint64_t oom_limit) {
   struct sync_exit ex = {.oom_limit = oom_limit};
   if (WIFSIGNALED(wstatus))
     ex.signal = WTERMSIG(wstatus);
   else
     ex.status = WEXITSTATUS(wstatus);
-  struct payload_failure f;
-  if (failure_fd >= 0 && payload_read_failure(failure_fd, &f) == 1) {
-    ex.failure_stage = f.stage;
-    ex.failure_errno = f.errnum;
-    snprintf(ex.failure, sizeof(ex.failure), "%s", f.msg);
+  if (f != NULL && f->stage != 0) {
+    ex.failure_stage = f->stage;
+    ex.failure_errno = f->errnum;
+    snprintf(ex.failure, sizeof(ex.failure), "%s", f->msg);
   }
   if (fd >= 0)
     sync_send(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, 0, NULL);
@@ -121,13 +120,13 @@ static void reap(struct init_state *s) {
       if (j->pid != pid)
         continue;
       bool oom = s->watch_killed && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL;
-      send_exit(j->client_fd, wstatus, j->failure_fd, oom ? s->cfg->memory_watch : 0);
-      close(j->failure_fd);
+      send_exit(j->client_fd, wstatus, j->failure, oom ? s->cfg->memory_watch : 0);
+      payload_failure_free(j->failure);
       if (pid == s->primary_pid)
         shut_down(0);
       if (j->client_fd >= 0) {
         j->pid = 0; /* idle, ready for the client's next command */
-        j->failure_fd = -1;
+        j->failure = NULL;
       } else {
         remove_job(s, j);
       }
@@ -205,8 +204,9 @@ static void start_requested(struct init_state *s, int client_fd, struct job *idl
       .rows = req.rows,
       .cols = req.cols,
   };
-  int failure_fd = -1, master = -1;
-  pid_t pid = payload_spawn(&spec, &failure_fd, &master, &err);
+  struct payload_failure *failure = NULL;
+  int master = -1;
+  pid_t pid = payload_spawn(&spec, &failure, &master, &err);
   strv_free(envp);
   request_clear(&req);
   if (pid < 0)
@@ -214,9 +214,9 @@ static void start_requested(struct init_state *s, int client_fd, struct job *idl
   for (size_t i = 0; i < nfds; i++)
     close(fds[i]);
   if (idle != NULL)
-    *idle = (struct job){pid, client_fd, failure_fd};
+    *idle = (struct job){pid, client_fd, failure};
   else
-    add_job(s, pid, client_fd, failure_fd);
+    add_job(s, pid, client_fd, failure);
   send_started(client_fd, pid, master);
   return;
 fail:
@@ -384,14 +384,15 @@ void init_main(struct init_config *cfg) {
   if (cfg->listen_fd >= 0)
     watch(&s, cfg->listen_fd);
   if (cfg->primary != NULL) {
-    int failure_fd = -1, master = -1;
-    pid_t pid = payload_spawn(cfg->primary, &failure_fd, &master, &err);
+    struct payload_failure *failure = NULL;
+    int master = -1;
+    pid_t pid = payload_spawn(cfg->primary, &failure, &master, &err);
     if (pid < 0) {
       sync_send_error(cfg->parent_fd, err);
       shut_down(125);
     }
     s.primary_pid = pid;
-    add_job(&s, pid, cfg->parent_fd, failure_fd);
+    add_job(&s, pid, cfg->parent_fd, failure);
     send_started(cfg->parent_fd, pid, master);
     watch(&s, cfg->parent_fd);
   } else {

@@ -93,9 +93,9 @@ static const struct seccomp_call init_calls[] = {
     CALL(brk),
     CALL(mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0),
     CALL(munmap),
+    CALL(mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, (uint64_t)-1, 0),
     CALL(mremap),
     /* starting a command (payload_spawn); a plain fork in sanitizer builds */
-    CALL(pipe2, 0, O_CLOEXEC),
     CALL(clone, CLONE_VM | CLONE_VFORK | SIGCHLD),
     CALL(clone, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD),
     CALL(ioctl, 5, TIOCSPTLCK),
