@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -88,11 +89,42 @@ static int step_hide_caller_strings(struct contain_config *cfg, hutch_error_t *e
   return 0;
 }
 
+static int write_own_map(const char *name, const char *content, hutch_error_t *err) {
+  char path[32];
+  snprintf(path, sizeof(path), "/proc/self/%s", name);
+  _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write_all(fd, content, strlen(content)) < 0)
+    return hutch_error_sys(err, "user namespace: write %s", path);
+  return 0;
+}
+
 static int step_wait_for_id_maps(struct contain_config *cfg, hutch_error_t *err) {
-  /* Until the parent has written uid_map and gid_map we are "nobody" with
-   * capabilities we cannot use on anything.  EOF here also means the parent
-   * died before the maps were written (the parent-death race). */
-  return sync_expect(cfg->init.parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the id maps", err);
+  /* Until uid_map and gid_map are written we are "nobody" with
+   * capabilities we cannot use on anything. */
+  if (cfg->own_maps == NULL) {
+    /* The parent writes them (newuidmap, or root's), then says GO.  EOF
+     * here also means the parent died before (the parent-death race). */
+    return sync_expect(cfg->init.parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the id maps", err);
+  }
+  /* The single mapping, 0 -> the caller's own ids, is one the child may
+   * write itself, as `unshare -r` does: the parent need not write three
+   * files in /proc and wake us.  The parent-death race stays covered: the
+   * parent-death signal is set (step_die_with_parent), and a parent that
+   * died before that has closed its end of the sync socket, which shows as
+   * a hangup here (getppid() cannot tell: it is 0 in a new pid namespace). */
+  struct pollfd pfd = {cfg->init.parent_fd, 0, 0};
+  if (poll(&pfd, 1, 0) != 0) {
+    hutch_error_set(err, EPIPE, "wait for the id maps: hutch has gone");
+    return -1;
+  }
+  _cleanup_free_ char *uid_map = idmap_format(&cfg->own_maps->uid);
+  _cleanup_free_ char *gid_map = idmap_format(&cfg->own_maps->gid);
+  /* An unprivileged writer may map its own gid only after giving up
+   * setgroups(2), or it could drop a group that denies it access. */
+  if (write_own_map("setgroups", "deny", err) < 0 || write_own_map("uid_map", uid_map, err) < 0 ||
+      write_own_map("gid_map", gid_map, err) < 0)
+    return -1;
+  return 0;
 }
 
 static int step_cgroup_namespace(struct contain_config *cfg, hutch_error_t *err) {
