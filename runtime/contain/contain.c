@@ -240,6 +240,63 @@ static int step_open_fuse(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
+/* The mode of the image's /etc, from the top layer that has the name:
+ * true when it is a directory of root's (or there is none: 0755). */
+static bool image_etc_dir(const struct contain_config *cfg, mode_t *mode) {
+  for (size_t i = 0;; i++) {
+    const char *layer = i == 0 ? cfg->lower : cfg->lowers ? cfg->lowers[i - 1] : NULL;
+    if (layer == NULL)
+      break;
+    _cleanup_free_ char *path = xasprintf("%s/etc", layer);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+      *mode = st.st_mode & 07777;
+      return S_ISDIR(st.st_mode) && st.st_uid == 0 && st.st_gid == 0;
+    }
+    if (errno != ENOENT)
+      return false;
+  }
+  *mode = 0755;
+  return true;
+}
+
+static int step_etc_in_upper(struct contain_config *cfg, hutch_error_t *err) {
+  /* /etc/hosts and /etc/resolv.conf are the sandbox's own.  Written into
+   * the upper layer before the overlay is mounted, they cost two files:
+   * no copy-up of /etc through the overlay, no bind mount, no scratch file
+   * (step_write_etc does that otherwise).  Only where the upper layer dies
+   * with the sandbox (nothing of the sandbox's may become part of a kept
+   * layer or a built image), and only when the image's /etc is a plain
+   * directory of root's, whose mode the new etc/ in the upper then takes
+   * (a merged directory shows the upper's).  The upper directory is new
+   * and hutch's: nothing in it is the sandbox's yet; an etc/ already there
+   * means it is not, and the old way is taken. */
+  mode_t mode;
+  if (!cfg->etc_in_upper || !image_etc_dir(cfg, &mode))
+    return 0;
+  _cleanup_close_ int upper = open(cfg->upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (upper < 0)
+    return hutch_error_sys(err, "mounts: open %s", cfg->upper);
+  if (mkdirat(upper, "etc", 0700) < 0) {
+    if (errno == EEXIST)
+      return 0;
+    return hutch_error_sys(err, "mounts: create %s/etc", cfg->upper);
+  }
+  _cleanup_close_ int etc = openat(upper, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (etc < 0 || fchmod(etc, mode) < 0)
+    return hutch_error_sys(err, "mounts: %s/etc", cfg->upper);
+  const char *name = cfg->hostname ? cfg->hostname : "sandbox";
+  _cleanup_free_ char *hosts = xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                                         "127.0.1.1\t%s\n",
+                                         name);
+  const char *resolv = net_sandbox_resolv_conf(&cfg->net);
+  if (write_file_at(etc, "hosts", hosts, strlen(hosts), 0644) < 0 ||
+      write_file_at(etc, "resolv.conf", resolv, strlen(resolv), 0644) < 0)
+    return hutch_error_sys(err, "mounts: write %s/etc", cfg->upper);
+  cfg->etc_written = true;
+  return 0;
+}
+
 static int step_root_layers(struct contain_config *cfg, hutch_error_t *err) {
   if (cfg->overlay_fuse)
     return overlay_fuse_child_mount(cfg->fuse_fd, cfg->root, cfg->init.parent_fd, err);
@@ -282,6 +339,8 @@ static int provide_etc_file(const char *path, const char *content, hutch_error_t
 }
 
 static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
+  if (cfg->etc_written) /* step_etc_in_upper */
+    return net_sandbox_write_tool_config(&cfg->net, err);
   const char *name = cfg->hostname ? cfg->hostname : "sandbox";
   if (mkdir("/etc", 0755) < 0 && errno != EEXIST)
     return hutch_error_sys(err, "create /etc");
@@ -375,6 +434,7 @@ void contain_main(struct contain_config *cfg) {
    * opened while the host is still visible, then pivot_root. */
   STEP(mounts_make_private(&err));
   STEP(step_sandbox_tmpfs(cfg, &plan, &err));
+  STEP(step_etc_in_upper(cfg, &err));
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));

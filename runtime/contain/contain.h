@@ -35,7 +35,12 @@ struct contain_config {
   bool overlay_fuse;  /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
   int fuse_fd;        /* its /dev/fuse, opened by the child */
   bool long_lived;
-  bool debug; /* HUTCH_DEBUG: the child prints its steps (set by contain_main) */
+  /* The upper layer is thrown away with the sandbox (no --keep, no image
+   * build, kernel overlayfs): /etc/hosts and /etc/resolv.conf may be
+   * written into it before the overlay is mounted (contain.c). */
+  bool etc_in_upper;
+  bool etc_written; /* they were (set by the child) */
+  bool debug;       /* HUTCH_DEBUG: the child prints its steps (set by contain_main) */
   /* The single mapping, which the child writes itself (no parent write,
    * no SYNC_GO); NULL: the parent writes the maps and then sends SYNC_GO. */
   const struct idmap_set *own_maps;

@@ -454,6 +454,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
       .fuse_fd = -1,
       .long_lived = primary == NULL,
+      .etc_in_upper = !cfg->keep && !cfg->build_caps && cfg->overlay != HUTCH_OVERLAY_FUSE,
       .rlimits = st->rlimits,
       .own_cgroup = out->cg.fd >= 0,
       .net = out->net.sandbox,
