@@ -174,6 +174,18 @@ static bool caller_is_hutch(int fd) {
   return end != pid && (*end == '\n' || *end == '\0') && v > 0 && v == strtol(self, NULL, 10);
 }
 
+/* A command has just started.  When init was alone at the last look, that
+ * look stands for now: the new process holds nothing yet, and the next
+ * look is one interval away, the margin memwatch.h allows between looks.
+ * Looking at once would walk /proc while the command execs, on every
+ * command. */
+static void watch_started(struct init_state *s) {
+  if (s->cfg->memory_watch == 0 || s->watch_busy)
+    return;
+  s->watched_at = monotonic_seconds();
+  s->watch_busy = true;
+}
+
 /* `idle`: the connection's idle job, when it has proven itself before. */
 static void start_requested(struct init_state *s, int client_fd, struct job *idle, const char *buf, size_t len,
                             int *fds, size_t nfds) {
@@ -217,6 +229,7 @@ static void start_requested(struct init_state *s, int client_fd, struct job *idl
     *idle = (struct job){pid, client_fd, failure};
   else
     add_job(s, pid, client_fd, failure);
+  watch_started(s);
   send_started(client_fd, pid, master);
   return;
 fail:
