@@ -135,19 +135,29 @@ static void reap(struct init_state *s) {
   }
 }
 
-static void handle_signal(struct init_state *s) {
-  struct signalfd_siginfo si;
-  while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-    int sig = (int)si.ssi_signo;
-    if (sig == SIGCHLD)
-      continue; /* reap() runs after every wakeup */
-    if (s->primary_pid > 0) {
-      kill(-s->primary_pid, sig);
-    } else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
-      /* A long-lived sandbox told to stop stops whole. */
-      shut_down(0);
+/* Returns whether a child changed state (SIGCHLD): then reap() runs.  A
+ * child that ends after the signal was read raises it again. */
+static bool handle_signal(struct init_state *s) {
+  /* Pending signals do not queue up: one read takes them all. */
+  struct signalfd_siginfo si[ARRAY_SIZE(forwarded_signals) + 1];
+  bool child = false;
+  ssize_t n;
+  while ((n = read(s->sigfd, si, sizeof(si))) >= (ssize_t)sizeof(si[0])) {
+    for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++) {
+      int sig = (int)si[i].ssi_signo;
+      if (sig == SIGCHLD) {
+        child = true;
+      } else if (s->primary_pid > 0) {
+        kill(-s->primary_pid, sig);
+      } else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+        /* A long-lived sandbox told to stop stops whole. */
+        shut_down(0);
+      }
     }
+    if ((size_t)n < sizeof(si))
+      break;
   }
+  return child;
 }
 
 /* The sandbox's uid 0 is the same host user as hutch's, so SO_PEERCRED
@@ -434,10 +444,11 @@ void init_main(struct init_config *cfg) {
     int n = epoll_wait(s.epfd, events, ARRAY_SIZE(events), timeout);
     if (n < 0 && errno != EINTR)
       shut_down(125);
+    bool child = false;
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == s.sigfd)
-        handle_signal(&s);
+        child = handle_signal(&s) || child;
       else if (fd == cfg->listen_fd)
         accept_client(&s);
       else if (fd == cfg->parent_fd && cfg->primary != NULL)
@@ -445,7 +456,8 @@ void init_main(struct init_config *cfg) {
       else
         handle_client(&s, fd);
     }
-    reap(&s);
+    if (child)
+      reap(&s);
     timeout = watch_memory(&s);
   }
 }
