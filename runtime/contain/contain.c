@@ -5,7 +5,11 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mount.h>
 #include <sched.h>
@@ -16,12 +20,27 @@
 
 #include "caps.h"
 #include "fuse_mount.h"
+#include "init_seccomp.h"
 #include "mounts.h"
 #include "net_sandbox.h"
 #include "netlink.h"
 #include "request.h"
 #include "sync.h"
 #include "util.h"
+
+/* A debug line from the child: straight to stderr, which is the caller's
+ * until step_detach_from_caller (the library's log handler belongs to the
+ * caller's process, not to this fork of it). */
+static void HUTCH_PRINTF(2, 3) child_debug(const struct contain_config *cfg, const char *fmt, ...) {
+  if (!cfg->debug)
+    return;
+  char line[256];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line, sizeof(line), fmt, ap);
+  va_end(ap);
+  dprintf(STDERR_FILENO, "%s: debug: %s\n", hutch_program_name, line);
+}
 
 static int step_die_with_parent(struct contain_config *cfg, hutch_error_t *err) {
   /* A sandbox must not outlive the hutch that starts it, even when that
@@ -70,11 +89,42 @@ static int step_hide_caller_strings(struct contain_config *cfg, hutch_error_t *e
   return 0;
 }
 
+static int write_own_map(const char *name, const char *content, hutch_error_t *err) {
+  char path[32];
+  snprintf(path, sizeof(path), "/proc/self/%s", name);
+  _cleanup_close_ int fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0 || write_all(fd, content, strlen(content)) < 0)
+    return hutch_error_sys(err, "user namespace: write %s", path);
+  return 0;
+}
+
 static int step_wait_for_id_maps(struct contain_config *cfg, hutch_error_t *err) {
-  /* Until the parent has written uid_map and gid_map we are "nobody" with
-   * capabilities we cannot use on anything.  EOF here also means the parent
-   * died before the maps were written (the parent-death race). */
-  return sync_expect(cfg->init.parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the id maps", err);
+  /* Until uid_map and gid_map are written we are "nobody" with
+   * capabilities we cannot use on anything. */
+  if (cfg->own_maps == NULL) {
+    /* The parent writes them (newuidmap, or root's), then says GO.  EOF
+     * here also means the parent died before (the parent-death race). */
+    return sync_expect(cfg->init.parent_fd, SYNC_GO, NULL, 0, NULL, "wait for the id maps", err);
+  }
+  /* The single mapping, 0 -> the caller's own ids, is one the child may
+   * write itself, as `unshare -r` does: the parent need not write three
+   * files in /proc and wake us.  The parent-death race stays covered: the
+   * parent-death signal is set (step_die_with_parent), and a parent that
+   * died before that has closed its end of the sync socket, which shows as
+   * a hangup here (getppid() cannot tell: it is 0 in a new pid namespace). */
+  struct pollfd pfd = {cfg->init.parent_fd, 0, 0};
+  if (poll(&pfd, 1, 0) != 0) {
+    hutch_error_set(err, EPIPE, "wait for the id maps: hutch has gone");
+    return -1;
+  }
+  _cleanup_free_ char *uid_map = idmap_format(&cfg->own_maps->uid);
+  _cleanup_free_ char *gid_map = idmap_format(&cfg->own_maps->gid);
+  /* An unprivileged writer may map its own gid only after giving up
+   * setgroups(2), or it could drop a group that denies it access. */
+  if (write_own_map("setgroups", "deny", err) < 0 || write_own_map("uid_map", uid_map, err) < 0 ||
+      write_own_map("gid_map", gid_map, err) < 0)
+    return -1;
+  return 0;
 }
 
 static int step_cgroup_namespace(struct contain_config *cfg, hutch_error_t *err) {
@@ -110,6 +160,11 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
     if (setrlimit(l->resource, &rl) < 0)
       return hutch_error_sys(err, "set resource limit %d", l->resource);
   }
+  /* No core files: they would land in the overlay and can hold secrets.
+   * Nothing in the sandbox can raise a hard limit back. */
+  struct rlimit core = {0, 0};
+  if (setrlimit(RLIMIT_CORE, &core) < 0)
+    return hutch_error_sys(err, "set resource limit RLIMIT_CORE");
   return 0;
 }
 
@@ -185,6 +240,63 @@ static int step_open_fuse(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
+/* The mode of the image's /etc, from the top layer that has the name:
+ * true when it is a directory of root's (or there is none: 0755). */
+static bool image_etc_dir(const struct contain_config *cfg, mode_t *mode) {
+  for (size_t i = 0;; i++) {
+    const char *layer = i == 0 ? cfg->lower : cfg->lowers ? cfg->lowers[i - 1] : NULL;
+    if (layer == NULL)
+      break;
+    _cleanup_free_ char *path = xasprintf("%s/etc", layer);
+    struct stat st;
+    if (lstat(path, &st) == 0) {
+      *mode = st.st_mode & 07777;
+      return S_ISDIR(st.st_mode) && st.st_uid == 0 && st.st_gid == 0;
+    }
+    if (errno != ENOENT)
+      return false;
+  }
+  *mode = 0755;
+  return true;
+}
+
+static int step_etc_in_upper(struct contain_config *cfg, hutch_error_t *err) {
+  /* /etc/hosts and /etc/resolv.conf are the sandbox's own.  Written into
+   * the upper layer before the overlay is mounted, they cost two files:
+   * no copy-up of /etc through the overlay, no bind mount, no scratch file
+   * (step_write_etc does that otherwise).  Only where the upper layer dies
+   * with the sandbox (nothing of the sandbox's may become part of a kept
+   * layer or a built image), and only when the image's /etc is a plain
+   * directory of root's, whose mode the new etc/ in the upper then takes
+   * (a merged directory shows the upper's).  The upper directory is new
+   * and hutch's: nothing in it is the sandbox's yet; an etc/ already there
+   * means it is not, and the old way is taken. */
+  mode_t mode;
+  if (!cfg->etc_in_upper || !image_etc_dir(cfg, &mode))
+    return 0;
+  _cleanup_close_ int upper = open(cfg->upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (upper < 0)
+    return hutch_error_sys(err, "mounts: open %s", cfg->upper);
+  if (mkdirat(upper, "etc", 0700) < 0) {
+    if (errno == EEXIST)
+      return 0;
+    return hutch_error_sys(err, "mounts: create %s/etc", cfg->upper);
+  }
+  _cleanup_close_ int etc = openat(upper, "etc", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (etc < 0 || fchmod(etc, mode) < 0)
+    return hutch_error_sys(err, "mounts: %s/etc", cfg->upper);
+  const char *name = cfg->hostname ? cfg->hostname : "sandbox";
+  _cleanup_free_ char *hosts = xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
+                                         "127.0.1.1\t%s\n",
+                                         name);
+  const char *resolv = net_sandbox_resolv_conf(&cfg->net);
+  if (write_file_at(etc, "hosts", hosts, strlen(hosts), 0644) < 0 ||
+      write_file_at(etc, "resolv.conf", resolv, strlen(resolv), 0644) < 0)
+    return hutch_error_sys(err, "mounts: write %s/etc", cfg->upper);
+  cfg->etc_written = true;
+  return 0;
+}
+
 static int step_root_layers(struct contain_config *cfg, hutch_error_t *err) {
   if (cfg->overlay_fuse)
     return overlay_fuse_child_mount(cfg->fuse_fd, cfg->root, cfg->init.parent_fd, err);
@@ -227,6 +339,8 @@ static int provide_etc_file(const char *path, const char *content, hutch_error_t
 }
 
 static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
+  if (cfg->etc_written) /* step_etc_in_upper */
+    return net_sandbox_write_tool_config(&cfg->net, err);
   const char *name = cfg->hostname ? cfg->hostname : "sandbox";
   if (mkdir("/etc", 0755) < 0 && errno != EEXIST)
     return hutch_error_sys(err, "create /etc");
@@ -268,15 +382,46 @@ static int step_lock_down_init(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
+static int step_seccomp_init(struct contain_config *cfg, hutch_error_t *err) {
+  /* Last: the filter binds init from here on, and the steps above make
+   * calls no profile allows (mount, pivot_root, capset...).  Loaded once
+   * here, every command inherits it instead of loading it again before its
+   * execve (init_seccomp.c says why that is safe, and checks that the
+   * profile leaves init working; when it would not, the commands load it
+   * as before). */
+  const char *refused = NULL;
+  int r = init_seccomp_load(cfg->init.bpf, cfg->init.bpf_len, &refused, err);
+  if (r < 0)
+    return -1;
+  if (r == 0) {
+    child_debug(cfg, "seccomp: loaded by each command: the profile does not allow init's %s", refused);
+    return 0;
+  }
+  cfg->init.bpf = NULL;
+  cfg->init.bpf_len = 0;
+  if (cfg->init.primary != NULL)
+    cfg->init.primary->bpf = NULL;
+  return 0;
+}
+
 void contain_main(struct contain_config *cfg) {
   hutch_error_t err = NULL;
   struct mount_plan plan;
   mount_plan_init(&plan);
 
+  /* With HUTCH_DEBUG, each step's time, as the host side prints its own
+   * (sandbox_start.c), on the caller's stderr while init still has it. */
+  cfg->debug = getenv("HUTCH_DEBUG") != NULL;
+  double t0 = cfg->debug ? monotonic_seconds() : 0;
 #define STEP(call)                                                                                                     \
   do {                                                                                                                 \
     if ((call) < 0)                                                                                                    \
       goto fail;                                                                                                       \
+    if (cfg->debug) {                                                                                                  \
+      double t1 = monotonic_seconds();                                                                                 \
+      child_debug(cfg, "start: child: %.*s %.3f ms", (int)strcspn(#call, "("), #call, (t1 - t0) * 1e3);                \
+      t0 = t1;                                                                                                         \
+    }                                                                                                                  \
   } while (0)
 
   STEP(step_die_with_parent(cfg, &err));
@@ -289,6 +434,7 @@ void contain_main(struct contain_config *cfg) {
    * opened while the host is still visible, then pivot_root. */
   STEP(mounts_make_private(&err));
   STEP(step_sandbox_tmpfs(cfg, &plan, &err));
+  STEP(step_etc_in_upper(cfg, &err));
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));
@@ -311,6 +457,7 @@ void contain_main(struct contain_config *cfg) {
    * caller's strings (--hostname, --bind paths). */
   STEP(step_hide_caller_strings(cfg, &err));
   STEP(step_lock_down_init(cfg, &err));
+  STEP(step_seccomp_init(cfg, &err));
 #undef STEP
   init_main(&cfg->init);
 

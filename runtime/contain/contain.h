@@ -7,6 +7,7 @@
 #include <stddef.h>
 
 #include "hutch.h"
+#include "idmap.h"
 #include "init.h"
 #include "limits.h"
 #include "net_sandbox.h"
@@ -34,6 +35,15 @@ struct contain_config {
   bool overlay_fuse;  /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
   int fuse_fd;        /* its /dev/fuse, opened by the child */
   bool long_lived;
+  /* The upper layer is thrown away with the sandbox (no --keep, no image
+   * build, kernel overlayfs): /etc/hosts and /etc/resolv.conf may be
+   * written into it before the overlay is mounted (contain.c). */
+  bool etc_in_upper;
+  bool etc_written; /* they were (set by the child) */
+  bool debug;       /* HUTCH_DEBUG: the child prints its steps (set by contain_main) */
+  /* The single mapping, which the child writes itself (no parent write,
+   * no SYNC_GO); NULL: the parent writes the maps and then sends SYNC_GO. */
+  const struct idmap_set *own_maps;
   struct limits_rlimits rlimits; /* limits without a cgroup, for init and all it starts */
   bool own_cgroup;               /* started in the sandbox's own cgroup */
   struct net_sandbox_config net; /* --net proxy: the veth and the gateway */

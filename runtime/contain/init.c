@@ -19,10 +19,15 @@
 #include "sync.h"
 #include "util.h"
 
+/* A connection that has proven it is hutch (caller_is_hutch), with the
+ * process it started.  Once that process has ended the connection stays,
+ * idle (pid 0), and may start the next one without proving itself again:
+ * a process handle keeps it for its sandbox's next command
+ * (sandbox_proc.c), which then pays no connect and no proof. */
 struct job {
-  pid_t pid;     /* also the process group: payloads call setsid() */
-  int client_fd; /* receives SYNC_EXIT; -1 once the client is gone */
-  int failure_fd;
+  pid_t pid;                       /* also the process group: payloads call setsid(); 0: idle */
+  int client_fd;                   /* receives SYNC_EXIT; -1 once the client is gone */
+  struct payload_failure *failure; /* why it never ran, NULL when it did */
 };
 
 struct init_state {
@@ -57,22 +62,25 @@ static struct job *job_by_client(struct init_state *s, int fd) {
   return NULL;
 }
 
-static void add_job(struct init_state *s, pid_t pid, int client_fd, int failure_fd) {
+static void add_job(struct init_state *s, pid_t pid, int client_fd, struct payload_failure *failure) {
   s->jobs = xrealloc(s->jobs, (s->n_jobs + 1) * sizeof(*s->jobs));
-  s->jobs[s->n_jobs++] = (struct job){pid, client_fd, failure_fd};
+  s->jobs[s->n_jobs++] = (struct job){pid, client_fd, failure};
 }
 
-static void send_exit(int fd, int wstatus, int failure_fd, uint64_t oom_limit) {
+static void remove_job(struct init_state *s, struct job *j) {
+  *j = s->jobs[--s->n_jobs];
+}
+
+static void send_exit(int fd, int wstatus, const struct payload_failure *f, uint64_t oom_limit) {
   struct sync_exit ex = {.oom_limit = oom_limit};
   if (WIFSIGNALED(wstatus))
     ex.signal = WTERMSIG(wstatus);
   else
     ex.status = WEXITSTATUS(wstatus);
-  struct payload_failure f;
-  if (failure_fd >= 0 && payload_read_failure(failure_fd, &f) == 1) {
-    ex.failure_stage = f.stage;
-    ex.failure_errno = f.errnum;
-    snprintf(ex.failure, sizeof(ex.failure), "%s", f.msg);
+  if (f != NULL && f->stage != 0) {
+    ex.failure_stage = f->stage;
+    ex.failure_errno = f->errnum;
+    snprintf(ex.failure, sizeof(ex.failure), "%s", f->msg);
   }
   if (fd >= 0)
     sync_send(fd, SYNC_EXIT, &ex, sizeof(ex), NULL, 0, NULL);
@@ -112,31 +120,44 @@ static void reap(struct init_state *s) {
       if (j->pid != pid)
         continue;
       bool oom = s->watch_killed && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL;
-      send_exit(j->client_fd, wstatus, j->failure_fd, oom ? s->cfg->memory_watch : 0);
-      close(j->failure_fd);
-      if (j->client_fd >= 0)
-        unwatch_close(s, j->client_fd);
-      s->jobs[i] = s->jobs[--s->n_jobs];
+      send_exit(j->client_fd, wstatus, j->failure, oom ? s->cfg->memory_watch : 0);
+      payload_failure_free(j->failure);
       if (pid == s->primary_pid)
         shut_down(0);
+      if (j->client_fd >= 0) {
+        j->pid = 0; /* idle, ready for the client's next command */
+        j->failure = NULL;
+      } else {
+        remove_job(s, j);
+      }
       break;
     }
   }
 }
 
-static void handle_signal(struct init_state *s) {
-  struct signalfd_siginfo si;
-  while (read(s->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
-    int sig = (int)si.ssi_signo;
-    if (sig == SIGCHLD)
-      continue; /* reap() runs after every wakeup */
-    if (s->primary_pid > 0) {
-      kill(-s->primary_pid, sig);
-    } else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
-      /* A long-lived sandbox told to stop stops whole. */
-      shut_down(0);
+/* Returns whether a child changed state (SIGCHLD): then reap() runs.  A
+ * child that ends after the signal was read raises it again. */
+static bool handle_signal(struct init_state *s) {
+  /* Pending signals do not queue up: one read takes them all. */
+  struct signalfd_siginfo si[ARRAY_SIZE(forwarded_signals) + 1];
+  bool child = false;
+  ssize_t n;
+  while ((n = read(s->sigfd, si, sizeof(si))) >= (ssize_t)sizeof(si[0])) {
+    for (size_t i = 0; i < (size_t)n / sizeof(si[0]); i++) {
+      int sig = (int)si[i].ssi_signo;
+      if (sig == SIGCHLD) {
+        child = true;
+      } else if (s->primary_pid > 0) {
+        kill(-s->primary_pid, sig);
+      } else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
+        /* A long-lived sandbox told to stop stops whole. */
+        shut_down(0);
+      }
     }
+    if ((size_t)n < sizeof(si))
+      break;
   }
+  return child;
 }
 
 /* The sandbox's uid 0 is the same host user as hutch's, so SO_PEERCRED
@@ -163,15 +184,30 @@ static bool caller_is_hutch(int fd) {
   return end != pid && (*end == '\n' || *end == '\0') && v > 0 && v == strtol(self, NULL, 10);
 }
 
-static void start_requested(struct init_state *s, int client_fd, const char *buf, size_t len, int *fds, size_t nfds) {
+/* A command has just started.  When init was alone at the last look, that
+ * look stands for now: the new process holds nothing yet, and the next
+ * look is one interval away, the margin memwatch.h allows between looks.
+ * Looking at once would walk /proc while the command execs, on every
+ * command. */
+static void watch_started(struct init_state *s) {
+  if (s->cfg->memory_watch == 0 || s->watch_busy)
+    return;
+  s->watched_at = monotonic_seconds();
+  s->watch_busy = true;
+}
+
+/* `idle`: the connection's idle job, when it has proven itself before. */
+static void start_requested(struct init_state *s, int client_fd, struct job *idle, const char *buf, size_t len,
+                            int *fds, size_t nfds) {
   hutch_error_t err = NULL;
   struct exec_request req;
-  if (nfds != 4 || !caller_is_hutch(fds[3])) {
+  if (!(nfds == 3 && idle != NULL) && !(nfds == 4 && (idle != NULL || caller_is_hutch(fds[3])))) {
     hutch_error_set(&err, EPERM,
                     "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
     goto fail;
   }
-  close(fds[3]);
+  if (nfds == 4)
+    close(fds[3]);
   nfds = 3;
   if (request_decode(buf, len, &req, &err) < 0)
     goto fail;
@@ -190,15 +226,20 @@ static void start_requested(struct init_state *s, int client_fd, const char *buf
       .rows = req.rows,
       .cols = req.cols,
   };
-  int failure_fd = -1, master = -1;
-  pid_t pid = payload_spawn(&spec, &failure_fd, &master, &err);
+  struct payload_failure *failure = NULL;
+  int master = -1;
+  pid_t pid = payload_spawn(&spec, &failure, &master, &err);
   strv_free(envp);
   request_clear(&req);
   if (pid < 0)
     goto fail;
   for (size_t i = 0; i < nfds; i++)
     close(fds[i]);
-  add_job(s, pid, client_fd, failure_fd);
+  if (idle != NULL)
+    *idle = (struct job){pid, client_fd, failure};
+  else
+    add_job(s, pid, client_fd, failure);
+  watch_started(s);
   send_started(client_fd, pid, master);
   return;
 fail:
@@ -206,6 +247,8 @@ fail:
     close(fds[i]);
   sync_send_error(client_fd, err);
   hutch_error_free(&err);
+  if (idle != NULL)
+    remove_job(s, idle);
   unwatch_close(s, client_fd);
 }
 
@@ -253,16 +296,19 @@ static void handle_client(struct init_state *s, int fd) {
       close(fds[i]);
     /* The client is gone (killed, or its caller gave up): what it started
      * must not run on unattended. */
-    if (j != NULL) {
+    if (j != NULL && j->pid > 0) {
       kill(-j->pid, SIGKILL);
       j->client_fd = -1;
+    } else if (j != NULL) {
+      remove_job(s, j);
     }
     unwatch_close(s, fd);
     return;
   }
-  if (type == SYNC_EXEC && j == NULL) {
-    start_requested(s, fd, buf, len, fds, nfds);
-  } else if (type == SYNC_ROOT_FD && j == NULL && nfds == 1) {
+  bool running = j != NULL && j->pid > 0;
+  if (type == SYNC_EXEC && !running) {
+    start_requested(s, fd, j, buf, len, fds, nfds);
+  } else if (type == SYNC_ROOT_FD && !running && nfds == 1) {
     /* The sandbox's root and user namespace go to hutch alone. */
     bool hutch = caller_is_hutch(fds[0]);
     close(fds[0]);
@@ -273,12 +319,16 @@ static void handle_client(struct init_state *s, int fd) {
                       "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
       sync_send_error(fd, err);
       hutch_error_free(&err);
+      if (j != NULL)
+        remove_job(s, j);
       unwatch_close(s, fd);
     }
   } else if (type == SYNC_SIGNAL && j != NULL && len == sizeof(int32_t)) {
+    /* An idle connection's signal was meant for a process that has ended
+     * meanwhile: nothing to do, and no answer (the client reads none). */
     int32_t sig;
     memcpy(&sig, buf, sizeof(sig));
-    if (sig > 0 && sig < NSIG)
+    if (running && sig > 0 && sig < NSIG)
       kill(-j->pid, sig);
   } else {
     for (size_t i = 0; i < nfds; i++)
@@ -357,14 +407,15 @@ void init_main(struct init_config *cfg) {
   if (cfg->listen_fd >= 0)
     watch(&s, cfg->listen_fd);
   if (cfg->primary != NULL) {
-    int failure_fd = -1, master = -1;
-    pid_t pid = payload_spawn(cfg->primary, &failure_fd, &master, &err);
+    struct payload_failure *failure = NULL;
+    int master = -1;
+    pid_t pid = payload_spawn(cfg->primary, &failure, &master, &err);
     if (pid < 0) {
       sync_send_error(cfg->parent_fd, err);
       shut_down(125);
     }
     s.primary_pid = pid;
-    add_job(&s, pid, cfg->parent_fd, failure_fd);
+    add_job(&s, pid, cfg->parent_fd, failure);
     send_started(cfg->parent_fd, pid, master);
     watch(&s, cfg->parent_fd);
   } else {
@@ -393,10 +444,11 @@ void init_main(struct init_config *cfg) {
     int n = epoll_wait(s.epfd, events, ARRAY_SIZE(events), timeout);
     if (n < 0 && errno != EINTR)
       shut_down(125);
+    bool child = false;
     for (int i = 0; i < n; i++) {
       int fd = events[i].data.fd;
       if (fd == s.sigfd)
-        handle_signal(&s);
+        child = handle_signal(&s) || child;
       else if (fd == cfg->listen_fd)
         accept_client(&s);
       else if (fd == cfg->parent_fd && cfg->primary != NULL)
@@ -404,7 +456,8 @@ void init_main(struct init_config *cfg) {
       else
         handle_client(&s, fd);
     }
-    reap(&s);
+    if (child)
+      reap(&s);
     timeout = watch_memory(&s);
   }
 }

@@ -315,8 +315,12 @@ int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error
   for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
     char path[32];
     snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
-    /* Rootless cannot mknod: the host's nodes are bind-mounted instead. */
-    if (make_mountpoint(path, false, err) < 0 || move_detached(&plan->dev_fds[i], path, err) < 0)
+    /* Rootless cannot mknod a device: the host's nodes are bind-mounted
+     * instead, each over an empty file.  The tmpfs is new and empty, so
+     * the file is made in one call, with no look first. */
+    if (mknod(path, S_IFREG | 0644, 0) < 0)
+      return hutch_error_sys(err, "create mount point %s", path);
+    if (move_detached(&plan->dev_fds[i], path, err) < 0)
       return -1;
   }
   if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 01777) < 0)

@@ -1,13 +1,16 @@
-/* The last steps before untrusted code runs.  Capabilities and
- * no_new_privs are already gone in init (see contain.c), so everything here
- * is what differs per process.
+/* The last steps before untrusted code runs.  Capabilities are already
+ * gone and no_new_privs and RLIMIT_CORE = 0 set in init (see contain.c), and
+ * the seccomp filter is normally init's too (init_seccomp.c), so everything
+ * here is what differs per process.
  *
  * The payload is started the way posix_spawn() does it: clone(CLONE_VM |
  * CLONE_VFORK) on a stack of its own.  It shares init's memory until
  * execve, so no page table is copied and nothing is copied on write: the
  * per-command cost of every agent step.  The price is discipline in
- * payload_child(): no malloc, no stdio, no global state written; failures
- * are reported through the pipe from a buffer on its own stack. */
+ * payload_child(): no malloc, no stdio, no global state written but the
+ * failure report, which it writes straight into init's memory: init reads
+ * it once clone returns, when the child has either exec'd or exited (no
+ * pipe to make, read and close per command). */
 #include "config.h"
 
 #include "payload.h"
@@ -21,6 +24,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 
@@ -33,22 +37,15 @@
 
 struct spawn_ctx {
   const struct payload_spec *spec;
-  int fd; /* write end of the failure pipe */
+  struct payload_failure *report; /* shared with init: CLONE_VM, or MAP_SHARED */
 };
 
-__attribute__((noreturn)) static void fail(int fd, int stage, int errnum, const char *what, const char *arg) {
-  struct payload_failure f = {.errnum = errnum, .stage = stage};
-  snprintf(f.msg, sizeof(f.msg), "%s%s", what, arg ? arg : "");
-  write_all(fd, &f, sizeof(f));
+__attribute__((noreturn)) static void fail(struct payload_failure *f, int stage, int errnum, const char *what,
+                                           const char *arg) {
+  snprintf(f->msg, sizeof(f->msg), "%s%s", what, arg ? arg : "");
+  f->errnum = errnum;
+  f->stage = stage;
   _exit(stage == PAYLOAD_EXEC && errnum == ENOENT ? 127 : 126);
-}
-
-static int close_fds_except(int keep) {
-  /* Nothing init or hutch holds may leak in: only 0, 1, 2 (and the
-   * failure pipe, close-on-exec) stay open. */
-  if (keep > 3 && syscall(SYS_close_range, 3, keep - 1, 0) < 0)
-    return -1;
-  return (int)syscall(SYS_close_range, keep + 1, ~0U, 0);
 }
 
 static const char *env_lookup(char *const *envp, const char *key) {
@@ -61,11 +58,11 @@ static const char *env_lookup(char *const *envp, const char *key) {
 
 /* execvp with the PATH of the payload's own environment (execvp would read
  * init's), written to need no allocation. */
-static void exec_in_path(char *const *argv, char *const *envp, int fd) {
+static void exec_in_path(char *const *argv, char *const *envp, struct payload_failure *report) {
   const char *file = argv[0];
   if (strchr(file, '/') != NULL) {
     execve(file, argv, envp);
-    fail(fd, PAYLOAD_EXEC, errno, "execute ", file);
+    fail(report, PAYLOAD_EXEC, errno, "execute ", file);
   }
   const char *path = env_lookup(envp, "PATH");
   if (path == NULL)
@@ -93,13 +90,13 @@ static void exec_in_path(char *const *argv, char *const *envp, int fd) {
       break;
     p = end;
   }
-  fail(fd, PAYLOAD_EXEC, saved, "execute ", file);
+  fail(report, PAYLOAD_EXEC, saved, "execute ", file);
 }
 
 static int payload_child(void *arg) {
   const struct spawn_ctx *c = arg;
   const struct payload_spec *spec = c->spec;
-  int fd = c->fd;
+  struct payload_failure *report = c->report;
   /* init reads its signals through signalfd with them blocked; a command
    * must start with nothing blocked or it could not be interrupted. */
   sigset_t none;
@@ -108,43 +105,42 @@ static int payload_child(void *arg) {
   /* Own session, no controlling terminal: TIOCSTI cannot push keystrokes
    * into the caller's terminal, and the process group is ours to kill. */
   if (setsid() < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: setsid", NULL);
+    fail(report, PAYLOAD_SETUP, errno, "payload: setsid", NULL);
   for (int i = 0; i < 3; i++)
     if (spec->stdio[i] >= 0 && spec->stdio[i] != i && dup2(spec->stdio[i], i) < 0)
-      fail(fd, PAYLOAD_SETUP, errno, "payload: install standard streams", NULL);
+      fail(report, PAYLOAD_SETUP, errno, "payload: install standard streams", NULL);
   /* A new session leader takes the pty's slave as its controlling terminal:
    * then the line discipline turns ^C into SIGINT and a shell has job
    * control.  The terminal is the sandbox's own, not the caller's. */
   if (spec->tty && ioctl(0, TIOCSCTTY, 0) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: controlling terminal (TIOCSCTTY)", NULL);
-  if (close_fds_except(fd) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: close inherited fds", NULL);
+    fail(report, PAYLOAD_SETUP, errno, "payload: controlling terminal (TIOCSCTTY)", NULL);
+  /* Nothing init or hutch holds may leak in: only 0, 1 and 2 stay open. */
+  if (syscall(SYS_close_range, 3, ~0U, 0) < 0)
+    fail(report, PAYLOAD_SETUP, errno, "payload: close inherited fds", NULL);
   if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: PR_SET_PDEATHSIG", NULL);
-  /* No core files: they would land in the overlay and can hold secrets. */
-  struct rlimit core = {0, 0};
-  if (setrlimit(RLIMIT_CORE, &core) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_CORE", NULL);
+    fail(report, PAYLOAD_SETUP, errno, "payload: PR_SET_PDEATHSIG", NULL);
+  /* RLIMIT_CORE = 0 and no_new_privs come from init (contain.c).
+   * RLIMIT_NOFILE stays per command: set in init it would bound init's own
+   * fds, one per connected client, by the commands' limit. */
   if (spec->nofile > 0) {
     struct rlimit nofile = {spec->nofile, spec->nofile};
     if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
-      fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_NOFILE", NULL);
+      fail(report, PAYLOAD_SETUP, errno, "payload: RLIMIT_NOFILE", NULL);
   }
   if (spec->rlimit_as > 0) {
     struct rlimit as = {spec->rlimit_as, spec->rlimit_as};
     if (setrlimit(RLIMIT_AS, &as) < 0)
-      fail(fd, PAYLOAD_SETUP, errno, "payload: RLIMIT_AS", NULL);
+      fail(report, PAYLOAD_SETUP, errno, "payload: RLIMIT_AS", NULL);
   }
-  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: no_new_privs", NULL);
   const char *wd = spec->workdir ? spec->workdir : "/";
   if (chdir(wd) < 0)
-    fail(fd, PAYLOAD_CHDIR, errno, "working directory ", wd);
+    fail(report, PAYLOAD_CHDIR, errno, "working directory ", wd);
   /* The seccomp filter goes last: every step above may use syscalls the
-   * payload itself must not.  With err NULL it allocates nothing. */
-  if (seccomp_install(spec->bpf, spec->bpf_len, NULL) < 0)
-    fail(fd, PAYLOAD_SETUP, errno, "payload: install the seccomp filter", NULL);
-  exec_in_path(spec->argv, spec->envp, fd);
+   * payload itself must not.  With err NULL it allocates nothing.  Without
+   * a program the filter is init's, inherited (init_seccomp.c). */
+  if (spec->bpf != NULL && seccomp_install(spec->bpf, spec->bpf_len, NULL) < 0)
+    fail(report, PAYLOAD_SETUP, errno, "payload: install the seccomp filter", NULL);
+  exec_in_path(spec->argv, spec->envp, report);
   return 127;
 }
 
@@ -187,7 +183,8 @@ static int open_pty(unsigned short rows, unsigned short cols, int *master, int *
   return 0;
 }
 
-pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, int *pty_master, hutch_error_t *err) {
+pid_t payload_spawn(const struct payload_spec *spec, struct payload_failure **failure, int *pty_master,
+                    hutch_error_t *err) {
   struct payload_spec with_tty;
   _cleanup_close_ int master = -1, slave = -1;
   if (spec->tty) {
@@ -197,33 +194,50 @@ pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, int *pty_m
     with_tty.stdio[0] = with_tty.stdio[1] = with_tty.stdio[2] = slave;
     spec = &with_tty;
   }
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) < 0)
-    return hutch_error_sys(err, "payload: pipe");
-  struct spawn_ctx ctx = {spec, pipefd[1]};
+  *failure = NULL;
 #ifdef __SANITIZE_ADDRESS__
   /* AddressSanitizer cannot follow a child running on a stack it did not
-   * allocate: sanitizer builds pay for a plain fork() instead. */
+   * allocate: sanitizer builds pay for a plain fork() instead, and the
+   * report goes to a shared page read once the child has exited. */
+  struct payload_failure *report =
+      mmap(NULL, sizeof(*report), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (report == MAP_FAILED)
+    return hutch_error_sys(err, "payload: map the failure report");
+  memset(report, 0, sizeof(*report));
+  struct spawn_ctx ctx = {spec, report};
   pid_t pid = fork();
   if (pid == 0)
     _exit(payload_child(&ctx));
-#else
-  pid_t pid = clone(payload_child, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
-#endif
-  int saved = errno;
-  close(pipefd[1]);
   if (pid < 0) {
-    close(pipefd[0]);
+    int saved = errno;
+    munmap(report, sizeof(*report));
     errno = saved;
     return hutch_error_sys(err, "payload: clone");
   }
-  *failure_fd = pipefd[0];
+  *failure = report;
+#else
+  struct payload_failure report = {0};
+  struct spawn_ctx ctx = {spec, &report};
+  pid_t pid = clone(payload_child, child_stack + sizeof(child_stack), CLONE_VM | CLONE_VFORK | SIGCHLD, &ctx);
+  if (pid < 0)
+    return hutch_error_sys(err, "payload: clone");
+  /* CLONE_VFORK: the child has exec'd (the report is untouched) or ended. */
+  if (report.stage != 0) {
+    *failure = xmalloc(sizeof(report));
+    **failure = report;
+  }
+#endif
   if (pty_master != NULL)
     *pty_master = steal_fd(&master);
   return pid;
 }
 
-int payload_read_failure(int failure_fd, struct payload_failure *out) {
-  ssize_t n = read_all(failure_fd, out, sizeof(*out));
-  return n == (ssize_t)sizeof(*out) ? 1 : 0;
+void payload_failure_free(struct payload_failure *f) {
+  if (f == NULL)
+    return;
+#ifdef __SANITIZE_ADDRESS__
+  munmap(f, sizeof(*f));
+#else
+  free(f);
+#endif
 }

@@ -14,7 +14,7 @@ struct payload_spec {
   char *const *envp; /* complete environment */
   const char *workdir;
   int stdio[3];    /* fds to install as 0, 1, 2; -1 keeps the current one */
-  const void *bpf; /* compiled seccomp program */
+  const void *bpf; /* compiled seccomp program; NULL: inherited from init */
   size_t bpf_len;
   uint64_t nofile;
   uint64_t rlimit_as; /* RLIMIT_AS, 0: none */
@@ -33,13 +33,13 @@ struct payload_failure {
   char msg[512];
 };
 
-/* Fork the payload.  *failure_fd receives the read end of a close-on-exec
- * pipe: EOF without data means execve succeeded.  With spec->tty,
- * *pty_master receives the pty's master (close-on-exec), which the caller
- * hands on and closes: it must never stay in the sandbox. */
-pid_t payload_spawn(const struct payload_spec *spec, int *failure_fd, int *pty_master, hutch_error_t *err);
-/* Read a failure report (non-blocking after the payload exited); returns 1
- * when there was one. */
-int payload_read_failure(int failure_fd, struct payload_failure *out);
+/* Fork the payload.  *failure receives its report when it never reached
+ * its program (stage 0 in sanitizer builds until it has exited; read it
+ * once it has), else NULL; payload_failure_free() lets go of it.  With
+ * spec->tty, *pty_master receives the pty's master (close-on-exec), which
+ * the caller hands on and closes: it must never stay in the sandbox. */
+pid_t payload_spawn(const struct payload_spec *spec, struct payload_failure **failure, int *pty_master,
+                    hutch_error_t *err);
+void payload_failure_free(struct payload_failure *f);
 
 #endif

@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <sys/types.h>
 
 #include "hutch.h"
 
@@ -96,6 +97,21 @@ int seccomp_install(const void *bpf, size_t len, hutch_error_t *err);
 /* Structural check of a program read back from the cache: size, opcodes,
  * jumps inside the program, a return at the end.  The kernel checks again. */
 bool seccomp_program_valid(const void *bpf, size_t len);
+
+/* One syscall as a process would make it: the native number, its arguments
+ * (those a profile cannot judge, pointers, as 0). */
+struct seccomp_call {
+  const char *name; /* for messages */
+  int nr;
+  uint64_t args[6];
+};
+struct seccomp_data;
+/* What a valid program (seccomp_program_valid) returns for `d`, run in user
+ * space as the kernel would; SECCOMP_RET_KILL_PROCESS for a malformed one. */
+uint32_t seccomp_emulate(const void *bpf, size_t len, const struct seccomp_data *d);
+/* The index of the first call the program does not ALLOW on the native
+ * architecture (an errno, a kill, a trap, even a log), -1 when it allows all. */
+ssize_t seccomp_first_refused(const void *bpf, size_t len, const struct seccomp_call *calls, size_t n);
 
 /* ---- what the cache key and `policy show` need to know about the host ---- */
 

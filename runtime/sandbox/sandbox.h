@@ -19,6 +19,7 @@ struct hutch_sandbox {
   char *audit_log;                   /* --net proxy: the proxy's audit log */
   char *workdir;                     /* where exec --in starts a command without --workdir */
   int layer_fd;                      /* an image build's upper directory (layer_copy.h), else -1 */
+  struct ctl_pool *ctl_pool;         /* an idle control connection for the next command (sandbox_proc.c) */
 };
 
 /* The sandbox's root directory as its processes see it (an O_PATH fd the
@@ -43,6 +44,8 @@ int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err);
 int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err);
 /* init's report of a process's end, as hutch.h tells it. */
 void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex);
+/* Lets go of sb's idle control connection (hutch_sandbox_close). */
+void sandbox_proc_release_pool(struct hutch_sandbox *sb);
 /* hutch_die_with_parent() was called and that parent has died. */
 bool sandbox_parent_died(void);
 

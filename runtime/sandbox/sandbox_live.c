@@ -120,6 +120,7 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     close(sb->userns_fd);
   if (sb->init_pidfd >= 0)
     close(sb->init_pidfd);
+  sandbox_proc_release_pool(sb);
   free(sb->audit_log);
   free(sb->workdir);
   free(sb);

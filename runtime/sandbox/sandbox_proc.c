@@ -3,7 +3,12 @@
  * sandbox's init (init.c) on a control connection of the handle's own:
  * SYNC_EXEC carries its stdio fds and the proof that hutch asks, SYNC_STARTED
  * its pid and a pidfd, SYNC_SIGNAL a signal for its group, and SYNC_EXIT its
- * end.  When that connection closes, init kills what is still running. */
+ * end.  When that connection closes, init kills what is still running.
+ *
+ * A connection whose process has ended is not closed but kept by the
+ * sandbox's handle for its next command (struct ctl_pool): init remembers
+ * that it has proven itself, so the next spawn pays neither a connect nor
+ * the proof (init.c).  Still one process per connection at a time. */
 #include "config.h"
 
 #include <errno.h>
@@ -19,8 +24,53 @@
 #include "sync.h"
 #include "util.h"
 
+/* The idle connection of a sandbox handle, shared with the handles of its
+ * processes: a process may outlive its sandbox's handle (hutch.h), and
+ * gives its connection back only while that handle is open.  Counted, and
+ * with atomics only: a caller may use one sandbox from several threads. */
+struct ctl_pool {
+  int refs;  /* the sandbox handle's, and one per process handle */
+  int spare; /* an idle, proven connection, or -1 */
+  bool open; /* the sandbox handle is open */
+};
+
+static void pool_unref(struct ctl_pool *pool) {
+  if (pool == NULL || __atomic_sub_fetch(&pool->refs, 1, __ATOMIC_ACQ_REL) > 0)
+    return;
+  if (pool->spare >= 0)
+    close(pool->spare);
+  free(pool);
+}
+
+static struct ctl_pool *pool_get(struct hutch_sandbox *sb) {
+  struct ctl_pool *pool = __atomic_load_n(&sb->ctl_pool, __ATOMIC_ACQUIRE);
+  if (pool == NULL) {
+    struct ctl_pool *fresh = xcalloc(1, sizeof(*fresh));
+    *fresh = (struct ctl_pool){.refs = 1, .spare = -1, .open = true};
+    if (__atomic_compare_exchange_n(&sb->ctl_pool, &pool, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      pool = fresh;
+    else
+      free(fresh);
+  }
+  __atomic_add_fetch(&pool->refs, 1, __ATOMIC_ACQ_REL);
+  return pool;
+}
+
+void sandbox_proc_release_pool(struct hutch_sandbox *sb) {
+  struct ctl_pool *pool = sb->ctl_pool;
+  if (pool == NULL)
+    return;
+  sb->ctl_pool = NULL;
+  __atomic_store_n(&pool->open, false, __ATOMIC_RELEASE);
+  int fd = __atomic_exchange_n(&pool->spare, -1, __ATOMIC_ACQ_REL);
+  if (fd >= 0)
+    close(fd);
+  pool_unref(pool);
+}
+
 struct hutch_proc {
   int ctl_fd; /* to init: SYNC_EXIT arrives here */
+  struct ctl_pool *pool;
   int pidfd;
   pid_t sandbox_pid;
   int fds[3]; /* the caller's ends of the pipes, -1 for other streams */
@@ -81,8 +131,9 @@ static int stdio_fd(const struct hutch_stdio *st, int stream, bool *owned, int *
   return hutch_error_set(err, EINVAL, "stream %d: unknown kind %d", stream, (int)st->kind);
 }
 
-static struct hutch_proc *proc_new(const struct hutch_sandbox *sb) {
+static struct hutch_proc *proc_new(struct hutch_sandbox *sb) {
   struct hutch_proc *p = xcalloc(1, sizeof(*p));
+  p->pool = pool_get(sb);
   p->ctl_fd = p->pidfd = p->peak_fd = p->pty = -1;
   p->sandbox_pid = -1;
   for (int i = 0; i < 3; i++)
@@ -93,19 +144,49 @@ static struct hutch_proc *proc_new(const struct hutch_sandbox *sb) {
   return p;
 }
 
-/* Sends the request with the stdio fds and the proof; the caller's pipe
- * ends go into p->fds. */
-static int send_exec(struct hutch_proc *p, const struct hutch_spawn *spec, const char *buf, size_t len, int init_pidfd,
-                     hutch_error_t *err) {
-  int fds[4] = {-1, -1, -1, init_pidfd};
+/* A connection to init for p: the sandbox's idle one when it has one
+ * (*proven: it needs no proof), else a new one. */
+static int connect_ctl(struct hutch_proc *p, struct hutch_sandbox *sb, bool *proven, hutch_error_t *err) {
+  p->ctl_fd = __atomic_exchange_n(&p->pool->spare, -1, __ATOMIC_ACQ_REL);
+  *proven = p->ctl_fd >= 0;
+  if (p->ctl_fd < 0)
+    p->ctl_fd = sandbox_connect_control(sb, err);
+  return p->ctl_fd;
+}
+
+/* Sends the request with the stdio fds, and on a new connection the
+ * proof; the caller's pipe ends go into p->fds.  An idle connection that
+ * init has closed meanwhile (it ended: the sandbox is gone) is replaced by
+ * a new one, which then says why. */
+static int send_exec(struct hutch_proc *p, struct hutch_sandbox *sb, const struct hutch_spawn *spec, const char *buf,
+                     size_t len, hutch_error_t *err) {
+  bool proven;
+  if (connect_ctl(p, sb, &proven, err) < 0)
+    return -1;
+  int fds[4] = {-1, -1, -1, -1};
   bool owned[3] = {false, false, false};
   int r = 0;
   for (int i = 0; i < 3 && r == 0; i++) {
     fds[i] = stdio_fd(&spec->stdio[i], i, &owned[i], &p->fds[i], err);
     r = fds[i] < 0 ? -1 : 0;
   }
-  if (r == 0)
-    r = sync_send(p->ctl_fd, SYNC_EXEC, buf, len, fds, ARRAY_SIZE(fds), err);
+  for (int tries = 0; r == 0; tries++) {
+    if (!proven && (fds[3] = sandbox_init_pidfd(sb, err)) < 0) {
+      r = -1;
+      break;
+    }
+    hutch_error_t send_err = NULL;
+    r = sync_send(p->ctl_fd, SYNC_EXEC, buf, len, fds, proven ? 3 : 4, &send_err);
+    if (r == 0 || !proven || tries > 0) {
+      hutch_error_move(err, &send_err);
+      break;
+    }
+    hutch_error_free(&send_err);
+    close(p->ctl_fd);
+    p->ctl_fd = sandbox_connect_control(sb, err);
+    proven = false;
+    r = p->ctl_fd < 0 ? -1 : 0;
+  }
   /* init has its copies now (or never will): the process's ends go. */
   for (int i = 0; i < 3; i++)
     if (owned[i] && fds[i] >= 0)
@@ -133,15 +214,13 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
   };
   _cleanup_free_ char *buf = NULL;
   size_t len;
-  int init_pidfd = -1;
-  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0 || (init_pidfd = sandbox_init_pidfd(sb, err)) < 0 ||
-      (p->ctl_fd = sandbox_connect_control(sb, err)) < 0) {
+  if (request_encode(&req, SYNC_MAX_PAYLOAD, &buf, &len, err) < 0) {
     hutch_proc_free(p);
     return -1;
   }
   struct sync_started started;
   int fds[2] = {-1, -1}; /* its pidfd, and with a pty its master */
-  if (send_exec(p, spec, buf, len, init_pidfd, err) < 0 ||
+  if (send_exec(p, sb, spec, buf, len, err) < 0 ||
       sync_expect_fds(p->ctl_fd, SYNC_STARTED, &started, sizeof(started), NULL, fds, 2, "start the process", err) < 0) {
     hutch_proc_free(p);
     return hutch_error_wrap(err, "exec in sandbox %s", sb->id);
@@ -262,9 +341,26 @@ int hutch_proc_kill(struct hutch_proc *p, hutch_error_t *err) {
   return hutch_proc_signal(p, SIGKILL, err);
 }
 
+/* After the end of p's process, its connection is idle: the sandbox's
+ * handle keeps it for the next command, unless that handle is closed, or
+ * something unread is on it (the end of init, a late answer). */
+static void give_back_ctl(struct hutch_proc *p) {
+  if (!p->ended || p->ctl_fd < 0 || !__atomic_load_n(&p->pool->open, __ATOMIC_ACQUIRE))
+    return;
+  struct pollfd pfd = {p->ctl_fd, POLLIN, 0};
+  if (poll(&pfd, 1, 0) != 0)
+    return;
+  int old = __atomic_exchange_n(&p->pool->spare, p->ctl_fd, __ATOMIC_ACQ_REL);
+  if (old >= 0)
+    close(old);
+  p->ctl_fd = -1;
+}
+
 void hutch_proc_free(struct hutch_proc *p) {
   if (p == NULL)
     return;
+  give_back_ctl(p);
+  pool_unref(p->pool);
   int fds[] = {p->ctl_fd, p->pidfd, p->peak_fd, p->fds[0], p->fds[1], p->fds[2], p->pty};
   for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
     if (fds[i] >= 0)

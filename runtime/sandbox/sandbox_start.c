@@ -236,6 +236,13 @@ struct start {
   bool send_layer;
 };
 
+/* The single mapping needs no helper and no privilege: the child writes
+ * it itself (contain.c: step_wait_for_id_maps) and waits for no GO, unless
+ * the parent must move it into its cgroup first (no CLONE_INTO_CGROUP). */
+static bool child_writes_maps(const struct start *st) {
+  return st->maps->kind == IDMAP_SINGLE && (st->out->cg.fd < 0 || st->in_cgroup);
+}
+
 static void start_free(struct start *st) {
   free(st->state_path);
   free(st->bind_ids);
@@ -447,6 +454,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
       .fuse_fd = -1,
       .long_lived = primary == NULL,
+      .etc_in_upper = !cfg->keep && !cfg->build_caps && cfg->overlay != HUTCH_OVERLAY_FUSE,
       .rlimits = st->rlimits,
       .own_cgroup = out->cg.fd >= 0,
       .net = out->net.sandbox,
@@ -475,6 +483,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
   }
   if (out->pid == 0) {
     close(sp[0]);
+    cc.own_maps = child_writes_maps(st) ? st->maps : NULL;
     contain_main(&cc);
   }
   close(sp[1]);
@@ -492,9 +501,8 @@ static int step_handshake(struct start *st, hutch_error_t *err) {
   struct started *out = st->out;
   if (out->cg.fd >= 0 && !st->in_cgroup && cgroup_enter(out->cg.path, out->pid, err) < 0)
     return -1;
-  if (userns_write_maps(out->pid, st->maps, err) < 0)
-    return -1;
-  if (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0)
+  if (!child_writes_maps(st) &&
+      (userns_write_maps(out->pid, st->maps, err) < 0 || sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0))
     return -1;
   if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
       overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, st->upper, st->work, st->sbfd, &out->fuse, err) < 0)

@@ -268,6 +268,13 @@ static void test_many(void) {
   tap_ok(init > 1, "the sandbox's init is the process's parent (host pid %d)", (int)init);
   hutch_proc_free(probe);
   const char *true_argv[] = {"true", NULL};
+  /* The sandbox's handle keeps one idle connection to its init for the
+   * next command (sandbox_proc.c): counted from after the first. */
+  struct hutch_exit warm;
+  struct hutch_proc *first = spawn(true_argv, HUTCH_STDIO_NULL, HUTCH_STDIO_NULL, HUTCH_STDIO_NULL);
+  if (first != NULL)
+    wait_for(first, 10, &warm);
+  hutch_proc_free(first);
   int before = count_fds();
   int failed = 0, nonzero = 0;
   double t0 = now();
@@ -293,6 +300,51 @@ static void test_many(void) {
       usleep(100000);
   }
   tap_is_int(n, 0, "the sandbox's init has no child left, zombie or not (%s)", kids);
+}
+
+/* The connection of an ended process is kept for the next command
+ * (sandbox_proc.c): a signal sent after the end but before the wait must
+ * leave it usable, and a process may outlive the sandbox handle that
+ * holds the idle connection. */
+static void test_reused_connection(void) {
+  const char *true_argv[] = {"true", NULL};
+  struct hutch_proc *p = spawn(true_argv, HUTCH_STDIO_NULL, HUTCH_STDIO_NULL, HUTCH_STDIO_NULL);
+  usleep(300000); /* it has ended; its end is not read yet */
+  hutch_error_t err = NULL;
+  tap_ok(p != NULL && hutch_proc_signal(p, SIGTERM, &err) == 0,
+         "a signal to a process that has just ended is no error");
+  report(&err);
+  struct hutch_exit ex;
+  tap_ok(p != NULL && wait_for(p, 10, &ex) == 0 && hutch_exit_code(&ex) == 0, "and its end is still its own: 0");
+  hutch_proc_free(p);
+  int ok = 0;
+  for (int i = 0; i < 3; i++) {
+    struct hutch_proc *q = sh("echo again", HUTCH_STDIO_NULL);
+    bool eof;
+    if (q != NULL && strstr(read_until(hutch_proc_fd(q, 1), "again", 10, &eof), "again") != NULL &&
+        wait_for(q, 10, &ex) == 0 && hutch_exit_code(&ex) == 0)
+      ok++;
+    hutch_proc_free(q);
+  }
+  tap_is_int(ok, 3, "the next commands run on the kept connection");
+
+  struct hutch_sandbox *other = NULL;
+  tap_ok(hutch_sandbox_open(NULL, hutch_sandbox_id(sb), &other, &err) == 0, "a second handle of the sandbox");
+  report(&err);
+  if (other == NULL)
+    return;
+  struct hutch_spawn spec = {.argv = true_argv};
+  struct hutch_proc *a = NULL, *b = NULL;
+  hutch_proc_spawn(other, &spec, &a, &err);
+  report(&err);
+  tap_ok(a != NULL && wait_for(a, 10, &ex) == 0, "a process of it ends");
+  hutch_proc_free(a); /* its connection is kept by `other` */
+  hutch_proc_spawn(other, &spec, &b, &err);
+  report(&err);
+  hutch_sandbox_close(other); /* with the kept connection; b outlives it */
+  tap_ok(b != NULL && wait_for(b, 10, &ex) == 0 && hutch_exit_code(&ex) == 0,
+         "a process outlives the handle that started it, on a kept connection");
+  hutch_proc_free(b);
 }
 
 int main(int argc, char **argv) {
@@ -322,6 +374,7 @@ int main(int argc, char **argv) {
   test_closed_stdout();
   test_ends();
   test_many();
+  test_reused_connection();
   tap_ok(hutch_sandbox_destroy(sb, &err) == 0, "the sandbox is removed");
   report(&err);
   hutch_image_clear(&image);

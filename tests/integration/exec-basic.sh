@@ -78,6 +78,48 @@ tap_like "$tap_stdout" "127.0.0.1[[:space:]]+localhost" "/etc/hosts is written"
 tap_ok "resolv.conf" hx -- cat /etc/resolv.conf
 tap_unlike "$tap_stdout" "nameserver" "no name server is configured"
 
+# /etc/hosts and /etc/resolv.conf go into the upper layer before the overlay
+# is mounted when the image's /etc is root's plain directory (its mode
+# kept); an /etc that is a symlink, or none at all, still gets them.
+for kind in symlink mode750 none; do
+  python3 - "$tmp/etc-$kind.tar" "$kind" <<'PY'
+import io, sys, tarfile
+kind = sys.argv[2]
+with tarfile.open(sys.argv[1], "w") as t:
+    def add(name, typ, mode=0o755, data=None, link=None):
+        i = tarfile.TarInfo(name); i.type = typ; i.mode = mode
+        if link: i.linkname = link
+        if data is not None: i.size = len(data)
+        t.addfile(i, io.BytesIO(data) if data is not None else None)
+    add("bin", tarfile.DIRTYPE)
+    add("bin/busybox", tarfile.REGTYPE, data=open("/bin/busybox", "rb").read())
+    for app in ("sh", "cat", "stat", "readlink"):
+        add("bin/" + app, tarfile.SYMTYPE, link="busybox")
+    if kind == "symlink":
+        add("etc.real", tarfile.DIRTYPE)
+        add("etc.real/hosts", tarfile.REGTYPE, mode=0o644, data=b"image's own\n")
+        add("etc", tarfile.SYMTYPE, link="etc.real")
+    elif kind == "mode750":
+        add("etc", tarfile.DIRTYPE, mode=0o750)
+        add("etc/hosts", tarfile.REGTYPE, mode=0o644, data=b"image's own\n")
+        add("etc/motd", tarfile.REGTYPE, mode=0o644, data=b"motd\n")
+PY
+  "$HUTCH_BIN" rootfs import "$tmp/etc-$kind.tar" --name "hutch-test-etc-$kind" >/dev/null 2>&1
+  tap_ok "/etc $kind: a sandbox starts" "$HUTCH_BIN" exec --rootfs "hutch-test-etc-$kind" --env PATH=/bin -- \
+    sh -c 'cat /etc/hosts /etc/resolv.conf; stat -c "mode=%a" /etc/; readlink /etc; cat /etc/motd 2>/dev/null; true'
+  tap_like "$tap_stdout" "127.0.0.1[[:space:]]+localhost" "/etc $kind: /etc/hosts is hutch's"
+  tap_unlike "$tap_stdout" "image's own" "/etc $kind: not the image's"
+  tap_like "$tap_stdout" "Written by hutch" "/etc $kind: /etc/resolv.conf is hutch's"
+  case $kind in
+  symlink) tap_like "$tap_stdout" "etc[.]real" "/etc symlink: /etc is still the image's symlink" ;;
+  mode750)
+    tap_like "$tap_stdout" "mode=750" "/etc mode750: /etc keeps the image's mode"
+    tap_like "$tap_stdout" "motd" "/etc mode750: and the image's other files"
+    ;;
+  none) tap_like "$tap_stdout" "mode=755" "/etc none: /etc is made" ;;
+  esac
+done
+
 tap_ok "loopback is up" hx -- sh -c 'ip link show lo'
 tap_like "$tap_stdout" "UP" "lo is up"
 tap_ok "interfaces" hx -- sh -c 'ip -o link | wc -l'
@@ -152,6 +194,9 @@ tap_ok "HUTCH_DEBUG: a start" env HUTCH_DEBUG=1 "$HUTCH_BIN" exec --rootfs "$img
 tap_is "$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: \(step_[a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')" \
   "step_prepare step_choose_layer step_reserve step_spawn step_handshake step_record " \
   "HUTCH_DEBUG: each step of the start is timed, in order"
+steps=$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: child: \([a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')
+tap_like "$steps" "^step_die_with_parent step_wait_for_id_maps .* step_root_layers .* mounts_pivot_root .* step_lock_down_init step_seccomp_init \$" \
+  "HUTCH_DEBUG: the child's steps are timed too, in order"
 tap_ok "without HUTCH_DEBUG no step is reported" hx -- true
 tap_unlike "$tap_stderr" "debug: start:" "no debug line"
 

@@ -137,5 +137,43 @@ tap_ok "hutch policy show --effective" "$HUTCH_BIN" policy show --effective
 tap_like "$tap_stdout" "clone\([0-9]+\): allowed only when flags & 0x7e020000 == 0" "shows the clone filter with its number"
 tap_like "$tap_stdout" "policy: $HUTCH_POLICY" "of the policy in \$HUTCH_POLICY"
 
+# The filter is loaded once, by init, and every command of a live sandbox
+# inherits it (runtime/contain/init_seccomp.c): one filter in a command, not
+# two, the same refusals, and init itself filtered.
+filters() { sed -n 's/^Seccomp_filters:[[:space:]]*//p' "$@"; }
+id=$("$HUTCH_BIN" create --rootfs "$img" --bind "$helper:/usr/bin/try-syscall:ro")
+tap_check $? "a live sandbox"
+# shellcheck disable=SC2016 # the inner script expands its own variables
+tap_ok "exec --in: a command reads its own and init's seccomp state" "$HUTCH_BIN" exec --in "$id" -- sh -c \
+  'grep -E "^Seccomp(_filters)?:" /proc/self/status /proc/1/status; for c in unshare mount clone-newns; do echo "$c=$(try-syscall $c)"; done'
+out=$tap_stdout
+tap_like "$out" "/proc/self/status:Seccomp:[[:space:]]+2" "the command is filtered"
+tap_like "$out" "/proc/self/status:Seccomp_filters:[[:space:]]+1(\$|[^0-9])" "by exactly one filter"
+tap_like "$out" "/proc/1/status:Seccomp:[[:space:]]+2" "init is filtered too"
+tap_like "$out" "/proc/1/status:Seccomp_filters:[[:space:]]+1(\$|[^0-9])" "by the same one filter"
+for c in unshare mount clone-newns; do
+  tap_is "$(printf '%s\n' "$out" | sed -n "s/^$c=//p")" EPERM "a command of a live sandbox: $c is refused"
+done
+tap_ok "a second command of it" "$HUTCH_BIN" exec --in "$id" -- sh -c 'grep ^Seccomp_filters: /proc/self/status; try-syscall unshare'
+tap_like "$tap_stdout" "^Seccomp_filters:[[:space:]]+1"$'\n'"EPERM\$" "has one filter too, and unshare is refused"
+"$HUTCH_BIN" rm "$id" >/dev/null
+
+# A profile that refuses something init itself needs (here
+# sched_getaffinity, which its memory watchdog calls) must not break init:
+# the commands load the filter themselves, as before, and HUTCH_DEBUG says so.
+jq '.syscalls += [{"names": ["sched_getaffinity"], "action": "SCMP_ACT_ERRNO", "errnoRet": 1}]' \
+  "$HUTCH_SRCDIR/policies/seccomp.json" >"$tmp/noaff.json"
+printf '[sandbox]\nseccomp = noaff.json\n' >"$tmp/noaff.policy"
+tap_ok "a profile refusing one of init's calls still runs commands" env HUTCH_DEBUG=1 \
+  "$HUTCH_BIN" exec --rootfs "$img" --policy "$tmp/noaff.policy" --bind "$helper:/usr/bin/try-syscall:ro" -- \
+  sh -c 'grep -E "^Seccomp(_filters)?:" /proc/self/status /proc/1/status; try-syscall unshare'
+tap_like "$tap_stderr" "seccomp: loaded by each command: the profile does not allow init's sched_getaffinity" \
+  "HUTCH_DEBUG names the call that kept the filter out of init"
+tap_like "$tap_stdout" "/proc/self/status:Seccomp_filters:[[:space:]]+1(\$|[^0-9])" "the command has its own filter"
+tap_like "$tap_stdout" "/proc/1/status:Seccomp:[[:space:]]+0" "init has none"
+tap_like "$tap_stdout" "EPERM\$" "and unshare is refused"
+tap_ok "the default profile: HUTCH_DEBUG shows no fallback" env HUTCH_DEBUG=1 "$HUTCH_BIN" exec --rootfs "$img" -- true
+tap_unlike "$tap_stderr" "loaded by each command" "init took the filter"
+
 rm -rf "$tmp"
 tap_done

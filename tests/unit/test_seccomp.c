@@ -4,6 +4,7 @@
 
 #include <fcntl.h>
 #include <linux/netlink.h>
+#include <linux/seccomp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 
 #include <cJSON.h>
+#include <seccomp.h>
 
 #include "policy.h"
 #include "seccomp_policy.h"
@@ -833,6 +835,38 @@ static char *describe(struct hutch_policy *p, bool effective, bool json) {
   return buf;
 }
 
+/* seccomp_emulate() against what the kernel does with the same program
+ * (probe() in a child, the seccomp.sh cases in a sandbox): init trusts it
+ * to decide whether it can carry the filter itself. */
+static uint32_t emulate(const void *bpf, size_t len, int nr, uint64_t a0, uint64_t a1) {
+  struct seccomp_data d = {.nr = nr, .arch = seccomp_arch_native(), .args = {a0, a1}};
+  return seccomp_emulate(bpf, len, &d);
+}
+
+static void test_emulate(const void *bpf, size_t len) {
+  uint32_t eperm = SECCOMP_RET_ERRNO | EPERM;
+  tap_is_int(emulate(bpf, len, SYS_getpid, 0, 0), SECCOMP_RET_ALLOW, "emulated: getpid is allowed");
+  tap_is_int(probe(bpf, len, p_getpid), PROBE_OK, "and the kernel agrees");
+  tap_is_int(emulate(bpf, len, SYS_mount, 0, 0), eperm, "emulated: mount gets EPERM");
+  tap_is_int(probe(bpf, len, p_mount), EPERM, "and the kernel agrees");
+  tap_is_int(emulate(bpf, len, SYS_unshare, CLONE_NEWUSER, 0), eperm, "emulated: unshare(CLONE_NEWUSER) gets EPERM");
+  tap_is_int(emulate(bpf, len, SYS_clone, CLONE_NEWUSER | SIGCHLD, 0), eperm,
+             "emulated: clone with CLONE_NEWUSER gets EPERM (an argument check)");
+  tap_is_int(probe(bpf, len, p_clone_newuser), EPERM, "and the kernel agrees");
+  tap_is_int(emulate(bpf, len, SYS_clone, CLONE_VM | CLONE_VFORK | SIGCHLD, 0), SECCOMP_RET_ALLOW,
+             "emulated: clone(CLONE_VM|CLONE_VFORK) is allowed");
+  tap_is_int(emulate(bpf, len, SYS_ioctl, 0, TIOCSTI), eperm, "emulated: ioctl TIOCSTI gets EPERM");
+  tap_is_int(emulate(bpf, len, SYS_ioctl, 0, TIOCSWINSZ), SECCOMP_RET_ALLOW, "emulated: ioctl TIOCSWINSZ is allowed");
+  struct seccomp_data foreign = {.nr = SYS_getpid, .arch = 0x40000003 /* AUDIT_ARCH_I386 */};
+  tap_is_int(seccomp_emulate(bpf, len, &foreign) & SECCOMP_RET_ACTION_FULL, SECCOMP_RET_KILL_PROCESS,
+             "emulated: a foreign architecture is killed");
+  struct seccomp_call calls[] = {{"getpid", SYS_getpid, {0}}, {"mount", SYS_mount, {0}}};
+  tap_is_int((int)seccomp_first_refused(bpf, len, calls, 2), 1, "seccomp_first_refused names mount");
+  tap_is_int((int)seccomp_first_refused(bpf, len, calls, 1), -1, "and nothing when all are allowed");
+  uint32_t bad[2] = {0xffff, 0};
+  tap_is_int(seccomp_emulate(bad, sizeof(bad), &foreign), SECCOMP_RET_KILL_PROCESS, "a malformed program kills");
+}
+
 static void test_shipped(const char *tmp) {
   _cleanup_free_ char *json_path = xasprintf("%s/policies/seccomp.json", srcdir);
   _cleanup_free_ char *policy_path = xasprintf("%s/policies/default.policy", srcdir);
@@ -891,6 +925,7 @@ static void test_shipped(const char *tmp) {
   tap_ok(again == bpf1, "a second call on one policy reuses its program");
 
   run_cases(bpf1, len1);
+  test_emulate(bpf1, len1);
   test_tools(bpf1, len1, tmp);
 
   /* Warm: a fresh policy object reads the file, parses and compiles nothing. */

@@ -1,0 +1,131 @@
+/* Why init can carry the filter: the profile is the same for every command
+ * of a sandbox, and a filter survives clone and execve, so a command that
+ * inherits it is filtered exactly as if it had loaded it itself (one filter,
+ * not two: /proc/PID/status shows Seccomp_filters: 1).  Loading costs about
+ * 0.1 ms (the kernel builds its per-syscall cache from the whole program),
+ * more than the rest of starting a command.  Init gains a filter too, as
+ * defence in depth.
+ *
+ * The risk is that the profile refuses something init itself needs, which
+ * would break the sandbox rather than a command.  So the program is first
+ * run in user space (seccomp_first_refused) on every call init and a
+ * command's pre-exec code (payload.c) make after this point, with the
+ * arguments they pass.  Any call not plainly allowed (an errno, a trap, a
+ * kill, a log) keeps the old way: each command loads the filter just
+ * before its execve.
+ *
+ * The list must follow init.c, payload.c and what they call in libc
+ * (malloc, the /proc reads of memwatch.c and caller_is_hutch). */
+#include "config.h"
+
+#include "init_seccomp.h"
+
+#include <fcntl.h>
+#include <linux/sched.h>
+#include <signal.h>
+#include <sys/epoll.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "seccomp_policy.h"
+#include "util.h"
+
+#ifndef TIOCGPTPEER
+#define TIOCGPTPEER _IO('T', 0x41)
+#endif
+
+#define CALL(name, ...)                                                                                                \
+  {                                                                                                                    \
+#name, SYS_##name, {                                                                                               \
+      __VA_ARGS__                                                                                                      \
+    }                                                                                                                  \
+  }
+
+static const struct seccomp_call init_calls[] = {
+    /* init_main: signals, the event loop, the control socket */
+    CALL(rt_sigprocmask, SIG_BLOCK),
+    CALL(rt_sigprocmask, SIG_SETMASK),
+    CALL(signalfd4, (uint64_t)-1, 0, 8, SFD_CLOEXEC | SFD_NONBLOCK),
+    CALL(epoll_create1, EPOLL_CLOEXEC),
+    CALL(epoll_ctl, 3, EPOLL_CTL_ADD, 4),
+    CALL(epoll_ctl, 3, EPOLL_CTL_DEL, 4),
+#ifdef SYS_epoll_wait
+    CALL(epoll_wait, 3, 0, 16, (uint64_t)-1),
+#else
+    CALL(epoll_pwait, 3, 0, 16, (uint64_t)-1, 0, 8),
+#endif
+    CALL(accept4, 4, 0, 0, SOCK_CLOEXEC),
+    CALL(getsockopt, 5, SOL_SOCKET, SO_PEERCRED),
+    CALL(recvmsg, 5, 0, MSG_CMSG_CLOEXEC),
+    CALL(sendmsg, 5, 0, MSG_NOSIGNAL),
+    CALL(read, 5),
+    CALL(write, 5),
+    CALL(close, 5),
+    CALL(prctl, PR_SET_PDEATHSIG, 0),
+    /* reaping and signalling its commands; the memory watchdog */
+    CALL(wait4, (uint64_t)-1, 0, WNOHANG, 0),
+    CALL(kill, (uint64_t)-2, SIGKILL),
+    CALL(kill, (uint64_t)-2, SIGTERM),
+    CALL(kill, (uint64_t)-1, SIGKILL),
+    CALL(pidfd_open, 2, 0),
+    CALL(sched_getaffinity, 0, 128),
+    CALL(clock_gettime, CLOCK_MONOTONIC),
+    /* /proc: caller_is_hutch, memwatch, the root sent to hutch */
+    CALL(openat, (uint64_t)AT_FDCWD, 0, O_RDONLY | O_CLOEXEC),
+    CALL(openat, (uint64_t)AT_FDCWD, 0, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_DIRECTORY),
+    CALL(openat, (uint64_t)AT_FDCWD, 0, O_PATH | O_DIRECTORY | O_CLOEXEC),
+    CALL(openat, (uint64_t)AT_FDCWD, 0, O_RDWR | O_NOCTTY | O_CLOEXEC),
+    CALL(getdents64, 5),
+    CALL(newfstatat, 5, 0, 0, AT_EMPTY_PATH),
+#ifdef SYS_readlink
+    CALL(readlink),
+#endif
+    CALL(readlinkat, (uint64_t)AT_FDCWD),
+    CALL(lseek, 5),
+    /* malloc */
+    CALL(brk),
+    CALL(mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0),
+    CALL(munmap),
+    CALL(mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, (uint64_t)-1, 0),
+    CALL(mremap),
+    /* starting a command (payload_spawn); a plain fork in sanitizer builds */
+    CALL(clone, CLONE_VM | CLONE_VFORK | SIGCHLD),
+    CALL(clone, CLONE_CHILD_SETTID | CLONE_CHILD_CLEARTID | SIGCHLD),
+    CALL(ioctl, 5, TIOCSPTLCK),
+    CALL(ioctl, 5, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC),
+    CALL(ioctl, 5, TIOCGPTN),
+    CALL(ioctl, 5, TIOCSWINSZ),
+    /* the command's own pre-exec steps (payload_child) */
+    CALL(setsid),
+#ifdef SYS_dup2
+    CALL(dup2, 5, 0),
+#else
+    CALL(dup3, 5, 0, 0),
+#endif
+    CALL(ioctl, 0, TIOCSCTTY, 0),
+    CALL(close_range, 3, ~0U, 0),
+    CALL(prctl, PR_SET_PDEATHSIG, SIGKILL),
+    CALL(prlimit64, 0, RLIMIT_AS, 0, 0),
+    CALL(chdir),
+    CALL(execve),
+    CALL(exit_group, 0),
+};
+
+int init_seccomp_load(const void *bpf, size_t len, const char **refused, hutch_error_t *err) {
+  ssize_t i = seccomp_first_refused(bpf, len, init_calls, ARRAY_SIZE(init_calls));
+  if (i >= 0) {
+    *refused = init_calls[i].name;
+    return 0;
+  }
+  *refused = NULL;
+  if (seccomp_install(bpf, len, err) < 0)
+    return hutch_error_wrap(err, "init");
+  return 1;
+}
