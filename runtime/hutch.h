@@ -97,6 +97,9 @@ struct hutch_import_options {
    * pull): the import skips its own first pass over the file; the unpack
    * still hashes every byte and fails when they differ.  NULL: unknown. */
   const char *sha256;
+  /* The image to take from an archive or layout of several (a name such
+   * as "busybox:1" or "sha256:" and 12+ hex digits); NULL: its only one. */
+  const char *image;
 };
 /* Returns 1 when the same bytes were already in the store (nothing unpacked), 0 after an unpack. */
 int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,

@@ -8,6 +8,7 @@
 #include <cJSON.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -108,14 +109,24 @@ struct source {
   int dirfd; /* a layout directory, else -1 */
   int fd;    /* an archive, else -1 */
   struct tar_index tar;
+  const char *blobs; /* where blobs are, by digest: "blobs/sha256/" (OCI), "" (dir:) */
+  const char *want;  /* --image, or NULL */
 };
+
+/* Symlinks in a directory are followed inside it only, as the archive's
+ * are (tar_index_resolve): a layout is as hostile as the archive would be. */
+static int source_openat(const struct source *s, const char *member) {
+  return openat2_retry(s->dirfd, member, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0,
+                       RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+}
 
 static bool source_has(const struct source *s, const char *member) {
   if (s->dirfd >= 0) {
+    _cleanup_close_ int fd = source_openat(s, member);
     struct stat st;
-    return fstatat(s->dirfd, member, &st, 0) == 0 && S_ISREG(st.st_mode);
+    return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
   }
-  return tar_index_find(&s->tar, member) != NULL;
+  return tar_index_resolve(&s->tar, member) != NULL;
 }
 
 static int source_open(const struct source *s, const char *member, struct blob *b, hutch_error_t *err) {
@@ -124,7 +135,7 @@ static int source_open(const struct source *s, const char *member, struct blob *
   if (unpack_path_problem(member) != NULL)
     return hutch_error_set(err, EINVAL, "%s: the image names the file \"%s\", outside the image", s->file, member);
   if (s->dirfd >= 0) {
-    int fd = openat(s->dirfd, member, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+    int fd = source_openat(s, member);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
       int e = fd < 0 ? errno : EINVAL;
@@ -135,9 +146,10 @@ static int source_open(const struct source *s, const char *member, struct blob *
     *b = (struct blob){.fd = fd, .offset = 0, .size = (uint64_t)st.st_size};
     return 0;
   }
-  const struct tar_member *m = tar_index_find(&s->tar, clean);
+  const struct tar_member *m = tar_index_resolve(&s->tar, clean);
   if (m == NULL)
-    return hutch_error_set(err, ENOENT, "%s: the archive has no %s", s->file, member);
+    return hutch_error_set(err, ENOENT, "%s: the archive has no %s%s", s->file, member,
+                           tar_index_find(&s->tar, clean) ? " (a symlink that leads nowhere in the archive)" : "");
   int fd = dup(s->fd);
   if (fd < 0)
     return hutch_error_sys(err, "dup");
@@ -307,16 +319,16 @@ static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn 
 
 /* ---- local images ------------------------------------------------------ */
 
-static char *blob_member(const char *digest) {
+static char *blob_member(const struct source *s, const char *digest) {
   char hex[SHA256_HEX_SIZE];
   oci_digest_hex(digest, hex);
-  return xasprintf("blobs/sha256/%s", hex);
+  return xasprintf("%s%s", s->blobs, hex);
 }
 
 /* Open, verify and read a small document named by a descriptor. */
 static int source_document(const struct source *s, const char *what, const struct oci_descriptor *d, char **text,
                            size_t *len, hutch_error_t *err) {
-  _cleanup_free_ char *member = blob_member(d->digest);
+  _cleanup_free_ char *member = blob_member(s, d->digest);
   struct blob b;
   if (source_open(s, member, &b, err) < 0)
     return -1;
@@ -366,6 +378,10 @@ static int plan_oci_layout(const struct source *s, struct plan *p, hutch_error_t
   size_t n = 0;
   if (oci_parse_index(text, len, &list, &n, err) < 0)
     return hutch_error_wrap(err, "index.json");
+  if (oci_filter_by_name(list, &n, s->want, err) < 0) {
+    oci_descriptors_free(list, n);
+    return hutch_error_wrap(err, "index.json");
+  }
   struct oci_descriptor chosen = {0};
   for (int depth = 0;; depth++) {
     ssize_t i = n == 1 ? 0 : pick_platform(list, n, depth ? "the image index" : "index.json", err);
@@ -425,7 +441,7 @@ static int plan_docker_archive(const struct source *s, struct plan *p, struct do
   size_t len = 0;
   int r = blob_read(&b, "manifest.json", &text, &len, err);
   blob_close(&b);
-  if (r < 0 || docker_parse_save(text, len, save, err) < 0)
+  if (r < 0 || docker_parse_save(text, len, s->want, save, err) < 0)
     return -1;
   _cleanup_free_ char *clean = layer_clean_path(save->config);
   const char *base = strrchr(clean, '/') ? strrchr(clean, '/') + 1 : clean;
@@ -464,6 +480,63 @@ static int plan_docker_archive(const struct source *s, struct plan *p, struct do
   return 0;
 }
 
+/* A `dir:` copy (podman save --format docker-dir, skopeo copy dir:):
+ * manifest.json is the image manifest itself, blobs are files named by
+ * their hex digest, and the manifest's own digest keys the entry. */
+static int plan_dir_copy(const struct source *s, struct plan *p, hutch_error_t *err) {
+  if (s->want) {
+    hutch_error_set(err, EINVAL, "a dir: copy holds one image; --image %s names none of it", s->want);
+    return hutch_error_hint(err, "leave --image out");
+  }
+  struct blob b;
+  if (source_open(s, "manifest.json", &b, err) < 0)
+    return -1;
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0;
+  int r = blob_hash(&b, p->key, err);
+  if (r == 0)
+    r = blob_read(&b, "manifest.json", &text, &len, err);
+  blob_close(&b);
+  if (r < 0)
+    return -1;
+  if (oci_doc_kind(NULL, text, len) != OCI_DOC_MANIFEST) {
+    hutch_error_set(err, ENOTSUP, "manifest.json is neither a `docker save` manifest nor an image manifest");
+    return hutch_error_hint(err, "copy one platform's image (skopeo copy without --all), or save it as an OCI "
+                                 "layout (podman save --format oci-dir)");
+  }
+  struct oci_manifest m;
+  if (oci_parse_manifest(text, len, &m, err) < 0)
+    return hutch_error_wrap(err, "manifest.json");
+  p->manifest_digest = xasprintf("sha256:%s", p->key);
+  p->config_digest = xstrdup(m.config.digest);
+  free(text);
+  text = NULL;
+  r = source_document(s, "image config", &m.config, &text, &len, err);
+  if (r == 0)
+    r = oci_parse_config(text, len, &p->config, err);
+  if (r == 0)
+    r = plan_layers_from_manifest(p, &m, err);
+  oci_manifest_clear(&m);
+  return r;
+}
+
+/* manifest.json: an array for `docker save`, an object for a dir: copy. */
+static bool manifest_is_array(const struct source *s) {
+  struct blob b;
+  char c = '\0';
+  hutch_error_t ignored = NULL;
+  if (source_open(s, "manifest.json", &b, &ignored) < 0) {
+    hutch_error_free(&ignored);
+    return true; /* the docker path reports it */
+  }
+  for (uint64_t i = 0; i < b.size && i < 4096; i++) {
+    if (pread(b.fd, &c, 1, (off_t)(b.offset + i)) != 1 || !strchr(" \t\r\n", c))
+      break;
+  }
+  blob_close(&b);
+  return c != '{';
+}
+
 struct local_ctx {
   const struct source *s;
   const struct docker_save *save; /* NULL for an OCI layout */
@@ -472,7 +545,7 @@ struct local_ctx {
 static int local_layer(void *data, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err) {
   struct local_ctx *c = data;
   _cleanup_free_ char *digest = xasprintf("sha256:%s", p->layer_hex[i]);
-  _cleanup_free_ char *member = c->save ? xstrdup(c->save->layers[i]) : blob_member(digest);
+  _cleanup_free_ char *member = c->save ? xstrdup(c->save->layers[i]) : blob_member(c->s, digest);
   if (source_open(c->s, member, out, err) < 0)
     return -1;
   if (blob_verify(out, "layer", p->layer_hex[i], p->layer_size[i], err) < 0) {
@@ -487,24 +560,38 @@ int oci_import(struct hutch_store *store, const char *file, int fd, const struct
   struct stat st;
   if (fstat(fd, &st) < 0)
     return hutch_error_sys(err, "stat");
-  struct source s = {.file = file, .dirfd = -1, .fd = -1};
+  struct source s = {.file = file, .dirfd = -1, .fd = -1, .blobs = "blobs/sha256/", .want = opts->image};
   if (S_ISDIR(st.st_mode)) {
     s.dirfd = fd;
   } else {
     int r = tar_index_read(fd, &s.tar, err);
     if (r <= 0)
-      return r < 0 ? -1 : OCI_NOT_AN_IMAGE;
+      return r < 0 ? hutch_error_wrap(err, "an image archive (it has manifest.json, index.json or oci-layout)")
+                   : OCI_NOT_AN_IMAGE;
     s.fd = fd;
   }
   struct plan p = {.source = file};
   struct docker_save save = {0};
   int r;
+  /* Docker 25 and later write both index.json and manifest.json: the OCI
+   * layout is the one that names each blob by its digest. */
   if (source_has(&s, "index.json")) {
     p.format = s.dirfd >= 0 ? "oci-layout" : "oci-archive";
     r = plan_oci_layout(&s, &p, err);
-  } else if (source_has(&s, "manifest.json")) {
+  } else if (source_has(&s, "manifest.json") && manifest_is_array(&s)) {
     p.format = "docker-archive";
     r = plan_docker_archive(&s, &p, &save, err);
+  } else if (source_has(&s, "manifest.json")) {
+    p.format = s.dirfd >= 0 ? "dir" : "dir-archive";
+    s.blobs = "";
+    r = plan_dir_copy(&s, &p, err);
+  } else if (source_has(&s, "oci-layout") || tar_index_find(&s.tar, "manifest.json") ||
+             tar_index_find(&s.tar, "index.json")) {
+    /* Never a plain tree: what marks an image archive is there, the rest not. */
+    r = hutch_error_set(err, EINVAL, "an image archive (it has %s) without %s",
+                        source_has(&s, "oci-layout") ? "oci-layout" : "manifest.json or index.json",
+                        "a readable index.json (OCI layout) or manifest.json (docker save)");
+    hutch_error_hint(err, "save the image again (podman save, skopeo copy, docker save)");
   } else {
     tar_index_clear(&s.tar);
     return OCI_NOT_AN_IMAGE;

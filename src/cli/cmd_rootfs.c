@@ -31,19 +31,24 @@ static const char rootfs_usage[] = "Usage: hutch rootfs COMMAND [OPTIONS]\n"
                                    "\n"
                                    "`hutch rootfs COMMAND --help` describes each command.\n";
 
-static const char import_usage[] = "Usage: hutch rootfs import FILE [--name NAME] [--store DIR]\n"
+static const char import_usage[] = "Usage: hutch rootfs import FILE [--name NAME] [--image REF] [--store DIR]\n"
                                    "\n"
                                    "Unpack a rootfs tarball (tar, tar.gz, tar.xz, tar.zst, tar.bz2, tar.lz4; the\n"
                                    "compression is recognised from the content) into the store, once: the image\n"
                                    "is keyed by the sha256 of the file, and importing the same bytes again only\n"
                                    "(re)sets the name.  Prints the digest on stdout.\n"
                                    "\n"
-                                   "FILE may also be an image: a `docker save` archive, or an OCI image layout\n"
-                                   "(a directory or an uncompressed tarball of one).  Its layers are checked\n"
-                                   "against their digests and applied in order; see hutch-rootfs(1).\n"
+                                   "FILE may also be an image as docker, podman and skopeo write it: a\n"
+                                   "docker-archive (`docker save`), an OCI layout (oci-archive, oci-dir) or a\n"
+                                   "dir: copy (docker-dir), as a directory or a tarball.  Its layers are checked\n"
+                                   "against their digests and applied in order; see hutch-rootfs(1).  A file\n"
+                                   "with manifest.json, index.json or oci-layout that is not understood is\n"
+                                   "refused, never unpacked as a tree.\n"
                                    "\n"
                                    "Options:\n"
                                    "  -n, --name NAME  name the image (moves the name if it is already in use)\n"
+                                   "  --image REF      the image to take from an archive of several (a name\n"
+                                   "                   it lists, such as busybox:1, or sha256:HEX)\n"
                                    "  --store DIR      the store to import into\n"
                                    "  -h, --help       show this help\n";
 
@@ -142,17 +147,21 @@ void cli_progress_phase(const char *label, void *data) {
 static int rootfs_import(int argc, char **argv, const char *store_path) {
   static const struct option longopts[] = {
       {"name", required_argument, NULL, 'n'},
+      {"image", required_argument, NULL, 'i'},
       {"store", required_argument, NULL, OPT_STORE},
       {"help", no_argument, NULL, 'h'},
       {0},
   };
-  const char *name = NULL;
+  const char *name = NULL, *image_ref = NULL;
   int c;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'n':
       name = optarg;
+      break;
+    case 'i':
+      image_ref = optarg;
       break;
     case OPT_STORE:
       store_path = optarg;
@@ -182,7 +191,7 @@ static int rootfs_import(int argc, char **argv, const char *store_path) {
   const char *base = strrchr(file, '/');
   _cleanup_free_ char *label = xasprintf("importing %s", base ? base + 1 : file);
   struct cli_progress prog = {.label = label};
-  struct hutch_import_options opts = {.name = name};
+  struct hutch_import_options opts = {.name = name, .image = image_ref};
   if (isatty(STDERR_FILENO)) {
     opts.progress = cli_draw_progress;
     opts.progress_data = &prog;
