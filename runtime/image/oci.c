@@ -141,7 +141,11 @@ static int source_open(const struct source *s, const char *member, struct blob *
       int e = fd < 0 ? errno : EINVAL;
       if (fd >= 0)
         close(fd);
-      return hutch_error_set(err, e, "%s: open %s", s->file, member);
+      struct stat lst;
+      bool link = fstatat(s->dirfd, member, &lst, AT_SYMLINK_NOFOLLOW) == 0 && S_ISLNK(lst.st_mode);
+      return hutch_error_set(err, e, "%s: open %s%s", s->file, member,
+                             link ? " (a symlink that leads nowhere in the layout; links are followed inside it only)"
+                                  : "");
     }
     *b = (struct blob){.fd = fd, .offset = 0, .size = (uint64_t)st.st_size};
     return 0;
@@ -499,10 +503,18 @@ static int plan_dir_copy(const struct source *s, struct plan *p, hutch_error_t *
   blob_close(&b);
   if (r < 0)
     return -1;
-  if (oci_doc_kind(NULL, text, len) != OCI_DOC_MANIFEST) {
-    hutch_error_set(err, ENOTSUP, "manifest.json is neither a `docker save` manifest nor an image manifest");
+  enum oci_doc_kind kind = oci_doc_kind(NULL, text, len);
+  if (kind == OCI_DOC_INDEX) {
+    hutch_error_set(err, ENOTSUP, "manifest.json is an image index (a dir: copy of several platforms)");
     return hutch_error_hint(err, "copy one platform's image (skopeo copy without --all), or save it as an OCI "
-                                 "layout (podman save --format oci-dir)");
+                                 "layout (skopeo copy --all ... oci:DIR)");
+  }
+  if (kind != OCI_DOC_MANIFEST) {
+    hutch_error_set(err, EINVAL,
+                    "it has manifest.json, as an image archive has, but neither a `docker save` manifest (an "
+                    "array) nor an image manifest; nothing was unpacked");
+    return hutch_error_hint(err, "save the image again (podman save, skopeo copy, docker save); a root filesystem "
+                                 "tarball must not have manifest.json, index.json or oci-layout at its top");
   }
   struct oci_manifest m;
   if (oci_parse_manifest(text, len, &m, err) < 0)

@@ -1,0 +1,276 @@
+#!/bin/bash
+# Image archives as the real tools write them, imported: podman save
+# (docker-archive, oci-archive, oci-dir, docker-dir; compressed and not;
+# several images with -m) and skopeo copy (oci:, oci-archive:,
+# docker-archive:, dir:; gzip and zstd layers; a layout of two images).
+# Nothing here is built by hand except the hostile variants, each made from
+# a real archive by changing one thing: a symlink out of the archive, a
+# damaged layer, a blob symlinked out of a layout directory, and files that
+# look like image archives without being one.
+#
+# The root run makes the archives with Debian's podman and skopeo, with a
+# private storage (--root/--runroot under a temporary directory, vfs) in a
+# mount namespace of their own, so the host's /var/lib/containers and
+# /run/containers are left alone; it leaves them world-readable in
+# $HUTCH_TEST_CACHE/archives for the rootless run, which imports them.
+. "${HUTCH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+
+base=$(hutch_rootfs_ensure busybox) || tap_skip_all "the busybox test rootfs is not available"
+work=$(hutch_test_tmpdir) || exit 1
+chmod 0755 "$work"
+export HUTCH_STORE=$work/store
+arch=$HUTCH_TEST_CACHE/archives
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() { # `rootfs rm`: a rootless store holds files of subordinate ids
+  local s d
+  for s in "$work"/store*; do
+    [ -d "$s" ] || continue
+    for d in $(HUTCH_STORE=$s "$HUTCH_BIN" rootfs ls --json 2>/dev/null |
+      python3 -c 'import json,sys; print("\n".join(sorted({i["digest"] for i in json.load(sys.stdin)})))' 2>/dev/null); do
+      HUTCH_STORE=$s "$HUTCH_BIN" rootfs rm "$d" >/dev/null 2>&1
+    done
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# ---- the archives (root run) -------------------------------------------
+
+# Runs in its own mount namespace: tmpfs over the tools' default state.
+prepare() { # OUT BASE
+  local out=$1 base=$2 pr
+  # podman wants a runroot of at most 50 characters: not under a test TMPDIR
+  pr=$(mktemp -d /tmp/hpod.XXXXXX) || return 1
+  for d in /var/lib/containers /run/containers; do
+    if [ -d "$d" ]; then mount -t tmpfs tmpfs "$d" || return 1; fi
+  done
+  export HOME=$pr/home XDG_CONFIG_HOME=$pr/home/.config XDG_DATA_HOME=$pr/home/.local TMPDIR=$pr/tmp
+  mkdir -p "$HOME" "$TMPDIR"
+  pm() {
+    podman --root "$pr/root" --runroot "$pr/run" --storage-driver vfs --cgroup-manager cgroupfs \
+      --events-backend none --tmpdir "$pr/tmp" "$@"
+  }
+  set -e
+  pm import -q "$base" localhost/bbtest:1 >/dev/null
+  mkdir -p "$pr/ctx"
+  echo second >"$pr/ctx/second"
+  printf 'FROM localhost/bbtest:1\nCOPY second /etc/second\nENV SECOND=yes\nWORKDIR /etc\n' >"$pr/ctx/Containerfile"
+  pm build -q --network none -t localhost/bbtest2:1 "$pr/ctx" >/dev/null
+  cd "$out"
+  pm save -q --format docker-archive -o pd-docker.tar localhost/bbtest2:1
+  pm save -q --format oci-archive -o pd-oci.tar localhost/bbtest2:1
+  pm save -q --uncompressed --format oci-archive -o pd-oci-unc.tar localhost/bbtest2:1
+  pm save -q --format oci-dir -o pd-oci-dir localhost/bbtest2:1
+  pm save -q --format docker-dir -o pd-docker-dir localhost/bbtest2:1
+  pm save -q --compress --format docker-dir -o pd-docker-dir-gz localhost/bbtest2:1
+  pm save -q -m --format docker-archive -o pd-multi.tar localhost/bbtest:1 localhost/bbtest2:1
+  skopeo copy -q docker-archive:pd-docker.tar oci:sk-oci:two
+  skopeo copy -q docker-archive:pd-multi.tar:localhost/bbtest:1 oci:sk-oci:one
+  skopeo copy -q docker-archive:pd-docker.tar oci-archive:sk-oci.tar:two
+  skopeo copy -q oci:sk-oci:two docker-archive:sk-docker.tar:localhost/bbtest2:1
+  skopeo copy -q --dest-compress --dest-compress-format zstd docker-archive:pd-docker.tar oci:sk-zstd:two
+  skopeo copy -q docker-archive:pd-docker.tar dir:sk-dir
+  skopeo copy -q --dest-compress docker-archive:pd-docker.tar dir:sk-dir-gz
+  gzip -c pd-docker.tar >pd-docker.tar.gz
+  set +e
+  rm -rf "$pr"
+}
+
+# The hostile variants, each a real archive with one thing changed.
+derive() { # OUT
+  python3 - "$1" <<'EOF'
+import io, json, os, shutil, sys, tarfile
+out = sys.argv[1]
+os.chdir(out)
+
+def rewrite(src, dst, change):
+    with tarfile.open(src) as t, tarfile.open(dst, "w", format=tarfile.PAX_FORMAT) as o:
+        for m in t.getmembers():
+            data = t.extractfile(m).read() if m.isfile() else None
+            m, data = change(m, data)
+            o.addfile(m, io.BytesIO(data) if data is not None else None)
+
+save = json.load(tarfile.open("pd-docker.tar").extractfile("manifest.json"))
+layer = save[0]["Layers"][-1]
+links = [m.name for m in tarfile.open("pd-docker.tar").getmembers() if m.issym()]
+
+# docker save's way of naming layers (<id>/layer.tar, a symlink podman
+# writes) with the link aimed out of the archive.
+def escape(m, data):
+    if m.name == "manifest.json":
+        s = json.loads(data)
+        s[0]["Layers"] = [l for l in s[0]["Layers"]]
+        s[0]["Layers"][-1] = links[-1]
+        data = json.dumps(s).encode()
+        m.size = len(data)
+    if m.name == links[-1]:
+        m.linkname = "../../../../../../../../etc/passwd"
+    return m, data
+rewrite("pd-docker.tar", "bad-link.tar", escape)
+
+# The same, with <id>/layer.tar named and left pointing at the layer: fine.
+def via_link(m, data):
+    if m.name == "manifest.json":
+        s = json.loads(data)
+        targets = {os.path.normpath(os.path.join(os.path.dirname(l), tarfile.open("pd-docker.tar").getmember(l).linkname)): l for l in links}
+        s[0]["Layers"] = [targets[l] for l in s[0]["Layers"]]
+        data = json.dumps(s).encode()
+        m.size = len(data)
+    return m, data
+rewrite("pd-docker.tar", "link-layers.tar", via_link)
+
+# One byte of the last layer changed.
+def damage(m, data):
+    if m.name == layer:
+        data = bytearray(data)
+        data[600] ^= 0xFF
+        data = bytes(data)
+    return m, data
+rewrite("pd-docker.tar", "bad-digest.tar", damage)
+
+# An OCI layout directory whose layer blob is a symlink out of it, to a
+# copy of the right bytes: only the layout's own files may be read.
+shutil.copytree("pd-oci-dir", "bad-oci-dir", symlinks=True)
+idx = json.load(open("bad-oci-dir/index.json"))
+man = json.load(open("bad-oci-dir/blobs/sha256/" + idx["manifests"][0]["digest"][7:]))
+blob = man["layers"][-1]["digest"][7:]
+os.makedirs("outside", exist_ok=True)
+shutil.move("bad-oci-dir/blobs/sha256/" + blob, "outside/" + blob)
+os.symlink(os.path.abspath("outside/" + blob), "bad-oci-dir/blobs/sha256/" + blob)
+
+# Things with an image archive's marks that no tool wrote: a root tree
+# with a manifest.json of another kind, and an oci-layout without index.
+def tree_with(name, extra):
+    with tarfile.open(base_tar) as t, tarfile.open(name, "w") as o:
+        for m in t.getmembers():
+            o.addfile(m, t.extractfile(m) if m.isfile() else None)
+        for n, d in extra.items():
+            ti = tarfile.TarInfo(n)
+            ti.size = len(d)
+            o.addfile(ti, io.BytesIO(d))
+base_tar = os.environ["BASE_TAR"]
+tree_with("unknown-manifest.tar", {"./manifest.json": b'{"name": "my-app", "version": "1.0"}'})
+tree_with("layout-only.tar", {"oci-layout": b'{"imageLayoutVersion": "1.0.0"}'})
+EOF
+}
+
+if [ "$(id -u)" -eq 0 ]; then
+  command -v podman >/dev/null && command -v skopeo >/dev/null ||
+    tap_skip_all "podman and skopeo are not installed (apt-get install podman skopeo)"
+  new=$(mktemp -d "$HUTCH_TEST_CACHE/archives.XXXXXX") || exit 1
+  if ! unshare -m --propagation private bash -c "$(declare -f prepare); prepare \"\$1\" \"\$2\"" _ "$new" "$base" \
+    >"$work/prepare.log" 2>&1; then
+    tap_diag "$(tail -5 "$work/prepare.log")"
+    rm -rf "$new"
+    tap_skip_all "podman or skopeo cannot run here (see above)"
+  fi
+  BASE_TAR=$base derive "$new" >>"$work/prepare.log" 2>&1
+  tap_check $? "the hostile variants are made from the real archives"
+  chmod -R a+rX "$new"
+  rm -rf "$arch"
+  mv "$new" "$arch"
+elif [ ! -f "$arch/pd-docker.tar" ]; then
+  tap_skip_all "the archives are made by the root run (podman needs root here)"
+fi
+
+# ---- the reference trees ------------------------------------------------
+
+rootfs_of() { # NAME -> the unpacked tree
+  "$HUTCH_BIN" rootfs ls --json | python3 -c '
+import json, sys
+for i in json.load(sys.stdin):
+    if i["name"] == sys.argv[1]:
+        print(i["rootfs"])
+' "$1"
+}
+
+listing() { # ROOT: every path with its type, mode, size and link target
+  (cd "$1" && find . -path ./etc/second -prune -o -printf '%P|%y|%m|%s|%l\n' | sort | md5sum)
+}
+
+tap_ok "import the busybox test rootfs (the tree podman imported)" "$HUTCH_BIN" rootfs import "$base" --name plain
+want=$(listing "$(rootfs_of plain)")
+
+check_image() { # LABEL NAME SECOND(yes|no)
+  local label=$1 name=$2 second=$3 root
+  root=$(rootfs_of "$name")
+  tap_is "$(listing "$root")" "$want" "$label: the same tree as the rootfs podman imported"
+  if [ "$second" = yes ]; then
+    tap_is "$(cat "$root/etc/second" 2>&1)" second "$label: the second layer is applied over the first"
+  else
+    tap_check "$([ ! -e "$root/etc/second" ] && echo 0 || echo 1)" "$label: the one-layer image, not the other"
+  fi
+}
+
+store_images() {
+  find "$HUTCH_STORE/images" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
+}
+
+# ---- every format -------------------------------------------------------
+
+n=0
+for f in pd-docker.tar pd-oci.tar pd-oci-unc.tar pd-oci-dir pd-docker-dir pd-docker-dir-gz \
+  sk-oci.tar sk-docker.tar sk-zstd sk-dir sk-dir-gz pd-docker.tar.gz link-layers.tar; do
+  n=$((n + 1))
+  tap_ok "$f: imported" "$HUTCH_BIN" rootfs import "$arch/$f" --name "img$n"
+  check_image "$f" "img$n" yes
+done
+tap_ok "pd-docker.tar (the issue's case): exec in the image" "$HUTCH_BIN" exec --rootfs img1 -- /bin/sh -c 'echo ok'
+tap_is "$tap_stdout" ok "pd-docker.tar: /bin/sh ran"
+tap_ok "the image's Env and WorkingDir apply" "$HUTCH_BIN" exec --rootfs img1 -- /bin/sh -c 'echo "$SECOND $PWD"'
+tap_is "$tap_stdout" "yes /etc" "pd-docker.tar: ENV and WORKDIR of the Containerfile"
+tap_like "$(cat "$HUTCH_STORE"/images/*/meta.json)" '"format":[[:space:]]*"dir"' "a dir: copy is recorded as such"
+
+# ---- several images -----------------------------------------------------
+
+for f in pd-multi.tar sk-oci; do
+  tap_fails "$f: two images and no --image: refused" "$HUTCH_BIN" rootfs import "$arch/$f" --name multi
+  tap_like "$tap_stderr" "2 images \\(((localhost/bbtest:1|one), (localhost/bbtest2:1|two)|two, one)\\)" \
+    "$f: the error lists the names"
+  tap_like "$tap_stderr" "--image" "$f: and says how to choose"
+done
+tap_ok "pd-multi.tar --image bbtest:1" "$HUTCH_BIN" rootfs import "$arch/pd-multi.tar" --image bbtest:1 --name m1
+check_image "pd-multi.tar bbtest:1" m1 no
+tap_ok "pd-multi.tar --image localhost/bbtest2:1" "$HUTCH_BIN" rootfs import "$arch/pd-multi.tar" \
+  --image localhost/bbtest2:1 --name m2
+check_image "pd-multi.tar bbtest2:1" m2 yes
+tap_ok "sk-oci --image one" "$HUTCH_BIN" rootfs import "$arch/sk-oci" --image one --name s1
+check_image "sk-oci one" s1 no
+tap_ok "sk-oci --image two" "$HUTCH_BIN" rootfs import "$arch/sk-oci" --image two --name s2
+check_image "sk-oci two" s2 yes
+tap_fails "--image of a name the archive lacks" "$HUTCH_BIN" rootfs import "$arch/pd-multi.tar" --image bbtest:3
+tap_like "$tap_stderr" "no image bbtest:3 \\(it has: localhost/bbtest:1, localhost/bbtest2:1\\)" \
+  "the error lists what it has"
+tap_fails "--image with a plain tarball" "$HUTCH_BIN" rootfs import "$base" --image bbtest:1
+tap_like "$tap_stderr" "plain tarball" "says the file is a plain tarball"
+
+# ---- hostile and unknown ------------------------------------------------
+# In a store of their own: an image whose config is in the store already
+# is not applied again (its layers are the ones the config names).
+export HUTCH_STORE=$work/store-hostile
+
+refused() { # FILE PATTERN DESC
+  local before
+  before=$(store_images)
+  tap_fails "$1: refused" "$HUTCH_BIN" rootfs import "$arch/$1" --name hostile
+  tap_like "$tap_stderr" "$2" "$1: $3"
+  tap_is "$(store_images)" "$before" "$1: no image was added"
+  tap_is "$(rootfs_of hostile)" "" "$1: no name was given"
+}
+refused bad-link.tar "leads nowhere in the archive" "a layer symlink out of the archive is not followed"
+refused bad-digest.tar "digest mismatch" "a changed layer fails its digest"
+refused bad-oci-dir "leads nowhere in the layout" "a blob symlinked out of the layout directory is not read"
+refused unknown-manifest.tar "it has manifest.json, as an image archive has.*nothing was unpacked" \
+  "a tree with a foreign manifest.json is not unpacked as a tree"
+refused layout-only.tar "image archive \\(it has oci-layout\\)" "an oci-layout without index.json"
+tap_is "$(ls "$HUTCH_STORE/tmp" 2>/dev/null)" "" "no stage is left behind"
+
+# The policy's [limits] budget holds for a real archive too.
+sed -e "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|" -e 's|^image_entries = .*|image_entries = 50|' \
+  "$HUTCH_POLICY" >"$work/small.policy"
+HUTCH_STORE=$work/store-small HUTCH_POLICY=$work/small.policy tap_fails \
+  "pd-oci-unc.tar over image_entries = 50: refused" "$HUTCH_BIN" rootfs import "$arch/pd-oci-unc.tar" --name small
+tap_like "$tap_stderr" "\\[limits\\] image_entries" "the error names [limits] image_entries"
+
+tap_done
