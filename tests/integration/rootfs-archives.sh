@@ -137,7 +137,7 @@ man = json.load(open("bad-oci-dir/blobs/sha256/" + idx["manifests"][0]["digest"]
 blob = man["layers"][-1]["digest"][7:]
 os.makedirs("outside", exist_ok=True)
 shutil.move("bad-oci-dir/blobs/sha256/" + blob, "outside/" + blob)
-os.symlink(os.path.abspath("outside/" + blob), "bad-oci-dir/blobs/sha256/" + blob)
+os.symlink(os.path.join(os.environ["FINAL"], "outside", blob), "bad-oci-dir/blobs/sha256/" + blob)
 
 # Things with an image archive's marks that no tool wrote: a root tree
 # with a manifest.json of another kind, and an oci-layout without index.
@@ -165,11 +165,13 @@ if [ "$(id -u)" -eq 0 ]; then
     rm -rf "$new"
     tap_skip_all "podman or skopeo cannot run here (see above)"
   fi
-  BASE_TAR=$base derive "$new" >>"$work/prepare.log" 2>&1
+  BASE_TAR=$base FINAL=$arch derive "$new" >>"$work/prepare.log" 2>&1
   tap_check $? "the hostile variants are made from the real archives"
   chmod -R a+rX "$new"
   rm -rf "$arch"
   mv "$new" "$arch"
+  tap_is "$(cmp "$arch/bad-oci-dir/blobs/sha256/$(ls "$arch/outside")" "$arch/outside/"* 2>&1 && echo same)" same \
+    "bad-oci-dir: its blob symlink leads to the right bytes (outside the layout)"
 elif [ ! -f "$arch/pd-docker.tar" ]; then
   tap_skip_all "the archives are made by the root run (podman needs root here)"
 fi
