@@ -215,7 +215,8 @@ static int member_header(struct archive *a, const char *name, uint64_t size, hut
   struct archive_entry *e = ARCHIVE(archive_entry_new)();
   if (e == NULL)
     abort();
-  struct stat st = {.st_mode = S_IFREG | 0644, .st_size = (off_t)size};
+  bool dir = name[strlen(name) - 1] == '/';
+  struct stat st = {.st_mode = dir ? S_IFDIR | 0755 : S_IFREG | 0644, .st_size = dir ? 0 : (off_t)size};
   ARCHIVE(archive_entry_copy_stat)(e, &st);
   ARCHIVE(archive_entry_set_pathname)(e, name);
   int r = ARCHIVE(archive_write_header)(a, e);
@@ -339,7 +340,10 @@ static int write_oci(struct archive *a, const struct parts *p, hutch_error_t *er
   _cleanup_free_ char *lname = xasprintf("blobs/sha256/%s", p->layer_hex);
   _cleanup_free_ char *cname = xasprintf("blobs/sha256/%s", p->config_hex);
   _cleanup_free_ char *mname = xasprintf("blobs/sha256/%s", mhex);
-  if (member_text(a, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}", err) < 0 ||
+  /* The directories too: rootless skopeo and podman unpack the archive and
+   * fail on a directory they had to make themselves. */
+  if (member_header(a, "blobs/", 0, err) < 0 || member_header(a, "blobs/sha256/", 0, err) < 0 ||
+      member_text(a, "oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}", err) < 0 ||
       member_fd(a, lname, p->layer_fd, p->layer_size, err) < 0 || member_text(a, cname, p->config, err) < 0 ||
       member_text(a, mname, manifest, err) < 0 || member_text(a, "index.json", index, err) < 0)
     return -1;

@@ -1,5 +1,6 @@
 #!/bin/bash
-# Image archives as the real tools write them, imported: podman save
+# Image archives as the real tools write them, imported, and hutch's own
+# (`rootfs export`) read by them: podman save
 # (docker-archive, oci-archive, oci-dir, docker-dir; compressed and not;
 # several images with -m) and skopeo copy (oci:, oci-archive:,
 # docker-archive:, dir:; gzip and zstd layers; a layout of two images).
@@ -187,8 +188,8 @@ for i in json.load(sys.stdin):
 ' "$1"
 }
 
-listing() { # ROOT: every path with its type, mode, size and link target
-  (cd "$1" && find . -path ./etc/second -prune -o -printf '%P|%y|%m|%s|%l\n' | sort | md5sum)
+listing() { # ROOT: every path with its type, mode, size, link target and owner (but the test's own files)
+  (cd "$1" && find . \( -path ./etc/second -o -path ./etc/built \) -prune -o -printf '%P|%y|%m|%s|%l|%U|%G\n' | sort | md5sum)
 }
 
 tap_ok "import the busybox test rootfs (the tree podman imported)" "$HUTCH_BIN" rootfs import "$base" --name plain
@@ -246,6 +247,54 @@ tap_like "$tap_stderr" "no image bbtest:3 \\(it has: localhost/bbtest:1, localho
   "the error lists what it has"
 tap_fails "--image with a plain tarball" "$HUTCH_BIN" rootfs import "$base" --image bbtest:1
 tap_like "$tap_stderr" "plain tarball" "says the file is a plain tarball"
+
+# ---- export --------------------------------------------------------------
+# What hutch writes, read by skopeo and (root run) loaded by podman, and
+# imported again to the same tree: of an imported image, and of a built one
+# (a layer over it that deletes a file, merged into one layer).
+
+in_podman_ns() { # CMD...: podman with a private storage, as in prepare
+  local pr=$work/podman
+  mkdir -p "$pr"
+  unshare -m --propagation private bash -c '
+    for d in /var/lib/containers /run/containers; do [ -d "$d" ] && mount -t tmpfs tmpfs "$d"; done
+    export HOME=$0/home TMPDIR=$0/tmp
+    mkdir -p "$HOME" "$TMPDIR"
+    "$@"' "$pr" "$@"
+}
+
+for fmt in oci-archive docker-archive; do
+  out=$work/exp-$fmt.tar
+  tap_ok "export img1 --format $fmt" "$HUTCH_BIN" rootfs export img1 --format "$fmt" "$out"
+  tap_ok "$fmt: skopeo inspect reads it" skopeo inspect --raw "$fmt:$out"
+  tap_ok "$fmt: skopeo inspect of the image" skopeo inspect "$fmt:$out"
+  tap_like "$tap_stdout" '"SECOND=yes"' "$fmt: the image's Env is in its config"
+  tap_ok "$fmt: imported again" "$HUTCH_BIN" rootfs import "$out" --name "rt-$fmt"
+  check_image "$fmt round trip" "rt-$fmt" yes
+  tap_ok "$fmt round trip: exec with the image's defaults" "$HUTCH_BIN" exec --rootfs "rt-$fmt" -- \
+    /bin/sh -c 'echo "$SECOND $PWD"'
+  tap_is "$tap_stdout" "yes /etc" "$fmt round trip: Env and WorkingDir kept"
+  if [ "$(id -u)" -eq 0 ]; then
+    tap_ok "$fmt: podman load" in_podman_ns podman --root "$work/podman/root" --runroot "/tmp/hpod-load-$$" \
+      --storage-driver vfs --cgroup-manager cgroupfs --events-backend none load -i "$out"
+    tap_like "$tap_stdout$tap_stderr" "Loaded image.*localhost/img1:latest" "$fmt: podman names it localhost/img1"
+    rm -rf "/tmp/hpod-load-$$"
+  fi
+done
+
+printf 'run rm /etc/second && echo built >/etc/built\n' >"$work/layer.recipe"
+tap_ok "build a layer over img1 that deletes a file" "$HUTCH_BIN" rootfs build --from img1 \
+  --recipe "$work/layer.recipe" --name built
+tap_ok "export the built image" "$HUTCH_BIN" rootfs export built --format oci-archive "$work/built.tar"
+tap_ok "import it again" "$HUTCH_BIN" rootfs import "$work/built.tar" --name built-rt
+root=$(rootfs_of built-rt)
+tap_is "$(cat "$root/etc/built" 2>&1)" built "the built layer's file is there"
+tap_check "$([ ! -e "$root/etc/second" ] && echo 0 || echo 1)" "the file the layer deleted is not"
+tap_is "$(tar tf "$work/built.tar" | grep -c '\.wh\.')" 0 "no whiteout is exported (the layers are merged)"
+tap_is "$(listing "$root")" "$want" "the rest is the tree of img1"
+tap_fails "export of an unknown image" "$HUTCH_BIN" rootfs export nosuch "$work/x.tar"
+tap_check "$([ ! -e "$work/x.tar" ] && echo 0 || echo 1)" "leaves no file"
+tap_status 2 "an unknown --format is a usage error" "$HUTCH_BIN" rootfs export img1 --format zip "$work/x.tar"
 
 # ---- hostile and unknown ------------------------------------------------
 # In a store of their own: an image whose config is in the store already
