@@ -4,8 +4,11 @@
 # (docker-archive, oci-archive, oci-dir, docker-dir; compressed and not;
 # several images with -m) and skopeo copy (oci:, oci-archive:,
 # docker-archive:, dir:; gzip and zstd layers; a layout of two images).
-# Nothing here is built by hand except the hostile variants, each made from
-# a real archive by changing one thing: a symlink out of the archive, a
+# Nothing here is built by hand but what Debian's tools cannot write, each
+# made from a real archive by changing one thing: Docker's layouts (Docker
+# itself needs a daemon: the classic one with <id>/layer.tar files, and
+# Docker 25's OCI layout with containerd's name annotations and a
+# manifest.json), and the hostile variants: a symlink out of the archive, a
 # damaged layer, a blob symlinked out of a layout directory, and files that
 # look like image archives without being one.
 #
@@ -121,6 +124,54 @@ def via_link(m, data):
     return m, data
 rewrite("pd-docker.tar", "link-layers.tar", via_link)
 
+# Docker before 25 (`docker save`'s classic layout): each layer a file
+# <id>/layer.tar beside <id>/json and <id>/VERSION, no top-level <digest>.tar.
+with tarfile.open("pd-docker.tar") as t, tarfile.open("docker-classic.tar", "w") as o:
+    names = {m.name: m for m in t.getmembers()}
+    real = {}
+    for l in links:
+        target = os.path.normpath(os.path.join(os.path.dirname(l), names[l].linkname))
+        real[target] = l
+    for m in t.getmembers():
+        if m.name in real:
+            continue
+        if m.issym() and m.name in links:
+            src = names[os.path.normpath(os.path.join(os.path.dirname(m.name), m.linkname))]
+            ti = tarfile.TarInfo(m.name)
+            ti.size, ti.mode = src.size, 0o644
+            o.addfile(ti, t.extractfile(src))
+            continue
+        data = t.extractfile(m).read() if m.isfile() else None
+        if m.name == "manifest.json":
+            s = json.loads(data)
+            s[0]["Layers"] = [real[l] for l in s[0]["Layers"]]
+            data = json.dumps(s).encode()
+            m.size = len(data)
+        o.addfile(m, io.BytesIO(data) if data is not None else None)
+
+# Docker 25 and later: an OCI layout (here podman's, uncompressed) with
+# containerd's name annotations and a manifest.json naming blobs/sha256/.
+def docker25(m, data):
+    if m.name == "index.json":
+        i = json.loads(data)
+        i["manifests"][0]["annotations"] = {"io.containerd.image.name": "docker.io/library/bbtest2:1",
+                                            "org.opencontainers.image.ref.name": "1"}
+        data = json.dumps(i).encode()
+        m.size = len(data)
+    return m, data
+rewrite("pd-oci-unc.tar", "docker25.tar", docker25)
+with tarfile.open("pd-oci-unc.tar") as t:
+    i = json.load(t.extractfile("index.json"))
+    man = json.load(t.extractfile("blobs/sha256/" + i["manifests"][0]["digest"][7:]))
+save = [{"Config": "blobs/sha256/" + man["config"]["digest"][7:], "RepoTags": ["bbtest2:1"],
+         "Layers": ["blobs/sha256/" + l["digest"][7:] for l in man["layers"]]}]
+with tarfile.open("docker25.tar", "a") as o:
+    for n, d in (("manifest.json", json.dumps(save).encode()),
+                 ("repositories", b'{"bbtest2":{"1":"x"}}')):
+        ti = tarfile.TarInfo(n)
+        ti.size = len(d)
+        o.addfile(ti, io.BytesIO(d))
+
 # One byte of the last layer changed.
 def damage(m, data):
     if m.name == layer:
@@ -214,7 +265,8 @@ store_images() {
 
 n=0
 for f in pd-docker.tar pd-oci.tar pd-oci-unc.tar pd-oci-dir pd-docker-dir pd-docker-dir-gz \
-  sk-oci.tar sk-docker.tar sk-zstd sk-dir sk-dir-gz pd-docker.tar.gz link-layers.tar; do
+  sk-oci.tar sk-docker.tar sk-zstd sk-dir sk-dir-gz pd-docker.tar.gz link-layers.tar docker-classic.tar \
+  docker25.tar; do
   n=$((n + 1))
   tap_ok "$f: imported" "$HUTCH_BIN" rootfs import "$arch/$f" --name "img$n"
   check_image "$f" "img$n" yes
@@ -242,6 +294,9 @@ tap_ok "sk-oci --image one" "$HUTCH_BIN" rootfs import "$arch/sk-oci" --image on
 check_image "sk-oci one" s1 no
 tap_ok "sk-oci --image two" "$HUTCH_BIN" rootfs import "$arch/sk-oci" --image two --name s2
 check_image "sk-oci two" s2 yes
+tap_ok "docker25.tar --image bbtest2:1 (containerd's docker.io/library/ name)" "$HUTCH_BIN" rootfs import \
+  "$arch/docker25.tar" --image bbtest2:1 --name d25
+check_image "docker25.tar bbtest2:1" d25 yes
 tap_fails "--image of a name the archive lacks" "$HUTCH_BIN" rootfs import "$arch/pd-multi.tar" --image bbtest:3
 tap_like "$tap_stderr" "no image bbtest:3 \\(it has: localhost/bbtest:1, localhost/bbtest2:1\\)" \
   "the error lists what it has"
