@@ -172,6 +172,12 @@ with tarfile.open("docker25.tar", "a") as o:
         ti.size = len(d)
         o.addfile(ti, io.BytesIO(d))
 
+# A docker-archive unpacked into a directory (its <id>/layer.tar symlinks
+# are followed inside the directory).
+os.makedirs("pd-docker-unpacked")
+with tarfile.open("pd-docker.tar") as t:
+    t.extractall("pd-docker-unpacked")
+
 # One byte of the last layer changed.
 def damage(m, data):
     if m.name == layer:
@@ -266,7 +272,7 @@ store_images() {
 n=0
 for f in pd-docker.tar pd-oci.tar pd-oci-unc.tar pd-oci-dir pd-docker-dir pd-docker-dir-gz \
   sk-oci.tar sk-docker.tar sk-zstd sk-dir sk-dir-gz pd-docker.tar.gz link-layers.tar docker-classic.tar \
-  docker25.tar; do
+  docker25.tar pd-docker-unpacked; do
   n=$((n + 1))
   tap_ok "$f: imported" "$HUTCH_BIN" rootfs import "$arch/$f" --name "img$n"
   check_image "$f" "img$n" yes

@@ -284,6 +284,30 @@ int main(void) {
              !oci_ref_matches("x:1", "x:2") && !oci_ref_matches("quay.io/x:1", "x:1") && !oci_ref_matches(NULL, "x"),
          "reference matching");
 
+  /* ---- several images in a layout's index.json ---- */
+  const char *named =
+      "{\"manifests\": ["
+      "{\"digest\": \"sha256:" H64 "\", \"annotations\": {\"org.opencontainers.image.ref.name\": \"one\"}},"
+      "{\"digest\": \"sha256:" H64B "\", \"annotations\": {\"io.containerd.image.name\": "
+      "\"docker.io/library/two:latest\", \"org.opencontainers.image.ref.name\": \"latest\"}}]}";
+  struct oci_descriptor *list = NULL;
+  size_t n_list = 0;
+  tap_is_int(oci_parse_index(named, strlen(named), &list, &n_list, &err), 0, "parse an index of two named images");
+  tap_ok(oci_filter_by_name(list, &n_list, NULL, &err) < 0, "two names and no --image: refused");
+  hutch_error_free(&err);
+  tap_ok(oci_filter_by_name(list, &n_list, "two", &err) == 0 && n_list == 1 && strcmp(list[0].digest + 7, H64B) == 0,
+         "--image two: containerd's name matches");
+  oci_descriptors_free(list, n_list);
+  tap_is_int(oci_parse_index(named, strlen(named), &list, &n_list, &err), 0, "parse it again");
+  tap_ok(oci_filter_by_name(list, &n_list, "sha256:" H64, &err) == 0 && n_list == 1 &&
+             strcmp(list[0].ref_name, "one") == 0,
+         "--image sha256:HEX: by the manifest's digest");
+  oci_descriptors_free(list, n_list);
+  tap_is_int(oci_parse_index(named, strlen(named), &list, &n_list, &err), 0, "and again");
+  tap_ok(oci_filter_by_name(list, &n_list, "three", &err) < 0 && n_list == 0, "--image of a name it lacks");
+  hutch_error_free(&err);
+  oci_descriptors_free(list, n_list);
+
   /* ---- symlinks inside an archive ---- */
   _cleanup_free_ char *lt = tar_link_target(H64 "/layer.tar", "../" H64 ".tar");
   tap_is_str(lt, H64 ".tar", "podman's <id>/layer.tar -> ../<digest>.tar");
