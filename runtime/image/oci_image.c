@@ -368,6 +368,10 @@ bool oci_layer_media_type_ok(const char *mt) {
   return false;
 }
 
+bool oci_archive_marker(const char *clean) {
+  return strcmp(clean, "manifest.json") == 0 || strcmp(clean, "index.json") == 0 || strcmp(clean, "oci-layout") == 0;
+}
+
 bool oci_archive_member_name(const char *n) {
   static const char *const fixed[] = {"", "oci-layout", "index.json", "manifest.json", "repositories", "blobs"};
   for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)

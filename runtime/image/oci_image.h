@@ -85,6 +85,10 @@ bool oci_layer_media_type_ok(const char *media_type);
  * repositories, blobs/..., <hex>.json, <hex>/... (and "" for its root). */
 bool oci_archive_member_name(const char *clean);
 
+/* A name that makes a tarball an image archive, at its top: manifest.json,
+ * index.json or oci-layout.  Such a tarball is never unpacked as a tree. */
+bool oci_archive_marker(const char *clean);
+
 /* The image's User as hutch applies it: true for "", "root", "0", "0:0", "root:root"... */
 bool oci_user_is_root(const char *user);
 

@@ -70,11 +70,6 @@ static char *pax_value(const char *data, size_t len, const char *key) {
   return value;
 }
 
-/* The names that make a tarball an image archive (at its top level). */
-static bool marker_name(const char *clean) {
-  return strcmp(clean, "manifest.json") == 0 || strcmp(clean, "index.json") == 0 || strcmp(clean, "oci-layout") == 0;
-}
-
 static char *header_name(const unsigned char *b, size_t off, size_t len) {
   return xstrndup((const char *)b + off, strnlen((const char *)b + off, len));
 }
@@ -164,7 +159,7 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
     }
     _cleanup_free_ char *link = longlink ? steal_pointer(&longlink) : header_name(b, 157, 100);
     _cleanup_free_ char *clean = layer_clean_path(name);
-    marked = marked || marker_name(clean);
+    marked = marked || oci_archive_marker(clean);
     if (type != '0' && type != '\0' && type != '7' && type != '2')
       continue; /* directories, hard links, devices: an image archive's blobs are files or symlinks to them */
     if (overflow || idx.n >= MAX_MEMBERS) {

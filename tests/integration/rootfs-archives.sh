@@ -214,8 +214,9 @@ EOF
 }
 
 if [ "$(id -u)" -eq 0 ]; then
-  command -v podman >/dev/null && command -v skopeo >/dev/null ||
+  if ! command -v podman >/dev/null || ! command -v skopeo >/dev/null; then
     tap_skip_all "podman and skopeo are not installed (apt-get install podman skopeo)"
+  fi
   new=$(mktemp -d "$HUTCH_TEST_CACHE/archives.XXXXXX") || exit 1
   if ! unshare -m --propagation private bash -c "$(declare -f prepare); prepare \"\$1\" \"\$2\"" _ "$new" "$base" \
     >"$work/prepare.log" 2>&1; then
@@ -376,6 +377,16 @@ refused bad-oci-dir "leads nowhere in the layout" "a blob symlinked out of the l
 refused unknown-manifest.tar "it has manifest.json, as an image archive has.*nothing was unpacked" \
   "a tree with a foreign manifest.json is not unpacked as a tree"
 refused layout-only.tar "image archive \\(it has oci-layout\\)" "an oci-layout without index.json"
+# Where the marks come past what the first look sees: compressed with
+# manifest.json last, and from a pipe.  Refused by the tree unpacker.
+gzip -c "$arch/unknown-manifest.tar" >"$work/unknown-manifest.tar.gz"
+before=$(store_images)
+tap_fails "a compressed tree with manifest.json last: refused" "$HUTCH_BIN" rootfs import "$work/unknown-manifest.tar.gz"
+tap_like "$tap_stderr" "an image archive's manifest.json at the top of the tarball; nothing was imported" \
+  "the compressed one: the reason is given"
+tap_fails "an image archive from a pipe: refused" sh -c "cat '$arch/pd-docker.tar' | '$HUTCH_BIN' rootfs import /dev/stdin"
+tap_like "$tap_stderr" "an image archive's manifest.json at the top" "the pipe: the reason is given"
+tap_is "$(store_images)" "$before" "neither added an image"
 tap_is "$(ls "$HUTCH_STORE/tmp" 2>/dev/null)" "" "no stage is left behind"
 
 # The policy's [limits] budget holds for a real archive too.
