@@ -117,6 +117,8 @@ static int walk_entry(struct walk *w, const char *rel, int depth, hutch_error_t 
     ARCHIVE(archive_entry_linkify)(w->links, &e, &spare);
     if (spare)
       ARCHIVE(archive_entry_free)(spare);
+    if (e == NULL)
+      return 0; /* not with tar's strategy: an entry is never held back */
   }
   if (ARCHIVE(archive_write_header)(w->a, e) < ARCHIVE_WARN) {
     ret =
