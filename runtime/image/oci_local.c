@@ -103,6 +103,26 @@ static int source_document(const struct source *s, const char *what, const struc
   return r;
 }
 
+/* The rest of a plan from its image manifest (p->key: the manifest's
+ * digest): the config, read and verified, and the layers. */
+static int plan_from_manifest(const struct source *s, struct plan *p, const char *text, size_t len,
+                              hutch_error_t *err) {
+  struct oci_manifest m;
+  if (oci_parse_manifest(text, len, &m, err) < 0)
+    return -1;
+  p->manifest_digest = xasprintf("sha256:%s", p->key);
+  p->config_digest = xstrdup(m.config.digest);
+  _cleanup_free_ char *config = NULL;
+  size_t config_len = 0;
+  int r = source_document(s, "image config", &m.config, &config, &config_len, err);
+  if (r == 0)
+    r = oci_parse_config(config, config_len, &p->config, err);
+  if (r == 0)
+    r = plan_layers_from_manifest(p, &m, err);
+  oci_manifest_clear(&m);
+  return r;
+}
+
 /* From index.json down to one image manifest, for this host's platform. */
 static int plan_oci_layout(const struct source *s, struct plan *p, hutch_error_t *err) {
   struct blob b;
@@ -148,20 +168,8 @@ static int plan_oci_layout(const struct source *s, struct plan *p, hutch_error_t
       goto fail;
     oci_descriptor_clear(&chosen);
   }
-  struct oci_manifest m;
-  if (oci_parse_manifest(text, len, &m, err) < 0)
-    goto fail;
   oci_digest_hex(chosen.digest, p->key);
-  p->manifest_digest = xstrdup(chosen.digest);
-  p->config_digest = xstrdup(m.config.digest);
-  free(text);
-  text = NULL;
-  r = source_document(s, "image config", &m.config, &text, &len, err);
-  if (r == 0)
-    r = oci_parse_config(text, len, &p->config, err);
-  if (r == 0)
-    r = plan_layers_from_manifest(p, &m, err);
-  oci_manifest_clear(&m);
+  r = plan_from_manifest(s, p, text, len, err);
   oci_descriptor_clear(&chosen);
   return r;
 fail:
@@ -252,20 +260,7 @@ static int plan_dir_copy(const struct source *s, struct plan *p, hutch_error_t *
     return hutch_error_hint(err, "save the image again (podman save, skopeo copy, docker save); a root filesystem "
                                  "tarball must not have manifest.json, index.json or oci-layout at its top");
   }
-  struct oci_manifest m;
-  if (oci_parse_manifest(text, len, &m, err) < 0)
-    return hutch_error_wrap(err, "manifest.json");
-  p->manifest_digest = xasprintf("sha256:%s", p->key);
-  p->config_digest = xstrdup(m.config.digest);
-  free(text);
-  text = NULL;
-  r = source_document(s, "image config", &m.config, &text, &len, err);
-  if (r == 0)
-    r = oci_parse_config(text, len, &p->config, err);
-  if (r == 0)
-    r = plan_layers_from_manifest(p, &m, err);
-  oci_manifest_clear(&m);
-  return r;
+  return plan_from_manifest(s, p, text, len, err) < 0 ? hutch_error_wrap(err, "manifest.json") : 0;
 }
 
 /* manifest.json: an array for `docker save`, an object for a dir: copy. */
