@@ -41,14 +41,22 @@ trap cleanup EXIT
 
 # ---- the archives (root run) -------------------------------------------
 
-# Runs in its own mount namespace: tmpfs over the tools' default state.
+# In a mount namespace of its own: /var/lib and /run (where podman and
+# skopeo keep state and caches even with --root and --runroot) become
+# overlays whose upper layer is under DIR, so nothing of the host's changes.
+private_state() { # DIR
+  local d
+  for d in /var/lib /run; do
+    mkdir -p "$1/ov$d/upper" "$1/ov$d/work" || return 1
+    mount -t overlay overlay -o "lowerdir=$d,upperdir=$1/ov$d/upper,workdir=$1/ov$d/work" "$d" || return 1
+  done
+}
+
 prepare() { # OUT BASE
   local out=$1 base=$2 pr
   # podman wants a runroot of at most 50 characters: not under a test TMPDIR
   pr=$(mktemp -d /tmp/hpod.XXXXXX) || return 1
-  for d in /var/lib/containers /run/containers; do
-    if [ -d "$d" ]; then mount -t tmpfs tmpfs "$d" || return 1; fi
-  done
+  private_state "$pr" || return 1
   export HOME=$pr/home XDG_CONFIG_HOME=$pr/home/.config XDG_DATA_HOME=$pr/home/.local TMPDIR=$pr/tmp
   mkdir -p "$HOME" "$TMPDIR"
   pm() {
@@ -78,6 +86,8 @@ prepare() { # OUT BASE
   skopeo copy -q --dest-compress docker-archive:pd-docker.tar dir:sk-dir-gz
   gzip -c pd-docker.tar >pd-docker.tar.gz
   set +e
+  cd /
+  umount /run /var/lib
   rm -rf "$pr"
 }
 
@@ -218,7 +228,7 @@ if [ "$(id -u)" -eq 0 ]; then
     tap_skip_all "podman and skopeo are not installed (apt-get install podman skopeo)"
   fi
   new=$(mktemp -d "$HUTCH_TEST_CACHE/archives.XXXXXX") || exit 1
-  if ! unshare -m --propagation private bash -c "$(declare -f prepare); prepare \"\$1\" \"\$2\"" _ "$new" "$base" \
+  if ! unshare -m --propagation private bash -c "$(declare -f private_state prepare); prepare \"\$1\" \"\$2\"" _ "$new" "$base" \
     >"$work/prepare.log" 2>&1; then
     tap_diag "$(tail -5 "$work/prepare.log")"
     rm -rf "$new"
@@ -318,8 +328,8 @@ tap_like "$tap_stderr" "plain tarball" "says the file is a plain tarball"
 in_podman_ns() { # CMD...: podman with a private storage, as in prepare
   local pr=$work/podman
   mkdir -p "$pr"
-  unshare -m --propagation private bash -c '
-    for d in /var/lib/containers /run/containers; do [ -d "$d" ] && mount -t tmpfs tmpfs "$d"; done
+  unshare -m --propagation private bash -c "$(declare -f private_state)"'
+    private_state "$0" || exit 1
     export HOME=$0/home TMPDIR=$0/tmp
     mkdir -p "$HOME" "$TMPDIR"
     "$@"' "$pr" "$@"
