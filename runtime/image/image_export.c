@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "archive_dl.h"
@@ -76,6 +77,25 @@ static int write_file_data(struct archive *a, const char *path, const char *rel,
   }
 }
 
+/* Extended attributes go along (file capabilities, user.*) but for the ones
+ * hutch's own layers use or another machine could not take: overlayfs's
+ * (user.overlay.*, trusted.*) and an SELinux label of this host. */
+static void add_xattrs(struct archive_entry *e, const char *path) {
+  char names[4096];
+  ssize_t len = llistxattr(path, names, sizeof(names));
+  if (len <= 0)
+    return;
+  _cleanup_free_ char *value = xmalloc(XATTR_SIZE_MAX);
+  for (const char *name = names; name < names + len; name += strlen(name) + 1) {
+    if (strncmp(name, "trusted.", 8) == 0 || strncmp(name, "user.overlay.", 13) == 0 ||
+        strcmp(name, "security.selinux") == 0)
+      continue;
+    ssize_t n = lgetxattr(path, name, value, XATTR_SIZE_MAX);
+    if (n >= 0)
+      ARCHIVE(archive_entry_xattr_add_entry)(e, name, value, (size_t)n);
+  }
+}
+
 struct walk {
   struct archive *a;
   struct archive_entry_linkresolver *links;
@@ -100,6 +120,7 @@ static int walk_entry(struct walk *w, const char *rel, int depth, hutch_error_t 
     abort();
   ARCHIVE(archive_entry_copy_stat)(e, &st);
   ARCHIVE(archive_entry_set_pathname)(e, rel);
+  add_xattrs(e, path);
   int ret = 0;
   if (S_ISLNK(st.st_mode)) {
     char target[PATH_MAX];

@@ -364,6 +364,36 @@ tap_is "$(cat "$root/etc/built" 2>&1)" built "the built layer's file is there"
 tap_check "$([ ! -e "$root/etc/second" ] && echo 0 || echo 1)" "the file the layer deleted is not"
 tap_is "$(tar tf "$work/built.tar" | grep -c '\.wh\.')" 0 "no whiteout is exported (the layers are merged)"
 tap_is "$(listing "$root")" "$want" "the rest is the tree of img1"
+# Extended attributes go along: a user.* one, and (root run) a file
+# capability, as a rootfs tarball gives them to an image.
+python3 - "$base" "$work/xattr.tar" <<'EOF'
+import io, struct, sys, tarfile
+cap = struct.pack("<IIIII", 0x02000001, 1 << 13, 0, 0, 0)  # v2, cap_net_raw permitted
+with tarfile.open(sys.argv[1]) as t, tarfile.open(sys.argv[2], "w", format=tarfile.PAX_FORMAT) as o:
+    for m in t.getmembers():
+        o.addfile(m, t.extractfile(m) if m.isfile() else None)
+    ti = tarfile.TarInfo("etc/with-xattrs")
+    ti.size = 1
+    ti.pax_headers = {"SCHILY.xattr.user.test": "hello", "SCHILY.xattr.security.capability": cap.decode("latin-1")}
+    o.addfile(ti, io.BytesIO(b"x"))
+EOF
+xattrs_of() { # NAME: the extended attributes of its /etc/with-xattrs
+  python3 -c 'import os, sys; p = sys.argv[1] + "/etc/with-xattrs"
+print(" ".join("%s=%s" % (n, os.getxattr(p, n).hex()) for n in sorted(os.listxattr(p))))' "$(rootfs_of "$1")"
+}
+tap_ok "import a rootfs with extended attributes" "$HUTCH_BIN" rootfs import "$work/xattr.tar" --name xattrs
+had=$(xattrs_of xattrs)
+if [[ $had != *user.test=68656c6c6f* ]]; then
+  tap_skip "extended attributes are exported" "the store's file system keeps no user.* attributes here"
+else
+  tap_ok "export it" "$HUTCH_BIN" rootfs export xattrs "$work/xattrs-oci.tar"
+  tap_ok "import it again" "$HUTCH_BIN" rootfs import "$work/xattrs-oci.tar" --name xattrs-rt
+  tap_is "$(xattrs_of xattrs-rt)" "$had" "the extended attributes came back ($had)"
+  if [ "$(id -u)" -eq 0 ]; then
+    tap_like "$had" "security.capability=" "root run: a file capability among them"
+  fi
+fi
+
 tap_fails "export of an unknown image" "$HUTCH_BIN" rootfs export nosuch "$work/x.tar"
 tap_check "$([ ! -e "$work/x.tar" ] && echo 0 || echo 1)" "leaves no file"
 tap_status 2 "an unknown --format is a usage error" "$HUTCH_BIN" rootfs export img1 --format zip "$work/x.tar"
