@@ -97,6 +97,9 @@ struct hutch_import_options {
    * pull): the import skips its own first pass over the file; the unpack
    * still hashes every byte and fails when they differ.  NULL: unknown. */
   const char *sha256;
+  /* The image to take from an archive or layout of several (a name such
+   * as "busybox:1" or "sha256:" and 12+ hex digits); NULL: its only one. */
+  const char *image;
 };
 /* Returns 1 when the same bytes were already in the store (nothing unpacked), 0 after an unpack. */
 int hutch_image_import(struct hutch_store *store, const char *file, const struct hutch_import_options *opts,
@@ -104,6 +107,11 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
 int hutch_image_lookup(struct hutch_store *store, const char *name_or_digest, struct hutch_image *out,
                        hutch_error_t *err);
 int hutch_image_list(struct hutch_store *store, struct hutch_image **out, size_t *n, hutch_error_t *err);
+/* Write an image as an archive podman, skopeo and docker load: format
+ * "oci-archive" (NULL) or "docker-archive", one layer holding the image's
+ * tree, its Env, WorkingDir and User in the config. */
+int hutch_image_export(struct hutch_store *store, const char *name_or_digest, const char *format, const char *file,
+                       hutch_error_t *err);
 int hutch_image_remove(struct hutch_store *store, const char *name_or_digest, hutch_error_t *err);
 /* Name an image that is in the store (moves the name if it is in use). */
 int hutch_image_tag(struct hutch_store *store, const char *name_or_digest, const char *name, hutch_error_t *err);

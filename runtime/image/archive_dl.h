@@ -13,7 +13,19 @@
 #include "hutch.h"
 
 #define HUTCH_ARCHIVE_FUNCTIONS(X)                                                                                     \
+  X(archive_entry_clear)                                                                                               \
+  X(archive_entry_copy_stat)                                                                                           \
   X(archive_entry_filetype)                                                                                            \
+  X(archive_entry_free)                                                                                                \
+  X(archive_entry_linkify)                                                                                             \
+  X(archive_entry_linkresolver_free)                                                                                   \
+  X(archive_entry_linkresolver_new)                                                                                    \
+  X(archive_entry_linkresolver_set_strategy)                                                                           \
+  X(archive_entry_new)                                                                                                 \
+  X(archive_entry_set_filetype)                                                                                        \
+  X(archive_entry_set_pathname)                                                                                        \
+  X(archive_entry_set_size)                                                                                            \
+  X(archive_entry_set_symlink)                                                                                         \
   X(archive_entry_gid)                                                                                                 \
   X(archive_entry_hardlink)                                                                                            \
   X(archive_entry_pathname)                                                                                            \
@@ -48,12 +60,16 @@
   X(archive_read_support_format_tar)                                                                                   \
   X(archive_set_error)                                                                                                 \
   X(archive_write_close)                                                                                               \
+  X(archive_write_data)                                                                                                \
   X(archive_write_data_block)                                                                                          \
   X(archive_write_disk_new)                                                                                            \
   X(archive_write_disk_set_options)                                                                                    \
   X(archive_write_finish_entry)                                                                                        \
   X(archive_write_free)                                                                                                \
-  X(archive_write_header)
+  X(archive_write_header)                                                                                              \
+  X(archive_write_new)                                                                                                 \
+  X(archive_write_open_fd)                                                                                             \
+  X(archive_write_set_format_pax_restricted)
 
 struct archive_dl {
 #define HUTCH_ARCHIVE_MEMBER(f) __typeof__(&f) f;

@@ -194,7 +194,8 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
   char hex[SHA256_HEX_SIZE] = "";
   int already = 0;
   int image_format = OCI_NOT_AN_IMAGE;
-  bool indexed = regular && index_lookup(store, &st, hex) == 1;
+  /* The index maps a file to one image: not for a choice among several. */
+  bool indexed = regular && opts->image == NULL && index_lookup(store, &st, hex) == 1;
   if (indexed) {
     hutch_debug("import %s: unchanged since it was imported as sha256:%s (index)", file, hex);
     already = 1;
@@ -222,11 +223,17 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
     if (image_format != OCI_NOT_AN_IMAGE)
       already = image_format;
   }
+  if (image_format == OCI_NOT_AN_IMAGE && opts->image) {
+    hutch_error_set(err, EINVAL,
+                    "import %s: --image %s names an image in an image archive, and this is a plain tarball", file,
+                    opts->image);
+    return hutch_error_hint(err, "leave --image out to import the tarball as a root filesystem");
+  }
   if (image_format == OCI_NOT_AN_IMAGE && S_ISDIR(st.st_mode)) {
     hutch_error_set(err, EISDIR, "import %s", file);
     return hutch_error_hint(err,
-                            "import a tarball of the tree (tar -C %s -cf rootfs.tar .), or an OCI image layout "
-                            "directory (one with index.json and blobs/)",
+                            "import a tarball of the tree (tar -C %s -cf rootfs.tar .), an OCI image layout "
+                            "directory (one with index.json and blobs/) or a dir: copy (manifest.json and blobs)",
                             file);
   }
   if (!indexed) {
@@ -252,9 +259,9 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
       memcpy(hex, got, sizeof(got));
     }
     struct stat after;
-    if (regular && fstat(fd, &after) == 0 && after.st_size == st.st_size && after.st_mtim.tv_sec == st.st_mtim.tv_sec &&
-        after.st_mtim.tv_nsec == st.st_mtim.tv_nsec && after.st_ctim.tv_sec == st.st_ctim.tv_sec &&
-        after.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
+    if (regular && opts->image == NULL && fstat(fd, &after) == 0 && after.st_size == st.st_size &&
+        after.st_mtim.tv_sec == st.st_mtim.tv_sec && after.st_mtim.tv_nsec == st.st_mtim.tv_nsec &&
+        after.st_ctim.tv_sec == st.st_ctim.tv_sec && after.st_ctim.tv_nsec == st.st_ctim.tv_nsec)
       index_record(store, &st, hex);
   }
 

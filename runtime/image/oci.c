@@ -1,6 +1,6 @@
-/* Importing OCI and Docker images into the rootfs store (oci.h): finding
- * the image in a `docker save` archive or an OCI layout, checking each blob
- * against its digest, and applying the layers into one new entry. */
+/* OCI and Docker images into the rootfs store (oci.h): checking each blob
+ * against its digest and applying the layers into one new entry, for an
+ * archive or layout (oci_local.c) and a pull from a registry (here). */
 #include "config.h"
 
 #include "oci.h"
@@ -14,6 +14,7 @@
 #include "idmap.h"
 #include "layer.h"
 #include "oci_image.h"
+#include "oci_plan.h"
 #include "oci_tar.h"
 #include "paths.h"
 #include "policy.h"
@@ -23,23 +24,16 @@
 #include "util.h"
 
 #define HASH_CHUNK (1024 * 1024)
-/* Indexes may nest (an index of indexes); real images use one or two. */
-#define MAX_INDEX_DEPTH 4
 
 /* ---- blobs: byte ranges of a file ------------------------------------- */
 
-struct blob {
-  int fd;
-  uint64_t offset, size;
-};
-
-static void blob_close(struct blob *b) {
+void blob_close(struct blob *b) {
   if (b->fd >= 0)
     close(b->fd);
   b->fd = -1;
 }
 
-static int blob_hash(const struct blob *b, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
+int blob_hash(const struct blob *b, char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
   _cleanup_free_ char *buf = xmalloc(HASH_CHUNK);
   struct sha256_ctx ctx;
   sha256_init(&ctx);
@@ -63,8 +57,7 @@ static int blob_hash(const struct blob *b, char hex[SHA256_HEX_SIZE], hutch_erro
 }
 
 /* Before a blob is used: its bytes must be the ones its digest names. */
-static int blob_verify(const struct blob *b, const char *what, const char *want_hex, uint64_t want_size,
-                       hutch_error_t *err) {
+int blob_verify(const struct blob *b, const char *what, const char *want_hex, uint64_t want_size, hutch_error_t *err) {
   if (want_size && want_size != b->size) {
     hutch_error_set(err, EBADMSG, "%s sha256:%.12s: %" PRIu64 " bytes where its descriptor says %" PRIu64, what,
                     want_hex, b->size, want_size);
@@ -80,7 +73,7 @@ static int blob_verify(const struct blob *b, const char *what, const char *want_
   return 0;
 }
 
-static int blob_read(const struct blob *b, const char *what, char **out, size_t *len, hutch_error_t *err) {
+int blob_read(const struct blob *b, const char *what, char **out, size_t *len, hutch_error_t *err) {
   if (b->size > OCI_MAX_DOCUMENT)
     return hutch_error_set(err, EFBIG, "%s: %" PRIu64 " bytes, more than a document may have", what, b->size);
   char *buf = xmalloc(b->size + 1);
@@ -101,65 +94,9 @@ static int blob_read(const struct blob *b, const char *what, char **out, size_t 
   return 0;
 }
 
-/* ---- a local image: a layout directory or an archive ------------------- */
-
-struct source {
-  const char *file;
-  int dirfd; /* a layout directory, else -1 */
-  int fd;    /* an archive, else -1 */
-  struct tar_index tar;
-};
-
-static bool source_has(const struct source *s, const char *member) {
-  if (s->dirfd >= 0) {
-    struct stat st;
-    return fstatat(s->dirfd, member, &st, 0) == 0 && S_ISREG(st.st_mode);
-  }
-  return tar_index_find(&s->tar, member) != NULL;
-}
-
-static int source_open(const struct source *s, const char *member, struct blob *b, hutch_error_t *err) {
-  b->fd = -1;
-  _cleanup_free_ char *clean = layer_clean_path(member);
-  if (unpack_path_problem(member) != NULL)
-    return hutch_error_set(err, EINVAL, "%s: the image names the file \"%s\", outside the image", s->file, member);
-  if (s->dirfd >= 0) {
-    int fd = openat(s->dirfd, member, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-    struct stat st;
-    if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-      int e = fd < 0 ? errno : EINVAL;
-      if (fd >= 0)
-        close(fd);
-      return hutch_error_set(err, e, "%s: open %s", s->file, member);
-    }
-    *b = (struct blob){.fd = fd, .offset = 0, .size = (uint64_t)st.st_size};
-    return 0;
-  }
-  const struct tar_member *m = tar_index_find(&s->tar, clean);
-  if (m == NULL)
-    return hutch_error_set(err, ENOENT, "%s: the archive has no %s", s->file, member);
-  int fd = dup(s->fd);
-  if (fd < 0)
-    return hutch_error_sys(err, "dup");
-  *b = (struct blob){.fd = fd, .offset = m->offset, .size = m->size};
-  return 0;
-}
-
 /* ---- what an image is made of, wherever it comes from ----------------- */
 
-struct plan {
-  const char *format; /* "oci-layout", "docker-archive", "registry" */
-  const char *source; /* a file, or the reference pulled */
-  char key[SHA256_HEX_SIZE];
-  char *manifest_digest; /* NULL for `docker save` */
-  char *config_digest;
-  struct oci_config config;
-  size_t n_layers;
-  char **layer_hex; /* the digest each layer's bytes must have */
-  uint64_t *layer_size;
-};
-
-static void plan_clear(struct plan *p) {
+void plan_clear(struct plan *p) {
   free(p->manifest_digest);
   free(p->config_digest);
   oci_config_clear(&p->config);
@@ -170,7 +107,7 @@ static void plan_clear(struct plan *p) {
   memset(p, 0, sizeof(*p));
 }
 
-static void plan_add_layer(struct plan *p, const char *hex, uint64_t size) {
+void plan_add_layer(struct plan *p, const char *hex, uint64_t size) {
   p->layer_hex = xrealloc(p->layer_hex, (p->n_layers + 1) * sizeof(*p->layer_hex));
   p->layer_size = xrealloc(p->layer_size, (p->n_layers + 1) * sizeof(*p->layer_size));
   p->layer_hex[p->n_layers] = xstrdup(hex);
@@ -179,7 +116,7 @@ static void plan_add_layer(struct plan *p, const char *hex, uint64_t size) {
 }
 
 /* Layers from a manifest; refuses what hutch cannot apply. */
-static int plan_layers_from_manifest(struct plan *p, const struct oci_manifest *m, hutch_error_t *err) {
+int plan_layers_from_manifest(struct plan *p, const struct oci_manifest *m, hutch_error_t *err) {
   for (size_t i = 0; i < m->n_layers; i++) {
     if (!oci_layer_media_type_ok(m->layers[i].media_type)) {
       hutch_error_set(err, ENOTSUP, "layer %zu has the media type %s, which is not a tar layer", i + 1,
@@ -225,9 +162,6 @@ static cJSON *plan_meta(const struct plan *p, const struct idmap_set *maps, cons
   return j;
 }
 
-/* Hands out layer i as a verified blob. */
-typedef int (*layer_fn)(void *ctx, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err);
-
 static void add_stats(struct unpack_stats *sum, const struct unpack_stats *s) {
   sum->size += s->size;
   sum->entries += s->entries;
@@ -245,8 +179,8 @@ static void add_stats(struct unpack_stats *sum, const struct unpack_stats *s) {
 }
 
 /* Apply every layer into a new entry.  0: made, 1: it was there already. */
-static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn get_layer, void *ctx,
-                      hutch_progress_fn progress, void *progress_data, hutch_error_t *err) {
+int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn get_layer, void *ctx,
+               hutch_progress_fn progress, void *progress_data, hutch_error_t *err) {
   if (store_has_entry(store, p->key))
     return 1;
   if (p->n_layers == 0)
@@ -305,31 +239,9 @@ static int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn 
   return r;
 }
 
-/* ---- local images ------------------------------------------------------ */
+/* ---- choosing among the images of an index ------------------------- */
 
-static char *blob_member(const char *digest) {
-  char hex[SHA256_HEX_SIZE];
-  oci_digest_hex(digest, hex);
-  return xasprintf("blobs/sha256/%s", hex);
-}
-
-/* Open, verify and read a small document named by a descriptor. */
-static int source_document(const struct source *s, const char *what, const struct oci_descriptor *d, char **text,
-                           size_t *len, hutch_error_t *err) {
-  _cleanup_free_ char *member = blob_member(d->digest);
-  struct blob b;
-  if (source_open(s, member, &b, err) < 0)
-    return -1;
-  char hex[SHA256_HEX_SIZE];
-  oci_digest_hex(d->digest, hex);
-  int r = blob_verify(&b, what, hex, d->size, err);
-  if (r == 0)
-    r = blob_read(&b, what, text, len, err);
-  blob_close(&b);
-  return r;
-}
-
-static ssize_t pick_platform(const struct oci_descriptor *d, size_t n, const char *where, hutch_error_t *err) {
+ssize_t oci_pick_platform(const struct oci_descriptor *d, size_t n, const char *where, hutch_error_t *err) {
   const char *os, *arch, *variant;
   oci_host_platform(&os, &arch, &variant);
   ssize_t i = oci_select_platform(d, n, os, arch, variant);
@@ -349,176 +261,6 @@ static ssize_t pick_platform(const struct oci_descriptor *d, size_t n, const cha
   hutch_error_set(err, ENOENT, "%s has no image for %s/%s%s%s (it has: %s)", where, os, arch, variant ? "/" : "",
                   variant ? variant : "", have);
   return -1;
-}
-
-/* From index.json down to one image manifest, for this host's platform. */
-static int plan_oci_layout(const struct source *s, struct plan *p, hutch_error_t *err) {
-  struct blob b;
-  if (source_open(s, "index.json", &b, err) < 0)
-    return -1;
-  _cleanup_free_ char *text = NULL;
-  size_t len = 0;
-  int r = blob_read(&b, "index.json", &text, &len, err);
-  blob_close(&b);
-  if (r < 0)
-    return -1;
-  struct oci_descriptor *list = NULL;
-  size_t n = 0;
-  if (oci_parse_index(text, len, &list, &n, err) < 0)
-    return hutch_error_wrap(err, "index.json");
-  struct oci_descriptor chosen = {0};
-  for (int depth = 0;; depth++) {
-    ssize_t i = n == 1 ? 0 : pick_platform(list, n, depth ? "the image index" : "index.json", err);
-    if (i < 0) {
-      oci_descriptors_free(list, n);
-      return -1;
-    }
-    chosen = list[i];
-    memset(&list[i], 0, sizeof(list[i]));
-    oci_descriptors_free(list, n);
-    list = NULL;
-    free(text);
-    text = NULL;
-    if (source_document(s, "image manifest", &chosen, &text, &len, err) < 0)
-      goto fail;
-    enum oci_doc_kind kind = oci_doc_kind(chosen.media_type, text, len);
-    if (kind == OCI_DOC_MANIFEST)
-      break;
-    if (kind != OCI_DOC_INDEX || depth + 1 >= MAX_INDEX_DEPTH) {
-      hutch_error_set(err, EINVAL, "%s is neither an image manifest nor an index", chosen.digest);
-      goto fail;
-    }
-    if (oci_parse_index(text, len, &list, &n, err) < 0)
-      goto fail;
-    oci_descriptor_clear(&chosen);
-  }
-  struct oci_manifest m;
-  if (oci_parse_manifest(text, len, &m, err) < 0)
-    goto fail;
-  oci_digest_hex(chosen.digest, p->key);
-  p->manifest_digest = xstrdup(chosen.digest);
-  p->config_digest = xstrdup(m.config.digest);
-  free(text);
-  text = NULL;
-  r = source_document(s, "image config", &m.config, &text, &len, err);
-  if (r == 0)
-    r = oci_parse_config(text, len, &p->config, err);
-  if (r == 0)
-    r = plan_layers_from_manifest(p, &m, err);
-  oci_manifest_clear(&m);
-  oci_descriptor_clear(&chosen);
-  return r;
-fail:
-  oci_descriptor_clear(&chosen);
-  return -1;
-}
-
-/* `docker save`: manifest.json names the config and the layers by path; the
- * config's name is its digest, and each layer's digest is either in its
- * name (blobs/sha256/HEX) or the config's diff_id (an uncompressed
- * <id>/layer.tar). */
-static int plan_docker_archive(const struct source *s, struct plan *p, struct docker_save *save, hutch_error_t *err) {
-  struct blob b;
-  if (source_open(s, "manifest.json", &b, err) < 0)
-    return -1;
-  _cleanup_free_ char *text = NULL;
-  size_t len = 0;
-  int r = blob_read(&b, "manifest.json", &text, &len, err);
-  blob_close(&b);
-  if (r < 0 || docker_parse_save(text, len, save, err) < 0)
-    return -1;
-  _cleanup_free_ char *clean = layer_clean_path(save->config);
-  const char *base = strrchr(clean, '/') ? strrchr(clean, '/') + 1 : clean;
-  _cleanup_free_ char *digest = xasprintf("sha256:%.64s", base);
-  char hex[SHA256_HEX_SIZE];
-  if (!oci_digest_hex(digest, hex) || (strlen(base) != 64 && strcmp(base + 64, ".json") != 0)) {
-    hutch_error_set(err, EINVAL, "manifest.json names the config \"%s\", which is not named by its digest",
-                    save->config);
-    return hutch_error_hint(err, "hutch verifies every part of an image: save it again with `docker save`");
-  }
-  if (source_open(s, save->config, &b, err) < 0)
-    return -1;
-  free(text);
-  text = NULL;
-  r = blob_verify(&b, "image config", hex, 0, err);
-  if (r == 0)
-    r = blob_read(&b, "image config", &text, &len, err);
-  blob_close(&b);
-  if (r < 0 || oci_parse_config(text, len, &p->config, err) < 0)
-    return -1;
-  memcpy(p->key, hex, sizeof(p->key));
-  p->config_digest = xasprintf("sha256:%s", hex);
-  for (size_t i = 0; i < save->n_layers; i++) {
-    _cleanup_free_ char *lc = layer_clean_path(save->layers[i]);
-    char lhex[SHA256_HEX_SIZE];
-    _cleanup_free_ char *named = strncmp(lc, "blobs/sha256/", 13) == 0 ? xasprintf("sha256:%s", lc + 13) : NULL;
-    if (named && oci_digest_hex(named, lhex)) {
-      plan_add_layer(p, lhex, 0);
-    } else if (i < p->config.n_diff_ids && oci_digest_hex(p->config.diff_ids[i], lhex)) {
-      plan_add_layer(p, lhex, 0);
-    } else {
-      hutch_error_set(err, EINVAL, "layer %zu (%s) has no digest to check it against", i + 1, save->layers[i]);
-      return hutch_error_hint(err, "the config's rootfs.diff_ids must list one sha256 digest per layer");
-    }
-  }
-  return 0;
-}
-
-struct local_ctx {
-  const struct source *s;
-  const struct docker_save *save; /* NULL for an OCI layout */
-};
-
-static int local_layer(void *data, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err) {
-  struct local_ctx *c = data;
-  _cleanup_free_ char *digest = xasprintf("sha256:%s", p->layer_hex[i]);
-  _cleanup_free_ char *member = c->save ? xstrdup(c->save->layers[i]) : blob_member(digest);
-  if (source_open(c->s, member, out, err) < 0)
-    return -1;
-  if (blob_verify(out, "layer", p->layer_hex[i], p->layer_size[i], err) < 0) {
-    blob_close(out);
-    return -1;
-  }
-  return 0;
-}
-
-int oci_import(struct hutch_store *store, const char *file, int fd, const struct hutch_import_options *opts,
-               char hex[SHA256_HEX_SIZE], hutch_error_t *err) {
-  struct stat st;
-  if (fstat(fd, &st) < 0)
-    return hutch_error_sys(err, "stat");
-  struct source s = {.file = file, .dirfd = -1, .fd = -1};
-  if (S_ISDIR(st.st_mode)) {
-    s.dirfd = fd;
-  } else {
-    int r = tar_index_read(fd, &s.tar, err);
-    if (r <= 0)
-      return r < 0 ? -1 : OCI_NOT_AN_IMAGE;
-    s.fd = fd;
-  }
-  struct plan p = {.source = file};
-  struct docker_save save = {0};
-  int r;
-  if (source_has(&s, "index.json")) {
-    p.format = s.dirfd >= 0 ? "oci-layout" : "oci-archive";
-    r = plan_oci_layout(&s, &p, err);
-  } else if (source_has(&s, "manifest.json")) {
-    p.format = "docker-archive";
-    r = plan_docker_archive(&s, &p, &save, err);
-  } else {
-    tar_index_clear(&s.tar);
-    return OCI_NOT_AN_IMAGE;
-  }
-  if (r == 0) {
-    struct local_ctx ctx = {.s = &s, .save = p.manifest_digest ? NULL : &save};
-    r = plan_apply(store, &p, local_layer, &ctx, opts->progress, opts->progress_data, err);
-    if (r >= 0)
-      memcpy(hex, p.key, SHA256_HEX_SIZE);
-  }
-  plan_clear(&p);
-  docker_save_clear(&save);
-  tar_index_clear(&s.tar);
-  return r;
 }
 
 /* ---- an image's defaults in a sandbox ---------------------------------- */
@@ -580,7 +322,7 @@ static int pull_resolve(struct registry_client *client, const struct registry_re
   _cleanup_free_ char *reference = xstrdup(ref->digest ? ref->digest : ref->tag);
   _cleanup_free_ char *want = ref->digest ? xstrdup(ref->digest + 7) : NULL;
   uint64_t want_size = 0;
-  for (int depth = 0; depth < MAX_INDEX_DEPTH; depth++) {
+  for (int depth = 0; depth < OCI_MAX_INDEX_DEPTH; depth++) {
     _cleanup_free_ char *mt = NULL;
     char hex[SHA256_HEX_SIZE];
     free(*text);
@@ -610,7 +352,7 @@ static int pull_resolve(struct registry_client *client, const struct registry_re
     if (oci_parse_index(*text, *len, &list, &n, err) < 0)
       return -1;
     _cleanup_free_ char *where = xasprintf("the image index of %s", ref->repo);
-    ssize_t i = pick_platform(list, n, where, err);
+    ssize_t i = oci_pick_platform(list, n, where, err);
     if (i >= 0) {
       free(reference);
       reference = xstrdup(list[i].digest);
@@ -622,7 +364,7 @@ static int pull_resolve(struct registry_client *client, const struct registry_re
     if (i < 0)
       return -1;
   }
-  return hutch_error_set(err, ELOOP, "image indexes nested more than %d deep", MAX_INDEX_DEPTH);
+  return hutch_error_set(err, ELOOP, "image indexes nested more than %d deep", OCI_MAX_INDEX_DEPTH);
 }
 
 int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *name, const struct oci_pull_options *opts,

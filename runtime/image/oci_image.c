@@ -84,6 +84,12 @@ static int parse_descriptor(const cJSON *o, const char *what, struct oci_descrip
     d->arch = dup_or_null(str_member(p, "architecture"));
     d->variant = dup_or_null(str_member(p, "variant"));
   }
+  /* The image's name in a layout of several: containerd (Docker 25 and
+   * later) writes the full reference, podman and skopeo the one they were
+   * given (a tag alone for `oci:DIR:TAG`). */
+  const cJSON *a = cJSON_GetObjectItemCaseSensitive(o, "annotations");
+  const char *ref = str_member(a, "io.containerd.image.name");
+  d->ref_name = dup_or_null(ref ? ref : str_member(a, "org.opencontainers.image.ref.name"));
   return 0;
 }
 
@@ -181,22 +187,122 @@ int oci_parse_config(const char *json, size_t len, struct oci_config *out, hutch
   return 0;
 }
 
-int docker_parse_save(const char *json, size_t len, struct docker_save *out, hutch_error_t *err) {
+/* A reference as users write it and tools record it: without the default
+ * registry ("docker.io/library/", "docker.io/") or "localhost/", and with
+ * ":latest" when it has neither tag nor digest. */
+static char *ref_normal(const char *ref) {
+  static const char *const prefixes[] = {"docker.io/library/", "docker.io/", "index.docker.io/library/", "localhost/",
+                                         "library/"};
+  for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+    if (strncmp(ref, prefixes[i], strlen(prefixes[i])) == 0) {
+      ref += strlen(prefixes[i]);
+      break;
+    }
+  const char *last = strrchr(ref, '/') ? strrchr(ref, '/') + 1 : ref;
+  return strchr(last, ':') || strchr(ref, '@') ? xstrdup(ref) : xasprintf("%s:latest", ref);
+}
+
+bool oci_ref_matches(const char *name, const char *want) {
+  if (name == NULL || want == NULL)
+    return false;
+  _cleanup_free_ char *a = ref_normal(name), *b = ref_normal(want);
+  return strcmp(a, b) == 0;
+}
+
+int docker_parse_save(const char *json, size_t len, const char *want, struct docker_save *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   if (len > OCI_MAX_DOCUMENT)
     return hutch_error_set(err, EFBIG, "manifest.json is larger than %u bytes", OCI_MAX_DOCUMENT);
   cJSON *j = cJSON_ParseWithLength(json, len);
-  const cJSON *first = cJSON_IsArray(j) ? cJSON_GetArrayItem(j, 0) : NULL;
-  const char *config = str_member(first, "Config");
-  const cJSON *layers = cJSON_GetObjectItemCaseSensitive(first, "Layers");
-  if (config == NULL || !cJSON_IsArray(layers)) {
+  int n = cJSON_IsArray(j) ? cJSON_GetArraySize(j) : 0;
+  const cJSON *item, *chosen = NULL;
+  size_t matches = 0;
+  _cleanup_free_ char *names = xstrdup("");
+  const cJSON *images = cJSON_IsArray(j) ? j : NULL;
+  cJSON_ArrayForEach(item, images) {
+    const char *config = str_member(item, "Config");
+    if (config == NULL || !cJSON_IsArray(cJSON_GetObjectItemCaseSensitive(item, "Layers"))) {
+      cJSON_Delete(j);
+      return hutch_error_set(err, EINVAL,
+                             "manifest.json is not a `docker save` manifest (an array of {Config, Layers})");
+    }
+    const cJSON *tags = cJSON_GetObjectItemCaseSensitive(item, "RepoTags"), *t;
+    if (!cJSON_IsArray(tags))
+      tags = NULL;
+    bool hit = want == NULL;
+    size_t n_tags = 0;
+    cJSON_ArrayForEach(t, tags) {
+      if (!cJSON_IsString(t))
+        continue;
+      hit = hit || oci_ref_matches(t->valuestring, want);
+      char *next = xasprintf("%s%s%s", names, names[0] ? ", " : "", t->valuestring);
+      free(names);
+      names = next;
+      n_tags++;
+    }
+    /* An untagged image goes by its config's digest (the name of its file). */
+    const char *base = strrchr(config, '/') ? strrchr(config, '/') + 1 : config;
+    if (want && !hit && strncmp(want, "sha256:", 7) == 0 && strlen(want) >= 7 + 12)
+      hit = strncmp(base, want + 7, strlen(want + 7)) == 0;
+    if (n_tags == 0) {
+      char *next = xasprintf("%s%ssha256:%.12s", names, names[0] ? ", " : "", base);
+      free(names);
+      names = next;
+    }
+    if (hit && matches++ == 0)
+      chosen = item;
+  }
+  if (n == 0) {
     cJSON_Delete(j);
     return hutch_error_set(err, EINVAL, "manifest.json is not a `docker save` manifest (an array of {Config, Layers})");
   }
-  out->config = xstrdup(config);
-  out->layers = string_array(layers, &out->n_layers);
+  if (matches != 1) {
+    cJSON_Delete(j);
+    if (matches == 0)
+      hutch_error_set(err, ENOENT, "the archive has no image %s (it has: %s)", want, names);
+    else
+      hutch_error_set(err, EINVAL, "the archive holds %d images (%s)", n, names);
+    return hutch_error_hint(err, "choose one with --image NAME");
+  }
+  out->config = xstrdup(str_member(chosen, "Config"));
+  out->layers = string_array(cJSON_GetObjectItemCaseSensitive(chosen, "Layers"), &out->n_layers);
   cJSON_Delete(j);
   return 0;
+}
+
+int oci_filter_by_name(struct oci_descriptor *d, size_t *n, const char *want, hutch_error_t *err) {
+  _cleanup_free_ char *names = xstrdup("");
+  size_t distinct = 0, kept = 0;
+  for (size_t i = 0; i < *n; i++) {
+    bool seen = false;
+    for (size_t k = 0; k < i && d[i].ref_name; k++)
+      seen = seen || (d[k].ref_name && strcmp(d[k].ref_name, d[i].ref_name) == 0);
+    if (d[i].ref_name && !seen) {
+      char *next = xasprintf("%s%s%s", names, distinct ? ", " : "", d[i].ref_name);
+      free(names);
+      names = next;
+      distinct++;
+    }
+  }
+  if (want == NULL) {
+    if (distinct <= 1)
+      return 0;
+    hutch_error_set(err, EINVAL, "the image index holds %zu images (%s)", distinct, names);
+    return hutch_error_hint(err, "choose one with --image NAME");
+  }
+  bool by_digest = strncmp(want, "sha256:", 7) == 0 && strlen(want) >= 7 + 12;
+  for (size_t i = 0; i < *n; i++) {
+    bool hit = oci_ref_matches(d[i].ref_name, want) || (by_digest && strncmp(d[i].digest, want, strlen(want)) == 0);
+    if (hit)
+      d[kept++] = d[i];
+    else
+      oci_descriptor_clear(&d[i]);
+  }
+  *n = kept;
+  if (kept > 0)
+    return 0;
+  hutch_error_set(err, ENOENT, "the image index has no image %s (it has: %s)", want, distinct ? names : "no names");
+  return hutch_error_hint(err, "choose one of those with --image NAME");
 }
 
 void oci_host_platform(const char **os, const char **arch, const char **variant) {
@@ -262,6 +368,10 @@ bool oci_layer_media_type_ok(const char *mt) {
   return false;
 }
 
+bool oci_archive_marker(const char *clean) {
+  return strcmp(clean, "manifest.json") == 0 || strcmp(clean, "index.json") == 0 || strcmp(clean, "oci-layout") == 0;
+}
+
 bool oci_archive_member_name(const char *n) {
   static const char *const fixed[] = {"", "oci-layout", "index.json", "manifest.json", "repositories", "blobs"};
   for (size_t i = 0; i < ARRAY_SIZE(fixed); i++)
@@ -274,7 +384,9 @@ bool oci_archive_member_name(const char *n) {
   if (hex64(n, first))
     return true; /* a legacy `docker save` layer directory */
   size_t len = strlen(n);
-  return len > 5 && strcmp(n + len - 5, ".json") == 0 && hex64(n, len - 5);
+  /* <hex>.json: a config; <hex>.tar: a layer as podman and skopeo name it */
+  return (len > 5 && strcmp(n + len - 5, ".json") == 0 && hex64(n, len - 5)) ||
+         (len > 4 && strcmp(n + len - 4, ".tar") == 0 && hex64(n, len - 4));
 }
 
 bool oci_user_is_root(const char *user) {
@@ -289,6 +401,7 @@ bool oci_user_is_root(const char *user) {
 }
 
 void oci_descriptor_clear(struct oci_descriptor *d) {
+  free(d->ref_name);
   free(d->media_type);
   free(d->digest);
   free(d->os);

@@ -23,6 +23,7 @@ struct oci_descriptor {
   char *digest; /* "sha256:<64 hex>", checked */
   uint64_t size;
   char *os, *arch, *variant; /* platform, index entries only; NULL when absent */
+  char *ref_name;            /* the image's name in a layout's index.json, else NULL */
 };
 
 struct oci_manifest {
@@ -55,8 +56,20 @@ bool oci_digest_hex(const char *digest, char hex[SHA256_HEX_SIZE]);
 int oci_parse_index(const char *json, size_t len, struct oci_descriptor **out, size_t *n, hutch_error_t *err);
 int oci_parse_manifest(const char *json, size_t len, struct oci_manifest *out, hutch_error_t *err);
 int oci_parse_config(const char *json, size_t len, struct oci_config *out, hutch_error_t *err);
-/* The first image of a `docker save` manifest.json. */
-int docker_parse_save(const char *json, size_t len, struct docker_save *out, hutch_error_t *err);
+/* One image of a `docker save` manifest.json: the one whose RepoTags (or
+ * config digest, "sha256:" and 12 or more hex digits) match `want`, or with
+ * want NULL the only one; refused with the list of names otherwise. */
+int docker_parse_save(const char *json, size_t len, const char *want, struct docker_save *out, hutch_error_t *err);
+/* Whether an image named `name` in an archive is the one a user asked for
+ * as `want`: "busybox", "busybox:latest", "docker.io/library/busybox:latest"
+ * and "localhost/busybox" (podman's name for a local image) all match. */
+bool oci_ref_matches(const char *name, const char *want);
+
+/* The entries of a layout's index.json that are the image a user named
+ * (`want`, see oci_ref_matches, or "sha256:" and 12 or more hex digits of
+ * its manifest); the others are cleared and *n shrinks.  With want NULL,
+ * refuses an index of several named images, listing the names. */
+int oci_filter_by_name(struct oci_descriptor *d, size_t *n, const char *want, hutch_error_t *err);
 
 /* This build's platform in OCI terms ("linux", "amd64", NULL or "v8", ...). */
 void oci_host_platform(const char **os, const char **arch, const char **variant);
@@ -71,6 +84,10 @@ bool oci_layer_media_type_ok(const char *media_type);
 /* A name an image archive holds: oci-layout, index.json, manifest.json,
  * repositories, blobs/..., <hex>.json, <hex>/... (and "" for its root). */
 bool oci_archive_member_name(const char *clean);
+
+/* A name that makes a tarball an image archive, at its top: manifest.json,
+ * index.json or oci-layout.  Such a tarball is never unpacked as a tree. */
+bool oci_archive_marker(const char *clean);
 
 /* The image's User as hutch applies it: true for "", "root", "0", "0:0", "root:root"... */
 bool oci_user_is_root(const char *user);

@@ -50,10 +50,10 @@ static bool all_zero(const unsigned char *b) {
   return true;
 }
 
-/* The path of a pax extended header's records, NULL when it has none. */
-static char *pax_path(const char *data, size_t len) {
-  size_t off = 0;
-  char *path = NULL;
+/* The value of `key` in a pax extended header's records, NULL when absent. */
+static char *pax_value(const char *data, size_t len, const char *key) {
+  size_t off = 0, klen = strlen(key);
+  char *value = NULL;
   while (off < len) {
     char *end;
     unsigned long reclen = strtoul(data + off, &end, 10);
@@ -61,15 +61,23 @@ static char *pax_path(const char *data, size_t len) {
       break;
     const char *kv = end + 1;
     size_t kvlen = (size_t)(data + off + reclen - kv);
-    if (kvlen > 5 && strncmp(kv, "path=", 5) == 0) {
-      free(path);
-      path = xstrndup(kv + 5, kvlen - 6); /* without the '\n' */
+    if (kvlen > klen + 1 && strncmp(kv, key, klen) == 0 && kv[klen] == '=') {
+      free(value);
+      value = xstrndup(kv + klen + 1, kvlen - klen - 2); /* without the '\n' */
     }
     off += reclen;
   }
-  return path;
+  return value;
 }
 
+static char *header_name(const unsigned char *b, size_t off, size_t len) {
+  return xstrndup((const char *)b + off, strnlen((const char *)b + off, len));
+}
+
+/* Every header is read, since the member that marks an image archive may
+ * come last (podman writes manifest.json at the end): an image archive that
+ * is not understood must be refused, never unpacked as a tree.  A rootfs
+ * tarball costs one 512-byte read per member here. */
 int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   struct stat st;
@@ -78,9 +86,10 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
   if (!S_ISREG(st.st_mode))
     return 0;
   uint64_t fsize = (uint64_t)st.st_size, off = 0;
-  _cleanup_free_ char *longname = NULL;
+  _cleanup_free_ char *longname = NULL, *longlink = NULL;
   unsigned char b[BLOCK];
   struct tar_index idx = {0};
+  bool marked = false, overflow = false;
   int ret = 0;
   for (;;) {
     if (off + BLOCK > fsize)
@@ -92,20 +101,24 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
     if (all_zero(b))
       break;
     if (!tar_header_valid(b)) {
-      if (idx.n == 0 && off == 0)
-        goto not_tar;
+      if (!marked)
+        goto not_tar; /* a compressed file, or a damaged tarball the unpacker reports */
       ret = hutch_error_set(err, EINVAL, "the archive has a damaged header at byte %llu", (unsigned long long)off);
       goto fail;
     }
     uint64_t size = octal(b + 124, 12);
     uint64_t data = off + BLOCK;
+    char type = (char)b[156];
     if (size > fsize || data + size > fsize) {
+      _cleanup_free_ char *raw = longname ? xstrdup(longname) : header_name(b, 0, 100);
+      _cleanup_free_ char *clean = layer_clean_path(raw);
+      if (!marked && !oci_archive_member_name(clean))
+        goto not_tar;
       ret = hutch_error_set(err, EINVAL, "the archive is truncated (a member at byte %llu)", (unsigned long long)off);
       goto fail;
     }
     off = data + ((size + BLOCK - 1) / BLOCK) * BLOCK;
-    char type = (char)b[156];
-    if (type == 'L' || type == 'x') {
+    if (type == 'L' || type == 'K' || type == 'x') {
       if (size > MAX_LONGNAME)
         continue;
       _cleanup_free_ char *text = xmalloc(size + 1);
@@ -114,8 +127,22 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
         goto fail;
       }
       text[size] = '\0';
-      free(longname);
-      longname = type == 'L' ? xstrndup(text, size) : pax_path(text, size);
+      if (type == 'x') {
+        char *p = pax_value(text, size, "path");
+        if (p) {
+          free(longname);
+          longname = p;
+        }
+        p = pax_value(text, size, "linkpath");
+        if (p) {
+          free(longlink);
+          longlink = p;
+        }
+      } else {
+        char **slot = type == 'L' ? &longname : &longlink;
+        free(*slot);
+        *slot = xstrndup(text, size);
+      }
       continue;
     }
     if (type == 'g')
@@ -130,19 +157,28 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
     } else {
       snprintf(name, sizeof(name), "%.100s", (const char *)b);
     }
+    _cleanup_free_ char *link = longlink ? steal_pointer(&longlink) : header_name(b, 157, 100);
     _cleanup_free_ char *clean = layer_clean_path(name);
-    /* The first name an image archive would not hold ends the walk: a
-     * rootfs tarball is told apart after a header or two. */
-    if (!oci_archive_member_name(clean))
-      goto not_tar;
-    if (type != '0' && type != '\0' && type != '7')
-      continue; /* directories, links: an image archive's blobs are regular files */
-    if (idx.n >= MAX_MEMBERS) {
-      ret = hutch_error_set(err, E2BIG, "the archive has more than %d members", MAX_MEMBERS);
-      goto fail;
+    marked = marked || oci_archive_marker(clean);
+    if (type != '0' && type != '\0' && type != '7' && type != '2')
+      continue; /* directories, hard links, devices: an image archive's blobs are files or symlinks to them */
+    if (overflow || idx.n >= MAX_MEMBERS) {
+      overflow = true;
+      continue;
     }
     idx.members = xrealloc(idx.members, (idx.n + 1) * sizeof(*idx.members));
-    idx.members[idx.n++] = (struct tar_member){.name = steal_pointer(&clean), .offset = data, .size = size};
+    idx.members[idx.n++] = (struct tar_member){
+        .name = steal_pointer(&clean),
+        .link = type == '2' ? steal_pointer(&link) : NULL,
+        .offset = data,
+        .size = type == '2' ? 0 : size,
+    };
+  }
+  if (!marked)
+    goto not_tar;
+  if (overflow) {
+    ret = hutch_error_set(err, E2BIG, "the image archive has more than %d members", MAX_MEMBERS);
+    goto fail;
   }
   *out = idx;
   return 1;
@@ -154,6 +190,59 @@ fail:
   return ret;
 }
 
+char *tar_link_target(const char *member, const char *target) {
+  if (target == NULL || target[0] == '\0' || target[0] == '/')
+    return NULL;
+  const char *slash = strrchr(member, '/');
+  _cleanup_free_ char *joined = slash ? xasprintf("%.*s/%s", (int)(slash - member), member, target) : xstrdup(target);
+  /* Resolve "." and ".." by hand: a ".." above the archive's top is refused. */
+  char *out = xmalloc(strlen(joined) + 1);
+  size_t len = 0;
+  char *save = NULL;
+  for (char *c = strtok_r(joined, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
+    if (strcmp(c, ".") == 0)
+      continue;
+    if (strcmp(c, "..") == 0) {
+      if (len == 0) {
+        free(out);
+        return NULL;
+      }
+      while (len > 0 && out[len - 1] != '/')
+        len--;
+      if (len > 0)
+        len--;
+      continue;
+    }
+    if (len)
+      out[len++] = '/';
+    memcpy(out + len, c, strlen(c));
+    len += strlen(c);
+  }
+  out[len] = '\0';
+  if (len == 0) {
+    free(out);
+    return NULL;
+  }
+  return out;
+}
+
+/* Follows symlinks inside the archive only (podman's <id>/layer.tar points
+ * at ../<digest>.tar); a bounded number of hops. */
+const struct tar_member *tar_index_resolve(const struct tar_index *idx, const char *name) {
+  _cleanup_free_ char *cur = xstrdup(name);
+  for (int hops = 0; hops < 8; hops++) {
+    const struct tar_member *m = tar_index_find(idx, cur);
+    if (m == NULL || m->link == NULL)
+      return m;
+    char *next = tar_link_target(m->name, m->link);
+    if (next == NULL)
+      return NULL;
+    free(cur);
+    cur = next;
+  }
+  return NULL;
+}
+
 const struct tar_member *tar_index_find(const struct tar_index *idx, const char *name) {
   for (size_t i = idx->n; i-- > 0;)
     if (strcmp(idx->members[i].name, name) == 0)
@@ -162,8 +251,10 @@ const struct tar_member *tar_index_find(const struct tar_index *idx, const char 
 }
 
 void tar_index_clear(struct tar_index *idx) {
-  for (size_t i = 0; i < idx->n; i++)
+  for (size_t i = 0; i < idx->n; i++) {
     free(idx->members[i].name);
+    free(idx->members[i].link);
+  }
   free(idx->members);
   memset(idx, 0, sizeof(*idx));
 }

@@ -13,6 +13,7 @@
 
 struct tar_member {
   char *name; /* cleaned: no leading "./", no trailing '/' */
+  char *link; /* a symlink's target as written, else NULL */
   uint64_t offset, size;
 };
 
@@ -21,13 +22,20 @@ struct tar_index {
   size_t n;
 };
 
-/* 1 with the index filled when fd is an uncompressed tar archive whose
- * names are all those of an image archive (oci_archive_member_name), 0 when
- * it is not one (a rootfs tarball, a compressed file), -1 on a read error. */
+/* 1 with the index (regular files and symlinks) filled when fd is an
+ * uncompressed tar archive with a manifest.json, index.json or oci-layout at
+ * its top, 0 when it is not one (a rootfs tarball, a compressed file), -1
+ * on a read error or a damaged image archive. */
 int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err);
 /* The last member of that name (a later one replaces an earlier one in tar). */
 const struct tar_member *tar_index_find(const struct tar_index *idx, const char *name);
 void tar_index_clear(struct tar_index *idx);
+/* The member a name leads to, following symlinks inside the archive only;
+ * NULL when there is none or a link leaves the archive. */
+const struct tar_member *tar_index_resolve(const struct tar_index *idx, const char *name);
+/* Pure: where the symlink `member` -> `target` points, as a cleaned member
+ * name; NULL for an absolute target or one above the archive's top. */
+char *tar_link_target(const char *member, const char *target);
 
 /* Pure: is this 512-byte block a valid ustar/GNU header (checksum)? */
 bool tar_header_valid(const unsigned char block[512]);

@@ -33,6 +33,7 @@
 
 #include "idmap.h"
 #include "layer.h"
+#include "oci_image.h"
 #include "store.h"
 #include "util.h"
 
@@ -434,6 +435,16 @@ static int extract_all(struct archive *in, struct archive *out, struct child_ctx
         return hostile_entry(err, "entry \"%s\": hard link to \"%s\" goes through a symlink", path, link);
     }
     _cleanup_free_ char *clean = layer_clean_path(path);
+    /* An image archive that reached the tree unpacker (compressed with its
+     * marks past the first member, or from a pipe) is never a tree. */
+    if (!c->layer && oci_archive_marker(clean)) {
+      hutch_error_set(err, EINVAL,
+                      "entry \"%s\": an image archive's %s at the top of the tarball; nothing was imported", path,
+                      clean);
+      return hutch_error_hint(err, "an image archive is imported from an uncompressed file (decompress it first); a "
+                                   "root filesystem tarball must not have manifest.json, index.json or oci-layout at "
+                                   "its top");
+    }
     if (c->layer) {
       int w = layer_entry(c, e, path, clean, err);
       if (w < 0)

@@ -5,6 +5,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -20,7 +21,9 @@ static const char rootfs_usage[] = "Usage: hutch rootfs COMMAND [OPTIONS]\n"
                                    "  pull IMAGE [--name NAME]   download an image (ubuntu:24.04, docker://...)\n"
                                    "  build --from IMAGE --recipe FILE --name NAME\n"
                                    "                             build an image on another from a recipe\n"
-                                   "  import FILE [--name NAME]  unpack a rootfs tarball into the store\n"
+                                   "  import FILE [--name NAME]  import a rootfs tarball or an image archive\n"
+                                   "  export NAME [--format F] FILE\n"
+                                   "                             write an image as an oci-archive or docker-archive\n"
                                    "  ls [--json]                list the images\n"
                                    "  rm NAME|DIGEST...          remove a name, and the image once no name is left\n"
                                    "\n"
@@ -31,19 +34,24 @@ static const char rootfs_usage[] = "Usage: hutch rootfs COMMAND [OPTIONS]\n"
                                    "\n"
                                    "`hutch rootfs COMMAND --help` describes each command.\n";
 
-static const char import_usage[] = "Usage: hutch rootfs import FILE [--name NAME] [--store DIR]\n"
+static const char import_usage[] = "Usage: hutch rootfs import FILE [--name NAME] [--image REF] [--store DIR]\n"
                                    "\n"
                                    "Unpack a rootfs tarball (tar, tar.gz, tar.xz, tar.zst, tar.bz2, tar.lz4; the\n"
                                    "compression is recognised from the content) into the store, once: the image\n"
                                    "is keyed by the sha256 of the file, and importing the same bytes again only\n"
                                    "(re)sets the name.  Prints the digest on stdout.\n"
                                    "\n"
-                                   "FILE may also be an image: a `docker save` archive, or an OCI image layout\n"
-                                   "(a directory or an uncompressed tarball of one).  Its layers are checked\n"
-                                   "against their digests and applied in order; see hutch-rootfs(1).\n"
+                                   "FILE may also be an image as docker, podman and skopeo write it: a\n"
+                                   "docker-archive (`docker save`), an OCI layout (oci-archive, oci-dir) or a\n"
+                                   "dir: copy (docker-dir), as a directory or a tarball.  Its layers are checked\n"
+                                   "against their digests and applied in order; see hutch-rootfs(1).  A file\n"
+                                   "with manifest.json, index.json or oci-layout that is not understood is\n"
+                                   "refused, never unpacked as a tree.\n"
                                    "\n"
                                    "Options:\n"
                                    "  -n, --name NAME  name the image (moves the name if it is already in use)\n"
+                                   "  --image REF      the image to take from an archive of several (a name\n"
+                                   "                   it lists, such as busybox:1, or sha256:HEX)\n"
                                    "  --store DIR      the store to import into\n"
                                    "  -h, --help       show this help\n";
 
@@ -69,6 +77,20 @@ static const char rm_usage[] = "Usage: hutch rootfs rm NAME|DIGEST... [--store D
                                "Options:\n"
                                "  --store DIR  the store to remove from\n"
                                "  -h, --help   show this help\n";
+
+static const char export_usage[] =
+    "Usage: hutch rootfs export NAME|DIGEST [--format oci-archive|docker-archive] FILE [--store DIR]\n"
+    "\n"
+    "Write an image of the store to FILE as an archive that podman load, skopeo\n"
+    "and docker load read: one uncompressed layer holding the image's tree (a\n"
+    "built image's layers merged), its Env, WorkingDir and User in the config,\n"
+    "named localhost/NAME (with :latest when NAME has no tag).  FILE is replaced\n"
+    "once it is complete.\n"
+    "\n"
+    "Options:\n"
+    "  -f, --format F  oci-archive (the default) or docker-archive\n"
+    "  --store DIR     the store to export from\n"
+    "  -h, --help      show this help\n";
 
 enum { OPT_STORE = 256, OPT_JSON };
 
@@ -142,17 +164,21 @@ void cli_progress_phase(const char *label, void *data) {
 static int rootfs_import(int argc, char **argv, const char *store_path) {
   static const struct option longopts[] = {
       {"name", required_argument, NULL, 'n'},
+      {"image", required_argument, NULL, 'i'},
       {"store", required_argument, NULL, OPT_STORE},
       {"help", no_argument, NULL, 'h'},
       {0},
   };
-  const char *name = NULL;
+  const char *name = NULL, *image_ref = NULL;
   int c;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
     switch (c) {
     case 'n':
       name = optarg;
+      break;
+    case 'i':
+      image_ref = optarg;
       break;
     case OPT_STORE:
       store_path = optarg;
@@ -182,7 +208,7 @@ static int rootfs_import(int argc, char **argv, const char *store_path) {
   const char *base = strrchr(file, '/');
   _cleanup_free_ char *label = xasprintf("importing %s", base ? base + 1 : file);
   struct cli_progress prog = {.label = label};
-  struct hutch_import_options opts = {.name = name};
+  struct hutch_import_options opts = {.name = name, .image = image_ref};
   if (isatty(STDERR_FILENO)) {
     opts.progress = cli_draw_progress;
     opts.progress_data = &prog;
@@ -341,6 +367,56 @@ static int rootfs_rm(int argc, char **argv, const char *store_path) {
   return ret;
 }
 
+/* ---- export ----------------------------------------------------------- */
+
+static int rootfs_export(int argc, char **argv, const char *store_path) {
+  static const struct option longopts[] = {
+      {"format", required_argument, NULL, 'f'},
+      {"store", required_argument, NULL, OPT_STORE},
+      {"help", no_argument, NULL, 'h'},
+      {0},
+  };
+  const char *format = "oci-archive";
+  int c;
+  optind = 0;
+  while ((c = getopt_long(argc, argv, ":f:h", longopts, NULL)) != -1) {
+    switch (c) {
+    case 'f':
+      format = optarg;
+      break;
+    case OPT_STORE:
+      store_path = optarg;
+      break;
+    case 'h':
+      fputs(export_usage, stdout);
+      return 0;
+    default:
+      return cli_bad_option("rootfs export", argc, argv, c);
+    }
+  }
+  if (argc - optind != 2)
+    return cli_usage_error("rootfs export", "give NAME (or DIGEST) and FILE");
+  if (strcmp(format, "oci-archive") != 0 && strcmp(format, "docker-archive") != 0)
+    return cli_usage_error("rootfs export", "unknown --format \"%s\" (oci-archive or docker-archive)", format);
+  struct hutch_store *store = NULL;
+  int r = open_store(store_path, &store);
+  if (r != 0)
+    return r;
+  _cleanup_error_ hutch_error_t err = NULL;
+  double t0 = monotonic_seconds();
+  r = hutch_image_export(store, argv[optind], format, argv[optind + 1], &err);
+  hutch_store_close(store);
+  if (r < 0)
+    return cli_fail(&err);
+  struct stat st;
+  char size[16] = "?";
+  if (stat(argv[optind + 1], &st) == 0)
+    cli_format_size((uint64_t)st.st_size, size, sizeof(size));
+  fprintf(stderr, "%s: exported %s to %s (%s, %s) in %.2f s\n", hutch_program_name, argv[optind], argv[optind + 1],
+          format, size, monotonic_seconds() - t0);
+  return 0;
+}
+
 /* ---- dispatch --------------------------------------------------------- */
 
 int cmd_rootfs(int argc, char **argv) {
@@ -366,7 +442,7 @@ int cmd_rootfs(int argc, char **argv) {
     }
   }
   if (optind >= argc)
-    return cli_usage_error("rootfs", "missing command (pull, build, import, ls or rm)");
+    return cli_usage_error("rootfs", "missing command (pull, build, import, export, ls or rm)");
   const char *sub = argv[optind];
   int sub_argc = argc - optind;
   char **sub_argv = argv + optind;
@@ -376,6 +452,8 @@ int cmd_rootfs(int argc, char **argv) {
     return rootfs_pull(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "build") == 0)
     return rootfs_build(sub_argc, sub_argv, store_path);
+  if (strcmp(sub, "export") == 0)
+    return rootfs_export(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
     return rootfs_ls(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "rm") == 0 || strcmp(sub, "remove") == 0)
@@ -384,5 +462,5 @@ int cmd_rootfs(int argc, char **argv) {
     fputs(rootfs_usage, stdout);
     return 0;
   }
-  return cli_usage_error("rootfs", "unknown command \"%s\" (pull, build, import, ls or rm)", sub);
+  return cli_usage_error("rootfs", "unknown command \"%s\" (pull, build, import, export, ls or rm)", sub);
 }

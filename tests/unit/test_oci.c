@@ -54,12 +54,18 @@ static void clean(const char *in, const char *want) {
 }
 
 #define H64 "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+#define H64B "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
 
 /* One ustar member (header and data padded to 512), appended to f. */
 static void tar_add(FILE *f, const char *name, char type, const char *data, size_t declared) {
   unsigned char h[512] = {0};
   size_t len = data ? strlen(data) : 0;
   snprintf((char *)h, 100, "%s", name);
+  if (type == '2') { /* a symlink: data is its target */
+    snprintf((char *)h + 157, 100, "%s", data);
+    data = NULL;
+    len = 0;
+  }
   memcpy(h + 100, "0000644", 7);
   char size_field[32];
   snprintf(size_field, sizeof(size_field), "%011zo", declared ? declared : len);
@@ -98,6 +104,17 @@ static void build_layout(FILE *f) {
   tar_add(f, "./oci-layout", '0', "{}", 0);
   tar_add(f, "./blobs/sha256/" H64, '0', "layer bytes", 0);
   tar_add(f, "./index.json", '0', "{\"manifests\": []}", 0);
+}
+static void build_podman(FILE *f) {
+  tar_add(f, H64 ".tar", '0', "layer bytes", 0);
+  tar_add(f, H64B "/layer.tar", '2', "../" H64 ".tar", 0);
+  tar_add(f, "escape/layer.tar", '2', "../../" H64 ".tar", 0);
+  tar_add(f, "manifest.json", '0', "[]", 0);
+}
+static void build_marked_rootfs(FILE *f) {
+  tar_add(f, "./", '5', NULL, 0);
+  tar_add(f, "./etc/passwd", '0', "root", 0);
+  tar_add(f, "./manifest.json", '0', "{}", 0);
 }
 static void build_rootfs(FILE *f) {
   tar_add(f, "./", '5', NULL, 0);
@@ -236,12 +253,69 @@ int main(void) {
   oci_config_clear(&c);
   const char *save = "[{\"Config\": \"" H64 ".json\", \"RepoTags\": [\"a:b\"], \"Layers\": [\"x/layer.tar\"]}]";
   struct docker_save ds;
-  tap_is_int(docker_parse_save(save, strlen(save), &ds, &err), 0, "parse docker save's manifest.json");
+  tap_is_int(docker_parse_save(save, strlen(save), NULL, &ds, &err), 0, "parse docker save's manifest.json");
   tap_is_str(ds.config, H64 ".json", "its config");
   tap_is_str(ds.layers[0], "x/layer.tar", "its layer");
   docker_save_clear(&ds);
-  tap_ok(docker_parse_save("{}", 2, &ds, &err) < 0, "an object is not a docker save manifest");
+  tap_ok(docker_parse_save("{}", 2, NULL, &ds, &err) < 0, "an object is not a docker save manifest");
   hutch_error_free(&err);
+
+  /* ---- several images in one archive ---- */
+  const char *multi = "[{\"Config\": \"" H64 ".json\", \"RepoTags\": [\"localhost/bb:1\"], \"Layers\": [\"a.tar\"]},"
+                      " {\"Config\": \"" H64B ".json\", \"RepoTags\": [\"docker.io/library/two:latest\"],"
+                      " \"Layers\": [\"a.tar\", \"b.tar\"]}]";
+  int refused = docker_parse_save(multi, strlen(multi), NULL, &ds, &err);
+  _cleanup_free_ char *msg = err ? hutch_error_format(err) : xstrdup("");
+  tap_ok(refused < 0 && strstr(msg, "localhost/bb:1") && strstr(msg, "docker.io/library/two:latest"),
+         "several images without --image: refused with their names (%s)", msg);
+  hutch_error_free(&err);
+  tap_ok(docker_parse_save(multi, strlen(multi), "two", &ds, &err) == 0 && ds.n_layers == 2,
+         "--image two: the second image");
+  docker_save_clear(&ds);
+  tap_ok(docker_parse_save(multi, strlen(multi), "bb:1", &ds, &err) == 0 && ds.n_layers == 1,
+         "--image bb:1: podman's localhost/bb:1");
+  docker_save_clear(&ds);
+  tap_ok(docker_parse_save(multi, strlen(multi), "sha256:" H64B, &ds, &err) == 0 && ds.n_layers == 2,
+         "--image sha256:HEX: by the config's digest");
+  docker_save_clear(&ds);
+  tap_ok(docker_parse_save(multi, strlen(multi), "bb:2", &ds, &err) < 0, "--image of a name the archive lacks");
+  hutch_error_free(&err);
+  tap_ok(oci_ref_matches("docker.io/library/busybox:latest", "busybox") && oci_ref_matches("localhost/x", "x:latest") &&
+             !oci_ref_matches("x:1", "x:2") && !oci_ref_matches("quay.io/x:1", "x:1") && !oci_ref_matches(NULL, "x"),
+         "reference matching");
+
+  /* ---- several images in a layout's index.json ---- */
+  const char *named =
+      "{\"manifests\": ["
+      "{\"digest\": \"sha256:" H64 "\", \"annotations\": {\"org.opencontainers.image.ref.name\": \"one\"}},"
+      "{\"digest\": \"sha256:" H64B "\", \"annotations\": {\"io.containerd.image.name\": "
+      "\"docker.io/library/two:latest\", \"org.opencontainers.image.ref.name\": \"latest\"}}]}";
+  struct oci_descriptor *list = NULL;
+  size_t n_list = 0;
+  tap_is_int(oci_parse_index(named, strlen(named), &list, &n_list, &err), 0, "parse an index of two named images");
+  tap_ok(oci_filter_by_name(list, &n_list, NULL, &err) < 0, "two names and no --image: refused");
+  hutch_error_free(&err);
+  tap_ok(oci_filter_by_name(list, &n_list, "two", &err) == 0 && n_list == 1 && strcmp(list[0].digest + 7, H64B) == 0,
+         "--image two: containerd's name matches");
+  oci_descriptors_free(list, n_list);
+  tap_is_int(oci_parse_index(named, strlen(named), &list, &n_list, &err), 0, "parse it again");
+  tap_ok(oci_filter_by_name(list, &n_list, "sha256:" H64, &err) == 0 && n_list == 1 &&
+             strcmp(list[0].ref_name, "one") == 0,
+         "--image sha256:HEX: by the manifest's digest");
+  oci_descriptors_free(list, n_list);
+  tap_is_int(oci_parse_index(named, strlen(named), &list, &n_list, &err), 0, "and again");
+  tap_ok(oci_filter_by_name(list, &n_list, "three", &err) < 0 && n_list == 0, "--image of a name it lacks");
+  hutch_error_free(&err);
+  oci_descriptors_free(list, n_list);
+
+  /* ---- symlinks inside an archive ---- */
+  _cleanup_free_ char *lt = tar_link_target(H64 "/layer.tar", "../" H64 ".tar");
+  tap_is_str(lt, H64 ".tar", "podman's <id>/layer.tar -> ../<digest>.tar");
+  _cleanup_free_ char *lt2 = tar_link_target("a/b", "./c/../d");
+  tap_is_str(lt2, "a/d", "a relative link with . and ..");
+  tap_ok(tar_link_target("a/layer.tar", "../../etc/shadow") == NULL && tar_link_target("a", "/etc/shadow") == NULL &&
+             tar_link_target("a/b", "..") == NULL,
+         "links out of the archive lead nowhere");
   tap_ok(oci_layer_media_type_ok("application/vnd.docker.image.rootfs.diff.tar.gzip"), "Docker gzip layer");
   tap_ok(oci_layer_media_type_ok(NULL), "no media type: the content decides");
   tap_ok(!oci_layer_media_type_ok("application/vnd.cncf.helm.chart.content.v1.tar+gzip"), "a Helm chart is no layer");
@@ -265,6 +339,15 @@ int main(void) {
   tap_ok(tm && tm->size == 11 && tm->offset % 512 == 0, "a blob is a byte range of the file");
   tap_ok(tar_index_find(&ti, "index.json") != NULL && tar_index_find(&ti, "manifest.json") == NULL,
          "members are found by their cleaned names");
+  tar_index_clear(&ti);
+  tap_is_int(tar_walk(build_podman, &ti), 1, "podman's docker-archive (manifest.json last) is an image archive");
+  tm = tar_index_resolve(&ti, H64B "/layer.tar");
+  tap_ok(tm && strcmp(tm->name, H64 ".tar") == 0 && tm->size == 11, "its <id>/layer.tar symlink leads to the layer");
+  tap_ok(tar_index_find(&ti, "escape/layer.tar") && tar_index_resolve(&ti, "escape/layer.tar") == NULL,
+         "a symlink out of the archive leads nowhere");
+  tar_index_clear(&ti);
+  tap_is_int(tar_walk(build_marked_rootfs, &ti), 1,
+             "a tarball with a top-level manifest.json is taken for an image archive (and refused if not one)");
   tar_index_clear(&ti);
   tap_is_int(tar_walk(build_rootfs, &ti), 0, "a rootfs tarball is not an image archive");
   tap_is_int(tar_walk(build_gzip, &ti), 0, "a compressed file is not one either");
@@ -328,6 +411,7 @@ int main(void) {
       {HEX "/", true},
       {HEX "/layer.tar", true},
       {HEX ".json", true},
+      {HEX ".tar", true},
       {"bin", false},
       {"./etc/", false},
       {"usr/bin/python3", false},
