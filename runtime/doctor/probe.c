@@ -726,10 +726,11 @@ static void check_cgroups(struct ladder *l) {
   struct cgroup_facts cg;
   probe_cgroup_read(&cg);
   const char *layout = cgroup_layout_name(cg.layout);
-  if (cg.layout != CGROUP_UNIFIED) {
+  if (cg.layout != CGROUP_MODE_V2) {
     c->status = HUTCH_CHECK_WARN;
     set_detail(c, "%s%s: resource limits cannot be delegated (sandboxes still start; limits would not apply)", layout,
-               cg.layout == CGROUP_HYBRID ? " (cgroup v1 controllers, v2 at /sys/fs/cgroup/unified without them)" : "");
+               cg.layout == CGROUP_MODE_HYBRID ? " (cgroup v1 controllers, v2 at /sys/fs/cgroup/unified without them)"
+                                               : "");
     set_fix(c, probe_fix_cgroup(&l->env, &cg));
     return;
   }
