@@ -64,6 +64,10 @@ struct probe_env {
 };
 
 void probe_env_read(struct probe_env *env);
+/* A number from /proc/sys (PATH starts with /proc/sys/), -1 when absent.
+ * HUTCH_PROBE_SYSCTL_ROOT, when set, stands for /proc/sys: the tests fake
+ * values this host does not have. */
+long probe_read_sysctl(const char *path);
 
 struct cgroup_facts {
   enum cgroup_mode layout;

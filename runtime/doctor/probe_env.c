@@ -31,7 +31,7 @@
  * tests can exercise the verdicts on values this host does not have (an
  * AppArmor restriction on a kernel without AppArmor); the namespace probes
  * themselves are never faked. */
-static long read_sysctl(const char *path) {
+long probe_read_sysctl(const char *path) {
   const char *root = getenv("HUTCH_PROBE_SYSCTL_ROOT");
   _cleanup_free_ char *faked = NULL;
   if (root && root[0] && strncmp(path, "/proc/sys/", 10) == 0)
@@ -87,9 +87,9 @@ static bool environ_has(const char *path, const char *entry) {
 
 void probe_env_read(struct probe_env *env) {
   memset(env, 0, sizeof(*env));
-  env->max_user_namespaces = read_sysctl("/proc/sys/user/max_user_namespaces");
-  env->unprivileged_userns_clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
-  env->apparmor_restrict_userns = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  env->max_user_namespaces = probe_read_sysctl("/proc/sys/user/max_user_namespaces");
+  env->unprivileged_userns_clone = probe_read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
+  env->apparmor_restrict_userns = probe_read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
   find_masked_proc(env->masked_proc, sizeof(env->masked_proc));
 
   if (access("/.dockerenv", F_OK) == 0) {
