@@ -10,6 +10,7 @@
 #define HUTCH_DOCTOR_H
 
 #include <stdbool.h>
+#include <sys/resource.h>
 
 #include "probe.h"
 
@@ -27,6 +28,7 @@ struct ladder {
   struct probe_result userns_res;
   char *state_path;
   int state_fd;
+  struct rlimit nproc; /* the caller's RLIMIT_NPROC (the doctor runs at the hard one) */
 };
 
 /* ---- probe_report.c ---- */

@@ -116,15 +116,13 @@ static void check_pids(struct ladder *l, struct capacity *cap) {
 }
 
 static void check_nproc(struct ladder *l, struct capacity *cap) {
-  struct rlimit rl;
+  struct rlimit rl = l->nproc;
   if (geteuid() == 0 && !l->env.nested_userns) {
     struct hutch_check *c = report_add(l->r, "capacity.nproc", "live sandboxes: RLIMIT_NPROC", false);
     c->status = HUTCH_CHECK_SKIP;
     report_detail(c, "does not bind root");
     return;
   }
-  if (getrlimit(RLIMIT_NPROC, &rl) < 0)
-    return;
   struct passwd *pw = NULL;
   const char *user = (pw = getpwuid(getuid())) ? pw->pw_name : "USER";
   if (rl.rlim_max == RLIM_INFINITY) {
