@@ -123,8 +123,8 @@ static void check_nproc(struct ladder *l, struct capacity *cap) {
     report_detail(c, "does not bind root");
     return;
   }
-  struct passwd *pw = NULL;
-  const char *user = (pw = getpwuid(getuid())) ? pw->pw_name : "USER";
+  const struct passwd *pw = getpwuid(getuid());
+  const char *user = pw ? pw->pw_name : "USER";
   if (rl.rlim_max == RLIM_INFINITY) {
     struct hutch_check *c = row(l, cap, "capacity.nproc", "live sandboxes: RLIMIT_NPROC", -1, NULL);
     report_detail(c, "hard limit unlimited%s",
@@ -153,27 +153,25 @@ static void check_nproc(struct ladder *l, struct capacity *cap) {
  * bound on all of this user's sandboxes together. */
 static void check_namespaces(struct ladder *l, struct capacity *cap) {
   static const char *const kinds[] = {"user", "mnt", "pid", "net", "ipc", "uts", "cgroup"};
+  long values[ARRAY_SIZE(kinds)];
   long lowest = -1;
-  const char *which = NULL;
-  char fix[512] = "As root: `sysctl -w";
-  size_t off = strlen(fix);
+  size_t which = 0;
   for (size_t i = 0; i < ARRAY_SIZE(kinds); i++) {
     char path[80];
     snprintf(path, sizeof(path), "/proc/sys/user/max_%s_namespaces", kinds[i]);
-    long v = probe_read_sysctl(path);
-    if (v < 0)
-      continue;
-    if (lowest < 0 || v < lowest) {
-      lowest = v;
-      which = kinds[i];
-    }
-    if (v < CAPACITY_TARGET * 2 && off < sizeof(fix))
-      off +=
-          (size_t)snprintf(fix + off, sizeof(fix) - off, " user.max_%s_namespaces=%d", kinds[i], CAPACITY_TARGET * 4);
+    values[i] = probe_read_sysctl(path);
+    if (values[i] >= 0 && (lowest < 0 || values[i] < lowest))
+      lowest = values[i], which = i;
   }
+  /* The fix raises every one that is low, or else the lowest. */
+  char fix[512] = "As root: `sysctl -w";
+  size_t off = strlen(fix), base = off;
+  for (size_t i = 0; i < ARRAY_SIZE(kinds); i++)
+    if (values[i] >= 0 && (values[i] < CAPACITY_TARGET * 2 || (i == which && off == base)) && off < sizeof(fix))
+      off += (size_t)snprintf(fix + off, sizeof(fix) - off, " user.max_%s_namespaces=%ld", kinds[i],
+                              values[i] < CAPACITY_TARGET * 2 ? (long)CAPACITY_TARGET * 4 : values[i] * 2);
   if (off < sizeof(fix))
-    snprintf(fix + off, sizeof(fix) - off, "%s`, and the same in a file under /etc/sysctl.d/.",
-             fix[off - 1] == 'w' ? " user.max_user_namespaces=65536" : "");
+    snprintf(fix + off, sizeof(fix) - off, "`, and the same in a file under /etc/sysctl.d/.");
   struct hutch_check *c =
       row(l, cap, "capacity.namespaces", "live sandboxes: user.max_*_namespaces", lowest, xstrdup(fix));
   if (lowest < 0) {
@@ -184,7 +182,7 @@ static void check_namespaces(struct ladder *l, struct capacity *cap) {
   report_detail(c,
                 "lowest: user.max_%s_namespaces = %ld: at most %ld sandboxes of this user (each holds one user, "
                 "mount, pid, network, IPC, UTS and cgroup namespace)",
-                which, lowest, lowest);
+                kinds[which], lowest, lowest);
 }
 
 static void check_files(struct ladder *l, struct capacity *cap) {
