@@ -241,6 +241,35 @@ static int remove_dir_contents(int dfd) {
   return ret;
 }
 
+int remove_dir_contents_fd(int dfd) {
+  int own = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+  if (own < 0)
+    return -1;
+  /* The copy shares dfd's offset: rewound for the caller's next read. */
+  int r = remove_dir_contents(own);
+  int saved = errno;
+  lseek(dfd, 0, SEEK_SET);
+  errno = saved;
+  return r;
+}
+
+int dir_is_empty(int dfd) {
+  if (lseek(dfd, 0, SEEK_SET) < 0)
+    return -1;
+  char buf[512] __attribute__((aligned(8)));
+  for (;;) {
+    long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+    if (n <= 0)
+      return n == 0 ? 1 : -1;
+    for (long off = 0; off < n;) {
+      const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+      if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+        return 0;
+      off += de->d_reclen;
+    }
+  }
+}
+
 char *find_in_path(const char *prog, const char *default_path) {
   const char *path = getenv("PATH");
   _cleanup_free_ char *copy = xstrdup(path && *path ? path : default_path);
