@@ -243,9 +243,13 @@ static int remove_dir_contents(int dfd) {
 
 int remove_dir_contents_fd(int dfd) {
   int own = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
-  if (own < 0)
+  /* The copy shares dfd's offset: read from the start, and rewound for
+   * the caller's next read. */
+  if (own < 0 || lseek(own, 0, SEEK_SET) < 0) {
+    if (own >= 0)
+      close(own);
     return -1;
-  /* The copy shares dfd's offset: rewound for the caller's next read. */
+  }
   int r = remove_dir_contents(own);
   int saved = errno;
   lseek(dfd, 0, SEEK_SET);

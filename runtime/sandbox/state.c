@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
@@ -223,6 +224,51 @@ static int put_spare(int rootfd, const char *id) {
       return -1;
   }
   return -1;
+}
+
+bool state_mountinfo_discard(const char *line, int mnt_id) {
+  char *end;
+  long id = strtol(line, &end, 10);
+  if (end == line || id != mnt_id)
+    return false;
+  /* "ID PARENT MAJ:MIN ROOT POINT OPTIONS [TAGS...] - FSTYPE SOURCE SUPER" */
+  const char *sep = strstr(line, " - ");
+  if (sep == NULL)
+    return false;
+  const char *super = sep + 3;
+  for (int field = 0; field < 2 && super != NULL; field++) {
+    super = strchr(super, ' ');
+    if (super != NULL)
+      super++;
+  }
+  if (super == NULL)
+    return false;
+  /* "discard" alone is the synchronous kind; btrfs's discard=async and
+   * nodiscard are not it. */
+  for (const char *p = super; *p != '\0' && *p != '\n';) {
+    size_t n = strcspn(p, ",\n");
+    if (n == 7 && strncmp(p, "discard", 7) == 0)
+      return true;
+    p += n;
+    if (*p == ',')
+      p++;
+  }
+  return false;
+}
+
+bool state_on_discard_mount(int rootfd) {
+  struct statx stx;
+  if (statx(rootfd, "", AT_EMPTY_PATH, STATX_MNT_ID, &stx) < 0 || !(stx.stx_mask & STATX_MNT_ID))
+    return false;
+  _cleanup_fclose_ FILE *f = fopen("/proc/self/mountinfo", "re");
+  if (f == NULL)
+    return false;
+  _cleanup_free_ char *line = NULL;
+  size_t cap = 0;
+  while (getline(&line, &cap, f) > 0)
+    if (state_mountinfo_discard(line, (int)stx.stx_mnt_id))
+      return true;
+  return false;
 }
 
 int state_create_sandbox_dir(int rootfd, const char *id, bool layers, hutch_error_t *err) {

@@ -53,6 +53,13 @@ void state_new_id(char id[40]);
  * with upper/, work/ and root/ in it when `layers`; returns the sandbox dir
  * fd. */
 int state_create_sandbox_dir(int rootfd, const char *id, bool layers, hutch_error_t *err);
+/* Whether mountinfo line `line` is mount mnt_id with the filesystem option
+ * "discard" (ext4, xfs: freed blocks discarded synchronously). */
+bool state_mountinfo_discard(const char *line, int mnt_id);
+/* Whether the state directory rootfd is on such a mount (false when that
+ * cannot be told): each directory hutch had to make and remove there then
+ * costs a discard (about 0.15 ms on a virtual disk). */
+bool state_on_discard_mount(int rootfd);
 int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
 void state_clear(struct sandbox_state *st);
