@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -239,6 +240,20 @@ static int remove_dir_contents(int dfd) {
       ret = -1;
   }
   return ret;
+}
+
+char *fd_path(int fd) {
+  char self[64], buf[PATH_MAX];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(self, buf, sizeof(buf) - 1);
+  if (n < 0)
+    return NULL;
+  if (n == 0 || buf[0] != '/' || (size_t)n >= sizeof(buf) - 1) {
+    errno = ENAMETOOLONG; /* not a path (or cut short) */
+    return NULL;
+  }
+  buf[n] = '\0';
+  return xstrdup(buf);
 }
 
 int remove_dir_contents_fd(int dfd) {

@@ -82,6 +82,10 @@ int write_file_atomic(const char *path, const void *data, size_t len, int mode);
 /* Read a whole file (at most max bytes, NUL-terminated); NULL on error with errno set. */
 char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 
+/* The absolute path the kernel has for what fd is open on (one readlink of
+ * /proc/self/fd/FD, where realpath() walks every component): malloc'd, or
+ * NULL with errno. */
+char *fd_path(int fd);
 /* mkdir -p with mode for every created component. */
 int mkdir_p(const char *path, int mode);
 /* Remove a tree below dirfd/name without following symlinks; ENOENT is success. */

@@ -473,12 +473,9 @@ int state_remove_sandbox_dir(int rootfd, const char *id, hutch_error_t *err) {
   const struct idmap_set *maps;
   if (idmap_for_caller(&maps, err) < 0)
     return -1;
-  char fdpath[64], resolved[4096];
-  snprintf(fdpath, sizeof(fdpath), "/proc/self/fd/%d", rootfd);
-  ssize_t n = readlink(fdpath, resolved, sizeof(resolved) - 1);
-  if (n < 0)
+  _cleanup_free_ char *resolved = fd_path(rootfd);
+  if (resolved == NULL)
     return hutch_error_sys(err, "remove sandbox directory %s", id);
-  resolved[n] = '\0';
   _cleanup_free_ char *abs = xasprintf("%s/%s", resolved, id);
   if (userns_run(maps, 0, remove_in_userns, abs, err) < 0)
     return hutch_error_wrap(err, "remove sandbox directory %s", id);
