@@ -6,8 +6,12 @@
 #include <fcntl.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
+#include <malloc.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
@@ -335,6 +339,29 @@ static int watch_memory(struct init_state *s) {
   return s->watch_busy ? s->watch_next_ms : -1;
 }
 
+/* A long-lived init idles for hours in as many sandboxes as a user runs:
+ * give back what it touched only to get here.  It is a fork of the hutch
+ * that started it, so its stack pages below this frame hold the returned
+ * frames of the start (mounts, the CLI's parsing) and its heap the free
+ * chunks of that work.  Both are dead; a page touched again comes back
+ * zero-filled.  (The stack above holds live frames: init_config is one.) */
+static __attribute__((noinline)) void shed_memory(void) {
+  char here;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  /* From a page under this frame (and its red zone) down 1 MiB at most, and
+   * no further than RLIMIT_STACK: the kernel keeps that much (and at least
+   * 128 MiB) below the stack's top free of other mappings, so nothing but
+   * the stack is touched; madvise skips the unmapped part of the range
+   * (ENOMEM) and still drops the rest. */
+  uintptr_t top = ((uintptr_t)&here & ~(page - 1)) - page;
+  uintptr_t span = (uintptr_t)1 << 20;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < span)
+    span = (uintptr_t)rl.rlim_cur & ~(page - 1);
+  madvise((void *)(top - span), span, MADV_DONTNEED);
+  malloc_trim(0);
+}
+
 void init_main(struct init_config *cfg) {
   struct init_state s = {.cfg = cfg, .epfd = -1, .sigfd = -1};
   sigset_t mask;
@@ -386,6 +413,7 @@ void init_main(struct init_config *cfg) {
      * its creator asked to keep it tied: die_with_creator). */
     close(cfg->parent_fd);
     cfg->parent_fd = -1;
+    shed_memory();
   }
   int timeout = watch_memory(&s);
   for (;;) {
