@@ -362,8 +362,9 @@ static __attribute__((noinline)) void shed_memory(void) {
   malloc_trim(0);
 }
 
-void init_main(struct init_config *cfg) {
-  struct init_state s = {.cfg = cfg, .epfd = -1, .sigfd = -1};
+/* The signals init takes through a signalfd, and its epoll set. */
+static void init_setup(struct init_state *s, struct init_config *cfg) {
+  *s = (struct init_state){.cfg = cfg, .epfd = -1, .sigfd = -1};
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
@@ -372,17 +373,45 @@ void init_main(struct init_config *cfg) {
   /* Blocked signals are never "ignored" for PID 1, so signalfd receives
    * what would otherwise be dropped by the namespace's init protection. */
   sigprocmask(SIG_BLOCK, &mask, NULL);
-  s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  s.epfd = epoll_create1(EPOLL_CLOEXEC);
-  hutch_error_t err = NULL;
-  if (s.sigfd < 0 || s.epfd < 0) {
+  s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  s->epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (s->sigfd < 0 || s->epfd < 0) {
+    hutch_error_t err = NULL;
     hutch_error_sys(&err, "init: signalfd/epoll");
     sync_send_error(cfg->parent_fd, err);
     shut_down(125);
   }
-  watch(&s, s.sigfd);
+  watch(s, s->sigfd);
   if (cfg->listen_fd >= 0)
-    watch(&s, cfg->listen_fd);
+    watch(s, cfg->listen_fd);
+}
+
+static __attribute__((noreturn)) void serve(struct init_state *s) {
+  struct init_config *cfg = s->cfg;
+  int timeout = watch_memory(s);
+  for (;;) {
+    struct epoll_event events[16];
+    int n = epoll_wait(s->epfd, events, ARRAY_SIZE(events), timeout);
+    if (n < 0 && errno != EINTR)
+      shut_down(125);
+    for (int i = 0; i < n; i++) {
+      int fd = events[i].data.fd;
+      if (fd == s->sigfd)
+        handle_signal(s);
+      else if (fd == cfg->listen_fd)
+        accept_client(s);
+      else
+        handle_client(s, fd);
+    }
+    reap(s);
+    timeout = watch_memory(s);
+  }
+}
+
+void init_main(struct init_config *cfg) {
+  struct init_state s;
+  init_setup(&s, cfg);
+  hutch_error_t err = NULL;
   if (cfg->primary != NULL) {
     int failure_fd = -1, master = -1;
     pid_t pid = payload_spawn(cfg->primary, &failure_fd, &master, &err);
@@ -413,26 +442,18 @@ void init_main(struct init_config *cfg) {
      * its creator asked to keep it tied: die_with_creator). */
     close(cfg->parent_fd);
     cfg->parent_fd = -1;
+    /* Nothing runs in the sandbox yet: become the small init, or, where
+     * there is none, shed what this fork can. */
+    if (cfg->become != NULL)
+      cfg->become(cfg);
     shed_memory();
   }
-  int timeout = watch_memory(&s);
-  for (;;) {
-    struct epoll_event events[16];
-    int n = epoll_wait(s.epfd, events, ARRAY_SIZE(events), timeout);
-    if (n < 0 && errno != EINTR)
-      shut_down(125);
-    for (int i = 0; i < n; i++) {
-      int fd = events[i].data.fd;
-      if (fd == s.sigfd)
-        handle_signal(&s);
-      else if (fd == cfg->listen_fd)
-        accept_client(&s);
-      else if (fd == cfg->parent_fd && cfg->primary != NULL)
-        handle_client(&s, fd);
-      else
-        handle_client(&s, fd);
-    }
-    reap(&s);
-    timeout = watch_memory(&s);
-  }
+  serve(&s);
+}
+
+void init_idle_main(struct init_config *cfg) {
+  struct init_state s;
+  init_setup(&s, cfg);
+  shed_memory(); /* what its own start-up touched */
+  serve(&s);
 }
