@@ -209,11 +209,13 @@ static int take_spare(int rootfd, const char *id) {
   return -1;
 }
 
-/* Renames the emptied sandbox directory `id` to a free spare name; 0, or -1
- * when all spares are there (or it is not empty), and the caller removes it. */
+/* Empties the sandbox directory `id` and renames it to a free spare name;
+ * 0, or -1 when all spares are there (or it could not be emptied), and the
+ * caller removes it.  Whether it is still empty is checked when it is taken
+ * (take_spare). */
 static int put_spare(int rootfd, const char *id) {
   _cleanup_close_ int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0 || remove_dir_contents_fd(fd) < 0 || dir_is_empty(fd) != 1)
+  if (fd < 0 || remove_dir_contents_fd(fd) < 0)
     return -1;
   for (int i = 0; i < STATE_SPARES; i++) {
     char name[16];
