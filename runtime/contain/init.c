@@ -4,15 +4,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
-#include <malloc.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
