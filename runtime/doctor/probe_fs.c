@@ -105,6 +105,18 @@ void doctor_check_state_and_overlay(struct ladder *l, const char *state_opt) {
   struct statfs sf;
   const char *fs = fstatfs(l->state_fd, &sf) == 0 ? probe_fs_name((long)sf.f_type) : "unknown";
   report_detail(c, "%s (%s, private, writable)", l->state_path, fs);
+  struct hutch_check *d = report_add(l->r, "state_discard", "no synchronous discard where state is kept", false);
+  if (state_on_discard_mount(l->state_fd)) {
+    d->status = HUTCH_CHECK_WARN;
+    report_detail(d,
+                  "%s is on a filesystem mounted with discard: a sandbox directory made and removed there "
+                  "(more at once than hutch keeps spare) waits for a discard of its block",
+                  l->state_path);
+    report_fix(d, xstrdup("Put the state directory on a tmpfs (HUTCH_STATE_DIR=$XDG_RUNTIME_DIR/hutch, or "
+                          "--state-dir DIR), or mount the filesystem without discard and run fstrim periodically."));
+  } else {
+    report_detail(d, "%s (no synchronous discard)", fs);
+  }
 
   if (!l->userns_ok) {
     o->status = HUTCH_CHECK_SKIP;

@@ -26,6 +26,7 @@
 
 #include "cgroup.h"
 #include "contain.h"
+#include "init_exec.h"
 #include "idmap.h"
 #include "net_host.h"
 #include "layer_copy.h"
@@ -459,6 +460,11 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return hutch_error_sys(err, "sync socket");
   st->send_layer = st->scratch && (cfg->build_caps || cfg->keep);
+  /* A long-lived init becomes hutch-init once handed over (init_exec.h). */
+  _cleanup_free_ char *init_exe = primary == NULL ? init_exec_path() : NULL;
+  if (primary == NULL && init_exe == NULL)
+    hutch_debug("no %s beside hutch or in %s: the sandbox's init stays a fork of hutch", INIT_EXEC_NAME,
+                HUTCH_LIBEXECDIR);
   struct contain_config cc = {
       .lower = cfg->rootfs,
       .lowers = cfg->rootfs_lowers,
@@ -484,11 +490,13 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .own_cgroup = out->cg.fd >= 0,
       .net = out->net.sandbox,
       .caller_strings = {caller_strings[0], caller_strings[1], caller_strings[2], caller_strings[3]},
+      .init_exe = init_exe,
       .init =
           {
               .parent_fd = sp[1],
               .die_with_creator = cfg->die_with_creator,
               .listen_fd = st->listen_fd,
+              .exec_fd = -1,
               .sandbox_env = sandbox_env,
               .bpf = st->bpf,
               .bpf_len = st->bpf_len,
