@@ -202,7 +202,7 @@ tap_ok "the proxy's audit log is in the run directory" test -s "$RUN_DIR/proxy.l
 tap_like "$(traj 't["steps"][0]["observation"]')" "hello from the host" "the model's command reached the allowed host"
 tap_like "$(traj 't["steps"][0]["observation"]')" "403" "and not the other"
 tap_is "$(traj 't["hutch"]["sandbox"]["network"]["mode"]')" "proxy" "the trajectory records the network mode"
-tap_status 2 "hutch run --allow without --net proxy" hrun --query "x" --allow example.org
+tap_status 2 "hutch run --net none --allow is refused" hrun --query "x" --net none --allow example.org
 mock_stop
 
 # ---- real clients in the Debian image: python3, pip, git, apt ----
