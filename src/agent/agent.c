@@ -273,8 +273,15 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   for (size_t i = 0; i < s->n_resolve; i++)
     run_log(r, "--resolve %s: the proxy resolves this name to this address, not through DNS", s->resolve[i]);
   cfg.die_with_creator = !s->no_die_with_parent;
-  if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
+  if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0) {
+    /* The user did not ask for the network: say where it came from. */
+    if (s->net == NULL && r->net_proxy && *err && strstr((*err)->msg, "network") != NULL && (*err)->hint == NULL)
+      hutch_error_hint(err,
+                       "the policy gives runs --net proxy (`run = proxy` in [network] of %s); --net none runs "
+                       "without a network",
+                       hutch_policy_path(r->policy));
     return -1;
+  }
   r->task.id = xstrdup(hutch_sandbox_id(r->task.sb));
   r->task.stop = &agent_stop;
   return 0;
