@@ -27,25 +27,7 @@ trap cleanup EXIT
 # ---- a package index and a git repository on the host's loopback ----
 mkdir -p "$tmp/www/simple/hutchdemo"
 echo "hello from the host" >"$tmp/www/hello.txt"
-python3 - "$tmp/www/simple/hutchdemo" <<'EOF'
-import sys, zipfile, hashlib, base64
-d = sys.argv[1]
-name = "hutchdemo-1.0-py3-none-any.whl"
-files = {
-    "hutchdemo.py": "WORD = 'installed through the proxy'\n",
-    "hutchdemo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: hutchdemo\nVersion: 1.0\n",
-    "hutchdemo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hutch-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = []
-with zipfile.ZipFile(f"{d}/{name}", "w") as z:
-    for path, text in files.items():
-        z.writestr(path, text)
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text)}")
-    record.append("hutchdemo-1.0.dist-info/RECORD,,")
-    z.writestr("hutchdemo-1.0.dist-info/RECORD", "\n".join(record) + "\n")
-open(f"{d}/index.html", "w").write(f'<html><body><a href="{name}">{name}</a></body></html>\n')
-EOF
+python3 "$HUTCH_SRCDIR/tests/lib/make-pip-index.py" "$tmp/www/simple"
 # A repository served the "dumb" way: plain files over HTTP.
 if command -v git >/dev/null; then
   git init -q -b main "$tmp/src" &&
