@@ -1,8 +1,9 @@
 #!/bin/bash
 # The agent's usual work: `hutch run` gets the policy's network (run = proxy
-# in the shipped policy) and `hutch exec` none; pip install in an image with
-# agent.recipe's environment, git clone over HTTP, and the mock model's pip
-# install through hutch run; `--net none` cuts it; `allow = public`.
+# in the shipped policy) and `hutch exec` none; pip install and apt-get
+# install in an image with agent.recipe's environment, git clone over HTTP,
+# and the mock model's pip install through hutch run; `--net none` cuts it;
+# `allow = public`.
 # Every server listens on the host's loopback (names mapped with --resolve)
 # or inside a network namespace this script creates, where "public"
 # addresses live on that namespace's own loopback device.
@@ -36,6 +37,24 @@ if command -v git >/dev/null; then
     git -C "$tmp/src" -c user.name=t -c user.email=t@t commit -qm one &&
     git clone -q --bare "$tmp/src" "$tmp/www/repo.git" &&
     git -C "$tmp/www/repo.git" update-server-info
+fi
+# A flat apt repository of one package, if the host can build a .deb.
+if command -v dpkg-deb >/dev/null; then
+  mkdir -p "$tmp/deb/DEBIAN" "$tmp/deb/usr/share/hutchdemo" "$tmp/www/apt"
+  printf 'Package: hutch-apt-demo\nVersion: 1.0\nArchitecture: all\nMaintainer: hutch tests <t@t>\nDescription: test\n' \
+    >"$tmp/deb/DEBIAN/control"
+  echo "installed by apt through the proxy" >"$tmp/deb/usr/share/hutchdemo/word"
+  deb_file=$tmp/www/apt/hutch-apt-demo_1.0_all.deb
+  dpkg-deb --build --root-owner-group "$tmp/deb" "$deb_file" >/dev/null &&
+    {
+      dpkg-deb -f "$deb_file"
+      echo "Filename: ./${deb_file##*/}"
+      echo "Size: $(stat -c %s "$deb_file")"
+      echo "SHA256: $(sha256sum "$deb_file" | cut -d' ' -f1)"
+      echo
+    } >"$tmp/www/apt/Packages" &&
+    python3 -c 'import lzma, sys; open(sys.argv[1] + ".xz", "wb").write(lzma.compress(open(sys.argv[1], "rb").read()))' \
+      "$tmp/www/apt/Packages"
 fi
 free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 port=$(free_port)
@@ -192,8 +211,9 @@ tap_fails "the Debian image's pip refuses to install: externally managed" hd --n
   sh -c "pip install --no-cache-dir $index hutchdemo"
 tap_like "$tap_stderr" "externally-managed-environment" "(PEP 668)"
 # The agent image's environment, taken from the shipped recipe itself.
-grep '^env ' "$HUTCH_SRCDIR/rootfs/agent.recipe" >"$tmp/env.recipe"
+grep -E '^env |^run .*APT::Sandbox::User' "$HUTCH_SRCDIR/rootfs/agent.recipe" >"$tmp/env.recipe"
 tap_ok "agent.recipe sets PIP_BREAK_SYSTEM_PACKAGES" grep -q '^env PIP_BREAK_SYSTEM_PACKAGES=1$' "$tmp/env.recipe"
+tap_ok "and configures apt for the sandbox's root" grep -q 'APT::Sandbox::User' "$tmp/env.recipe"
 img=hutch-test-pipenv-$$
 images+=("$img")
 tap_ok "an image with agent.recipe's environment" "$HUTCH_BIN" rootfs build --from "$deb" --recipe "$tmp/env.recipe" \
@@ -201,6 +221,16 @@ tap_ok "an image with agent.recipe's environment" "$HUTCH_BIN" rootfs build --fr
 tap_ok "hutch exec: pip install works there" "$HUTCH_BIN" exec --rootfs "$img" --net proxy "${map[@]}" -- sh -c \
   "pip install --no-cache-dir $index hutchdemo >&2 && python3 -c 'import hutchdemo; print(hutchdemo.WORD)'"
 tap_is "$tap_stdout" "installed through the proxy" "the package came from the index through the proxy"
+aptget="echo 'deb [trusted=yes] http://pkgs.test:$port/apt ./' >/etc/apt/sources.list && rm -f /etc/apt/sources.list.d/* &&
+  apt-get -q update >&2 && apt-get install -y -q hutch-apt-demo >&2 && cat /usr/share/hutchdemo/word"
+if [ -s "$tmp/www/apt/Packages.xz" ]; then
+  tap_fails "the Debian image's apt-get cannot download as the sandbox's root" hd --net proxy "${map[@]}" -- sh -c "$aptget"
+  tap_ok "hutch exec: apt-get install works with agent.recipe's configuration" "$HUTCH_BIN" exec --rootfs "$img" \
+    --net proxy "${map[@]}" -- sh -c "$aptget"
+  tap_is "$tap_stdout" "installed by apt through the proxy" "the package came from the repository through the proxy"
+else
+  tap_skip "apt: dpkg-deb is not installed on the host: no repository to serve"
+fi
 if [ -d "$tmp/www/repo.git" ]; then
   tap_ok "git clone over HTTP through the proxy" hd --net proxy "${map[@]}" -- sh -c \
     "git clone -q http://pkgs.test:$port/repo.git /tmp/r && cat /tmp/r/README"
