@@ -192,9 +192,19 @@ static const struct range v4_ranges[] = {
 };
 
 static const struct range v6_ranges[] = {
-    {"::/128", "unspecified"},     {"::1/128", "loopback"},     {"fc00::/7", "private"},
-    {"fec0::/10", "private"},      {"fe80::/10", "link-local"}, {"ff00::/8", "multicast"},
-    {"2001:db8::/32", "reserved"}, {"100::/64", "reserved"},    {"64:ff9b:1::/48", "private"},
+    {"::/128", "unspecified"},
+    {"::1/128", "loopback"},
+    {"fc00::/7", "private"},
+    {"fec0::/10", "private"},
+    {"fe80::/10", "link-local"},
+    {"ff00::/8", "multicast"},
+    {"2001:db8::/32", "reserved"},
+    {"100::/64", "reserved"},
+    {"64:ff9b:1::/48", "private"},
+    /* IETF protocol assignments, Teredo (2001::/32, whose tunnels carry an
+     * IPv4 address of any class) among them; and documentation. */
+    {"2001::/23", "reserved"},
+    {"3fff::/20", "reserved"},
 };
 
 static const char *class_v4(const uint8_t *b) {
