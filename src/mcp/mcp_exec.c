@@ -64,6 +64,7 @@ int mcp_exec(const struct mcp_config *cfg, struct hutch_sandbox *sb, const char 
   bool out_open = true, err_open = true;
   double deadline = monotonic_seconds() + timeout;
   int rc = 0;
+  double ended = 0;
   for (;;) {
     int in_fd = input ? hutch_proc_fd(p, 0) : -1;
     if (in_fd >= 0 && in_off == input_len) {
@@ -99,10 +100,13 @@ int mcp_exec(const struct mcp_config *cfg, struct hutch_sandbox *sb, const char 
       r->cancelled = true;
       hutch_proc_kill(p, NULL);
     }
-    /* The process has ended and its pipes are read to the end (a
-     * descendant holding them open ends with the timeout). */
+    /* The process has ended and its pipes are read to the end; a
+     * descendant left running in the background (`server &`) may hold
+     * them open: what it writes within a short grace is kept. */
     int done = hutch_proc_wait(p, 0, &r->exit, NULL);
-    if (done == 0 && !out_open && !err_open)
+    if (done == 0 && ended == 0)
+      ended = monotonic_seconds();
+    if (done == 0 && ((!out_open && !err_open) || monotonic_seconds() - ended > 0.25))
       break;
     if (done == 0 && (r->cancelled || monotonic_seconds() >= deadline))
       break;
