@@ -44,6 +44,7 @@ struct mcp_sandbox {
   char id[40];
   char *image;
   int64_t created;
+  struct hutch_proc *py; /* its persistent Python interpreter, NULL until asked for */
   struct mcp_sandbox *next;
 };
 
@@ -105,6 +106,14 @@ int mcp_exec(const struct mcp_config *cfg, struct hutch_sandbox *sb, const char 
              const char *input, size_t input_len, double timeout, struct mcp_cancel *cancel, struct mcp_exec_result *r,
              hutch_error_t *err);
 void mcp_exec_result_clear(struct mcp_exec_result *r);
+
+/* ---- mcp_python.c ---- */
+/* Runs code in the sandbox's interpreter (started when needed): 0 with the
+ * driver's JSON reply, 1 with *why when the interpreter ended or was killed
+ * (timeout, cancel), -1 on error. */
+int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const char *code, double timeout,
+                    struct mcp_cancel *cancel, char **reply, char **why, hutch_error_t *err);
+void mcp_python_stop(struct mcp_sandbox *m);
 
 /* ---- mcp_http.c ---- */
 /* Serves until *stop; host:port is a loopback address. */

@@ -39,6 +39,12 @@ static const struct tool {
      "image.",
      "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"language\":{\"type\":\"string\"},\"code\":{\"type\":"
      "\"string\"},\"timeout\":{\"type\":\"number\"}},\"required\":[\"id\",\"language\",\"code\"]}"},
+    {"sandbox_python",
+     "Run Python code in the sandbox's persistent interpreter: variables, imports and functions survive between "
+     "calls. Returns stdout, stderr, the value of a last expression, the exception, and matplotlib figures as PNG "
+     "images.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"code\":{\"type\":\"string\"},\"timeout\":{\"type\":"
+     "\"number\"}},\"required\":[\"id\",\"code\"]}"},
     {"sandbox_write_file", "Write a file in a sandbox (its directories are made); content is text, or base64.",
      "{\"type\":\"object\",\"properties\":{" ID_PROP
      "," PATH_PROP("absolute path in the sandbox") ","
@@ -281,6 +287,7 @@ static cJSON *t_create(struct call *c) {
 
 static void destroy_one(const struct mcp_config *cfg, struct mcp_sandbox *m) {
   hutch_error_t err = NULL;
+  mcp_python_stop(m);
   if (hutch_sandbox_destroy(m->sb, &err) < 0) {
     hutch_log_error(HUTCH_LOG_WARNING, err);
     hutch_error_free(&err);
@@ -423,6 +430,68 @@ static cJSON *t_run_code(struct call *c) {
   return bad(c, "invalid params: unknown language %s (python, bash, sh, node, ruby, perl)", lang);
 }
 
+static cJSON *t_python(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *code = arg_str(c, "code");
+  if (code == NULL)
+    return bad(c, "invalid params: %s wants Python code", "code");
+  double timeout;
+  cJSON *fail = NULL;
+  if (!call_timeout(c, &timeout, &fail))
+    return fail;
+  hutch_error_t err = NULL;
+  _cleanup_free_ char *reply = NULL, *ended = NULL;
+  int r = mcp_python_call(c->cfg, *p, code, timeout, c->cancel, &reply, &ended, &err);
+  if (r < 0)
+    return tool_error(&err);
+  if (r > 0)
+    return result(ended, NULL, true);
+  cJSON *st = cJSON_Parse(reply);
+  if (!cJSON_IsObject(st)) {
+    cJSON_Delete(st);
+    mcp_python_stop(*p);
+    return result("the interpreter answered something that is not its protocol: it was killed", NULL, true);
+  }
+  /* Text for the model: what it printed, the value, the exception. */
+  const char *fields[][2] = {{"stdout", "--- stdout ---\n"},
+                             {"stderr", "--- stderr ---\n"},
+                             {"result", "--- value ---\n"},
+                             {"error", "--- exception ---\n"}};
+  _cleanup_free_ char *text = xstrdup("");
+  for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, fields[i][0]);
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
+      continue;
+    size_t l = strlen(v->valuestring);
+    char *t = xasprintf("%s%s%s%s", text, fields[i][1], v->valuestring, v->valuestring[l - 1] == '\n' ? "" : "\n");
+    free(text);
+    text = t;
+  }
+  const cJSON *error = cJSON_GetObjectItemCaseSensitive(st, "error");
+  cJSON *out = result(text[0] ? text : "(no output)\n", NULL, cJSON_IsString(error));
+  /* Each figure as an image the client can show. */
+  cJSON *figures = cJSON_DetachItemFromObjectCaseSensitive(st, "figures"), *f;
+  cJSON *content = cJSON_GetObjectItem(out, "content");
+  unsigned n = 0;
+  cJSON_ArrayForEach(f, figures) {
+    if (!cJSON_IsString(f))
+      continue;
+    cJSON *img = cJSON_CreateObject();
+    cJSON_AddStringToObject(img, "type", "image");
+    cJSON_AddStringToObject(img, "data", f->valuestring);
+    cJSON_AddStringToObject(img, "mimeType", "image/png");
+    cJSON_AddItemToArray(content, img);
+    n++;
+  }
+  cJSON_Delete(figures);
+  cJSON_AddNumberToObject(st, "figures", n);
+  cJSON_AddItemToObject(out, "structuredContent", st);
+  return out;
+}
+
 /* An absolute path argument. */
 static const char *path_arg(struct call *c) {
   const char *path = arg_str(c, "path");
@@ -522,9 +591,9 @@ static const struct {
   const char *name;
   cJSON *(*fn)(struct call *c);
 } handlers[] = {
-    {"sandbox_create", t_create},    {"sandbox_exec", t_exec},       {"sandbox_run_code", t_run_code},
-    {"sandbox_write_file", t_write}, {"sandbox_read_file", t_read},  {"sandbox_list_dir", t_list_dir},
-    {"sandbox_list", t_list},        {"sandbox_destroy", t_destroy},
+    {"sandbox_create", t_create},     {"sandbox_exec", t_exec},        {"sandbox_run_code", t_run_code},
+    {"sandbox_python", t_python},     {"sandbox_write_file", t_write}, {"sandbox_read_file", t_read},
+    {"sandbox_list_dir", t_list_dir}, {"sandbox_list", t_list},        {"sandbox_destroy", t_destroy},
 };
 
 cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,

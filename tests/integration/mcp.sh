@@ -50,7 +50,7 @@ tap_check $? "the TypeScript client runs a session over stdio"
 tap_is "$(fact "$tmp/stdio" initialize server)" '"hutch"' "initialize names the server"
 tap_is "$(fact "$tmp/stdio" initialize tools)" 'true' "and its tools capability"
 tap_is "$(fact "$tmp/stdio" tools/list tools)" \
-  '["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_list", "sandbox_list_dir", "sandbox_read_file", "sandbox_run_code", "sandbox_write_file"]' \
+  '["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_list", "sandbox_list_dir", "sandbox_python", "sandbox_read_file", "sandbox_run_code", "sandbox_write_file"]' \
   "tools/list lists the tools"
 tap_is "$(fact "$tmp/stdio" exec stdout)" '"kept\n"' "a session across calls: the second call sees the first's file"
 tap_is "$(fact "$tmp/stdio" exec exit_code)" '3' "with the command's exit code"
@@ -115,6 +115,58 @@ tap_like "$raw" '"memory_over": true' "a limit above the server's maximum is ref
 tap_like "$raw" '"memory_ok": true' "one within it is not refused by the server (the runtime applies it, or refuses it without a cgroup)"
 tap_like "$raw" '"net": true' "a network the server does not give is refused"
 tap_like "$raw" '"image": true' "an unknown image is a tool error"
+tap_ok "and the sandboxes went with the client" no_sandboxes
+
+# ---- the persistent Python interpreter ----
+cat >"$tmp/py.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+def py(i, code, **kw):
+    r = rpc(i, "tools/call", {"name": "sandbox_python", "arguments": dict(id=sid, code=code, **kw)})["result"]
+    return {"isError": r["isError"], "text": r["content"][0]["text"], **r.get("structuredContent", {})}
+out = {}
+out["set"] = py(3, "x = 41\ndef f(v): return v * 2\nprint('set')")
+out["kept"] = py(4, "f(x + 1)")
+out["child"] = py(5, "import subprocess; subprocess.run(['echo', 'from a child'])")
+out["raise"] = py(6, "1/0")
+out["slow"] = py(7, "import time; time.sleep(30)", timeout=1)
+out["after"] = py(8, "x")
+print(json.dumps(out, sort_keys=True))
+p.stdin.close(); p.wait()
+EOF
+if deb=$(hutch_test_rootfs debian 2>/dev/null); then
+  tap_ok "sandbox_python in the debian image" timeout 120 python3 "$tmp/py.py" "$H" mcp --image "$deb" --audit-log /dev/null
+  pyout=$tap_stdout
+  pyget() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])[sys.argv[2]].get(sys.argv[3])))' "$pyout" "$@"; }
+  tap_is "$(pyget set stdout)" '"set\n"' "a first call prints"
+  tap_is "$(pyget kept result)" '"84"' "the next call sees its variables and functions, and gets the last expression's value"
+  tap_is "$(pyget child stdout)" '"from a child\n"' "a subprocess's output is caught too"
+  tap_like "$(pyget raise error)" "ZeroDivisionError" "an exception comes back as such"
+  tap_is "$(pyget raise isError)" 'true' "as a tool error"
+  tap_like "$(pyget slow text)" "timed out" "a call past its timeout kills the interpreter"
+  tap_like "$(pyget after error)" "NameError" "whose variables are then gone (a fresh one answers)"
+else
+  tap_skip "sandbox_python" "the debian test rootfs is not available"
+fi
+cat >"$tmp/nopy.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, m, a):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": a}) + "\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25"})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+print(rpc(3, "tools/call", {"name": "sandbox_python", "arguments": {"id": sid, "code": "1"}})["result"]["content"][0]["text"])
+p.stdin.close(); p.wait()
+EOF
+tap_ok "python in an image without it" timeout 60 python3 "$tmp/nopy.py" "$H" mcp --image "$img" --audit-log /dev/null
+tap_like "$tap_stdout" "python3 is not in this sandbox image" "is refused, saying so"
 tap_ok "and the sandboxes went with the client" no_sandboxes
 
 # ---- a client that vanishes mid-call (stdio) ----

@@ -93,8 +93,8 @@ static void test_protocol(void) {
     const cJSON *sc = cJSON_GetObjectItem(t, "inputSchema");
     schemas += cJSON_IsObject(sc) && strcmp(cJSON_GetObjectItem(sc, "type")->valuestring, "object") == 0;
   }
-  tap_is_int(n, 8, "tools/list: 8 tools");
-  tap_is_int(schemas, 8, "each with an object inputSchema");
+  tap_is_int(n, 9, "tools/list: 9 tools");
+  tap_is_int(schemas, 9, "each with an object inputSchema");
   cJSON_Delete(r);
 }
 
