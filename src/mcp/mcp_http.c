@@ -27,6 +27,7 @@
 #define MAX_BODY (16u << 20)
 #define MAX_SESSIONS 64
 #define READ_SECONDS 10.0
+#define MAX_PENDING 16
 
 struct request {
   char method[8];
@@ -56,12 +57,12 @@ static bool header(const struct request *rq, const char *name, char *buf, size_t
   return false;
 }
 
-/* Reads one request within READ_SECONDS; false when it is not one. */
-static bool read_request(int fd, struct request *rq) {
+/* Reads one request within `seconds`; false when it is not one. */
+static bool read_request(int fd, struct request *rq, double seconds) {
   memset(rq, 0, sizeof(*rq));
   size_t cap = MAX_HEADER, len = 0;
   char *buf = xmalloc(cap + 1);
-  double deadline = monotonic_seconds() + READ_SECONDS;
+  double deadline = monotonic_seconds() + seconds;
   char *end = NULL;
   size_t body_len = 0, need = 0;
   for (;;) {
@@ -132,14 +133,11 @@ static void respond_error(int fd, int status, const char *reason, int code, cons
   respond(fd, status, reason, NULL, body);
 }
 
-/* The client hung up (or sent what a closed exchange does not expect). */
-static bool conn_gone(void *data, const cJSON *request) {
-  (void)request;
-  int fd = *(int *)data;
-  char junk[512];
-  ssize_t n = recv(fd, junk, sizeof(junk), MSG_DONTWAIT);
-  return n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR);
-}
+/* A connection accepted while a call ran, its request read: served after. */
+struct pending {
+  int fd;
+  struct request rq;
+};
 
 struct server {
   const struct mcp_config *cfg;
@@ -147,6 +145,16 @@ struct server {
   char origin_ok[3][64];
   struct mcp_session *sessions;
   double idle;
+  int lfd;
+  struct pending queue[MAX_PENDING];
+  size_t n_queued;
+};
+
+/* What a running call watches: its own connection, and new ones. */
+struct watch {
+  struct server *srv;
+  int fd;
+  const struct mcp_session *s;
 };
 
 static bool token_ok(const struct server *srv, const struct request *rq) {
@@ -173,6 +181,56 @@ static void session_drop(struct server *srv, struct mcp_session **p) {
   *p = s->next;
   mcp_session_end(srv->cfg, s);
   free(s);
+}
+
+/* Whether rq is this session's notifications/cancelled of `request`. */
+static bool cancels(const struct watch *w, const struct request *rq, const cJSON *request) {
+  char sid[64];
+  if (strcmp(rq->method, "POST") != 0 || strcmp(rq->path, "/mcp") != 0 || !token_ok(w->srv, rq) ||
+      !header(rq, "Mcp-Session-Id", sid, sizeof(sid)) || strcmp(sid, w->s->id) != 0)
+    return false;
+  cJSON *m = cJSON_ParseWithLength(rq->body, rq->body_len);
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+  bool hit = cJSON_IsString(method) && strcmp(method->valuestring, "notifications/cancelled") == 0 && id && request &&
+             cJSON_Compare(id, request, true);
+  cJSON_Delete(m);
+  return hit;
+}
+
+/* The call's client hung up, or cancelled it.  A client keeps its
+ * connection open after cancelling and sends notifications/cancelled on
+ * another: connections that come meanwhile are accepted and read (briefly);
+ * the cancellation is taken, anything else waits its turn. */
+static bool conn_gone(void *data, const cJSON *request) {
+  struct watch *w = data;
+  char junk[512];
+  ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+    return true;
+  struct server *srv = w->srv;
+  struct pollfd p = {srv->lfd, POLLIN, 0};
+  while (srv->n_queued < MAX_PENDING && poll(&p, 1, 0) > 0) {
+    int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+      break;
+    struct pending *q = &srv->queue[srv->n_queued];
+    if (!read_request(fd, &q->rq, 2.0)) {
+      respond(fd, 400, "Bad Request", NULL, NULL);
+      close(fd);
+      continue;
+    }
+    if (cancels(w, &q->rq, request)) {
+      respond(fd, 202, "Accepted", NULL, NULL);
+      close(fd);
+      free(q->rq.headers);
+      return true;
+    }
+    q->fd = fd;
+    srv->n_queued++;
+  }
+  return false;
 }
 
 static void handle(struct server *srv, int fd, struct request *rq) {
@@ -231,7 +289,8 @@ static void handle(struct server *srv, int fd, struct request *rq) {
     s = *p;
   }
   s->last_used = monotonic_seconds();
-  struct mcp_cancel cancel = {.fd = fd, .gone = conn_gone, .data = &fd};
+  struct watch w = {.srv = srv, .fd = fd, .s = s};
+  struct mcp_cancel cancel = {.fd = fd, .gone = conn_gone, .data = &w};
   _cleanup_free_ char *reply = mcp_handle_message(srv->cfg, s, rq->body, rq->body_len, &cancel);
   s->last_used = monotonic_seconds();
   _cleanup_free_ char *extra = NULL;
@@ -306,7 +365,17 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const 
   _cleanup_close_ int lfd = listen_on(listen_spec, &srv, err);
   if (lfd < 0)
     return -1;
+  srv.lfd = lfd;
   while (!mcp_stopping) {
+    /* First what came while a call ran, in order. */
+    if (srv.n_queued) {
+      struct pending q = srv.queue[0];
+      memmove(srv.queue, srv.queue + 1, --srv.n_queued * sizeof(srv.queue[0]));
+      handle(&srv, q.fd, &q.rq);
+      free(q.rq.headers);
+      close(q.fd);
+      continue;
+    }
     struct pollfd p = {lfd, POLLIN, 0};
     int n = poll(&p, 1, 1000);
     /* Sessions whose client has gone quiet end, their sandboxes with them. */
@@ -322,13 +391,17 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const 
     if (fd < 0)
       continue;
     struct request rq;
-    if (read_request(fd, &rq)) {
+    if (read_request(fd, &rq, READ_SECONDS)) {
       handle(&srv, fd, &rq);
       free(rq.headers);
     } else {
       respond(fd, 400, "Bad Request", NULL, NULL);
     }
     close(fd);
+  }
+  for (size_t i = 0; i < srv.n_queued; i++) {
+    free(srv.queue[i].rq.headers);
+    close(srv.queue[i].fd);
   }
   while (srv.sessions)
     session_drop(&srv, &srv.sessions);

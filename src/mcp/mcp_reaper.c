@@ -77,6 +77,9 @@ int mcp_reaper_start(const char *state_dir, hutch_error_t *err) {
     for (size_t i = 0; i < ARRAY_SIZE(ignored); i++)
       signal(ignored[i], SIG_IGN);
     prctl(PR_SET_PDEATHSIG, 0);
+    /* A session of its own: a SIGKILL to the server's process group (a
+     * shell's kill -9 %1) must not take the reaper before it has reaped. */
+    setsid();
     for (int fd = 0; fd < 1024; fd++)
       if (fd != p[0] && fd != STDERR_FILENO)
         close(fd);

@@ -65,6 +65,18 @@ async function session(args) {
   const timed = await client.callTool({ name: "sandbox_exec", arguments: { id, command: "sleep 30", timeout: 1 } });
   say("timeout", { timed_out: structured(timed).timed_out, exit_code: structured(timed).exit_code });
 
+  // A cancelled call (notifications/cancelled, and over HTTP a closed
+  // request) ends at once: the next call is answered right away.
+  const abort = new AbortController();
+  const cancelled = client
+    .callTool({ name: "sandbox_exec", arguments: { id, command: "sleep 600" } }, undefined, { signal: abort.signal })
+    .then(() => "finished", (e) => `rejected: ${e.name}`);
+  setTimeout(() => abort.abort(), 500);
+  say("cancel", { outcome: await cancelled });
+  const t0 = Date.now();
+  const next = await client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo next" } });
+  say("after cancel", { stdout: structured(next).stdout, seconds: (Date.now() - t0) / 1000 });
+
   // Errors: a tool's failure is a result with isError; bad requests are JSON-RPC errors.
   const missing = await client.callTool({ name: "sandbox_exec", arguments: { id: "nosuch", command: "true" } });
   say("unknown sandbox", { isError: Boolean(missing.isError), text: text(missing) });
