@@ -24,7 +24,7 @@
 #include "util.h"
 
 #define MAX_HEADER 16384
-#define MAX_BODY (16u << 20)
+#define MAX_BODY (32u << 20)
 #define MAX_SESSIONS 64
 #define READ_SECONDS 10.0
 #define MAX_PENDING 16
