@@ -35,8 +35,8 @@ static const struct tool {
      "\"timeout\":{\"type\":\"number\",\"description\":\"seconds\"},\"workdir\":{\"type\":\"string\"},"
      "\"stdin\":{\"type\":\"string\"}},\"required\":[\"id\",\"command\"]}"},
     {"sandbox_run_code",
-     "Run a program in a language (python, bash, sh, node, ruby, perl) in a sandbox; the interpreter must be in its "
-     "image.",
+     "Run a program in a language (python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java) in a sandbox; its "
+     "interpreter or compiler must be in the sandbox's image.",
      "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"language\":{\"type\":\"string\"},\"code\":{\"type\":"
      "\"string\"},\"timeout\":{\"type\":\"number\"}},\"required\":[\"id\",\"language\",\"code\"]}"},
     {"sandbox_python",
@@ -402,13 +402,37 @@ static cJSON *t_exec(struct call *c) {
   return run(c, *p, argv, workdir, arg_str(c, "stdin"));
 }
 
+/* How each language runs its code ("$0" in the script); compiled ones
+ * build in a fresh directory under /tmp.  The tool named first is looked
+ * for, so a missing one is named as such rather than as exit code 127. */
+static const struct {
+  const char *lang, *tool, *script;
+} langs[] = {
+    {"python", "python3", "exec python3 -c \"$0\""},
+    {"bash", "bash", "exec bash -c \"$0\""},
+    {"sh", "sh", "exec sh -c \"$0\""},
+    {"javascript", "node", "exec node -e \"$0\""},
+    {"ruby", "ruby", "exec ruby -e \"$0\""},
+    {"perl", "perl", "exec perl -e \"$0\""},
+    {"r", "Rscript", "exec Rscript -e \"$0\""},
+    {"c", "cc",
+     "d=$(mktemp -d) && printf %s \"$0\" >\"$d/main.c\" && cc -o \"$d/main\" \"$d/main.c\" -lm && exec \"$d/main\""},
+    {"cpp", "c++",
+     "d=$(mktemp -d) && printf %s \"$0\" >\"$d/main.cpp\" && c++ -o \"$d/main\" \"$d/main.cpp\" && exec \"$d/main\""},
+    {"go", "go", "d=$(mktemp -d) && printf %s \"$0\" >\"$d/main.go\" && cd \"$d\" && exec go run main.go"},
+    {"java", "java", "d=$(mktemp -d) && printf %s \"$0\" >\"$d/Main.java\" && exec java \"$d/Main.java\""},
+};
+
+static const char *lang_alias(const char *lang) {
+  static const char *const aliases[][2] = {{"python3", "python"}, {"node", "javascript"}, {"js", "javascript"},
+                                           {"c++", "cpp"},        {"golang", "go"},       {"R", "r"}};
+  for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+    if (strcmp(lang, aliases[i][0]) == 0)
+      return aliases[i][1];
+  return lang;
+}
+
 static cJSON *t_run_code(struct call *c) {
-  static const struct {
-    const char *lang, *prog, *flag;
-  } langs[] = {
-      {"python", "python3", "-c"}, {"python3", "python3", "-c"}, {"bash", "bash", "-c"}, {"sh", "/bin/sh", "-c"},
-      {"node", "node", "-e"},      {"javascript", "node", "-e"}, {"ruby", "ruby", "-e"}, {"perl", "perl", "-e"},
-  };
   const char *why;
   struct mcp_sandbox **p = find(c, &why);
   if (p == NULL)
@@ -416,18 +440,19 @@ static cJSON *t_run_code(struct call *c) {
   const char *lang = arg_str(c, "language"), *code = arg_str(c, "code");
   if (lang == NULL || code == NULL)
     return bad(c, "invalid params: %s", "sandbox_run_code wants a language and code");
+  lang = lang_alias(lang);
   for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {
     if (strcmp(lang, langs[i].lang) != 0)
       continue;
-    /* The interpreter is looked for first, so a missing one is named as
-     * such rather than as exit code 127. */
-    _cleanup_free_ char *probe = xasprintf("command -v %s >/dev/null || { echo 'hutch: %s is not in this "
-                                           "sandbox image' >&2; exit 127; }; exec %s %s \"$0\"",
-                                           langs[i].prog, langs[i].prog, langs[i].prog, langs[i].flag);
-    const char *argv[] = {"/bin/sh", "-c", probe, code, NULL};
+    _cleanup_free_ char *script =
+        xasprintf("command -v %s >/dev/null || { echo 'hutch: %s (for %s) is not in this sandbox image' >&2; exit "
+                  "127; }; %s",
+                  langs[i].tool, langs[i].tool, langs[i].lang, langs[i].script);
+    const char *argv[] = {"/bin/sh", "-c", script, code, NULL};
     return run(c, *p, argv, NULL, NULL);
   }
-  return bad(c, "invalid params: unknown language %s (python, bash, sh, node, ruby, perl)", lang);
+  return bad(c, "invalid params: unknown language %s (python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java)",
+             lang);
 }
 
 static cJSON *t_python(struct call *c) {

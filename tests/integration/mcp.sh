@@ -101,6 +101,11 @@ r = rpc(10, "tools/call", {"name": "sandbox_create", "arguments": {"net": "proxy
 out["net"] = r["isError"]
 r = rpc(11, "tools/call", {"name": "sandbox_create", "arguments": {"image": "no-such-image"}})["result"]
 out["image"] = r["isError"]
+sid = rpc(12, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+r = rpc(13, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "cobol", "code": "x"}})
+out["cobol"] = r.get("error", {}).get("code")
+r = rpc(14, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "python", "code": "1"}})
+out["nopython"] = r["result"]["structuredContent"]["stderr"]
 print(json.dumps(out, sort_keys=True))
 p.stdin.close(); p.wait()
 EOF
@@ -118,6 +123,9 @@ tap_like "$raw" '"memory_over": true' "a limit above the server's maximum is ref
 tap_like "$raw" '"memory_ok": true' "one within it is not refused by the server (the runtime applies it, or refuses it without a cgroup)"
 tap_like "$raw" '"net": true' "a network the server does not give is refused"
 tap_like "$raw" '"image": true' "an unknown image is a tool error"
+tap_like "$raw" '"cobol": -32602' "run_code in an unknown language is -32602"
+tap_like "$raw" '"nopython": "hutch: python3 \(for python\) is not in this sandbox image' \
+  "a language whose interpreter the image lacks is named as missing"
 tap_ok "and the sandboxes went with the client" no_sandboxes
 
 # ---- the persistent Python interpreter ----
@@ -140,6 +148,9 @@ out["child"] = py(5, "import subprocess; subprocess.run(['echo', 'from a child']
 out["raise"] = py(6, "1/0")
 out["slow"] = py(7, "import time; time.sleep(30)", timeout=1)
 out["after"] = py(8, "x")
+r = rpc(9, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "c",
+        "code": "#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 6 * 7); return 0; }\n"}})["result"]
+out["c"] = {"stdout": r["structuredContent"]["stdout"], "stderr": r["structuredContent"]["stderr"]}
 print(json.dumps(out, sort_keys=True))
 p.stdin.close(); p.wait()
 EOF
@@ -154,6 +165,11 @@ if deb=$(hutch_test_rootfs debian 2>/dev/null); then
   tap_is "$(pyget raise isError)" 'true' "as a tool error"
   tap_like "$(pyget slow text)" "timed out" "a call past its timeout kills the interpreter"
   tap_like "$(pyget after error)" "NameError" "whose variables are then gone (a fresh one answers)"
+  if [[ $(pyget c stderr) == *"is not in this sandbox image"* ]]; then
+    tap_skip "run_code in C" "the debian test image has no C compiler"
+  else
+    tap_is "$(pyget c stdout)" '"42\n"' "run_code compiles and runs C"
+  fi
 else
   tap_skip "sandbox_python" "the debian test rootfs is not available"
 fi
