@@ -112,6 +112,8 @@ struct line_reader {
 /* Reads what stdin holds without blocking; false on EOF or error. */
 static bool fill(struct line_reader *r) {
   for (;;) {
+    if (r->len > 2 * MAX_LINE)
+      return true; /* held until the running call ends; the loop then refuses it */
     struct pollfd p = {STDIN_FILENO, POLLIN, 0};
     if (poll(&p, 1, 0) <= 0)
       return true;
