@@ -509,6 +509,18 @@ int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char 
  * nothing is written outside it).  A missing src copies nothing. */
 int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
                            const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
+/* One regular file (`hutch cp`): host file src to the sandbox path dest, or
+ * sandbox file src to the host path dest.  dest names the file itself: a
+ * new one, or a regular file replaced in place; a symlink, directory or
+ * anything else there is refused, and so is a source that is not a regular
+ * file.  No symlink is followed in the sandbox (ELOOP).  The bytes and time
+ * are bounded as above; a file cut short by a bound is removed. */
+int hutch_sandbox_copy_file_in(struct hutch_sandbox *sb, const char *src, const char *dest,
+                               const struct hutch_copy_limits *limits, struct hutch_copy_report *rep,
+                               hutch_error_t *err);
+int hutch_sandbox_copy_file_out(struct hutch_sandbox *sb, const char *src, const char *dest,
+                                const struct hutch_copy_limits *limits, struct hutch_copy_report *rep,
+                                hutch_error_t *err);
 
 /* The degraded modes by name, after the options that ask for them, as
  * state.json and the --json output of exec, create and ps list them. */

@@ -22,6 +22,8 @@ static const struct {
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
+    {"cp", cmd_cp, "copy files and directories between the host and a live sandbox"},
+    {"mcp", cmd_mcp, "serve sandboxes to MCP clients over stdio or loopback HTTP"},
 };
 
 static void usage(FILE *out) {

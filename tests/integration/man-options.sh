@@ -22,6 +22,8 @@ pages=(
   "policy show:hutch-policy.5"
   "doctor:hutch-doctor.1"
   "run:hutch-run.1"
+  "cp:hutch-cp.1"
+  "mcp:hutch-mcp.1"
 )
 
 if ! command -v mandoc >/dev/null; then

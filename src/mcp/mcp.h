@@ -1,0 +1,130 @@
+/* hutch mcp: the Model Context Protocol server (hutch-mcp(1)).
+ *
+ * mcp_proto.c  JSON-RPC and the MCP lifecycle: one message in, one reply out
+ * mcp_tools.c  the tools: sandboxes as sessions, their files and commands
+ * mcp_exec.c   a bounded command in a sandbox, cancelled when its client goes
+ * mcp_http.c   the Streamable HTTP transport on a loopback address
+ * mcp_reaper.c the process that removes the sandboxes of a killed server
+ * src/cli/cmd_mcp.c parses the options and runs the stdio transport.
+ *
+ * One thread does everything: the sandboxes die with the thread that created
+ * them (hutch_sandbox_config.die_with_creator), so a SIGKILLed server takes
+ * them along, and the reaper removes what they left. */
+#ifndef HUTCH_MCP_H
+#define HUTCH_MCP_H
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hutch.h"
+
+#define MCP_LATEST_VERSION "2025-11-25"
+
+/* What the operator allows clients (hutch mcp's options). */
+struct mcp_config {
+  const char *store, *state_dir;
+  struct hutch_policy *policy;
+  const char *default_image;
+  struct hutch_limits max; /* the most a client may ask for; 0: it may not set that limit */
+  double max_timeout;      /* seconds a command may run */
+  size_t max_output;       /* bytes kept of each of a command's streams */
+  size_t max_file;         /* bytes of a file read or written */
+  unsigned max_sandboxes;  /* per session */
+  bool net_proxy;          /* clients may ask for --net proxy */
+  const char **allow;      /* hosts clients may add to the allowlist (NULL-terminated) */
+  FILE *audit;             /* one JSON line per tool call */
+  int reaper_fd;           /* mcp_reaper_*; -1: none */
+};
+
+struct mcp_sandbox {
+  struct hutch_sandbox *sb;
+  char id[40];
+  char *image;
+  int64_t created;
+  struct hutch_proc *py; /* its persistent Python interpreter, NULL until asked for */
+  struct mcp_sandbox *next;
+};
+
+struct mcp_session {
+  char id[40];
+  bool initialized;
+  char version[16];
+  struct mcp_sandbox *sandboxes;
+  double last_used;
+  struct mcp_session *next;
+};
+
+/* Asked while a call waits: true when the client went away or cancelled
+ * the request whose id is `request` (a cJSON number or string). */
+struct mcp_cancel {
+  int fd; /* polled for readability/hangup; -1: none */
+  bool (*gone)(void *data, const cJSON *request);
+  void *data;
+  const cJSON *request;
+};
+
+/* ---- mcp_proto.c ---- */
+/* Set by SIGINT, SIGTERM and SIGHUP: calls end, then the server. */
+extern volatile sig_atomic_t mcp_stopping;
+/* Whether this server speaks protocol revision v. */
+bool mcp_version_supported(const char *v);
+/* One JSON-RPC message (text) for a session: the reply to send (malloc'd),
+ * or NULL for a notification or a response from the client. */
+char *mcp_handle_message(const struct mcp_config *cfg, struct mcp_session *s, const char *text, size_t len,
+                         struct mcp_cancel *cancel);
+/* A JSON-RPC error object reply without a request (parse errors, HTTP). */
+char *mcp_error_reply(const cJSON *id, int code, const char *message);
+/* Valid UTF-8 of len bytes (bad bytes and NULs as U+FFFD); malloc'd. */
+char *mcp_utf8(const char *s, size_t len);
+char *mcp_base64_encode(const unsigned char *data, size_t len);
+/* Decodes into out (room for strlen(text) / 4 * 3 + 3 bytes); false on a byte that is not base64. */
+bool mcp_base64_decode(const char *text, unsigned char *out, size_t *len);
+void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
+               const char *outcome, double seconds);
+
+/* ---- mcp_tools.c ---- */
+cJSON *mcp_tools_list(void);
+/* The result of tools/call (a CallToolResult), or NULL with *code and
+ * *message set for a protocol error (unknown tool, bad arguments). */
+cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,
+                      struct mcp_cancel *cancel, int *code, char **message);
+/* Destroys every sandbox of the session. */
+void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s);
+
+/* ---- mcp_exec.c ---- */
+struct mcp_exec_result {
+  char *out, *err; /* what was kept, NUL-terminated */
+  size_t out_len, err_len;
+  bool out_cut, err_cut;
+  struct hutch_exit exit;
+  bool cancelled; /* the client went away or cancelled: the process was killed */
+};
+int mcp_exec(const struct mcp_config *cfg, struct hutch_sandbox *sb, const char *const *argv, const char *workdir,
+             const char *input, size_t input_len, double timeout, struct mcp_cancel *cancel, struct mcp_exec_result *r,
+             hutch_error_t *err);
+void mcp_exec_result_clear(struct mcp_exec_result *r);
+
+/* ---- mcp_python.c ---- */
+/* Runs code in the sandbox's interpreter (started when needed): 0 with the
+ * driver's JSON reply, 1 with *why when the interpreter ended or was killed
+ * (timeout, cancel), -1 on error. */
+int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const char *code, double timeout,
+                    struct mcp_cancel *cancel, char **reply, char **why, hutch_error_t *err);
+void mcp_python_stop(struct mcp_sandbox *m);
+
+/* ---- mcp_http.c ---- */
+/* Serves until *stop; host:port is a loopback address. */
+int mcp_http_serve(const struct mcp_config *cfg, const char *listen, const char *token, double idle,
+                   hutch_error_t *err);
+
+/* ---- mcp_reaper.c ---- */
+/* Forks the reaper: it removes every sandbox announced to it and not
+ * withdrawn once this process is gone, however it went.  Returns the
+ * announcing fd. */
+int mcp_reaper_start(const char *state_dir, hutch_error_t *err);
+void mcp_reaper_announce(int fd, bool add, const char *id);
+
+#endif

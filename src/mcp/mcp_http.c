@@ -1,0 +1,409 @@
+/* The Streamable HTTP transport of MCP, on a loopback address only: one
+ * endpoint (/mcp) taking POSTed JSON-RPC messages and answering each with
+ * application/json; DELETE ends a session; GET (a server-initiated event
+ * stream) is refused with 405, as the transport allows.  Every request needs
+ * the bearer token; an Origin header that is not this loopback address is
+ * refused (DNS rebinding).  One request at a time, one per connection
+ * (Connection: close): a tool call's wait watches its own connection, and a
+ * client that hangs up cancels it. */
+#include "config.h"
+
+#include "mcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "util.h"
+
+#define MAX_HEADER 16384
+#define MAX_BODY (32u << 20)
+#define MAX_SESSIONS 64
+#define READ_SECONDS 10.0
+#define MAX_PENDING 16
+
+struct request {
+  char method[8];
+  char path[256];
+  char *headers; /* the raw header block, NUL-terminated */
+  char *body;
+  size_t body_len;
+};
+
+/* The value of header `name` (case-insensitive), copied into buf. */
+static bool header(const struct request *rq, const char *name, char *buf, size_t len) {
+  size_t n = strlen(name);
+  for (const char *line = strstr(rq->headers, "\r\n"); line && line[2]; line = strstr(line + 2, "\r\n")) {
+    const char *h = line + 2;
+    if (strncasecmp(h, name, n) != 0 || h[n] != ':')
+      continue;
+    const char *v = h + n + 1;
+    while (*v == ' ' || *v == '\t')
+      v++;
+    const char *end = strstr(v, "\r\n");
+    size_t vl = end ? (size_t)(end - v) : strlen(v);
+    while (vl && (v[vl - 1] == ' ' || v[vl - 1] == '\t'))
+      vl--;
+    snprintf(buf, len, "%.*s", (int)vl, v);
+    return true;
+  }
+  return false;
+}
+
+/* Reads one request within `seconds`; false when it is not one. */
+static bool read_request(int fd, struct request *rq, double seconds) {
+  memset(rq, 0, sizeof(*rq));
+  size_t cap = MAX_HEADER, len = 0;
+  char *buf = xmalloc(cap + 1);
+  double deadline = monotonic_seconds() + seconds;
+  char *end = NULL;
+  size_t body_len = 0, need = 0;
+  for (;;) {
+    if (end) {
+      need = (size_t)(end + 4 - buf) + body_len;
+      if (len >= need)
+        break;
+    }
+    struct pollfd p = {fd, POLLIN, 0};
+    double left = deadline - monotonic_seconds();
+    if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+      goto fail;
+    if (len == cap) {
+      if (end == NULL)
+        goto fail;
+      cap = need;
+      buf = xrealloc(buf, cap + 1);
+    }
+    ssize_t n = recv(fd, buf + len, cap - len, 0);
+    if (n <= 0)
+      goto fail;
+    len += (size_t)n;
+    buf[len] = '\0';
+    if (end == NULL && (end = strstr(buf, "\r\n\r\n")) != NULL) {
+      end[2] = '\0'; /* the header block ends with its last CRLF */
+      rq->headers = buf;
+      char cl[32];
+      if (header(rq, "Content-Length", cl, sizeof(cl))) {
+        char *e;
+        unsigned long long v = strtoull(cl, &e, 10);
+        if (*e || v > MAX_BODY)
+          goto fail;
+        body_len = (size_t)v;
+      }
+      if ((size_t)(end + 4 - buf) + body_len > cap) {
+        cap = (size_t)(end + 4 - buf) + body_len;
+        size_t off = (size_t)(end - buf);
+        buf = xrealloc(buf, cap + 1);
+        end = buf + off;
+        rq->headers = buf;
+      }
+    }
+  }
+  if (sscanf(buf, "%7s %255s", rq->method, rq->path) != 2)
+    goto fail;
+  rq->headers = buf;
+  rq->body = end + 4;
+  rq->body_len = body_len;
+  return true;
+fail:
+  free(buf);
+  rq->headers = NULL;
+  return false;
+}
+
+static void respond(int fd, int status, const char *reason, const char *extra, const char *body) {
+  size_t blen = body ? strlen(body) : 0;
+  _cleanup_free_ char *head =
+      xasprintf("HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Length: %zu\r\n%s%s\r\n", status, reason, blen,
+                blen ? "Content-Type: application/json\r\n" : "", extra ? extra : "");
+  send(fd, head, strlen(head), MSG_NOSIGNAL);
+  if (blen)
+    send(fd, body, blen, MSG_NOSIGNAL);
+}
+
+static void respond_error(int fd, int status, const char *reason, int code, const char *message) {
+  _cleanup_free_ char *body = mcp_error_reply(NULL, code, message);
+  respond(fd, status, reason, NULL, body);
+}
+
+/* A connection accepted while a call ran, its request read: served after. */
+struct pending {
+  int fd;
+  struct request rq;
+};
+
+struct server {
+  const struct mcp_config *cfg;
+  const char *token;
+  char origin_ok[3][64];
+  struct mcp_session *sessions;
+  double idle;
+  int lfd;
+  struct pending queue[MAX_PENDING];
+  size_t n_queued;
+};
+
+/* What a running call watches: its own connection, and new ones. */
+struct watch {
+  struct server *srv;
+  int fd;
+  const struct mcp_session *s;
+};
+
+static bool token_ok(const struct server *srv, const struct request *rq) {
+  char auth[512];
+  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
+    return false;
+  const char *given = auth + 7;
+  size_t a = strlen(given), b = strlen(srv->token);
+  unsigned char diff = a != b;
+  for (size_t i = 0; i < a && i < b; i++)
+    diff |= (unsigned char)(given[i] ^ srv->token[i]); /* no early exit: no timing oracle */
+  return diff == 0;
+}
+
+static struct mcp_session **session_find(struct server *srv, const char *id) {
+  for (struct mcp_session **p = &srv->sessions; *p; p = &(*p)->next)
+    if (strcmp((*p)->id, id) == 0)
+      return p;
+  return NULL;
+}
+
+static void session_drop(struct server *srv, struct mcp_session **p) {
+  struct mcp_session *s = *p;
+  *p = s->next;
+  mcp_session_end(srv->cfg, s);
+  free(s);
+}
+
+/* Whether rq is this session's notifications/cancelled of `request`. */
+static bool cancels(const struct watch *w, const struct request *rq, const cJSON *request) {
+  char sid[64];
+  if (strcmp(rq->method, "POST") != 0 || strcmp(rq->path, "/mcp") != 0 || !token_ok(w->srv, rq) ||
+      !header(rq, "Mcp-Session-Id", sid, sizeof(sid)) || strcmp(sid, w->s->id) != 0)
+    return false;
+  cJSON *m = cJSON_ParseWithLength(rq->body, rq->body_len);
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
+  bool hit = cJSON_IsString(method) && strcmp(method->valuestring, "notifications/cancelled") == 0 && id && request &&
+             cJSON_Compare(id, request, true);
+  cJSON_Delete(m);
+  return hit;
+}
+
+/* The call's client hung up, or cancelled it.  A client keeps its
+ * connection open after cancelling and sends notifications/cancelled on
+ * another: connections that come meanwhile are accepted and read (briefly);
+ * the cancellation is taken, anything else waits its turn. */
+static bool conn_gone(void *data, const cJSON *request) {
+  struct watch *w = data;
+  char junk[512];
+  ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
+  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
+    return true;
+  struct server *srv = w->srv;
+  struct pollfd p = {srv->lfd, POLLIN, 0};
+  while (srv->n_queued < MAX_PENDING && poll(&p, 1, 0) > 0) {
+    int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+      break;
+    struct pending *q = &srv->queue[srv->n_queued];
+    if (!read_request(fd, &q->rq, 2.0)) {
+      respond(fd, 400, "Bad Request", NULL, NULL);
+      close(fd);
+      continue;
+    }
+    if (cancels(w, &q->rq, request)) {
+      respond(fd, 202, "Accepted", NULL, NULL);
+      close(fd);
+      free(q->rq.headers);
+      return true;
+    }
+    q->fd = fd;
+    srv->n_queued++;
+  }
+  return false;
+}
+
+static void handle(struct server *srv, int fd, struct request *rq) {
+  if (strcmp(rq->path, "/mcp") != 0)
+    return respond(fd, 404, "Not Found", NULL, NULL);
+  if (!token_ok(srv, rq))
+    return respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
+  char origin[256];
+  if (header(rq, "Origin", origin, sizeof(origin))) {
+    bool ok = false;
+    for (size_t i = 0; i < ARRAY_SIZE(srv->origin_ok); i++)
+      ok |= strcmp(origin, srv->origin_ok[i]) == 0;
+    if (!ok)
+      return respond(fd, 403, "Forbidden", NULL, NULL);
+  }
+  char sid[64] = "", version[32];
+  header(rq, "Mcp-Session-Id", sid, sizeof(sid));
+  if (header(rq, "MCP-Protocol-Version", version, sizeof(version)) && !mcp_version_supported(version))
+    return respond_error(fd, 400, "Bad Request", -32600, "unsupported MCP-Protocol-Version");
+  if (strcmp(rq->method, "DELETE") == 0) {
+    struct mcp_session **p = sid[0] ? session_find(srv, sid) : NULL;
+    if (p == NULL)
+      return respond(fd, 404, "Not Found", NULL, NULL);
+    session_drop(srv, p);
+    return respond(fd, 200, "OK", NULL, NULL);
+  }
+  if (strcmp(rq->method, "POST") != 0)
+    return respond(fd, 405, "Method Not Allowed", "Allow: POST, DELETE\r\n", NULL);
+  cJSON *msg = cJSON_ParseWithLength(rq->body, rq->body_len);
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
+  bool init = cJSON_IsString(method) && strcmp(method->valuestring, "initialize") == 0;
+  cJSON_Delete(msg);
+  if (msg == NULL)
+    return respond_error(fd, 400, "Bad Request", -32700, "parse error: not JSON");
+  struct mcp_session *s;
+  _cleanup_free_ struct mcp_session *fresh = NULL;
+  if (init) {
+    unsigned n = 0;
+    for (s = srv->sessions; s; s = s->next)
+      n++;
+    if (n >= MAX_SESSIONS)
+      return respond_error(fd, 503, "Service Unavailable", -32000, "too many sessions");
+    fresh = xcalloc(1, sizeof(*fresh));
+    unsigned char rnd[16];
+    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+      return respond_error(fd, 500, "Internal Server Error", -32603, "getrandom failed");
+    for (size_t i = 0; i < sizeof(rnd); i++)
+      sprintf(fresh->id + 2 * i, "%02x", rnd[i]);
+    s = fresh;
+  } else {
+    struct mcp_session **p = sid[0] ? session_find(srv, sid) : NULL;
+    if (!sid[0])
+      return respond_error(fd, 400, "Bad Request", -32600, "no Mcp-Session-Id: initialize first");
+    if (p == NULL)
+      return respond_error(fd, 404, "Not Found", -32001, "session not found (ended or expired)");
+    s = *p;
+  }
+  s->last_used = monotonic_seconds();
+  struct watch w = {.srv = srv, .fd = fd, .s = s};
+  struct mcp_cancel cancel = {.fd = fd, .gone = conn_gone, .data = &w};
+  _cleanup_free_ char *reply = mcp_handle_message(srv->cfg, s, rq->body, rq->body_len, &cancel);
+  s->last_used = monotonic_seconds();
+  _cleanup_free_ char *extra = NULL;
+  if (fresh && s->initialized) {
+    extra = xasprintf("Mcp-Session-Id: %s\r\n", s->id);
+    fresh->next = srv->sessions;
+    srv->sessions = steal_pointer(&fresh);
+  }
+  if (reply == NULL)
+    return respond(fd, 202, "Accepted", NULL, NULL);
+  respond(fd, 200, "OK", extra, reply);
+}
+
+/* "127.0.0.1:PORT" or "[::1]:PORT" (or localhost): loopback only. */
+static int listen_on(const char *spec, struct server *srv, hutch_error_t *err) {
+  _cleanup_free_ char *host = xstrdup(spec);
+  char *colon = strrchr(host, ':');
+  if (colon == NULL)
+    return hutch_error_set(err, EINVAL, "--listen %s: wants ADDRESS:PORT", spec);
+  *colon = '\0';
+  char *end;
+  unsigned long port = strtoul(colon + 1, &end, 10);
+  if (*end || colon[1] == '\0' || port > 65535)
+    return hutch_error_set(err, EINVAL, "--listen %s: bad port", spec);
+  struct sockaddr_storage ss = {0};
+  socklen_t sl;
+  bool v6 = strcmp(host, "[::1]") == 0 || strcmp(host, "::1") == 0;
+  if (v6) {
+    struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons((uint16_t)port);
+    a->sin6_addr = in6addr_loopback;
+    sl = sizeof(*a);
+  } else {
+    struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+    a->sin_family = AF_INET;
+    a->sin_port = htons((uint16_t)port);
+    if (strcmp(host, "localhost") == 0)
+      a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    else if (inet_pton(AF_INET, host, &a->sin_addr) != 1)
+      return hutch_error_set(err, EINVAL, "--listen %s: not an IP address", spec);
+    sl = sizeof(*a);
+    if ((ntohl(a->sin_addr.s_addr) >> 24) != 127) {
+      hutch_error_set(err, EINVAL, "--listen %s: not a loopback address", spec);
+      return hutch_error_hint(err, "hutch mcp serves the local machine only (127.0.0.1 or [::1]); put a TLS proxy in "
+                                   "front of it for anything else");
+    }
+  }
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (fd < 0)
+    return hutch_error_sys(err, "mcp: socket");
+  setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+  if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 16) < 0 ||
+      getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
+    hutch_error_sys(err, "mcp: listen on %s", spec);
+    close(fd);
+    return -1;
+  }
+  unsigned p = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
+  const char *shown = v6 ? "[::1]" : strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
+  snprintf(srv->origin_ok[0], sizeof(srv->origin_ok[0]), "http://%s:%u", shown, p);
+  snprintf(srv->origin_ok[1], sizeof(srv->origin_ok[1]), "http://localhost:%u", p);
+  snprintf(srv->origin_ok[2], sizeof(srv->origin_ok[2]), "http://%s:%u", v6 ? "[::1]" : "127.0.0.1", p);
+  fprintf(stderr, "hutch mcp: listening on http://%s:%u/mcp\n", shown, p);
+  return fd;
+}
+
+int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const char *token, double idle,
+                   hutch_error_t *err) {
+  struct server srv = {.cfg = cfg, .token = token, .idle = idle};
+  _cleanup_close_ int lfd = listen_on(listen_spec, &srv, err);
+  if (lfd < 0)
+    return -1;
+  srv.lfd = lfd;
+  while (!mcp_stopping) {
+    /* First what came while a call ran, in order. */
+    if (srv.n_queued) {
+      struct pending q = srv.queue[0];
+      memmove(srv.queue, srv.queue + 1, --srv.n_queued * sizeof(srv.queue[0]));
+      handle(&srv, q.fd, &q.rq);
+      free(q.rq.headers);
+      close(q.fd);
+      continue;
+    }
+    struct pollfd p = {lfd, POLLIN, 0};
+    int n = poll(&p, 1, 1000);
+    /* Sessions whose client has gone quiet end, their sandboxes with them. */
+    double now = monotonic_seconds();
+    for (struct mcp_session **s = &srv.sessions; *s;)
+      if (now - (*s)->last_used > srv.idle)
+        session_drop(&srv, s);
+      else
+        s = &(*s)->next;
+    if (n <= 0)
+      continue;
+    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd < 0)
+      continue;
+    struct request rq;
+    if (read_request(fd, &rq, READ_SECONDS)) {
+      handle(&srv, fd, &rq);
+      free(rq.headers);
+    } else {
+      respond(fd, 400, "Bad Request", NULL, NULL);
+    }
+    close(fd);
+  }
+  for (size_t i = 0; i < srv.n_queued; i++) {
+    free(srv.queue[i].rq.headers);
+    close(srv.queue[i].fd);
+  }
+  while (srv.sessions)
+    session_drop(&srv, &srv.sessions);
+  return 0;
+}

@@ -1,0 +1,646 @@
+/* The tools of hutch mcp.  A client's sandboxes belong to its session: a
+ * tool reaches only the sandboxes its own session created, and every
+ * request is held to what the operator allows (struct mcp_config). */
+#include "config.h"
+
+#include "mcp.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "util.h"
+
+#define ID_PROP "\"id\":{\"type\":\"string\",\"description\":\"the sandbox's id (sandbox_create)\"}"
+#define PATH_PROP(what) "\"path\":{\"type\":\"string\",\"description\":\"" what "\"}"
+
+static const struct tool {
+  const char *name, *description, *schema;
+} tools[] = {
+    {"sandbox_create",
+     "Create a sandbox (an isolated Linux machine) and return its id. It lives until sandbox_destroy or the end of "
+     "this session.",
+     "{\"type\":\"object\",\"properties\":{"
+     "\"image\":{\"type\":\"string\",\"description\":\"rootfs image name (default: the server's)\"},"
+     "\"memory\":{\"type\":\"string\",\"description\":\"memory limit, such as 512M\"},"
+     "\"cpus\":{\"type\":\"number\"},\"pids\":{\"type\":\"integer\"},"
+     "\"disk\":{\"type\":\"string\",\"description\":\"writable space, such as 1G\"},"
+     "\"net\":{\"type\":\"string\",\"enum\":[\"none\",\"proxy\"]},"
+     "\"allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"hosts to reach through the "
+     "proxy, among those the server permits\"}}}"},
+    {"sandbox_exec", "Run a shell command (sh -c) in a sandbox; returns its exit code, stdout and stderr.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"command\":{\"type\":\"string\"},"
+     "\"timeout\":{\"type\":\"number\",\"description\":\"seconds\"},\"workdir\":{\"type\":\"string\"},"
+     "\"stdin\":{\"type\":\"string\"}},\"required\":[\"id\",\"command\"]}"},
+    {"sandbox_run_code",
+     "Run a program in a language (python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java) in a sandbox; its "
+     "interpreter or compiler must be in the sandbox's image.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"language\":{\"type\":\"string\"},\"code\":{\"type\":"
+     "\"string\"},\"timeout\":{\"type\":\"number\"}},\"required\":[\"id\",\"language\",\"code\"]}"},
+    {"sandbox_python",
+     "Run Python code in the sandbox's persistent interpreter: variables, imports and functions survive between "
+     "calls. Returns stdout, stderr, the value of a last expression, the exception, and matplotlib figures as PNG "
+     "images.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"code\":{\"type\":\"string\"},\"timeout\":{\"type\":"
+     "\"number\"}},\"required\":[\"id\",\"code\"]}"},
+    {"sandbox_write_file", "Write a file in a sandbox (its directories are made); content is text, or base64.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP
+     "," PATH_PROP("absolute path in the sandbox") ","
+                                                   "\"content\":{\"type\":\"string\"},\"encoding\":{\"type\":"
+                                                   "\"string\",\"enum\":[\"utf-8\",\"base64\"]}},"
+                                                   "\"required\":[\"id\",\"path\",\"content\"]}"},
+    {"sandbox_read_file", "Read a regular file of a sandbox: text, or base64 when it is not UTF-8.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP
+     "," PATH_PROP("absolute path in the sandbox") "},"
+                                                   "\"required\":[\"id\",\"path\"]}"},
+    {"sandbox_list_dir", "List the paths under a directory of a sandbox.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP
+     "," PATH_PROP("absolute directory in the sandbox") ","
+                                                        "\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":8}},"
+                                                        "\"required\":[\"id\",\"path\"]}"},
+    {"sandbox_list", "List this session's sandboxes.", "{\"type\":\"object\",\"properties\":{}}"},
+    {"sandbox_destroy", "Kill everything in a sandbox and remove it.",
+     "{\"type\":\"object\",\"properties\":{" ID_PROP "},\"required\":[\"id\"]}"},
+};
+
+cJSON *mcp_tools_list(void) {
+  cJSON *a = cJSON_CreateArray();
+  for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
+    cJSON *t = cJSON_CreateObject();
+    cJSON_AddStringToObject(t, "name", tools[i].name);
+    cJSON_AddStringToObject(t, "description", tools[i].description);
+    cJSON_AddItemToObject(t, "inputSchema", cJSON_Parse(tools[i].schema));
+    cJSON_AddItemToArray(a, t);
+  }
+  return a;
+}
+
+/* A tool's result: text for the model, and the same facts as structured content. */
+static cJSON *result(const char *text, cJSON *structured, bool is_error) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON *content = cJSON_AddArrayToObject(r, "content");
+  cJSON *t = cJSON_CreateObject();
+  cJSON_AddStringToObject(t, "type", "text");
+  cJSON_AddStringToObject(t, "text", text);
+  cJSON_AddItemToArray(content, t);
+  if (structured)
+    cJSON_AddItemToObject(r, "structuredContent", structured);
+  cJSON_AddBoolToObject(r, "isError", is_error);
+  return r;
+}
+
+/* A failed tool (the model can read why and try otherwise). */
+static cJSON *tool_error(hutch_error_t *err) {
+  _cleanup_free_ char *msg = hutch_error_format(*err);
+  _cleanup_free_ char *text = (*err)->hint ? xasprintf("%s\nhint: %s", msg, (*err)->hint) : xstrdup(msg);
+  hutch_error_free(err);
+  return result(text, NULL, true);
+}
+
+struct call {
+  const struct mcp_config *cfg;
+  struct mcp_session *s;
+  const cJSON *args;
+  struct mcp_cancel *cancel;
+  int code;
+  char *message;
+  const char *sandbox; /* for the audit */
+};
+
+/* A protocol error: bad arguments (-32602). */
+__attribute__((format(printf, 2, 3))) static cJSON *bad(struct call *c, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  c->code = -32602;
+  c->message = xvasprintf(fmt, ap);
+  va_end(ap);
+  return NULL;
+}
+
+static const char *arg_str(struct call *c, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->args, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+static bool arg_present(struct call *c, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(c->args, key) != NULL;
+}
+
+/* The session's sandbox named by "id", or NULL (then *why says why). */
+static struct mcp_sandbox **find(struct call *c, const char **why) {
+  const char *id = arg_str(c, "id");
+  if (id == NULL) {
+    *why = "wants \"id\", a sandbox id from sandbox_create";
+    return NULL;
+  }
+  c->sandbox = id;
+  for (struct mcp_sandbox **p = &c->s->sandboxes; *p; p = &(*p)->next)
+    if (strcmp((*p)->id, id) == 0)
+      return p;
+  *why = "no sandbox of this session has that id (sandbox_list names them)";
+  return NULL;
+}
+
+static cJSON *no_sandbox(const char *why) {
+  _cleanup_free_ char *text = xasprintf("sandbox: %s", why);
+  return result(text, NULL, true);
+}
+
+/* A limit the client asks for: within the operator's maximum, or refused. */
+static bool limit_size(struct call *c, const char *key, uint64_t max, uint64_t *out, cJSON **fail) {
+  const char *v = arg_str(c, key);
+  if (!arg_present(c, key))
+    return true;
+  uint64_t n;
+  if (v == NULL || !hutch_parse_size(v, &n) || n == 0) {
+    *fail = bad(c, "invalid params: %s wants a size such as 512M", key);
+    return false;
+  }
+  if (max == 0 || n > max) {
+    char m[32] = "none";
+    if (max)
+      hutch_format_size(max, m, sizeof(m));
+    _cleanup_free_ char *t = xasprintf("%s %s is above what this server allows (at most: %s)", key, v, m);
+    *fail = result(t, NULL, true);
+    return false;
+  }
+  *out = n;
+  return true;
+}
+
+static bool host_allowed(const struct mcp_config *cfg, const char *host) {
+  for (const char **a = cfg->allow; a && *a; a++)
+    if (strcmp(*a, host) == 0)
+      return true;
+  return false;
+}
+
+static cJSON *t_create(struct call *c) {
+  const struct mcp_config *cfg = c->cfg;
+  unsigned n = 0;
+  for (struct mcp_sandbox *m = c->s->sandboxes; m; m = m->next)
+    n++;
+  if (n >= cfg->max_sandboxes) {
+    _cleanup_free_ char *t = xasprintf("this session has %u sandboxes, the most allowed: destroy one first", n);
+    return result(t, NULL, true);
+  }
+  struct hutch_limits lim = {0};
+  cJSON *fail = NULL;
+  if (!limit_size(c, "memory", cfg->max.memory, &lim.memory, &fail) ||
+      !limit_size(c, "disk", cfg->max.disk, &lim.disk, &fail))
+    return fail;
+  const cJSON *cpus = cJSON_GetObjectItemCaseSensitive(c->args, "cpus");
+  const cJSON *pids = cJSON_GetObjectItemCaseSensitive(c->args, "pids");
+  if (cpus && (!cJSON_IsNumber(cpus) || cpus->valuedouble <= 0))
+    return bad(c, "invalid params: %s wants a positive number", "cpus");
+  if (pids && (!cJSON_IsNumber(pids) || pids->valuedouble < 1))
+    return bad(c, "invalid params: %s wants a positive whole number", "pids");
+  if ((cpus && cpus->valuedouble > cfg->max.cpus) || (pids && pids->valuedouble > (double)cfg->max.pids))
+    return result("cpus or pids is above what this server allows (hutch mcp --cpus, --pids)", NULL, true);
+  lim.cpus = cpus ? cpus->valuedouble : 0;
+  lim.pids = pids ? (uint64_t)pids->valuedouble : 0;
+  const char *net = arg_str(c, "net");
+  if (arg_present(c, "net") && (net == NULL || (strcmp(net, "none") != 0 && strcmp(net, "proxy") != 0)))
+    return bad(c, "invalid params: %s wants none or proxy", "net");
+  bool proxy = net && strcmp(net, "proxy") == 0;
+  if (proxy && !cfg->net_proxy)
+    return result("net proxy: this server gives sandboxes no network (hutch mcp --net proxy)", NULL, true);
+  const cJSON *allow = cJSON_GetObjectItemCaseSensitive(c->args, "allow");
+  if (allow && !cJSON_IsArray(allow))
+    return bad(c, "invalid params: %s wants an array of hosts", "allow");
+  size_t n_allow = (size_t)cJSON_GetArraySize(allow);
+  if (n_allow && !proxy)
+    return bad(c, "invalid params: %s needs net proxy", "allow");
+  _cleanup_free_ const char **hosts = xcalloc(n_allow + 1, sizeof(char *));
+  size_t i = 0;
+  const cJSON *h;
+  cJSON_ArrayForEach(h, allow) {
+    if (!cJSON_IsString(h))
+      return bad(c, "invalid params: %s wants an array of hosts", "allow");
+    if (!host_allowed(cfg, h->valuestring)) {
+      _cleanup_free_ char *t =
+          xasprintf("allow %s: not a host this server permits (hutch mcp --allow)", h->valuestring);
+      return result(t, NULL, true);
+    }
+    hosts[i++] = h->valuestring;
+  }
+  const char *image_name = arg_str(c, "image");
+  if (image_name == NULL)
+    image_name = cfg->default_image;
+  hutch_error_t err = NULL;
+  struct hutch_store *store = NULL;
+  struct hutch_image image = {0};
+  if (hutch_store_open(cfg->store, &store, &err) < 0 || hutch_image_lookup(store, image_name, &image, &err) < 0) {
+    if (store)
+      hutch_store_close(store);
+    return tool_error(&err);
+  }
+  char **env = hutch_image_env(&image, NULL);
+  struct hutch_sandbox_config sc = {
+      .rootfs = image.rootfs,
+      .rootfs_lowers = (const char *const *)image.lowers,
+      .image = image.name ? image.name : image.digest,
+      .workdir = image.workdir,
+      .rootfs_subordinate_ids = image.ids_preserved,
+      .policy = cfg->policy,
+      .env = (const char *const *)env,
+      .state_dir = cfg->state_dir,
+      .store = cfg->store,
+      .limits = lim,
+      .net = proxy ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
+      .net_allow = n_allow ? hosts : NULL,
+      /* Tied to this (the only) thread: a killed server takes it along. */
+      .die_with_creator = true,
+  };
+  struct hutch_sandbox *sb = NULL;
+  int r = hutch_sandbox_create(&sc, &sb, &err);
+  for (char **e = env; e && *e; e++)
+    free(*e);
+  free(env);
+  cJSON *out;
+  if (r < 0) {
+    out = tool_error(&err);
+  } else {
+    struct mcp_sandbox *m = xcalloc(1, sizeof(*m));
+    m->sb = sb;
+    snprintf(m->id, sizeof(m->id), "%s", hutch_sandbox_id(sb));
+    m->image = xstrdup(sc.image);
+    m->created = (int64_t)time(NULL);
+    m->next = c->s->sandboxes;
+    c->s->sandboxes = m;
+    mcp_reaper_announce(cfg->reaper_fd, true, m->id);
+    c->sandbox = m->id;
+    cJSON *st = cJSON_CreateObject();
+    cJSON_AddStringToObject(st, "id", m->id);
+    cJSON_AddStringToObject(st, "image", m->image);
+    cJSON_AddStringToObject(st, "limits", hutch_sandbox_limits(sb)->mode);
+    cJSON_AddStringToObject(st, "net", proxy ? "proxy" : "none");
+    _cleanup_free_ char *t = xasprintf("created sandbox %s (image %s)", m->id, m->image);
+    out = result(t, st, false);
+  }
+  hutch_image_clear(&image);
+  hutch_store_close(store);
+  return out;
+}
+
+static void destroy_one(const struct mcp_config *cfg, struct mcp_sandbox *m) {
+  hutch_error_t err = NULL;
+  mcp_python_stop(m);
+  if (hutch_sandbox_destroy(m->sb, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  } else {
+    mcp_reaper_announce(cfg->reaper_fd, false, m->id);
+  }
+  free(m->image);
+  free(m);
+}
+
+void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s) {
+  while (s->sandboxes) {
+    struct mcp_sandbox *m = s->sandboxes;
+    s->sandboxes = m->next;
+    destroy_one(cfg, m);
+  }
+}
+
+static cJSON *t_destroy(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  struct mcp_sandbox *m = *p;
+  *p = m->next;
+  _cleanup_free_ char *t = xasprintf("destroyed sandbox %s", m->id);
+  destroy_one(c->cfg, m);
+  return result(t, NULL, false);
+}
+
+static cJSON *t_list(struct call *c) {
+  cJSON *arr = cJSON_CreateArray();
+  _cleanup_free_ char *text = xstrdup("");
+  for (struct mcp_sandbox *m = c->s->sandboxes; m; m = m->next) {
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "id", m->id);
+    cJSON_AddStringToObject(o, "image", m->image);
+    cJSON_AddNumberToObject(o, "created", (double)m->created);
+    cJSON_AddItemToArray(arr, o);
+    char *t = xasprintf("%s%s %s\n", text, m->id, m->image);
+    free(text);
+    text = t;
+  }
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddItemToObject(st, "sandboxes", arr);
+  return result(text[0] ? text : "no sandboxes\n", st, false);
+}
+
+/* The call's timeout: the client's, within the operator's bound. */
+static bool call_timeout(struct call *c, double *out, cJSON **fail) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(c->args, "timeout");
+  *out = c->cfg->max_timeout;
+  if (t == NULL)
+    return true;
+  if (!cJSON_IsNumber(t) || t->valuedouble <= 0) {
+    *fail = bad(c, "invalid params: %s wants a positive number of seconds", "timeout");
+    return false;
+  }
+  if (t->valuedouble < *out)
+    *out = t->valuedouble;
+  return true;
+}
+
+static cJSON *exec_result(struct mcp_exec_result *r) {
+  int code = hutch_exit_code(&r->exit);
+  _cleanup_free_ char *out = mcp_utf8(r->out, r->out_len);
+  _cleanup_free_ char *err = mcp_utf8(r->err, r->err_len);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddNumberToObject(st, "exit_code", code);
+  cJSON_AddStringToObject(st, "stdout", out);
+  cJSON_AddStringToObject(st, "stderr", err);
+  cJSON_AddBoolToObject(st, "timed_out", r->exit.timed_out);
+  cJSON_AddBoolToObject(st, "truncated", r->out_cut || r->err_cut);
+  if (r->exit.signal)
+    cJSON_AddNumberToObject(st, "signal", r->exit.signal);
+  _cleanup_free_ char *text =
+      xasprintf("exit code: %d%s%s\n%s%s%s%s%s", code, r->exit.timed_out ? " (timed out: killed)" : "",
+                r->out_cut || r->err_cut ? " (output truncated)" : "", out[0] ? "--- stdout ---\n" : "", out,
+                out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "", err[0] ? "--- stderr ---\n" : "", err);
+  return result(text, st, false);
+}
+
+static cJSON *run(struct call *c, struct mcp_sandbox *m, const char *const *argv, const char *workdir,
+                  const char *input) {
+  double timeout;
+  cJSON *fail = NULL;
+  if (!call_timeout(c, &timeout, &fail))
+    return fail;
+  hutch_error_t err = NULL;
+  struct mcp_exec_result r;
+  if (mcp_exec(c->cfg, m->sb, argv, workdir, input, input ? strlen(input) : 0, timeout, c->cancel, &r, &err) < 0) {
+    mcp_exec_result_clear(&r);
+    return tool_error(&err);
+  }
+  cJSON *out = r.cancelled ? result("cancelled: the process was killed", NULL, true) : exec_result(&r);
+  mcp_exec_result_clear(&r);
+  return out;
+}
+
+static cJSON *t_exec(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *cmd = arg_str(c, "command");
+  const char *workdir = arg_str(c, "workdir");
+  if (cmd == NULL)
+    return bad(c, "invalid params: %s wants a shell command", "command");
+  if (workdir && workdir[0] != '/')
+    return bad(c, "invalid params: %s wants an absolute path", "workdir");
+  const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+  return run(c, *p, argv, workdir, arg_str(c, "stdin"));
+}
+
+/* How each language runs its code ("$0" in the script); compiled ones
+ * build in a fresh directory under /tmp.  The tool named first is looked
+ * for, so a missing one is named as such rather than as exit code 127. */
+static const struct {
+  const char *lang, *tool, *script;
+} langs[] = {
+    {"python", "python3", "exec python3 -c \"$0\""},
+    {"bash", "bash", "exec bash -c \"$0\""},
+    {"sh", "sh", "exec sh -c \"$0\""},
+    {"javascript", "node", "exec node -e \"$0\""},
+    {"ruby", "ruby", "exec ruby -e \"$0\""},
+    {"perl", "perl", "exec perl -e \"$0\""},
+    {"r", "Rscript", "exec Rscript -e \"$0\""},
+    {"c", "cc",
+     "d=$(mktemp -d) && printf %s \"$0\" >\"$d/main.c\" && cc -o \"$d/main\" \"$d/main.c\" -lm && exec \"$d/main\""},
+    {"cpp", "c++",
+     "d=$(mktemp -d) && printf %s \"$0\" >\"$d/main.cpp\" && c++ -o \"$d/main\" \"$d/main.cpp\" && exec \"$d/main\""},
+    {"go", "go", "d=$(mktemp -d) && printf %s \"$0\" >\"$d/main.go\" && cd \"$d\" && exec go run main.go"},
+    {"java", "java", "d=$(mktemp -d) && printf %s \"$0\" >\"$d/Main.java\" && exec java \"$d/Main.java\""},
+};
+
+static const char *lang_alias(const char *lang) {
+  static const char *const aliases[][2] = {{"python3", "python"}, {"node", "javascript"}, {"js", "javascript"},
+                                           {"c++", "cpp"},        {"golang", "go"},       {"R", "r"}};
+  for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
+    if (strcmp(lang, aliases[i][0]) == 0)
+      return aliases[i][1];
+  return lang;
+}
+
+static cJSON *t_run_code(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *lang = arg_str(c, "language"), *code = arg_str(c, "code");
+  if (lang == NULL || code == NULL)
+    return bad(c, "invalid params: %s", "sandbox_run_code wants a language and code");
+  lang = lang_alias(lang);
+  for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {
+    if (strcmp(lang, langs[i].lang) != 0)
+      continue;
+    _cleanup_free_ char *script =
+        xasprintf("command -v %s >/dev/null || { echo 'hutch: %s (for %s) is not in this sandbox image' >&2; exit "
+                  "127; }; %s",
+                  langs[i].tool, langs[i].tool, langs[i].lang, langs[i].script);
+    const char *argv[] = {"/bin/sh", "-c", script, code, NULL};
+    return run(c, *p, argv, NULL, NULL);
+  }
+  return bad(c, "invalid params: unknown language %s (python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java)",
+             lang);
+}
+
+static cJSON *t_python(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *code = arg_str(c, "code");
+  if (code == NULL)
+    return bad(c, "invalid params: %s wants Python code", "code");
+  double timeout;
+  cJSON *fail = NULL;
+  if (!call_timeout(c, &timeout, &fail))
+    return fail;
+  hutch_error_t err = NULL;
+  _cleanup_free_ char *reply = NULL, *ended = NULL;
+  int r = mcp_python_call(c->cfg, *p, code, timeout, c->cancel, &reply, &ended, &err);
+  if (r < 0)
+    return tool_error(&err);
+  if (r > 0)
+    return result(ended, NULL, true);
+  cJSON *st = cJSON_Parse(reply);
+  if (!cJSON_IsObject(st)) {
+    cJSON_Delete(st);
+    mcp_python_stop(*p);
+    return result("the interpreter answered something that is not its protocol: it was killed", NULL, true);
+  }
+  /* Text for the model: what it printed, the value, the exception. */
+  const char *fields[][2] = {{"stdout", "--- stdout ---\n"},
+                             {"stderr", "--- stderr ---\n"},
+                             {"result", "--- value ---\n"},
+                             {"error", "--- exception ---\n"}};
+  _cleanup_free_ char *text = xstrdup("");
+  for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, fields[i][0]);
+    if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
+      continue;
+    size_t l = strlen(v->valuestring);
+    char *t = xasprintf("%s%s%s%s", text, fields[i][1], v->valuestring, v->valuestring[l - 1] == '\n' ? "" : "\n");
+    free(text);
+    text = t;
+  }
+  const cJSON *error = cJSON_GetObjectItemCaseSensitive(st, "error");
+  cJSON *out = result(text[0] ? text : "(no output)\n", NULL, cJSON_IsString(error));
+  /* Each figure as an image the client can show. */
+  cJSON *figures = cJSON_DetachItemFromObjectCaseSensitive(st, "figures"), *f;
+  cJSON *content = cJSON_GetObjectItem(out, "content");
+  unsigned n = 0;
+  cJSON_ArrayForEach(f, figures) {
+    if (!cJSON_IsString(f))
+      continue;
+    cJSON *img = cJSON_CreateObject();
+    cJSON_AddStringToObject(img, "type", "image");
+    cJSON_AddStringToObject(img, "data", f->valuestring);
+    cJSON_AddStringToObject(img, "mimeType", "image/png");
+    cJSON_AddItemToArray(content, img);
+    n++;
+  }
+  cJSON_Delete(figures);
+  cJSON_AddNumberToObject(st, "figures", n);
+  cJSON_AddItemToObject(out, "structuredContent", st);
+  return out;
+}
+
+/* An absolute path argument. */
+static const char *path_arg(struct call *c) {
+  const char *path = arg_str(c, "path");
+  return path && path[0] == '/' ? path : NULL;
+}
+
+static cJSON *t_write(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *path = path_arg(c), *content = arg_str(c, "content"), *enc = arg_str(c, "encoding");
+  if (path == NULL || content == NULL)
+    return bad(c, "invalid params: %s", "sandbox_write_file wants an absolute path and content");
+  if (enc && strcmp(enc, "utf-8") != 0 && strcmp(enc, "base64") != 0)
+    return bad(c, "invalid params: %s wants utf-8 or base64", "encoding");
+  _cleanup_free_ unsigned char *bytes = NULL;
+  size_t len = strlen(content);
+  if (enc && strcmp(enc, "base64") == 0) {
+    bytes = xmalloc(len / 4 * 3 + 3);
+    if (!mcp_base64_decode(content, bytes, &len))
+      return bad(c, "invalid params: %s is not base64", "content");
+  }
+  if (len > c->cfg->max_file)
+    return result("content: larger than this server writes (hutch mcp --max-file)", NULL, true);
+  hutch_error_t err = NULL;
+  _cleanup_free_ char *parent = xstrdup(path);
+  char *slash = strrchr(parent, '/');
+  slash[slash == parent ? 1 : 0] = '\0';
+  if (hutch_sandbox_mkdirs((*p)->sb, parent, &err) < 0 ||
+      hutch_sandbox_write_file((*p)->sb, path, bytes ? (const void *)bytes : content, len, false, &err) < 0)
+    return tool_error(&err);
+  _cleanup_free_ char *t = xasprintf("wrote %zu bytes to %s", len, path);
+  return result(t, NULL, false);
+}
+
+static cJSON *t_read(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *path = path_arg(c);
+  if (path == NULL)
+    return bad(c, "invalid params: %s wants an absolute path", "path");
+  hutch_error_t err = NULL;
+  _cleanup_free_ char *data = NULL;
+  size_t len;
+  if (hutch_sandbox_read_file((*p)->sb, path, c->cfg->max_file, &data, &len, &err) < 0)
+    return tool_error(&err);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "path", path);
+  cJSON_AddNumberToObject(st, "size", (double)len);
+  _cleanup_free_ char *text = mcp_utf8(data, len);
+  bool utf8 = strlen(text) == len && memcmp(text, data, len) == 0;
+  _cleanup_free_ char *b64 = utf8 ? NULL : mcp_base64_encode((const unsigned char *)data, len);
+  cJSON_AddStringToObject(st, "encoding", utf8 ? "utf-8" : "base64");
+  cJSON_AddStringToObject(st, "content", utf8 ? text : b64);
+  return result(utf8 ? text : b64, st, false);
+}
+
+static cJSON *t_list_dir(struct call *c) {
+  const char *why;
+  struct mcp_sandbox **p = find(c, &why);
+  if (p == NULL)
+    return no_sandbox(why);
+  const char *path = path_arg(c);
+  const cJSON *d = cJSON_GetObjectItemCaseSensitive(c->args, "depth");
+  if (path == NULL)
+    return bad(c, "invalid params: %s wants an absolute path", "path");
+  if (d && (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > 8))
+    return bad(c, "invalid params: %s wants 1 to 8", "depth");
+  hutch_error_t err = NULL;
+  char **paths = NULL;
+  if (hutch_sandbox_list_dir((*p)->sb, path, d ? (unsigned)d->valuedouble : 1, 10000, &paths, &err) < 0)
+    return tool_error(&err);
+  cJSON *arr = cJSON_CreateArray();
+  size_t total = 0;
+  for (char **q = paths; *q; q++)
+    total += strlen(*q) + 1;
+  char *text = xmalloc(total + 1), *o = text;
+  for (char **q = paths; *q; q++) {
+    _cleanup_free_ char *u = mcp_utf8(*q, strlen(*q));
+    cJSON_AddItemToArray(arr, cJSON_CreateString(u));
+    o += sprintf(o, "%s\n", *q);
+    free(*q);
+  }
+  *o = '\0';
+  free(paths);
+  _cleanup_free_ char *utext = mcp_utf8(text, strlen(text));
+  free(text);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddItemToObject(st, "paths", arr);
+  return result(utext, st, false);
+}
+
+static const struct {
+  const char *name;
+  cJSON *(*fn)(struct call *c);
+} handlers[] = {
+    {"sandbox_create", t_create},     {"sandbox_exec", t_exec},        {"sandbox_run_code", t_run_code},
+    {"sandbox_python", t_python},     {"sandbox_write_file", t_write}, {"sandbox_read_file", t_read},
+    {"sandbox_list_dir", t_list_dir}, {"sandbox_list", t_list},        {"sandbox_destroy", t_destroy},
+};
+
+cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,
+                      struct mcp_cancel *cancel, int *code, char **message) {
+  cJSON *empty = args ? NULL : cJSON_CreateObject();
+  struct call c = {.cfg = cfg, .s = s, .args = args ? args : empty, .cancel = cancel};
+  double t0 = monotonic_seconds();
+  cJSON *r = NULL;
+  bool known = false;
+  for (size_t i = 0; i < ARRAY_SIZE(handlers); i++)
+    if (strcmp(name, handlers[i].name) == 0) {
+      known = true;
+      r = handlers[i].fn(&c);
+    }
+  if (!known) {
+    c.code = -32602;
+    c.message = xasprintf("unknown tool: %s", name);
+  }
+  const char *outcome = r == NULL ? "invalid" : cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) ? "error" : "ok";
+  mcp_audit(cfg, s, name, c.sandbox, outcome, monotonic_seconds() - t0);
+  cJSON_Delete(empty);
+  *code = c.code;
+  *message = c.message;
+  return r;
+}

@@ -1,0 +1,269 @@
+#!/bin/bash
+# hutch mcp: the Model Context Protocol over stdio and Streamable HTTP,
+# driven by the official TypeScript client (tests/mcp, pinned in its
+# package-lock.json; `npm ci` there installs it) and by raw JSON-RPC for bad
+# input.  Sandboxes are sessions: they persist across calls, go with their
+# session, and none outlives the server, not even a SIGKILLed one.
+. "$(dirname "$0")/../lib/tap.sh"
+
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
+clientdir=$HUTCH_SRCDIR/tests/mcp
+[ -d "$clientdir/node_modules/@modelcontextprotocol/sdk" ] ||
+  tap_skip_all "the MCP TypeScript client is not installed: run npm ci in tests/mcp"
+tmp=$(hutch_test_tmpdir)
+H=$HUTCH_BIN
+srv=
+trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+chmod 755 "$tmp"
+
+client() { (cd "$clientdir" && timeout 120 node client.mjs "$@"); }
+# fact FILE STEP KEY: the JSON value of KEY in the line of STEP.
+fact() {
+  python3 -c 'import json, sys
+for line in open(sys.argv[1]):
+    if line.startswith("{"):
+        o = json.loads(line)
+        if o.get("step") == sys.argv[2]:
+            print(json.dumps(o.get(sys.argv[3]), ensure_ascii=False)); break' "$@"
+}
+# Nothing of ours left: no sandbox in hutch ps, no payload running.
+no_sandboxes() {
+  for _ in $(seq 50); do
+    [ -z "$("$H" ps 2>/dev/null | awk 'NR > 1')" ] && [ -z "$(ls "$HUTCH_STATE_DIR")" ] && return 0
+    sleep 0.1
+  done
+  "$H" ps >&2
+  return 1
+}
+payload_gone() { # MARKER
+  for _ in $(seq 50); do
+    pgrep -x -f "sleep $1" >/dev/null || return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+# ---- stdio, with the TypeScript client ----
+client session stdio "$H" --image "$img" --audit-log "$tmp/audit" >"$tmp/stdio" 2>"$tmp/stdio.err"
+tap_check $? "the TypeScript client runs a session over stdio"
+tap_is "$(fact "$tmp/stdio" initialize server)" '"hutch"' "initialize names the server"
+tap_is "$(fact "$tmp/stdio" initialize tools)" 'true' "and its tools capability"
+tap_is "$(fact "$tmp/stdio" tools/list tools)" \
+  '["sandbox_create", "sandbox_destroy", "sandbox_exec", "sandbox_list", "sandbox_list_dir", "sandbox_python", "sandbox_read_file", "sandbox_run_code", "sandbox_write_file"]' \
+  "tools/list lists the tools"
+tap_is "$(fact "$tmp/stdio" exec stdout)" '"kept\n"' "a session across calls: the second call sees the first's file"
+tap_is "$(fact "$tmp/stdio" exec exit_code)" '3' "with the command's exit code"
+tap_is "$(fact "$tmp/stdio" read content)" '"héllo\n"' "write_file then read_file round-trips text"
+tap_is "$(fact "$tmp/stdio" binary content)" '"AP8BAg=="' "and bytes that are not UTF-8, as base64"
+tap_is "$(fact "$tmp/stdio" list_dir paths)" '["/work", "/work/bin", "/work/dir", "/work/dir/hello.txt"]' "list_dir"
+tap_is "$(fact "$tmp/stdio" run_code stdout)" '"42\n"' "run_code in sh"
+tap_is "$(fact "$tmp/stdio" timeout timed_out)" 'true' "a command past its timeout is killed"
+tap_like "$(fact "$tmp/stdio" cancel outcome)" "rejected" "a call the client cancels ends"
+tap_is "$(fact "$tmp/stdio" "after cancel" stdout)" '"next\n"' "and the next call is answered"
+tap_ok "right away (the cancelled command was killed)" python3 -c "import sys; sys.exit(not $(fact "$tmp/stdio" "after cancel" seconds) < 5)"
+tap_is "$(fact "$tmp/stdio" "unknown sandbox" isError)" 'true' "an unknown sandbox id is a tool error"
+tap_is "$(fact "$tmp/stdio" "read outside" text)" '"sandbox\n"' "a path with .. stays inside the sandbox"
+tap_is "$(fact "$tmp/stdio" "unknown tool" code)" '-32602' "an unknown tool is JSON-RPC error -32602"
+tap_is "$(fact "$tmp/stdio" "bad arguments" code)" '-32602' "missing arguments too"
+tap_is "$(fact "$tmp/stdio" "list after destroy" ids)" '[]' "destroy removes the sandbox from the session"
+tap_is "$(fact "$tmp/stdio" closed step)" '"closed"' "the client closes"
+tap_ok "the end of the session removed the sandbox it left" no_sandboxes
+tap_like "$(cat "$tmp/audit")" '"tool":"sandbox_exec","sandbox":"[0-9a-f]+","outcome":"ok"' "every call is audited"
+
+# ---- raw JSON-RPC over stdio: bad input, negotiation ----
+cat >"$tmp/raw.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def send(line):
+    p.stdin.write(line + "\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+def rpc(i, method, params=None):
+    m = {"jsonrpc": "2.0", "id": i, "method": method}
+    if params is not None: m["params"] = params
+    return send(json.dumps(m))
+out = {}
+out["early"] = rpc(1, "tools/list").get("error", {}).get("code")
+out["parse"] = send("{not json").get("error", {}).get("code")
+out["batch"] = send('[{"jsonrpc":"2.0","id":2,"method":"ping"}]').get("error", {}).get("code")
+out["nojsonrpc"] = send('{"id":3,"method":"ping"}').get("error", {}).get("code")
+out["future"] = rpc(4, "initialize", {"protocolVersion": "1999-01-01", "capabilities": {},
+                    "clientInfo": {"name": "raw", "version": "0"}})["result"]["protocolVersion"]
+out["same"] = rpc(5, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                  "clientInfo": {"name": "raw", "version": "0"}})["result"]["protocolVersion"]
+out["method"] = rpc(6, "no/such").get("error", {}).get("code")
+out["params"] = send('{"jsonrpc":"2.0","id":7,"method":"tools/call","params":[1]}').get("error", {}).get("code")
+r = rpc(8, "tools/call", {"name": "sandbox_create", "arguments": {"memory": "512M"}})["result"]
+out["memory_over"] = r["isError"]
+r = rpc(9, "tools/call", {"name": "sandbox_create", "arguments": {"memory": "64M"}})["result"]
+out["memory_ok"] = "above what this server allows" not in r["content"][0]["text"]
+r = rpc(10, "tools/call", {"name": "sandbox_create", "arguments": {"net": "proxy"}})["result"]
+out["net"] = r["isError"]
+r = rpc(11, "tools/call", {"name": "sandbox_create", "arguments": {"image": "no-such-image"}})["result"]
+out["image"] = r["isError"]
+sid = rpc(12, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+r = rpc(13, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "cobol", "code": "x"}})
+out["cobol"] = r.get("error", {}).get("code")
+r = rpc(14, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "python", "code": "1"}})
+out["nopython"] = r["result"]["structuredContent"]["stderr"]
+print(json.dumps(out, sort_keys=True))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "raw JSON-RPC over stdio" timeout 60 python3 "$tmp/raw.py" "$H" mcp --image "$img" --memory 256M --audit-log /dev/null
+raw=$tap_stdout
+tap_like "$raw" '"early": -32600' "a call before initialize is an invalid request"
+tap_like "$raw" '"parse": -32700' "text that is not JSON is a parse error"
+tap_like "$raw" '"batch": -32600' "a batch is refused (not in the current revision)"
+tap_like "$raw" '"nojsonrpc": -32600' "a message without jsonrpc 2.0 is an invalid request"
+tap_like "$raw" '"future": "2025-11-25"' "an unknown protocol revision gets the newest this server speaks"
+tap_like "$raw" '"same": "2025-06-18"' "a revision it speaks is kept"
+tap_like "$raw" '"method": -32601' "an unknown method is -32601"
+tap_like "$raw" '"params": -32600' "params that are not an object are refused"
+tap_like "$raw" '"memory_over": true' "a limit above the server's maximum is refused"
+tap_like "$raw" '"memory_ok": true' "one within it is not refused by the server (the runtime applies it, or refuses it without a cgroup)"
+tap_like "$raw" '"net": true' "a network the server does not give is refused"
+tap_like "$raw" '"image": true' "an unknown image is a tool error"
+tap_like "$raw" '"cobol": -32602' "run_code in an unknown language is -32602"
+tap_like "$raw" '"nopython": "hutch: python3 \(for python\) is not in this sandbox image' \
+  "a language whose interpreter the image lacks is named as missing"
+tap_ok "and the sandboxes went with the client" no_sandboxes
+
+# ---- the persistent Python interpreter ----
+cat >"$tmp/py.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "p", "version": "0"}})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+def py(i, code, **kw):
+    r = rpc(i, "tools/call", {"name": "sandbox_python", "arguments": dict(id=sid, code=code, **kw)})["result"]
+    return {"isError": r["isError"], "text": r["content"][0]["text"], **r.get("structuredContent", {})}
+out = {}
+out["set"] = py(3, "x = 41\ndef f(v): return v * 2\nprint('set')")
+out["kept"] = py(4, "f(x + 1)")
+out["child"] = py(5, "import subprocess; subprocess.run(['echo', 'from a child'])")
+out["raise"] = py(6, "1/0")
+out["slow"] = py(7, "import time; time.sleep(30)", timeout=1)
+out["after"] = py(8, "x")
+r = rpc(9, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "c",
+        "code": "#include <stdio.h>\nint main(void) { printf(\"%d\\n\", 6 * 7); return 0; }\n"}})["result"]
+out["c"] = {"stdout": r["structuredContent"]["stdout"], "stderr": r["structuredContent"]["stderr"]}
+print(json.dumps(out, sort_keys=True))
+p.stdin.close(); p.wait()
+EOF
+if deb=$(hutch_test_rootfs debian 2>/dev/null); then
+  tap_ok "sandbox_python in the debian image" timeout 120 python3 "$tmp/py.py" "$H" mcp --image "$deb" --audit-log /dev/null
+  pyout=$tap_stdout
+  pyget() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])[sys.argv[2]].get(sys.argv[3])))' "$pyout" "$@"; }
+  tap_is "$(pyget set stdout)" '"set\n"' "a first call prints"
+  tap_is "$(pyget kept result)" '"84"' "the next call sees its variables and functions, and gets the last expression's value"
+  tap_is "$(pyget child stdout)" '"from a child\n"' "a subprocess's output is caught too"
+  tap_like "$(pyget raise error)" "ZeroDivisionError" "an exception comes back as such"
+  tap_is "$(pyget raise isError)" 'true' "as a tool error"
+  tap_like "$(pyget slow text)" "timed out" "a call past its timeout kills the interpreter"
+  tap_like "$(pyget after error)" "NameError" "whose variables are then gone (a fresh one answers)"
+  if [[ $(pyget c stderr) == *"is not in this sandbox image"* ]]; then
+    tap_skip "run_code in C" "the debian test image has no C compiler"
+  else
+    tap_is "$(pyget c stdout)" '"42\n"' "run_code compiles and runs C"
+  fi
+else
+  tap_skip "sandbox_python" "the debian test rootfs is not available"
+fi
+cat >"$tmp/nopy.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, m, a):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": m, "params": a}) + "\n"); p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25"})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+print(rpc(3, "tools/call", {"name": "sandbox_python", "arguments": {"id": sid, "code": "1"}})["result"]["content"][0]["text"])
+p.stdin.close(); p.wait()
+EOF
+tap_ok "python in an image without it" timeout 60 python3 "$tmp/nopy.py" "$H" mcp --image "$img" --audit-log /dev/null
+tap_like "$tap_stdout" "python3 is not in this sandbox image" "is refused, saying so"
+tap_ok "and the sandboxes went with the client" no_sandboxes
+
+# ---- a client that vanishes mid-call (stdio) ----
+m1=$((200000 + RANDOM))
+client vanish stdio "$m1" "$H" --image "$img" --audit-log /dev/null >"$tmp/vanish" 2>&1
+tap_is "$(fact "$tmp/vanish" vanishing step)" '"vanishing"' "a stdio client leaves in the middle of a call"
+tap_ok "the command it started is killed" payload_gone "$m1"
+tap_ok "and its sandbox removed" no_sandboxes
+
+# ---- a SIGKILLed server leaves nothing ----
+m2=$((300000 + RANDOM))
+cat >"$tmp/kill.py" <<'EOF'
+import json, os, signal, subprocess, sys
+p = subprocess.Popen(sys.argv[2:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params=None):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params or {}}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "k", "version": "0"}})
+ids = [rpc(2 + i, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+       for i in range(2)]
+rpc(9, "tools/call", {"name": "sandbox_exec", "arguments": {"id": ids[0], "command": "sleep %s >/dev/null 2>&1 &" % sys.argv[1]}})
+print(" ".join(ids), flush=True)
+os.kill(p.pid, signal.SIGKILL)
+p.wait()
+EOF
+tap_ok "a server with two sandboxes and a background process is SIGKILLed" \
+  timeout 60 python3 "$tmp/kill.py" "$m2" "$H" mcp --image "$img" --audit-log /dev/null
+tap_like "$tap_stdout" '^[0-9a-f]+ [0-9a-f]+$' "after creating both"
+tap_ok "its sandboxes' processes die with it" payload_gone "$m2"
+tap_ok "and the reaper removes their state and mounts" no_sandboxes
+
+# ---- Streamable HTTP ----
+tap_status 2 "--listen without a token is refused" env -u HUTCH_MCP_TOKEN "$H" mcp --listen 127.0.0.1:0
+export HUTCH_MCP_TOKEN=test-token-$RANDOM-$RANDOM-$RANDOM
+tap_fails "--listen on an address that is not loopback is refused" timeout 10 "$H" mcp --listen 0.0.0.0:0
+tap_like "$tap_stderr" "loopback" "saying so"
+"$H" mcp --listen 127.0.0.1:0 --image "$img" --audit-log /dev/null 2>"$tmp/http.err" &
+srv=$!
+url=
+for _ in $(seq 100); do
+  url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
+  sleep 0.05
+done
+tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server says where it listens"
+client session http "$url" "$HUTCH_MCP_TOKEN" >"$tmp/http" 2>"$tmp/http.client.err"
+tap_check $? "the TypeScript client runs a session over Streamable HTTP"
+tap_like "$(fact "$tmp/http" initialize protocol)" '"2025-11-25"' "negotiating the current revision"
+tap_like "$(fact "$tmp/http" initialize session)" '"[0-9a-f]{32}"' "with a session id"
+tap_is "$(fact "$tmp/http" exec stdout)" '"kept\n"' "a session across HTTP calls"
+tap_is "$(fact "$tmp/http" "after cancel" stdout)" '"next\n"' "a cancelled HTTP call ends"
+tap_ok "and the next is answered right away" python3 -c "import sys; sys.exit(not $(fact "$tmp/http" "after cancel" seconds) < 5)"
+tap_is "$(fact "$tmp/http" "unknown tool" code)" '-32602' "errors as JSON-RPC errors"
+tap_is "$(fact "$tmp/http" closed step)" '"closed"' "the client ends its session (DELETE)"
+tap_ok "which removed its sandboxes" no_sandboxes
+
+post() { curl -s -o /dev/null -w '%{http_code}' -X "${1:-POST}" "${@:2}" "$url"; }
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"0"}}}'
+tap_is "$(post POST -d "$init")" 401 "no bearer token: 401"
+tap_is "$(post POST -H 'Authorization: Bearer wrong' -d "$init")" 401 "a wrong token: 401"
+auth=(-H "Authorization: Bearer $HUTCH_MCP_TOKEN" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
+tap_is "$(post POST "${auth[@]}" -H 'Origin: http://evil.example' -d "$init")" 403 "a foreign Origin: 403"
+tap_is "$(post POST "${auth[@]}" -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')" 400 "no session id: 400"
+tap_is "$(post POST "${auth[@]}" -H 'Mcp-Session-Id: 00' -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')" 404 \
+  "an unknown session: 404"
+tap_is "$(post POST "${auth[@]}" -d '{nope')" 400 "a body that is not JSON: 400"
+tap_is "$(post GET "${auth[@]}")" 405 "GET (no server-initiated stream): 405"
+
+m3=$((400000 + RANDOM))
+client vanish http "$m3" "$url" "$HUTCH_MCP_TOKEN" >"$tmp/vanish-http" 2>&1
+tap_is "$(fact "$tmp/vanish-http" vanishing step)" '"vanishing"' "an HTTP client leaves in the middle of a call"
+tap_ok "the command it started is killed" payload_gone "$m3"
+tap_ok "the server goes on" kill -0 "$srv"
+tap_like "$("$H" ps | awk 'NR > 1')" "[0-9a-f]" "keeping the session's sandbox until the session ends"
+kill -TERM "$srv"
+wait "$srv"
+tap_check $? "SIGTERM ends the server cleanly"
+srv=
+tap_ok "and every sandbox with it" no_sandboxes
+
+tap_done

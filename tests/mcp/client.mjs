@@ -1,0 +1,135 @@
+// hutch mcp driven by the official MCP TypeScript client, for
+// tests/integration/mcp.sh.  Each line printed is one JSON fact the test
+// checks: {"step": ..., ...}.
+//
+//   node client.mjs session stdio HUTCH_BIN [ARGS...]
+//   node client.mjs session http URL TOKEN
+//   node client.mjs vanish stdio MARKER HUTCH_BIN [ARGS...]
+//   node client.mjs vanish http MARKER URL TOKEN
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+
+const [scenario, kind, ...rest] = process.argv.slice(2);
+const say = (step, o = {}) => console.log(JSON.stringify({ step, ...o }));
+
+function transport(args) {
+  if (kind === "stdio") {
+    const [bin, ...argv] = args;
+    return new StdioClientTransport({ command: bin, args: ["mcp", ...argv], env: process.env, stderr: "inherit" });
+  }
+  const [url, token] = args;
+  return new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+}
+
+const structured = (r) => r.structuredContent ?? {};
+const text = (r) => (r.content ?? []).map((c) => c.text ?? "").join("");
+
+async function session(args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  const t = transport(args);
+  await client.connect(t);
+  say("initialize", {
+    server: client.getServerVersion()?.name,
+    tools: Boolean(client.getServerCapabilities()?.tools),
+    protocol: t.protocolVersion ?? null,
+    session: t.sessionId ?? null,
+  });
+  const tools = (await client.listTools()).tools.map((x) => x.name).sort();
+  say("tools/list", { tools });
+
+  const created = await client.callTool({ name: "sandbox_create", arguments: {} });
+  const id = structured(created).id;
+  say("create", { id, isError: Boolean(created.isError) });
+
+  // A session across calls: what one call leaves, the next one sees.
+  await client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo kept > /tmp/state" } });
+  const again = await client.callTool({ name: "sandbox_exec", arguments: { id, command: "cat /tmp/state; exit 3" } });
+  say("exec", { stdout: structured(again).stdout, exit_code: structured(again).exit_code });
+
+  await client.callTool({ name: "sandbox_write_file", arguments: { id, path: "/work/dir/hello.txt", content: "héllo\n" } });
+  const read = await client.callTool({ name: "sandbox_read_file", arguments: { id, path: "/work/dir/hello.txt" } });
+  say("read", { content: structured(read).content, text: text(read) });
+  const bin = await client.callTool({
+    name: "sandbox_write_file",
+    arguments: { id, path: "/work/bin", content: Buffer.from([0, 255, 1, 2]).toString("base64"), encoding: "base64" },
+  });
+  const binRead = await client.callTool({ name: "sandbox_read_file", arguments: { id, path: "/work/bin" } });
+  say("binary", { isError: Boolean(bin.isError), encoding: structured(binRead).encoding, content: structured(binRead).content });
+  const ls = await client.callTool({ name: "sandbox_list_dir", arguments: { id, path: "/work", depth: 2 } });
+  say("list_dir", { paths: structured(ls).paths.sort() });
+  const code = await client.callTool({ name: "sandbox_run_code", arguments: { id, language: "sh", code: "echo $((6*7))" } });
+  say("run_code", { stdout: structured(code).stdout });
+  const timed = await client.callTool({ name: "sandbox_exec", arguments: { id, command: "sleep 30", timeout: 1 } });
+  say("timeout", { timed_out: structured(timed).timed_out, exit_code: structured(timed).exit_code });
+
+  // A cancelled call (notifications/cancelled, and over HTTP a closed
+  // request) ends at once: the next call is answered right away.
+  const abort = new AbortController();
+  const cancelled = client
+    .callTool({ name: "sandbox_exec", arguments: { id, command: "sleep 600" } }, undefined, { signal: abort.signal })
+    .then(() => "finished", (e) => `rejected: ${e.name}`);
+  setTimeout(() => abort.abort(), 500);
+  say("cancel", { outcome: await cancelled });
+  const t0 = Date.now();
+  const next = await client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo next" } });
+  say("after cancel", { stdout: structured(next).stdout, seconds: (Date.now() - t0) / 1000 });
+
+  // Errors: a tool's failure is a result with isError; bad requests are JSON-RPC errors.
+  const missing = await client.callTool({ name: "sandbox_exec", arguments: { id: "nosuch", command: "true" } });
+  say("unknown sandbox", { isError: Boolean(missing.isError), text: text(missing) });
+  const escape = await client.callTool({ name: "sandbox_read_file", arguments: { id, path: "/../../../etc/hostname" } });
+  say("read outside", { isError: Boolean(escape.isError), text: text(escape) });
+  for (const [label, req] of [
+    ["unknown tool", { name: "no_such_tool", arguments: {} }],
+    ["bad arguments", { name: "sandbox_exec", arguments: { id } }],
+  ]) {
+    try {
+      await client.callTool(req);
+      say(label, { code: null });
+    } catch (e) {
+      say(label, { code: e.code ?? null, message: String(e.message) });
+    }
+  }
+  const listed = await client.callTool({ name: "sandbox_list", arguments: {} });
+  say("list", { ids: structured(listed).sandboxes.map((s) => s.id) });
+  const destroyed = await client.callTool({ name: "sandbox_destroy", arguments: { id } });
+  say("destroy", { isError: Boolean(destroyed.isError) });
+  const after = await client.callTool({ name: "sandbox_list", arguments: {} });
+  say("list after destroy", { ids: structured(after).sandboxes.map((s) => s.id) });
+
+  // A second sandbox left for the end of the session to remove.
+  const left = await client.callTool({ name: "sandbox_create", arguments: {} });
+  say("left", { id: structured(left).id });
+  if (kind === "http") await t.terminateSession();
+  await client.close();
+  say("closed");
+}
+
+// Starts a long command and goes away in the middle of it, without a word.
+async function vanish(marker, args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  const t = transport(args);
+  await client.connect(t);
+  const created = await client.callTool({ name: "sandbox_create", arguments: {} });
+  const id = structured(created).id;
+  say("create", { id });
+  client.callTool({ name: "sandbox_exec", arguments: { id, command: `sleep ${marker}` } }, undefined, {
+    timeout: 600000,
+  }).catch(() => {});
+  setTimeout(() => {
+    say("vanishing");
+    process.exit(0);
+  }, 1500);
+}
+
+try {
+  if (scenario === "session") await session(rest);
+  else if (scenario === "vanish") await vanish(rest[0], rest.slice(1));
+  else throw new Error(`unknown scenario ${scenario}`);
+} catch (e) {
+  say("exception", { message: String(e?.stack ?? e) });
+  process.exit(1);
+}
