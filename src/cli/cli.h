@@ -21,6 +21,7 @@ int cmd_policy(int argc, char **argv);
 /* Executes hutch-agent (src/agent/), which implements `hutch run`. */
 int cmd_run(int argc, char **argv);
 int cmd_doctor(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */

@@ -22,6 +22,7 @@ static const struct {
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
+    {"audit", cmd_audit, "print a sandbox's audit log and verify it (hutch-audit(1))"},
 };
 
 static void usage(FILE *out) {
