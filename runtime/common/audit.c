@@ -40,39 +40,58 @@ static void rec_fmt(struct audit_rec *r, const char *fmt, ...) {
     rec_add(r, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
 
-/* Whether one more member fits; once one does not, none does (so a record
- * is never missing a middle member). */
-static bool rec_room(struct audit_rec *r, size_t want) {
-  if (!r->full && r->len + want > AUDIT_RECORD_MAX)
-    r->full = true;
-  return !r->full;
-}
-
 static void rec_key(struct audit_rec *r, const char *key) {
   rec_add(r, ",\"", 2);
   rec_add(r, key, strlen(key));
   rec_add(r, "\":", 2);
 }
 
+/* What the strings of a record may take: AUDIT_RECORD_MAX less room kept
+ * for its numbers, which are always written. */
+#define STRING_ROOM (AUDIT_RECORD_MAX - 2048)
+
+static size_t room_left(const struct audit_rec *r) {
+  return r->len < STRING_ROOM ? STRING_ROOM - r->len : 0;
+}
+
 /* Every byte that is not printable ASCII is escaped: the log is ASCII,
- * one line per record, whatever the sandbox named. */
-static void rec_json_string(struct audit_rec *r, const char *s, size_t max) {
+ * one line per record, whatever the sandbox named.  At most AUDIT_VALUE_MAX
+ * bytes of s, and no more than `room` bytes written; false when cut. */
+static bool rec_json_string(struct audit_rec *r, const char *s, size_t room) {
   rec_add(r, "\"", 1);
-  size_t i = 0;
-  for (const unsigned char *p = (const unsigned char *)s; *p && i < max; p++, i++) {
+  size_t i = 0, used = 2;
+  bool whole = true;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++, i++) {
     char esc[8];
+    size_t n;
     if (*p == '"' || *p == '\\') {
       esc[0] = '\\';
       esc[1] = (char)*p;
-      rec_add(r, esc, 2);
+      n = 2;
     } else if (*p < 0x20 || *p >= 0x7f) {
       snprintf(esc, sizeof(esc), "\\u%04x", *p);
-      rec_add(r, esc, 6);
+      n = 6;
     } else {
-      rec_add(r, (const char *)p, 1);
+      esc[0] = (char)*p;
+      n = 1;
     }
+    if (i >= AUDIT_VALUE_MAX || used + n > room) {
+      whole = false;
+      break;
+    }
+    rec_add(r, esc, n);
+    used += n;
   }
   rec_add(r, "\"", 1);
+  return whole;
+}
+
+/* "KEY_truncated":true after a value that was cut. */
+static void rec_truncated(struct audit_rec *r, const char *key) {
+  rec_key(r, key);
+  r->len -= 2;
+  r->data[r->len] = '\0';
+  rec_add(r, "_truncated\":true", 16);
 }
 
 void audit_rec_init(struct audit_rec *r, const char *type) {
@@ -87,58 +106,41 @@ void audit_rec_free(struct audit_rec *r) {
 }
 
 void audit_rec_str(struct audit_rec *r, const char *key, const char *val) {
-  size_t n = val ? strnlen(val, AUDIT_VALUE_MAX + 1) : 0;
-  if (!rec_room(r, strlen(key) + 6 * n + 32))
-    return;
   rec_key(r, key);
   if (val == NULL) {
     rec_add(r, "null", 4);
     return;
   }
-  rec_json_string(r, val, AUDIT_VALUE_MAX);
-  if (n > AUDIT_VALUE_MAX) {
-    rec_key(r, key);
-    r->len -= 2; /* "key": becomes "key_truncated": */
-    rec_add(r, "_truncated\":true", 16);
-  }
+  if (!rec_json_string(r, val, room_left(r)))
+    rec_truncated(r, key);
 }
 
 void audit_rec_u64(struct audit_rec *r, const char *key, uint64_t v) {
-  if (rec_room(r, strlen(key) + 32)) {
-    rec_key(r, key);
-    rec_fmt(r, "%" PRIu64, v);
-  }
+  rec_key(r, key);
+  rec_fmt(r, "%" PRIu64, v);
 }
 
 void audit_rec_i64(struct audit_rec *r, const char *key, int64_t v) {
-  if (rec_room(r, strlen(key) + 32)) {
-    rec_key(r, key);
-    rec_fmt(r, "%" PRId64, v);
-  }
+  rec_key(r, key);
+  rec_fmt(r, "%" PRId64, v);
 }
 
 void audit_rec_double(struct audit_rec *r, const char *key, double v) {
-  if (rec_room(r, strlen(key) + 40)) {
-    rec_key(r, key);
-    if (isfinite(v))
-      rec_fmt(r, "%.6f", v);
-    else
-      rec_add(r, "null", 4);
-  }
+  rec_key(r, key);
+  if (isfinite(v))
+    rec_fmt(r, "%.6f", v);
+  else
+    rec_add(r, "null", 4);
 }
 
 void audit_rec_bool(struct audit_rec *r, const char *key, bool v) {
-  if (rec_room(r, strlen(key) + 8)) {
-    rec_key(r, key);
-    rec_add(r, v ? "true" : "false", v ? 4 : 5);
-  }
+  rec_key(r, key);
+  rec_add(r, v ? "true" : "false", v ? 4 : 5);
 }
 
 void audit_rec_null(struct audit_rec *r, const char *key) {
-  if (rec_room(r, strlen(key) + 8)) {
-    rec_key(r, key);
-    rec_add(r, "null", 4);
-  }
+  rec_key(r, key);
+  rec_add(r, "null", 4);
 }
 
 void audit_rec_strv(struct audit_rec *r, const char *key, const char *const *v) {
@@ -146,20 +148,23 @@ void audit_rec_strv(struct audit_rec *r, const char *key, const char *const *v) 
     audit_rec_null(r, key);
     return;
   }
-  size_t want = strlen(key) + 8;
-  size_t n = 0;
-  for (; v[n]; n++)
-    want += 6 * strnlen(v[n], AUDIT_VALUE_MAX) + 4;
-  if (!rec_room(r, want))
-    return;
   rec_key(r, key);
   rec_add(r, "[", 1);
-  for (size_t i = 0; i < n; i++) {
+  bool whole = true;
+  for (size_t i = 0; v[i]; i++) {
+    /* Each one is cut at AUDIT_VALUE_MAX; the list where the record is full. */
+    if (room_left(r) < 8) {
+      whole = false;
+      break;
+    }
     if (i)
       rec_add(r, ",", 1);
-    rec_json_string(r, v[i], AUDIT_VALUE_MAX);
+    if (!rec_json_string(r, v[i], room_left(r)))
+      whole = false;
   }
   rec_add(r, "]", 1);
+  if (!whole)
+    rec_truncated(r, key);
 }
 
 double audit_now(void) {

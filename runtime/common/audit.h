@@ -29,19 +29,20 @@ struct audit_rec {
   char *data;
   size_t len, cap;
   char type[24];
-  bool full; /* AUDIT_RECORD_MAX reached: later members were left out */
 };
 void audit_rec_init(struct audit_rec *r, const char *type);
 void audit_rec_free(struct audit_rec *r);
 /* A string value (NULL: null), every byte that is not printable ASCII
- * escaped, cut at AUDIT_VALUE_MAX bytes (then "truncated" follows it). */
+ * escaped, cut at AUDIT_VALUE_MAX bytes or where the record would pass
+ * AUDIT_RECORD_MAX (then "KEY_truncated":true follows it).  Numbers are
+ * always written, so a record's outcome is never lost to a long argv. */
 void audit_rec_str(struct audit_rec *r, const char *key, const char *val);
 void audit_rec_u64(struct audit_rec *r, const char *key, uint64_t v);
 void audit_rec_i64(struct audit_rec *r, const char *key, int64_t v);
 void audit_rec_double(struct audit_rec *r, const char *key, double v);
 void audit_rec_bool(struct audit_rec *r, const char *key, bool v);
 void audit_rec_null(struct audit_rec *r, const char *key);
-/* A list of strings (NULL-terminated; NULL: null). */
+/* A list of strings (NULL-terminated; NULL: null), cut as strings are. */
 void audit_rec_strv(struct audit_rec *r, const char *key, const char *const *v);
 /* "2026-12-02T00:38:26.123Z" of a CLOCK_REALTIME time. */
 void audit_format_time(double realtime, char *buf, size_t len);
