@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -49,9 +50,19 @@ int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch
 int hutch_audit_verify(const char *path, void (*line)(const char *text, size_t len, uint64_t no, void *data),
                        void *data, struct hutch_audit_verdict *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
-  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
   if (fd < 0)
     return hutch_error_sys(err, "audit log: open %s", path);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return hutch_error_sys(err, "audit log: stat %s", path);
+  if (!S_ISREG(st.st_mode))
+    return hutch_error_set(err, EINVAL, "audit log: %s is not a regular file", path);
+  /* A live log is appended to under an exclusive lock, the head replaced
+   * after each line: the log and its head are read between appends. */
+  while (flock(fd, LOCK_SH) < 0)
+    if (errno != EINTR)
+      return hutch_error_sys(err, "audit log: lock %s", path);
   _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, path);
   _cleanup_close_ int hfd = open(head, O_RDONLY | O_CLOEXEC | O_NOCTTY);
   if (hfd < 0 && errno != ENOENT)

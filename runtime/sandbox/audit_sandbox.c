@@ -25,7 +25,9 @@ static int sandbox_dir(int state_fd, const char *id) {
 }
 
 /* A record that cannot be written is logged, not fatal: the sandbox's
- * work goes on, and the gap shows in the verification (or the warning). */
+ * work goes on, and the gap shows in the verification (or the warning).
+ * A sandbox removed meanwhile (`hutch rm` while exec --in ran: its
+ * directory gone, or its log ended) is no news. */
 static void append_or_warn(int state_fd, const char *id, const struct audit_rec *recs, size_t n) {
   _cleanup_close_ int dfd = sandbox_dir(state_fd, id);
   hutch_error_t err = NULL;
@@ -34,7 +36,8 @@ static void append_or_warn(int state_fd, const char *id, const struct audit_rec 
   else
     audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, n, &err);
   if (err) {
-    hutch_log_error(HUTCH_LOG_WARNING, err);
+    bool gone = err->errnum == ENOENT || err->errnum == EPIPE;
+    hutch_log_error(gone ? HUTCH_LOG_DEBUG : HUTCH_LOG_WARNING, err);
     hutch_error_free(&err);
   }
 }

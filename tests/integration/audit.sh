@@ -46,6 +46,16 @@ tap_ok "hutch audit --json" "$HUTCH_BIN" audit --json "$log"
 tap_is "$(printf '%s' "$tap_stdout" | "$py" -c 'import json, sys; j = json.load(sys.stdin); print(j["ok"], j["lines"], j["records"][1]["type"])')" \
   "True 3 command" "--json: the verdict and the records"
 
+# ---- --net proxy: the allowlist, and the proxy's decisions joined ----
+nlog=$tmp/net.jsonl
+tap_fails "exec --net proxy to a host not allowed" \
+  "$HUTCH_BIN" exec --rootfs "$img" --net proxy --allow pkgs.test:8080 --audit "$nlog" -- wget -q -O- http://evil.example/
+tap_ok "its log verifies" "$HUTCH_BIN" audit --quiet "$nlog"
+tap_is "$(types "$nlog")" "start command net end" "start, command, the proxy's decision, end"
+tap_is "$(field "$nlog" 1 'r["network"], r["allow"]')" "('proxy', ['pkgs.test:8080'])" "start: network mode and allowlist"
+tap_is "$(field "$nlog" 3 '(lambda p: (p["host"], p["port"], p["decision"]))(__import__("json").loads(r["proxy"]))')" \
+  "('evil.example', 80, 'refuse')" "net: the proxy's line, host, port and decision"
+
 # ---- the log is out of the sandbox's reach ----
 tap_ok "exec: no audit log is visible inside the sandbox" \
   "$HUTCH_BIN" exec --rootfs "$img" -- sh -c '! find / -xdev -name "audit.jsonl*" 2>/dev/null | grep -q .'
