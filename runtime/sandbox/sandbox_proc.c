@@ -322,7 +322,10 @@ int hutch_proc_wait(struct hutch_proc *p, double timeout, struct hutch_exit *out
     if (p->cgroup)
       read_usage(p);
     p->exit.wall_seconds = monotonic_seconds() - p->start;
-    audit_cmd_end(steal_pointer(&p->audit), &p->exit, NULL, NULL);
+    struct rusage ru = {.ru_maxrss = (long)(ex.maxrss / 1024)};
+    ru.ru_utime.tv_sec = (time_t)(ex.cpu_usec / 1000000u);
+    ru.ru_utime.tv_usec = (suseconds_t)(ex.cpu_usec % 1000000u);
+    audit_cmd_end(steal_pointer(&p->audit), &p->exit, NULL, &ru);
   }
   *out = p->exit;
   return 0;

@@ -52,7 +52,8 @@ tap_fails "exec --net proxy to a host not allowed" \
   "$HUTCH_BIN" exec --rootfs "$img" --net proxy --allow pkgs.test:8080 --audit "$nlog" -- wget -q -O- http://evil.example/
 tap_ok "its log verifies" "$HUTCH_BIN" audit --quiet "$nlog"
 tap_is "$(types "$nlog")" "start command net end" "start, command, the proxy's decision, end"
-tap_is "$(field "$nlog" 1 'r["network"], r["allow"]')" "('proxy', ['pkgs.test:8080'])" "start: network mode and allowlist"
+tap_is "$(field "$nlog" 1 'r["network"], r["allow"][-1]')" "('proxy', 'pkgs.test:8080')" \
+  "start: network mode and the allowlist in force (the policy's, then --allow)"
 tap_is "$(field "$nlog" 3 '(lambda p: (p["host"], p["port"], p["decision"]))(__import__("json").loads(r["proxy"]))')" \
   "('evil.example', 80, 'refuse')" "net: the proxy's line, host, port and decision"
 
@@ -72,6 +73,8 @@ live=$HUTCH_STATE_DIR/.audit/$sid.jsonl
 tap_is "$(types "$live")" "start command command end" "start, both commands, end"
 tap_is "$(field "$live" 2 'r["argv"][2], r["cwd"], r["exit_code"]'), $(field "$live" 3 'r["result"], r["signal_name"], r["exit_code"]'), $(field "$live" 4 'r["reason"]')" \
   "('echo hi > f; exit 7', '/tmp', 7), ('signal', 'KILL', 137), removed" "the commands' ends, and rm as the end reason"
+tap_is "$(field "$live" 2 'r["cpu_seconds"] is not None and r["memory_peak"] > 0')" "True" \
+  "exec --in: CPU and memory used, from the cgroup or from init's wait4"
 tap_ok "hutch audit ID verifies it after rm" "$HUTCH_BIN" audit --quiet "$sid"
 
 # ---- what breaks the verification ----
