@@ -504,6 +504,14 @@ static void print_exit_json(const struct hutch_exit *ex, int code, const struct 
   if (ex->failure[0])
     cJSON_AddStringToObject(j, "error", ex->failure);
   cJSON_AddBoolToObject(j, "oom_killed", ex->usage.oom_killed);
+  /* Where its audit log is now (hutch-audit(5)): the live sandbox's, or
+   * the archived one of a sandbox that has ended. */
+  char *audit = NULL;
+  hutch_error_t err = NULL;
+  if (hutch_audit_find(o->state_dir, ex->id, &audit, &err) == 0)
+    cJSON_AddStringToObject(j, "audit_log", o->audit && !o->in ? o->audit : audit);
+  hutch_error_free(&err);
+  free(audit);
   add_limits_json(j, &ex->limits);
   add_usage_json(j, &ex->usage);
   if (ex->net.proxy)

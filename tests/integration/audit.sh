@@ -42,6 +42,9 @@ id=$(field "$log" 1 'r["sandbox"]')
 tap_ok "the one-shot's log is also kept in the state directory's archive" \
   cmp "$log" "$HUTCH_STATE_DIR/.audit/$id.jsonl"
 tap_ok "hutch audit ID finds the archived log after the sandbox is gone" "$HUTCH_BIN" audit --quiet "$id"
+tap_ok "exec --json" "$HUTCH_BIN" exec --rootfs "$img" --json -- true
+tap_ok "exec --json names the archived audit log" \
+  test -s "$(printf '%s' "$tap_stdout" | "$py" -c 'import json, sys; print(json.load(sys.stdin)["audit_log"])')"
 tap_ok "hutch audit --json" "$HUTCH_BIN" audit --json "$log"
 tap_is "$(printf '%s' "$tap_stdout" | "$py" -c 'import json, sys; j = json.load(sys.stdin); print(j["ok"], j["lines"], j["records"][1]["type"])')" \
   "True 3 command" "--json: the verdict and the records"
