@@ -173,16 +173,21 @@ double audit_now(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
+/* UTC by arithmetic (the proleptic Gregorian calendar, days since
+ * 1970-01-01 to a date): gmtime_r would read /etc/localtime on first use,
+ * on every command's path, for a time zone this log never uses. */
 void audit_format_time(double realtime, char *buf, size_t len) {
-  time_t sec = (time_t)realtime;
+  int64_t sec = (int64_t)realtime;
   long ms = (long)((realtime - (double)sec) * 1000);
   if (ms < 0 || ms > 999)
     ms = 0;
-  struct tm tm;
-  gmtime_r(&sec, &tm);
-  char when[32];
-  strftime(when, sizeof(when), "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(buf, len, "%s.%03ldZ", when, ms);
+  int64_t days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400, rem = sec - days * 86400;
+  int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+  snprintf(buf, len, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%03ldZ", y, m,
+           d, rem / 3600, rem % 3600 / 60, rem % 60, ms);
 }
 
 /* ---- the head ---- */

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "audit.h"
@@ -151,6 +152,27 @@ int main(void) {
          "after it, no command, but the end");
   v = verify("a.jsonl", true);
   tap_ok(v.ok && v.capped && v.ended, "the capped log verifies, and says it was capped");
+
+  char when[40];
+  audit_format_time(0.25, when, sizeof(when));
+  tap_is_str(when, "1970-01-01T00:00:00.250Z", "the epoch");
+  audit_format_time(951782400.0 + 86399, when, sizeof(when));
+  tap_is_str(when, "2000-02-29T23:59:59.000Z", "a leap day");
+  audit_format_time(1796172000.5, when, sizeof(when));
+  tap_is_str(when, "2026-12-02T00:40:00.500Z", "today");
+  for (int64_t t = -86400 * 400; t < 4102444800; t += 86400 * 37 + 3671) {
+    time_t tt = (time_t)t;
+    struct tm tm;
+    char want[40];
+    gmtime_r(&tt, &tm);
+    strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    audit_format_time((double)t, when, sizeof(when));
+    if (strcmp(when, want) != 0) {
+      tap_is_str(when, want, "as gmtime_r at %lld", (long long)t);
+      break;
+    }
+  }
+  tap_ok(1, "the calendar agrees with gmtime_r from 1968 to 2100");
 
   remove_tree_at(AT_FDCWD, dir);
   return tap_done();
