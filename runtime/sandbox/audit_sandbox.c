@@ -304,6 +304,11 @@ static void join_proxy_log(int dfd, const char *proxy_log) {
   free(recs);
 }
 
+static bool is_log_name(const char *name) {
+  size_t l = strlen(name);
+  return l >= 7 && l < 58 && strcmp(name + l - 6, ".jsonl") == 0;
+}
+
 /* The oldest archived logs go past AUDIT_ARCHIVE_KEEP. */
 static void prune_archive(int adfd) {
   int dup_fd = dup(adfd);
@@ -319,11 +324,17 @@ static void prune_archive(int adfd) {
   } *e = NULL;
   size_t n = 0;
   struct dirent *de;
+  /* Counted first, by name alone (a few getdents on every sandbox's end);
+   * each file's age is looked at only past the bound. */
+  while ((de = readdir(d)) != NULL)
+    n += is_log_name(de->d_name);
+  if (n <= AUDIT_ARCHIVE_KEEP)
+    return;
+  rewinddir(d);
+  n = 0;
   while ((de = readdir(d)) != NULL) {
-    size_t l = strlen(de->d_name);
     struct stat st;
-    if (l < 7 || l >= 58 || strcmp(de->d_name + l - 6, ".jsonl") != 0 ||
-        fstatat(adfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    if (!is_log_name(de->d_name) || fstatat(adfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
       continue;
     e = xrealloc(e, (n + 1) * sizeof(*e));
     e[n].mtime = st.st_mtime;
