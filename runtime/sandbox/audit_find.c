@@ -40,7 +40,7 @@ int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch
     hutch_error_set(err, ENOENT, "audit log: no log of sandbox %s in %s", what, root);
     return hutch_error_hint(err,
                             "a one-shot `hutch exec` keeps its log in %s/%s/ID.jsonl, or in the file of "
-                            "--audit FILE; the newest %d are kept",
+                            "--audit FILE; at most the newest %d are kept",
                             root, AUDIT_ARCHIVE_DIR, AUDIT_ARCHIVE_KEEP);
   }
   *path = xasprintf("%s/%s", root, rel);

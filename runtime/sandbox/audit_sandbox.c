@@ -309,7 +309,18 @@ static bool is_log_name(const char *name) {
   return l >= 7 && l < 58 && strcmp(name + l - 6, ".jsonl") == 0;
 }
 
-/* The oldest archived logs go past AUDIT_ARCHIVE_KEEP. */
+struct archived {
+  int64_t mtime;
+  char name[64];
+};
+
+static int newest_first(const void *a, const void *b) {
+  const struct archived *x = a, *y = b;
+  return x->mtime < y->mtime ? 1 : x->mtime > y->mtime ? -1 : strcmp(x->name, y->name);
+}
+
+/* Past AUDIT_ARCHIVE_KEEP logs, the oldest go, down to AUDIT_ARCHIVE_TRIM:
+ * the files' ages are read once every hundred ends or so, not at each. */
 static void prune_archive(int adfd) {
   int dup_fd = dup(adfd);
   _cleanup_dir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
@@ -318,10 +329,7 @@ static void prune_archive(int adfd) {
       close(dup_fd);
     return;
   }
-  struct entry {
-    int64_t mtime;
-    char name[64];
-  } *e = NULL;
+  struct archived *e = NULL;
   size_t n = 0;
   struct dirent *de;
   /* Counted first, by name alone (a few getdents on every sandbox's end);
@@ -341,15 +349,12 @@ static void prune_archive(int adfd) {
     snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
     n++;
   }
-  while (n > AUDIT_ARCHIVE_KEEP) {
-    size_t oldest = 0;
-    for (size_t i = 1; i < n; i++)
-      if (e[i].mtime < e[oldest].mtime)
-        oldest = i;
-    unlinkat(adfd, e[oldest].name, 0);
-    _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, e[oldest].name);
+  if (n > 0)
+    qsort(e, n, sizeof(*e), newest_first);
+  for (size_t i = AUDIT_ARCHIVE_TRIM; i < n; i++) {
+    unlinkat(adfd, e[i].name, 0);
+    _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, e[i].name);
     unlinkat(adfd, head, 0);
-    e[oldest] = e[--n];
   }
   free(e);
 }

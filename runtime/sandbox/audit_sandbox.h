@@ -13,9 +13,11 @@
 #include "net_host.h"
 
 /* The directory, under the state root, where the logs of ended sandboxes
- * are kept (a dot name: never taken for a sandbox), and how many. */
+ * are kept (a dot name: never taken for a sandbox), and how many: past
+ * KEEP, the newest TRIM stay. */
 #define AUDIT_ARCHIVE_DIR ".audit"
 #define AUDIT_ARCHIVE_KEEP 1000
+#define AUDIT_ARCHIVE_TRIM 900
 
 /* The start record; the log's bound is the policy's [limits] audit_log. */
 int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
