@@ -124,6 +124,19 @@ int main(void) {
   v = verify("b.jsonl", true);
   tap_ok(!v.ok && v.broken_line == 4, "a partial last line is found (%s)", v.reason);
 
+  /* An open log (the sandbox still runs): only its head shows a cut end. */
+  unlinkat(dfd, "a.jsonl", 0);
+  unlinkat(dfd, "a.jsonl.head", 0);
+  append("start", NULL, NULL, 0, &rc, &e);
+  append("command", "argv", "one", 0, &rc, &e);
+  append("command", "argv", "two", 0, &rc, &e);
+  v = verify("a.jsonl", true);
+  tap_ok(v.ok && !v.ended && v.lines == 3, "an open log verifies against its head");
+  tampered(cut_last);
+  v = verify("b.jsonl", true);
+  tap_ok(!v.ok && strstr(v.reason, "its head records 3") != NULL, "its last line cut off: the head says so (%s)",
+         v.reason);
+
   /* A log changed behind the writer's back is not appended to. */
   unlinkat(dfd, "a.jsonl", 0);
   unlinkat(dfd, "a.jsonl.head", 0);
