@@ -127,6 +127,8 @@ broken "two lines swapped" "BROKEN: line 2"
 # ---- the bound: [limits] audit_log ----
 pol=$tmp/capped.policy
 sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|; s|^\[limits\]|[limits]\naudit_log = 64K|" "$HUTCH_POLICY" >"$pol"
+tap_ok "policy show" "$HUTCH_BIN" policy show --policy "$pol"
+tap_like "$tap_stdout" "audit_log: 64 KiB" "policy show names the audit log's bound"
 tap_ok "create under a policy with [limits] audit_log = 64K" "$HUTCH_BIN" create --rootfs "$img" --policy "$pol"
 cid=$tap_stdout
 big=$(head -c 3000 /dev/zero | tr '\0' a)
