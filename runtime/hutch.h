@@ -188,6 +188,9 @@ const char *hutch_data_dir(void);
 int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t *err);
 void hutch_policy_free(struct hutch_policy *policy);
 const char *hutch_policy_path(const struct hutch_policy *policy);
+/* [network] run = proxy: `hutch run` starts its sandbox with --net proxy
+ * unless told --net none (hutch-policy(5)). */
+bool hutch_policy_run_proxy(const struct hutch_policy *policy);
 /* Human-readable description of what a sandbox gets; `effective` resolves
  * every rule against this host (architectures, syscall numbers). */
 int hutch_policy_describe(const struct hutch_policy *policy, bool effective, FILE *out, hutch_error_t *err);

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/openat2.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
@@ -239,6 +240,53 @@ static int remove_dir_contents(int dfd) {
       ret = -1;
   }
   return ret;
+}
+
+char *fd_path(int fd) {
+  char self[64], buf[PATH_MAX];
+  snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(self, buf, sizeof(buf) - 1);
+  if (n < 0)
+    return NULL;
+  if (n == 0 || buf[0] != '/' || (size_t)n >= sizeof(buf) - 1) {
+    errno = ENAMETOOLONG; /* not a path (or cut short) */
+    return NULL;
+  }
+  buf[n] = '\0';
+  return xstrdup(buf);
+}
+
+int remove_dir_contents_fd(int dfd) {
+  int own = fcntl(dfd, F_DUPFD_CLOEXEC, 0);
+  /* The copy shares dfd's offset: read from the start, and rewound for
+   * the caller's next read. */
+  if (own < 0 || lseek(own, 0, SEEK_SET) < 0) {
+    if (own >= 0)
+      close(own);
+    return -1;
+  }
+  int r = remove_dir_contents(own);
+  int saved = errno;
+  lseek(dfd, 0, SEEK_SET);
+  errno = saved;
+  return r;
+}
+
+int dir_is_empty(int dfd) {
+  if (lseek(dfd, 0, SEEK_SET) < 0)
+    return -1;
+  char buf[512] __attribute__((aligned(8)));
+  for (;;) {
+    long n = syscall(SYS_getdents64, dfd, buf, sizeof(buf));
+    if (n <= 0)
+      return n == 0 ? 1 : -1;
+    for (long off = 0; off < n;) {
+      const struct dirent64 *de = (const struct dirent64 *)(buf + off);
+      if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
+        return 0;
+      off += de->d_reclen;
+    }
+  }
 }
 
 char *find_in_path(const char *prog, const char *default_path) {

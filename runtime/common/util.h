@@ -82,10 +82,20 @@ int write_file_atomic(const char *path, const void *data, size_t len, int mode);
 /* Read a whole file (at most max bytes, NUL-terminated); NULL on error with errno set. */
 char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 
+/* The absolute path the kernel has for what fd is open on (one readlink of
+ * /proc/self/fd/FD, where realpath() walks every component): malloc'd, or
+ * NULL with errno. */
+char *fd_path(int fd);
 /* mkdir -p with mode for every created component. */
 int mkdir_p(const char *path, int mode);
 /* Remove a tree below dirfd/name without following symlinks; ENOENT is success. */
 int remove_tree_at(int dirfd, const char *name);
+/* Remove everything in the directory open on dfd (which stays open), the
+ * same way; 0 or -1 with errno. */
+int remove_dir_contents_fd(int dfd);
+/* 1 when the directory open on dfd has no entry but . and .. (read from its
+ * start with getdents64), 0 when it has one, -1 with errno. */
+int dir_is_empty(int dfd);
 /* The first executable dir/prog for dir in $PATH, or in default_path when
  * PATH is unset or empty; a malloc'd path, or NULL when there is none. */
 char *find_in_path(const char *prog, const char *default_path);

@@ -20,6 +20,7 @@
 
 #include "caps.h"
 #include "fuse_mount.h"
+#include "init_exec.h"
 #include "init_seccomp.h"
 #include "mounts.h"
 #include "net_sandbox.h"
@@ -297,6 +298,16 @@ static int step_etc_in_upper(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
+static int step_open_small_init(struct contain_config *cfg, hutch_error_t *err) {
+  (void)err;
+  /* While the host's tree is in view: the sandbox can neither name nor
+   * replace the program its init will become.  Without it, init stays
+   * the fork (the same sandbox, with more memory). */
+  if (cfg->init_exe != NULL && (cfg->init.exec_fd = open(cfg->init_exe, O_PATH | O_CLOEXEC)) >= 0)
+    cfg->init.become = init_exec_small;
+  return 0;
+}
+
 static int step_root_layers(struct contain_config *cfg, hutch_error_t *err) {
   if (cfg->overlay_fuse)
     return overlay_fuse_child_mount(cfg->fuse_fd, cfg->root, cfg->init.parent_fd, err);
@@ -430,6 +441,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_drop_host_groups(cfg, &err));
   STEP(step_close_inherited_fds(cfg, &err));
   STEP(step_open_fuse(cfg, &err));
+  STEP(step_open_small_init(cfg, &err));
   /* Mounts: a private tree, the overlay as the new root, host objects
    * opened while the host is still visible, then pivot_root. */
   STEP(mounts_make_private(&err));

@@ -51,6 +51,7 @@ struct contain_config {
    * (/proc/self/stat's arg_start, arg_end, env_start, env_end), which init
    * inherits without exec and wipes; all zero when unknown. */
   uint64_t caller_strings[4];
+  const char *init_exe; /* long-lived: hutch-init, opened before pivot_root (init_exec.h); NULL: none */
   struct init_config init;
 };
 

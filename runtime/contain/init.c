@@ -4,11 +4,15 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -393,8 +397,32 @@ static int watch_memory(struct init_state *s) {
   return s->watch_busy ? s->watch_next_ms : -1;
 }
 
-void init_main(struct init_config *cfg) {
-  struct init_state s = {.cfg = cfg, .epfd = -1, .sigfd = -1};
+/* A long-lived init idles for hours in as many sandboxes as a user runs:
+ * give back what it touched only to get here.  It is a fork of the hutch
+ * that started it, so its stack pages below this frame hold the returned
+ * frames of the start (mounts, the CLI's parsing) and its heap the free
+ * chunks of that work.  Both are dead; a page touched again comes back
+ * zero-filled.  (The stack above holds live frames: init_config is one.) */
+static __attribute__((noinline)) void shed_memory(void) {
+  char here;
+  uintptr_t page = (uintptr_t)sysconf(_SC_PAGESIZE);
+  /* From a page under this frame (and its red zone) down 1 MiB at most, and
+   * no further than RLIMIT_STACK: the kernel keeps that much (and at least
+   * 128 MiB) below the stack's top free of other mappings, so nothing but
+   * the stack is touched; madvise skips the unmapped part of the range
+   * (ENOMEM) and still drops the rest. */
+  uintptr_t top = ((uintptr_t)&here & ~(page - 1)) - page;
+  uintptr_t span = (uintptr_t)1 << 20;
+  struct rlimit rl;
+  if (getrlimit(RLIMIT_STACK, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur < span)
+    span = (uintptr_t)rl.rlim_cur & ~(page - 1);
+  madvise((void *)(top - span), span, MADV_DONTNEED);
+  malloc_trim(0);
+}
+
+/* The signals init takes through a signalfd, and its epoll set. */
+static void init_setup(struct init_state *s, struct init_config *cfg) {
+  *s = (struct init_state){.cfg = cfg, .epfd = -1, .sigfd = -1};
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
@@ -403,17 +431,48 @@ void init_main(struct init_config *cfg) {
   /* Blocked signals are never "ignored" for PID 1, so signalfd receives
    * what would otherwise be dropped by the namespace's init protection. */
   sigprocmask(SIG_BLOCK, &mask, NULL);
-  s.sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-  s.epfd = epoll_create1(EPOLL_CLOEXEC);
-  hutch_error_t err = NULL;
-  if (s.sigfd < 0 || s.epfd < 0) {
+  s->sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+  s->epfd = epoll_create1(EPOLL_CLOEXEC);
+  if (s->sigfd < 0 || s->epfd < 0) {
+    hutch_error_t err = NULL;
     hutch_error_sys(&err, "init: signalfd/epoll");
     sync_send_error(cfg->parent_fd, err);
     shut_down(125);
   }
-  watch(&s, s.sigfd);
+  watch(s, s->sigfd);
   if (cfg->listen_fd >= 0)
-    watch(&s, cfg->listen_fd);
+    watch(s, cfg->listen_fd);
+}
+
+static __attribute__((noreturn)) void serve(struct init_state *s) {
+  struct init_config *cfg = s->cfg;
+  int timeout = watch_memory(s);
+  for (;;) {
+    struct epoll_event events[16];
+    int n = epoll_wait(s->epfd, events, ARRAY_SIZE(events), timeout);
+    if (n < 0 && errno != EINTR)
+      shut_down(125);
+    bool child = false;
+    for (int i = 0; i < n; i++) {
+      int fd = events[i].data.fd;
+      if (fd == s->sigfd)
+        child = handle_signal(s) || child;
+      else if (fd == cfg->listen_fd)
+        accept_client(s);
+      else
+        handle_client(s, fd);
+    }
+    /* Only a SIGCHLD means there is anything to reap. */
+    if (child)
+      reap(s);
+    timeout = watch_memory(s);
+  }
+}
+
+void init_main(struct init_config *cfg) {
+  struct init_state s;
+  init_setup(&s, cfg);
+  hutch_error_t err = NULL;
   if (cfg->primary != NULL) {
     struct payload_failure *failure = NULL;
     int master = -1;
@@ -445,27 +504,18 @@ void init_main(struct init_config *cfg) {
      * its creator asked to keep it tied: die_with_creator). */
     close(cfg->parent_fd);
     cfg->parent_fd = -1;
+    /* Nothing runs in the sandbox yet: become the small init, or, where
+     * there is none, shed what this fork can. */
+    if (cfg->become != NULL)
+      cfg->become(cfg);
+    shed_memory();
   }
-  int timeout = watch_memory(&s);
-  for (;;) {
-    struct epoll_event events[16];
-    int n = epoll_wait(s.epfd, events, ARRAY_SIZE(events), timeout);
-    if (n < 0 && errno != EINTR)
-      shut_down(125);
-    bool child = false;
-    for (int i = 0; i < n; i++) {
-      int fd = events[i].data.fd;
-      if (fd == s.sigfd)
-        child = handle_signal(&s) || child;
-      else if (fd == cfg->listen_fd)
-        accept_client(&s);
-      else if (fd == cfg->parent_fd && cfg->primary != NULL)
-        handle_client(&s, fd);
-      else
-        handle_client(&s, fd);
-    }
-    if (child)
-      reap(&s);
-    timeout = watch_memory(&s);
-  }
+  serve(&s);
+}
+
+void init_idle_main(struct init_config *cfg) {
+  struct init_state s;
+  init_setup(&s, cfg);
+  shed_memory(); /* what its own start-up touched */
+  serve(&s);
 }

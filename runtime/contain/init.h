@@ -20,8 +20,14 @@ struct init_config {
   uint64_t memory_watch;        /* the rlimits fallback's memory limit for the whole sandbox (memwatch.h), 0: none */
   struct payload_spec *primary; /* one-shot: the process whose end ends the sandbox */
   bool die_with_creator;        /* long-lived: keep the parent-death signal after the handover */
+  int exec_fd;                  /* long-lived: hutch-init to exec once handed over (init_exec.h), -1: none */
+  /* long-lived: called once handed over (init_exec_small); returns only
+   * when it could not replace init */
+  void (*become)(const struct init_config *cfg);
 };
 
 __attribute__((noreturn)) void init_main(struct init_config *cfg);
+/* hutch-init's: the same init after the handover, serving cfg->listen_fd. */
+__attribute__((noreturn)) void init_idle_main(struct init_config *cfg);
 
 #endif

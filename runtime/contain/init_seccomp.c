@@ -14,13 +14,18 @@
  * kill, a log) keeps the old way: each command loads the filter just
  * before its execve.
  *
- * The list must follow init.c, payload.c and what they call in libc
- * (malloc, the /proc reads of memwatch.c and caller_is_hutch). */
+ * The list must follow init.c, payload.c, init_exec.c with hutch_init.c
+ * and what they call in libc (malloc, the /proc reads of memwatch.c and
+ * caller_is_hutch, a static program's start-up). */
 #include "config.h"
 
 #include "init_seccomp.h"
 
+#if defined(__x86_64__) || defined(__i386__)
+#include <asm/prctl.h>
+#endif
 #include <fcntl.h>
+#include <sys/random.h>
 #include <linux/sched.h>
 #include <signal.h>
 #include <sys/epoll.h>
@@ -116,6 +121,25 @@ static const struct seccomp_call init_calls[] = {
     CALL(chdir),
     CALL(execve),
     CALL(exit_group, 0),
+    /* a long-lived init becoming hutch-init (init_exec.c: its sealed
+     * configuration, the exec), and that static program's own start-up */
+    CALL(memfd_create, 0, MFD_ALLOW_SEALING),
+    CALL(fcntl, 5, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL),
+    CALL(fcntl, 5, F_SETFD, 0),
+    CALL(fcntl, 5, F_SETFD, FD_CLOEXEC),
+    CALL(execveat, 5, 0, 0, 0, AT_EMPTY_PATH),
+#ifdef SYS_arch_prctl
+    CALL(arch_prctl, ARCH_SET_FS),
+#endif
+    CALL(set_tid_address),
+    CALL(set_robust_list, 0, 24),
+    CALL(rseq, 0, 0x20, 0, 0x53053053),
+    CALL(prlimit64, 0, RLIMIT_STACK, 0),
+    CALL(getrandom, 0, 8, GRND_NONBLOCK),
+    CALL(mprotect, 0, 4096, PROT_READ),
+    CALL(prctl, PR_SET_DUMPABLE, 0),
+    CALL(pread64, 5),
+    CALL(madvise, 0, 4096, MADV_DONTNEED),
 };
 
 int init_seccomp_load(const void *bpf, size_t len, const char **refused, hutch_error_t *err) {

@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 
+#include "cgroup.h"
 #include "error.h"
 #include "hutch.h"
 #include "idmap.h"
@@ -46,8 +47,6 @@ int probe_run(unsigned long flags, const struct idmap_set *maps, probe_fn fn, vo
 
 /* ---- probe_env.c: what the host is, read-only ---- */
 
-enum cgroup_layout { CGROUP_NONE, CGROUP_V1, CGROUP_HYBRID, CGROUP_UNIFIED };
-
 struct probe_env {
   bool docker, podman, kubernetes, lxc, other_container;
   bool github_actions, gitlab_ci;
@@ -65,16 +64,20 @@ struct probe_env {
 };
 
 void probe_env_read(struct probe_env *env);
+/* A number from /proc/sys (PATH starts with /proc/sys/), -1 when absent.
+ * HUTCH_PROBE_SYSCTL_ROOT, when set, stands for /proc/sys: the tests fake
+ * values this host does not have. */
+long probe_read_sysctl(const char *path);
 
 struct cgroup_facts {
-  enum cgroup_layout layout;
+  enum cgroup_mode layout;
   char path[512];        /* our cgroup v2 path, "/" relative to the mount */
   char controllers[256]; /* of our cgroup (v2) */
   bool has_cpu, has_memory, has_pids;
   bool writable; /* we may create a child cgroup and move processes (W_OK on the dir and cgroup.procs) */
   bool readonly_mount;
 };
-const char *cgroup_layout_name(enum cgroup_layout layout);
+const char *cgroup_layout_name(enum cgroup_mode layout);
 void probe_cgroup_read(struct cgroup_facts *facts);
 
 /* Name of a filesystem type from statfs(2), "unknown" otherwise. */

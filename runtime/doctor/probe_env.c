@@ -12,6 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "limits.h"
 #include "overlay_fuse.h"
 #include "probe.h"
 #include "util.h"
@@ -30,7 +31,7 @@
  * tests can exercise the verdicts on values this host does not have (an
  * AppArmor restriction on a kernel without AppArmor); the namespace probes
  * themselves are never faked. */
-static long read_sysctl(const char *path) {
+long probe_read_sysctl(const char *path) {
   const char *root = getenv("HUTCH_PROBE_SYSCTL_ROOT");
   _cleanup_free_ char *faked = NULL;
   if (root && root[0] && strncmp(path, "/proc/sys/", 10) == 0)
@@ -86,9 +87,9 @@ static bool environ_has(const char *path, const char *entry) {
 
 void probe_env_read(struct probe_env *env) {
   memset(env, 0, sizeof(*env));
-  env->max_user_namespaces = read_sysctl("/proc/sys/user/max_user_namespaces");
-  env->unprivileged_userns_clone = read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
-  env->apparmor_restrict_userns = read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
+  env->max_user_namespaces = probe_read_sysctl("/proc/sys/user/max_user_namespaces");
+  env->unprivileged_userns_clone = probe_read_sysctl("/proc/sys/kernel/unprivileged_userns_clone");
+  env->apparmor_restrict_userns = probe_read_sysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns");
   find_masked_proc(env->masked_proc, sizeof(env->masked_proc));
 
   if (access("/.dockerenv", F_OK) == 0) {
@@ -202,13 +203,13 @@ const char *probe_fs_name(long f_type) {
   return "unknown";
 }
 
-const char *cgroup_layout_name(enum cgroup_layout layout) {
+const char *cgroup_layout_name(enum cgroup_mode layout) {
   switch (layout) {
-  case CGROUP_UNIFIED:
+  case CGROUP_MODE_V2:
     return "unified";
-  case CGROUP_HYBRID:
+  case CGROUP_MODE_HYBRID:
     return "hybrid";
-  case CGROUP_V1:
+  case CGROUP_MODE_V1:
     return "v1";
   default:
     return "none";
@@ -227,34 +228,15 @@ static bool has_word(const char *list, const char *word) {
  * ever created or written here. */
 void probe_cgroup_read(struct cgroup_facts *cg) {
   memset(cg, 0, sizeof(*cg));
-  struct statfs sf;
-  const char *v2root = "/sys/fs/cgroup";
-  if (statfs("/sys/fs/cgroup", &sf) < 0) {
-    cg->layout = CGROUP_NONE;
+  /* The layout and our cgroup2 path as a start finds them (cgroup.c,
+   * limits.c), so the doctor reports what a start acts on. */
+  cg->layout = cgroup_detect_mode();
+  const char *v2root = cgroup_v2_mount(cg->layout);
+  if (v2root == NULL)
     return;
-  }
-  if ((unsigned long)sf.f_type == CGROUP2_SUPER_MAGIC) {
-    cg->layout = CGROUP_UNIFIED;
-  } else {
-    struct statfs uf;
-    if (statfs("/sys/fs/cgroup/unified", &uf) == 0 && (unsigned long)uf.f_type == CGROUP2_SUPER_MAGIC) {
-      cg->layout = CGROUP_HYBRID;
-      v2root = "/sys/fs/cgroup/unified";
-    } else {
-      cg->layout = (unsigned long)sf.f_type == TMPFS_MAGIC ? CGROUP_V1 : CGROUP_NONE;
-      return;
-    }
-  }
-  _cleanup_fclose_ FILE *f = fopen("/proc/self/cgroup", "re");
-  char line[1024];
-  while (f != NULL && fgets(line, sizeof(line), f)) {
-    if (strncmp(line, "0::", 3) == 0) {
-      line[strcspn(line, "\n")] = '\0';
-      snprintf(cg->path, sizeof(cg->path), "%.511s", line + 3);
-    }
-  }
-  if (cg->path[0] == '\0')
-    snprintf(cg->path, sizeof(cg->path), "/");
+  _cleanup_free_ char *self = read_file_at(AT_FDCWD, "/proc/self/cgroup", 64 * 1024, NULL);
+  _cleanup_free_ char *path = self ? limits_cgroup2_path(self) : NULL;
+  snprintf(cg->path, sizeof(cg->path), "%.511s", path ? path : "/");
   _cleanup_free_ char *dir = xasprintf("%s%s", v2root, strcmp(cg->path, "/") == 0 ? "" : cg->path);
   _cleanup_free_ char *ctl = xasprintf("%s/cgroup.controllers", dir);
   _cleanup_free_ char *controllers = read_file_at(AT_FDCWD, ctl, 4096, NULL);
@@ -409,20 +391,21 @@ char *probe_fix_proc_masked(const struct probe_env *env) {
 char *probe_fix_cgroup(const struct probe_env *env, const struct cgroup_facts *cg) {
   char buf[2048] = "";
   switch (cg->layout) {
-  case CGROUP_HYBRID:
-  case CGROUP_V1:
+  case CGROUP_MODE_HYBRID:
+  case CGROUP_MODE_V1:
     append(buf, sizeof(buf),
            "This host mounts cgroup %s: the cpu, memory and pids controllers are on cgroup v1, which cannot be "
            "delegated safely to an unprivileged user. Boot with the unified hierarchy: add "
            "systemd.unified_cgroup_hierarchy=1 to GRUB_CMDLINE_LINUX in /etc/default/grub, run update-grub, reboot.",
-           cg->layout == CGROUP_HYBRID ? "hybrid (v1 controllers, v2 without them at /sys/fs/cgroup/unified)" : "v1");
+           cg->layout == CGROUP_MODE_HYBRID ? "hybrid (v1 controllers, v2 without them at /sys/fs/cgroup/unified)"
+                                            : "v1");
     break;
-  case CGROUP_NONE:
+  case CGROUP_MODE_NONE:
     append(buf, sizeof(buf),
            "No cgroup filesystem is mounted at /sys/fs/cgroup: mount cgroup2 there (as root: "
            "`mount -t cgroup2 none /sys/fs/cgroup`).");
     break;
-  case CGROUP_UNIFIED:
+  case CGROUP_MODE_V2:
     if (strcmp(env->name, "host") != 0) {
       append(buf, sizeof(buf),
              "Inside a container, give it a private, writable cgroup namespace: Docker/podman "

@@ -30,25 +30,31 @@ int hutch_store_open(const char *path, struct hutch_store **out, hutch_error_t *
   _cleanup_free_ char *p = path ? xstrdup(path) : paths_default_store();
   if (p[0] == '\0')
     return hutch_error_set(err, EINVAL, "rootfs store: the store path is empty");
-  /* 0700 throughout: images hold setuid binaries whose owners are real (or
-   * subordinate) ids on this host, and no other user may run them. */
-  if (mkdir_p(p, 0700) < 0) {
-    hutch_error_sys(err, "rootfs store: create %s", p);
-    return hutch_error_hint(err, "choose another location with --store DIR or HUTCH_STORE");
+  _cleanup_close_ int fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0 && errno == ENOENT) {
+    /* 0700 throughout: images hold setuid binaries whose owners are real
+     * (or subordinate) ids on this host, and no other user may run them. */
+    if (mkdir_p(p, 0700) < 0) {
+      hutch_error_sys(err, "rootfs store: create %s", p);
+      return hutch_error_hint(err, "choose another location with --store DIR or HUTCH_STORE");
+    }
+    fd = open(p, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
-  _cleanup_free_ char *real = realpath(p, NULL);
-  if (real == NULL)
-    return hutch_error_sys(err, "rootfs store: resolve %s", p);
-  _cleanup_close_ int fd = open(real, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
-    return hutch_error_sys(err, "rootfs store: open %s", real);
+    return hutch_error_sys(err, "rootfs store: open %s", p);
+  _cleanup_free_ char *real = fd_path(fd);
+  if (real == NULL && (real = realpath(p, NULL)) == NULL)
+    return hutch_error_sys(err, "rootfs store: resolve %s", p);
+  /* Made in this order: the last one there means all are (one lookup on
+   * every start, not four mkdir). */
   static const char *const subdirs[] = {"images", "names", "index", "tmp"};
-  for (size_t i = 0; i < ARRAY_SIZE(subdirs); i++) {
+  struct stat st;
+  bool made = fstatat(fd, "tmp", &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(st.st_mode);
+  for (size_t i = 0; !made && i < ARRAY_SIZE(subdirs); i++)
     if (mkdirat(fd, subdirs[i], 0700) < 0 && errno != EEXIST) {
       hutch_error_sys(err, "rootfs store: create %s/%s", real, subdirs[i]);
       return hutch_error_hint(err, "check the permissions of %s, or choose another store with --store DIR", real);
     }
-  }
   struct hutch_store *s = xcalloc(1, sizeof(*s));
   s->path = steal_pointer(&real);
   s->fd = steal_fd(&fd);

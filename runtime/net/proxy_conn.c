@@ -297,14 +297,17 @@ static void connect_next(struct conn *c, double now, int last) {
   respond(c, 502, "error", c->rule, why);
 }
 
-/* The addresses are known: keep those the policy allows, in order. */
+/* The addresses are known: keep those the policy allows, in order.  A name
+ * admitted by `allow = public` must have public addresses only: one that
+ * also points inside (a name an attacker controls, answering with a public
+ * and a private address) is refused whole. */
 static void addresses_ready(struct conn *c, double now) {
   struct net_decision first = {0};
   char first_addr[64] = "";
   size_t kept = 0;
   for (size_t i = 0; i < c->n_addrs; i++) {
     struct net_decision d;
-    net_policy_decide_address(c->l->policy, (struct sockaddr *)&c->addrs[i], c->override, &d);
+    net_policy_decide_address(c->l->policy, (struct sockaddr *)&c->addrs[i], c->override, c->public_only, &d);
     if (d.allowed) {
       c->addrs[kept++] = c->addrs[i];
     } else if (first.rule[0] == '\0') {
@@ -312,6 +315,8 @@ static void addresses_ready(struct conn *c, double now) {
       net_address_format((struct sockaddr *)&c->addrs[i], first_addr, sizeof(first_addr));
     }
   }
+  if (c->public_only && first.rule[0] != '\0')
+    kept = 0;
   if (kept == 0) {
     snprintf(c->address, sizeof(c->address), "%s", first_addr);
     c->rule[0] = '\0';
@@ -382,6 +387,7 @@ static void handle_head(struct conn *c, double now) {
     return;
   }
   snprintf(c->rule, sizeof(c->rule), "%s", d.rule);
+  c->public_only = d.public_only;
   if (c->connect)
     c->c2u.start += req->head_len; /* bytes after the head are tunnel data */
   else

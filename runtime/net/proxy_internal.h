@@ -72,6 +72,7 @@ struct conn {
   struct sockaddr_storage addrs[PROXY_MAX_ADDRS];
   size_t n_addrs, next_addr;
   bool override;
+  bool public_only;     /* admitted by `allow = public`: every address must be public */
   char address[64];     /* the one used, or empty */
   const char *decision; /* "allow", "refuse", "error", or NULL: not logged */
   char rule[160];

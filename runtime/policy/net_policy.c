@@ -192,9 +192,19 @@ static const struct range v4_ranges[] = {
 };
 
 static const struct range v6_ranges[] = {
-    {"::/128", "unspecified"},     {"::1/128", "loopback"},     {"fc00::/7", "private"},
-    {"fec0::/10", "private"},      {"fe80::/10", "link-local"}, {"ff00::/8", "multicast"},
-    {"2001:db8::/32", "reserved"}, {"100::/64", "reserved"},    {"64:ff9b:1::/48", "private"},
+    {"::/128", "unspecified"},
+    {"::1/128", "loopback"},
+    {"fc00::/7", "private"},
+    {"fec0::/10", "private"},
+    {"fe80::/10", "link-local"},
+    {"ff00::/8", "multicast"},
+    {"2001:db8::/32", "reserved"},
+    {"100::/64", "reserved"},
+    {"64:ff9b:1::/48", "private"},
+    /* IETF protocol assignments, Teredo (2001::/32, whose tunnels carry an
+     * IPv4 address of any class) among them; and documentation. */
+    {"2001::/23", "reserved"},
+    {"3fff::/20", "reserved"},
 };
 
 static const char *class_v4(const uint8_t *b) {
@@ -250,6 +260,16 @@ static bool valid_host_char(char c) {
 /* "host", "*.suffix", "1.2.3.4", "[::1]", "::1", each with an optional
  * ":PORT" (IPv6 only in brackets then).  Returns why not, or NULL. */
 static const char *parse_allow(const char *entry, struct net_allow *out) {
+  size_t word = strlen(NET_ALLOW_PUBLIC);
+  if (strncmp(entry, NET_ALLOW_PUBLIC, word) == 0 && (entry[word] == '\0' || entry[word] == ':')) {
+    unsigned long port = 0;
+    if (entry[word] == ':' && !parse_uint_range(entry + word + 1, 1, 65535, &port))
+      return "bad port (1 to 65535)";
+    out->pattern = xstrdup(NET_ALLOW_PUBLIC);
+    out->port = (uint16_t)port;
+    out->public_hosts = true;
+    return NULL;
+  }
   char host[256];
   unsigned long port = 0;
   const char *port_text = NULL;
@@ -470,6 +490,13 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
       return "not \"yes\" or \"no\"";
     return NULL;
   }
+  if (strcmp(key, "run") == 0) {
+    if (strcmp(value, "proxy") != 0 && strcmp(value, "none") != 0)
+      return "not \"proxy\" or \"none\"";
+    p->run_proxy = strcmp(value, "proxy") == 0;
+    p->run_line = line;
+    return NULL;
+  }
   if (strcmp(key, "subnet") == 0) {
     struct net_cidr c;
     if (!net_cidr_parse(value, &c) || c.family != AF_INET || c.prefix > 30 || c.prefix < 8)
@@ -482,7 +509,7 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
 
 static const char *const known_keys[] = {"allow",           "allow_address", "resolve",     "ports",
                                          "max_connections", "idle_timeout",  "byte_budget", "sni_check",
-                                         "tls_required",    "subnet"};
+                                         "tls_required",    "subnet",        "run"};
 
 bool net_policy_known_key(const char *key) {
   for (size_t i = 0; i < ARRAY_SIZE(known_keys); i++)
@@ -575,20 +602,28 @@ void net_policy_decide_host(const struct net_policy *p, const char *host, uint16
 
   bool name_listed = false;
   char at[128];
-  for (size_t i = 0; i < p->n_allow; i++) {
-    const struct net_allow *a = &p->allow[i];
-    if (!pattern_matches(a->pattern, norm))
-      continue;
-    name_listed = true;
-    if (a->port ? a->port != port : !port_in_policy(p, port))
-      continue;
-    out->allowed = true;
-    where(p, a->line, "--allow", at, sizeof(at));
-    if (a->port)
-      snprintf(out->rule, sizeof(out->rule), "allow %s:%u (%s)", a->pattern, a->port, at);
-    else
-      snprintf(out->rule, sizeof(out->rule), "allow %s (%s)", a->pattern, at);
-    return;
+  /* Entries naming the host first: they may reach addresses `public` would
+   * not (a resolve override, allow_address), and their rule is the one the
+   * audit log should name.  `public` admits names, never address literals. */
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t i = 0; i < p->n_allow; i++) {
+      const struct net_allow *a = &p->allow[i];
+      if (a->public_hosts != (pass == 1))
+        continue;
+      if (a->public_hosts ? literal : !pattern_matches(a->pattern, norm))
+        continue;
+      name_listed = true;
+      if (a->port ? a->port != port : !port_in_policy(p, port))
+        continue;
+      out->allowed = true;
+      out->public_only = a->public_hosts;
+      where(p, a->line, "--allow", at, sizeof(at));
+      if (a->port)
+        snprintf(out->rule, sizeof(out->rule), "allow %s:%u (%s)", a->pattern, a->port, at);
+      else
+        snprintf(out->rule, sizeof(out->rule), "allow %s (%s)", a->pattern, at);
+      return;
+    }
   }
   if (literal && port_in_policy(p, port)) {
     for (size_t i = 0; i < p->n_allow_address; i++) {
@@ -616,16 +651,18 @@ void net_policy_decide_host(const struct net_policy *p, const char *host, uint16
 }
 
 void net_policy_decide_address(const struct net_policy *p, const struct sockaddr *addr, bool from_override,
-                               struct net_decision *out) {
+                               bool public_only, struct net_decision *out) {
   *out = (struct net_decision){0};
   char text[64], at[128];
   net_address_format(addr, text, sizeof(text));
-  if (from_override) {
+  /* `allow = public` promises the open internet and nothing of the host's:
+   * no override or allow_address widens it. */
+  if (from_override && !public_only) {
     out->allowed = true;
     snprintf(out->rule, sizeof(out->rule), "resolve override %s", text);
     return;
   }
-  for (size_t i = 0; i < p->n_allow_address; i++) {
+  for (size_t i = 0; i < p->n_allow_address && !public_only; i++) {
     if (net_cidr_contains(&p->allow_address[i], addr)) {
       where(p, p->allow_address[i].line, "allow_address", at, sizeof(at));
       out->allowed = true;
@@ -642,7 +679,9 @@ void net_policy_decide_address(const struct net_policy *p, const struct sockaddr
     return;
   }
   snprintf(out->rule, sizeof(out->rule), "%s address", class);
-  snprintf(out->reason, sizeof(out->reason), "address %s is %s: refused unless listed in allow_address", text, class);
+  snprintf(out->reason, sizeof(out->reason), "address %s is %s: %s", text, class,
+           public_only ? "`allow public` reaches public addresses only (list the name to reach it)"
+                       : "refused unless listed in allow_address");
 }
 
 const struct net_resolve *net_policy_find_resolve(const struct net_policy *p, const char *host) {
@@ -672,11 +711,18 @@ void net_policy_describe(const struct net_policy *p, FILE *out) {
   fprintf(out, "  allow:%s\n", p->n_allow ? "" : " nothing (no host is reachable)");
   for (size_t i = 0; i < p->n_allow; i++) {
     where(p, p->allow[i].line, "--allow", at, sizeof(at));
-    if (p->allow[i].port)
+    if (p->allow[i].public_hosts && p->allow[i].port)
+      fprintf(out, "    public port %u: any host name whose addresses are all public (%s)\n", p->allow[i].port, at);
+    else if (p->allow[i].public_hosts)
+      fprintf(out, "    public: any host name whose addresses are all public (%s)\n", at);
+    else if (p->allow[i].port)
       fprintf(out, "    %s port %u (%s)\n", p->allow[i].pattern, p->allow[i].port, at);
     else
       fprintf(out, "    %s (%s)\n", p->allow[i].pattern, at);
   }
+  fprintf(out, "  hutch run: %s (run%s%s; hutch exec and hutch create: --net none unless they say --net proxy)\n",
+          p->run_proxy ? "--net proxy by default, this allowlist" : "--net none by default, loopback only",
+          p->run_line ? " = " : " not set", p->run_line ? (p->run_proxy ? "proxy" : "none") : "");
   fprintf(out, "  ports:");
   for (size_t i = 0; i < p->n_ports; i++)
     fprintf(out, "%s %u", i ? "," : "", p->ports[i]);

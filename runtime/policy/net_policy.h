@@ -27,12 +27,18 @@ struct net_cidr {
 };
 
 /* One `allow` entry: "pypi.org", "*.pythonhosted.org", "10.0.0.5",
- * "[2001:db8::1]", each optionally ":PORT" (then only that port). */
+ * "[2001:db8::1]", each optionally ":PORT" (then only that port), or the
+ * word "public": any host name whose addresses are all public. */
 struct net_allow {
-  char *pattern; /* lower-case host, "*.suffix", or an IP literal */
-  uint16_t port; /* 0: the policy's ports */
-  unsigned line; /* where it was written, for the audit log's "rule" */
+  char *pattern;     /* lower-case host, "*.suffix", an IP literal, or "public" */
+  uint16_t port;     /* 0: the policy's ports */
+  unsigned line;     /* where it was written, for the audit log's "rule" */
+  bool public_hosts; /* the "public" entry */
 };
+
+/* `allow = public`: the entry's word, not a host name (a single-label name
+ * would resolve to the local network, which the entry refuses anyway). */
+#define NET_ALLOW_PUBLIC "public"
 
 /* `resolve NAME=ADDR`: a resolver override meant for tests; explicit, and
  * every use is logged. */
@@ -62,6 +68,10 @@ struct net_policy {
   uint16_t tls_required[NET_POLICY_MAX_PORTS];
   size_t n_tls_required;
   bool tls_required_all;
+  /* `run = proxy`: the sandboxes `hutch run` starts get --net proxy unless
+   * their command line says otherwise; `hutch exec` is never affected. */
+  bool run_proxy;
+  unsigned run_line;
 };
 
 void net_policy_init(struct net_policy *p); /* the defaults above, nothing allowed */
@@ -83,6 +93,9 @@ int net_policy_add_resolve(struct net_policy *p, const char *mapping, hutch_erro
 /* The decision for one request. */
 struct net_decision {
   bool allowed;
+  /* Allowed by `allow = public` only: every address the name has must be
+   * public, or the request is refused (net_policy_decide_address). */
+  bool public_only;
   char rule[160];   /* the entry that allowed it ("allow *.pypi.org (default.policy:40)") or why not */
   char reason[160]; /* one line for the 403 body; empty when allowed */
 };
@@ -94,9 +107,11 @@ void net_policy_decide_host(const struct net_policy *p, const char *host, uint16
 /* Each address the name resolved to (or the literal): loopback, private,
  * link-local (metadata endpoints), CGNAT, multicast, unspecified and the
  * IPv6 equivalents are refused unless allow_address lists them or the
- * address came from a `resolve` override. */
+ * address came from a `resolve` override.  public_only (the host decision's):
+ * the host was admitted by `allow = public`, and only a public address will
+ * do, whatever allow_address and the overrides say. */
 void net_policy_decide_address(const struct net_policy *p, const struct sockaddr *addr, bool from_override,
-                               struct net_decision *out);
+                               bool public_only, struct net_decision *out);
 /* "loopback", "private", "link-local", "cgnat", "multicast", "unspecified",
  * "reserved", or NULL for a public unicast address. */
 const char *net_address_class(const struct sockaddr *addr);

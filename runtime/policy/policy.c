@@ -127,6 +127,10 @@ const char *hutch_policy_path(const struct hutch_policy *p) {
   return p->path;
 }
 
+bool hutch_policy_run_proxy(const struct hutch_policy *p) {
+  return p->settings.network.run_proxy;
+}
+
 static char *resolve_beside(const char *file, const char *rel) {
   if (rel[0] == '/')
     return xstrdup(rel);
@@ -424,8 +428,11 @@ static void describe_network_json(const struct net_policy *n, bool effective, cJ
     for (size_t i = 0; i < n->n_tls_required; i++)
       cJSON_AddItemToArray(tls, cJSON_CreateNumber(n->tls_required[i]));
   }
+  cJSON_AddStringToObject(o, "run", n->run_proxy ? "proxy" : "none");
   if (effective)
-    cJSON_AddStringToObject(o, "in_effect", "with --net proxy only");
+    cJSON_AddStringToObject(o, "in_effect",
+                            n->run_proxy ? "for hutch run by default, else with --net proxy only"
+                                         : "with --net proxy only");
 }
 
 static void describe_limits_json(const struct hutch_policy *p, const char *on_host, cJSON *root) {
@@ -484,7 +491,10 @@ int policy_describe(const struct hutch_policy *p, const char *on_host, FILE *out
   describe_limits(p, on_host, out);
   net_policy_describe(&p->settings.network, out);
   if (effective)
-    fprintf(out, "  in effect: only with `--net proxy` (otherwise the sandbox has loopback only)\n");
+    fprintf(out, "  in effect: %s (otherwise the sandbox has loopback only)\n",
+            p->settings.network.run_proxy ? "for `hutch run` unless it says `--net none`; for `hutch exec` and "
+                                            "`hutch create` only with `--net proxy`"
+                                          : "only with `--net proxy`");
   if (seccomp_profile_describe(profile, effective, out, err) < 0)
     return -1;
   if (effective) {

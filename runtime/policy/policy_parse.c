@@ -171,6 +171,7 @@ static const struct key_spec keys[] = {
     NETWORK_KEY("sni_check", false),
     NETWORK_KEY("tls_required", false),
     NETWORK_KEY("subnet", false),
+    NETWORK_KEY("run", false),
 #undef NETWORK_KEY
 };
 

@@ -43,7 +43,7 @@ const char *cgroup_mode_name(enum cgroup_mode mode) {
   }
 }
 
-static enum cgroup_mode detect_mode(void) {
+enum cgroup_mode cgroup_detect_mode(void) {
   struct statfs fs;
   if (statfs(CGROUP_MOUNT, &fs) < 0)
     return CGROUP_MODE_NONE;
@@ -54,6 +54,10 @@ static enum cgroup_mode detect_mode(void) {
   if (statfs(CGROUP_MOUNT, &fs) == 0 && fs.f_type == TMPFS_MAGIC)
     return CGROUP_MODE_V1;
   return CGROUP_MODE_NONE;
+}
+
+const char *cgroup_v2_mount(enum cgroup_mode mode) {
+  return mode == CGROUP_MODE_V2 ? CGROUP_MOUNT : mode == CGROUP_MODE_HYBRID ? HYBRID_MOUNT : NULL;
 }
 
 void cgroup_where_clear(struct cgroup_where *w) {
@@ -127,7 +131,7 @@ static int missing_controllers(const char *have, const char *want, char *buf, si
 }
 
 static int locate(const struct limits_plan *plan, struct cgroup_where *w, hutch_error_t *err) {
-  w->mode = detect_mode();
+  w->mode = cgroup_detect_mode();
   if (w->mode != CGROUP_MODE_V2) {
     if (w->mode == CGROUP_MODE_HYBRID)
       hutch_error_set(err, 0,

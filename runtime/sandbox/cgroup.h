@@ -33,6 +33,12 @@ struct cgroup_where {
 int cgroup_locate(const struct limits_plan *plan, struct cgroup_where *w, hutch_error_t *err);
 void cgroup_where_clear(struct cgroup_where *w);
 const char *cgroup_mode_name(enum cgroup_mode mode);
+/* Read-only (statfs): which cgroup layout this host mounts.  The doctor
+ * reports the same answer a start acts on. */
+enum cgroup_mode cgroup_detect_mode(void);
+/* The cgroup2 mount of a layout (the unified one of a hybrid host), NULL
+ * for v1 and none. */
+const char *cgroup_v2_mount(enum cgroup_mode mode);
 
 struct sandbox_cgroup {
   int fd;     /* the leaf directory, for clone3's CLONE_INTO_CGROUP; -1: none */

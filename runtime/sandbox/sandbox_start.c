@@ -15,6 +15,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -26,6 +27,7 @@
 #include "audit_sandbox.h"
 #include "cgroup.h"
 #include "contain.h"
+#include "init_exec.h"
 #include "idmap.h"
 #include "net_host.h"
 #include "layer_copy.h"
@@ -71,7 +73,7 @@ static void read_caller_strings(void) {
  * unlimited; clone() is the fallback for kernels before 5.3 and for outer
  * seccomp profiles that refuse clone3 (ENOSYS).  *in_cgroup tells whether
  * the child is already in cgroup_fd's cgroup. */
-static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup) {
   struct clone_args args = {
       .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
       .pidfd = (uint64_t)(uintptr_t)pidfd,
@@ -97,6 +99,30 @@ static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
     return pid;
   *pidfd = -1;
   return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | SIGCHLD, NULL, NULL, NULL, NULL);
+}
+
+/* RLIMIT_NPROC counts every process of this user, every sandbox's init
+ * among them, and is checked at this clone; the new user namespace also
+ * keeps the limit in force now as the cap on all its processes.  With the
+ * soft limit of a login session (often a few thousand), that caps the
+ * number of live sandboxes well below what root allowed: the clone runs at
+ * the hard limit, and the caller's own soft limit is put back after it,
+ * in the parent and in the new child alike (clone returns in both).
+ * `hutch doctor` names the hard limit (capacity.nproc). */
+static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+  struct rlimit old, raised;
+  bool raise = getrlimit(RLIMIT_NPROC, &old) == 0 && old.rlim_cur < old.rlim_max;
+  if (raise) {
+    raised = (struct rlimit){old.rlim_max, old.rlim_max};
+    raise = setrlimit(RLIMIT_NPROC, &raised) == 0;
+  }
+  pid_t pid = clone_sandbox_at(pidfd, cgroup_fd, in_cgroup);
+  if (raise) {
+    int e = errno;
+    (void)setrlimit(RLIMIT_NPROC, &old);
+    errno = e;
+  }
+  return pid;
 }
 
 void started_release(struct started *s) {
@@ -438,6 +464,11 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return hutch_error_sys(err, "sync socket");
   st->send_layer = st->scratch && (cfg->build_caps || cfg->keep);
+  /* A long-lived init becomes hutch-init once handed over (init_exec.h). */
+  _cleanup_free_ char *init_exe = primary == NULL ? init_exec_path() : NULL;
+  if (primary == NULL && init_exe == NULL)
+    hutch_debug("no %s beside hutch or in %s: the sandbox's init stays a fork of hutch", INIT_EXEC_NAME,
+                HUTCH_LIBEXECDIR);
   struct contain_config cc = {
       .lower = cfg->rootfs,
       .lowers = cfg->rootfs_lowers,
@@ -463,11 +494,13 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .own_cgroup = out->cg.fd >= 0,
       .net = out->net.sandbox,
       .caller_strings = {caller_strings[0], caller_strings[1], caller_strings[2], caller_strings[3]},
+      .init_exe = init_exe,
       .init =
           {
               .parent_fd = sp[1],
               .die_with_creator = cfg->die_with_creator,
               .listen_fd = st->listen_fd,
+              .exec_fd = -1,
               .sandbox_env = sandbox_env,
               .bpf = st->bpf,
               .bpf_len = st->bpf_len,

@@ -49,16 +49,25 @@ int state_open_root(const char *opt, char **used, hutch_error_t *err);
 int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t *err);
 /* A fresh random id. */
 void state_new_id(char id[40]);
-/* mkdir <root>/<id>, with upper/, work/ and root/ in it when `layers`;
- * returns the sandbox dir fd. */
+/* mkdir <root>/<id> (or a spare emptied sandbox directory renamed to it),
+ * with upper/, work/ and root/ in it when `layers`; returns the sandbox dir
+ * fd. */
 int state_create_sandbox_dir(int rootfd, const char *id, bool layers, hutch_error_t *err);
+/* Whether mountinfo line `line` is mount mnt_id with the filesystem option
+ * "discard" (ext4, xfs: freed blocks discarded synchronously). */
+bool state_mountinfo_discard(const char *line, int mnt_id);
+/* Whether the state directory rootfd is on such a mount (false when that
+ * cannot be told): each directory hutch had to make and remove there then
+ * costs a discard (about 0.15 ms on a virtual disk). */
+bool state_on_discard_mount(int rootfd);
 int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
 void state_clear(struct sandbox_state *st);
 /* Whether the init recorded in st is still the same live process. */
 bool state_is_running(const struct sandbox_state *st);
-/* Remove <root>/<id>; files owned by subordinate ids are removed from a
- * user namespace with the caller's maps. */
+/* Remove <root>/<id>: emptied and kept as a spare while there are fewer
+ * than a few, removed otherwise; files owned by subordinate ids are removed
+ * from a user namespace with the caller's maps. */
 int state_remove_sandbox_dir(int rootfd, const char *id, hutch_error_t *err);
 
 #endif

@@ -44,6 +44,7 @@ struct run {
   struct hutch_policy *policy;
   struct hutch_image image;
   char **env;
+  bool net_proxy; /* --net, or the policy's `run` when not given */
   const char *end_reason;
   long steps;
   long prompt_tokens, completion_tokens;
@@ -193,6 +194,14 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   const struct settings *s = r->s;
   if (hutch_policy_load(s->policy, &r->policy, err) < 0)
     return -1;
+  /* Without --net (or `net:` in the settings) the policy decides: the
+   * shipped one gives runs its package-index allowlist (run = proxy). */
+  r->net_proxy = s->net ? strcmp(s->net, "proxy") == 0 : hutch_policy_run_proxy(r->policy);
+  if (!r->net_proxy && (s->n_allow || s->n_resolve || s->net_policy)) {
+    hutch_error_set(err, EINVAL, "--allow, --net-policy and --resolve need --net proxy");
+    return hutch_error_hint(err, "the policy %s gives runs no network (`run = none` in [network]): add --net proxy",
+                            hutch_policy_path(r->policy));
+  }
   if (hutch_store_open(s->store, &r->store, err) < 0)
     return -1;
   const char *name = s->rootfs ? s->rootfs : "default";
@@ -238,7 +247,7 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
       .overlay = s->overlay && strcmp(s->overlay, "fuse") == 0 ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
       .proc_host_ro = s->proc && strcmp(s->proc, "host-ro") == 0,
       /* The proxy's audit log goes beside the trajectory. */
-      .net = s->net && strcmp(s->net, "proxy") == 0 ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
+      .net = r->net_proxy ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
       .net_allow = (const char *const *)s->allow,
       .net_policy = s->net_policy,
       .net_resolve = (const char *const *)s->resolve,
@@ -271,8 +280,15 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
    * directory when the sandbox is destroyed. */
   _cleanup_free_ char *audit_copy = xasprintf("%s/audit.jsonl", r->dir);
   cfg.audit_copy = audit_copy;
-  if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0)
+  if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0) {
+    /* The user did not ask for the network: say where it came from. */
+    if (s->net == NULL && r->net_proxy && *err && strstr((*err)->msg, "network") != NULL && (*err)->hint == NULL)
+      hutch_error_hint(err,
+                       "the policy gives runs --net proxy (`run = proxy` in [network] of %s); --net none runs "
+                       "without a network",
+                       hutch_policy_path(r->policy));
     return -1;
+  }
   r->task.id = xstrdup(hutch_sandbox_id(r->task.sb));
   r->task.stop = &agent_stop;
   return 0;
@@ -399,7 +415,7 @@ static void record_settings(struct run *r) {
   cJSON_AddStringToObject(sb, "image", s->rootfs ? s->rootfs : "default");
   cJSON_AddStringToObject(sb, "policy", r->policy ? hutch_policy_path(r->policy) : "");
   cJSON *net = cJSON_AddObjectToObject(sb, "network");
-  cJSON_AddStringToObject(net, "mode", s->net && strcmp(s->net, "proxy") == 0 ? "proxy" : "none");
+  cJSON_AddStringToObject(net, "mode", r->net_proxy ? "proxy" : "none");
   if (r->task.sb != NULL && hutch_sandbox_audit_log(r->task.sb))
     cJSON_AddStringToObject(net, "audit_log", hutch_sandbox_audit_log(r->task.sb));
   if (r->task.sb != NULL) {
@@ -715,7 +731,7 @@ teardown:
       hutch_sandbox_close(r.task.sb);
     r.task.sb = NULL;
   }
-  if (s->net && strcmp(s->net, "proxy") == 0) {
+  if (r.net_proxy) {
     _cleanup_free_ char *audit_log = xasprintf("%s/proxy.log", r.dir);
     struct hutch_net_summary ns = {0};
     hutch_error_t nerr = NULL;

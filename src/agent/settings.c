@@ -157,8 +157,9 @@ void settings_usage(FILE *out) {
                "  --no-cgroups               rlimits only (see hutch-exec(1))\n"
                "  --overlay MODE             kernel (default) or fuse: degraded, see hutch-exec(1)\n"
                "  --proc MODE                fresh (default) or host-ro: degraded, see hutch-exec(1)\n"
-               "  --net MODE                 none (default): loopback only; proxy: through hutch's\n"
-               "                             allowlist HTTP proxy (see hutch-exec(1))\n"
+               "  --net MODE                 proxy: through hutch's allowlist HTTP proxy (see\n"
+               "                             hutch-exec(1)); none: loopback only (default: the\n"
+               "                             policy's [network] run, proxy in the shipped one)\n"
                "  --allow HOST[:PORT]        with --net proxy: also allow this host (repeatable)\n"
                "  --net-policy FILE          with --net proxy: its [network] replaces the policy's\n"
                "  --resolve NAME=ADDR        with --net proxy: resolver override for tests (repeatable)\n"
@@ -504,7 +505,8 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     r = usage_error("--net wants none or proxy, got '%s'", s->net);
     goto out;
   }
-  if ((s->net == NULL || strcmp(s->net, "proxy") != 0) && (s->n_allow || s->n_resolve || s->net_policy)) {
+  /* Without --net the policy's `run` decides, once it is loaded (agent.c). */
+  if (s->net && strcmp(s->net, "none") == 0 && (s->n_allow || s->n_resolve || s->net_policy)) {
     r = usage_error("%s", "--allow, --net-policy and --resolve need --net proxy");
     goto out;
   }

@@ -40,7 +40,9 @@ leftovers() {
     kill -0 "$child" 2>/dev/null && left+="hutch (pid $child) "
     pgrep -x -f "sleep $nap" >/dev/null && left+="the payload "
     [ -n "$(HUTCH_STATE_DIR=$state "$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')" ] && left+="an entry of hutch ps "
-    [ -n "$(ls "$state" 2>/dev/null)" ] && left+="state: $(ls "$state" | tr '\n' ' ') "
+    # The subnet table of --net proxy (hutch run's default) stays, empty.
+    [ -n "$(ls "$state" 2>/dev/null | grep -vx net-subnets)" ] && left+="state: $(ls "$state" | tr '\n' ' ') "
+    [ -s "$state/net-subnets" ] && left+="a subnet still allocated: $(cat "$state/net-subnets") "
     grep -qF "$state" /proc/self/mountinfo && left+="a mount under the state directory "
     [ -z "$left" ] && return 0
     sleep 0.1

@@ -72,6 +72,24 @@ tap_is "$(json_field "$json" overlay status)" ok "--json: overlay ok"
 tap_is "$(json_field "$json" seccomp status)" ok "--json: seccomp ok"
 tap_status 2 "an unknown option is a usage error" "$HUTCH_BIN" doctor --bogus
 
+# A state directory on a filesystem mounted with (synchronous) discard is
+# named; one on a tmpfs is not.
+dtmp=$(mktemp -d /dev/shm/hutch-doctor.XXXXXX)
+chmod 0700 "$dtmp"
+tap_ok "doctor with the state directory on a tmpfs" "$HUTCH_BIN" doctor --json --state-dir "$dtmp"
+tap_is "$(json_field "$tap_stdout" state_discard status)" ok "--json: a tmpfs state directory: state_discard ok"
+rm -rf "$dtmp"
+dtmp=$(hutch_test_tmpdir)
+mnt=$(findmnt -no TARGET -T "$dtmp")
+if findmnt -no FS-OPTIONS,VFS-OPTIONS -T "$dtmp" | tr ',' '\n' | grep -qx discard; then
+  "$HUTCH_BIN" doctor --json --state-dir "$dtmp" >"$dtmp.json" 2>/dev/null
+  tap_is "$(json_field "$(cat "$dtmp.json")" state_discard status)" warn "a state directory on $mnt (discard): a warning"
+  tap_like "$(json_field "$(cat "$dtmp.json")" state_discard fix)" "tmpfs" "whose fix names a tmpfs"
+else
+  tap_skip "a state directory on a discard mount" "$mnt is not mounted with discard"
+fi
+rm -rf "$dtmp" "$dtmp.json"
+
 img=$(hutch_test_rootfs busybox) || img=
 
 # ---- namespaces refused by a seccomp filter (Docker's default profile) ----

@@ -55,7 +55,7 @@ print(" ".join(str(s["pid"]) for s in json.load(sys.stdin) if s.get("status") ==
   tap_ok "$1: hutch rm --all" "$HUTCH_BIN" rm --all
   sleep 0.3
   tap_is "$(leftovers)" "" "$1: nothing of it runs after hutch rm --all"
-  tap_is "$(ls -A "$HUTCH_STATE_DIR" | grep -v -e '^net-subnets' -e '\.lock$' -e '^\.seccomp-cache\.key$' -e '^\.audit$' | tr '\n' ' ')" "" \
+  tap_is "$(hutch_state_entries "$HUTCH_STATE_DIR" | tr '\n' ' ')" "" \
     "$1: the state directory holds no sandbox"
 }
 

@@ -28,6 +28,20 @@ tap_ok "stderr stays apart" hin -- sh -c 'echo err >&2'
 tap_is "$tap_stderr" "err" "stderr is the command's stderr"
 tap_is "$tap_stdout" "" "and stdout is empty"
 
+# Once handed over, init is the small hutch-init beside hutch (when there
+# is one): no copy of the creating hutch's memory, arguments or environment
+# is left in the sandbox, and the exec leaves it as locked as before.
+if [ -x "$(dirname "$HUTCH_BIN")/hutch-init" ]; then
+  tap_ok "init's command line" hin -- sh -c 'tr "\0" " " </proc/1/cmdline'
+  tap_like "$tap_stdout" "^hutch-init [0-9]+ $" "init is hutch-init, with nothing of the caller's"
+  tap_fails "init's environment cannot be read (init is not dumpable)" hin -- cat /proc/1/environ
+  tap_ok "init's status" hin -- cat /proc/1/status
+  tap_like "$tap_stdout" $'CapEff:\t0000000000000000' "init holds no capability"
+  tap_like "$tap_stdout" $'NoNewPrivs:\t1' "and cannot gain one"
+else
+  tap_skip "hutch-init" "no hutch-init beside $HUTCH_BIN"
+fi
+
 # Orphans are adopted by init, which must reap them.
 tap_ok "orphans exit" hin -- sh -c '(sleep 0.2 &); (true &); true'
 sleep 1

@@ -202,7 +202,7 @@ tap_ok "the proxy's audit log is in the run directory" test -s "$RUN_DIR/proxy.l
 tap_like "$(traj 't["steps"][0]["observation"]')" "hello from the host" "the model's command reached the allowed host"
 tap_like "$(traj 't["steps"][0]["observation"]')" "403" "and not the other"
 tap_is "$(traj 't["hutch"]["sandbox"]["network"]["mode"]')" "proxy" "the trajectory records the network mode"
-tap_status 2 "hutch run --allow without --net proxy" hrun --query "x" --allow example.org
+tap_status 2 "hutch run --net none --allow is refused" hrun --query "x" --net none --allow example.org
 mock_stop
 
 # ---- real clients in the Debian image: python3, pip, git, apt ----
@@ -251,25 +251,7 @@ import socket; socket.getaddrinfo('example.org', 80)"
   tap_like "$tap_stdout" "^http://10\.89\.[0-9.]+:3128$" "git config sees it"
 
   # A one-package index on the host's loopback, for pip.
-  python3 - "$tmp/www/simple/hutchdemo" <<'EOF'
-import sys, zipfile, hashlib, base64
-d = sys.argv[1]
-name = "hutchdemo-1.0-py3-none-any.whl"
-files = {
-    "hutchdemo.py": "WORD = 'installed through the proxy'\n",
-    "hutchdemo-1.0.dist-info/METADATA": "Metadata-Version: 2.1\nName: hutchdemo\nVersion: 1.0\n",
-    "hutchdemo-1.0.dist-info/WHEEL": "Wheel-Version: 1.0\nGenerator: hutch-test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
-}
-record = []
-with zipfile.ZipFile(f"{d}/{name}", "w") as z:
-    for path, text in files.items():
-        z.writestr(path, text)
-        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
-        record.append(f"{path},sha256={digest},{len(text)}")
-    record.append("hutchdemo-1.0.dist-info/RECORD,,")
-    z.writestr("hutchdemo-1.0.dist-info/RECORD", "\n".join(record) + "\n")
-open(f"{d}/index.html", "w").write(f'<html><body><a href="{name}">{name}</a></body></html>\n')
-EOF
+  python3 "$HUTCH_SRCDIR/tests/lib/make-pip-index.py" "$tmp/www/simple"
   tap_ok "pip installs from an index through the proxy" hd "${net[@]}" -- sh -c \
     "pip install --break-system-packages --no-cache-dir --trusted-host pkgs.test --index-url http://pkgs.test:$http_port/simple hutchdemo >&2 &&
      python3 -c 'import hutchdemo; print(hutchdemo.WORD)'"

@@ -16,7 +16,7 @@ cp "$HUTCH_BIN" "$tmp/$name"
 export HUTCH_STATE_DIR=$tmp/state
 mkdir -m 0700 "$HUTCH_STATE_DIR"
 leftovers() { ps -eo pid=,stat=,comm= | awk -v n="$name" '$3 == n && $2 !~ /^Z/ { printf "%s ", $1 }'; }
-sandboxes() { ls -A "$HUTCH_STATE_DIR" | grep -v -e '^net-subnets' -e '\.lock$' -e '^\.seccomp-cache\.key$' -e '^\.audit$' | tr '\n' ' '; }
+sandboxes() { hutch_state_entries "$HUTCH_STATE_DIR" | tr '\n' ' '; }
 no_subnet() { test ! -s "$HUTCH_STATE_DIR/net-subnets"; }
 
 # ---- a start that fails half-way: after the clone, with a /30 held ----

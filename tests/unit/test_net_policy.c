@@ -140,6 +140,10 @@ static void test_classes(void) {
       {"fe80::1", "link-local"},
       {"ff02::1", "multicast"},
       {"2001:db8::1", "reserved"},
+      {"2001:0:4136:e378:8000:63bf:3fff:fdd2", "reserved"},
+      {"2001:2::1", "reserved"},
+      {"3fff::1", "reserved"},
+      {"2001:4860:4860::8888", "public"},
       {"::ffff:127.0.0.1", "loopback"},
       {"::ffff:169.254.169.254", "link-local"},
       {"::ffff:10.0.0.1", "private"},
@@ -163,7 +167,7 @@ static void test_classes(void) {
 static bool addr_ok(const struct net_policy *p, const char *text, bool override) {
   struct sockaddr_storage ss = addr(text);
   struct net_decision d;
-  net_policy_decide_address(p, (struct sockaddr *)&ss, override, &d);
+  net_policy_decide_address(p, (struct sockaddr *)&ss, override, false, &d);
   return d.allowed;
 }
 
@@ -183,7 +187,7 @@ static void test_addresses(void) {
   tap_ok(!addr_ok(&p, "fe80::5", false), "outside allow_address still refused");
   struct sockaddr_storage ss = addr("169.254.169.254");
   struct net_decision d;
-  net_policy_decide_address(&p, (struct sockaddr *)&ss, false, &d);
+  net_policy_decide_address(&p, (struct sockaddr *)&ss, false, false, &d);
   tap_is_str(d.rule, "link-local address", "refusal rule names the class");
   tap_ok(strstr(d.reason, "169.254.169.254") != NULL, "refusal reason names the address");
   net_policy_clear(&p);
@@ -384,6 +388,88 @@ static void test_policy_section(void) {
   }
 }
 
+/* The address decision for a host admitted by `allow = public`. */
+static bool public_addr_ok(const struct net_policy *p, const char *text, bool override) {
+  struct sockaddr_storage ss = addr(text);
+  struct net_decision d;
+  net_policy_decide_address(p, (struct sockaddr *)&ss, override, true, &d);
+  return d.allowed;
+}
+
+static void test_public(void) {
+  struct net_policy p;
+  net_policy_init(&p);
+  set(&p, "allow", "pypi.org");
+  struct net_decision d;
+  net_policy_decide_host(&p, "example.org", 443, &d);
+  tap_ok(!d.allowed, "without `allow = public` an unlisted name is refused");
+  set(&p, "allow", "public");
+  net_policy_decide_host(&p, "example.org", 443, &d);
+  tap_ok(d.allowed && d.public_only, "`allow = public` admits any name, addresses to be checked");
+  tap_is_str(d.rule, "allow public (policy:7)", "its rule names the entry");
+  net_policy_decide_host(&p, "PyPI.org.", 443, &d);
+  tap_ok(d.allowed && !d.public_only, "a name listed itself is allowed by its own entry first");
+  tap_is_str(d.rule, "allow pypi.org (policy:7)", "and its rule is that entry's");
+  net_policy_decide_host(&p, "example.org", 22, &d);
+  tap_ok(!d.allowed, "public: only the policy's ports");
+  net_policy_decide_host(&p, "93.184.216.34", 443, &d);
+  tap_ok(!d.allowed, "public: an address literal is not a name, refused unless listed");
+  tap_ok(public_addr_ok(&p, "93.184.216.34", false), "public: a public IPv4 address");
+  tap_ok(public_addr_ok(&p, "2606:4700::1111", false), "public: a public IPv6 address");
+  static const char *const internal[] = {
+      "127.0.0.1",  "10.1.2.3",      "172.16.0.1", "192.168.1.1",      "169.254.169.254",
+      "100.64.0.1", "0.0.0.0",       "224.0.0.1",  "240.0.0.1",        "192.0.2.1",
+      "::1",        "fd00:ec2::254", "fe80::1",    "::ffff:127.0.0.1", "2002:7f00:1::1",
+  };
+  for (size_t i = 0; i < ARRAY_SIZE(internal); i++)
+    tap_ok(!public_addr_ok(&p, internal[i], false), "public: %s (%s) refused", internal[i], class_of(internal[i]));
+  tap_ok(!public_addr_ok(&p, "127.0.0.1", true), "public: a resolve override to loopback is refused too");
+  set(&p, "allow_address", "10.0.0.0/8");
+  tap_ok(!public_addr_ok(&p, "10.1.2.3", false), "public: allow_address does not widen it");
+  tap_ok(addr_ok(&p, "10.1.2.3", false), "while a listed name still gets allow_address");
+  struct sockaddr_storage ss = addr("192.168.1.1");
+  net_policy_decide_address(&p, (struct sockaddr *)&ss, false, true, &d);
+  tap_is_str(d.rule, "private address", "public: the refusal names the class");
+  tap_ok(strstr(d.reason, "allow public") != NULL, "and says why public does not reach it");
+  net_policy_clear(&p);
+
+  net_policy_init(&p);
+  set(&p, "allow", "public:8080");
+  net_policy_decide_host(&p, "example.org", 8080, &d);
+  tap_ok(d.allowed && d.public_only, "public:PORT admits that port");
+  net_policy_decide_host(&p, "example.org", 443, &d);
+  tap_ok(!d.allowed, "and no other");
+  net_policy_clear(&p);
+  _cleanup_free_ char *bad = set_error("allow", "public:0");
+  tap_ok(bad && strstr(bad, "bad port"), "public:0 refused");
+  _cleanup_free_ char *bad2 = set_error("allow", "*.public");
+  tap_ok(bad2 == NULL, "*.public is an ordinary pattern");
+}
+
+static void test_run_key(void) {
+  struct net_policy p;
+  net_policy_init(&p);
+  tap_ok(!p.run_proxy, "hutch run: --net none without `run`");
+  set(&p, "run", "proxy");
+  tap_ok(p.run_proxy && p.run_line == 7, "run = proxy");
+  set(&p, "run", "none");
+  tap_ok(!p.run_proxy, "run = none");
+  _cleanup_free_ char *bad = set_error("run", "host");
+  tap_ok(bad && strstr(bad, "not \"proxy\" or \"none\""), "run = host refused");
+  set(&p, "run", "proxy");
+  set(&p, "allow", "public");
+  char *buf = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&buf, &len);
+  net_policy_describe(&p, f);
+  fclose(f);
+  tap_ok(strstr(buf, "hutch run: --net proxy by default") != NULL, "describe says what hutch run gets");
+  tap_ok(strstr(buf, "hutch exec and hutch create: --net none") != NULL, "and what hutch exec gets");
+  tap_ok(strstr(buf, "public: any host name whose addresses are all public") != NULL, "describe explains public");
+  free(buf);
+  net_policy_clear(&p);
+}
+
 int main(void) {
   test_hosts();
   test_classes();
@@ -391,5 +477,7 @@ int main(void) {
   test_cidr();
   test_values();
   test_policy_section();
+  test_public();
+  test_run_key();
   return tap_done();
 }
