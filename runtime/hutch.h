@@ -310,6 +310,11 @@ struct hutch_sandbox_config {
    * thread that created it ends, as a one-shot one does, instead of
    * outliving it: an embedding program keeps its sandbox tied to itself. */
   bool die_with_creator;
+  /* The audit log (hutch-audit(5)) is also written here, with FILE.head,
+   * when the sandbox ends: hutch_run's return, hutch_sandbox_destroy of the
+   * handle hutch_sandbox_create returned (not a `hutch rm` from elsewhere).
+   * NULL: only in the state directory (and its .audit/ archive). */
+  const char *audit_copy;
 };
 
 /* What the proxy of a --net proxy sandbox did: its audit log's totals. */
@@ -546,6 +551,28 @@ int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, s
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);
 /* Remove a sandbox by id whether or not it is running (kills it first). */
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err);
+
+/* ---- audit logs (hutch-audit(5)) -------------------------------------- */
+
+/* Where a sandbox's audit log is: `what` is a file, a directory holding
+ * audit.jsonl (a run directory, a sandbox's state directory), or a
+ * sandbox's id: its state directory while it exists, else the state
+ * directory's archive (.audit/ID.jsonl).  *path is malloc'd. */
+int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch_error_t *err);
+struct hutch_audit_verdict {
+  bool ok;
+  uint64_t lines;       /* complete lines read */
+  uint64_t broken_line; /* the line where the chain breaks; 0: not at a line (the head, an empty log) */
+  char reason[256];
+  bool ended;  /* its last record is "end" */
+  bool capped; /* [limits] audit_log was reached: records were dropped */
+  bool headed; /* PATH.head was there and agrees (else the end record alone closes it) */
+};
+/* Verifies the hash chain of the log at path against PATH.head; each line
+ * goes to `line` (may be NULL) as read, unescaped.  Returns 0 with the
+ * verdict, -1 when the log cannot be read. */
+int hutch_audit_verify(const char *path, void (*line)(const char *text, size_t len, uint64_t no, void *data),
+                       void *data, struct hutch_audit_verdict *out, hutch_error_t *err);
 
 /* ---- host checks (`hutch doctor`) ------------------------------------ */
 

@@ -34,6 +34,10 @@ struct sync_exit {
   int32_t failure_errno;
   char failure[512];
   uint64_t oom_limit; /* killed by the memory watchdog (memwatch.h) at this limit, else 0 */
+  /* What the process and the children it waited for used (wait4), for the
+   * audit log where no cgroup counts: CPU time and peak resident size. */
+  uint64_t cpu_usec;
+  uint64_t maxrss;
 };
 
 struct sync_started {

@@ -16,6 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 #include "memwatch.h"
@@ -75,8 +76,14 @@ static void remove_job(struct init_state *s, struct job *j) {
   *j = s->jobs[--s->n_jobs];
 }
 
-static void send_exit(int fd, int wstatus, const struct payload_failure *f, uint64_t oom_limit) {
-  struct sync_exit ex = {.oom_limit = oom_limit};
+static void send_exit(int fd, int wstatus, const struct payload_failure *f, uint64_t oom_limit,
+                      const struct rusage *ru) {
+  struct sync_exit ex = {
+      .oom_limit = oom_limit,
+      .cpu_usec = (uint64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000u +
+                  (uint64_t)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec),
+      .maxrss = (uint64_t)ru->ru_maxrss * 1024u,
+  };
   if (WIFSIGNALED(wstatus))
     ex.signal = WTERMSIG(wstatus);
   else
@@ -116,7 +123,8 @@ static __attribute__((noreturn)) void shut_down(int code) {
 static void reap(struct init_state *s) {
   for (;;) {
     int wstatus;
-    pid_t pid = waitpid(-1, &wstatus, WNOHANG);
+    struct rusage ru;
+    pid_t pid = wait4(-1, &wstatus, WNOHANG, &ru);
     if (pid <= 0)
       return;
     for (size_t i = 0; i < s->n_jobs; i++) {
@@ -124,7 +132,7 @@ static void reap(struct init_state *s) {
       if (j->pid != pid)
         continue;
       bool oom = s->watch_killed && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL;
-      send_exit(j->client_fd, wstatus, j->failure, oom ? s->cfg->memory_watch : 0);
+      send_exit(j->client_fd, wstatus, j->failure, oom ? s->cfg->memory_watch : 0, &ru);
       payload_failure_free(j->failure);
       if (pid == s->primary_pid)
         shut_down(0);

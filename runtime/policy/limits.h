@@ -28,6 +28,7 @@ struct policy_limits {
   uint64_t disk;           /* bytes of every writable layer together, or LIMITS_UNLIMITED */
   uint64_t image_size;     /* bytes an image import may unpack, or LIMITS_UNLIMITED */
   uint64_t image_entries;  /* entries an image import may hold, or LIMITS_UNLIMITED */
+  uint64_t audit_log;      /* bytes a sandbox's audit log may hold (hutch-audit(5)); 0: its default */
   unsigned memory_line;    /* where each was set, for messages */
   unsigned cpus_line;
   unsigned pids_line;

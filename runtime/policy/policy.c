@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 
+#include "audit.h"
 #include "paths.h"
 #include "sha256.h"
 #include "util.h"
@@ -393,6 +394,8 @@ static void describe_limits(const struct hutch_policy *p, const char *on_host, F
   fprintf(out, "  image_size: %s%s\n", v, l->image_size ? "" : " (default)");
   limit_text(limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), false, v, sizeof(v));
   fprintf(out, "  image_entries: %s%s\n", v, l->image_entries ? "" : " (default)");
+  limit_text(l->audit_log ? l->audit_log : AUDIT_DEFAULT_CAP, true, v, sizeof(v));
+  fprintf(out, "  audit_log: %s%s\n", v, l->audit_log ? "" : " (default)");
   if (effective)
     fprintf(out, "  on this host: %s\n", on_host);
 }
@@ -454,6 +457,7 @@ static void describe_limits_json(const struct hutch_policy *p, const char *on_ho
   NUM("disk", limits_or_default(l->disk, LIMITS_DEFAULT_DISK), 1);
   NUM("image_size", limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), 1);
   NUM("image_entries", limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), 1);
+  NUM("audit_log", l->audit_log ? l->audit_log : AUDIT_DEFAULT_CAP, 1);
   if (effective)
     cJSON_AddStringToObject(o, "disk_in_effect", disk_in_effect);
   if (effective)

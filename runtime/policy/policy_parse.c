@@ -153,6 +153,8 @@ static const struct key_spec keys[] = {
     {"limits", "disk", parse_limit_size, LIMIT_FIELD(disk), 1u << 20, 0, false, NO_LINE},
     {"limits", "image_size", parse_limit_size, LIMIT_FIELD(image_size), 1u << 20, 0, false, NO_LINE},
     {"limits", "image_entries", parse_limit_count, LIMIT_FIELD(image_entries), 1, UINT64_MAX - 1, false, NO_LINE},
+    /* Under 64 KiB not even a start and an end record fit with a command. */
+    {"limits", "audit_log", parse_limit_size, LIMIT_FIELD(audit_log), 64u << 10, 0, false, NO_LINE},
     {"limits", "fallback", parse_fallback, LIMIT_FIELD(fallback), 0, 0, false, NO_LINE},
     {"limits", "required", parse_yes_no, LIMIT_FIELD(required), 0, 0, false, NO_LINE},
     {"limits", "fallback_quiet", parse_yes_no, LIMIT_FIELD(fallback_quiet), 0, 0, false, NO_LINE},

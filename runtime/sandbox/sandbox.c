@@ -16,9 +16,12 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/un.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "audit.h"
+#include "audit_sandbox.h"
 #include "cgroup.h"
 #include "contain.h"
 #include "idmap.h"
@@ -188,7 +191,7 @@ static int run_forward(void *data, int sig) {
 int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process *proc, struct hutch_exit *out,
               hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
-  double start = monotonic_seconds();
+  double start = monotonic_seconds(), started_at = audit_now();
   struct forwarder fw = {.fd = -1};
   if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
@@ -199,6 +202,8 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   }
   snprintf(out->id, sizeof(out->id), "%s", s.id);
   out->limits = s.limits;
+  struct audit_cmd *audit =
+      audit_cmd_begin(s.state_fd, s.id, proc->argv, proc->workdir, proc->stdio, proc->tty, started_at);
   struct run_ctx ctx = {s.sync_fd, s.pidfd, s.pid};
   struct pty_relay relay;
   hutch_error_t relay_err = NULL;
@@ -220,7 +225,8 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     r = 0;
   }
   int wstatus;
-  while (waitpid(s.pid, &wstatus, 0) < 0 && errno == EINTR)
+  struct rusage ru = {0}; /* init's and all it reaped: the command's use without a cgroup */
+  while (wait4(s.pid, &wstatus, 0, &ru) < 0 && errno == EINTR)
     ;
   /* Init is reaped (for its status): the teardown does the rest, and
    * reports what the proxy and the cgroup counted, final now. */
@@ -232,6 +238,11 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   t.usage = &out->usage;
   t.keep = cfg->keep;
   t.best_effort = true;
+  t.audit_cmd = audit;
+  t.audit_exit = out;
+  t.audit_rusage = &ru;
+  t.end_reason = "the command ended";
+  t.audit_copy = cfg->audit_copy;
   hutch_error_t cleanup_err = NULL;
   if (sandbox_teardown(&t, &cleanup_err) < 0) {
     _cleanup_free_ char *why = hutch_error_format(cleanup_err);

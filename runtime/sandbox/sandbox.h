@@ -20,6 +20,7 @@ struct hutch_sandbox {
   char *workdir;                     /* where exec --in starts a command without --workdir */
   int layer_fd;                      /* an image build's upper directory (layer_copy.h), else -1 */
   struct ctl_pool *ctl_pool;         /* an idle control connection for the next command (sandbox_proc.c) */
+  char *audit_copy;                  /* hutch_sandbox_config.audit_copy of the creator, else NULL */
 };
 
 /* The sandbox's root directory as its processes see it (an O_PATH fd the

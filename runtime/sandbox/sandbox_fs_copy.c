@@ -8,12 +8,16 @@
 #include "sandbox_fs.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit_sandbox.h"
+#include "sandbox.h"
+#include "sha256.h"
 #include "util.h"
 
 #define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
@@ -25,7 +29,26 @@ struct walk {
   struct hutch_copy_report *rep;
   const struct sfs_owner *owner;    /* of what is created on the destination side; NULL: hutch's own */
   const char *src_name, *dest_name; /* for messages */
+  /* Each file copied, for the audit log: "SHA256HEX\0BYTES\0PATH\0". */
+  char *files;
+  size_t files_len, files_cap;
 };
+
+static void note_file(struct walk *w, const uint8_t digest[SHA256_DIGEST_SIZE], uint64_t bytes, const char *path) {
+  char hex[SHA256_HEX_SIZE], size[24];
+  sha256_hex(digest, hex);
+  int n = snprintf(size, sizeof(size), "%" PRIu64, bytes);
+  size_t plen = strlen(path);
+  size_t want = sizeof(hex) + (size_t)n + 1 + plen + 1;
+  if (w->files_len + want > w->files_cap) {
+    w->files_cap = (w->files_len + want) * 2;
+    w->files = xrealloc(w->files, w->files_cap);
+  }
+  memcpy(w->files + w->files_len, hex, sizeof(hex));
+  memcpy(w->files + w->files_len + sizeof(hex), size, (size_t)n + 1);
+  memcpy(w->files + w->files_len + sizeof(hex) + (size_t)n + 1, path, plen + 1);
+  w->files_len += want;
+}
 
 /* Where the walk stops: 1 when a bound was reached (recorded), 0 to go on. */
 static int stop(struct walk *w, const char *why) {
@@ -73,6 +96,8 @@ static int copy_file(struct walk *w, int src, int dir, const char *name, const c
   /* A file that does not fit in what is left is not copied at all: read at
    * most one byte past it to know. */
   uint64_t left = sfs_budget_bytes_left(&w->budget, w->rep->bytes), copied = 0;
+  struct sha256_ctx hash;
+  sha256_init(&hash);
   for (;;) {
     if (monotonic_seconds() >= w->budget.deadline) {
       unlinkat(dir, name, 0);
@@ -92,8 +117,12 @@ static int copy_file(struct walk *w, int src, int dir, const char *name, const c
     }
     if (write_all(out, buf, (size_t)n) < 0)
       return hutch_error_sys(err, "write %s/%s", w->dest_name, path);
+    sha256_update(&hash, buf, (size_t)n);
     copied += (uint64_t)n;
   }
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_final(&hash, digest);
+  note_file(w, digest, copied, path);
   w->rep->files++;
   w->rep->bytes += copied;
   return 0;
@@ -194,7 +223,10 @@ static int op_copy_in(struct sfs_call *c, hutch_error_t *err) {
     return hutch_error_sys(err, "open %s in the sandbox", c->dest);
   struct walk w = {.rep = &c->rep, .owner = &c->owner, .src_name = c->path, .dest_name = c->dest};
   sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
-  return walk(&w, in, out, err);
+  int r = walk(&w, in, out, err);
+  c->out = w.files;
+  c->out_len = w.files_len;
+  return r;
 }
 
 int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char *dest,
@@ -202,6 +234,8 @@ int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char 
   struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
   int r = sfs_run(sb, op_copy_in, &c, err);
   *rep = c.rep;
+  audit_sandbox_copy(sb->state_fd, sb->id, "in", src, dest, c.out, c.out_len, &c.rep, r);
+  free(c.out);
   return r;
 }
 
@@ -220,7 +254,10 @@ static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
   }
   struct walk w = {.rep = &c->rep, .owner = NULL, .src_name = c->path, .dest_name = c->dest};
   sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
-  return walk(&w, in, out, err);
+  int r = walk(&w, in, out, err);
+  c->out = w.files;
+  c->out_len = w.files_len;
+  return r;
 }
 
 int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
@@ -228,5 +265,7 @@ int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char
   struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
   int r = sfs_run(sb, op_copy_out, &c, err);
   *rep = c.rep;
+  audit_sandbox_copy(sb->state_fd, sb->id, "out", src, dest, c.out, c.out_len, &c.rep, r);
+  free(c.out);
   return r;
 }

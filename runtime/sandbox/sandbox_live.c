@@ -49,6 +49,7 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   sb->limits = s.limits;
   if (s.net.enabled)
     sb->audit_log = xstrdup(s.net.audit_log);
+  sb->audit_copy = cfg->audit_copy ? xstrdup(cfg->audit_copy) : NULL;
   started_release(&s);
   *out = sb;
   return 0;
@@ -122,6 +123,7 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
     close(sb->init_pidfd);
   sandbox_proc_release_pool(sb);
   free(sb->audit_log);
+  free(sb->audit_copy);
   free(sb->workdir);
   free(sb);
 }
@@ -195,6 +197,7 @@ int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *e
     return -1;
   struct teardown t;
   teardown_from_state(&t, rootfd, &st);
+  t.end_reason = state_is_running(&st) ? "removed" : "removed (its init had already ended)";
   int r = sandbox_teardown(&t, err);
   state_clear(&st);
   return r;
@@ -216,6 +219,8 @@ int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
   snprintf(st.id, sizeof(st.id), "%s", sb->id);
   struct teardown t;
   teardown_from_state(&t, sb->state_fd, &st);
+  t.end_reason = "destroyed";
+  t.audit_copy = sb->audit_copy;
   int r = sandbox_teardown(&t, err);
   state_clear(&st);
   hutch_sandbox_close(sb);

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "audit_sandbox.h"
 #include "cgroup.h"
 #include "pty_relay.h"
 #include "request.h"
@@ -85,6 +86,7 @@ struct hutch_proc {
   double start;
   bool ended;
   struct hutch_exit exit;
+  struct audit_cmd *audit; /* its record in the audit log, written at its end */
 };
 
 /* The pid a pidfd refers to in this process's pid namespace: its fdinfo's
@@ -232,6 +234,10 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
     return hutch_error_set(err, EPROTO, "exec in sandbox %s: its init sent no pty master", sb->id);
   }
   p->sandbox_pid = started.pid;
+  int stdio[3];
+  for (int i = 0; i < 3; i++)
+    stdio[i] = spec->stdio[i].kind == HUTCH_STDIO_FD ? spec->stdio[i].fd : -1;
+  p->audit = audit_cmd_begin(sb->state_fd, sb->id, spec->argv, req.workdir, stdio, spec->tty, 0);
   *out = p;
   return 0;
 }
@@ -316,6 +322,10 @@ int hutch_proc_wait(struct hutch_proc *p, double timeout, struct hutch_exit *out
     if (p->cgroup)
       read_usage(p);
     p->exit.wall_seconds = monotonic_seconds() - p->start;
+    struct rusage ru = {.ru_maxrss = (long)(ex.maxrss / 1024)};
+    ru.ru_utime.tv_sec = (time_t)(ex.cpu_usec / 1000000u);
+    ru.ru_utime.tv_usec = (suseconds_t)(ex.cpu_usec % 1000000u);
+    audit_cmd_end(steal_pointer(&p->audit), &p->exit, NULL, &ru);
   }
   *out = p->exit;
   return 0;
@@ -361,6 +371,7 @@ void hutch_proc_free(struct hutch_proc *p) {
     return;
   give_back_ctl(p);
   pool_unref(p->pool);
+  audit_cmd_end(p->audit, NULL, "not waited for: killed with its handle", NULL);
   int fds[] = {p->ctl_fd, p->pidfd, p->peak_fd, p->fds[0], p->fds[1], p->fds[2], p->pty};
   for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
     if (fds[i] >= 0)

@@ -24,6 +24,7 @@
 #include <sys/wait.h>
 #include <time.h>
 
+#include "audit_sandbox.h"
 #include "cgroup.h"
 #include "contain.h"
 #include "init_exec.h"
@@ -231,6 +232,9 @@ void teardown_from_started(struct teardown *t, struct started *s) {
       .net = &s->net,
   };
   snprintf(t->id, sizeof(t->id), "%s", s->id);
+  if (s->net.enabled && s->net.audit_log)
+    snprintf(t->proxy_log, sizeof(t->proxy_log), "%s", s->net.audit_log);
+  t->end_reason = "start failed";
 }
 
 /* What the steps of a start hand on to each other.  What a teardown must
@@ -591,6 +595,10 @@ static int step_record(struct start *st, hutch_error_t *err) {
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
   snprintf(rec.net.address, sizeof(rec.net.address), "%s", out->net.address);
   if (state_write(st->sbfd, &rec, err) < 0)
+    return -1;
+  /* No log, no sandbox: a long-lived one is not handed over without it; a
+   * one-shot's command, running now, is recorded when it ends. */
+  if (audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL, err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))

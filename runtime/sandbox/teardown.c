@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "audit_sandbox.h"
 #include "cgroup.h"
 #include "proc_stat.h"
 #include "state.h"
@@ -35,6 +36,8 @@ void teardown_from_state(struct teardown *t, int state_fd, const struct sandbox_
       .proxy_start_time = st->net.proxy_start_time,
   };
   snprintf(t->id, sizeof(t->id), "%s", st->id);
+  if (st->net.proxy && st->net.audit_log)
+    snprintf(t->proxy_log, sizeof(t->proxy_log), "%s", st->net.audit_log);
 }
 
 /* Our own child (a start in this process): killed through its pidfd and
@@ -123,6 +126,20 @@ static int step_remove_cgroup(struct teardown *t, hutch_error_t *err) {
   return 0;
 }
 
+/* The audit log's last records, once the proxy's log is complete and the
+ * cgroup's counts are final; before the state directory goes, from which
+ * the log moves to the archive.  Once. */
+static void step_audit_end(struct teardown *t) {
+  if (t->audit_done)
+    return;
+  t->audit_done = true;
+  if (t->audit_cmd != NULL)
+    audit_cmd_end(t->audit_cmd, t->audit_exit, "not waited for", t->audit_rusage);
+  t->audit_cmd = NULL;
+  audit_sandbox_end(t->state_fd, t->id, t->end_reason ? t->end_reason : "removed",
+                    t->proxy_log[0] ? t->proxy_log : NULL, t->audit_copy, !t->keep);
+}
+
 static int step_remove_state_dir(struct teardown *t, hutch_error_t *err) {
   if (t->keep || t->dir_removed)
     return 0;
@@ -144,6 +161,7 @@ int sandbox_teardown(struct teardown *t, hutch_error_t *err) {
    * from, and goes whole. */
   if (r < 0 && !t->best_effort)
     return -1;
+  step_audit_end(t);
   hutch_error_t dir_err = NULL;
   if (step_remove_state_dir(t, r < 0 ? &dir_err : err) < 0 && r == 0)
     r = -1;

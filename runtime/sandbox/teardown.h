@@ -5,6 +5,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include "hutch.h"
@@ -32,9 +33,19 @@ struct teardown {
   /* What a one-shot run reports, filled on the way when not NULL. */
   struct hutch_net_summary *net_summary;
   struct hutch_usage *usage;
+  /* The audit log (audit_sandbox.h): a one-shot's command still to be
+   * recorded (taken), why the sandbox ended, the proxy's log to join, and
+   * where the final log is also copied (borrowed, may be NULL). */
+  struct audit_cmd *audit_cmd;
+  const struct hutch_exit *audit_exit;
+  const struct rusage *audit_rusage;
+  const char *end_reason;
+  char proxy_log[4096];
+  const char *audit_copy;
   bool keep;        /* --keep: the state directory stays */
   bool best_effort; /* go on past a failed step (nothing to retry from) */
   bool dir_removed;
+  bool audit_done;
 };
 
 /* Fill from a sandbox's recorded state (borrowing `st`'s strings); from a

@@ -276,6 +276,10 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   for (size_t i = 0; i < s->n_resolve; i++)
     run_log(r, "--resolve %s: the proxy resolves this name to this address, not through DNS", s->resolve[i]);
   cfg.die_with_creator = !s->no_die_with_parent;
+  /* The sandbox's audit log (hutch-audit(5)) is also left in the run
+   * directory when the sandbox is destroyed. */
+  _cleanup_free_ char *audit_copy = xasprintf("%s/audit.jsonl", r->dir);
+  cfg.audit_copy = audit_copy;
   if (hutch_sandbox_create(&cfg, &r->task.sb, err) < 0) {
     /* The user did not ask for the network: say where it came from. */
     if (s->net == NULL && r->net_proxy && *err && strstr((*err)->msg, "network") != NULL && (*err)->hint == NULL)

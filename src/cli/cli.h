@@ -24,6 +24,7 @@ int cmd_doctor(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 /* The Model Context Protocol server (src/mcp/). */
 int cmd_mcp(int argc, char **argv);
+int cmd_audit(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */

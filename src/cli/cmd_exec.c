@@ -41,6 +41,7 @@ struct sandbox_opts {
   const char **resolve;
   size_t n_resolve;
   const char *net_policy;
+  const char *audit; /* exec --audit FILE */
 };
 
 static void sandbox_opts_free(struct sandbox_opts *o) {
@@ -88,6 +89,7 @@ enum {
   OPT_NET_POLICY,
   OPT_RESOLVE,
   OPT_NO_DIE_WITH_PARENT,
+  OPT_AUDIT,
 };
 
 static const struct option long_options[] = {
@@ -120,6 +122,7 @@ static const struct option long_options[] = {
     {"tty", no_argument, NULL, 't'},
     {"interactive", no_argument, NULL, 'i'},
     {"no-die-with-parent", no_argument, NULL, OPT_NO_DIE_WITH_PARENT},
+    {"audit", required_argument, NULL, OPT_AUDIT},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -171,6 +174,8 @@ static void exec_usage(FILE *out) {
           "  -i, --interactive    keep stdin attached (it always is; with -t it is relayed to the pty)\n"
           "  --no-die-with-parent go on running when the program that started hutch dies\n"
           "                       (by default hutch, and the sandbox with it, is killed)\n"
+          "  --audit FILE         a new sandbox: also write its audit log to FILE (and FILE.head)\n"
+          "                       when it ends; it is kept in the state directory's .audit/ too\n"
           "  -h, --help           show this help\n",
           sandbox_limit_options);
 }
@@ -215,6 +220,11 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
       break;
     case OPT_POLICY:
       o->policy = optarg;
+      break;
+    case OPT_AUDIT:
+      if (!is_exec)
+        return cli_usage_error(verb, "--audit is an option of exec (a live sandbox's log: hutch audit ID)");
+      o->audit = optarg;
       break;
     case OPT_WORKDIR:
       if (!is_exec)
@@ -422,6 +432,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
       .net_allow = o->allow,
       .net_policy = o->net_policy,
       .net_resolve = o->resolve,
+      .audit_copy = o->audit,
   };
   return 0;
 }
@@ -493,6 +504,14 @@ static void print_exit_json(const struct hutch_exit *ex, int code, const struct 
   if (ex->failure[0])
     cJSON_AddStringToObject(j, "error", ex->failure);
   cJSON_AddBoolToObject(j, "oom_killed", ex->usage.oom_killed);
+  /* Where its audit log is now (hutch-audit(5)): the live sandbox's, or
+   * the archived one of a sandbox that has ended. */
+  char *audit = NULL;
+  hutch_error_t err = NULL;
+  if (hutch_audit_find(o->state_dir, ex->id, &audit, &err) == 0)
+    cJSON_AddStringToObject(j, "audit_log", o->audit && !o->in ? o->audit : audit);
+  hutch_error_free(&err);
+  free(audit);
   add_limits_json(j, &ex->limits);
   add_usage_json(j, &ex->usage);
   if (ex->net.proxy)
@@ -598,10 +617,11 @@ int cmd_exec(int argc, char **argv) {
     bool limits = l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent ||
                   l->no_cgroups || l->disk;
     if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits || o.net != HUTCH_NET_NONE ||
-        o.overlay_fuse || o.proc_host_ro) {
-      r = cli_usage_error("exec", "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc and the "
-                                  "limits belong to the "
-                                  "sandbox's creation, not to --in");
+        o.overlay_fuse || o.proc_host_ro || o.audit) {
+      r = cli_usage_error("exec",
+                          "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc, --audit and the "
+                          "limits belong to the "
+                          "sandbox's creation, not to --in");
       goto out;
     }
     proc.env = o.env;

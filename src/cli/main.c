@@ -24,6 +24,7 @@ static const struct {
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
     {"cp", cmd_cp, "copy files and directories between the host and a live sandbox"},
     {"mcp", cmd_mcp, "serve sandboxes to MCP clients over stdio or loopback HTTP"},
+    {"audit", cmd_audit, "print a sandbox's audit log and verify it (hutch-audit(1))"},
 };
 
 static void usage(FILE *out) {

@@ -164,7 +164,7 @@ tap_check "$(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 10) }'; echo 
 oneshot=$!
 sleep 1
 if [ "$(printf '%s\n' "$(uname -r | cut -d. -f1-2)" 6.6 | sort -V | head -1)" = 6.6 ]; then
-  tap_is "$(cd "$HUTCH_STATE_DIR" && ls -A -- */ 2>/dev/null | tr '\n' ' ')" "state.json " \
+  tap_is "$(cd "$HUTCH_STATE_DIR" && ls -A -- */ 2>/dev/null | tr '\n' ' ')" "audit.jsonl audit.jsonl.head state.json " \
     "a running one-shot sandbox's directory holds its state alone, no layer"
 else
   tap_skip "a running one-shot sandbox's directory holds its state alone" "tmpfs has no user xattrs before Linux 6.6"

@@ -21,6 +21,7 @@ pages=(
   "policy:hutch-policy.5"
   "policy show:hutch-policy.5"
   "doctor:hutch-doctor.1"
+  "audit:hutch-audit.1"
   "run:hutch-run.1"
   "cp:hutch-cp.1"
   "mcp:hutch-mcp.1"

@@ -214,14 +214,16 @@ tap_done() {
 }
 
 # The entries of state directory DIR that are some sandbox's, one per line:
-# all but the user's seccomp cache key, the /30 book and the lock files, and
-# the spare emptied sandbox directories hutch keeps (.free-N; one that is
-# not an empty directory is listed).
+# all but the user's seccomp cache key, the /30 book and the lock files, the
+# archive of ended sandboxes' audit logs, and the spare emptied sandbox
+# directories hutch keeps (.free-N; one that is not an empty directory is
+# listed).
 hutch_state_entries() {
   local e
   for e in $(ls -A "$1"); do
     case $e in
     .seccomp-cache.key | net-subnets* | *.lock) continue ;;
+    .audit) continue ;;
     .free-[0-9]*) [ -d "$1/$e" ] && [ ! -L "$1/$e" ] && [ -z "$(ls -A "$1/$e")" ] && continue ;;
     esac
     printf '%s\n' "$e"

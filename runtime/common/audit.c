@@ -1,0 +1,453 @@
+/* The audit log's chain, bound and head (audit.h); pure but for the
+ * appends, copies and reads at the end. */
+#include "config.h"
+
+#include "audit.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "util.h"
+
+static void rec_add(struct audit_rec *r, const char *s, size_t n) {
+  if (r->len + n + 1 > r->cap) {
+    r->cap = (r->len + n + 1) * 2;
+    r->data = xrealloc(r->data, r->cap);
+  }
+  memcpy(r->data + r->len, s, n);
+  r->len += n;
+  r->data[r->len] = '\0';
+}
+
+static void rec_fmt(struct audit_rec *r, const char *fmt, ...) HUTCH_PRINTF(2, 3);
+static void rec_fmt(struct audit_rec *r, const char *fmt, ...) {
+  char tmp[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    rec_add(r, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}
+
+static void rec_key(struct audit_rec *r, const char *key) {
+  rec_add(r, ",\"", 2);
+  rec_add(r, key, strlen(key));
+  rec_add(r, "\":", 2);
+}
+
+/* What the strings of a record may take: AUDIT_RECORD_MAX less room kept
+ * for its numbers, which are always written. */
+#define STRING_ROOM (AUDIT_RECORD_MAX - 2048)
+
+static size_t room_left(const struct audit_rec *r) {
+  return r->len < STRING_ROOM ? STRING_ROOM - r->len : 0;
+}
+
+/* Every byte that is not printable ASCII is escaped: the log is ASCII,
+ * one line per record, whatever the sandbox named.  At most AUDIT_VALUE_MAX
+ * bytes of s, and no more than `room` bytes written; false when cut. */
+static bool rec_json_string(struct audit_rec *r, const char *s, size_t room) {
+  rec_add(r, "\"", 1);
+  size_t i = 0, used = 2;
+  bool whole = true;
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++, i++) {
+    char esc[8];
+    size_t n;
+    if (*p == '"' || *p == '\\') {
+      esc[0] = '\\';
+      esc[1] = (char)*p;
+      n = 2;
+    } else if (*p < 0x20 || *p >= 0x7f) {
+      snprintf(esc, sizeof(esc), "\\u%04x", *p);
+      n = 6;
+    } else {
+      esc[0] = (char)*p;
+      n = 1;
+    }
+    if (i >= AUDIT_VALUE_MAX || used + n > room) {
+      whole = false;
+      break;
+    }
+    rec_add(r, esc, n);
+    used += n;
+  }
+  rec_add(r, "\"", 1);
+  return whole;
+}
+
+/* "KEY_truncated":true after a value that was cut. */
+static void rec_truncated(struct audit_rec *r, const char *key) {
+  rec_key(r, key);
+  r->len -= 2;
+  r->data[r->len] = '\0';
+  rec_add(r, "_truncated\":true", 16);
+}
+
+void audit_rec_init(struct audit_rec *r, const char *type) {
+  *r = (struct audit_rec){0};
+  snprintf(r->type, sizeof(r->type), "%s", type);
+  rec_add(r, "", 0);
+}
+
+void audit_rec_free(struct audit_rec *r) {
+  free(r->data);
+  *r = (struct audit_rec){0};
+}
+
+void audit_rec_str(struct audit_rec *r, const char *key, const char *val) {
+  rec_key(r, key);
+  if (val == NULL) {
+    rec_add(r, "null", 4);
+    return;
+  }
+  if (!rec_json_string(r, val, room_left(r)))
+    rec_truncated(r, key);
+}
+
+void audit_rec_u64(struct audit_rec *r, const char *key, uint64_t v) {
+  rec_key(r, key);
+  rec_fmt(r, "%" PRIu64, v);
+}
+
+void audit_rec_i64(struct audit_rec *r, const char *key, int64_t v) {
+  rec_key(r, key);
+  rec_fmt(r, "%" PRId64, v);
+}
+
+void audit_rec_double(struct audit_rec *r, const char *key, double v) {
+  rec_key(r, key);
+  if (isfinite(v))
+    rec_fmt(r, "%.6f", v);
+  else
+    rec_add(r, "null", 4);
+}
+
+void audit_rec_bool(struct audit_rec *r, const char *key, bool v) {
+  rec_key(r, key);
+  rec_add(r, v ? "true" : "false", v ? 4 : 5);
+}
+
+void audit_rec_null(struct audit_rec *r, const char *key) {
+  rec_key(r, key);
+  rec_add(r, "null", 4);
+}
+
+void audit_rec_strv(struct audit_rec *r, const char *key, const char *const *v) {
+  if (v == NULL) {
+    audit_rec_null(r, key);
+    return;
+  }
+  rec_key(r, key);
+  rec_add(r, "[", 1);
+  bool whole = true;
+  for (size_t i = 0; v[i]; i++) {
+    /* Each one is cut at AUDIT_VALUE_MAX; the list where the record is full. */
+    if (room_left(r) < 8) {
+      whole = false;
+      break;
+    }
+    if (i)
+      rec_add(r, ",", 1);
+    if (!rec_json_string(r, v[i], room_left(r)))
+      whole = false;
+  }
+  rec_add(r, "]", 1);
+  if (!whole)
+    rec_truncated(r, key);
+}
+
+double audit_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* UTC by arithmetic (the proleptic Gregorian calendar, days since
+ * 1970-01-01 to a date): gmtime_r would read /etc/localtime on first use,
+ * on every command's path, for a time zone this log never uses. */
+void audit_format_time(double realtime, char *buf, size_t len) {
+  int64_t sec = (int64_t)realtime;
+  long ms = (long)((realtime - (double)sec) * 1000);
+  if (ms < 0 || ms > 999)
+    ms = 0;
+  int64_t days = sec >= 0 ? sec / 86400 : (sec - 86399) / 86400, rem = sec - days * 86400;
+  int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+  int64_t doe = z - era * 146097, yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+  int64_t doy = doe - (365 * yoe + yoe / 4 - yoe / 100), mp = (5 * doy + 2) / 153;
+  int64_t d = doy - (153 * mp + 2) / 5 + 1, m = mp < 10 ? mp + 3 : mp - 9, y = yoe + era * 400 + (m <= 2);
+  snprintf(buf, len, "%04" PRId64 "-%02" PRId64 "-%02" PRId64 "T%02" PRId64 ":%02" PRId64 ":%02" PRId64 ".%03ldZ", y, m,
+           d, rem / 3600, rem % 3600 / 60, rem % 60, ms);
+}
+
+/* ---- the head ---- */
+
+enum head_state { HEAD_OPEN, HEAD_CAPPED, HEAD_ENDED };
+static const char *const head_states[] = {"open", "capped", "ended"};
+
+struct head {
+  uint64_t lines, bytes, cap;
+  char sha256[SHA256_HEX_SIZE];
+  enum head_state state;
+};
+
+static const char zero_hash[SHA256_HEX_SIZE] = "0000000000000000000000000000000000000000000000000000000000000000";
+
+static bool is_hex64(const char *s) {
+  for (int i = 0; i < 64; i++)
+    if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+      return false;
+  return true;
+}
+
+/* "hutch-audit-head 1\nlines N\nbytes N\ncap N\nsha256 HEX\nstate S\n" */
+static int head_parse(const char *text, struct head *h) {
+  char hex[72], state[16];
+  if (sscanf(text, "hutch-audit-head 1\nlines %" SCNu64 "\nbytes %" SCNu64 "\ncap %" SCNu64 "\nsha256 %70s\nstate %15s",
+             &h->lines, &h->bytes, &h->cap, hex, state) != 5 ||
+      strlen(hex) != 64 || !is_hex64(hex))
+    return -1;
+  memcpy(h->sha256, hex, SHA256_HEX_SIZE);
+  for (size_t i = 0; i < ARRAY_SIZE(head_states); i++)
+    if (strcmp(state, head_states[i]) == 0) {
+      h->state = (enum head_state)i;
+      return 0;
+    }
+  return -1;
+}
+
+static int head_read_fd(int fd, struct head *h) {
+  char buf[512];
+  ssize_t n = read_all(fd, buf, sizeof(buf) - 1);
+  if (n < 0)
+    return -1;
+  buf[n] = '\0';
+  return head_parse(buf, h);
+}
+
+static int head_write(int dirfd, const char *name, const struct head *h, bool sync, hutch_error_t *err) {
+  _cleanup_free_ char *path = xasprintf("%s" AUDIT_HEAD_SUFFIX, name);
+  _cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
+  char text[256];
+  int n = snprintf(text, sizeof(text),
+                   "hutch-audit-head 1\nlines %" PRIu64 "\nbytes %" PRIu64 "\ncap %" PRIu64 "\nsha256 %s\nstate %s\n",
+                   h->lines, h->bytes, h->cap, h->sha256, head_states[h->state]);
+  _cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 || write_all(fd, text, (size_t)n) < 0 || (sync && fsync(fd) < 0))
+    return hutch_error_sys(err, "audit log: write %s", tmp);
+  if (renameat(dirfd, tmp, dirfd, path) < 0)
+    return hutch_error_sys(err, "audit log: rename %s", tmp);
+  return 0;
+}
+
+/* ---- appending ---- */
+
+static char *line_compose(const struct head *h, const char *type, const char *members, size_t *len) {
+  char when[40];
+  audit_format_time(audit_now(), when, sizeof(when));
+  char *line = xasprintf("{\"seq\":%" PRIu64 ",\"prev\":\"%s\",\"time\":\"%s\",\"type\":\"%s\"%s}\n", h->lines + 1,
+                         h->lines ? h->sha256 : zero_hash, when, type, members);
+  *len = strlen(line);
+  return line;
+}
+
+/* One record onto the log (fd, locked) after head h. */
+static int append_one(int fd, const char *name, struct head *h, const struct audit_rec *r, bool *synced,
+                      hutch_error_t *err) {
+  bool end = strcmp(r->type, "end") == 0;
+  if (h->state == HEAD_ENDED)
+    return hutch_error_set(err, EPIPE, "audit log: %s has ended", name);
+  if (h->state == HEAD_CAPPED && !end)
+    return 0; /* dropped: the "capped" record says so */
+  size_t len;
+  _cleanup_free_ char *line = line_compose(h, r->type, r->data ? r->data : "", &len);
+  if (!end && h->bytes + len > h->cap) {
+    _cleanup_free_ char *capped = xasprintf(",\"cap\":%" PRIu64 ",\"dropped\":\"%s\"", h->cap, r->type);
+    free(line);
+    line = line_compose(h, "capped", capped, &len);
+    h->state = HEAD_CAPPED;
+  }
+  /* One write per line on O_APPEND: a reader never sees two records mixed,
+   * and a short append is caught by the next verification (no newline, or
+   * the head's size); the head is then left as it was. */
+  if (write(fd, line, len) != (ssize_t)len)
+    return hutch_error_sys(err, "audit log: append to %s", name);
+  uint8_t digest[SHA256_DIGEST_SIZE];
+  sha256_buffer(line, len - 1, digest);
+  sha256_hex(digest, h->sha256);
+  h->lines++;
+  h->bytes += len;
+  if (end) {
+    h->state = HEAD_ENDED;
+    if (fsync(fd) < 0)
+      return hutch_error_sys(err, "audit log: fsync %s", name);
+    *synced = true;
+  }
+  return 0;
+}
+
+int audit_append_n(int dirfd, const char *name, uint64_t cap, const struct audit_rec *recs, size_t n,
+                   hutch_error_t *err) {
+  _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return hutch_error_sys(err, "audit log: open %s", name);
+  /* One appender at a time (exec --in from several hutch processes): the
+   * chain needs the line before. */
+  while (flock(fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return hutch_error_sys(err, "audit log: lock %s", name);
+  struct stat sst;
+  if (fstat(fd, &sst) < 0)
+    return hutch_error_sys(err, "audit log: stat %s", name);
+  struct head h = {.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+  _cleanup_free_ char *head_name = xasprintf("%s" AUDIT_HEAD_SUFFIX, name);
+  _cleanup_close_ int hfd = openat(dirfd, head_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (hfd < 0 && errno != ENOENT)
+    return hutch_error_sys(err, "audit log: open %s", head_name);
+  if (hfd >= 0 && head_read_fd(hfd, &h) < 0)
+    return hutch_error_set(err, EBADMSG, "audit log: %s is not a head file", head_name);
+  if ((uint64_t)sst.st_size != h.bytes)
+    return hutch_error_set(err, EBADMSG, "audit log: %s holds %" PRIu64 " bytes, its head says %" PRIu64, name,
+                           (uint64_t)sst.st_size, h.bytes);
+  uint64_t lines = h.lines;
+  bool synced = false;
+  int r = 0;
+  for (size_t i = 0; i < n && r == 0; i++)
+    r = append_one(fd, name, &h, &recs[i], &synced, err);
+  /* What was appended is in the head, also after a failed record. */
+  if (h.lines != lines && head_write(dirfd, name, &h, synced, r < 0 ? NULL : err) < 0)
+    return -1;
+  if (synced)
+    fsync(dirfd);
+  return r;
+}
+
+int audit_append(int dirfd, const char *name, uint64_t cap, const struct audit_rec *r, hutch_error_t *err) {
+  return audit_append_n(dirfd, name, cap, r, 1, err);
+}
+
+/* ---- verifying ---- */
+
+static void verdict_fail(struct audit_verdict *v, uint64_t line, const char *fmt, ...) HUTCH_PRINTF(3, 4);
+static void verdict_fail(struct audit_verdict *v, uint64_t line, const char *fmt, ...) {
+  if (!v->ok)
+    return;
+  v->ok = false;
+  v->broken_line = line;
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+  va_end(ap);
+}
+
+/* The record's type: the fourth member, at a place the writer fixes. */
+static void line_type(const char *text, size_t len, char *type, size_t tlen) {
+  type[0] = '\0';
+  const char *p = memmem(text, len, ",\"type\":\"", 9);
+  if (p == NULL)
+    return;
+  p += 9;
+  size_t i = 0;
+  while (p + i < text + len && p[i] != '"' && i + 1 < tlen) {
+    type[i] = p[i];
+    i++;
+  }
+  type[i] = '\0';
+}
+
+int audit_verify(int log_fd, int head_fd, void (*line)(const char *text, size_t len, uint64_t no, void *data),
+                 void *data, struct audit_verdict *v, hutch_error_t *err) {
+  *v = (struct audit_verdict){.ok = true};
+  int dfd = dup(log_fd);
+  _cleanup_fclose_ FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
+  if (f == NULL) {
+    if (dfd >= 0)
+      close(dfd);
+    return hutch_error_sys(err, "audit log: read");
+  }
+  char prev[SHA256_HEX_SIZE];
+  memcpy(prev, zero_hash, sizeof(prev));
+  uint64_t bytes = 0;
+  bool ended = false;
+  _cleanup_free_ char *buf = NULL;
+  size_t cap = 0;
+  ssize_t n;
+  while ((n = getline(&buf, &cap, f)) > 0) {
+    uint64_t no = v->lines + 1;
+    if (buf[n - 1] != '\n') {
+      verdict_fail(v, no, "line %" PRIu64 " is incomplete (no newline: a partial write, or cut)", no);
+      break;
+    }
+    v->lines = no;
+    bytes += (uint64_t)n;
+    if (line)
+      line(buf, (size_t)n - 1, no, data);
+    if (ended)
+      verdict_fail(v, no, "line %" PRIu64 " follows the end record", no);
+    char want[96];
+    int wl = snprintf(want, sizeof(want), "{\"seq\":%" PRIu64 ",\"prev\":\"%s\",", no, prev);
+    if ((size_t)n < (size_t)wl || memcmp(buf, want, (size_t)wl) != 0) {
+      if (strncmp(buf, "{\"seq\":", 7) != 0 || strtoull(buf + 7, NULL, 10) != no)
+        verdict_fail(v, no, "line %" PRIu64 ": not record %" PRIu64 " (a line removed, added or moved)", no, no);
+      else
+        verdict_fail(v, no, "line %" PRIu64 ": the previous line's hash does not match (line %" PRIu64 " changed)", no,
+                     no - 1);
+    }
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_buffer(buf, (size_t)n - 1, digest);
+    sha256_hex(digest, prev);
+    char type[24];
+    line_type(buf, (size_t)n - 1, type, sizeof(type));
+    ended = strcmp(type, "end") == 0;
+    if (strcmp(type, "capped") == 0)
+      v->capped = true;
+  }
+  if (ferror(f))
+    return hutch_error_sys(err, "audit log: read");
+  v->ended = ended && v->ok;
+  if (v->lines == 0)
+    verdict_fail(v, 0, "the log is empty");
+  if (head_fd >= 0) {
+    struct head h;
+    v->headed = true;
+    if (head_read_fd(head_fd, &h) < 0)
+      verdict_fail(v, 0, "the head file cannot be read");
+    else if (h.lines != v->lines || h.bytes != bytes || strcmp(h.sha256, prev) != 0)
+      verdict_fail(v, v->lines < h.lines ? v->lines : h.lines,
+                   "the log has %" PRIu64 " lines (%" PRIu64 " bytes), its head records %" PRIu64 " (%" PRIu64
+                   " bytes) ending in another hash: lines cut off the end, added, or changed",
+                   v->lines, bytes, h.lines, h.bytes);
+    else if ((h.state == HEAD_ENDED) != ended)
+      verdict_fail(v, v->lines, "the head says the log %s, the log says otherwise",
+                   h.state == HEAD_ENDED ? "ended" : "is open");
+  } else if (!ended) {
+    verdict_fail(v, v->lines, "no end record, and no head file: lines may have been cut off the end");
+  }
+  return 0;
+}
+
+int audit_copy_to(int dirfd, const char *name, const char *dest, hutch_error_t *err) {
+  const char *names[] = {name, NULL};
+  _cleanup_free_ char *head_name = xasprintf("%s" AUDIT_HEAD_SUFFIX, name);
+  names[1] = head_name;
+  for (int i = 0; i < 2; i++) {
+    size_t len;
+    _cleanup_free_ char *data = read_regular_file_at(dirfd, names[i], AUDIT_DEFAULT_CAP * 4, &len);
+    if (data == NULL)
+      return hutch_error_sys(err, "audit log: read %s", names[i]);
+    _cleanup_free_ char *to = i == 0 ? xstrdup(dest) : xasprintf("%s" AUDIT_HEAD_SUFFIX, dest);
+    if (write_file_atomic(to, data, len, 0600) < 0)
+      return hutch_error_sys(err, "audit log: write %s", to);
+  }
+  return 0;
+}

@@ -1,0 +1,81 @@
+/* hutch_audit_find and hutch_audit_verify (hutch.h): where a sandbox's
+ * audit log is, live or archived, and the check of its chain. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "audit_sandbox.h"
+#include "hutch.h"
+#include "paths.h"
+#include "state.h"
+#include "util.h"
+
+int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch_error_t *err) {
+  *path = NULL;
+  struct stat st;
+  if (strchr(what, '/') != NULL || stat(what, &st) == 0) {
+    if (stat(what, &st) < 0)
+      return hutch_error_sys(err, "audit log: %s", what);
+    *path = S_ISDIR(st.st_mode) ? xasprintf("%s/" AUDIT_LOG_NAME, what) : xstrdup(what);
+    return 0;
+  }
+  if (!paths_valid_name(what))
+    return hutch_error_set(err, EINVAL, "audit log: %s is neither a file, a directory nor a sandbox id", what);
+  _cleanup_free_ char *root = NULL;
+  _cleanup_close_ int rootfd = state_open_root(state_dir, &root, err);
+  if (rootfd < 0)
+    return -1;
+  _cleanup_free_ char *live = xasprintf("%s/" AUDIT_LOG_NAME, what);
+  _cleanup_free_ char *kept = xasprintf(AUDIT_ARCHIVE_DIR "/%s.jsonl", what);
+  const char *rel = fstatat(rootfd, live, &st, AT_SYMLINK_NOFOLLOW) == 0   ? live
+                    : fstatat(rootfd, kept, &st, AT_SYMLINK_NOFOLLOW) == 0 ? kept
+                                                                           : NULL;
+  if (rel == NULL) {
+    hutch_error_set(err, ENOENT, "audit log: no log of sandbox %s in %s", what, root);
+    return hutch_error_hint(err,
+                            "a one-shot `hutch exec` keeps its log in %s/%s/ID.jsonl, or in the file of "
+                            "--audit FILE; at most the newest %d are kept",
+                            root, AUDIT_ARCHIVE_DIR, AUDIT_ARCHIVE_KEEP);
+  }
+  *path = xasprintf("%s/%s", root, rel);
+  return 0;
+}
+
+int hutch_audit_verify(const char *path, void (*line)(const char *text, size_t len, uint64_t no, void *data),
+                       void *data, struct hutch_audit_verdict *out, hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+  if (fd < 0)
+    return hutch_error_sys(err, "audit log: open %s", path);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return hutch_error_sys(err, "audit log: stat %s", path);
+  if (!S_ISREG(st.st_mode))
+    return hutch_error_set(err, EINVAL, "audit log: %s is not a regular file", path);
+  /* A live log is appended to under an exclusive lock, the head replaced
+   * after each line: the log and its head are read between appends. */
+  while (flock(fd, LOCK_SH) < 0)
+    if (errno != EINTR)
+      return hutch_error_sys(err, "audit log: lock %s", path);
+  _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, path);
+  _cleanup_close_ int hfd = open(head, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+  if (hfd < 0 && errno != ENOENT)
+    return hutch_error_sys(err, "audit log: open %s", head);
+  struct audit_verdict v;
+  if (audit_verify(fd, hfd, line, data, &v, err) < 0)
+    return hutch_error_wrap(err, "%s", path);
+  out->ok = v.ok;
+  out->lines = v.lines;
+  out->broken_line = v.broken_line;
+  snprintf(out->reason, sizeof(out->reason), "%s", v.reason);
+  out->ended = v.ended;
+  out->capped = v.capped;
+  out->headed = v.headed;
+  return 0;
+}

@@ -1,0 +1,404 @@
+/* The records of a sandbox's audit log (audit_sandbox.h, hutch-audit(5)).
+ * Every value a sandbox chose (argv, paths, proxy lines) is escaped and
+ * bounded by the record builder (audit.c); the log itself is hutch's. */
+#include "config.h"
+
+#include "audit_sandbox.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "policy.h"
+#include "sha256.h"
+#include "util.h"
+
+static int sandbox_dir(int state_fd, const char *id) {
+  return openat(state_fd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+/* A record that cannot be written is logged, not fatal: the sandbox's
+ * work goes on, and the gap shows in the verification (or the warning).
+ * A sandbox removed meanwhile (`hutch rm` while exec --in ran: its
+ * directory gone, or its log ended) is no news. */
+static void append_or_warn(int state_fd, const char *id, const struct audit_rec *recs, size_t n) {
+  _cleanup_close_ int dfd = sandbox_dir(state_fd, id);
+  hutch_error_t err = NULL;
+  if (dfd < 0)
+    hutch_error_sys(&err, "audit log: open sandbox %s's directory", id);
+  else
+    audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, n, &err);
+  if (err) {
+    bool gone = err->errnum == ENOENT || err->errnum == EPIPE;
+    hutch_log_error(gone ? HUTCH_LOG_DEBUG : HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+}
+
+/* "sha256:HEX" of an image from its tree's place in the store
+ * (.../images/sha256-HEX/rootfs), else NULL. */
+static char *image_digest(const char *rootfs) {
+  const char *p = rootfs ? strstr(rootfs, "/sha256-") : NULL;
+  if (p == NULL || strlen(p + 8) < 64)
+    return NULL;
+  return xasprintf("sha256:%.64s", p + 8);
+}
+
+static char *file_sha256(const char *path) {
+  size_t len;
+  _cleanup_free_ char *data = path ? read_file_at(AT_FDCWD, path, 16u << 20, &len) : NULL;
+  if (data == NULL)
+    return NULL;
+  uint8_t d[SHA256_DIGEST_SIZE];
+  char hex[SHA256_HEX_SIZE];
+  sha256_buffer(data, len, d);
+  sha256_hex(d, hex);
+  return xasprintf("sha256:%s", hex);
+}
+
+int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
+                        const struct hutch_policy *policy, const struct hutch_limits_status *limits,
+                        const struct net_host *net, bool long_lived, hutch_error_t *err) {
+  struct audit_rec r;
+  audit_rec_init(&r, "start");
+  audit_rec_str(&r, "sandbox", id);
+  audit_rec_str(&r, "kind", long_lived ? "long-lived" : "one-shot");
+  audit_rec_str(&r, "hutch", PACKAGE_VERSION);
+  audit_rec_u64(&r, "uid", getuid());
+  audit_rec_u64(&r, "gid", getgid());
+  audit_rec_u64(&r, "euid", geteuid());
+  audit_rec_i64(&r, "pid", getpid());
+  audit_rec_str(&r, "policy", policy->path);
+  _cleanup_free_ char *policy_digest = file_sha256(policy->path);
+  audit_rec_str(&r, "policy_digest", policy_digest);
+  _cleanup_free_ char *seccomp = xasprintf("sha256:%s", policy->digest);
+  audit_rec_str(&r, "seccomp_digest", seccomp);
+  audit_rec_str(&r, "image", cfg->image);
+  _cleanup_free_ char *digest = image_digest(cfg->rootfs);
+  audit_rec_str(&r, "image_digest", digest);
+  audit_rec_str(&r, "rootfs", cfg->rootfs);
+  audit_rec_str(&r, "limits", limits->mode);
+  audit_rec_str(&r, "cgroup", limits->cgroup[0] ? limits->cgroup : NULL);
+  audit_rec_str(&r, "limits_reason", limits->reason[0] ? limits->reason : NULL);
+  const char *degraded[5];
+  size_t nd = 0;
+  if (limits->degraded)
+    degraded[nd++] = "limits";
+  if (cfg->overlay == HUTCH_OVERLAY_FUSE)
+    degraded[nd++] = HUTCH_DEGRADED_OVERLAY_FUSE;
+  if (cfg->proc_host_ro)
+    degraded[nd++] = HUTCH_DEGRADED_PROC_HOST_RO;
+  if (limits->disk_unbounded)
+    degraded[nd++] = HUTCH_DEGRADED_DISK_UNBOUNDED;
+  degraded[nd] = NULL;
+  audit_rec_strv(&r, "degraded", degraded);
+  audit_rec_str(&r, "network", net->enabled ? "proxy" : "none");
+  if (net->enabled) {
+    _cleanup_strv_ char **allow = xcalloc(net->policy.n_allow + 1, sizeof(char *));
+    for (size_t i = 0; i < net->policy.n_allow; i++)
+      allow[i] = net->policy.allow[i].port ? xasprintf("%s:%u", net->policy.allow[i].pattern, net->policy.allow[i].port)
+                                           : xstrdup(net->policy.allow[i].pattern);
+    audit_rec_strv(&r, "allow", (const char *const *)allow);
+    audit_rec_str(&r, "address", net->address);
+  }
+  _cleanup_strv_ char **binds = xcalloc(cfg->n_binds + 1, sizeof(char *));
+  for (size_t i = 0; i < cfg->n_binds; i++)
+    binds[i] = xasprintf("%s:%s:%s", cfg->binds[i].source, cfg->binds[i].dest, cfg->binds[i].readonly ? "ro" : "rw");
+  audit_rec_strv(&r, "binds", (const char *const *)binds);
+  audit_rec_bool(&r, "build", cfg->build_caps);
+  uint64_t cap = policy->settings.limits.audit_log ? policy->settings.limits.audit_log : AUDIT_DEFAULT_CAP;
+  audit_rec_u64(&r, "cap", cap);
+  int rc = audit_append(sbfd, AUDIT_LOG_NAME, cap, &r, err);
+  audit_rec_free(&r);
+  return rc;
+}
+
+/* ---- commands ---- */
+
+struct audit_cmd {
+  int state_fd;
+  char id[40];
+  struct audit_rec rec;
+  double start;
+  /* Output into regular files: their sizes at the start (-1: not a file). */
+  int out_fd[2];
+  int64_t out_size[2];
+};
+
+static int64_t regular_size(int fd) {
+  struct stat st;
+  return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
+}
+
+struct audit_cmd *audit_cmd_begin(int state_fd, const char *id, const char *const *argv, const char *workdir,
+                                  const int stdio[3], bool tty, double start) {
+  struct audit_cmd *c = xcalloc(1, sizeof(*c));
+  c->state_fd = dup(state_fd);
+  snprintf(c->id, sizeof(c->id), "%s", id);
+  c->start = start > 0 ? start : audit_now();
+  audit_rec_init(&c->rec, "command");
+  audit_rec_strv(&c->rec, "argv", argv);
+  audit_rec_str(&c->rec, "cwd", workdir ? workdir : "/");
+  audit_rec_bool(&c->rec, "tty", tty);
+  for (int i = 0; i < 2; i++) {
+    c->out_fd[i] = stdio ? stdio[i + 1] : -1;
+    c->out_size[i] = regular_size(c->out_fd[i]);
+  }
+  if (c->out_size[1] >= 0 && c->out_fd[1] == c->out_fd[0])
+    c->out_size[1] = -1; /* 2>&1: counted once */
+  return c;
+}
+
+void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char *how, const struct rusage *ru) {
+  if (c == NULL)
+    return;
+  char when[40];
+  audit_format_time(c->start, when, sizeof(when));
+  audit_rec_str(&c->rec, "start", when);
+  double end = audit_now();
+  audit_format_time(end, when, sizeof(when));
+  audit_rec_str(&c->rec, "end", when);
+  audit_rec_double(&c->rec, "wall_seconds", end - c->start);
+  if (ex == NULL) {
+    audit_rec_str(&c->rec, "result", how);
+  } else {
+    const char *result = ex->timed_out          ? "timeout"
+                         : ex->setup_failed     ? "setup failed"
+                         : ex->exec_errno       ? "not started"
+                         : ex->usage.oom_killed ? "out of memory"
+                         : ex->signal           ? "signal"
+                                                : "exited";
+    audit_rec_str(&c->rec, "result", result);
+    audit_rec_i64(&c->rec, "exit_code", hutch_exit_code(ex));
+    if (ex->signal) {
+      audit_rec_i64(&c->rec, "signal", ex->signal);
+      audit_rec_str(&c->rec, "signal_name", sigabbrev_np(ex->signal));
+    } else {
+      audit_rec_i64(&c->rec, "status", ex->status);
+    }
+    audit_rec_str(&c->rec, "failure", ex->failure[0] ? ex->failure : NULL);
+    /* CPU and memory: the cgroup's counts, else what the reaped processes
+     * used (a one-shot's init and all it reaped), else unknown. */
+    if (ex->usage.cpu_usec || ex->usage.memory_peak) {
+      audit_rec_double(&c->rec, "cpu_seconds", (double)ex->usage.cpu_usec / 1e6);
+      audit_rec_u64(&c->rec, "memory_peak", ex->usage.memory_peak);
+    } else if (ru != NULL) {
+      audit_rec_double(&c->rec, "cpu_seconds",
+                       (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
+                           (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6);
+      audit_rec_u64(&c->rec, "memory_peak", (uint64_t)ru->ru_maxrss * 1024);
+    } else {
+      audit_rec_null(&c->rec, "cpu_seconds");
+      audit_rec_null(&c->rec, "memory_peak");
+    }
+  }
+  /* Bytes of output: known where it went into regular files. */
+  bool known = false;
+  uint64_t bytes = 0;
+  for (int i = 0; i < 2; i++) {
+    if (c->out_size[i] < 0)
+      continue;
+    int64_t now = regular_size(c->out_fd[i]);
+    if (now >= c->out_size[i]) {
+      bytes += (uint64_t)(now - c->out_size[i]);
+      known = true;
+    }
+  }
+  if (known)
+    audit_rec_u64(&c->rec, "output_bytes", bytes);
+  else
+    audit_rec_null(&c->rec, "output_bytes");
+  if (c->state_fd >= 0)
+    append_or_warn(c->state_fd, c->id, &c->rec, 1);
+  if (c->state_fd >= 0)
+    close(c->state_fd);
+  audit_rec_free(&c->rec);
+  free(c);
+}
+
+/* ---- copies ---- */
+
+void audit_sandbox_copy(int state_fd, const char *id, const char *direction, const char *src, const char *dest,
+                        const char *files, size_t len, const struct hutch_copy_report *rep, int result) {
+  size_t n = 0, cap = 8;
+  struct audit_rec *recs = xcalloc(cap, sizeof(*recs));
+  const char *p = files, *end = files ? files + len : NULL;
+  while (p && p < end) {
+    const char *hex = p;
+    const char *bytes = hex + strnlen(hex, (size_t)(end - hex)) + 1;
+    if (bytes >= end)
+      break;
+    const char *path = bytes + strnlen(bytes, (size_t)(end - bytes)) + 1;
+    if (path >= end)
+      break;
+    p = path + strnlen(path, (size_t)(end - path)) + 1;
+    if (n + 1 >= cap) {
+      cap *= 2;
+      recs = xrealloc(recs, cap * sizeof(*recs));
+    }
+    audit_rec_init(&recs[n], "file");
+    audit_rec_str(&recs[n], "direction", direction);
+    audit_rec_str(&recs[n], "path", path);
+    audit_rec_u64(&recs[n], "bytes", strtoull(bytes, NULL, 10));
+    _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
+    audit_rec_str(&recs[n], "sha256", digest);
+    n++;
+  }
+  audit_rec_init(&recs[n], "copy");
+  audit_rec_str(&recs[n], "direction", direction);
+  audit_rec_str(&recs[n], "from", src);
+  audit_rec_str(&recs[n], "to", dest);
+  audit_rec_u64(&recs[n], "files", rep->files);
+  audit_rec_u64(&recs[n], "dirs", rep->dirs);
+  audit_rec_u64(&recs[n], "bytes", rep->bytes);
+  audit_rec_u64(&recs[n], "skipped", rep->skipped);
+  audit_rec_str(&recs[n], "stopped", rep->stopped);
+  audit_rec_bool(&recs[n], "ok", result >= 0);
+  n++;
+  append_or_warn(state_fd, id, recs, n);
+  for (size_t i = 0; i < n; i++)
+    audit_rec_free(&recs[i]);
+  free(recs);
+}
+
+/* ---- the end ---- */
+
+/* The proxy's lines, each one record "net" (its JSON kept as a string:
+ * the proxy parsed what the sandbox sent, and this log does not trust it
+ * to be well-formed). */
+static void join_proxy_log(int dfd, const char *proxy_log) {
+  size_t len;
+  _cleanup_free_ char *data = proxy_log ? read_regular_file_at(AT_FDCWD, proxy_log, 4 * AUDIT_DEFAULT_CAP, &len) : NULL;
+  if (data == NULL)
+    return;
+  size_t n = 0;
+  for (size_t i = 0; i < len; i++)
+    n += data[i] == '\n';
+  struct audit_rec *recs = xcalloc(n + 1, sizeof(*recs));
+  size_t k = 0;
+  for (char *line = data, *nl; k <= n && line < data + len; line = nl + 1) {
+    nl = memchr(line, '\n', (size_t)(data + len - line));
+    if (nl == NULL)
+      nl = data + len;
+    *nl = '\0';
+    if (*line == '\0')
+      continue;
+    audit_rec_init(&recs[k], "net");
+    audit_rec_str(&recs[k], "proxy", line);
+    k++;
+  }
+  hutch_error_t err = NULL;
+  if (k && audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, k, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+  for (size_t i = 0; i < k; i++)
+    audit_rec_free(&recs[i]);
+  free(recs);
+}
+
+static bool is_log_name(const char *name) {
+  size_t l = strlen(name);
+  return l >= 7 && l < 58 && strcmp(name + l - 6, ".jsonl") == 0;
+}
+
+struct archived {
+  int64_t mtime;
+  char name[64];
+};
+
+static int newest_first(const void *a, const void *b) {
+  const struct archived *x = a, *y = b;
+  return x->mtime < y->mtime ? 1 : x->mtime > y->mtime ? -1 : strcmp(x->name, y->name);
+}
+
+/* Past AUDIT_ARCHIVE_KEEP logs, the oldest go, down to AUDIT_ARCHIVE_TRIM:
+ * the files' ages are read once every hundred ends or so, not at each. */
+static void prune_archive(int adfd) {
+  int dup_fd = dup(adfd);
+  _cleanup_dir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+  if (d == NULL) {
+    if (dup_fd >= 0)
+      close(dup_fd);
+    return;
+  }
+  struct archived *e = NULL;
+  size_t n = 0;
+  struct dirent *de;
+  /* Counted first, by name alone (a few getdents on every sandbox's end);
+   * each file's age is looked at only past the bound. */
+  while ((de = readdir(d)) != NULL)
+    n += is_log_name(de->d_name);
+  if (n <= AUDIT_ARCHIVE_KEEP)
+    return;
+  rewinddir(d);
+  n = 0;
+  while ((de = readdir(d)) != NULL) {
+    struct stat st;
+    if (!is_log_name(de->d_name) || fstatat(adfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue;
+    e = xrealloc(e, (n + 1) * sizeof(*e));
+    e[n].mtime = st.st_mtime;
+    snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+    n++;
+  }
+  if (n > 0)
+    qsort(e, n, sizeof(*e), newest_first);
+  for (size_t i = AUDIT_ARCHIVE_TRIM; i < n; i++) {
+    unlinkat(adfd, e[i].name, 0);
+    _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, e[i].name);
+    unlinkat(adfd, head, 0);
+  }
+  free(e);
+}
+
+static void archive_log(int state_fd, const char *id) {
+  if (mkdirat(state_fd, AUDIT_ARCHIVE_DIR, 0700) < 0 && errno != EEXIST) {
+    hutch_log_errno(HUTCH_LOG_WARNING, errno, "audit log: create %s", AUDIT_ARCHIVE_DIR);
+    return;
+  }
+  _cleanup_close_ int adfd = openat(state_fd, AUDIT_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (adfd < 0)
+    return;
+  /* The head first: a log without its head would pass as complete only
+   * with its end record, which it has. */
+  for (int i = 1; i >= 0; i--) {
+    const char *suffix = i ? AUDIT_HEAD_SUFFIX : "";
+    _cleanup_free_ char *from = xasprintf("%s/" AUDIT_LOG_NAME "%s", id, suffix);
+    _cleanup_free_ char *to = xasprintf("%s.jsonl%s", id, suffix);
+    if (renameat(state_fd, from, adfd, to) < 0 && errno != ENOENT)
+      hutch_log_errno(HUTCH_LOG_WARNING, errno, "audit log: keep %s", from);
+  }
+  fsync(adfd);
+  prune_archive(adfd);
+}
+
+void audit_sandbox_end(int state_fd, const char *id, const char *reason, const char *proxy_log, const char *copy_to,
+                       bool archive) {
+  _cleanup_close_ int dfd = sandbox_dir(state_fd, id);
+  struct stat st;
+  if (dfd < 0 || fstatat(dfd, AUDIT_LOG_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return; /* no log: the start failed before it, or it has been archived */
+  join_proxy_log(dfd, proxy_log);
+  struct audit_rec r;
+  audit_rec_init(&r, "end");
+  audit_rec_str(&r, "reason", reason);
+  hutch_error_t err = NULL;
+  if (audit_append(dfd, AUDIT_LOG_NAME, 0, &r, &err) < 0 && err->errnum != EPIPE)
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+  hutch_error_free(&err);
+  audit_rec_free(&r);
+  if (copy_to && audit_copy_to(dfd, AUDIT_LOG_NAME, copy_to, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+  if (archive)
+    archive_log(state_fd, id);
+}

@@ -1,0 +1,49 @@
+/* What a sandbox's audit log records (hutch-audit(5)), written by the
+ * host side only, into the sandbox's state directory (no bind reaches it:
+ * protected.c): its start, each command, the files copied in and out, the
+ * proxy's decisions and its end.  The chain itself is common/audit.c. */
+#ifndef HUTCH_AUDIT_SANDBOX_H
+#define HUTCH_AUDIT_SANDBOX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/resource.h>
+
+#include "hutch.h"
+#include "net_host.h"
+
+/* The directory, under the state root, where the logs of ended sandboxes
+ * are kept (a dot name: never taken for a sandbox), and how many: past
+ * KEEP, the newest TRIM stay. */
+#define AUDIT_ARCHIVE_DIR ".audit"
+#define AUDIT_ARCHIVE_KEEP 1000
+#define AUDIT_ARCHIVE_TRIM 900
+
+/* The start record; the log's bound is the policy's [limits] audit_log. */
+int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
+                        const struct hutch_policy *policy, const struct hutch_limits_status *limits,
+                        const struct net_host *net, bool long_lived, hutch_error_t *err);
+
+/* A command, from its start to its end. */
+struct audit_cmd;
+/* `start`: when it started (audit_now()), 0: now. */
+struct audit_cmd *audit_cmd_begin(int state_fd, const char *id, const char *const *argv, const char *workdir,
+                                  const int stdio[3], bool tty, double start);
+/* Writes its record and frees c: ex NULL when it was not waited for (then
+ * `how` says what became of it); ru: what its reaped processes used, when
+ * hutch reaped them (a one-shot's init), else NULL. */
+void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char *how, const struct rusage *ru);
+
+/* The files of a copy: "SHA256HEX\0BYTES\0PATH\0" each, as the walk
+ * (sandbox_fs_copy.c) collected them. */
+void audit_sandbox_copy(int state_fd, const char *id, const char *direction, const char *src, const char *dest,
+                        const char *files, size_t len, const struct hutch_copy_report *rep, int result);
+
+/* The end: the proxy's lines (its log `proxy_log`, may be NULL), the end
+ * record, then a copy to `copy_to` (may be NULL) and, when the state
+ * directory goes, the log moved to the archive.  Nothing without a log
+ * (a start that failed before its start record). */
+void audit_sandbox_end(int state_fd, const char *id, const char *reason, const char *proxy_log, const char *copy_to,
+                       bool archive);
+
+#endif

@@ -1,0 +1,185 @@
+#!/bin/bash
+# Every sandbox leaves an audit log (hutch-audit(5)) that `hutch audit`
+# verifies: a one-shot exec (--audit FILE, and the state directory's
+# archive), create + exec --in + rm, and hutch run (in its run directory);
+# an edited line, a removed middle line, a cut end and a partial last line
+# each break the verification, at the line where it breaks.
+. "$(dirname "$0")/../lib/tap.sh"
+
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+tmp=$(hutch_test_tmpdir)
+export HUTCH_STATE_DIR=$tmp/state
+mkdir -m 0700 "$HUTCH_STATE_DIR"
+py=/usr/bin/python3
+
+# field LOG N EXPR: python EXPR on record N (1-based, `r`) of LOG
+field() {
+  "$py" -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[int(sys.argv[2]) - 1])
+print(eval(sys.argv[3]))' "$@"
+}
+types() { "$py" -c '
+import json, sys
+print(" ".join(json.loads(l)["type"] for l in open(sys.argv[1])))' "$1"; }
+
+# ---- a one-shot exec with --audit FILE ----
+log=$tmp/one.jsonl
+tap_status 3 "exec --audit FILE runs the command" \
+  "$HUTCH_BIN" exec --rootfs "$img" --audit "$log" -- sh -c 'echo out; printf "\033]0;x\007" >&2; exit 3'
+tap_is "$(types "$log")" "start command end" "the log holds start, command and end records"
+tap_is "$(field "$log" 1 'r["kind"], r["uid"] == __import__("os").getuid(), r["image"], r["network"], r["image_digest"][:7], r["policy_digest"][:7], r["seccomp_digest"][:7]')" \
+  "('one-shot', True, '$img', 'none', 'sha256:', 'sha256:', 'sha256:')" \
+  "start: kind, caller uid, image, network mode, image, policy and seccomp digests"
+tap_like "$(field "$log" 1 'r["limits"], r["degraded"]')" "^\('(cgroup|rlimits)', \[" "start: the limits' mode and the degraded modes"
+tap_is "$(field "$log" 2 'r["argv"][:2], r["cwd"], r["exit_code"], r["result"], r["cpu_seconds"] is not None, r["memory_peak"] > 0')" \
+  "(['sh', '-c'], '/', 3, 'exited', True, True)" "command: argv, cwd, exit status, CPU and memory used"
+tap_is "$(field "$log" 3 'r["reason"], r["seq"]')" "('the command ended', 3)" "end: its reason"
+tap_ok "hutch audit FILE verifies it" "$HUTCH_BIN" audit "$log"
+tap_like "$tap_stdout" "verified, 3 records, ended" "and says so"
+tap_unlike "$tap_stdout" $'\033' "the sandbox's escape sequence is never printed raw"
+id=$(field "$log" 1 'r["sandbox"]')
+tap_ok "the one-shot's log is also kept in the state directory's archive" \
+  cmp "$log" "$HUTCH_STATE_DIR/.audit/$id.jsonl"
+tap_ok "hutch audit ID finds the archived log after the sandbox is gone" "$HUTCH_BIN" audit --quiet "$id"
+tap_ok "exec --json" "$HUTCH_BIN" exec --rootfs "$img" --json -- true
+tap_ok "exec --json names the archived audit log" \
+  test -s "$(printf '%s' "$tap_stdout" | "$py" -c 'import json, sys; print(json.load(sys.stdin)["audit_log"])')"
+tap_ok "hutch audit --json" "$HUTCH_BIN" audit --json "$log"
+tap_is "$(printf '%s' "$tap_stdout" | "$py" -c 'import json, sys; j = json.load(sys.stdin); print(j["ok"], j["lines"], j["records"][1]["type"])')" \
+  "True 3 command" "--json: the verdict and the records"
+
+# ---- --net proxy: the allowlist, and the proxy's decisions joined ----
+nlog=$tmp/net.jsonl
+tap_fails "exec --net proxy to a host not allowed" \
+  "$HUTCH_BIN" exec --rootfs "$img" --net proxy --allow pkgs.test:8080 --audit "$nlog" -- wget -q -O- http://evil.example/
+tap_ok "its log verifies" "$HUTCH_BIN" audit --quiet "$nlog"
+tap_is "$(types "$nlog")" "start command net end" "start, command, the proxy's decision, end"
+tap_is "$(field "$nlog" 1 'r["network"], r["allow"][-1]')" "('proxy', 'pkgs.test:8080')" \
+  "start: network mode and the allowlist in force (the policy's, then --allow)"
+tap_is "$(field "$nlog" 3 '(lambda p: (p["host"], p["port"], p["decision"]))(__import__("json").loads(r["proxy"]))')" \
+  "('evil.example', 80, 'refuse')" "net: the proxy's line, host, port and decision"
+
+# ---- the log is out of the sandbox's reach ----
+tap_ok "exec: no audit log is visible inside the sandbox" \
+  "$HUTCH_BIN" exec --rootfs "$img" -- sh -c '! find / -xdev -name "audit.jsonl*" 2>/dev/null | grep -q .'
+
+# ---- create, exec --in, rm ----
+tap_ok "create" "$HUTCH_BIN" create --rootfs "$img"
+sid=$tap_stdout
+tap_status 7 "exec --in" "$HUTCH_BIN" exec --in "$sid" --workdir /tmp -- sh -c 'echo hi > f; exit 7'
+tap_status 137 "exec --in, killed by a signal" "$HUTCH_BIN" exec --in "$sid" -- sh -c 'kill -9 $$'
+tap_ok "hutch audit ID verifies the live sandbox's log" "$HUTCH_BIN" audit "$sid"
+tap_like "$tap_stdout" "verified, 3 records, open" "open while the sandbox runs"
+tap_ok "hutch rm" "$HUTCH_BIN" rm "$sid"
+live=$HUTCH_STATE_DIR/.audit/$sid.jsonl
+tap_is "$(types "$live")" "start command command end" "start, both commands, end"
+tap_is "$(field "$live" 2 'r["argv"][2], r["cwd"], r["exit_code"]'), $(field "$live" 3 'r["result"], r["signal_name"], r["exit_code"]'), $(field "$live" 4 'r["reason"]')" \
+  "('echo hi > f; exit 7', '/tmp', 7), ('signal', 'KILL', 137), removed" "the commands' ends, and rm as the end reason"
+tap_is "$(field "$live" 2 'r["cpu_seconds"] is not None and r["memory_peak"] > 0')" "True" \
+  "exec --in: CPU and memory used, from the cgroup or from init's wait4"
+tap_ok "hutch audit ID verifies it after rm" "$HUTCH_BIN" audit --quiet "$sid"
+
+# ---- what breaks the verification ----
+broken() { # DESC EXPECTED-LINE-REGEX: the copy in $t must fail
+  tap_status 1 "$1: hutch audit exits 1" "$HUTCH_BIN" audit --quiet "$t"
+  tap_like "$tap_stdout" "$2" "$1: the verdict says where"
+}
+fresh() { # a verified copy of the live sandbox's log, with its head
+  t=$tmp/t.jsonl
+  cp "$live" "$t"
+  cp "$live.head" "$t.head"
+}
+fresh
+tap_ok "an untouched copy with its head verifies" "$HUTCH_BIN" audit --quiet "$t"
+fresh
+sed -i '2s/"exit_code":7/"exit_code":0/' "$t"
+broken "an edited line" "BROKEN: line 3: the previous line's hash does not match \(line 2 changed\)"
+fresh
+sed -i '2d' "$t"
+broken "a middle line removed" "BROKEN: line 2: not record 2"
+fresh
+sed -i '$d' "$t"
+broken "the last line cut off (head kept)" "BROKEN: the log has 3 lines .* its head records 4"
+fresh
+sed -i '$d' "$t"
+rm "$t.head"
+broken "the last line cut off, head removed" "BROKEN: no end record, and no head file"
+fresh
+truncate -s -5 "$t"
+broken "a partial last line" "BROKEN: line 4 is incomplete"
+fresh
+sed -i '3d;4d' "$t"
+sed -i '2s/.*/&/' "$t"
+broken "the end record and the line before removed" "BROKEN"
+fresh
+printf '{"seq":5,"prev":"x","type":"command"}\n' >>"$t"
+broken "a line added after the end" "BROKEN: line 5"
+fresh
+"$py" -c '
+import sys
+p = sys.argv[1]
+lines = open(p).read().splitlines(True)
+lines[1], lines[2] = lines[2], lines[1]
+open(p, "w").write("".join(lines))' "$t"
+broken "two lines swapped" "BROKEN: line 2"
+
+# ---- the bound: [limits] audit_log ----
+pol=$tmp/capped.policy
+sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|; s|^\[limits\]|[limits]\naudit_log = 64K|" "$HUTCH_POLICY" >"$pol"
+tap_ok "policy show" "$HUTCH_BIN" policy show --policy "$pol"
+tap_like "$tap_stdout" "audit_log: 64 KiB" "policy show names the audit log's bound"
+tap_ok "create under a policy with [limits] audit_log = 64K" "$HUTCH_BIN" create --rootfs "$img" --policy "$pol"
+cid=$tap_stdout
+big=$(head -c 3000 /dev/zero | tr '\0' a)
+for i in 1 2 3 4 5 6 7 8; do
+  "$HUTCH_BIN" exec --in "$cid" -- true "$big" "$big" "$big" "$big" "$big" "$big" "$big" >/dev/null 2>&1
+done
+tap_ok "rm" "$HUTCH_BIN" rm "$cid"
+capped=$HUTCH_STATE_DIR/.audit/$cid.jsonl
+tap_like "$(types "$capped")" "^start( command)+ capped end$" "past the cap: one \"capped\" record, then the end only"
+tap_ok "the capped log verifies" "$HUTCH_BIN" audit "$capped"
+tap_like "$tap_stdout" "capped: records were dropped" "and says it was capped"
+size=$(stat -c %s "$capped")
+tap_check $((size > 70000)) "the log stays near its cap ($size bytes)"
+
+# ---- hutch run: the log in the run directory, with the files copied ----
+if [ -x /usr/bin/python3 ]; then
+  . "$HUTCH_SRCDIR/tests/lib/agent.sh"
+  AGENT_IMAGE=$img
+  mock_start '[
+   {"calls": [["execute_bash", {"command": "printf 42 > /testbed/output/answer.txt; cat /testbed/input/in.txt"}]]},
+   {"calls": [["submit", {}]]}
+  ]'
+  input=$(hutch_test_tmpdir)
+  printf 'input data' >"$input/in.txt"
+  tap_status 0 "hutch run" hrun --query q --input-dir "$input"
+  run_dir
+  tap_ok "hutch audit RUN_DIR verifies the run's log" "$HUTCH_BIN" audit --quiet "$RUN_DIR"
+  want_in=$(printf 'input data' | sha256sum | cut -d' ' -f1)
+  want_out=$(printf 42 | sha256sum | cut -d' ' -f1)
+  got=$("$py" -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    if r["type"] == "file":
+        print(r["direction"], r["path"], r["bytes"], r["sha256"])' "$RUN_DIR/audit.jsonl")
+  tap_like "$got" "in in.txt 10 sha256:$want_in" "the file copied in, with its sha256"
+  tap_like "$got" "out answer.txt 2 sha256:$want_out" "the file copied back, with its sha256"
+  tap_like "$(types "$RUN_DIR/audit.jsonl")" "^start .*command.* end$" "the run's commands and its end"
+  mock_stop
+fi
+
+# ---- the archive keeps at most 1000 logs: past that, the newest 900 ----
+arch=$tmp/state2
+mkdir -p -m 0700 "$arch/.audit"
+for i in $(seq 1005); do
+  touch -d "2020-01-01 +$i min" "$arch/.audit/old$i.jsonl" "$arch/.audit/old$i.jsonl.head"
+done
+tap_ok "a one-shot exec beside 1005 archived logs" env HUTCH_STATE_DIR="$arch" "$HUTCH_BIN" exec --rootfs "$img" -- true
+tap_is "$(ls "$arch/.audit" | grep -c 'jsonl$') $(ls "$arch/.audit" | grep -c 'jsonl.head$')" "900 900" \
+  "past 1000 logs the archive is cut to the newest 900, heads and all"
+tap_ok "the oldest went, the newest stayed" sh -c "[ ! -e '$arch/.audit/old106.jsonl' ] && [ -e '$arch/.audit/old107.jsonl' ] && ls '$arch/.audit' | grep -qv '^old'"
+
+rm -rf "$tmp"
+tap_done

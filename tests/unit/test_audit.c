@@ -1,0 +1,192 @@
+/* The audit log's chain (runtime/common/audit.c): records escaped and
+ * bounded, appended with their chain and head, the cap, the end; and the
+ * verification against an edited byte, a removed line, a cut end, bytes
+ * appended behind the writer's back. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "tap.h"
+#include "util.h"
+
+static char dir[64];
+static int dfd;
+
+static void append(const char *type, const char *key, const char *val, uint64_t cap, int *rc, int *errnum) {
+  struct audit_rec r;
+  audit_rec_init(&r, type);
+  if (key)
+    audit_rec_str(&r, key, val);
+  audit_rec_u64(&r, "n", 42);
+  hutch_error_t err = NULL;
+  *rc = audit_append(dfd, "a.jsonl", cap, &r, &err);
+  *errnum = err ? err->errnum : 0;
+  hutch_error_free(&err);
+  audit_rec_free(&r);
+}
+
+static struct audit_verdict verify(const char *name, bool with_head) {
+  struct audit_verdict v = {0};
+  _cleanup_close_ int fd = openat(dfd, name, O_RDONLY | O_CLOEXEC);
+  _cleanup_free_ char *head = xasprintf("%s.head", name);
+  _cleanup_close_ int hfd = with_head ? openat(dfd, head, O_RDONLY | O_CLOEXEC) : -1;
+  hutch_error_t err = NULL;
+  if (fd < 0 || audit_verify(fd, hfd, NULL, NULL, &v, &err) < 0)
+    v.ok = false;
+  hutch_error_free(&err);
+  return v;
+}
+
+/* The log "a.jsonl" rewritten as "b.jsonl" (with a.jsonl's head) after edit(). */
+static void tampered(void (*edit)(char *data, size_t *len)) {
+  size_t len;
+  _cleanup_free_ char *data = read_file_at(dfd, "a.jsonl", 1 << 20, &len);
+  _cleanup_free_ char *head = read_file_at(dfd, "a.jsonl.head", 4096, NULL);
+  edit(data, &len);
+  write_file_at(dfd, "b.jsonl", data, len, 0600);
+  write_file_at(dfd, "b.jsonl.head", head, strlen(head), 0600);
+}
+
+static void edit_byte(char *data, size_t *len) {
+  (void)len;
+  char *p = strstr(strchr(data, '\n') + 1, "\"n\":42");
+  p[5] = '3';
+}
+
+static void remove_line2(char *data, size_t *len) {
+  char *l2 = strchr(data, '\n') + 1, *l3 = strchr(l2, '\n') + 1;
+  memmove(l2, l3, *len - (size_t)(l3 - data));
+  *len -= (size_t)(l3 - l2);
+}
+
+static void cut_last(char *data, size_t *len) {
+  data[*len - 1] = '\0';
+  *len = (size_t)(strrchr(data, '\n') - data) + 1;
+}
+
+static void cut_bytes(char *data, size_t *len) {
+  (void)data;
+  *len -= 3;
+}
+
+int main(void) {
+  snprintf(dir, sizeof(dir), "%s/test-audit.XXXXXX", getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+  if (mkdtemp(dir) == NULL || (dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
+    printf("Bail out! mkdtemp: %s\n", strerror(errno));
+    return 1;
+  }
+  int rc, e;
+  char big[6000];
+  memset(big, 'x', sizeof(big) - 1);
+  big[sizeof(big) - 1] = '\0';
+  append("start", "s", "one\x1b[31m\"\\\nnext\x80", 0, &rc, &e);
+  tap_is_int(rc, 0, "a start record is appended");
+  append("command", "argv", big, 0, &rc, &e);
+  append("command", "argv", "two", 0, &rc, &e);
+  append("end", "reason", "done", 0, &rc, &e);
+  tap_is_int(rc, 0, "an end record is appended");
+  append("command", NULL, NULL, 0, &rc, &e);
+  tap_ok(rc < 0 && e == EPIPE, "nothing is appended after the end (EPIPE)");
+  size_t len;
+  _cleanup_free_ char *text = read_file_at(dfd, "a.jsonl", 1 << 20, &len);
+  tap_ok(strstr(text, "one\\u001b[31m\\\"\\\\\\u000anext\\u0080\"") != NULL,
+         "control characters, quotes, backslashes and non-ASCII bytes are escaped");
+  tap_ok(strstr(text, "\"s_truncated\"") == NULL && strstr(text, "\"argv_truncated\":true,\"n\":42") != NULL,
+         "a value over AUDIT_VALUE_MAX is cut and marked, and the numbers after it stay");
+  tap_ok(strncmp(text, "{\"seq\":1,\"prev\":\"0000000000000000000000000000000000000000000000000000000000000000\"",
+                 82) == 0,
+         "line 1 is anchored on zeros");
+  struct audit_verdict v = verify("a.jsonl", true);
+  tap_ok(v.ok && v.lines == 4 && v.ended && v.headed, "the log verifies: 4 lines, ended, against its head");
+  v = verify("a.jsonl", false);
+  tap_ok(v.ok, "without its head, the end record closes it");
+
+  tampered(edit_byte);
+  v = verify("b.jsonl", true);
+  tap_ok(!v.ok && v.broken_line == 3, "an edited byte in line 2 breaks line 3's hash (line %llu: %s)",
+         (unsigned long long)v.broken_line, v.reason);
+  tampered(remove_line2);
+  v = verify("b.jsonl", true);
+  tap_ok(!v.ok && v.broken_line == 2, "a removed middle line breaks the numbering at line 2");
+  tampered(cut_last);
+  v = verify("b.jsonl", true);
+  tap_ok(!v.ok, "a cut-off last line disagrees with the head (%s)", v.reason);
+  v = verify("b.jsonl", false);
+  tap_ok(!v.ok, "and without the head, no end record is found (%s)", v.reason);
+  tampered(cut_bytes);
+  v = verify("b.jsonl", true);
+  tap_ok(!v.ok && v.broken_line == 4, "a partial last line is found (%s)", v.reason);
+
+  /* An open log (the sandbox still runs): only its head shows a cut end. */
+  unlinkat(dfd, "a.jsonl", 0);
+  unlinkat(dfd, "a.jsonl.head", 0);
+  append("start", NULL, NULL, 0, &rc, &e);
+  append("command", "argv", "one", 0, &rc, &e);
+  append("command", "argv", "two", 0, &rc, &e);
+  v = verify("a.jsonl", true);
+  tap_ok(v.ok && !v.ended && v.lines == 3, "an open log verifies against its head");
+  tampered(cut_last);
+  v = verify("b.jsonl", true);
+  tap_ok(!v.ok && strstr(v.reason, "its head records 3") != NULL, "its last line cut off: the head says so (%s)",
+         v.reason);
+
+  /* A log changed behind the writer's back is not appended to. */
+  unlinkat(dfd, "a.jsonl", 0);
+  unlinkat(dfd, "a.jsonl.head", 0);
+  append("start", NULL, NULL, 0, &rc, &e);
+  int fd = openat(dfd, "a.jsonl", O_WRONLY | O_APPEND | O_CLOEXEC);
+  tap_ok(fd >= 0 && write(fd, "junk\n", 5) == 5, "bytes appended by someone else");
+  close(fd);
+  append("command", NULL, NULL, 0, &rc, &e);
+  tap_ok(rc < 0 && e == EBADMSG, "the next append is refused: the log does not match its head");
+
+  /* The cap: one "capped" record, then only the end. */
+  unlinkat(dfd, "a.jsonl", 0);
+  unlinkat(dfd, "a.jsonl.head", 0);
+  append("start", NULL, NULL, 3000, &rc, &e);
+  for (int i = 0; i < 40; i++)
+    append("command", "argv", "some command line", 0, &rc, &e);
+  tap_is_int(rc, 0, "appends past the cap succeed (dropped)");
+  append("end", "reason", "done", 0, &rc, &e);
+  free(text);
+  text = read_file_at(dfd, "a.jsonl", 1 << 20, &len);
+  tap_ok(len <= 3000 + 300, "the log stays within its cap and the end (%zu bytes)", len);
+  tap_ok(strstr(text, "\"type\":\"capped\",\"cap\":3000,\"dropped\":\"command\"") != NULL,
+         "a capped record says what was dropped");
+  tap_ok(strstr(strstr(text, "\"capped\""), "\"type\":\"end\"") != NULL &&
+             strstr(strstr(text, "\"type\":\"capped\""), "\"type\":\"command\"") == NULL,
+         "after it, no command, but the end");
+  v = verify("a.jsonl", true);
+  tap_ok(v.ok && v.capped && v.ended, "the capped log verifies, and says it was capped");
+
+  char when[40];
+  audit_format_time(0.25, when, sizeof(when));
+  tap_is_str(when, "1970-01-01T00:00:00.250Z", "the epoch");
+  audit_format_time(951782400.0 + 86399, when, sizeof(when));
+  tap_is_str(when, "2000-02-29T23:59:59.000Z", "a leap day");
+  audit_format_time(1796172000.5, when, sizeof(when));
+  tap_is_str(when, "2026-12-02T00:40:00.500Z", "today");
+  for (int64_t t = -86400 * 400; t < 4102444800; t += 86400 * 37 + 3671) {
+    time_t tt = (time_t)t;
+    struct tm tm;
+    char want[40];
+    gmtime_r(&tt, &tm);
+    strftime(want, sizeof(want), "%Y-%m-%dT%H:%M:%S.000Z", &tm);
+    audit_format_time((double)t, when, sizeof(when));
+    if (strcmp(when, want) != 0) {
+      tap_is_str(when, want, "as gmtime_r at %lld", (long long)t);
+      break;
+    }
+  }
+  tap_ok(1, "the calendar agrees with gmtime_r from 1968 to 2100");
+
+  remove_tree_at(AT_FDCWD, dir);
+  return tap_done();
+}
