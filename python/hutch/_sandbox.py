@@ -270,7 +270,8 @@ class Sandbox:
 
     ``Sandbox(...)`` creates one as ``hutch create`` does: image names an
     image in the store (``hutch rootfs ls``); memory, cpus, pids and disk
-    are limits ("2G", 1.5, 512); net is "none" (loopback only) or "proxy"
+    are limits ("2G", 1.5, 512), applied with a cgroup or refused, unless
+    no_cgroups asks for per-process rlimits instead; net is "none" (loopback only) or "proxy"
     (hutch's allowlist proxy, reaching the hosts in ``allow``); env is a
     mapping or "K=V" list added to every process; binds are "SRC:DST[:ro]"
     strings or (src, dst, readonly) tuples; workdir is where processes start.
@@ -285,6 +286,7 @@ class Sandbox:
         cpus: Optional[float] = None,
         pids: Optional[int] = None,
         disk: Union[None, int, str] = None,
+        no_cgroups: bool = False,
         net: str = "none",
         allow: Sequence[str] = (),
         env: Optional[Union[Mapping[str, str], Iterable[str]]] = None,
@@ -324,6 +326,7 @@ class Sandbox:
             net_policy=net_policy,
             resolve=list(resolve),
             disk=_size(disk),
+            no_cgroups=no_cgroups,
         )
 
     @classmethod

@@ -105,25 +105,27 @@ static int parse_binds(PyObject *seq, struct create_args *a) {
 }
 
 static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"image", "policy", "store", "state_dir", "hostname",   "workdir", "memory", "cpus", "pids",
-                           "net",   "allow",  "env",   "binds",     "net_policy", "resolve", "keep",   "disk", NULL};
+  static char *kwlist[] = {"image",   "policy", "store", "state_dir",  "hostname", "workdir", "memory",
+                           "cpus",    "pids",   "net",   "allow",      "env",      "binds",   "net_policy",
+                           "resolve", "keep",   "disk",  "no_cgroups", NULL};
   struct create_args a = {0};
   PyObject *allow = NULL, *env = NULL, *binds = NULL, *resolve = NULL;
   unsigned long long memory = 0, pids = 0, disk = 0;
   double cpus = 0;
-  int keep = 0;
+  int keep = 0, no_cgroups = 0;
   if (self->sb) {
     PyErr_SetString(PyExc_RuntimeError, "Sandbox is already open");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpK", kwlist, &a.image, &a.policy, &a.store, &a.state_dir,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKp", kwlist, &a.image, &a.policy, &a.store, &a.state_dir,
                                    &a.hostname, &a.workdir, &memory, &cpus, &pids, &a.net, &allow, &env, &binds,
-                                   &a.net_policy, &resolve, &keep, &disk))
+                                   &a.net_policy, &resolve, &keep, &disk, &no_cgroups))
     return -1;
   a.limits.memory = memory;
   a.limits.cpus = cpus;
   a.limits.pids = pids;
   a.limits.disk = disk;
+  a.limits.no_cgroups = no_cgroups;
   a.keep = keep;
   int r = -1;
   if (hpy_strv(allow, &a.allow, "allow") < 0 || hpy_strv(env, &a.env, "env") < 0 ||
