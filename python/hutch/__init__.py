@@ -15,6 +15,9 @@ at once.  Failures raise hutch.Error (or a subclass), which carries the
 runtime's errno, message and hint.
 """
 
+import logging as _logging
+
+from . import _hutch
 from ._hutch import (
     Error,
     ExistsError,
@@ -45,3 +48,20 @@ __all__ = [
     "sandboxes",
 ]
 __version__ = "0.1.0"
+
+#: The runtime library's warnings, notices and progress lines go to this
+#: logger ("limits: no cgroup here: rlimits per process ...").
+log = _logging.getLogger("hutch")
+_LEVELS = {
+    _hutch.LOG_DEBUG: _logging.DEBUG,
+    _hutch.LOG_INFO: _logging.INFO,
+    _hutch.LOG_NOTICE: _logging.INFO,
+    _hutch.LOG_WARNING: _logging.WARNING,
+}
+
+
+def _log(level: int, line: str) -> None:
+    log.log(_LEVELS.get(level, _logging.WARNING), "%s", line)
+
+
+_hutch.set_log_handler(_log)

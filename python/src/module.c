@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 static PyObject *Error;
 /* errno -> the subclass raised for it; anything else raises Error itself. */
@@ -237,7 +238,40 @@ static PyObject *py_sandboxes(PyObject *self, PyObject *args, PyObject *kw) {
   return l;
 }
 
+/* The library's log goes to a Python callable (hutch routes it to the
+ * logging module).  Lines logged by a process hutch forked (a sandbox's
+ * init before its exec) or after the interpreter has begun to exit go to
+ * stderr, as the library's default does: no Python code runs there. */
+static PyObject *log_callable;
+static pid_t log_pid;
+
+static void log_to_python(enum hutch_log_level level, const char *line, void *data) {
+  if (getpid() != log_pid || !Py_IsInitialized() || _Py_IsFinalizing()) {
+    fprintf(stderr, "hutch: %s%s\n", hutch_log_level_prefix(level), line);
+    return;
+  }
+  PyGILState_STATE g = PyGILState_Ensure();
+  if (log_callable) {
+    PyObject *r = PyObject_CallFunction(log_callable, "is", (int)level, line);
+    if (r == NULL)
+      PyErr_WriteUnraisable(log_callable);
+    Py_XDECREF(r);
+  }
+  PyGILState_Release(g);
+}
+
+static PyObject *py_set_log_handler(PyObject *self, PyObject *fn) {
+  if (fn != Py_None && !PyCallable_Check(fn))
+    return PyErr_Format(PyExc_TypeError, "set_log_handler: a callable(level, line) or None");
+  Py_XSETREF(log_callable, fn == Py_None ? NULL : Py_NewRef(fn));
+  log_pid = getpid();
+  hutch_set_log_handler(log_callable ? log_to_python : NULL, NULL);
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
+    {"set_log_handler", py_set_log_handler, METH_O,
+     "set_log_handler(fn): the library's log lines go to fn(level, line); None: to stderr."},
     {"images", (PyCFunction)(void (*)(void))py_images, METH_VARARGS | METH_KEYWORDS,
      "images(store=None) -> list of dict: the images in the store."},
     {"image", (PyCFunction)(void (*)(void))py_image, METH_VARARGS | METH_KEYWORDS,
@@ -287,7 +321,11 @@ PyMODINIT_FUNC PyInit__hutch(void) {
   if (add_errors(m) < 0 || PyModule_AddObjectRef(m, "Sandbox", (PyObject *)&HpySandboxType) < 0 ||
       PyModule_AddObjectRef(m, "Proc", (PyObject *)&HpyProcType) < 0 ||
       PyModule_AddIntConstant(m, "NET_NONE", HUTCH_NET_NONE) < 0 ||
-      PyModule_AddIntConstant(m, "NET_PROXY", HUTCH_NET_PROXY) < 0) {
+      PyModule_AddIntConstant(m, "NET_PROXY", HUTCH_NET_PROXY) < 0 ||
+      PyModule_AddIntConstant(m, "LOG_DEBUG", HUTCH_LOG_DEBUG) < 0 ||
+      PyModule_AddIntConstant(m, "LOG_INFO", HUTCH_LOG_INFO) < 0 ||
+      PyModule_AddIntConstant(m, "LOG_NOTICE", HUTCH_LOG_NOTICE) < 0 ||
+      PyModule_AddIntConstant(m, "LOG_WARNING", HUTCH_LOG_WARNING) < 0) {
     Py_DECREF(m);
     return NULL;
   }
