@@ -28,6 +28,7 @@ from ._hutch import (
     TooLargeError,
     parse_size,
 )
+from ._interp import Execution, Interpreter, InterpreterDied
 from ._sandbox import Process, Result, Sandbox, Usage, image, images, sandboxes
 
 __all__ = [
@@ -38,6 +39,9 @@ __all__ = [
     "PermissionDenied",
     "TimeoutError",
     "TooLargeError",
+    "Execution",
+    "Interpreter",
+    "InterpreterDied",
     "Process",
     "Result",
     "Sandbox",

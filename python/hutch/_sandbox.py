@@ -12,6 +12,9 @@ from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, 
 
 from . import _hutch
 
+if False:  # typing only
+    from ._interp import Interpreter  # noqa: F401
+
 Command = Union[str, Sequence[str]]
 #: The shell a command given as one string runs with (``sh -c CMD``).
 SHELL = "/bin/sh"
@@ -402,6 +405,33 @@ class Sandbox:
         on_stderr (called from a thread of their own)."""
         proc = self._h.spawn(_argv(cmd), _env(env), cwd, stdin, True, True)
         return Process(proc, on_stdout, on_stderr)
+
+    def run_code(
+        self,
+        code: str,
+        lang: str = "python",
+        *,
+        libraries: Optional[Sequence[str]] = None,
+        timeout: Optional[float] = None,
+        env: Optional[Union[Mapping[str, str], Iterable[str]]] = None,
+    ) -> Result:
+        """Runs a snippet of code: python, bash, sh, node, c, cpp, go, java,
+        ruby or r, with the image's own interpreter or compiler (found on its
+        PATH, else hutch.NotFoundError saying which is missing).  libraries
+        are installed first with the language's package manager (pip, npm,
+        gem, install.packages, go get), which needs net="proxy" and the
+        package index in the allowlist.  Returns the Result of the run (or of
+        the installation, when that failed)."""
+        from ._code import run_code
+
+        return run_code(self, code, lang, libraries, timeout, _env(env))
+
+    def interpreter(self, *, python: str = "python3", timeout: Optional[float] = None) -> "Interpreter":
+        """A persistent Python interpreter in the sandbox whose variables
+        survive between calls (see hutch.Interpreter)."""
+        from ._interp import Interpreter
+
+        return Interpreter(self, python=python, timeout=timeout)
 
     # ---- files: hutch reads and writes them itself, through the sandbox's
     # root; no program of the sandbox runs and no path leaves its root ----

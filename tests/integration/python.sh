@@ -15,6 +15,12 @@ if ! "$py" -c 'import pytest' 2>/dev/null; then
 fi
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 
+# run_code and the interpreter need python3 and gcc: the Debian test image.
+if deb=$(hutch_test_rootfs debian); then
+  export HUTCH_TEST_DEBIAN_IMAGE=$deb
+else
+  tap_diag "the debian test rootfs is unavailable: its tests are skipped"
+fi
 export PYTHONPATH=$lib HUTCH_TEST_IMAGE=$img PYTHONDONTWRITEBYTECODE=1
 out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-600}" "$py" -m pytest -p no:cacheprovider -q -rA \
   -o console_output_style=classic "$tests" 2>&1)
