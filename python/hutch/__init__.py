@@ -29,7 +29,18 @@ from ._hutch import (
     parse_size,
 )
 from ._interp import Execution, Interpreter, InterpreterDied
-from ._sandbox import Process, Result, Sandbox, Usage, image, images, sandboxes
+from ._sandbox import (
+    Process,
+    Result,
+    Sandbox,
+    Usage,
+    image,
+    images,
+    import_image,
+    pull,
+    remove_image,
+    sandboxes,
+)
 
 __all__ = [
     "Error",
@@ -48,6 +59,9 @@ __all__ = [
     "Usage",
     "image",
     "images",
+    "import_image",
+    "pull",
+    "remove_image",
     "parse_size",
     "sandboxes",
 ]

@@ -517,3 +517,20 @@ def image(name: str, store: Optional[str] = None) -> Dict[str, object]:
 def sandboxes(state_dir: Optional[str] = None) -> List[Dict[str, object]]:
     """The sandboxes of this user (``hutch ps``): id, pid, running, created, image."""
     return _hutch.sandboxes(state_dir)
+
+
+def import_image(path: Union[str, os.PathLike], name: Optional[str] = None, store: Optional[str] = None) -> Dict[str, object]:
+    """Imports a rootfs tarball, a ``docker save`` archive or an OCI layout
+    into the store (``hutch rootfs import``), named name."""
+    return _hutch.import_image(os.fspath(path), name, store)
+
+
+def pull(ref: str, name: Optional[str] = None, arch: Optional[str] = None, store: Optional[str] = None) -> Dict[str, object]:
+    """Downloads, verifies and imports an image (``hutch rootfs pull``): a
+    manifest's name such as "ubuntu:24.04", or docker://NAME[:TAG|@DIGEST]."""
+    return _hutch.pull(ref, name, arch, store)
+
+
+def remove_image(name: str, store: Optional[str] = None) -> None:
+    """Removes an image from the store (``hutch rootfs rm``)."""
+    _hutch.remove_image(name, store)

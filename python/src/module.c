@@ -185,6 +185,71 @@ static PyObject *py_image(PyObject *self, PyObject *args, PyObject *kw) {
   return d;
 }
 
+static PyObject *py_import_image(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"path", "name", "store", NULL};
+  const char *path, *name = NULL, *store_path = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zz", kwlist, &path, &name, &store_path))
+    return NULL;
+  hutch_error_t err = NULL;
+  struct hutch_store *store = NULL;
+  struct hutch_image im = {0};
+  struct hutch_import_options opts = {.name = name};
+  int r;
+  Py_BEGIN_ALLOW_THREADS;
+  r = hutch_store_open(store_path, &store, &err);
+  if (r >= 0)
+    r = hutch_image_import(store, path, &opts, &im, &err);
+  hutch_store_close(store);
+  Py_END_ALLOW_THREADS;
+  if (r < 0)
+    return hpy_raise(&err);
+  PyObject *d = image_dict(&im);
+  hutch_image_clear(&im);
+  return d;
+}
+
+static PyObject *py_pull(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"ref", "name", "arch", "store", NULL};
+  const char *ref, *name = NULL, *arch = NULL, *store_path = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zzz", kwlist, &ref, &name, &arch, &store_path))
+    return NULL;
+  hutch_error_t err = NULL;
+  struct hutch_store *store = NULL;
+  struct hutch_image im = {0};
+  struct hutch_pull_options opts = {.name = name, .arch = arch};
+  int r;
+  Py_BEGIN_ALLOW_THREADS;
+  r = hutch_store_open(store_path, &store, &err);
+  if (r >= 0)
+    r = hutch_image_pull(store, ref, &opts, &im, &err);
+  hutch_store_close(store);
+  Py_END_ALLOW_THREADS;
+  if (r < 0)
+    return hpy_raise(&err);
+  PyObject *d = image_dict(&im);
+  hutch_image_clear(&im);
+  return d;
+}
+
+static PyObject *py_remove_image(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"name", "store", NULL};
+  const char *name, *store_path = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &name, &store_path))
+    return NULL;
+  hutch_error_t err = NULL;
+  struct hutch_store *store = NULL;
+  int r;
+  Py_BEGIN_ALLOW_THREADS;
+  r = hutch_store_open(store_path, &store, &err);
+  if (r >= 0)
+    r = hutch_image_remove(store, name, &err);
+  hutch_store_close(store);
+  Py_END_ALLOW_THREADS;
+  if (r < 0)
+    return hpy_raise(&err);
+  Py_RETURN_NONE;
+}
+
 static PyObject *py_parse_size(PyObject *self, PyObject *arg) {
   const char *s = PyUnicode_AsUTF8(arg);
   if (s == NULL)
@@ -278,6 +343,12 @@ static PyMethodDef methods[] = {
      "image(name, store=None) -> dict: one image by name or digest."},
     {"sandboxes", (PyCFunction)(void (*)(void))py_sandboxes, METH_VARARGS | METH_KEYWORDS,
      "sandboxes(state_dir=None) -> list of dict: the live sandboxes (hutch ps)."},
+    {"import_image", (PyCFunction)(void (*)(void))py_import_image, METH_VARARGS | METH_KEYWORDS,
+     "import_image(path, name=None, store=None) -> dict: a rootfs tarball, docker save archive or OCI layout."},
+    {"pull", (PyCFunction)(void (*)(void))py_pull, METH_VARARGS | METH_KEYWORDS,
+     "pull(ref, name=None, arch=None, store=None) -> dict: a manifest's image or docker://NAME[:TAG]."},
+    {"remove_image", (PyCFunction)(void (*)(void))py_remove_image, METH_VARARGS | METH_KEYWORDS,
+     "remove_image(name, store=None): remove an image from the store."},
     {"parse_size", py_parse_size, METH_O, "parse_size(str) -> int: '512M', '2G', '1.5GiB' in bytes."},
     {"check_host_path", (PyCFunction)(void (*)(void))py_check_host_path, METH_VARARGS | METH_KEYWORDS,
      "check_host_path(path, writable=False, store=None, state_dir=None): raises when sandbox content may not "

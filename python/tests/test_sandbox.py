@@ -89,3 +89,25 @@ def test_memory_limit_enforced(image):
         r = sb.exec("head -c 200000000 /dev/zero | tail > /dev/null", timeout=60)
         assert r.exit_code != 0
         assert sb.exec("echo alive").stdout == b"alive\n"
+
+
+def test_import_and_remove_image(image, tmp_path):
+    # A tiny tarball of our own, imported under a name, used, removed.
+    import tarfile
+
+    src = hutch.image(image)["rootfs"]
+    tar = tmp_path / "img.tar"
+    with tarfile.open(tar, "w") as t:
+        t.add(src, arcname=".")
+    name = f"pytest-import-{os.getpid()}"
+    info = hutch.import_image(tar, name)
+    try:
+        assert info["name"] == name and info["digest"].startswith("sha256:")
+        assert name in [i["name"] for i in hutch.images()]
+        with hutch.Sandbox(name) as sb:
+            assert sb.exec("echo imported").stdout == b"imported\n"
+    finally:
+        hutch.remove_image(name)
+    assert name not in [i["name"] for i in hutch.images()]
+    with pytest.raises(hutch.NotFoundError):
+        hutch.image(name)
