@@ -134,120 +134,113 @@ static PyObject *image_dict(const struct hutch_image *im) {
   return d;
 }
 
-static PyObject *py_images(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"store", NULL};
-  const char *store_path = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", kwlist, &store_path))
-    return NULL;
-  hutch_error_t err = NULL;
-  struct hutch_store *store = NULL;
-  struct hutch_image *images = NULL;
-  size_t n = 0;
-  int r;
-  Py_BEGIN_ALLOW_THREADS;
-  r = hutch_store_open(store_path, &store, &err);
-  if (r >= 0)
-    r = hutch_image_list(store, &images, &n, &err);
-  hutch_store_close(store);
-  Py_END_ALLOW_THREADS;
-  if (r < 0)
-    return hpy_raise(&err);
-  PyObject *l = PyList_New(0);
-  for (size_t i = 0; l && i < n; i++) {
-    PyObject *d = image_dict(&images[i]);
-    if (d == NULL || PyList_Append(l, d) < 0)
-      Py_CLEAR(l);
-    Py_XDECREF(d);
-  }
-  hutch_image_list_free(images, n);
-  return l;
-}
+/* One operation on an image store, run without the GIL: the store at
+ * `store` (NULL: the default) is opened, used and closed. */
+struct store_call {
+  const char *store;
+  const char *name; /* the image's name, digest, file or reference */
+  const char *new_name;
+  const char *arch;
+  struct hutch_image image;
+  struct hutch_image *images;
+  size_t n;
+};
+typedef int (*store_op)(struct hutch_store *store, struct store_call *c, hutch_error_t *err);
 
-static PyObject *py_image(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"name", "store", NULL};
-  const char *name, *store_path = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &name, &store_path))
-    return NULL;
-  hutch_error_t err = NULL;
-  struct hutch_store *store = NULL;
-  struct hutch_image im = {0};
-  int r;
-  Py_BEGIN_ALLOW_THREADS;
-  r = hutch_store_open(store_path, &store, &err);
-  if (r >= 0)
-    r = hutch_image_lookup(store, name, &im, &err);
-  hutch_store_close(store);
-  Py_END_ALLOW_THREADS;
-  if (r < 0)
-    return hpy_raise(&err);
-  PyObject *d = image_dict(&im);
-  hutch_image_clear(&im);
-  return d;
-}
-
-static PyObject *py_import_image(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"path", "name", "store", NULL};
-  const char *path, *name = NULL, *store_path = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zz", kwlist, &path, &name, &store_path))
-    return NULL;
-  hutch_error_t err = NULL;
-  struct hutch_store *store = NULL;
-  struct hutch_image im = {0};
-  struct hutch_import_options opts = {.name = name};
-  int r;
-  Py_BEGIN_ALLOW_THREADS;
-  r = hutch_store_open(store_path, &store, &err);
-  if (r >= 0)
-    r = hutch_image_import(store, path, &opts, &im, &err);
-  hutch_store_close(store);
-  Py_END_ALLOW_THREADS;
-  if (r < 0)
-    return hpy_raise(&err);
-  PyObject *d = image_dict(&im);
-  hutch_image_clear(&im);
-  return d;
-}
-
-static PyObject *py_pull(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"ref", "name", "arch", "store", NULL};
-  const char *ref, *name = NULL, *arch = NULL, *store_path = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zzz", kwlist, &ref, &name, &arch, &store_path))
-    return NULL;
-  hutch_error_t err = NULL;
-  struct hutch_store *store = NULL;
-  struct hutch_image im = {0};
-  struct hutch_pull_options opts = {.name = name, .arch = arch};
-  int r;
-  Py_BEGIN_ALLOW_THREADS;
-  r = hutch_store_open(store_path, &store, &err);
-  if (r >= 0)
-    r = hutch_image_pull(store, ref, &opts, &im, &err);
-  hutch_store_close(store);
-  Py_END_ALLOW_THREADS;
-  if (r < 0)
-    return hpy_raise(&err);
-  PyObject *d = image_dict(&im);
-  hutch_image_clear(&im);
-  return d;
-}
-
-static PyObject *py_remove_image(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"name", "store", NULL};
-  const char *name, *store_path = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &name, &store_path))
-    return NULL;
+static PyObject *on_store(struct store_call *c, store_op op) {
   hutch_error_t err = NULL;
   struct hutch_store *store = NULL;
   int r;
   Py_BEGIN_ALLOW_THREADS;
-  r = hutch_store_open(store_path, &store, &err);
+  r = hutch_store_open(c->store, &store, &err);
   if (r >= 0)
-    r = hutch_image_remove(store, name, &err);
+    r = op(store, c, &err);
   hutch_store_close(store);
   Py_END_ALLOW_THREADS;
   if (r < 0)
     return hpy_raise(&err);
   Py_RETURN_NONE;
+}
+
+/* on_store() for an operation that fills c->image: its dict. */
+static PyObject *on_store_image(struct store_call *c, store_op op) {
+  PyObject *r = on_store(c, op);
+  if (r == NULL)
+    return NULL;
+  Py_DECREF(r);
+  PyObject *d = image_dict(&c->image);
+  hutch_image_clear(&c->image);
+  return d;
+}
+
+static int op_list(struct hutch_store *store, struct store_call *c, hutch_error_t *err) {
+  return hutch_image_list(store, &c->images, &c->n, err);
+}
+static int op_lookup(struct hutch_store *store, struct store_call *c, hutch_error_t *err) {
+  return hutch_image_lookup(store, c->name, &c->image, err);
+}
+static int op_import(struct hutch_store *store, struct store_call *c, hutch_error_t *err) {
+  struct hutch_import_options opts = {.name = c->new_name};
+  return hutch_image_import(store, c->name, &opts, &c->image, err);
+}
+static int op_pull(struct hutch_store *store, struct store_call *c, hutch_error_t *err) {
+  struct hutch_pull_options opts = {.name = c->new_name, .arch = c->arch};
+  return hutch_image_pull(store, c->name, &opts, &c->image, err);
+}
+static int op_remove(struct hutch_store *store, struct store_call *c, hutch_error_t *err) {
+  return hutch_image_remove(store, c->name, err);
+}
+
+static PyObject *py_images(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"store", NULL};
+  struct store_call c = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", kwlist, &c.store))
+    return NULL;
+  PyObject *r = on_store(&c, op_list);
+  if (r == NULL)
+    return NULL;
+  Py_DECREF(r);
+  PyObject *l = PyList_New(0);
+  for (size_t i = 0; l && i < c.n; i++) {
+    PyObject *d = image_dict(&c.images[i]);
+    if (d == NULL || PyList_Append(l, d) < 0)
+      Py_CLEAR(l);
+    Py_XDECREF(d);
+  }
+  hutch_image_list_free(c.images, c.n);
+  return l;
+}
+
+static PyObject *py_image(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"name", "store", NULL};
+  struct store_call c = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &c.name, &c.store))
+    return NULL;
+  return on_store_image(&c, op_lookup);
+}
+
+static PyObject *py_import_image(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"path", "name", "store", NULL};
+  struct store_call c = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zz", kwlist, &c.name, &c.new_name, &c.store))
+    return NULL;
+  return on_store_image(&c, op_import);
+}
+
+static PyObject *py_pull(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"ref", "name", "arch", "store", NULL};
+  struct store_call c = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|zzz", kwlist, &c.name, &c.new_name, &c.arch, &c.store))
+    return NULL;
+  return on_store_image(&c, op_pull);
+}
+
+static PyObject *py_remove_image(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"name", "store", NULL};
+  struct store_call c = {0};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &c.name, &c.store))
+    return NULL;
+  return on_store(&c, op_remove);
 }
 
 static PyObject *py_parse_size(PyObject *self, PyObject *arg) {
