@@ -87,7 +87,8 @@ def extensions():
             include_dirs=[os.path.join(TOP, "runtime")],
             extra_compile_args=["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                                 "-Wno-missing-field-initializers", "-Wno-cast-function-type"]
-            + (["-Werror"] if os.environ.get("HUTCH_WERROR") else [])
+            # The tree's warning flags (-Werror with --enable-werror).
+            + shlex.split(os.environ.get("HUTCH_EXTRA_CFLAGS", ""))
             + pkg_config("--cflags"),
             extra_objects=[os.path.join(builddir, "runtime", "libhutch.a")],
             extra_link_args=pkg_config("--libs") + ["-ldl", "-lpthread"],
