@@ -76,6 +76,9 @@ while True:
 #: After an interrupt (SIGINT) at the timeout, how long the interpreter has
 #: to answer before it is killed and replaced.
 INTERRUPT_GRACE = 2.0
+#: The longest answer taken from the interpreter (what runs in the sandbox
+#: writes it, so it is bounded like any of its output).
+MAX_ANSWER = 256 << 20
 
 
 class InterpreterDied(_hutch.Error):
@@ -146,6 +149,8 @@ class Interpreter:
             if not chunk:
                 return b""
             self._buf += chunk
+            if len(self._buf) > MAX_ANSWER:
+                raise self._bad(f"an answer longer than {MAX_ANSWER} bytes")
         line, self._buf = self._buf.split(b"\n", 1)
         return line
 
@@ -161,6 +166,33 @@ class Interpreter:
         err.errno, err.message, err.hint = None, str(err), "the next call starts a new interpreter"
         err.stderr = tail
         return err
+
+    def _bad(self, what: str) -> "_hutch.Error":
+        """The interpreter broke the protocol (what runs in it can write to
+        it): it is killed and replaced at the next call."""
+        self._proc.kill()
+        self._died(f"sent {what}")
+        err = _hutch.Error(f"interpreter: the Python interpreter in the sandbox sent {what}; it was killed")
+        err.errno, err.message, err.hint = None, str(err), "the next call starts a new interpreter"
+        return err
+
+    @staticmethod
+    def _answer(line: bytes) -> Optional[dict]:
+        try:
+            res = json.loads(line)
+        except ValueError:
+            return None
+        if not isinstance(res, dict):
+            return None
+        ok = (
+            isinstance(res.get("stdout"), str)
+            and isinstance(res.get("stderr"), str)
+            and isinstance(res.get("value"), (str, type(None)))
+            and isinstance(res.get("error"), (dict, type(None)))
+            and isinstance(res.get("figures"), list)
+            and all(isinstance(f, str) for f in res["figures"])
+        )
+        return res if ok else None
 
     def run(self, code: str, timeout: Optional[float] = None) -> Execution:
         """Runs code; its last expression's repr is the value.  At the
@@ -188,7 +220,13 @@ class Interpreter:
                     raise _hutch.TimeoutError(f"interpreter: the call ran past {timeout} s; the interpreter was killed")
             if line == b"":
                 raise self._died("died during the call")
-            res = json.loads(line)
+            res = self._answer(line)
+            if res is None:
+                raise self._bad("a malformed answer")
+            try:
+                figures = [base64.b64decode(f, validate=True) for f in res["figures"]]
+            except ValueError:
+                raise self._bad("a malformed figure") from None
             with self._err_lock:
                 raw = bytes(self._raw_err).decode("utf-8", "replace")
                 self._raw_err.clear()
@@ -197,7 +235,7 @@ class Interpreter:
                 stderr=res["stderr"] + raw,
                 value=res["value"],
                 error=res["error"],
-                figures=[base64.b64decode(f) for f in res["figures"]],
+                figures=figures,
                 timed_out=timed_out,
             )
 

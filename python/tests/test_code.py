@@ -116,3 +116,16 @@ def test_interpreter_from_threads(deb):
         for t in ts:
             t.join(60)
         assert it.run("n").value == "40"
+
+
+@needs_debian
+def test_interpreter_protocol_is_hostile_input(deb):
+    with deb.interpreter() as it:
+        # The code in the sandbox finds the answer channel and lies on it.
+        code = "import os\nfor fd in range(3, 10):\n    try: os.write(fd, b'not json\\n')\n    except OSError: pass"
+        with pytest.raises(hutch.Error) as e:
+            it.run(code)
+        assert "malformed" in str(e.value)
+        with pytest.raises(hutch.Error):
+            it.run('import os\nos.write(3, b\'{"stdout": 1, "stderr": "", "value": null, "error": null, "figures": []}\\n\')')
+        assert it.run("2 + 2").value == "4"
