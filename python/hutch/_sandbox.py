@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import io
 import os
 import signal as _signal
 import stat
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
@@ -267,6 +269,21 @@ class Process:
         self.close()
 
 
+# Sandboxes made here that are still open: destroyed when the interpreter
+# exits, as when they are garbage-collected, so that a program that forgets
+# close() leaves none running behind it.
+_live: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for sb in list(_live):
+        try:
+            sb.close()
+        except _hutch.Error:
+            pass
+
+
 class Sandbox:
     """A live sandbox: processes run in it one after another or side by
     side, and its files persist, until close().
@@ -278,7 +295,8 @@ class Sandbox:
     (hutch's allowlist proxy, reaching the hosts in ``allow``); env is a
     mapping or "K=V" list added to every process; binds are "SRC:DST[:ro]"
     strings or (src, dst, readonly) tuples; workdir is where processes start.
-    Closing it destroys it.  ``Sandbox.attach(id)`` opens one made by
+    Closing it destroys it, and so does the end of the program when it is
+    still open.  ``Sandbox.attach(id)`` opens one made by
     ``hutch create``: closing that handle leaves the sandbox running."""
 
     def __init__(
@@ -331,6 +349,7 @@ class Sandbox:
             disk=_size(disk),
             no_cgroups=no_cgroups,
         )
+        _live.add(self)
 
     @classmethod
     def attach(cls, id: str, *, state_dir: Optional[str] = None, store: Optional[str] = None) -> "Sandbox":

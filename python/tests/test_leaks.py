@@ -1,6 +1,9 @@
 """100 sandboxes opened and closed leave no fd and no process behind."""
 
 import gc
+import os
+import subprocess
+import sys
 
 from conftest import children, open_fds
 
@@ -35,3 +38,25 @@ def test_unclosed_objects_are_freed(image):
     gc.collect()
     assert open_fds() - fds == set()
     assert children() - kids == set()
+
+
+def test_program_exit_destroys_unclosed_sandboxes(image):
+    before = {s["id"] for s in hutch.sandboxes()}
+    # b is held by a daemon thread still running at exit: nothing
+    # garbage-collects it then.
+    code = (
+        "import hutch, sys, threading, time\n"
+        f"a = hutch.Sandbox({image!r})\n"
+        "a.exec('sleep 60 &')\n"
+        "def hold():\n"
+        f"    b = hutch.Sandbox({image!r}); print(b.id, flush=True); time.sleep(100)\n"
+        "threading.Thread(target=hold, daemon=True).start()\n"
+        "time.sleep(1)\n"
+        "print(a.id); sys.stdout.flush()\n"
+    )
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=os.environ)
+    assert r.returncode == 0, r.stderr
+    ids = set(r.stdout.split())
+    assert len(ids) == 2
+    assert not ids & {s["id"] for s in hutch.sandboxes()}
+    assert {s["id"] for s in hutch.sandboxes()} <= before
