@@ -111,3 +111,14 @@ def test_import_and_remove_image(image, tmp_path):
     assert name not in [i["name"] for i in hutch.images()]
     with pytest.raises(hutch.NotFoundError):
         hutch.image(name)
+
+
+def test_network_modes(image):
+    with hutch.Sandbox(image) as sb:
+        assert b"eth0" not in sb.exec("cat /proc/net/dev").stdout  # loopback only
+    with hutch.Sandbox(image, net="proxy", allow=["allowed.invalid"]) as sb:
+        r = sb.exec("cat /proc/net/dev; echo $http_proxy")
+        assert b"eth0" in r.stdout and b":3128" in r.stdout
+        # A host outside the allowlist is refused by hutch's proxy.
+        r = sb.exec("wget -q -T 10 -O- http://not-allowed.invalid/", timeout=60)
+        assert r.exit_code != 0
