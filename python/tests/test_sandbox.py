@@ -20,6 +20,20 @@ def test_missing_image_error():
         hutch.Sandbox("no-such-image-here")
     err = e.value
     assert isinstance(err, hutch.Error) and err.errno == 2 and "no-such-image-here" in err.message
+    assert err.hint and "import" in err.hint  # how to fix it, from the runtime
+    assert err.message in str(err) and "No such file" in str(err)
+
+
+def test_explicit_limits_fail_closed_without_cgroup(image):
+    with hutch.Sandbox(image) as sb:
+        mode = sb.limits()["mode"]
+    if mode == "cgroup":
+        with hutch.Sandbox(image, memory="64M") as sb:
+            assert sb.limits()["mode"] == "cgroup"
+    else:
+        with pytest.raises(hutch.Error) as e:
+            hutch.Sandbox(image, memory="64M")
+        assert "cgroup" in e.value.message and e.value.hint
 
 
 def test_bad_arguments(image):
