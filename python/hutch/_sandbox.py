@@ -10,12 +10,12 @@ import stat
 import threading
 import weakref
 from dataclasses import dataclass, field
-from typing import Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
+from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _hutch
 
-if False:  # typing only
-    from ._interp import Interpreter  # noqa: F401
+if TYPE_CHECKING:
+    from ._interp import Interpreter
 
 Command = Union[str, Sequence[str]]
 #: The shell a command given as one string runs with (``sh -c CMD``).

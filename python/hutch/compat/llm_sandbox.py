@@ -20,6 +20,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import shlex
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, List, Optional, Sequence
@@ -205,7 +206,7 @@ class SandboxSession:
         lang = resolve(self.lang)
         if lang not in INSTALLERS:
             raise hutch.InvalidArgument(f"install: no package manager known for {self.lang}")
-        libs = " ".join(__import__("shlex").quote(x) for x in libraries)
+        libs = " ".join(shlex.quote(x) for x in libraries)
         cmd = INSTALLERS[lang].format(prog=find_program(sb, lang), libs=libs)
         return self.execute_command(cmd)
 
