@@ -172,7 +172,11 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
 static int step_drop_host_groups(struct contain_config *cfg, hutch_error_t *err) {
   /* Supplementary groups are the host's: they would grant access through
    * group permissions on bind-mounted host files. */
-  if (cfg->groups_mapped && setgroups(0, NULL) < 0)
+  /* The raw syscall: glibc's setgroups() makes every thread of the process
+   * change too, and this child of a raw clone inherits the thread list of
+   * a caller that has threads (a program embedding the library), which it
+   * would wait for forever. */
+  if (cfg->groups_mapped && syscall(SYS_setgroups, 0, NULL) < 0)
     return hutch_error_sys(err, "drop supplementary groups");
   return 0;
 }

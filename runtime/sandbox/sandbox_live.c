@@ -50,6 +50,10 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   if (s.net.enabled)
     sb->audit_log = xstrdup(s.net.audit_log);
   sb->audit_copy = cfg->audit_copy ? xstrdup(cfg->audit_copy) : NULL;
+  /* As hutch_sandbox_open() reads it from the state: a process that names
+   * no working directory starts in the sandbox's. */
+  if (cfg->workdir)
+    sb->workdir = xstrdup(cfg->workdir);
   started_release(&s);
   *out = sb;
   return 0;

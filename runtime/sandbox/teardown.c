@@ -22,6 +22,10 @@
 #include "state.h"
 #include "util.h"
 
+#ifndef P_PIDFD
+#define P_PIDFD 3 /* waitid() on a pidfd, Linux 5.4 */
+#endif
+
 void teardown_from_state(struct teardown *t, int state_fd, const struct sandbox_state *st) {
   *t = (struct teardown){
       .state_fd = state_fd,
@@ -81,6 +85,13 @@ static int step_stop_init(struct teardown *t, hutch_error_t *err) {
   }
   struct pollfd pfd = {pidfd, POLLIN, 0};
   while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
+    ;
+  /* A program that created the sandbox and destroys it through the library
+   * (not the hutch command, which exits) is init's parent: reap it, or it
+   * stays a zombie as long as the program runs.  Through the pidfd, so only
+   * this very process; anyone else's child gives ECHILD. */
+  siginfo_t si;
+  while (waitid((idtype_t)P_PIDFD, (id_t)pidfd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR)
     ;
   close(pidfd);
   return 0;

@@ -1,0 +1,85 @@
+"""hutch: rootless sandboxes for LLM agents, from Python.
+
+    import hutch
+
+    with hutch.Sandbox(image="default", memory="1G", pids=256) as sb:
+        r = sb.exec("echo hello; ls /", timeout=30)
+        print(r.exit_code, r.stdout.decode())
+        sb.write_file("/tmp/x.py", "print(6 * 7)")
+        print(sb.exec(["python3", "/tmp/x.py"]).stdout)
+
+Everything goes through the hutch runtime library (hutch.h) in the
+extension module hutch._hutch: no hutch command runs.  Blocking calls
+release the GIL, and a Sandbox or Process may be used from several threads
+at once.  Failures raise hutch.Error (or a subclass), which carries the
+runtime's errno, message and hint.
+"""
+
+import logging as _logging
+
+from . import _hutch
+from ._hutch import (
+    Error,
+    ExistsError,
+    InvalidArgument,
+    NotFoundError,
+    PermissionDenied,
+    TimeoutError,
+    TooLargeError,
+    parse_size,
+)
+from ._interp import Execution, Interpreter, InterpreterDied
+from ._sandbox import (
+    Process,
+    Result,
+    Sandbox,
+    Usage,
+    image,
+    images,
+    import_image,
+    pull,
+    remove_image,
+    sandboxes,
+)
+
+__all__ = [
+    "Error",
+    "ExistsError",
+    "InvalidArgument",
+    "NotFoundError",
+    "PermissionDenied",
+    "TimeoutError",
+    "TooLargeError",
+    "Execution",
+    "Interpreter",
+    "InterpreterDied",
+    "Process",
+    "Result",
+    "Sandbox",
+    "Usage",
+    "image",
+    "images",
+    "import_image",
+    "pull",
+    "remove_image",
+    "parse_size",
+    "sandboxes",
+]
+__version__ = "0.1.0"
+
+#: The runtime library's warnings, notices and progress lines go to this
+#: logger ("limits: no cgroup here: rlimits per process ...").
+log = _logging.getLogger("hutch")
+_LEVELS = {
+    _hutch.LOG_DEBUG: _logging.DEBUG,
+    _hutch.LOG_INFO: _logging.INFO,
+    _hutch.LOG_NOTICE: _logging.INFO,
+    _hutch.LOG_WARNING: _logging.WARNING,
+}
+
+
+def _log(level: int, line: str) -> None:
+    log.log(_LEVELS.get(level, _logging.WARNING), "%s", line)
+
+
+_hutch.set_log_handler(_log)

@@ -1,0 +1,131 @@
+"""run_code and the persistent interpreter (the Debian test image: python3, gcc)."""
+
+import os
+import threading
+
+import pytest
+
+import hutch
+
+DEBIAN = os.environ.get("HUTCH_TEST_DEBIAN_IMAGE")
+needs_debian = pytest.mark.skipif(not DEBIAN, reason="HUTCH_TEST_DEBIAN_IMAGE is not set")
+
+# A stand-in for matplotlib.pyplot with the calls the interpreter makes:
+# the figure round trip without matplotlib in the test image.
+FAKE_PYPLOT = b'''
+_figs = {}
+def figure(n=None):
+    n = n or len(_figs) + 1
+    _figs.setdefault(n, Fig(n))
+    return _figs[n]
+class Fig:
+    def __init__(self, n): self.n = n
+    def savefig(self, f, format=None):
+        f.write(b"\\x89PNG\\r\\n\\x1a\\n" + bytes([self.n]) * 3 + bytes(range(256)))
+def get_fignums(): return sorted(_figs)
+def close(which=None): _figs.clear()
+'''
+
+
+@pytest.fixture(scope="module")
+def deb():
+    if not DEBIAN:
+        pytest.skip("HUTCH_TEST_DEBIAN_IMAGE is not set")
+    with hutch.Sandbox(DEBIAN) as s:
+        yield s
+
+
+def test_missing_language_is_refused(sb):
+    with pytest.raises(hutch.NotFoundError) as e:
+        sb.run_code("print(1)", lang="python")
+    assert "python" in str(e.value)
+    with pytest.raises(hutch.InvalidArgument):
+        sb.run_code("x", lang="cobol")
+
+
+def test_shell_snippet(sb):
+    r = sb.run_code("echo $((6 * 7))", lang="sh")
+    assert r.ok and r.stdout == b"42\n"
+
+
+@needs_debian
+def test_python_and_c(deb):
+    assert deb.run_code("import sys; print(sys.version_info[0])").stdout == b"3\n"
+    r = deb.run_code('#include <stdio.h>\nint main(void) { puts("from c"); return 3; }\n', lang="c")
+    assert r.stdout == b"from c\n" and r.exit_code == 3
+    assert deb.run_code("raise SystemExit(5)").exit_code == 5
+
+
+@needs_debian
+def test_interpreter_state_value_error(deb):
+    with deb.interpreter() as it:
+        assert it.run("x = 20").value is None
+        r = it.run("print('hi', x)\nx * 2 + 2")
+        assert r.stdout == "hi 20\n" and r.value == "42" and r.ok
+        r = it.run("import sys; print('warn', file=sys.stderr); undefined_name")
+        assert r.stderr.startswith("warn") and r.error["type"] == "NameError" and not r.ok
+        assert it.run("x").value == "20"
+
+
+@needs_debian
+def test_interpreter_timeout_keeps_state(deb):
+    with deb.interpreter() as it:
+        it.run("kept = 'yes'")
+        r = it.run("import time\nwhile True: time.sleep(0.1)", timeout=0.5)
+        assert r.timed_out and r.error["type"] == "KeyboardInterrupt"
+        assert it.run("kept").value == "'yes'"
+
+
+@needs_debian
+def test_killed_interpreter(deb):
+    with deb.interpreter() as it:
+        it.run("a = 1")
+        with pytest.raises(hutch.InterpreterDied) as e:
+            it.run("import os, signal; os.kill(os.getpid(), signal.SIGKILL)")
+        assert "signal 9" in str(e.value)
+        # The next call gets a new interpreter: the old variables are gone.
+        assert it.run("'a' in globals()").value == "False"
+        assert it.run("1 + 1").value == "2"
+
+
+@needs_debian
+def test_figure_round_trip(deb):
+    deb.write_file("/opt/fakeplt/matplotlib/__init__.py", b"")
+    deb.write_file("/opt/fakeplt/matplotlib/pyplot.py", FAKE_PYPLOT)
+    with deb.interpreter() as it:
+        it.run("import sys; sys.path.insert(0, '/opt/fakeplt')")
+        r = it.run("import matplotlib.pyplot as plt\nplt.figure(); plt.figure()")
+        assert len(r.figures) == 2
+        assert r.figures[0] == b"\x89PNG\r\n\x1a\n" + bytes([1]) * 3 + bytes(range(256))
+        assert r.figures[1][8:11] == bytes([2]) * 3
+        assert it.run("1").figures == []  # closed after they were returned
+
+
+@needs_debian
+def test_interpreter_from_threads(deb):
+    with deb.interpreter() as it:
+        it.run("n = 0")
+
+        def bump():
+            for _ in range(10):
+                it.run("n += 1")
+
+        ts = [threading.Thread(target=bump) for _ in range(4)]
+        for t in ts:
+            t.start()
+        for t in ts:
+            t.join(60)
+        assert it.run("n").value == "40"
+
+
+@needs_debian
+def test_interpreter_protocol_is_hostile_input(deb):
+    with deb.interpreter() as it:
+        # The code in the sandbox finds the answer channel and lies on it.
+        code = "import os\nfor fd in range(3, 10):\n    try: os.write(fd, b'not json\\n')\n    except OSError: pass"
+        with pytest.raises(hutch.Error) as e:
+            it.run(code)
+        assert "malformed" in str(e.value)
+        with pytest.raises(hutch.Error):
+            it.run('import os\nos.write(3, b\'{"stdout": 1, "stderr": "", "value": null, "error": null, "figures": []}\\n\')')
+        assert it.run("2 + 2").value == "4"
