@@ -54,7 +54,7 @@ for m in json.load(sys.stdin)["manifests"]:
 tap_ok "import the busybox tree" "$HUTCH_BIN" rootfs import "$busybox_tar" --name bb
 bb_sum=$(tree_sum "$(hutch_rootfs_of bb)")
 tap_ok "export it as an oci-archive" "$HUTCH_BIN" rootfs export bb --format oci-archive "$work/bb-oci.tar"
-python3 "$HUTCH_SRCDIR/tests/lib/make-multiarch-layout.py" "$busybox_tar" "$work/multi" multi "$arch" >/dev/null
+host_manifest=$(python3 "$HUTCH_SRCDIR/tests/lib/make-multiarch-layout.py" "$busybox_tar" "$work/multi" multi "$arch")
 
 # ---- an open registry: manifest kinds ----------------------------------
 registry_start "$work/open" || tap_skip_all "docker-registry does not start here"
@@ -214,5 +214,41 @@ tap_status 125 "a push is refused the same way" "$HUTCH_BIN" rootfs push bb "doc
 tap_ok "push with --cert-dir" "$HUTCH_BIN" rootfs push --cert-dir "$work/certs" bb "docker://$tls/test/pushed:1"
 tap_status 2 "--tls-verify takes true or false" "$HUTCH_BIN" rootfs pull --tls-verify=maybe "docker://$tls/x:1"
 tap_status 2 "registry flags are for docker:// only" "$HUTCH_BIN" rootfs pull --tls-verify=false ubuntu:24.04
+
+# ---- a hostile registry (tests/lib/mock-registry.py) --------------------
+cat >"$work/mock.json" <<JSON
+{"blobs": "$work/multi/blobs/sha256",
+ "repos": {"test/redirect": {"tags": {"v1": "$host_manifest"}, "auth": "alice:s3cret",
+                             "redirect": "http://localhost:PORT"},
+           "test/big": {"tags": {"v1": "$host_manifest"}, "oversize": 1048576},
+           "test/upload": {"tags": {}, "auth": "alice:s3cret", "upload": "http://localhost:PORT/elsewhere-upload"}}}
+JSON
+python3 "$HUTCH_SRCDIR/tests/lib/mock-registry.py" "$work/mock.json" "$work/mock.port" "$work/mock.log" \
+  >/dev/null 2>"$work/mock.err" &
+_registry_pids+=($!)
+for _ in $(seq 100); do [ -s "$work/mock.port" ] && break; sleep 0.1; done
+mock=127.0.0.1:$(cat "$work/mock.port")
+printf '{"auths": {"%s": {"auth": "%s"}}}\n' "$mock" "$(printf alice:s3cret | base64)" >"$work/mock-auth.json"
+tap_ok "a pull whose blobs are redirected to another host" "$HUTCH_BIN" rootfs pull --authfile \
+  "$work/mock-auth.json" "docker://$mock/test/redirect:v1" --name m1
+mock_log() { python3 -c '
+import json, sys
+for l in open(sys.argv[1]):
+    r = json.loads(l)
+    print(r["status"], r["authorization"] or "-", r["basic"] or "-", r["path"])' "$work/mock.log"; }
+tap_like "$(mock_log)" "307 Bearer - /v2/test/redirect/blobs/" "the registry's blob answers are redirects"
+tap_like "$(mock_log)" "200 - - /elsewhere/" "the other host is asked for the blobs"
+tap_unlike "$(mock_log | grep /elsewhere/)" "Bearer|Basic" "without the token or the credentials"
+# (Into another store: the one here has that image already.)
+tap_status 125 "a blob larger than its descriptor is refused" env HUTCH_STORE="$work/store-big" "$HUTCH_BIN" \
+  rootfs pull "docker://$mock/test/big:v1" --name m2
+tap_like "$tap_stderr" "larger than" "the error says it is larger than expected"
+tap_is "$(find "$work/store-big" -mindepth 2 -not -path "$work/store-big/downloads" 2>/dev/null)" "" \
+  "and nothing of it is kept"
+: >"$work/mock.log"
+tap_status 125 "an upload Location on another host is refused" "$HUTCH_BIN" rootfs push --authfile \
+  "$work/mock-auth.json" bb "docker://$mock/test/upload:1"
+tap_like "$tap_stderr" "not on http://127.0.0.1" "the error names the registry's own address"
+tap_unlike "$(mock_log)" "elsewhere-upload" "nothing is sent there"
 
 tap_done
