@@ -217,7 +217,7 @@ static int http_get(const struct registry_client *c, const char *url, struct cur
  * order podman reads them: --authfile alone when given, else
  * $REGISTRY_AUTH_FILE, $XDG_RUNTIME_DIR/containers/auth.json,
  * ~/.config/containers/auth.json, then Docker's config.json. */
-static char *find_credentials(const char *explicit_path, const char *domain, char **path_out) {
+static char *find_credentials(const char *explicit_path, const char *domain, const char *repo, char **path_out) {
   char *paths[6] = {0};
   size_t n = 0;
   const char *v;
@@ -239,7 +239,7 @@ static char *find_credentials(const char *explicit_path, const char *domain, cha
   for (size_t i = 0; i < n; i++) {
     if (found == NULL) {
       _cleanup_free_ char *text = read_file_at(AT_FDCWD, paths[i], 1 << 20, NULL);
-      found = registry_auth_lookup(text, domain);
+      found = registry_auth_lookup_repo(text, domain, repo);
       if (found) {
         *path_out = paths[i];
         continue;
@@ -308,7 +308,7 @@ int registry_client_new(const struct registry_ref *ref, const struct registry_op
     return -1;
   }
   _cleanup_free_ char *path = NULL;
-  c->basic = find_credentials(opts->auth_file, ref->domain, &path);
+  c->basic = find_credentials(opts->auth_file, ref->domain, ref->repo, &path);
   if (c->basic)
     hutch_debug("registry %s: credentials from %s", ref->domain, path);
   *out = c;

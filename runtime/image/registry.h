@@ -48,6 +48,9 @@ void registry_challenge_clear(struct registry_challenge *c);
 /* The base64 "user:password" of `domain` in a Docker/podman auth file's
  * "auths" (keys may carry a scheme and a path); NULL when none. */
 char *registry_auth_lookup(const char *auth_json, const char *domain);
+/* The same for a repository: a key "host/ns" or "host/ns/repo" (podman's)
+ * applies to the repositories under it, and the longest one wins. */
+char *registry_auth_lookup_repo(const char *auth_json, const char *domain, const char *repo);
 
 /* ---- requests (registry.c) ---- */
 
