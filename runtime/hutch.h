@@ -160,6 +160,7 @@ struct hutch_push_options {
   const char *auth_file;
   bool tls_insecure;
   const char *cert_dir;
+  hutch_progress_fn progress; /* bytes of the layer sent */
   hutch_phase_fn phase;
   void *data;
 };

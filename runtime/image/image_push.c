@@ -65,9 +65,9 @@ int hutch_image_push(struct hutch_store *store, const char *name_or_digest, cons
   layer = xasprintf("sha256:%s", p.layer_hex);
   config = xasprintf("sha256:%s", p.config_hex);
   phase(o, "uploading");
-  r = registry_put_blob(client, layer, NULL, p.layer_fd, p.layer_size, &sent_layer, err);
+  r = registry_put_blob(client, layer, NULL, p.layer_fd, p.layer_size, o->progress, o->data, &sent_layer, err);
   if (r == 0)
-    r = registry_put_blob(client, config, p.config, -1, strlen(p.config), &sent_config, err);
+    r = registry_put_blob(client, config, p.config, -1, strlen(p.config), NULL, NULL, &sent_config, err);
   if (r == 0)
     r = registry_put_manifest(client, ref.tag, OCI_MT_MANIFEST, manifest, mhex, err);
   phase(o, NULL);

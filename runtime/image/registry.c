@@ -151,6 +151,14 @@ static void client_setup(void *handle, void *data) {
 #endif
 }
 
+static int on_send_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+                            curl_off_t ulnow) {
+  const struct registry_http *q = userdata;
+  (void)dltotal, (void)dlnow;
+  q->progress((uint64_t)ulnow, ultotal > 0 ? (uint64_t)ultotal : 0, q->progress_data);
+  return 0;
+}
+
 static int http_do(const struct registry_client *c, const char *url, const struct registry_http *q,
                    struct curl_slist *headers, struct registry_response *r, CURLcode *rc_out, hutch_error_t *err) {
   memset(r, 0, sizeof(*r));
@@ -186,6 +194,11 @@ static int http_do(const struct registry_client *c, const char *url, const struc
   }
   if (headers)
     CURL(curl_easy_setopt)(curl, CURLOPT_HTTPHEADER, headers);
+  if (q->progress) {
+    CURL(curl_easy_setopt)(curl, CURLOPT_XFERINFOFUNCTION, on_send_progress);
+    CURL(curl_easy_setopt)(curl, CURLOPT_XFERINFODATA, (void *)q);
+    CURL(curl_easy_setopt)(curl, CURLOPT_NOPROGRESS, 0L);
+  }
   CURLcode rc = CURL(curl_easy_perform)(curl);
   CURL(curl_easy_getinfo)(curl, CURLINFO_RESPONSE_CODE, &r->status);
   CURL(curl_easy_cleanup)(curl);

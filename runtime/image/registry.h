@@ -84,7 +84,9 @@ struct registry_http {
   size_t data_len;
   int fd; /* from a file (when data is NULL and fd >= 0) */
   uint64_t fd_size;
-  size_t max; /* the answer's body is refused past this */
+  size_t max;                 /* the answer's body is refused past this */
+  hutch_progress_fn progress; /* bytes of the body sent; may be NULL */
+  void *progress_data;
 };
 struct registry_response {
   long status;
@@ -106,7 +108,7 @@ const char *registry_domain(const struct registry_client *c);
 /* Upload a blob unless the registry has it: HEAD, then POST and one PUT
  * with the bytes (from data, or fd when data is NULL).  *sent: uploaded. */
 int registry_put_blob(struct registry_client *c, const char *digest, const char *data, int fd, uint64_t size,
-                      bool *sent, hutch_error_t *err);
+                      hutch_progress_fn progress, void *progress_data, bool *sent, hutch_error_t *err);
 /* PUT /v2/<repo>/manifests/<tag>; checks the digest the registry names. */
 int registry_put_manifest(struct registry_client *c, const char *tag, const char *media_type, const char *body,
                           const char digest[SHA256_HEX_SIZE], hutch_error_t *err);

@@ -65,7 +65,7 @@ static int blob_exists(struct registry_client *c, const char *digest, bool *exis
 }
 
 int registry_put_blob(struct registry_client *c, const char *digest, const char *data, int fd, uint64_t size,
-                      bool *sent, hutch_error_t *err) {
+                      hutch_progress_fn progress, void *progress_data, bool *sent, hutch_error_t *err) {
   *sent = false;
   bool exists;
   if (blob_exists(c, digest, &exists, err) < 0)
@@ -98,6 +98,8 @@ int registry_put_blob(struct registry_client *c, const char *digest, const char 
       .fd = fd,
       .fd_size = size,
       .max = MAX_ANSWER,
+      .progress = progress,
+      .progress_data = progress_data,
   };
   if (registry_request(c, &pq, &r, err) < 0)
     return -1;

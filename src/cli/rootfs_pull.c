@@ -217,6 +217,8 @@ int rootfs_push(int argc, char **argv, const char *store_path) {
       .phase = cli_progress_phase,
       .data = &prog,
   };
+  if (isatty(STDERR_FILENO))
+    opts.progress = cli_draw_progress;
   char digest[72];
   double t0 = monotonic_seconds();
   int r = hutch_image_push(store, argv[optind], ref, &opts, digest, &err);
