@@ -140,6 +140,11 @@ struct hutch_pull_options {
   hutch_progress_fn progress;
   hutch_phase_fn phase;
   void *data; /* passed to progress and phase */
+  /* docker:// only: the credentials file (NULL: as podman looks), no TLS
+   * certificate check (--tls-verify=false), the CAs of a --cert-dir. */
+  const char *auth_file;
+  bool tls_insecure;
+  const char *cert_dir;
 };
 /* `ref` is an image manifest's name (hutch-manifest(5): ubuntu:24.04) or
  * docker://NAME[:TAG|@DIGEST] for an OCI registry.  Downloads what the store
@@ -147,6 +152,20 @@ struct hutch_pull_options {
  * pinned digest was in the store already (nothing downloaded), else 0. */
 int hutch_image_pull(struct hutch_store *store, const char *ref, const struct hutch_pull_options *opts,
                      struct hutch_image *out, hutch_error_t *err);
+
+/* `hutch rootfs push`: the image as one layer (hutch_image_export's)
+ * uploaded to docker://REF with an OCI manifest; the pushed manifest's
+ * digest ("sha256:<hex>") in digest_out. */
+struct hutch_push_options {
+  const char *auth_file;
+  bool tls_insecure;
+  const char *cert_dir;
+  hutch_progress_fn progress; /* bytes of the layer sent */
+  hutch_phase_fn phase;
+  void *data;
+};
+int hutch_image_push(struct hutch_store *store, const char *name_or_digest, const char *ref,
+                     const struct hutch_push_options *opts, char digest_out[72], hutch_error_t *err);
 
 struct hutch_build_options {
   const char *from;       /* base: an image in the store or a manifest's name (pulled first) */

@@ -23,6 +23,8 @@ packages=(
   qemu-system-x86 linux-image-amd64 cpio
   # --overlay fuse, and the nested-container cells of the doctor matrix
   fuse-overlayfs podman runc catatonit
+  # registry.sh: a registry on loopback, filled by skopeo, with htpasswd and a token service
+  skopeo docker-registry apache2-utils python3-cryptography
 )
 
 log() { echo "setup-host: $*" >&2; }
@@ -41,6 +43,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -q
   apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# The docker-registry package runs a registry on every address as a
+# service; the tests start their own on loopback.
+if command -v systemctl >/dev/null && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
+  systemctl disable --now docker-registry >/dev/null 2>&1 || true
 fi
 
 if ! id -u "$test_user" >/dev/null 2>&1; then

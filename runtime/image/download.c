@@ -25,6 +25,8 @@ struct transfer {
   bool discard;     /* an HTTP error page: swallow it */
   bool write_failed;
   int write_errno;
+  bool too_big; /* past max_size */
+  uint64_t max_size;
   long status;
   hutch_progress_fn progress;
   void *progress_data;
@@ -50,6 +52,10 @@ static size_t on_body(char *data, size_t size, size_t nmemb, void *userdata) {
   }
   if (t->discard)
     return len;
+  if (t->max_size && t->offset + t->written + len > t->max_size) {
+    t->too_big = true;
+    return 0;
+  }
   if (write_all(t->fd, data, len) < 0) {
     t->write_failed = true;
     t->write_errno = errno;
@@ -159,6 +165,7 @@ static int transfer_once(const struct download_request *req, struct curl_slist *
       .offset = (uint64_t)st.st_size,
       .progress = req->progress,
       .progress_data = req->progress_data,
+      .max_size = req->max_size,
   };
   if (lseek(fd, 0, SEEK_END) < 0) {
     CURL(curl_easy_cleanup)(curl);
@@ -173,6 +180,8 @@ static int transfer_once(const struct download_request *req, struct curl_slist *
   CURL(curl_easy_setopt)(curl, CURLOPT_NOPROGRESS, 0L);
   if (headers)
     CURL(curl_easy_setopt)(curl, CURLOPT_HTTPHEADER, headers);
+  if (req->setup)
+    req->setup(curl, req->setup_data);
   if (t.offset > 0)
     CURL(curl_easy_setopt)(curl, CURLOPT_RESUME_FROM_LARGE, (curl_off_t)t.offset);
   hutch_debug("download %s: %s from byte %" PRIu64, req->url, t.offset ? "resuming" : "starting", t.offset);
@@ -186,7 +195,9 @@ static int transfer_once(const struct download_request *req, struct curl_slist *
                                    ? xasprintf("%s (redirected to %s)", req->url, effective)
                                    : xstrdup(req->url);
   int ret = 0;
-  if (t.write_failed) {
+  if (t.too_big) {
+    ret = hutch_error_set(err, EFBIG, "download %s: larger than the %" PRIu64 " bytes expected", where, req->max_size);
+  } else if (t.write_failed) {
     errno = t.write_errno;
     ret = hutch_error_sys(err, "download %s: write %s.part", where, req->dest);
   } else if (status >= 400 || (rc == CURLE_OK && !t.started && status != 200 && status != 206 && status != 0)) {
@@ -277,9 +288,10 @@ int download_file(const struct download_request *req, hutch_error_t *err) {
   CURL(curl_slist_free_all)(headers);
   if (r < 0) {
     /* Keep a partial download for the next attempt to resume, but not an
-     * empty file, nor one the server now says does not exist. */
+     * empty file, nor one the server now says does not exist, nor one
+     * larger than the file may be. */
     struct stat st;
-    if ((*err && (*err)->errnum == ENOENT) || (fstat(fd, &st) == 0 && st.st_size == 0))
+    if ((*err && ((*err)->errnum == ENOENT || (*err)->errnum == EFBIG)) || (fstat(fd, &st) == 0 && st.st_size == 0))
       unlink(part);
     return -1;
   }

@@ -21,7 +21,12 @@ struct download_request {
   const char *const *headers; /* extra "Name: value" request headers, NULL-terminated; may be NULL */
   hutch_progress_fn progress; /* done/total bytes of the whole file; total 0 when unknown */
   void *progress_data;
-  char *sha256_out; /* when not NULL: SHA256_HEX_SIZE bytes receiving the file's digest */
+  char *sha256_out;  /* when not NULL: SHA256_HEX_SIZE bytes receiving the file's digest */
+  uint64_t max_size; /* refuse (EFBIG) a file larger than this; 0: no bound */
+  /* Called on each curl handle after the defaults (TLS and redirect rules
+   * of a registry); may be NULL. */
+  void (*setup)(void *curl, void *setup_data);
+  void *setup_data;
 };
 
 /* Errors: errnum is ENOENT for HTTP 404/410, EACCES for 401/403, EPROTO for

@@ -26,6 +26,7 @@
 #include "archive_dl.h"
 #include "hutch.h"
 #include "idmap.h"
+#include "image_export.h"
 #include "image_layers.h"
 #include "oci_image.h"
 #include "request.h"
@@ -333,15 +334,7 @@ static char *export_ref(const struct hutch_image *img) {
   return strchr(name, ':') ? xasprintf("localhost/%s", name) : xasprintf("localhost/%s:latest", name);
 }
 
-struct parts {
-  char layer_hex[SHA256_HEX_SIZE], config_hex[SHA256_HEX_SIZE];
-  uint64_t layer_size;
-  int layer_fd;
-  char *config;
-  char *ref;
-};
-
-static int write_oci(struct archive *a, const struct parts *p, hutch_error_t *err) {
+char *image_export_manifest(const struct export_parts *p, char hex[SHA256_HEX_SIZE]) {
   cJSON *m = cJSON_CreateObject();
   cJSON_AddNumberToObject(m, "schemaVersion", 2);
   cJSON_AddStringToObject(m, "mediaType", OCI_MT_MANIFEST);
@@ -349,9 +342,14 @@ static int write_oci(struct archive *a, const struct parts *p, hutch_error_t *er
                         descriptor("application/vnd.oci.image.config.v1+json", p->config_hex, strlen(p->config)));
   cJSON_AddItemToArray(cJSON_AddArrayToObject(m, "layers"),
                        descriptor("application/vnd.oci.image.layer.v1.tar", p->layer_hex, p->layer_size));
-  _cleanup_free_ char *manifest = print_json(m);
+  char *manifest = print_json(m);
+  text_hex(manifest, hex);
+  return manifest;
+}
+
+static int write_oci(struct archive *a, const struct export_parts *p, hutch_error_t *err) {
   char mhex[SHA256_HEX_SIZE];
-  text_hex(manifest, mhex);
+  _cleanup_free_ char *manifest = image_export_manifest(p, mhex);
   cJSON *idx = cJSON_CreateObject();
   cJSON_AddNumberToObject(idx, "schemaVersion", 2);
   cJSON_AddStringToObject(idx, "mediaType", OCI_MT_INDEX);
@@ -374,7 +372,7 @@ static int write_oci(struct archive *a, const struct parts *p, hutch_error_t *er
 }
 
 /* `docker save`'s layout as podman writes it: <diff_id>.tar, <config>.json. */
-static int write_docker(struct archive *a, const struct parts *p, hutch_error_t *err) {
+static int write_docker(struct archive *a, const struct export_parts *p, hutch_error_t *err) {
   _cleanup_free_ char *lname = xasprintf("%s.tar", p->layer_hex);
   _cleanup_free_ char *cname = xasprintf("%s.json", p->config_hex);
   cJSON *arr = cJSON_CreateArray();
@@ -407,22 +405,16 @@ static int open_beside(const char *file, char **tmp_path, hutch_error_t *err) {
   return fd;
 }
 
-int hutch_image_export(struct hutch_store *store, const char *name_or_digest, const char *format, const char *file,
-                       hutch_error_t *err) {
-  bool oci = format == NULL || strcmp(format, "oci-archive") == 0;
-  if (!oci && strcmp(format, "docker-archive") != 0) {
-    hutch_error_set(err, EINVAL, "export: unknown format \"%s\"", format);
-    return hutch_error_hint(err, "use --format oci-archive or --format docker-archive");
-  }
+int image_export_parts(struct hutch_store *store, const char *name_or_digest, const char *near_file,
+                       struct export_parts *p, hutch_error_t *err) {
+  *p = (struct export_parts){.layer_fd = -1};
   if (archive_dl_load(err) < 0)
     return hutch_error_wrap(err, "export");
   struct hutch_image img = {0};
   if (hutch_image_lookup(store, name_or_digest, &img, err) < 0)
     return -1;
   const struct idmap_set *maps;
-  struct parts p = {.layer_fd = -1};
-  _cleanup_free_ char *layer_tmp = NULL, *out_tmp = NULL;
-  _cleanup_close_ int out = -1;
+  _cleanup_free_ char *layer_tmp = NULL;
   size_t n_lowers = img.lowers ? strv_length((const char *const *)img.lowers) : 0;
   const char **trees = xcalloc(n_lowers + 2, sizeof(*trees));
   trees[0] = img.rootfs;
@@ -433,21 +425,51 @@ int hutch_image_export(struct hutch_store *store, const char *name_or_digest, co
     goto out;
   /* The layer is written next to the archive (same file system, the space
    * the archive needs anyway), unnamed once opened. */
-  p.layer_fd = open_beside(file, &layer_tmp, err);
-  if (p.layer_fd < 0)
+  p->layer_fd = open_beside(near_file, &layer_tmp, err);
+  if (p->layer_fd < 0)
     goto out;
   unlink(layer_tmp);
-  struct layer_ctx lc = {.trees = trees, .out = p.layer_fd};
+  struct layer_ctx lc = {.trees = trees, .out = p->layer_fd};
   double t0 = monotonic_seconds();
   if (userns_run(maps, CLONE_NEWNS, layer_child, &lc, err) < 0)
     goto out;
-  if (hash_fd(p.layer_fd, p.layer_hex, &p.layer_size, err) < 0)
+  if (hash_fd(p->layer_fd, p->layer_hex, &p->layer_size, err) < 0)
     goto out;
-  hutch_debug("export %s: layer sha256:%.12s, %" PRIu64 " bytes in %.3f s", name_or_digest, p.layer_hex, p.layer_size,
+  hutch_debug("export %s: layer sha256:%.12s, %" PRIu64 " bytes in %.3f s", name_or_digest, p->layer_hex, p->layer_size,
               monotonic_seconds() - t0);
-  p.config = config_json(&img, p.layer_hex);
-  text_hex(p.config, p.config_hex);
-  p.ref = export_ref(&img);
+  p->config = config_json(&img, p->layer_hex);
+  text_hex(p->config, p->config_hex);
+  p->ref = export_ref(&img);
+  ret = 0;
+out:
+  if (ret < 0)
+    image_export_parts_clear(p);
+  free(trees);
+  hutch_image_clear(&img);
+  return ret;
+}
+
+void image_export_parts_clear(struct export_parts *p) {
+  if (p->layer_fd >= 0)
+    close(p->layer_fd);
+  free(p->config);
+  free(p->ref);
+  *p = (struct export_parts){.layer_fd = -1};
+}
+
+int hutch_image_export(struct hutch_store *store, const char *name_or_digest, const char *format, const char *file,
+                       hutch_error_t *err) {
+  bool oci = format == NULL || strcmp(format, "oci-archive") == 0;
+  if (!oci && strcmp(format, "docker-archive") != 0) {
+    hutch_error_set(err, EINVAL, "export: unknown format \"%s\"", format);
+    return hutch_error_hint(err, "use --format oci-archive or --format docker-archive");
+  }
+  struct export_parts p;
+  _cleanup_free_ char *out_tmp = NULL;
+  _cleanup_close_ int out = -1;
+  int ret = -1;
+  if (image_export_parts(store, name_or_digest, file, &p, err) < 0)
+    goto out;
   out = open_beside(file, &out_tmp, err);
   if (out < 0)
     goto out;
@@ -475,12 +497,7 @@ int hutch_image_export(struct hutch_store *store, const char *name_or_digest, co
 out:
   if (out_tmp)
     unlink(out_tmp);
-  if (p.layer_fd >= 0)
-    close(p.layer_fd);
-  free(p.config);
-  free(p.ref);
-  free(trees);
-  hutch_image_clear(&img);
+  image_export_parts_clear(&p);
   if (ret < 0)
     hutch_error_wrap(err, "export %s", name_or_digest);
   return ret;

@@ -124,7 +124,11 @@ int hutch_image_pull(struct hutch_store *store, const char *ref, const struct hu
   if (!is_docker(ref))
     return pull_manifest(store, ref, o, out, err);
   /* docker:// references are the OCI importer's (oci.h). */
-  struct oci_pull_options oo = {.progress = o->progress, .progress_data = o->data};
+  struct oci_pull_options oo = {
+      .progress = o->progress,
+      .progress_data = o->data,
+      .registry = {.auth_file = o->auth_file, .tls_insecure = o->tls_insecure, .cert_dir = o->cert_dir},
+  };
   phase(o, "downloading");
   int r = rootfs_pull_oci(hutch_store_path(store), ref, o->name ? o->name : ref + strlen(DOCKER_PREFIX), &oo, out, err);
   phase(o, NULL);

@@ -293,7 +293,7 @@ struct pull_ctx {
 static int pull_blob(struct pull_ctx *c, const char *hex, uint64_t want_size, struct blob *b, hutch_error_t *err) {
   _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
   _cleanup_free_ char *dest = xasprintf("%s/../%s", c->area.rootfs, hex);
-  if (registry_get_blob(c->client, digest, dest, c->progress, c->progress_data, err) < 0)
+  if (registry_get_blob(c->client, digest, want_size, dest, c->progress, c->progress_data, err) < 0)
     return -1;
   int fd = open(dest, O_RDONLY | O_CLOEXEC);
   struct stat st;
@@ -384,7 +384,7 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
   struct pull_ctx ctx = {.area = {.fd = -1}, .progress = opts->progress, .progress_data = opts->progress_data};
   struct oci_manifest m = {0};
   int ret = -1;
-  if (hutch_store_open(store_path, &store, err) < 0 || registry_client_new(&ref, opts->auth_file, &client, err) < 0)
+  if (hutch_store_open(store_path, &store, err) < 0 || registry_client_new(&ref, &opts->registry, &client, err) < 0)
     goto out;
   ctx.client = client;
   if (pull_resolve(client, &ref, &text, &len, p.key, err) < 0)

@@ -14,6 +14,7 @@
 #include <stdio.h>
 
 #include "hutch.h"
+#include "registry.h"
 #include "sha256.h"
 
 struct hutch_store;
@@ -33,7 +34,7 @@ int oci_import(struct hutch_store *store, const char *file, int fd, const struct
 struct oci_pull_options {
   hutch_progress_fn progress; /* per blob: done/total bytes */
   void *progress_data;
-  const char *auth_file; /* NULL: $REGISTRY_AUTH_FILE, else ~/.docker/config.json */
+  struct registry_options registry; /* credentials and TLS */
 };
 
 /* `hutch rootfs pull docker://NAME[:TAG|@DIGEST]` (ref with or without the

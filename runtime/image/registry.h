@@ -48,19 +48,69 @@ void registry_challenge_clear(struct registry_challenge *c);
 /* The base64 "user:password" of `domain` in a Docker/podman auth file's
  * "auths" (keys may carry a scheme and a path); NULL when none. */
 char *registry_auth_lookup(const char *auth_json, const char *domain);
+/* The same for a repository: a key "host/ns" or "host/ns/repo" (podman's)
+ * applies to the repositories under it, and the longest one wins. */
+char *registry_auth_lookup_repo(const char *auth_json, const char *domain, const char *repo);
 
 /* ---- requests (registry.c) ---- */
 
+struct registry_options {
+  const char *auth_file; /* NULL: $REGISTRY_AUTH_FILE, $DOCKER_CONFIG/config.json, ~/.docker/config.json */
+  bool tls_insecure;     /* --tls-verify=false: no certificate check, plain http allowed */
+  const char *cert_dir;  /* podman's --cert-dir: its *.crt are the CAs trusted */
+};
+
 struct registry_client;
-int registry_client_new(const struct registry_ref *ref, const char *auth_file, struct registry_client **out,
-                        hutch_error_t *err);
+int registry_client_new(const struct registry_ref *ref, const struct registry_options *opts,
+                        struct registry_client **out, hutch_error_t *err);
 void registry_client_free(struct registry_client *c);
 /* GET /v2/<repo>/manifests/<reference>: the document, its media type, and
  * the digest of its bytes (checked against a digest reference). */
 int registry_get_manifest(struct registry_client *c, const char *reference, char **body, size_t *len, char **media_type,
                           char digest[SHA256_HEX_SIZE], hutch_error_t *err);
-/* GET /v2/<repo>/blobs/<digest> into dest, verified against the digest. */
-int registry_get_blob(struct registry_client *c, const char *digest, const char *dest, hutch_progress_fn progress,
-                      void *progress_data, hutch_error_t *err);
+/* GET /v2/<repo>/blobs/<digest> into dest, verified against the digest and
+ * refused past max_size bytes (0: no bound). */
+int registry_get_blob(struct registry_client *c, const char *digest, uint64_t max_size, const char *dest,
+                      hutch_progress_fn progress, void *progress_data, hutch_error_t *err);
+
+/* One request to the registry, with its credentials (a 401 is answered
+ * once, registry.c); what registry_push.c builds on. */
+struct registry_http {
+  const char *method; /* "GET", "HEAD", "POST", "PUT" */
+  const char *url;    /* absolute, on the registry's own origin */
+  const char *content_type;
+  const char *accept;
+  const char *data; /* the body from memory (data_len bytes), or */
+  size_t data_len;
+  int fd; /* from a file (when data is NULL and fd >= 0) */
+  uint64_t fd_size;
+  size_t max;                 /* the answer's body is refused past this */
+  hutch_progress_fn progress; /* bytes of the body sent; may be NULL */
+  void *progress_data;
+};
+struct registry_response {
+  long status;
+  char *body;
+  size_t len, max;
+  bool too_big;
+  char *content_type, *www_authenticate, *location, *content_digest;
+};
+void registry_response_clear(struct registry_response *r);
+int registry_request(struct registry_client *c, const struct registry_http *q, struct registry_response *r,
+                     hutch_error_t *err);
+/* "https://host" of the registry, once a request settled the scheme. */
+const char *registry_origin(const struct registry_client *c);
+const char *registry_base(const struct registry_client *c); /* origin + "/v2/" + repo */
+const char *registry_domain(const struct registry_client *c);
+
+/* ---- pushing (registry_push.c) ---- */
+
+/* Upload a blob unless the registry has it: HEAD, then POST and one PUT
+ * with the bytes (from data, or fd when data is NULL).  *sent: uploaded. */
+int registry_put_blob(struct registry_client *c, const char *digest, const char *data, int fd, uint64_t size,
+                      hutch_progress_fn progress, void *progress_data, bool *sent, hutch_error_t *err);
+/* PUT /v2/<repo>/manifests/<tag>; checks the digest the registry names. */
+int registry_put_manifest(struct registry_client *c, const char *tag, const char *media_type, const char *body,
+                          const char digest[SHA256_HEX_SIZE], hutch_error_t *err);
 
 #endif

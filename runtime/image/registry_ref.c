@@ -250,31 +250,55 @@ void registry_challenge_clear(struct registry_challenge *c) {
 
 /* ---- credentials -------------------------------------------------------- */
 
-/* "https://host/v1/" -> "host" (new string). */
-static char *auth_key_domain(const char *key) {
+/* A key of "auths": "[scheme://]host[/path]".  Docker's own keys carry
+ * an API path ("https://index.docker.io/v1/"), which names the host only;
+ * podman's may name a namespace or a repository ("host/team"). */
+static void auth_key_split(const char *key, char **host, char **path) {
   const char *s = strstr(key, "://");
   s = s ? s + 3 : key;
-  return xstrndup(s, strcspn(s, "/"));
+  size_t hlen = strcspn(s, "/");
+  *host = xstrndup(s, hlen);
+  const char *p = s[hlen] ? s + hlen + 1 : "";
+  size_t plen = strlen(p);
+  while (plen > 0 && p[plen - 1] == '/')
+    plen--;
+  if ((plen == 2 && (strncmp(p, "v1", 2) == 0 || strncmp(p, "v2", 2) == 0)))
+    plen = 0;
+  *path = xstrndup(p, plen);
 }
 
-char *registry_auth_lookup(const char *auth_json, const char *domain) {
+char *registry_auth_lookup_repo(const char *auth_json, const char *domain, const char *repo) {
   cJSON *j = auth_json ? cJSON_Parse(auth_json) : NULL;
   const cJSON *auths = cJSON_GetObjectItemCaseSensitive(j, "auths");
   char *found = NULL;
+  size_t found_len = 0;
   bool hub = is_hub(domain);
   const cJSON *entry;
   cJSON_ArrayForEach(entry, auths) {
     if (entry->string == NULL)
       continue;
-    _cleanup_free_ char *d = auth_key_domain(entry->string);
-    if (!(strcmp(d, domain) == 0 || (hub && is_hub(d))))
+    _cleanup_free_ char *host = NULL, *path = NULL;
+    auth_key_split(entry->string, &host, &path);
+    if (!(strcmp(host, domain) == 0 || (hub && is_hub(host))))
+      continue;
+    /* The most specific key that holds the repository wins, as podman
+     * chooses. */
+    size_t plen = strlen(path);
+    if (plen > 0 && (repo == NULL || strncmp(repo, path, plen) != 0 || (repo[plen] != '\0' && repo[plen] != '/')))
+      continue;
+    if (found && plen + 1 <= found_len)
       continue;
     const cJSON *a = cJSON_GetObjectItemCaseSensitive(entry, "auth");
     if (cJSON_IsString(a) && a->valuestring[0]) {
+      free(found);
       found = xstrdup(a->valuestring);
-      break;
+      found_len = plen + 1;
     }
   }
   cJSON_Delete(j);
   return found;
+}
+
+char *registry_auth_lookup(const char *auth_json, const char *domain) {
+  return registry_auth_lookup_repo(auth_json, domain, NULL);
 }

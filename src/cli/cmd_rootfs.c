@@ -24,6 +24,7 @@ static const char rootfs_usage[] = "Usage: hutch rootfs COMMAND [OPTIONS]\n"
                                    "  import FILE [--name NAME]  import a rootfs tarball or an image archive\n"
                                    "  export NAME [--format F] FILE\n"
                                    "                             write an image as an oci-archive or docker-archive\n"
+                                   "  push NAME docker://REF     upload an image to a registry\n"
                                    "  ls [--json]                list the images\n"
                                    "  rm NAME|DIGEST...          remove a name, and the image once no name is left\n"
                                    "\n"
@@ -442,7 +443,7 @@ int cmd_rootfs(int argc, char **argv) {
     }
   }
   if (optind >= argc)
-    return cli_usage_error("rootfs", "missing command (pull, build, import, export, ls or rm)");
+    return cli_usage_error("rootfs", "missing command (pull, build, import, export, push, ls or rm)");
   const char *sub = argv[optind];
   int sub_argc = argc - optind;
   char **sub_argv = argv + optind;
@@ -454,6 +455,8 @@ int cmd_rootfs(int argc, char **argv) {
     return rootfs_build(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "export") == 0)
     return rootfs_export(sub_argc, sub_argv, store_path);
+  if (strcmp(sub, "push") == 0)
+    return rootfs_push(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "ls") == 0 || strcmp(sub, "list") == 0)
     return rootfs_ls(sub_argc, sub_argv, store_path);
   if (strcmp(sub, "rm") == 0 || strcmp(sub, "remove") == 0)
@@ -462,5 +465,5 @@ int cmd_rootfs(int argc, char **argv) {
     fputs(rootfs_usage, stdout);
     return 0;
   }
-  return cli_usage_error("rootfs", "unknown command \"%s\" (pull, build, import, export, ls or rm)", sub);
+  return cli_usage_error("rootfs", "unknown command \"%s\" (pull, build, import, export, push, ls or rm)", sub);
 }

@@ -27,6 +27,7 @@ int cli_bad_option(const char *verb, int argc, char **argv, int c);
 
 int rootfs_pull(int argc, char **argv, const char *store_path);
 int rootfs_build(int argc, char **argv, const char *store_path);
+int rootfs_push(int argc, char **argv, const char *store_path);
 
 /* `docker://` references (OCI registries). */
 #define ROOTFS_DOCKER_PREFIX "docker://"

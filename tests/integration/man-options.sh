@@ -18,6 +18,7 @@ pages=(
   "rootfs import:hutch-rootfs.1"
   "rootfs ls:hutch-rootfs.1"
   "rootfs rm:hutch-rootfs.1"
+  "rootfs push:hutch-rootfs.1"
   "policy:hutch-policy.5"
   "policy show:hutch-policy.5"
   "doctor:hutch-doctor.1"

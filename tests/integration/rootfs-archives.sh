@@ -247,14 +247,7 @@ fi
 
 # ---- the reference trees ------------------------------------------------
 
-rootfs_of() { # NAME -> the unpacked tree
-  "$HUTCH_BIN" rootfs ls --json | python3 -c '
-import json, sys
-for i in json.load(sys.stdin):
-    if i["name"] == sys.argv[1]:
-        print(i["rootfs"])
-' "$1"
-}
+rootfs_of() { hutch_rootfs_of "$1"; } # NAME -> the unpacked tree
 
 listing() { # ROOT: every path with its type, mode, size, link target and owner (but the test's own files)
   (cd "$1" && find . \( -path ./etc/second -o -path ./etc/built \) -prune -o -printf '%P|%y|%m|%s|%l|%U|%G\n' | sort | md5sum)

@@ -32,14 +32,7 @@ count_images() { # STORE
   find "$1/images" -mindepth 1 -maxdepth 1 2>/dev/null | wc -l
 }
 
-rootfs_of() { # NAME -> the unpacked tree
-  "$HUTCH_BIN" rootfs ls --json | python3 -c '
-import json, sys
-for i in json.load(sys.stdin):
-    if i["name"] == sys.argv[1]:
-        print(i["rootfs"])
-' "$1"
-}
+rootfs_of() { hutch_rootfs_of "$1"; } # NAME -> the unpacked tree
 
 json_get() { # JSON KEY
   python3 -c 'import json, sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"

@@ -7,10 +7,16 @@ CONFIG is JSON written by the test:
     {"blobs": DIR,                      # files named by their sha256 hex
      "repos": {"test/img": {"tags": {"v1": "sha256:..."},
                             "auth": "user:password",     # optional: token needs Basic credentials
-                            "tamper": "sha256:..."}}}    # optional: that blob is served altered
+                            "tamper": "sha256:...",      # optional: that blob is served altered
+                            "oversize": N,               # optional: N more bytes after every blob
+                            "redirect": "http://H:PORT", # optional: blobs are a 307 to
+                                                         #   H:PORT/elsewhere/DIGEST (PORT: this one's)
+                            "upload": "http://H:PORT/x"}}} # optional: an upload's POST answers 202
+                                                         #   with this Location
 Endpoints: GET /v2/, GET /v2/NAME/manifests/TAG|DIGEST, GET /v2/NAME/blobs/DIGEST
-(each needs a Bearer token: a 401 carries the challenge) and GET /token (the
-token service).  Manifests are served with the mediaType they declare.
+(each needs a Bearer token: a 401 carries the challenge), GET /token (the
+token service), GET /elsewhere/DIGEST (a blob without any token: where
+"redirect" sends) and POST /v2/NAME/blobs/uploads/ (with "upload").  Manifests are served with the mediaType they declare.
 Every request is appended to LOG_FILE as one JSON line
 {"method", "path", "authorization" (the scheme only), "status"}.
 The listening port is written to PORT_FILE once the server is ready.
@@ -93,11 +99,28 @@ class Handler(BaseHTTPRequestHandler):
                                  extra=[("WWW-Authenticate", 'Basic realm="mock-registry"')])
         self.send(200, json.dumps({"token": TOKEN_PREFIX + repo, "expires_in": 300}).encode())
 
+    def port_url(self, url):
+        return url.replace("PORT", str(self.server.server_address[1]))
+
+    def do_POST(self):
+        m = re.fullmatch(r"/v2/([a-z0-9/._-]+)/blobs/uploads/", urllib.parse.urlsplit(self.path).path)
+        if not m or m.group(1) not in config["repos"] or "upload" not in config["repos"][m.group(1)]:
+            return self.send(404, b'{"errors": [{"code": "NAME_UNKNOWN"}]}')
+        if not self.authorized(m.group(1)):
+            return self.challenge(m.group(1))
+        self.send(202, b"", extra=[("Location", self.port_url(config["repos"][m.group(1)]["upload"]))])
+
+    def do_PUT(self):
+        self.send(404, b'{"errors": [{"code": "UNSUPPORTED"}]}')
+
     def do_GET(self):
         url = urllib.parse.urlsplit(self.path)
         path = url.path
         if path == "/token":
             return self.do_token(url.query)
+        if path.startswith("/elsewhere/"):
+            data = blob_bytes(path[len("/elsewhere/"):])
+            return self.send(200 if data else 404, data or b"", "application/octet-stream")
         if path in ("/v2", "/v2/"):
             return self.challenge(None) if "Bearer" not in self.headers.get("Authorization", "") else self.send(200, b"{}")
         m = re.fullmatch(r"/v2/([a-z0-9/._-]+)/(manifests|blobs)/([^/]+)", path)
@@ -122,6 +145,10 @@ class Handler(BaseHTTPRequestHandler):
             return self.send(404, b'{"errors": [{"code": "BLOB_UNKNOWN"}]}')
         if r.get("tamper") == ref:
             data = data[:-1] + bytes([data[-1] ^ 0xFF])
+        if r.get("oversize"):
+            data += b"\0" * r["oversize"]
+        if r.get("redirect"):
+            return self.send(307, b"", extra=[("Location", self.port_url(r["redirect"]) + "/elsewhere/" + ref)])
         self.send(200, data, "application/octet-stream")
 
     do_HEAD = do_GET

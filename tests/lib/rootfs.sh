@@ -115,6 +115,16 @@ hutch_rootfs_rm_all() {
   done
 }
 
+# The unpacked tree of the image named NAME in $HUTCH_STORE.
+hutch_rootfs_of() {
+  "$HUTCH_BIN" rootfs ls --json | python3 -c '
+import json, sys
+for i in json.load(sys.stdin):
+    if i["name"] == sys.argv[1]:
+        print(i["rootfs"])
+' "$1"
+}
+
 HUTCH_TEST_BUSYBOX_TAR=$(hutch_rootfs_tar busybox)
 HUTCH_TEST_DEBIAN_TAR=$(hutch_rootfs_tar debian)
 export HUTCH_TEST_BUSYBOX_TAR HUTCH_TEST_DEBIAN_TAR

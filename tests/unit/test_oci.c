@@ -197,6 +197,22 @@ int main(void) {
   tap_ok(a == NULL, "an empty auth is none");
   tap_ok(registry_auth_lookup("not json", "docker.io") == NULL, "a damaged file gives none");
   tap_ok(registry_auth_lookup(NULL, "docker.io") == NULL, "no file gives none");
+  const char *scoped = "{\"auths\": {\"reg.test\": {\"auth\": \"aG9zdA==\"},"
+                       " \"reg.test/team\": {\"auth\": \"dGVhbQ==\"},"
+                       " \"http://reg.test/team/app/\": {\"auth\": \"YXBw\"},"
+                       " \"reg.test/teamx\": {\"auth\": \"eA==\"}}}";
+  a = registry_auth_lookup_repo(scoped, "reg.test", "team/app");
+  tap_is_str(a, "YXBw", "a repository's own key wins over its namespace's and the host's");
+  free(a);
+  a = registry_auth_lookup_repo(scoped, "reg.test", "team/other");
+  tap_is_str(a, "dGVhbQ==", "a namespace's key holds the repositories under it");
+  free(a);
+  a = registry_auth_lookup_repo(scoped, "reg.test", "teamother/x");
+  tap_is_str(a, "aG9zdA==", "a key is a path prefix, not a string prefix");
+  free(a);
+  a = registry_auth_lookup_repo(scoped, "reg.test", NULL);
+  tap_is_str(a, "aG9zdA==", "without a repository only the host's key applies");
+  free(a);
 
   /* ---- platform selection ---- */
   struct oci_descriptor d[] = {
