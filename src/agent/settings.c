@@ -538,6 +538,17 @@ out:
   return r;
 }
 
+int settings_option_arg(const char *name) {
+  static const char *const with_value[] = {"settings", "env", "bind", "allow", "resolve"};
+  for (size_t i = 0; i < ARRAY_SIZE(with_value); i++)
+    if (strcmp(name, with_value[i]) == 0)
+      return 1;
+  if (strcmp(name, "help") == 0)
+    return 0;
+  const struct setting_def *d = find_def(name);
+  return d == NULL ? -1 : d->kind == K_BOOL ? 2 : 1;
+}
+
 void settings_free(struct settings *s) {
   for (size_t i = 0; i < ARRAY_SIZE(defs); i++)
     if (defs[i].kind == K_STR)

@@ -72,6 +72,10 @@ struct settings {
  * already printed). */
 int settings_parse(int argc, char **argv, struct settings *s);
 void settings_free(struct settings *s);
+/* How the long option NAME (any spelling, without "--") takes a value: 1
+ * always, 2 optionally (--flag or --flag=false), 0 never, -1: not a setting.
+ * For programs that pass options through to hutch run. */
+int settings_option_arg(const char *name);
 void settings_usage(FILE *out);
 
 #endif

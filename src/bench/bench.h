@@ -1,0 +1,90 @@
+/* hutch benchmark: LLM-in-Sandbox 0.2.0's task folders, one hutch run per
+ * task in a sandbox of its own, each answer scored by the task's reward.py
+ * in another sandbox (the answer is untrusted: it is data, never code). */
+#ifndef HUTCH_BENCH_H
+#define HUTCH_BENCH_H
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hutch.h"
+#include "settings.h"
+
+/* A task folder as LLM-in-Sandbox reads it (config.yaml, the data file,
+ * reward.py). */
+struct bench_set {
+  char *name; /* --task NAME */
+  char *dir;  /* TASKDIR/NAME, absolute */
+  char *data; /* the data file, resolved against TASKDIR */
+  char *system_prompt;
+  char *instance_prompt;
+  /* The sandbox's directories: LLM-in-Sandbox's benchmark defaults (its
+   * runner does not read them from config.yaml), or a legacy
+   * prompt_config file's. */
+  char *working_dir, *input_dir, *output_dir;
+  cJSON *rows; /* array of objects, each with a string "id" */
+};
+
+int bench_set_load(const char *taskdir, const char *name, struct bench_set *set, hutch_error_t *err);
+void bench_set_free(struct bench_set *set);
+/* The rows' data as LLM-in-Sandbox's `datasets` json loader takes it: a
+ * JSON array, or JSON lines. */
+cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err);
+/* id as a file name: '/', NUL and leading dots replaced by '_'. */
+char *bench_safe_name(const char *id);
+
+struct bench_opts {
+  char *taskdir, *task, *mode;
+  long num_workers, start_id, end_id, max_response_len; /* -1: unset */
+  char *output_dir, *resume;
+  double task_timeout;
+  char *reward_rootfs, *reward_memory;
+  double reward_timeout;
+  const char *hutch; /* the hutch binary */
+  char **agent_argv; /* options passed to every hutch run */
+  size_t n_agent;
+  struct settings s; /* those options as hutch run resolves them */
+};
+
+/* One task, in a forked worker: files in, hutch run, answer, score; writes
+ * RUN/runs/SAFE/result.json (the results.jsonl line) unless stopped. */
+int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out);
+
+/* compute_score(answer, ground_truth, **row) in a sandbox of its own:
+ * 0 with *score, or -1 with *why (the task's error; *kind: the Python
+ * exception's class name when the driver could say it). */
+int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
+                const cJSON *row, double *score, char **why, char **kind);
+
+/* Children: started with stdin from a file (or /dev/null), stdout and
+ * stderr to the given fds (-1: /dev/null); waited for until deadline
+ * (seconds, 0: none) or *stop, then SIGTERM, and SIGKILL after grace. */
+struct bench_child {
+  pid_t pid;
+  int status;
+  bool timed_out, stopped;
+};
+int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
+                hutch_error_t *err);
+/* capture: a pipe read end drained meanwhile into *buf, at most cap bytes
+ * kept (the rest read and dropped); -1 for none. */
+int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);
+
+/* Set by the signal handlers of the runner and of each worker. */
+extern volatile sig_atomic_t bench_stop;
+
+/* results.jsonl: one line per finished task, appended whole and fsync()ed. */
+int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err);
+/* The finished tasks of a results.jsonl (a torn last line is skipped). */
+cJSON *bench_read_lines(const char *path);
+/* results.json and trajectory.json as LLM-in-Sandbox writes them. */
+int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
+                        double elapsed, hutch_error_t *err);
+
+/* The answer as LLM-in-Sandbox reads it: `cat answer.txt` stripped; text
+ * that is not UTF-8 gets U+FFFD for each bad byte (and for NUL). */
+char *bench_clean_answer(const char *bytes, size_t len);
+
+#endif

@@ -1,0 +1,150 @@
+/* The run's records: results.jsonl (one line per finished task, appended
+ * whole and synced, so a crash loses at most the tasks in flight), and at
+ * the end LLM-in-Sandbox's results.json and trajectory.json. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "error.h"
+#include "util.h"
+
+#define LINES_MAX ((size_t)4 << 30)
+#define TRAJ_MAX ((size_t)1 << 30)
+
+int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err) {
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(line);
+  _cleanup_free_ char *rec = xasprintf("%s\n", text);
+  _cleanup_close_ int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  /* One write of O_APPEND: lines never interleave, and a torn last line
+   * (a crash mid-write) is what a reader skips. */
+  if (fd < 0 || write_all(fd, rec, strlen(rec)) < 0 || fsync(fd) < 0)
+    return hutch_error_sys(err, "append to %s", path);
+  return 0;
+}
+
+cJSON *bench_read_lines(const char *path) {
+  cJSON *lines = cJSON_CreateArray();
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, LINES_MAX, &len);
+  for (size_t i = 0; text && i < len;) {
+    char *nl = memchr(text + i, '\n', len - i);
+    if (nl == NULL)
+      break; /* torn: the task runs again */
+    cJSON *l = cJSON_ParseWithLength(text + i, (size_t)(nl - text) - i);
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "id")))
+      cJSON_AddItemToArray(lines, l);
+    else
+      cJSON_Delete(l);
+    i = (size_t)(nl - text) + 1;
+  }
+  return lines;
+}
+
+/* The steps of a task's run, from its own trajectory.json. */
+static cJSON *steps_of(const char *out, const cJSON *line) {
+  const cJSON *rd = cJSON_GetObjectItemCaseSensitive(line, "run_dir");
+  if (!cJSON_IsString(rd))
+    return cJSON_CreateArray();
+  _cleanup_free_ char *path = xasprintf("%s/%s/trajectory.json", out, rd->valuestring);
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, TRAJ_MAX, &len);
+  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  cJSON *steps = cJSON_DetachItemFromObjectCaseSensitive(t, "steps");
+  cJSON_Delete(t);
+  return cJSON_IsArray(steps) ? steps : (cJSON_Delete(steps), cJSON_CreateArray());
+}
+
+static int write_json(const char *path, cJSON *j, hutch_error_t *err) {
+  _cleanup_free_ char *text = cJSON_Print(j);
+  if (text == NULL || write_file_atomic(path, text, strlen(text), 0644) < 0)
+    return hutch_error_sys(err, "write %s", path);
+  return 0;
+}
+
+int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
+                        double elapsed, hutch_error_t *err) {
+  cJSON *traj = cJSON_CreateObject();
+  double sum = 0;
+  int total = 0, errors = 0;
+  const cJSON *l;
+  cJSON_ArrayForEach(l, lines) {
+    const cJSON *s = cJSON_GetObjectItemCaseSensitive(l, "score");
+    sum += cJSON_IsNumber(s) ? s->valuedouble : 0;
+    total++;
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "error")))
+      errors++;
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddItemToObject(e, "problem_statement",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "problem_statement"), true));
+    cJSON_AddItemToObject(e, "trajectory", steps_of(out, l));
+    cJSON_AddNumberToObject(e, "reward", cJSON_IsNumber(s) ? s->valuedouble : 0);
+    cJSON_AddItemToObject(e, "agent_answer",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "agent_answer"), true));
+    cJSON_AddItemToObject(e, "ground_truth",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "ground_truth"), true));
+    const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
+    cJSON_DeleteItemFromObjectCaseSensitive(traj, id);
+    cJSON_AddItemToObject(traj, id, e);
+  }
+  _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", out);
+  int r = write_json(tpath, traj, err);
+  cJSON_Delete(traj);
+  if (r < 0)
+    return r;
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddItemToObject(res, "config", cJSON_Duplicate(config, true));
+  cJSON_AddStringToObject(res, "task", o->task);
+  cJSON_AddNumberToObject(res, "total", total);
+  cJSON_AddNumberToObject(res, "mean_score", total ? sum / total : 0.0);
+  cJSON_AddNumberToObject(res, "num_errors", errors);
+  cJSON_AddNumberToObject(res, "elapsed_time_seconds", elapsed);
+  _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
+  r = write_json(rpath, res, err);
+  cJSON_Delete(res);
+  return r;
+}
+
+/* The length of a valid UTF-8 sequence at p (n bytes left), else 0. */
+static size_t utf8_len(const unsigned char *p, size_t n) {
+  unsigned c = p[0];
+  size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
+  if (len == 0 || len > n || c == 0 || c == 0xc0 || c == 0xc1 || c > 0xf4)
+    return 0;
+  for (size_t i = 1; i < len; i++)
+    if ((p[i] & 0xc0) != 0x80)
+      return 0;
+  if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
+      (c == 0xf4 && p[1] > 0x8f))
+    return 0;
+  return len;
+}
+
+char *bench_clean_answer(const char *bytes, size_t len) {
+  const unsigned char *p = (const unsigned char *)bytes;
+  /* Python's str.strip() of ASCII whitespace, both ends. */
+  while (len > 0 && strchr(" \t\n\r\v\f", p[0]) && p[0])
+    p++, len--;
+  while (len > 0 && strchr(" \t\n\r\v\f", p[len - 1]) && p[len - 1])
+    len--;
+  char *out = xmalloc(len * 3 + 1);
+  size_t o = 0;
+  for (size_t i = 0; i < len;) {
+    size_t n = utf8_len(p + i, len - i);
+    if (n == 0) {
+      memcpy(out + o, "\xef\xbf\xbd", 3);
+      o += 3;
+      i++;
+    } else {
+      memcpy(out + o, p + i, n);
+      o += n;
+      i += n;
+    }
+  }
+  out[o] = '\0';
+  return out;
+}
