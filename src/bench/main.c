@@ -137,10 +137,20 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
   for (char *p = llm; *p; p++)
     if (*p == '/')
       *p = '_';
-  _cleanup_free_ char *dir = xasprintf("%s/%s_%s_%s_LLMinSandbox", o->output_dir, stamp, o->task, llm);
-  if (mkdir_p(dir, 0755) < 0) {
-    hutch_error_sys(err, "mkdir %s", dir);
+  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_LLMinSandbox", o->output_dir, stamp, o->task, llm);
+  _cleanup_free_ char *dir = xstrdup(base);
+  if (mkdir_p(o->output_dir, 0755) < 0) {
+    hutch_error_sys(err, "mkdir %s", o->output_dir);
     return NULL;
+  }
+  /* Two runs started in the same second get directories of their own. */
+  for (int k = 2; mkdir(dir, 0755) < 0; k++) {
+    if (errno != EEXIST || k > 1000) {
+      hutch_error_sys(err, "mkdir %s", dir);
+      return NULL;
+    }
+    free(dir);
+    dir = xasprintf("%s_%d", base, k);
   }
   char *abs = realpath(dir, NULL);
   _cleanup_free_ char *td = realpath(o->taskdir, NULL);

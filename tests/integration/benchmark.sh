@@ -1,0 +1,220 @@
+#!/bin/bash
+# hutch benchmark: LLM-in-Sandbox's task folders run unchanged, one hutch run
+# per task in a sandbox of its own, answers scored by reward.py in another
+# sandbox (no network, no host files, bounded), LIS's output layout, a
+# results.jsonl that survives kill -9, --resume, and nothing left behind.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$HUTCH_SRCDIR/tests/lib/agent.sh"
+
+[ -x /usr/bin/python3 ] || tap_skip_all "python3 is needed for the mock model server"
+# python3 in the image: the tasks and compute_score use it.
+IMAGE=$(hutch_test_rootfs debian) || tap_skip_all "debian test rootfs unavailable (tests/setup-host.sh)"
+tmp=$(hutch_test_tmpdir)
+state=$tmp/state
+mkdir -p "$state"
+export HUTCH_STATE_DIR=$state
+
+# hbench ARGS...: hutch benchmark against the mock, output under $tmp/out.
+hbench() {
+  ${BENCH_EXEC:-} "$HUTCH_BIN" benchmark --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
+    --output-dir "$tmp/out" --retry-delay 0.05 "$@"
+}
+# After tap_status of hbench: the run directory it printed last.
+bench_dir() { OUT=$(printf '%s\n' "$tap_stdout" | tail -n 1); }
+json() { "$AGENT_PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+lines() { "$AGENT_PY" -c '
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+print(eval(sys.argv[2]))' "$OUT/results.jsonl" "$1"; }
+leftovers() {
+  local left
+  for _ in $(seq 100); do
+    left=
+    [ -n "$("$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')" ] && left+="an entry of hutch ps "
+    [ -n "$(ls "$state" 2>/dev/null)" ] && left+="state: $(ls "$state" | tr '\n' ' ') "
+    grep -qF "$state" /proc/self/mountinfo && left+="a mount under the state directory "
+    pgrep -f "$tmp/out" >/dev/null && left+="a process of this test's runs "
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  echo "$left"
+  return 1
+}
+
+# ---- the demo task set, four at a time ----
+mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
+tap_status 0 "the demo task set runs against the scripted model, 4 workers" \
+  hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 4
+bench_dir
+tap_like "$OUT" "/[0-9]{8}_[0-9]{6}_demo_openai_mock_LLMinSandbox$" \
+  "the run directory is named as LLM-in-Sandbox names it"
+tap_is "$(json "$OUT/results.json" '(d["task"], d["total"], float(d["mean_score"]), d["num_errors"])')" \
+  "('demo', 20, 0.95, 0)" "results.json: 20 tasks, mean 0.95 (the scripted model gets demo_017 wrong), no error"
+tap_is "$(json "$OUT/results.json" 'sorted(d["config"])')" \
+  "['docker_image', 'extra_body', 'llm_base_url', 'llm_name', 'max_response_len', 'max_steps', 'max_token_limit', 'max_tokens_per_call', 'mode', 'save_litellm_response', 'temperature']" \
+  "results.json's config has LLM-in-Sandbox's keys"
+tap_is "$(json "$OUT/results.json" '(d["config"]["llm_name"], d["config"]["mode"], "elapsed_time_seconds" in d)')" \
+  "('openai/mock', 'llm-in-sandbox', True)" "llm_name as LLM-in-Sandbox records it, the mode, the time"
+tap_is "$(json "$OUT/trajectory.json" '(len(d), sorted(d["demo_006"]), float(d["demo_006"]["reward"]), d["demo_006"]["agent_answer"])')" \
+  "(20, ['agent_answer', 'ground_truth', 'problem_statement', 'reward', 'trajectory'], 1.0, '42')" \
+  "trajectory.json: each task's answer, reward, ground truth and problem"
+tap_like "$(json "$OUT/trajectory.json" 'd["demo_006"]["trajectory"][1]["observation"]')" "42" \
+  "and its steps, with what the tools answered (the input file was in /testbed/documents)"
+tap_is "$(lines 'len(ls), len(set(l["id"] for l in ls))')" "(20, 20)" "results.jsonl: one line per task"
+tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_017\nAgent Answer: 7\nGround Truth: 12\nScore: 0.0000' \
+  "logs/ID.txt ends with LLM-in-Sandbox's result block"
+tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]')" "[1, 1]" \
+  "the coding tasks' functions ran against their tests in the scoring sandbox"
+tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
+
+# ---- a task set of our own: JSON lines, input files, errors ----
+set_dir=$tmp/tasks
+mkdir -p "$set_dir/t" "$tmp/host"
+echo secret >"$tmp/host/marker"
+cat >"$set_dir/t/config.yaml" <<'YAML'
+dataset: "json"
+data_files: "t/data.jsonl"
+system_prompt: "sys {working_dir} {input_dir} {output_dir}"
+instance_prompt: "{problem_statement}"
+YAML
+cat >"$set_dir/t/reward.py" <<'PY'
+import os, socket
+def compute_score(agent_answer, ground_truth, **kw):
+    if kw.get("id") == "raises":
+        return 1 / 0
+    if kw.get("id") == "jail":
+        # The scoring sandbox sees no host file and reaches no network.
+        s = 0.0 if os.path.exists(kw["marker"]) else 0.5
+        try:
+            socket.create_connection(("127.0.0.1", kw["port"]), timeout=2)
+        except OSError:
+            s += 0.5
+        return s
+    if kw.get("id") == "inject":
+        return 1.0 if agent_answer == "''' + __import__('os').system('touch /tmp/pwned') + '''" else 0.0
+    return 1.0 if agent_answer == ground_truth else 0.0
+PY
+inject="''' + __import__('os').system('touch /tmp/pwned') + '''"
+script=$("$AGENT_PY" - "$inject" <<'PY'
+import json, sys
+w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
+print(json.dumps({"tasks": [
+  {"match": "T-INJECT", "steps": [w(sys.argv[1] + "\n")]},
+  {"match": "T-JAIL", "steps": [w("y")]},
+  {"match": "T-RAISES", "steps": [w("z")]},
+  {"match": "T-FILES", "steps": [{"calls": [["execute_bash", {"command": "cp /testbed/documents/sub/in.txt /testbed/answer.txt"}]]}]},
+]}))
+PY
+)
+mock_start "$script"
+# A port that listens on the host's loopback: the scoring sandbox's is its own.
+port=${MOCK_URL##*:}
+port=${port%/v1}
+cat >"$set_dir/t/data.jsonl" <<JSONL
+{"id": "inject", "problem_statement": "T-INJECT", "ground_truth": "x"}
+{"id": "jail", "problem_statement": "T-JAIL", "ground_truth": "y", "marker": "$tmp/host/marker", "port": $port}
+{"id": "raises", "problem_statement": "T-RAISES", "ground_truth": "z"}
+{"id": "files", "problem_statement": "T-FILES", "ground_truth": "abc", "input_files": {"sub/in.txt": "abc"}}
+JSONL
+tap_status 0 "a task set in JSON lines, with a reward that fails for one task" \
+  hbench "$set_dir" --task t --num-workers 2
+bench_dir
+tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls)')" "[('files', 1), ('inject', 1), ('jail', 1), ('raises', 0)]" \
+  "scores: the answer is data to reward.py, the scoring sandbox has no host file and no network"
+tap_ok "the answer was never run as code" test ! -e /tmp/pwned
+tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ZeroDivisionError" \
+  "a failing compute_score is that task's error"
+tap_is "$(json "$OUT/results.json" '(d["total"], d["num_errors"])')" "(4, 1)" "and only that task's"
+tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"]')" "sys /testbed /testbed/documents /testbed" \
+  "the directories are LLM-in-Sandbox's benchmark ones"
+
+# ---- the reward's time is bounded; an import it lacks stops the run first ----
+cat >"$set_dir/t/reward.py" <<'PY'
+def compute_score(agent_answer, ground_truth, **kw):
+    if kw.get("id") == "raises":
+        while True:
+            pass
+    return 1.0
+PY
+mock_start "$script"
+start=$(date +%s)
+tap_status 0 "a compute_score that never returns" hbench "$set_dir" --task t --reward-timeout 2 --start-id 2 --end-id 3
+took=$(($(date +%s) - start))
+bench_dir
+tap_like "$(lines 'ls[0]["error"]')" "took longer than 2 s" "is stopped at --reward-timeout, as that task's error"
+tap_check $((took >= 30)) "without holding up the run (${took}s)"
+tap_is "$(lines '[l["id"] for l in ls]')" "['raises']" "--start-id and --end-id choose the tasks"
+mock_start "$script"
+printf 'import no_such_module_here\ndef compute_score(a, g, **k):\n    return 1.0\n' >"$set_dir/t/reward.py"
+tap_status 125 "a reward.py whose import fails stops the run before any task" hbench "$set_dir" --task t
+tap_like "$tap_stderr" "ModuleNotFoundError.*no_such_module_here" "and says which module"
+tap_is "$(mock_count)" "0" "no task ran"
+
+# ---- a hub dataset, usage errors ----
+mkdir -p "$set_dir/hub"
+printf 'dataset: "daixuancheng/llm-in-sandbox-bench"\nconfig: "math"\nsplit: "test"\nsystem_prompt: "s"\n' \
+  >"$set_dir/hub/config.yaml"
+tap_status 125 "a Hugging Face dataset is not downloaded" hbench "$set_dir" --task hub
+tap_like "$tap_stderr" "hub dataset 'daixuancheng/llm-in-sandbox-bench'.*hint: download it once to a local JSON lines file" \
+  "the message says to download it to a local JSON file, and how"
+tap_status 2 "an option hutch run does not know" hbench "$set_dir" --task t --no-such-option
+tap_status 2 "--query is the task's own" hbench "$set_dir" --task t --query x
+tap_status 2 "hutch run's own checks apply before any task" hbench "$set_dir" --task t --shell nonsense
+
+# ---- per-task time limit; kill -9 of the runner; --resume ----
+printf 'def compute_score(a, g, **k):\n    return 1.0 if a == g else 0.0\n' >"$set_dir/t/reward.py"
+hang=$("$AGENT_PY" -c '
+import json
+w = lambda t: {"calls": [["execute_bash", {"command": "echo %s > /testbed/answer.txt" % t}]]}
+print(json.dumps({"tasks": [{"match": "T-INJECT", "steps": [w("x")]}, {"match": "T-JAIL", "steps": [w("y")]},
+  {"match": "T-RAISES", "steps": [{"hang": 120}]}, {"match": "T-FILES", "steps": [w("abc")]}]}))')
+mock_start "$hang"
+start=$(date +%s)
+tap_status 0 "a task whose model never answers" hbench "$set_dir" --task t --num-workers 4 --task-timeout 3
+took=$(($(date +%s) - start))
+bench_dir
+tap_is "$(lines '[l["error"] for l in ls if l["id"] == "raises"]')" "['Timeout']" "ends at --task-timeout as LLM-in-Sandbox's Timeout"
+tap_check $((took >= 60)) "and the run goes on (${took}s)"
+tap_ok "nothing is left after a timeout" leftovers
+
+mock_start "$hang"
+ls -d "$tmp"/out/*/ >"$tmp/before"
+(BENCH_EXEC=exec hbench "$set_dir" --task t --num-workers 4 >"$tmp/killed.out" 2>&1) &
+runner=$!
+for _ in $(seq 600); do
+  OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
+  [ "$(wc -l <"$OUT/results.jsonl" 2>/dev/null)" = 3 ] && break
+  sleep 0.05
+done
+tap_is "$(lines 'sorted(l["id"] for l in ls)')" "['files', 'inject', 'jail']" "three tasks finish while one hangs"
+kill -9 "$runner"
+wait "$runner" 2>/dev/null
+tap_ok "kill -9 of the runner leaves no sandbox, state, mount or process" leftovers
+before=$(mock_count)
+mock_start "$(echo "$hang" | sed 's/{"hang": 120}/{"calls": [["execute_bash", {"command": "echo z > \/testbed\/answer.txt"}]]}/')"
+tap_status 0 "--resume DIR goes on" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" --model mock \
+  --rootfs "$IMAGE" --retry-delay 0.05
+tap_like "$(mock_request 0 'r["body"]["messages"][1]["content"]')" "^T-RAISES" "running only the unfinished task"
+tap_is "$(mock_count)" "2" "(its two requests)"
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"])')" "(4, 1.0, 0)" \
+  "results.json covers every task"
+tap_is "$(lines 'len(ls)')" "4" "results.jsonl has each task once"
+
+# ---- SIGTERM (as Ctrl-C's SIGINT): stops cleanly ----
+mock_start "$hang"
+ls -d "$tmp"/out/*/ >"$tmp/before"
+(BENCH_EXEC=exec hbench "$set_dir" --task t --num-workers 4 >"$tmp/term.out" 2>"$tmp/term.err") &
+runner=$!
+for _ in $(seq 600); do
+  OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
+  [ "$(wc -l <"$OUT/results.jsonl" 2>/dev/null)" = 3 ] && break
+  sleep 0.05
+done
+kill -TERM "$runner"
+wait "$runner"
+tap_is "$?" "130" "SIGTERM stops the run with status 130"
+tap_like "$(cat "$tmp/term.err")" "interrupted: go on with --resume" "and says how to go on"
+tap_is "$(json "$OUT/results.json" 'd["total"]')" "3" "results.json holds the finished tasks"
+tap_ok "nothing is left after SIGTERM" leftovers
+
+tap_done
