@@ -22,6 +22,7 @@ pages=(
   "policy show:hutch-policy.5"
   "doctor:hutch-doctor.1"
   "run:hutch-run.1"
+  "benchmark:hutch-benchmark.1"
 )
 
 if ! command -v mandoc >/dev/null; then
