@@ -40,6 +40,9 @@ struct bench_opts {
   long num_workers, start_id, end_id, max_response_len; /* -1: unset */
   char *output_dir, *resume;
   double task_timeout;
+  char *shard;           /* --shard K/N as given */
+  long shards;           /* --shards N (Kubernetes), 0 when not given */
+  long shard_k, shard_n; /* resolved: shard K of N */
   char *reward_rootfs, *reward_memory;
   double reward_timeout;
   const char *hutch; /* the hutch binary */
@@ -47,6 +50,12 @@ struct bench_opts {
   size_t n_agent;
   struct settings s; /* those options as hutch run resolves them */
 };
+
+/* The shard K of N to run (0 of 1: all), from --shard K/N, else Slurm's
+ * job array variables, else JOB_COMPLETION_INDEX with --shards N (shards
+ * 0: not given); -1 with *why. */
+int bench_shard(const char *opt, long shards, const char *slurm_id, const char *slurm_min, const char *slurm_count,
+                const char *job_index, long *k, long *n, char **why);
 
 /* One task, in a forked worker: files in, hutch run, answer, score; writes
  * RUN/runs/SAFE/result.json (the results.jsonl line) unless stopped. */
@@ -82,6 +91,13 @@ cJSON *bench_read_lines(const char *path);
 /* results.json and trajectory.json as LLM-in-Sandbox writes them. */
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err);
+
+/* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_LLMinSandboxSUFFIX
+ * ('/' in LLM as '_'; _2, _3... when it exists), absolute. */
+char *bench_make_run_dir(const char *output_dir, const char *task, const char *llm_name, const char *suffix,
+                         hutch_error_t *err);
+/* hutch benchmark merge DIR... [--output-dir DIR] (merge.c). */
+int bench_merge(int argc, char **argv);
 
 /* The answer as LLM-in-Sandbox reads it: `cat answer.txt` stripped; text
  * that is not UTF-8 gets U+FFFD for each bad byte (and for NUL). */

@@ -126,38 +126,30 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
       hutch_error_set(err, EINVAL, "--resume %s ran task '%s', not '%s'", o->resume, tk->valuestring, o->task);
       return NULL;
     }
+    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(*meta, "shard");
+    if (cJSON_GetArraySize(sh) == 2) {
+      o->shard_k = (long)cJSON_GetArrayItem(sh, 0)->valuedouble;
+      o->shard_n = (long)cJSON_GetArrayItem(sh, 1)->valuedouble;
+    }
     free(o->taskdir), o->taskdir = xstrdup(td->valuestring);
     free(o->task), o->task = xstrdup(tk->valuestring);
     return realpath(o->resume, NULL);
   }
-  char stamp[32];
-  time_t now = time(NULL);
-  strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", localtime(&now));
   _cleanup_free_ char *llm = lis_llm_name(o->s.model);
-  for (char *p = llm; *p; p++)
-    if (*p == '/')
-      *p = '_';
-  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_LLMinSandbox", o->output_dir, stamp, o->task, llm);
-  _cleanup_free_ char *dir = xstrdup(base);
-  if (mkdir_p(o->output_dir, 0755) < 0) {
-    hutch_error_sys(err, "mkdir %s", o->output_dir);
+  _cleanup_free_ char *shard = o->shard_n > 1 ? xasprintf("_shard%ldof%ld", o->shard_k, o->shard_n) : xstrdup("");
+  char *abs = bench_make_run_dir(o->output_dir, o->task, llm, shard, err);
+  if (abs == NULL)
     return NULL;
-  }
-  /* Two runs started in the same second get directories of their own. */
-  for (int k = 2; mkdir(dir, 0755) < 0; k++) {
-    if (errno != EEXIST || k > 1000) {
-      hutch_error_sys(err, "mkdir %s", dir);
-      return NULL;
-    }
-    free(dir);
-    dir = xasprintf("%s_%d", base, k);
-  }
-  char *abs = realpath(dir, NULL);
   _cleanup_free_ char *td = realpath(o->taskdir, NULL);
   *meta = cJSON_CreateObject();
   cJSON_AddStringToObject(*meta, "taskdir", td ? td : o->taskdir);
   cJSON_AddStringToObject(*meta, "task", o->task);
   cJSON_AddItemToObject(*meta, "config", make_config(o));
+  cJSON *sh = cJSON_AddArrayToObject(*meta, "shard");
+  cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_k));
+  cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_n));
+  cJSON_AddNumberToObject(*meta, "start_id", (double)o->start_id);
+  cJSON_AddNumberToObject(*meta, "end_id", (double)o->end_id);
   _cleanup_free_ char *text = cJSON_Print(*meta);
   _cleanup_free_ char *path = xasprintf("%s/benchmark.json", abs);
   if (write_file_atomic(path, text, strlen(text), 0644) < 0) {
@@ -227,14 +219,18 @@ static int run(struct bench_opts *o) {
   const cJSON **todo = xcalloc(n_rows + 1, sizeof(*todo));
   size_t n_todo = 0, total = 0;
   for (size_t i = first; i < end; i++) {
+    if ((long)((i - first) % (size_t)o->shard_n) != o->shard_k)
+      continue;
     const cJSON *row = cJSON_GetArrayItem(set.rows, (int)i);
     total++;
     if (!finished(lines, cJSON_GetObjectItemCaseSensitive(row, "id")->valuestring))
       todo[n_todo++] = row;
   }
   bool tty = isatty(2);
-  fprintf(stderr, "hutch benchmark: %s: %zu tasks (%zu to run), %ld workers, model %s; output %s\n", set.name, total,
-          n_todo, o->num_workers, o->s.model, out);
+  fprintf(stderr, "hutch benchmark: %s: %zu tasks (%zu to run)", set.name, total, n_todo);
+  if (o->shard_n > 1)
+    fprintf(stderr, " of shard %ld/%ld", o->shard_k, o->shard_n);
+  fprintf(stderr, ", %ld workers, model %s; output %s\n", o->num_workers, o->s.model, out);
   int rc = 0;
   double start = monotonic_seconds();
   if (n_todo > 0)
@@ -351,6 +347,8 @@ static int run(struct bench_opts *o) {
 
 int main(int argc, char **argv) {
   hutch_program_name = "hutch benchmark";
+  if (argc > 1 && strcmp(argv[1], "merge") == 0)
+    return bench_merge(argc - 1, argv + 1);
   struct bench_opts o;
   int r = bench_parse(argc, argv, &o);
   if (r >= 0) {

@@ -24,6 +24,8 @@ void bench_usage(FILE *out) {
                "--model, --base-url, --rootfs, --max-steps... and LLM_NAME, LLM_BASE_URL, LLM_API_KEY.\n"
                "Exit status: 0 done (tasks may have failed: see num_errors), 2 usage, 3 the model's\n"
                "API refused the key, 125 hutch failed, 130 interrupted (--resume goes on).\n\n"
+               "`hutch benchmark merge DIR... [--output-dir DIR]` combines the run directories\n"
+               "of the shards of one task set into one.\n\n"
                "Options:\n"
                "  --task NAME                the task folder in TASKDIR (task)\n"
                "  --num-workers N            tasks at once, each in its own sandbox (num_workers;\n"
@@ -35,6 +37,9 @@ void bench_usage(FILE *out) {
                "  --task-timeout SECONDS     wall-clock limit of one task's hutch run (1800)\n"
                "  --mode MODE                llm-in-sandbox (the only mode so far)\n"
                "  --max-response-len N       recorded in results.json (max_response_len; 65536)\n"
+               "  --shard K/N                run only the tasks whose index is K modulo N (0 <= K < N;\n"
+               "                             default from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT)\n"
+               "  --shards N                 N shards, K from JOB_COMPLETION_INDEX (Kubernetes)\n"
                "  --reward-rootfs NAME       image of the scoring sandbox, with python3 (default:\n"
                "                             the tasks' image)\n"
                "  --reward-timeout SECONDS   time limit of one compute_score (60)\n"
@@ -54,10 +59,25 @@ static int usage_error(const char *fmt, ...) {
   return 2;
 }
 
-enum { O_TASK, O_WORKERS, O_START, O_END, O_OUT, O_RESUME, O_TTIMEOUT, O_MODE, O_MRL, O_RROOTFS, O_RTIMEOUT, O_RMEM };
-static const char *const own[] = {"task",           "num-workers",  "start-id", "end-id",           "output-dir",
-                                  "resume",         "task-timeout", "mode",     "max-response-len", "reward-rootfs",
-                                  "reward-timeout", "reward-memory"};
+enum {
+  O_TASK,
+  O_WORKERS,
+  O_START,
+  O_END,
+  O_OUT,
+  O_RESUME,
+  O_TTIMEOUT,
+  O_MODE,
+  O_MRL,
+  O_RROOTFS,
+  O_RTIMEOUT,
+  O_RMEM,
+  O_SHARD,
+  O_SHARDS
+};
+static const char *const own[] = {
+    "task", "num-workers",      "start-id",      "end-id",         "output-dir",    "resume", "task-timeout",
+    "mode", "max-response-len", "reward-rootfs", "reward-timeout", "reward-memory", "shard",  "shards"};
 /* hutch benchmark sets these for each task itself. */
 static const char *const refused[] = {"query", "input-dir", "prompt-config", "no-die-with-parent"};
 
@@ -117,6 +137,12 @@ static int set_own(struct bench_opts *o, int which, const char *v) {
     break;
   case O_RMEM:
     free(o->reward_memory), o->reward_memory = xstrdup(v);
+    break;
+  case O_SHARD:
+    free(o->shard), o->shard = xstrdup(v);
+    break;
+  case O_SHARDS:
+    ok = parse_long(v, &o->shards) && o->shards > 0;
     break;
   }
   if (!ok)
@@ -197,6 +223,10 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
   }
   if (o->output_dir == NULL)
     o->output_dir = xstrdup("./output");
+  _cleanup_free_ char *why = NULL;
+  if (bench_shard(o->shard, o->shards, getenv("SLURM_ARRAY_TASK_ID"), getenv("SLURM_ARRAY_TASK_MIN"),
+                  getenv("SLURM_ARRAY_TASK_COUNT"), getenv("JOB_COMPLETION_INDEX"), &o->shard_k, &o->shard_n, &why) < 0)
+    return usage_error("%s", why);
   /* hutch run's own check of its options, once, before any task starts. */
   char **av = xcalloc(o->n_agent + 3, sizeof(char *));
   av[0] = "run";
@@ -223,6 +253,7 @@ void bench_opts_free(struct bench_opts *o) {
   free(o->resume);
   free(o->reward_rootfs);
   free(o->reward_memory);
+  free(o->shard);
   for (size_t i = 0; i < o->n_agent; i++)
     free(o->agent_argv[i]);
   free(o->agent_argv);

@@ -7,6 +7,8 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -50,7 +52,9 @@ static cJSON *steps_of(const char *out, const cJSON *line) {
   const cJSON *rd = cJSON_GetObjectItemCaseSensitive(line, "run_dir");
   if (!cJSON_IsString(rd))
     return cJSON_CreateArray();
-  _cleanup_free_ char *path = xasprintf("%s/%s/trajectory.json", out, rd->valuestring);
+  /* Relative to the run directory, or absolute (a merged run's lines). */
+  _cleanup_free_ char *path = rd->valuestring[0] == '/' ? xasprintf("%s/trajectory.json", rd->valuestring)
+                                                        : xasprintf("%s/%s/trajectory.json", out, rd->valuestring);
   size_t len = 0;
   _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, TRAJ_MAX, &len);
   cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
@@ -107,6 +111,36 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   r = write_json(rpath, res, err);
   cJSON_Delete(res);
   return r;
+}
+
+char *bench_make_run_dir(const char *output_dir, const char *task, const char *llm_name, const char *suffix,
+                         hutch_error_t *err) {
+  char stamp[32];
+  time_t now = time(NULL);
+  strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", localtime(&now));
+  _cleanup_free_ char *llm = xstrdup(llm_name);
+  for (char *p = llm; *p; p++)
+    if (*p == '/')
+      *p = '_';
+  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_LLMinSandbox%s", output_dir, stamp, task, llm, suffix);
+  _cleanup_free_ char *dir = xstrdup(base);
+  if (mkdir_p(output_dir, 0755) < 0) {
+    hutch_error_sys(err, "mkdir %s", output_dir);
+    return NULL;
+  }
+  /* Two runs started in the same second get directories of their own. */
+  for (int k = 2; mkdir(dir, 0755) < 0; k++) {
+    if (errno != EEXIST || k > 1000) {
+      hutch_error_sys(err, "mkdir %s", dir);
+      return NULL;
+    }
+    free(dir);
+    dir = xasprintf("%s_%d", base, k);
+  }
+  char *abs = realpath(dir, NULL);
+  if (abs == NULL)
+    hutch_error_sys(err, "realpath %s", dir);
+  return abs;
 }
 
 /* The length of a valid UTF-8 sequence at p (n bytes left), else 0. */

@@ -66,6 +66,44 @@ tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_01
 tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]')" "[1, 1]" \
   "the coding tasks' functions ran against their tests in the scoring sandbox"
 tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
+SINGLE=$OUT
+
+# ---- shards (--shard K/N, Slurm's job array variables) and merge ----
+shard_dirs=()
+for k in 0 1 2; do
+  if [ $k = 1 ]; then
+    tap_status 0 "shard 1 of 3 from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT" \
+      env SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 \
+      "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo --base-url "$MOCK_URL" --model mock \
+      --rootfs "$IMAGE" --output-dir "$tmp/shards" --retry-delay 0.05 --num-workers 2
+  else
+    tap_status 0 "shard $k of 3 with --shard $k/3" \
+      "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo --base-url "$MOCK_URL" --model mock \
+      --rootfs "$IMAGE" --output-dir "$tmp/shards" --retry-delay 0.05 --num-workers 2 --shard $k/3
+  fi
+  bench_dir
+  tap_like "$OUT" "_LLMinSandbox_shard${k}of3$" "shard $k writes a run directory of its own"
+  shard_dirs+=("$OUT")
+done
+tap_is "$(for d in "${shard_dirs[@]}"; do json "$d/results.json" 'd["total"]'; done | tr '\n' ' ')" "7 7 6 " \
+  "each shard runs every third task"
+tap_status 0 "hutch benchmark merge combines them" "$HUTCH_BIN" benchmark merge "${shard_dirs[@]}" --output-dir "$tmp/merged"
+bench_dir
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], d["config"] == json.load(open(sys.argv[3]))["config"])' "$SINGLE/results.json")" \
+  "(20, 0.95, 0, True)" "the merged results.json is the single machine's"
+tap_is "$(json "$OUT/trajectory.json" 'sorted((k, v["reward"], v["agent_answer"], len(v["trajectory"])) for k, v in d.items()) == sorted((k, v["reward"], v["agent_answer"], len(v["trajectory"])) for k, v in json.load(open(sys.argv[3])).items())' "$SINGLE/trajectory.json")" \
+  "True" "and so is its trajectory.json"
+tap_like "$(cat "$OUT/logs/demo_017.txt")" "Ground Truth: 12" "with each task's log"
+tap_status 2 "a shard given twice is refused" "$HUTCH_BIN" benchmark merge "${shard_dirs[0]}" "${shard_dirs[0]}" \
+  --output-dir "$tmp/merged"
+tap_status 0 "a shard run with other settings" \
+  "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo --base-url "$MOCK_URL" --model mock \
+  --rootfs "$IMAGE" --output-dir "$tmp/shards" --retry-delay 0.05 --shard 2/3 --max-steps 7
+bench_dir
+tap_status 2 "is not merged with the others" "$HUTCH_BIN" benchmark merge "${shard_dirs[0]}" "${shard_dirs[1]}" "$OUT" \
+  --output-dir "$tmp/merged"
+tap_like "$tap_stderr" "another task set or configuration" "and the message says why"
+tap_status 2 "--shard 3/3 is refused" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --shard 3/3
 
 # ---- a task set of our own: JSON lines, input files, errors ----
 set_dir=$tmp/tasks
