@@ -28,10 +28,10 @@ char *bench_safe_name(const char *id) {
   return s;
 }
 
-static int add_row(cJSON *rows, cJSON *row, size_t n, hutch_error_t *err) {
+static int add_row(cJSON *rows, cJSON *row, const char *what, size_t n, hutch_error_t *err) {
   if (!cJSON_IsObject(row)) {
     cJSON_Delete(row);
-    return hutch_error_set(err, EINVAL, "row %zu is not a JSON object", n);
+    return hutch_error_set(err, 0, "%s %zu is not a JSON object", what, n);
   }
   cJSON *id = cJSON_GetObjectItemCaseSensitive(row, "id");
   if (cJSON_IsNumber(id)) {
@@ -39,17 +39,17 @@ static int add_row(cJSON *rows, cJSON *row, size_t n, hutch_error_t *err) {
     cJSON_ReplaceItemInObjectCaseSensitive(row, "id", cJSON_CreateString(text));
   } else if (!cJSON_IsString(id) || !id->valuestring[0]) {
     cJSON_Delete(row);
-    return hutch_error_set(err, EINVAL, "row %zu has no \"id\"", n);
+    return hutch_error_set(err, 0, "%s %zu has no \"id\"", what, n);
   }
   if (!cJSON_IsString(cJSON_GetObjectItemCaseSensitive(row, "problem_statement"))) {
     cJSON_Delete(row);
-    return hutch_error_set(err, EINVAL, "row %zu has no \"problem_statement\" string", n);
+    return hutch_error_set(err, 0, "%s %zu has no \"problem_statement\" string", what, n);
   }
   const char *idv = cJSON_GetObjectItemCaseSensitive(row, "id")->valuestring;
   const cJSON *r;
   /* Resume and the file names go by id. */
   cJSON_ArrayForEach(r, rows) if (strcmp(cJSON_GetObjectItemCaseSensitive(r, "id")->valuestring, idv) == 0) {
-    hutch_error_set(err, EINVAL, "row %zu repeats the id '%s'", n, idv);
+    hutch_error_set(err, 0, "%s %zu repeats the id '%s'", what, n, idv);
     cJSON_Delete(row);
     return -1;
   }
@@ -67,13 +67,13 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
     if (!cJSON_IsArray(all)) {
       cJSON_Delete(all);
       cJSON_Delete(rows);
-      hutch_error_set(err, EINVAL, "not a JSON array (nor JSON lines)");
+      hutch_error_set(err, 0, "not a JSON array (nor JSON lines)");
       return NULL;
     }
     size_t n = 0;
     while (cJSON_GetArraySize(all) > 0) {
       cJSON *row = cJSON_DetachItemFromArray(all, 0);
-      if (add_row(rows, row, ++n, err) < 0) {
+      if (add_row(rows, row, "row", ++n, err) < 0) {
         cJSON_Delete(all);
         cJSON_Delete(rows);
         return NULL;
@@ -94,10 +94,10 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
       cJSON *row = cJSON_ParseWithLength(text + j, end - j);
       if (row == NULL) {
         cJSON_Delete(rows);
-        hutch_error_set(err, EINVAL, "line %zu is not JSON", line);
+        hutch_error_set(err, 0, "line %zu is not JSON", line);
         return NULL;
       }
-      if (add_row(rows, row, line, err) < 0) {
+      if (add_row(rows, row, "line", line, err) < 0) {
         cJSON_Delete(rows);
         return NULL;
       }
