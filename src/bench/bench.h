@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "hutch.h"
 #include "settings.h"
@@ -61,11 +62,24 @@ int bench_shard(const char *opt, long shards, const char *slurm_id, const char *
  * RUN/runs/SAFE/result.json (the results.jsonl line) unless stopped. */
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out);
 
+/* --mode llm: one completion of the task's prompt (vanilla_llm_prompt.py's,
+ * else the problem statement); 0 with *answer (the reply's content), else
+ * -1 with *why (*fatal: the API refused the key).  Progress to log. */
+int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *dir, FILE *log,
+                  char **answer, char **why, bool *fatal);
+
 /* compute_score(answer, ground_truth, **row) in a sandbox of its own:
  * 0 with *score, or -1 with *why (the task's error; *kind: the Python
  * exception's class name when the driver could say it). */
 int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
                 const cJSON *row, double *score, char **why, char **kind);
+
+/* DRIVER (Python source) run by python3 -I in a sandbox without network,
+ * with the task folder read-only at /hutch-task and args as
+ * /hutch-reward/args.json; *result: its last line of stdout as JSON (at
+ * most cap bytes read), else -1 with *why. */
+int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *driver,
+                 const cJSON *args, size_t cap, cJSON **result, char **why);
 
 /* Children: started with stdin from a file (or /dev/null), stdout and
  * stderr to the given fds (-1: /dev/null); waited for until deadline
@@ -92,10 +106,13 @@ cJSON *bench_read_lines(const char *path);
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err);
 
-/* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_LLMinSandboxSUFFIX
- * ('/' in LLM as '_'; _2, _3... when it exists), absolute. */
+/* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_SUFFIX (SUFFIX:
+ * LLMinSandbox or vanillaLLM, and the shard)
+ * '/' in LLM as '_'; _2, _3... when it exists), absolute. */
 char *bench_make_run_dir(const char *output_dir, const char *task, const char *llm_name, const char *suffix,
                          hutch_error_t *err);
+/* LLM-in-Sandbox's name of a mode in run directory names. */
+const char *bench_mode_suffix(const char *mode);
 /* hutch benchmark merge DIR... [--output-dir DIR] (merge.c). */
 int bench_merge(int argc, char **argv);
 

@@ -18,6 +18,7 @@
 #include "bench.h"
 #include "bench_options.h"
 #include "error.h"
+#include "lis_compat.h"
 #include "util.h"
 
 volatile sig_atomic_t bench_stop;
@@ -54,7 +55,8 @@ static cJSON *make_config(const struct bench_opts *o) {
   cJSON_AddNumberToObject(c, "max_token_limit", (double)s->max_token_limit);
   cJSON_AddNumberToObject(c, "max_tokens_per_call", (double)s->max_tokens_per_call);
   cJSON_AddNumberToObject(c, "max_response_len", (double)o->max_response_len);
-  cJSON *eb = s->extra_body ? cJSON_Parse(s->extra_body) : NULL;
+  cJSON *eb = s->extra_body ? lis_parse_extra_body(s->extra_body) : NULL;
+  lis_fix_string_bools(eb);
   cJSON_AddItemToObject(c, "extra_body", eb ? eb : cJSON_CreateNull());
   cJSON_AddBoolToObject(c, "save_litellm_response", s->save_litellm_response);
   return c;
@@ -136,7 +138,9 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
     return realpath(o->resume, NULL);
   }
   _cleanup_free_ char *llm = lis_llm_name(o->s.model);
-  _cleanup_free_ char *shard = o->shard_n > 1 ? xasprintf("_shard%ldof%ld", o->shard_k, o->shard_n) : xstrdup("");
+  _cleanup_free_ char *shard = o->shard_n > 1
+                                   ? xasprintf("%s_shard%ldof%ld", bench_mode_suffix(o->mode), o->shard_k, o->shard_n)
+                                   : xstrdup(bench_mode_suffix(o->mode));
   char *abs = bench_make_run_dir(o->output_dir, o->task, llm, shard, err);
   if (abs == NULL)
     return NULL;

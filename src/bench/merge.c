@@ -146,7 +146,8 @@ int bench_merge(int argc, char **argv) {
     const cJSON *llm = cJSON_GetObjectItemCaseSensitive(config, "llm_name");
     const char *task = cJSON_GetObjectItemCaseSensitive(first, "task")->valuestring;
     _cleanup_free_ char *out =
-        bench_make_run_dir(output_dir, task, cJSON_IsString(llm) ? llm->valuestring : "model", "", &err);
+        bench_make_run_dir(output_dir, task, cJSON_IsString(llm) ? llm->valuestring : "model",
+                           bench_mode_suffix(cJSON_GetObjectItemCaseSensitive(config, "mode")->valuestring), &err);
     struct bench_opts o;
     memset(&o, 0, sizeof(o));
     o.task = (char *)task;

@@ -212,8 +212,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
     return usage_error("%s", "TASKDIR is required: the folder that holds the task folders");
   if (o->task == NULL && o->resume == NULL)
     return usage_error("%s", "--task NAME is required");
-  if (strcmp(o->mode, "llm-in-sandbox") != 0)
-    return usage_error("--mode %s: only llm-in-sandbox is supported so far", o->mode);
+  if (strcmp(o->mode, "llm-in-sandbox") != 0 && strcmp(o->mode, "llm") != 0)
+    return usage_error("--mode wants llm-in-sandbox or llm, got '%s'", o->mode);
   if (o->num_workers < 0) {
     const char *env = getenv("LLM_NUM_WORKERS");
     if (env && *env && !(parse_long(env, &o->num_workers) && o->num_workers > 0))

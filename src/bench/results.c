@@ -113,6 +113,10 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   return r;
 }
 
+const char *bench_mode_suffix(const char *mode) {
+  return mode && strcmp(mode, "llm") == 0 ? "vanillaLLM" : "LLMinSandbox";
+}
+
 char *bench_make_run_dir(const char *output_dir, const char *task, const char *llm_name, const char *suffix,
                          hutch_error_t *err) {
   char stamp[32];
@@ -122,7 +126,7 @@ char *bench_make_run_dir(const char *output_dir, const char *task, const char *l
   for (char *p = llm; *p; p++)
     if (*p == '/')
       *p = '_';
-  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_LLMinSandbox%s", output_dir, stamp, task, llm, suffix);
+  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_%s", output_dir, stamp, task, llm, suffix);
   _cleanup_free_ char *dir = xstrdup(base);
   if (mkdir_p(output_dir, 0755) < 0) {
     hutch_error_sys(err, "mkdir %s", output_dir);

@@ -49,29 +49,20 @@ static char *last_line(char *buf) {
   return nl ? nl + 1 : buf;
 }
 
-int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
-                const cJSON *row, double *score, char **why, char **kind) {
+int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *driver,
+                 const cJSON *args, size_t cap, cJSON **result, char **why) {
+  *result = NULL;
   *why = NULL;
-  if (kind)
-    *kind = NULL;
   hutch_error_t err = NULL;
   if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
     *why = hutch_errno_format(errno, "mkdir %s", dir);
     return -1;
   }
-  cJSON *args = cJSON_CreateObject();
-  cJSON_AddStringToObject(args, "answer", answer);
-  const cJSON *gt = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
-  cJSON_AddItemToObject(args, "ground_truth", gt ? cJSON_Duplicate(gt, true) : cJSON_CreateNull());
-  cJSON *kw = cJSON_Duplicate(row, true);
-  cJSON_DeleteItemFromObjectCaseSensitive(kw, "ground_truth");
-  cJSON_AddItemToObject(args, "kwargs", kw);
   _cleanup_free_ char *text = cJSON_PrintUnformatted(args);
-  cJSON_Delete(args);
   _cleanup_free_ char *args_path = xasprintf("%s/args.json", dir);
   _cleanup_free_ char *driver_path = xasprintf("%s/driver.py", dir);
   if (write_file_atomic(args_path, text, strlen(text), 0644) < 0 ||
-      write_file_atomic(driver_path, driver_py, sizeof(driver_py) - 1, 0644) < 0) {
+      write_file_atomic(driver_path, driver, strlen(driver), 0644) < 0) {
     *why = hutch_errno_format(errno, "write %s", dir);
     return -1;
   }
@@ -123,7 +114,7 @@ int bench_score(const struct bench_opts *o, const struct bench_set *set, const c
    * sandbox may write more, so it is read without blocking at the end. */
   fcntl(errp[0], F_SETFL, O_NONBLOCK);
   _cleanup_free_ char *buf = NULL;
-  bench_wait(&c, o->reward_timeout + 30, 10, out[0], &buf, REWARD_OUT_MAX);
+  bench_wait(&c, o->reward_timeout + 30, 10, out[0], &buf, cap);
   char ebuf[2048];
   ssize_t en = read(errp[0], ebuf, sizeof(ebuf) - 1);
   ebuf[en > 0 ? en : 0] = '\0';
@@ -134,25 +125,54 @@ int bench_score(const struct bench_opts *o, const struct bench_set *set, const c
     *why = xstrdup("stopped");
     return -1;
   }
-  cJSON *res = cJSON_Parse(last_line(buf));
+  if (code == 0 && (*result = cJSON_Parse(last_line(buf))) != NULL)
+    return 0;
+  if (code == 124 || c.timed_out)
+    *why = xasprintf("took longer than %g s", o->reward_timeout);
+  else if (code == 127)
+    *why = xasprintf("python3 is not in the image (%s): choose one with --reward-rootfs",
+                     o->reward_rootfs ? o->reward_rootfs : "the default");
+  else
+    *why = xasprintf("hutch exec exited with status %d%s%s", code, ebuf[0] ? ": " : "", last_line(ebuf));
+  return -1;
+}
+
+int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
+                const cJSON *row, double *score, char **why, char **kind) {
+  *why = NULL;
+  if (kind)
+    *kind = NULL;
+  cJSON *args = cJSON_CreateObject();
+  cJSON_AddStringToObject(args, "answer", answer);
+  const cJSON *gt = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
+  cJSON_AddItemToObject(args, "ground_truth", gt ? cJSON_Duplicate(gt, true) : cJSON_CreateNull());
+  cJSON *kw = cJSON_Duplicate(row, true);
+  cJSON_DeleteItemFromObjectCaseSensitive(kw, "ground_truth");
+  cJSON_AddItemToObject(args, "kwargs", kw);
+  cJSON *res = NULL;
+  _cleanup_free_ char *fail = NULL;
+  int r = bench_python(o, set, dir, driver_py, args, REWARD_OUT_MAX, &res, &fail);
+  cJSON_Delete(args);
+  if (r < 0) {
+    *why = xasprintf("reward: %s", fail);
+    if (strncmp(fail, "took longer", 11) == 0) {
+      free(*why);
+      *why = xasprintf("reward: compute_score took longer than %g s", o->reward_timeout);
+    }
+    return -1;
+  }
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(res, "score");
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "error");
   const cJSON *k = cJSON_GetObjectItemCaseSensitive(res, "kind");
-  int r = -1;
-  if (code == 0 && cJSON_IsNumber(s) && isfinite(s->valuedouble)) {
+  r = -1;
+  if (cJSON_IsNumber(s) && isfinite(s->valuedouble)) {
     *score = s->valuedouble;
     r = 0;
-  } else if (code == 0 && cJSON_IsString(e)) {
-    *why = xasprintf("reward: %s", e->valuestring);
+  } else {
+    *why = xasprintf("reward: %s", cJSON_IsString(e) ? e->valuestring : "the driver said nothing");
     if (kind && cJSON_IsString(k))
       *kind = xstrdup(k->valuestring);
-  } else if (code == 124 || c.timed_out)
-    *why = xasprintf("reward: compute_score took longer than %g s", o->reward_timeout);
-  else if (code == 127)
-    *why = xasprintf("reward: python3 is not in the reward image (%s): choose one with --reward-rootfs",
-                     o->reward_rootfs ? o->reward_rootfs : "the default");
-  else
-    *why = xasprintf("reward: hutch exec exited with status %d%s%s", code, ebuf[0] ? ": " : "", last_line(ebuf));
+  }
   cJSON_Delete(res);
   return r;
 }

@@ -181,6 +181,21 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   }
   if (write_inputs(row, inputs, &why) < 0)
     goto done;
+  if (strcmp(o->mode, "llm") == 0) {
+    /* LLM-in-Sandbox's vanilla mode: the reply is the answer, as it is. */
+    FILE *lf = fopen(log_path, "we");
+    char *ans = NULL;
+    int r = bench_vanilla(o, set, row, dir, lf, &ans, &why, &fatal);
+    if (lf)
+      fclose(lf);
+    if (bench_stop)
+      _exit(130);
+    if (r < 0)
+      goto done;
+    free(answer);
+    answer = ans;
+    goto score;
+  }
   {
     const char **argv = xcalloc(o->n_agent + 12, sizeof(char *));
     size_t n = 0;
@@ -234,14 +249,14 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     if (why)
       goto done;
   }
-  {
-    _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
-    if (bench_score(o, set, rdir, answer, row, &score, &why, NULL) < 0) {
-      if (bench_stop)
-        _exit(130);
-      score = 0;
-    }
+score : {
+  _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
+  if (bench_score(o, set, rdir, answer, row, &score, &why, NULL) < 0) {
+    if (bench_stop)
+      _exit(130);
+    score = 0;
   }
+}
 done:;
   if (why)
     score = 0;

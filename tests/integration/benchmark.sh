@@ -105,6 +105,31 @@ tap_status 2 "is not merged with the others" "$HUTCH_BIN" benchmark merge "${sha
 tap_like "$tap_stderr" "another task set or configuration" "and the message says why"
 tap_status 2 "--shard 3/3 is refused" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --shard 3/3
 
+# ---- --mode llm: LLM-in-Sandbox's vanilla mode on the same tasks ----
+vanilla=$("$AGENT_PY" - "$HUTCH_SRCDIR/examples/tasks/demo/data.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+# The reply is the answer; the model gets the two coding tasks wrong.
+say = lambda r: r["ground_truth"] if r["kind"] != "code" else "def nothing(): pass"
+print(json.dumps({"tasks": [{"match": r["problem_statement"], "steps": [{"content": say(r)}]} for r in rows]}))
+PY
+)
+mock_start "$vanilla"
+tap_status 0 "--mode llm: one completion per task, no sandbox" \
+  hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --mode llm --num-workers 4 --max_response_len 4096
+bench_dir
+tap_like "$OUT" "_demo_openai_mock_vanillaLLM$" "the run directory is named as LLM-in-Sandbox names this mode"
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], d["config"]["mode"])')" \
+  "(20, 0.9, 0, 'llm')" "the replies are the answers, scored by reward.py"
+tap_is "$(mock_count)" "20" "one request per task"
+tap_is "$("$AGENT_PY" -c '
+import json, sys
+rs = [json.loads(l)["body"] for l in open(sys.argv[1])]
+r = [b for b in rs if "numbers.txt" in b["messages"][0]["content"]][0]
+print(len(r["messages"]), r["messages"][0]["role"], "tools" in r, r["max_tokens"], "--- numbers.txt ---\n17\n25" in r["messages"][0]["content"])' "$MOCK_REQUESTS")" \
+  "1 user False 4096 True" "the prompt is vanilla_llm_prompt.py's (the input files inline), max_tokens --max_response_len"
+tap_is "$(json "$OUT/trajectory.json" 'set(len(v["trajectory"]) for v in d.values())')" "{0}" "and there is no trajectory"
+
 # ---- a task set of our own: JSON lines, input files, errors ----
 set_dir=$tmp/tasks
 mkdir -p "$set_dir/t" "$tmp/host"
