@@ -97,11 +97,12 @@ static void progress(bool tty, size_t done, size_t total, double sum, int errors
     return;
   }
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(line, "error");
+  /* An error may quote what a sandbox wrote. */
+  _cleanup_free_ char *why = cJSON_IsString(e) ? text_escape_cstr(e->valuestring) : NULL;
   fprintf(stderr, "[%zu/%zu] %s score %.4f (%.1f s)%s%s\n", done, total,
           cJSON_GetObjectItemCaseSensitive(line, "id")->valuestring,
           cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble,
-          cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, cJSON_IsString(e) ? ": " : "",
-          cJSON_IsString(e) ? e->valuestring : "");
+          cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? ": " : "", why ? why : "");
 }
 
 static bool finished(const cJSON *lines, const char *id) {
@@ -135,6 +136,21 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
     }
     free(o->taskdir), o->taskdir = xstrdup(td->valuestring);
     free(o->task), o->task = xstrdup(tk->valuestring);
+    /* The finished tasks' results hold only if the rest run the same way;
+     * the server's address may change between the two. */
+    cJSON *now = make_config(o);
+    cJSON *then = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(*meta, "config"), true);
+    cJSON_DeleteItemFromObjectCaseSensitive(now, "llm_base_url");
+    cJSON_DeleteItemFromObjectCaseSensitive(then, "llm_base_url");
+    bool same = cJSON_Compare(now, then, true);
+    _cleanup_free_ char *want = cJSON_PrintUnformatted(then);
+    cJSON_Delete(now);
+    cJSON_Delete(then);
+    if (!same) {
+      hutch_error_set(err, 0, "--resume %s ran with other settings: %s", o->resume, want);
+      hutch_error_hint(err, "give the options of the first run again (its benchmark.json holds them)");
+      return NULL;
+    }
     return realpath(o->resume, NULL);
   }
   _cleanup_free_ char *llm = lis_llm_name(o->s.model);

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -70,6 +71,55 @@ static int write_json(const char *path, cJSON *j, hutch_error_t *err) {
   return 0;
 }
 
+/* A table cell: one line, '|' escaped, at most 80 characters. */
+static void cell(FILE *f, const char *text) {
+  size_t n = 0;
+  for (const char *p = text; *p && n < 80; p++, n++) {
+    if (*p == '|')
+      fputs("\\|", f);
+    else if (*p == '\n' || *p == '\r' || *p == '\t')
+      fputc(' ', f);
+    else
+      fputc(*p, f);
+  }
+  if (strlen(text) > 80)
+    fputs("...", f);
+}
+
+/* summary.md: the run at a glance, for people (results.json is for programs). */
+static int write_summary(const char *out, const char *task, const cJSON *config, const cJSON *lines, double mean,
+                         int errors, double elapsed, hutch_error_t *err) {
+  char *text = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&text, &len);
+  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(config, "llm_name");
+  const cJSON *mode = cJSON_GetObjectItemCaseSensitive(config, "mode");
+  fprintf(f, "# %s: %s, %s\n\n", task, cJSON_IsString(llm) ? llm->valuestring : "?",
+          cJSON_IsString(mode) ? mode->valuestring : "?");
+  fprintf(f, "| tasks | mean score | errors | time |\n|---:|---:|---:|---:|\n| %d | %.4f | %d | %.1f s |\n\n",
+          cJSON_GetArraySize(lines), mean, errors, elapsed);
+  fprintf(f, "| id | score | time | error |\n|---|---:|---:|---|\n");
+  const cJSON *l;
+  cJSON_ArrayForEach(l, lines) {
+    const cJSON *e = cJSON_GetObjectItemCaseSensitive(l, "error");
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(l, "elapsed_seconds");
+    fputs("| ", f);
+    cell(f, cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring);
+    fprintf(f, " | %.4f | %.1f s | ", cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble,
+            cJSON_IsNumber(t) ? t->valuedouble : 0.0);
+    _cleanup_free_ char *safe = text_escape_cstr(cJSON_IsString(e) ? e->valuestring : "");
+    cell(f, safe);
+    fputs(" |\n", f);
+  }
+  fclose(f);
+  _cleanup_free_ char *path = xasprintf("%s/summary.md", out);
+  int r = write_file_atomic(path, text, len, 0644);
+  free(text);
+  if (r < 0)
+    return hutch_error_sys(err, "write %s", path);
+  return 0;
+}
+
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err) {
   cJSON *traj = cJSON_CreateObject();
@@ -110,7 +160,9 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
   r = write_json(rpath, res, err);
   cJSON_Delete(res);
-  return r;
+  if (r < 0)
+    return r;
+  return write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);
 }
 
 const char *bench_mode_suffix(const char *mode) {
@@ -147,21 +199,6 @@ char *bench_make_run_dir(const char *output_dir, const char *task, const char *l
   return abs;
 }
 
-/* The length of a valid UTF-8 sequence at p (n bytes left), else 0. */
-static size_t utf8_len(const unsigned char *p, size_t n) {
-  unsigned c = p[0];
-  size_t len = c < 0x80 ? 1 : (c & 0xe0) == 0xc0 ? 2 : (c & 0xf0) == 0xe0 ? 3 : (c & 0xf8) == 0xf0 ? 4 : 0;
-  if (len == 0 || len > n || c == 0 || c == 0xc0 || c == 0xc1 || c > 0xf4)
-    return 0;
-  for (size_t i = 1; i < len; i++)
-    if ((p[i] & 0xc0) != 0x80)
-      return 0;
-  if ((c == 0xe0 && p[1] < 0xa0) || (c == 0xed && p[1] > 0x9f) || (c == 0xf0 && p[1] < 0x90) ||
-      (c == 0xf4 && p[1] > 0x8f))
-    return 0;
-  return len;
-}
-
 char *bench_clean_answer(const char *bytes, size_t len) {
   const unsigned char *p = (const unsigned char *)bytes;
   /* Python's str.strip() of ASCII whitespace, both ends. */
@@ -172,7 +209,8 @@ char *bench_clean_answer(const char *bytes, size_t len) {
   char *out = xmalloc(len * 3 + 1);
   size_t o = 0;
   for (size_t i = 0; i < len;) {
-    size_t n = utf8_len(p + i, len - i);
+    uint32_t cp;
+    size_t n = p[i] ? utf8_decode(p + i, len - i, &cp) : 0;
     if (n == 0) {
       memcpy(out + o, "\xef\xbf\xbd", 3);
       o += 3;

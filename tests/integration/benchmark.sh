@@ -144,7 +144,7 @@ cat >"$set_dir/t/reward.py" <<'PY'
 import os, socket
 def compute_score(agent_answer, ground_truth, **kw):
     if kw.get("id") == "raises":
-        return 1 / 0
+        raise ValueError("bad \x1b[2J answer")
     if kw.get("id") == "jail":
         # The scoring sandbox sees no host file and reaches no network.
         s = 0.0 if os.path.exists(kw["marker"]) else 0.5
@@ -182,11 +182,17 @@ JSONL
 tap_status 0 "a task set in JSON lines, with a reward that fails for one task" \
   hbench "$set_dir" --task t --num-workers 2
 bench_dir
+own_err=$tap_stderr
 tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls)')" "[('files', 1), ('inject', 1), ('jail', 1), ('raises', 0)]" \
   "scores: the answer is data to reward.py, the scoring sandbox has no host file and no network"
 tap_ok "the answer was never run as code" test ! -e /tmp/pwned
-tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ZeroDivisionError" \
+tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ValueError: bad .\[2J answer" \
   "a failing compute_score is that task's error"
+tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \
+  "its progress line escapes what it quotes"
+tap_unlike "$own_err" $'\x1b' "no escape sequence reaches the terminal"
+tap_like "$(cat "$OUT/summary.md")" $'\n\\| 4 \\| 0.7500 \\| 1 \\| [0-9.]+ s \\|\n.*\\| raises \\| 0.0000 \\| [0-9.]+ s \\| reward: ValueError' \
+  "summary.md: the run and each task at a glance"
 tap_is "$(json "$OUT/results.json" '(d["total"], d["num_errors"])')" "(4, 1)" "and only that task's"
 tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"]')" "sys /testbed /testbed/documents /testbed" \
   "the directories are LLM-in-Sandbox's benchmark ones"
@@ -262,6 +268,26 @@ tap_is "$(mock_count)" "2" "(its two requests)"
 tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"])')" "(4, 1.0, 0)" \
   "results.json covers every task"
 tap_is "$(lines 'len(ls)')" "4" "results.jsonl has each task once"
+tap_status 125 "--resume with other settings is refused" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" \
+  --model other --rootfs "$IMAGE"
+tap_like "$tap_stderr" "ran with other settings" "and says so"
+
+# ---- Ctrl-C: SIGINT to the whole process group ----
+mock_start "$hang"
+ls -d "$tmp"/out/*/ >"$tmp/before"
+setsid bash -c 'exec "$@" >"'"$tmp"'/int.out" 2>"'"$tmp"'/int.err"' bash "$HUTCH_BIN" benchmark "$set_dir" --task t \
+  --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 4 &
+runner=$!
+for _ in $(seq 600); do
+  OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
+  [ "$(wc -l <"$OUT/results.jsonl" 2>/dev/null)" = 3 ] && break
+  sleep 0.05
+done
+kill -INT -- -"$runner"
+wait "$runner"
+tap_is "$?" "130" "Ctrl-C stops the run with status 130"
+tap_is "$(json "$OUT/results.json" 'd["total"]')" "3" "results.json holds the finished tasks"
+tap_ok "nothing is left after Ctrl-C" leftovers
 
 # ---- SIGTERM (as Ctrl-C's SIGINT): stops cleanly ----
 mock_start "$hang"
