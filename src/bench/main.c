@@ -91,7 +91,14 @@ static int check_reward(const struct bench_opts *o, const struct bench_set *set,
 
 static void progress(bool tty, size_t done, size_t total, double sum, int errors, const cJSON *line) {
   if (tty) {
-    fprintf(stderr, "\r[%zu/%zu] mean score %.3f, errors %d ", done, total, done ? sum / (double)done : 0.0, errors);
+    /* A bar that redraws itself; plain lines when stderr is no terminal. */
+    char bar[31];
+    size_t fill = total ? done * 30 / total : 30;
+    for (size_t i = 0; i < 30; i++)
+      bar[i] = i < fill ? '#' : '.';
+    bar[30] = '\0';
+    fprintf(stderr, "\r[%s] %zu/%zu  mean score %.3f  errors %d ", bar, done, total, done ? sum / (double)done : 0.0,
+            errors);
     if (done == total)
       fputc('\n', stderr);
     return;

@@ -219,6 +219,14 @@ tap_status 125 "a reward.py whose import fails stops the run before any task" hb
 tap_like "$tap_stderr" "ModuleNotFoundError.*no_such_module_here" "and says which module"
 tap_is "$(mock_count)" "0" "no task ran"
 
+# ---- an API that refuses the key stops the run, as in LLM-in-Sandbox ----
+mock_start '[{"status": 401, "error": "bad key", "repeat": 100}]'
+tap_status 3 "HTTP 401 from the model's API stops the run" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 2
+bench_dir
+tap_like "$tap_stderr" "AuthenticationError.*hint: check the API key" "and says to check the key"
+tap_is "$(lines 'len(ls)')" "0" "no task is recorded as finished (--resume runs them)"
+tap_ok "nothing is left after it" leftovers
+
 # ---- a hub dataset, usage errors ----
 mkdir -p "$set_dir/hub"
 printf 'dataset: "daixuancheng/llm-in-sandbox-bench"\nconfig: "math"\nsplit: "test"\nsystem_prompt: "s"\n' \
