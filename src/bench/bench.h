@@ -116,6 +116,16 @@ const char *bench_mode_suffix(const char *mode);
 /* hutch benchmark merge DIR... [--output-dir DIR] (merge.c). */
 int bench_merge(int argc, char **argv);
 
+/* hutch benchmark judge (judge.c), and its pure parts: LLM-in-Sandbox's
+ * judge prompt (the text after </think> of a reasoning answer), and the
+ * verdict of a judge's reply (the last CORRECT or INCORRECT; UNKNOWN). */
+int bench_judge(int argc, char **argv);
+char *bench_judge_prompt(const char *question, const char *truth, const char *answer);
+const char *bench_judge_verdict(const char *text);
+/* A chat request of one user message (the judge's, --mode llm's): the
+ * model without LiteLLM's routing prefix, max_tokens. */
+cJSON *bench_one_message(const char *model, const char *prompt, long max_tokens);
+
 /* The answer as LLM-in-Sandbox reads it: `cat answer.txt` stripped; text
  * that is not UTF-8 gets U+FFFD for each bad byte (and for NUL). */
 char *bench_clean_answer(const char *bytes, size_t len);

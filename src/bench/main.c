@@ -374,16 +374,6 @@ static int run(struct bench_opts *o) {
 
 int main(int argc, char **argv) {
   hutch_program_name = "hutch benchmark";
-  if (argc > 1 && strcmp(argv[1], "merge") == 0)
-    return bench_merge(argc - 1, argv + 1);
-  struct bench_opts o;
-  int r = bench_parse(argc, argv, &o);
-  if (r >= 0) {
-    bench_opts_free(&o);
-    return r;
-  }
-  const char *self = getenv("HUTCH_SELF");
-  o.hutch = self && *self ? self : HUTCH_BINDIR "/hutch";
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = on_signal;
@@ -392,6 +382,18 @@ int main(int argc, char **argv) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+  if (argc > 1 && strcmp(argv[1], "merge") == 0)
+    return bench_merge(argc - 1, argv + 1);
+  if (argc > 1 && strcmp(argv[1], "judge") == 0)
+    return bench_judge(argc - 1, argv + 1);
+  struct bench_opts o;
+  int r = bench_parse(argc, argv, &o);
+  if (r >= 0) {
+    bench_opts_free(&o);
+    return r;
+  }
+  const char *self = getenv("HUTCH_SELF");
+  o.hutch = self && *self ? self : HUTCH_BINDIR "/hutch";
   r = run(&o);
   bench_opts_free(&o);
   return r;

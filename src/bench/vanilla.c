@@ -73,14 +73,7 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
   _cleanup_free_ char *prompt = make_prompt(o, set, row, dir, why);
   if (prompt == NULL)
     return -1;
-  cJSON *body = cJSON_CreateObject();
-  cJSON_AddStringToObject(body, "model", lis_request_model(s->model));
-  cJSON *messages = cJSON_AddArrayToObject(body, "messages");
-  cJSON *m = cJSON_CreateObject();
-  cJSON_AddStringToObject(m, "role", "user");
-  cJSON_AddStringToObject(m, "content", prompt);
-  cJSON_AddItemToArray(messages, m);
-  cJSON_AddNumberToObject(body, "max_tokens", (double)o->max_response_len);
+  cJSON *body = bench_one_message(s->model, prompt, o->max_response_len);
   if (s->has_temperature)
     cJSON_AddNumberToObject(body, "temperature", s->temperature);
   cJSON *extra = s->extra_body ? lis_parse_extra_body(s->extra_body) : NULL;

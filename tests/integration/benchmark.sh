@@ -68,7 +68,22 @@ tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]
 tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
 SINGLE=$OUT
 
+# ---- the LLM judge (LLM-in-Sandbox's judge.py) ----
+mock_start '{"tasks": [{"match": "CANDIDATE ANSWER TO ASSESS: Paris", "steps": [{"content": "<think>INCORRECT?</think> CORRECT"}]},
+  {"match": "CANDIDATE ANSWER TO ASSESS: 5\n", "steps": [{"content": "INCORRECT"}]}]}'
+tap_status 0 "hutch benchmark judge scores a run's trajectory.json with a judge model" \
+  "$HUTCH_BIN" benchmark judge --input "$SINGLE/trajectory.json" --judge_model judge \
+  --judge_base_url "$MOCK_URL" --num_repeats 3 --num_workers 4
+tap_is "$(printf '%s\n' "$tap_stdout" | tail -n 1)" "$SINGLE/trajectory_judged.json" "into trajectory_judged.json beside it"
+tap_is "$(json "$SINGLE/trajectory_judged.json" '(d["judge_model"], d["num_repeats"], d["stats"]["num_problems"], d["stats"]["total_judgments"], d["stats"]["correct"], d["stats"]["incorrect"])')" \
+  "('openai/judge', 3, 20, 60, 1, 1)" "each answer judged 3 times; the last verdict of a reply counts"
+tap_is "$(json "$SINGLE/trajectory_judged.json" '(d["results"]["demo_018"]["verdict"], d["results"]["demo_018"]["individual_verdicts"], d["results"]["demo_001"]["score"])')" \
+  "('CORRECT', ['CORRECT', 'CORRECT', 'CORRECT'], 0)" "majority verdict, mean score, per answer"
+tap_is "$(mock_request 0 '(r["body"]["model"], r["body"]["temperature"], r["body"]["max_tokens"], len(r["body"]["messages"]))')" \
+  "('judge', 0.7, 16384, 1)" "LLM-in-Sandbox's judge request: temperature 0.7, max_tokens 16384, one message"
+
 # ---- shards (--shard K/N, Slurm's job array variables) and merge ----
+mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
 shard_dirs=()
 for k in 0 1 2; do
   if [ $k = 1 ]; then
@@ -89,8 +104,8 @@ tap_is "$(for d in "${shard_dirs[@]}"; do json "$d/results.json" 'd["total"]'; d
   "each shard runs every third task"
 tap_status 0 "hutch benchmark merge combines them" "$HUTCH_BIN" benchmark merge "${shard_dirs[@]}" --output-dir "$tmp/merged"
 bench_dir
-tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], d["config"] == json.load(open(sys.argv[3]))["config"])' "$SINGLE/results.json")" \
-  "(20, 0.95, 0, True)" "the merged results.json is the single machine's"
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], all(d["config"][k] == v for k, v in json.load(open(sys.argv[3]))["config"].items() if k != "llm_base_url"))' "$SINGLE/results.json")" \
+  "(20, 0.95, 0, True)" "the merged results.json is the single machine's (the mock server's port apart)"
 tap_is "$(json "$OUT/trajectory.json" 'sorted((k, v["reward"], v["agent_answer"], len(v["trajectory"])) for k, v in d.items()) == sorted((k, v["reward"], v["agent_answer"], len(v["trajectory"])) for k, v in json.load(open(sys.argv[3])).items())' "$SINGLE/trajectory.json")" \
   "True" "and so is its trajectory.json"
 tap_like "$(cat "$OUT/logs/demo_017.txt")" "Ground Truth: 12" "with each task's log"

@@ -92,7 +92,21 @@ static void shards(void) {
          "--shards without the index is refused");
 }
 
+static void judge(void) {
+  tap_is_str(bench_judge_verdict("CORRECT"), "CORRECT", "a verdict");
+  tap_is_str(bench_judge_verdict("incorrect"), "INCORRECT", "in any case; CORRECT inside INCORRECT does not count");
+  tap_is_str(bench_judge_verdict("At first INCORRECT, but on reflection: Correct."), "CORRECT", "the last one wins");
+  tap_is_str(bench_judge_verdict("correct? no: INCORRECT"), "INCORRECT", "either way");
+  tap_is_str(bench_judge_verdict("I cannot tell"), "UNKNOWN", "none: UNKNOWN");
+  char *p = bench_judge_prompt("Q?", "42", "<think>hmm 41</think>\n 42 \n");
+  tap_ok(strstr(p, "The question, for reference only: Q?\nThe OFFICIAL ANSWER: 42\nCANDIDATE ANSWER TO ASSESS: 42\n\n"
+                   "Reply only with CORRECT or INCORRECT.") != NULL,
+         "the prompt holds the question, the official answer and the answer after </think>, stripped");
+  free(p);
+}
+
 int main(void) {
+  judge();
   rows();
   answers();
   names();
