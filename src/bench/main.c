@@ -242,7 +242,8 @@ static int run(struct bench_opts *o) {
   }
   size_t n_rows = (size_t)cJSON_GetArraySize(set.rows);
   size_t first = o->start_id >= 0 ? (size_t)o->start_id : 0;
-  size_t end = o->end_id >= 0 && (size_t)o->end_id < n_rows ? (size_t)o->end_id : n_rows;
+  /* LLM-in-Sandbox's `end_id or len(problems)`: 0 is the end too. */
+  size_t end = o->end_id > 0 && (size_t)o->end_id < n_rows ? (size_t)o->end_id : n_rows;
   const cJSON **todo = xcalloc(n_rows + 1, sizeof(*todo));
   size_t n_todo = 0, total = 0;
   for (size_t i = first; i < end; i++) {
