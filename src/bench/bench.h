@@ -106,6 +106,11 @@ cJSON *bench_read_lines(const char *path);
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err);
 
+/* report.html: the run, each task and its trajectory (traj: trajectory.json's
+ * object), self-contained; what a model or sandbox wrote is only data. */
+int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
+                       double mean, int errors, double elapsed, hutch_error_t *err);
+
 /* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_SUFFIX (SUFFIX:
  * LLMinSandbox or vanillaLLM, and the shard)
  * '/' in LLM as '_'; _2, _3... when it exists), absolute. */

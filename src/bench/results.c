@@ -147,9 +147,10 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   }
   _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", out);
   int r = write_json(tpath, traj, err);
-  cJSON_Delete(traj);
-  if (r < 0)
+  if (r < 0) {
+    cJSON_Delete(traj);
     return r;
+  }
   cJSON *res = cJSON_CreateObject();
   cJSON_AddItemToObject(res, "config", cJSON_Duplicate(config, true));
   cJSON_AddStringToObject(res, "task", o->task);
@@ -160,9 +161,12 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
   r = write_json(rpath, res, err);
   cJSON_Delete(res);
-  if (r < 0)
-    return r;
-  return write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);
+  if (r >= 0)
+    r = write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);
+  if (r >= 0)
+    r = bench_write_report(out, o->task, config, lines, traj, total ? sum / total : 0.0, errors, elapsed, err);
+  cJSON_Delete(traj);
+  return r;
 }
 
 const char *bench_mode_suffix(const char *mode) {

@@ -67,6 +67,16 @@ tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]
   "the coding tasks' functions ran against their tests in the scoring sandbox"
 tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
 SINGLE=$OUT
+if command -v node >/dev/null; then
+  page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$OUT/report.html" demo_006)
+  tap_like "$page" $'title: hutch benchmark: demo \u2014 openai/mock \\(llm-in-sandbox\\)\nsummary: tasks \\| mean score \\| errors \\| time\nsummary: 20 \\| 0.9500 \\| 0 \\| ' \
+    "report.html renders the run's scores"
+  tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 7 \\| 12\n' "each task's score, status, time, steps, answer"
+  tap_like "$page" 'viewer: "Task demo_006.*step 2: execute_bash  exit 0 .*observation.*STDOUT.*42' \
+    "and a click shows a task's steps with what the tools answered"
+else
+  tap_skip "report.html renders" "node is not installed"
+fi
 
 # ---- the LLM judge (LLM-in-Sandbox's judge.py) ----
 mock_start '{"tasks": [{"match": "CANDIDATE ANSWER TO ASSESS: Paris", "steps": [{"content": "<think>INCORRECT?</think> CORRECT"}]},
@@ -169,10 +179,10 @@ def compute_score(agent_answer, ground_truth, **kw):
             s += 0.5
         return s
     if kw.get("id") == "inject":
-        return 1.0 if agent_answer == "''' + __import__('os').system('touch /tmp/pwned') + '''" else 0.0
+        return 1.0 if agent_answer == "''' + __import__('os').system('touch /tmp/pwned') + '''</script><b id=x>" else 0.0
     return 1.0 if agent_answer == ground_truth else 0.0
 PY
-inject="''' + __import__('os').system('touch /tmp/pwned') + '''"
+inject="''' + __import__('os').system('touch /tmp/pwned') + '''</script><b id=x>"
 script=$("$AGENT_PY" - "$inject" <<'PY'
 import json, sys
 w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
@@ -201,6 +211,29 @@ own_err=$tap_stderr
 tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls)')" "[('files', 1), ('inject', 1), ('jail', 1), ('raises', 0)]" \
   "scores: the answer is data to reward.py, the scoring sandbox has no host file and no network"
 tap_ok "the answer was never run as code" test ! -e /tmp/pwned
+# report.html: the answers travel as JSON data, never as HTML.
+tap_is "$("$AGENT_PY" - "$OUT/report.html" <<'PY'
+import html.parser, json, re, sys
+text = open(sys.argv[1]).read()
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.data, self.cur = [], None, None
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.cur = dict(attrs).get("id")
+    def handle_data(self, d):
+        if self.cur == "data" and self.data is None:
+            self.data = d
+p = P()
+p.feed(text)
+d = json.loads(p.data)
+ans = [t["agent_answer"] for t in d["tasks"] if t["id"] == "inject"][0]
+print(len(d["tasks"]), ans.endswith("</script><b id=x>"), "b" in p.tags, text.count("</script>"),
+      bool(re.search(r"(src|href)=|https?://", text.replace(p.data, ""))), d["tasks"][0]["steps"][0]["action"]["function"])
+PY
+)" "4 True False 2 False str_replace_editor" \
+  "report.html: each task and its steps as data; an answer holding </script> ends no element; nothing loaded from outside"
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ValueError: bad .\[2J answer" \
   "a failing compute_score is that task's error"
 tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \
