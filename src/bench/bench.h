@@ -106,6 +106,8 @@ cJSON *bench_read_lines(const char *path);
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err);
 
+/* OUT/NAME written atomically with text (len bytes), which it frees. */
+int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err);
 /* report.html: the run, each task and its trajectory (traj: trajectory.json's
  * object), self-contained; what a model or sandbox wrote is only data. */
 int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,

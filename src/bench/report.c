@@ -113,10 +113,5 @@ int bench_write_report(const char *out, const char *task, const cJSON *config, c
   fputs(page_tail, f);
   fclose(f);
   free(json);
-  _cleanup_free_ char *path = xasprintf("%s/report.html", out);
-  int r = write_file_atomic(path, text, len, 0644);
-  free(text);
-  if (r < 0)
-    return hutch_error_sys(err, "write %s", path);
-  return 0;
+  return bench_save(out, "report.html", text, len, err);
 }

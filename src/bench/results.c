@@ -71,6 +71,15 @@ static int write_json(const char *path, cJSON *j, hutch_error_t *err) {
   return 0;
 }
 
+int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err) {
+  _cleanup_free_ char *path = xasprintf("%s/%s", out, name);
+  int r = write_file_atomic(path, text, len, 0644);
+  free(text);
+  if (r < 0)
+    return hutch_error_sys(err, "write %s", path);
+  return 0;
+}
+
 /* A table cell: one line, '|' escaped, at most 80 characters. */
 static void cell(FILE *f, const char *text) {
   size_t n = 0;
@@ -112,12 +121,7 @@ static int write_summary(const char *out, const char *task, const cJSON *config,
     fputs(" |\n", f);
   }
   fclose(f);
-  _cleanup_free_ char *path = xasprintf("%s/summary.md", out);
-  int r = write_file_atomic(path, text, len, 0644);
-  free(text);
-  if (r < 0)
-    return hutch_error_sys(err, "write %s", path);
-  return 0;
+  return bench_save(out, "summary.md", text, len, err);
 }
 
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
