@@ -113,6 +113,9 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
 int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
                        double mean, int errors, double elapsed, hutch_error_t *err);
 
+/* hutch report RUN_DIR (report.c): report.html for one hutch run. */
+int bench_report_run(int argc, char **argv);
+
 /* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_SUFFIX (SUFFIX:
  * LLMinSandbox or vanillaLLM, and the shard)
  * '/' in LLM as '_'; _2, _3... when it exists), absolute. */

@@ -16,3 +16,9 @@ int cmd_benchmark(int argc, char **argv) {
   (void)argc;
   return cli_exec_program("benchmark", "hutch-benchmark", argv);
 }
+
+/* hutch report: the page of hutch benchmark's report.html for one run. */
+int cmd_report(int argc, char **argv) {
+  (void)argc;
+  return cli_exec_program("report", "hutch-benchmark", argv);
+}

@@ -22,6 +22,7 @@ static const struct {
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
     {"benchmark", cmd_benchmark, "evaluate a model on a task set, one sandbox per task (hutch-benchmark(1))"},
+    {"report", cmd_report, "write report.html, a page of a hutch run's trajectory (hutch-benchmark(1))"},
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
 };
 

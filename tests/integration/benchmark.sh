@@ -74,9 +74,18 @@ if command -v node >/dev/null; then
   tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 7 \\| 12\n' "each task's score, status, time, steps, answer"
   tap_like "$page" 'viewer: "Task demo_006.*step 2: execute_bash  exit 0 .*observation.*STDOUT.*42' \
     "and a click shows a task's steps with what the tools answered"
+  run=$(ls -d "$OUT"/runs/demo_006/2*/)
+  run=${run%/}
+  tap_status 0 "hutch report RUN_DIR writes the page of one hutch run" "$HUTCH_BIN" report "$run"
+  tap_is "$tap_stdout" "$run/report.html" "into RUN_DIR/report.html"
+  page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$run/report.html" "$(basename "$run")")
+  tap_like "$page" $'title: hutch run: [0-9_]+ \u2014 mock \\(hutch run\\)\n.*\ntask: [0-9_]+ \\|  \\| submitted \\| [0-9.]+ s \\| 3 \\| 42 \\| \n' \
+    "with its end, steps and answer"
+  tap_like "$page" 'viewer: ".*step 2: execute_bash  exit 0 .*42' "and its trajectory"
 else
   tap_skip "report.html renders" "node is not installed"
 fi
+tap_status 2 "hutch report wants a run directory" "$HUTCH_BIN" report "$tmp"
 
 # ---- the LLM judge (LLM-in-Sandbox's judge.py) ----
 mock_start '{"tasks": [{"match": "CANDIDATE ANSWER TO ASSESS: Paris", "steps": [{"content": "<think>INCORRECT?</think> CORRECT"}]},

@@ -23,6 +23,7 @@ pages=(
   "doctor:hutch-doctor.1"
   "run:hutch-run.1"
   "benchmark:hutch-benchmark.1"
+  "report:hutch-benchmark.1"
 )
 
 if ! command -v mandoc >/dev/null; then
