@@ -28,6 +28,7 @@
 #include "transfer.h"
 #include "trajectory.h"
 #include "util.h"
+#include "verify.h"
 
 #define MIN_MAX_TOKENS 1024
 #define SANDBOX_PATH "/root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -615,6 +616,9 @@ int agent_run(const struct settings *s) {
     save(&r);
     loop(&r, body, llm);
     code = r.exit_code;
+    /* --verify: in the sandbox as the model left it, before the copy-back. */
+    if (s->verify && !agent_stop && !r.task.removed)
+      verify_run(&r.task, s->verify, r.pc.working_dir, s->tool_timeout, &r.traj);
   }
 
 teardown:

@@ -40,6 +40,7 @@ struct settings {
   /* LLM-in-Sandbox's --docker_image: a store image, pulled when missing. */
   char *docker_image;
   bool save_litellm_response; /* request_NNN.json, response_NNN.json */
+  char *verify;               /* --verify: a command run in the sandbox at the end */
   /* sandbox options shared with hutch exec */
   char *rootfs;
   char *store;

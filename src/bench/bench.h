@@ -25,7 +25,8 @@ struct bench_set {
    * runner does not read them from config.yaml), or a legacy
    * prompt_config file's. */
   char *working_dir, *input_dir, *output_dir;
-  cJSON *rows; /* array of objects, each with a string "id" */
+  cJSON *rows;     /* array of objects, each with a string "id" */
+  bool has_reward; /* reward.py is there (tasks with a verifier need none) */
 };
 
 int bench_set_load(const char *taskdir, const char *name, struct bench_set *set, hutch_error_t *err);
@@ -57,6 +58,22 @@ struct bench_opts {
  * 0: not given); -1 with *why. */
 int bench_shard(const char *opt, long shards, const char *slurm_id, const char *slurm_min, const char *slurm_count,
                 const char *job_index, long *k, long *n, char **why);
+
+/* A task's "hutch" object: hutch run options (--rootfs, --memory, --disk,
+ * --cpus, --pids, --net proxy with --allow, --verify), its wall-clock
+ * limit (0: --task-timeout) and verifier. */
+struct bench_task_opts {
+  char **args; /* NULL-terminated */
+  size_t n_args;
+  double timeout;
+  char *verifier;
+};
+int bench_task_opts(const cJSON *row, struct bench_task_opts *t, char **why);
+void bench_task_opts_free(struct bench_task_opts *t);
+/* The score of a verifier's record (trajectory.json's hutch.verifier): the
+ * number on its last line, else 1.0 for exit status 0 and 0.0 otherwise;
+ * -1 with *why when it failed to run or timed out. */
+int bench_verifier_score(const cJSON *verifier, double *score, char **why);
 
 /* One task, in a forked worker: files in, hutch run, answer, score; writes
  * RUN/runs/SAFE/result.json (the results.jsonl line) unless stopped. */

@@ -261,7 +261,7 @@ static int run(struct bench_opts *o) {
   fprintf(stderr, ", %ld workers, model %s; output %s\n", o->num_workers, o->s.model, out);
   int rc = 0;
   double start = monotonic_seconds();
-  if (n_todo > 0)
+  if (n_todo > 0 && set.has_reward)
     rc = check_reward(o, &set, out);
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
   size_t next = 0, running = 0, done = total - n_todo;

@@ -164,6 +164,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   _cleanup_free_ char *input_opt = xasprintf("--input-dir=%s", inputs);
   double score = 0;
   int agent_exit = -1;
+  struct bench_task_opts topts = {0};
   bool fatal = false;
 
   /* A task run again (--resume) starts from nothing. */
@@ -196,13 +197,22 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     answer = ans;
     goto score;
   }
+  if (bench_task_opts(row, &topts, &why) < 0)
+    goto done;
+  if (!topts.verifier && !set->has_reward) {
+    why = xasprintf("the task has no verifier and %s/reward.py is missing", set->dir);
+    goto done;
+  }
   {
-    const char **argv = xcalloc(o->n_agent + 12, sizeof(char *));
+    const char **argv = xcalloc(o->n_agent + topts.n_args + 12, sizeof(char *));
     size_t n = 0;
     argv[n++] = o->hutch;
     argv[n++] = "run";
     for (size_t i = 0; i < o->n_agent; i++)
       argv[n++] = o->agent_argv[i];
+    /* The task's own settings come last: they win. */
+    for (size_t i = 0; i < topts.n_args; i++)
+      argv[n++] = topts.args[i];
     argv[n++] = "--query=-";
     argv[n++] = out_opt;
     argv[n++] = prompt_opt;
@@ -224,7 +234,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       hutch_error_free(&err);
       goto done;
     }
-    bench_wait(&c, o->task_timeout, AGENT_GRACE, -1, NULL, 0);
+    bench_wait(&c, topts.timeout > 0 ? topts.timeout : o->task_timeout, AGENT_GRACE, -1, NULL, 0);
     if (c.stopped)
       _exit(130);
     agent_exit = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
@@ -248,6 +258,17 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     answer = read_answer(run_dir, set, &why);
     if (why)
       goto done;
+  }
+  if (topts.verifier) {
+    /* The verifier's record in the run's trajectory.json is the score. */
+    _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", run_dir ? run_dir : dir);
+    size_t tlen = 0;
+    _cleanup_free_ char *ttext = read_file_at(AT_FDCWD, tpath, (size_t)1 << 30, &tlen);
+    cJSON *t = ttext ? cJSON_ParseWithLength(ttext, tlen) : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "verifier");
+    bench_verifier_score(v, &score, &why);
+    cJSON_Delete(t);
+    goto done;
   }
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
@@ -283,6 +304,7 @@ done:;
     cJSON_AddTrueToObject(res, "fatal");
   _cleanup_free_ char *text = cJSON_PrintUnformatted(res);
   cJSON_Delete(res);
+  bench_task_opts_free(&topts);
   if (write_file_atomic(result_path, text, strlen(text), 0644) < 0)
     return 1;
   return 0;

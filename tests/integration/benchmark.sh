@@ -276,6 +276,31 @@ tap_status 125 "a reward.py whose import fails stops the run before any task" hb
 tap_like "$tap_stderr" "ModuleNotFoundError.*no_such_module_here" "and says which module"
 tap_is "$(mock_count)" "0" "no task ran"
 
+# ---- hutch's own per-task settings: a verifier in the task's sandbox, a time limit ----
+mkdir -p "$set_dir/v"
+printf 'dataset: "json"\ndata_files: "v/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$set_dir/v/config.yaml"
+cat >"$set_dir/v/data.jsonl" <<JSONL
+{"id": "pass", "problem_statement": "V-PASS", "ground_truth": null, "hutch": {"verifier": "test \\"\$(cat /testbed/answer.txt)\\" = 42 && test ! -e /hutch-task", "image": "$IMAGE"}}
+{"id": "half", "problem_statement": "V-HALF", "ground_truth": null, "hutch": {"verifier": "echo checking; echo 0.5"}}
+{"id": "fail", "problem_statement": "V-FAIL", "ground_truth": null, "hutch": {"verifier": "exit 3"}}
+{"id": "slow", "problem_statement": "V-SLOW", "ground_truth": null, "hutch": {"verifier": "true", "timeout": 3}}
+{"id": "bad", "problem_statement": "V-BAD", "ground_truth": null, "hutch": {"nonsense": 1}}
+{"id": "none", "problem_statement": "V-NONE", "ground_truth": null}
+JSONL
+mock_start '{"tasks": [{"match": "V-PASS", "steps": [{"calls": [["execute_bash", {"command": "echo 42 > /testbed/answer.txt"}]]}]},
+  {"match": "V-SLOW", "steps": [{"hang": 60}]}]}'
+start=$(date +%s)
+tap_status 0 "a task set without reward.py whose tasks carry verifiers" hbench "$set_dir" --task v --num-workers 6
+took=$(($(date +%s) - start))
+bench_dir
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
+  "[('bad', 0, '\"hutch\": unknown key \\'nonsense\\''), ('fail', 0, None), ('half', 0.5, None), ('none', 0, 'the task has no verifier and $set_dir/v/reward.py is missing'), ('pass', 1, None), ('slow', 0, 'Timeout')]" \
+  "the verifier's exit status or last line is the score; a task's own time limit; unknown keys refused"
+tap_check $((took >= 50)) "the task's own time limit, not --task-timeout's 1800 s (${took}s)"
+tap_is "$(json "$(lines '[l["run_dir"] for l in ls if l["id"] == "pass"][0]' | sed "s|^|$OUT/|")/trajectory.json" '(d["hutch"]["verifier"]["exit_code"], d["hutch"]["sandbox"]["image"])')" \
+  "(0, '$IMAGE')" "the verifier ran in the task's own sandbox, of the task's image (hutch run --verify)"
+
 # ---- an API that refuses the key stops the run, as in LLM-in-Sandbox ----
 mock_start '[{"status": 401, "error": "bad key", "repeat": 100}]'
 tap_status 3 "HTTP 401 from the model's API stops the run" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 2

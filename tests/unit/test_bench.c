@@ -105,7 +105,56 @@ static void judge(void) {
   free(p);
 }
 
+static char *topts(const char *row_json) {
+  cJSON *row = cJSON_Parse(row_json);
+  struct bench_task_opts t;
+  char *why = NULL;
+  char *out;
+  if (bench_task_opts(row, &t, &why) < 0) {
+    out = why;
+  } else {
+    out = xasprintf("%g:", t.timeout);
+    for (size_t i = 0; i < t.n_args; i++) {
+      char *next = xasprintf("%s %s", out, t.args[i]);
+      free(out);
+      out = next;
+    }
+    bench_task_opts_free(&t);
+  }
+  cJSON_Delete(row);
+  return out;
+}
+
+static char *vscore(const char *rec) {
+  cJSON *v = cJSON_Parse(rec);
+  double score = -1;
+  char *why = NULL;
+  char *out = bench_verifier_score(v, &score, &why) < 0 ? why : xasprintf("%g", score);
+  cJSON_Delete(v);
+  return out;
+}
+
+static void task_settings(void) {
+  check(topts("{\"id\": \"a\"}"), "0:", "no hutch object: nothing");
+  check(topts("{\"hutch\": {\"image\": \"deb\", \"memory\": \"1G\", \"cpus\": 0.5, \"pids\": 64, \"timeout\": 30, "
+              "\"allow\": [\"pypi.org\", \"x:8080\"], \"verifier\": \"make test\"}}"),
+        "30: --rootfs=deb --memory=1G --cpus=0.5 --pids=64 --net=proxy --allow=pypi.org --allow=x:8080 --verify=make "
+        "test",
+        "a task's image, limits, allowlist, time limit and verifier as hutch run options");
+  check(topts("{\"hutch\": {\"verifier\": 3}}"), "\"hutch\": 'verifier' has a wrong value", "types are checked");
+  check(topts("{\"hutch\": {\"timeout\": -1}}"), "\"hutch\": 'timeout' has a wrong value", "a positive time");
+  check(topts("{\"hutch\": {\"nope\": 1}}"), "\"hutch\": unknown key 'nope'", "unknown keys are refused");
+  check(topts("{\"hutch\": []}"), "\"hutch\" is not an object", "an object");
+  check(vscore("{\"exit_code\": 0, \"last_line\": \"ok\"}"), "1", "exit status 0: 1.0");
+  check(vscore("{\"exit_code\": 2, \"last_line\": \"\"}"), "0", "any other: 0.0");
+  check(vscore("{\"exit_code\": 1, \"last_line\": \"0.25\"}"), "0.25", "a number on the last line is the score");
+  check(vscore("{\"exit_code\": 0, \"last_line\": \"0.5 of 1\"}"), "1", "only a line that is a number");
+  check(vscore("{\"exit_code\": 137, \"timed_out\": true}"), "verifier: timed out", "a timeout is an error");
+  check(vscore("null"), "verifier: it did not run (the run ended before it)", "no record is an error");
+}
+
 int main(void) {
+  task_settings();
   judge();
   rows();
   answers();
