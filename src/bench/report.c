@@ -28,7 +28,7 @@ static const char page_head[] =
     ".step{border-left:3px solid #99c;padding-left:.6em;margin:.8em 0}.meta{color:#666;font-size:90%}\n"
     "</style></head><body>\n<h1 id=\"title\"></h1>\n<table id=\"summary\"></table>\n"
     "<h2>Tasks</h2><p class=\"meta\">Click a task to see its trajectory.</p>\n"
-    "<table id=\"tasks\"><thead><tr><th>id</th><th>score</th><th>status</th><th>time</th><th>steps</th>"
+    "<table id=\"tasks\"><thead><tr><th>id</th><th>score</th><th>status</th><th>time</th><th>steps</th><th>tokens</th>"
     "<th>answer</th><th>ground truth</th></tr></thead><tbody></tbody></table>\n"
     "<div id=\"viewer\"></div>\n<script type=\"application/json\" id=\"data\">";
 
@@ -74,7 +74,8 @@ static const char page_tail[] =
     "for (const t of D.tasks) {\n"
     "  const status = t.error ? 'error' : 'ok';\n"
     "  const tr = row([t.id, fmt(t.score), t.error ? 'error: ' + short(t.error) : (t.status || 'ok'),"
-    " Number(t.elapsed_seconds || 0).toFixed(1) + ' s', t.steps.length, short(t.agent_answer),"
+    " Number(t.elapsed_seconds || 0).toFixed(1) + ' s', t.steps.length, t.tokens === undefined ? '' : t.tokens,"
+    " short(t.agent_answer),"
     " short(t.ground_truth === null ? '' : typeof t.ground_truth === 'string' ? t.ground_truth :"
     " JSON.stringify(t.ground_truth))], 'task ' +"
     " status);\n"
@@ -174,6 +175,9 @@ int bench_report_run(int argc, char **argv) {
     elapsed += cJSON_IsNumber(e) ? e->valuedouble : 0;
   }
   cJSON_AddNumberToObject(line, "elapsed_seconds", elapsed);
+  const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(h, "usage"), "total_tokens");
+  if (cJSON_IsNumber(tokens))
+    cJSON_AddNumberToObject(line, "tokens", tokens->valuedouble);
   cJSON *lines = cJSON_CreateArray();
   cJSON_AddItemToArray(lines, line);
   cJSON *traj = cJSON_CreateObject();

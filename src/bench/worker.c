@@ -143,6 +143,21 @@ static bool auth_failure(const char *log_path) {
   return text && (strstr(text, "answered HTTP 401") || strstr(text, "answered HTTP 403"));
 }
 
+/* The run's token count, from its trajectory.json (hutch.usage). */
+static void add_usage(cJSON *res, const char *run_dir) {
+  if (run_dir == NULL)
+    return;
+  _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
+  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "usage");
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, "total_tokens");
+  if (cJSON_IsNumber(n))
+    cJSON_AddNumberToObject(res, "tokens", n->valuedouble);
+  cJSON_Delete(t);
+}
+
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
   double start = monotonic_seconds();
   const char *id = str_field(row, "id");
@@ -298,6 +313,7 @@ done:;
   cJSON_AddStringToObject(res, "problem_statement", problem);
   cJSON_AddNumberToObject(res, "elapsed_seconds", monotonic_seconds() - start);
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
+  add_usage(res, run_dir);
   if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
     cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);
   if (fatal)

@@ -71,7 +71,7 @@ if command -v node >/dev/null; then
   page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$OUT/report.html" demo_006)
   tap_like "$page" $'title: hutch benchmark: demo \u2014 openai/mock \\(llm-in-sandbox\\)\nsummary: tasks \\| mean score \\| errors \\| time\nsummary: 20 \\| 0.9500 \\| 0 \\| ' \
     "report.html renders the run's scores"
-  tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 7 \\| 12\n' "each task's score, status, time, steps, answer"
+  tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 330 \\| 7 \\| 12\n' "each task's score, status, time, steps, tokens, answer"
   tap_like "$page" 'viewer: "Task demo_006.*step 2: execute_bash  exit 0 .*observation.*STDOUT.*42' \
     "and a click shows a task's steps with what the tools answered"
   run=$(ls -d "$OUT"/runs/demo_006/2*/)
@@ -79,7 +79,7 @@ if command -v node >/dev/null; then
   tap_status 0 "hutch report RUN_DIR writes the page of one hutch run" "$HUTCH_BIN" report "$run"
   tap_is "$tap_stdout" "$run/report.html" "into RUN_DIR/report.html"
   page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$run/report.html" "$(basename "$run")")
-  tap_like "$page" $'title: hutch run: [0-9_]+ \u2014 mock \\(hutch run\\)\n.*\ntask: [0-9_]+ \\|  \\| submitted \\| [0-9.]+ s \\| 3 \\| 42 \\| \n' \
+  tap_like "$page" $'title: hutch run: [0-9_]+ \u2014 mock \\(hutch run\\)\n.*\ntask: [0-9_]+ \\|  \\| submitted \\| [0-9.]+ s \\| 3 \\| 330 \\| 42 \\| \n' \
     "with its end, steps and answer"
   tap_like "$page" 'viewer: ".*step 2: execute_bash  exit 0 .*42' "and its trajectory"
 else
