@@ -338,7 +338,7 @@ tap_ok "nothing is left after a timeout" leftovers
 
 mock_start "$hang"
 ls -d "$tmp"/out/*/ >"$tmp/before"
-(BENCH_EXEC=exec hbench "$set_dir" --task t --num-workers 4 >"$tmp/killed.out" 2>&1) &
+(BENCH_EXEC="exec" hbench "$set_dir" --task t --num-workers 4 >"$tmp/killed.out" 2>&1) &
 runner=$!
 for _ in $(seq 600); do
   OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
@@ -349,7 +349,6 @@ tap_is "$(lines 'sorted(l["id"] for l in ls)')" "['files', 'inject', 'jail']" "t
 kill -9 "$runner"
 wait "$runner" 2>/dev/null
 tap_ok "kill -9 of the runner leaves no sandbox, state, mount or process" leftovers
-before=$(mock_count)
 mock_start "$(echo "$hang" | sed 's/{"hang": 120}/{"calls": [["execute_bash", {"command": "echo z > \/testbed\/answer.txt"}]]}/')"
 tap_status 0 "--resume DIR goes on" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" --model mock \
   --rootfs "$IMAGE" --retry-delay 0.05
@@ -382,7 +381,7 @@ tap_ok "nothing is left after Ctrl-C" leftovers
 # ---- SIGTERM (as Ctrl-C's SIGINT): stops cleanly ----
 mock_start "$hang"
 ls -d "$tmp"/out/*/ >"$tmp/before"
-(BENCH_EXEC=exec hbench "$set_dir" --task t --num-workers 4 >"$tmp/term.out" 2>"$tmp/term.err") &
+(BENCH_EXEC="exec" hbench "$set_dir" --task t --num-workers 4 >"$tmp/term.out" 2>"$tmp/term.err") &
 runner=$!
 for _ in $(seq 600); do
   OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
