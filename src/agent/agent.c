@@ -28,6 +28,7 @@
 #include "transfer.h"
 #include "trajectory.h"
 #include "util.h"
+#include "verify.h"
 
 #define MIN_MAX_TOKENS 1024
 #define SANDBOX_PATH "/root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -127,67 +128,6 @@ static char *make_run_dir(const char *parent, hutch_error_t *err) {
   }
   hutch_error_set(err, EEXIST, "no free run directory name in %s", parent);
   return NULL;
-}
-
-/* JSON, or the Python literal LLM-in-Sandbox users write (True, False, None). */
-static cJSON *parse_extra_body(const char *text) {
-  cJSON *j = cJSON_Parse(text);
-  if (j)
-    return j;
-  _cleanup_free_ char *fixed = xmalloc(strlen(text) * 2 + 1);
-  size_t o = 0;
-  bool in_str = false;
-  char quote = 0;
-  for (const char *p = text; *p; p++) {
-    if (in_str) {
-      if (*p == '\\' && p[1]) {
-        fixed[o++] = *p++;
-        fixed[o++] = *p;
-        continue;
-      }
-      if (*p == quote) {
-        in_str = false;
-        fixed[o++] = '"';
-        continue;
-      }
-      if (*p == '"' && quote == '\'') {
-        fixed[o++] = '\\';
-      }
-      fixed[o++] = *p;
-      continue;
-    }
-    if (*p == '"' || *p == '\'') {
-      in_str = true;
-      quote = *p;
-      fixed[o++] = '"';
-      continue;
-    }
-    const struct { const char *py, *js; } words[] = {{"True", "true"}, {"False", "false"}, {"None", "null"}};
-    bool hit = false;
-    for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
-      size_t n = strlen(words[i].py);
-      if (strncmp(p, words[i].py, n) == 0) {
-        memcpy(fixed + o, words[i].js, strlen(words[i].js));
-        o += strlen(words[i].js);
-        p += n - 1;
-        hit = true;
-        break;
-      }
-    }
-    if (!hit)
-      fixed[o++] = *p;
-  }
-  fixed[o] = '\0';
-  return cJSON_Parse(fixed);
-}
-
-static const char *model_name(const char *m) {
-  /* LiteLLM provider prefixes mean nothing to the server itself. */
-  static const char *const prefixes[] = {"openai/", "hosted_vllm/"};
-  for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
-    if (strncmp(m, prefixes[i], strlen(prefixes[i])) == 0)
-      return m + strlen(prefixes[i]);
-  return m;
 }
 
 static int setup_sandbox(struct run *r, hutch_error_t *err) {
@@ -584,7 +524,7 @@ int agent_run(const struct settings *s) {
     return fail_error(&r, &err, AGENT_EXIT_USAGE);
   cJSON *extra = NULL;
   if (s->extra_body) {
-    extra = parse_extra_body(s->extra_body);
+    extra = lis_parse_extra_body(s->extra_body);
     lis_fix_string_bools(extra);
     if (!cJSON_IsObject(extra)) {
       cJSON_Delete(extra);
@@ -667,7 +607,7 @@ int agent_run(const struct settings *s) {
   {
     _cleanup_free_ char *sys = prompt_expand(r.pc.system_prompt, &r.pc, NULL);
     _cleanup_free_ char *inst = prompt_expand(r.pc.instance_prompt, &r.pc, s->query);
-    cJSON_AddStringToObject(body, "model", model_name(s->model));
+    cJSON_AddStringToObject(body, "model", lis_request_model(s->model));
     cJSON *messages = cJSON_AddArrayToObject(body, "messages");
     cJSON_AddItemToArray(messages, message("system", sys));
     cJSON_AddItemToArray(messages, message("user", inst));
@@ -696,6 +636,9 @@ int agent_run(const struct settings *s) {
     save(&r);
     loop(&r, body, llm);
     code = r.exit_code;
+    /* --verify: in the sandbox as the model left it, before the copy-back. */
+    if (s->verify && !agent_stop && !r.task.removed)
+      verify_run(&r.task, s->verify, r.pc.working_dir, s->tool_timeout, &r.traj);
   }
 
 teardown:

@@ -3,6 +3,7 @@
 #include "lis_compat.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <string.h>
 #include <strings.h>
 
@@ -103,4 +104,65 @@ char *lis_redact(const char *text, const char *secret) {
   }
   out[len] = '\0';
   return out;
+}
+
+/* JSON, or the Python literal LLM-in-Sandbox users write (True, False, None). */
+cJSON *lis_parse_extra_body(const char *text) {
+  cJSON *j = cJSON_Parse(text);
+  if (j)
+    return j;
+  _cleanup_free_ char *fixed = xmalloc(strlen(text) * 2 + 1);
+  size_t o = 0;
+  bool in_str = false;
+  char quote = 0;
+  for (const char *p = text; *p; p++) {
+    if (in_str) {
+      if (*p == '\\' && p[1]) {
+        fixed[o++] = *p++;
+        fixed[o++] = *p;
+        continue;
+      }
+      if (*p == quote) {
+        in_str = false;
+        fixed[o++] = '"';
+        continue;
+      }
+      if (*p == '"' && quote == '\'') {
+        fixed[o++] = '\\';
+      }
+      fixed[o++] = *p;
+      continue;
+    }
+    if (*p == '"' || *p == '\'') {
+      in_str = true;
+      quote = *p;
+      fixed[o++] = '"';
+      continue;
+    }
+    const struct { const char *py, *js; } words[] = {{"True", "true"}, {"False", "false"}, {"None", "null"}};
+    bool hit = false;
+    for (size_t i = 0; i < ARRAY_SIZE(words); i++) {
+      size_t n = strlen(words[i].py);
+      if (strncmp(p, words[i].py, n) == 0) {
+        memcpy(fixed + o, words[i].js, strlen(words[i].js));
+        o += strlen(words[i].js);
+        p += n - 1;
+        hit = true;
+        break;
+      }
+    }
+    if (!hit)
+      fixed[o++] = *p;
+  }
+  fixed[o] = '\0';
+  return cJSON_Parse(fixed);
+}
+
+const char *lis_request_model(const char *m) {
+  /* LiteLLM provider prefixes mean nothing to the server itself. */
+  static const char *const prefixes[] = {"openai/", "hosted_vllm/"};
+  for (size_t i = 0; i < ARRAY_SIZE(prefixes); i++)
+    if (strncmp(m, prefixes[i], strlen(prefixes[i])) == 0)
+      return m + strlen(prefixes[i]);
+  return m;
 }

@@ -33,4 +33,12 @@ char *lis_store_name(const char *ref);
  * string) replaced by "[REDACTED]"; a copy when secret is NULL or short. */
 char *lis_redact(const char *text, const char *secret);
 
+/* --extra-body: JSON, or the Python literal LLM-in-Sandbox users write
+ * (True, False, None, single quotes); NULL when neither parses. */
+cJSON *lis_parse_extra_body(const char *text);
+
+/* The model name sent to the server: without LiteLLM's openai/ or
+ * hosted_vllm/ routing prefix. */
+const char *lis_request_model(const char *m);
+
 #endif

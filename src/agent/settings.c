@@ -74,6 +74,7 @@ static const struct setting_def {
     {"docker-image", "docker_image", NULL, K_STR, offsetof(struct settings, docker_image), false},
     {"save-litellm-response", "save_litellm_response", NULL, K_BOOL, offsetof(struct settings, save_litellm_response),
      false},
+    {"verify", NULL, NULL, K_STR, offsetof(struct settings, verify), false},
 };
 
 /* LLM-in-Sandbox's environment, between the settings file and the command
@@ -134,6 +135,8 @@ void settings_usage(FILE *out) {
                "  --tools-file FILE          JSON array of tool schemas sent instead of hutch's\n"
                "  --no-reasoning-echo        do not send the model's reasoning_content back\n"
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
+               "  --verify CMD               run CMD with /bin/sh -c in the sandbox once the model is\n"
+               "                             done; its status and last line go to trajectory.json\n"
                "  --quiet                    no progress on stderr\n"
                "  --no-die-with-parent       go on when the program that started hutch run dies\n"
                "                             (by default the run stops and its sandbox goes)\n"
@@ -538,6 +541,17 @@ int settings_parse(int argc, char **argv, struct settings *s) {
 out:
   free(opts);
   return r;
+}
+
+int settings_option_arg(const char *name) {
+  static const char *const with_value[] = {"settings", "env", "bind", "allow", "resolve"};
+  for (size_t i = 0; i < ARRAY_SIZE(with_value); i++)
+    if (strcmp(name, with_value[i]) == 0)
+      return 1;
+  if (strcmp(name, "help") == 0)
+    return 0;
+  const struct setting_def *d = find_def(name);
+  return d == NULL ? -1 : d->kind == K_BOOL ? 2 : 1;
 }
 
 void settings_free(struct settings *s) {

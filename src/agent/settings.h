@@ -40,6 +40,7 @@ struct settings {
   /* LLM-in-Sandbox's --docker_image: a store image, pulled when missing. */
   char *docker_image;
   bool save_litellm_response; /* request_NNN.json, response_NNN.json */
+  char *verify;               /* --verify: a command run in the sandbox at the end */
   /* sandbox options shared with hutch exec */
   char *rootfs;
   char *store;
@@ -72,6 +73,10 @@ struct settings {
  * already printed). */
 int settings_parse(int argc, char **argv, struct settings *s);
 void settings_free(struct settings *s);
+/* How the long option NAME (any spelling, without "--") takes a value: 1
+ * always, 2 optionally (--flag or --flag=false), 0 never, -1: not a setting.
+ * For programs that pass options through to hutch run. */
+int settings_option_arg(const char *name);
 void settings_usage(FILE *out);
 
 #endif

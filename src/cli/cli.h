@@ -20,6 +20,12 @@ int cmd_rootfs(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 /* Executes hutch-agent (src/agent/), which implements `hutch run`. */
 int cmd_run(int argc, char **argv);
+/* Executes hutch-benchmark (src/bench/), which implements `hutch benchmark`. */
+int cmd_benchmark(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+/* Execute PROGRAM beside the hutch binary, else in the libexec directory,
+ * with HUTCH_SELF set to the hutch binary; returns an exit code on failure. */
+int cli_exec_program(const char *verb, const char *program, char **argv);
 int cmd_doctor(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 /* The Model Context Protocol server (src/mcp/). */

@@ -3,44 +3,22 @@
  * that program and hands it the command line. */
 #include "config.h"
 
-#include <errno.h>
-#include <linux/limits.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
 #include "cli.h"
-
-static void cannot_execute(const char *path, int errnum) {
-  char *why = hutch_errno_format(errnum, "cannot execute %s", path);
-  fprintf(stderr, "hutch run: %s\n", why);
-  free(why);
-}
 
 int cmd_run(int argc, char **argv) {
   (void)argc;
-  char self[PATH_MAX];
-  char path[PATH_MAX + 32];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-  /* Beside the hutch binary first: a build tree runs its own agent. */
-  if (n > 0) {
-    self[n] = '\0';
-    char *slash = strrchr(self, '/');
-    if (slash) {
-      *slash = '\0';
-      snprintf(path, sizeof(path), "%s/hutch-agent", self);
-      if (access(path, X_OK) == 0) {
-        execv(path, argv);
-        cannot_execute(path, errno);
-        return EXIT_CANNOT_EXEC;
-      }
-    }
-  }
-  snprintf(path, sizeof(path), "%s/hutch-agent", HUTCH_LIBEXECDIR);
-  execv(path, argv);
-  int e = errno;
-  cannot_execute(path, e);
-  fprintf(stderr, "hint: hutch run needs hutch-agent, installed with hutch (`make install`)\n");
-  return e == ENOENT ? EXIT_NOT_FOUND : EXIT_CANNOT_EXEC;
+  return cli_exec_program("run", "hutch-agent", argv);
+}
+
+/* hutch benchmark: hutch-benchmark runs hutch run per task, and scores the
+ * answers in sandboxes of their own with hutch exec. */
+int cmd_benchmark(int argc, char **argv) {
+  (void)argc;
+  return cli_exec_program("benchmark", "hutch-benchmark", argv);
+}
+
+/* hutch report: the page of hutch benchmark's report.html for one run. */
+int cmd_report(int argc, char **argv) {
+  (void)argc;
+  return cli_exec_program("report", "hutch-benchmark", argv);
 }

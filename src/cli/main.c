@@ -21,6 +21,8 @@ static const struct {
     {"rootfs", cmd_rootfs, "import, list and remove rootfs images"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
+    {"benchmark", cmd_benchmark, "evaluate a model on a task set, one sandbox per task (hutch-benchmark(1))"},
+    {"report", cmd_report, "write report.html, a page of a hutch run's trajectory (hutch-benchmark(1))"},
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
     {"cp", cmd_cp, "copy files and directories between the host and a live sandbox"},
     {"mcp", cmd_mcp, "serve sandboxes to MCP clients over stdio or loopback HTTP"},
@@ -31,7 +33,7 @@ static void usage(FILE *out) {
   fprintf(out, "Usage: hutch COMMAND [OPTIONS] [ARGS...]\n\n"
                "A rootless sandbox runtime for LLM agents.\n\nCommands:\n");
   for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
-    fprintf(out, "  %-8s %s\n", verbs[i].name, verbs[i].summary);
+    fprintf(out, "  %-9s %s\n", verbs[i].name, verbs[i].summary);
   fprintf(out, "\nOptions:\n"
                "  -h, --help     show this help\n"
                "  -V, --version  show the version\n\n"

@@ -26,6 +26,8 @@ pages=(
   "run:hutch-run.1"
   "cp:hutch-cp.1"
   "mcp:hutch-mcp.1"
+  "benchmark:hutch-benchmark.1"
+  "report:hutch-benchmark.1"
 )
 
 if ! command -v mandoc >/dev/null; then

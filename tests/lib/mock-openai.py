@@ -21,6 +21,11 @@ Script entries:
   {"huge": 50000000}            a 200 body of that many bytes
   {"repeat": N, ...}            the same entry N times
   {"no_usage": true, ...}       a reply without "usage" (as some servers send)
+
+For runs in parallel (hutch benchmark), the script may instead be an object
+{"tasks": [{"match": "TEXT", "steps": [entries]}, ...]}: a request plays the
+steps of the first task whose TEXT is in its first user message, the entry
+at the number of assistant messages it already holds (no shared order).
 """
 import json
 import os
@@ -30,10 +35,35 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 script_path, port_file, requests_path = sys.argv[1:4]
+
+
+def expand(items):
+    out = []
+    for item in items:
+        out.extend([item] * int(item.get("repeat", 1)))
+    return out
+
+
 with open(script_path) as f:
+    loaded = json.load(f)
+tasks = None
+if isinstance(loaded, dict):
+    tasks = [(t["match"], expand(t["steps"])) for t in loaded["tasks"]]
     script = []
-    for item in json.load(f):
-        script.extend([item] * int(item.get("repeat", 1)))
+else:
+    script = expand(loaded)
+
+
+def task_entry(body):
+    msgs = body.get("messages") or []
+    first = next((m.get("content") or "" for m in msgs if m.get("role") == "user"), "")
+    if not isinstance(first, str):
+        first = json.dumps(first)
+    done = sum(1 for m in msgs if m.get("role") == "assistant")
+    for match, steps in tasks:
+        if match in first:
+            return steps[done] if done < len(steps) else None
+    return None
 lock = threading.Lock()
 state = {"next": 0}
 
@@ -87,7 +117,10 @@ class Handler(BaseHTTPRequestHandler):
                 rec = {"path": self.path, "authorization": self.headers.get("Authorization"),
                        "time": time.time(), "body": json.loads(raw)}
                 f.write(json.dumps(rec) + "\n")
-        entry = script[n] if n < len(script) else {"calls": [["submit", {}]]}
+        if tasks is not None:
+            entry = task_entry(json.loads(raw)) or {"calls": [["submit", {}]]}
+        else:
+            entry = script[n] if n < len(script) else {"calls": [["submit", {}]]}
         if "hang" in entry:
             time.sleep(float(entry["hang"]))
         if "huge" in entry:

@@ -1,0 +1,160 @@
+/* hutch benchmark: LLM-in-Sandbox 0.2.0's task folders, one hutch run per
+ * task in a sandbox of its own, each answer scored by the task's reward.py
+ * in another sandbox (the answer is untrusted: it is data, never code). */
+#ifndef HUTCH_BENCH_H
+#define HUTCH_BENCH_H
+
+#include <cjson/cJSON.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+#include "hutch.h"
+#include "settings.h"
+
+/* A task folder as LLM-in-Sandbox reads it (config.yaml, the data file,
+ * reward.py). */
+struct bench_set {
+  char *name; /* --task NAME */
+  char *dir;  /* TASKDIR/NAME, absolute */
+  char *data; /* the data file, resolved against TASKDIR */
+  char *system_prompt;
+  char *instance_prompt;
+  /* The sandbox's directories: LLM-in-Sandbox's benchmark defaults (its
+   * runner does not read them from config.yaml), or a legacy
+   * prompt_config file's. */
+  char *working_dir, *input_dir, *output_dir;
+  cJSON *rows;     /* array of objects, each with a string "id" */
+  bool has_reward; /* reward.py is there (tasks with a verifier need none) */
+};
+
+int bench_set_load(const char *taskdir, const char *name, struct bench_set *set, hutch_error_t *err);
+void bench_set_free(struct bench_set *set);
+/* The rows' data as LLM-in-Sandbox's `datasets` json loader takes it: a
+ * JSON array, or JSON lines. */
+cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err);
+/* id as a file name: '/', NUL and leading dots replaced by '_'. */
+char *bench_safe_name(const char *id);
+
+struct bench_opts {
+  char *taskdir, *task, *mode;
+  long num_workers, start_id, end_id, max_response_len; /* -1: unset */
+  char *output_dir, *resume;
+  double task_timeout;
+  char *shard;           /* --shard K/N as given */
+  long shards;           /* --shards N (Kubernetes), 0 when not given */
+  long shard_k, shard_n; /* resolved: shard K of N */
+  char *reward_rootfs, *reward_memory;
+  double reward_timeout;
+  const char *hutch; /* the hutch binary */
+  char **agent_argv; /* options passed to every hutch run */
+  size_t n_agent;
+  struct settings s; /* those options as hutch run resolves them */
+};
+
+/* The shard K of N to run (0 of 1: all), from --shard K/N, else Slurm's
+ * job array variables, else JOB_COMPLETION_INDEX with --shards N (shards
+ * 0: not given); -1 with *why. */
+int bench_shard(const char *opt, long shards, const char *slurm_id, const char *slurm_min, const char *slurm_count,
+                const char *job_index, long *k, long *n, char **why);
+
+/* A task's "hutch" object: hutch run options (--rootfs, --memory, --disk,
+ * --cpus, --pids, --net proxy with --allow, --verify), its wall-clock
+ * limit (0: --task-timeout) and verifier. */
+struct bench_task_opts {
+  char **args; /* NULL-terminated */
+  size_t n_args;
+  double timeout;
+  char *verifier;
+};
+int bench_task_opts(const cJSON *row, struct bench_task_opts *t, char **why);
+void bench_task_opts_free(struct bench_task_opts *t);
+/* The score of a verifier's record (trajectory.json's hutch.verifier): the
+ * number on its last line, else 1.0 for exit status 0 and 0.0 otherwise;
+ * -1 with *why when it failed to run or timed out. */
+int bench_verifier_score(const cJSON *verifier, double *score, char **why);
+
+/* One task, in a forked worker: files in, hutch run, answer, score; writes
+ * RUN/runs/SAFE/result.json (the results.jsonl line) unless stopped. */
+int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out);
+
+/* --mode llm: one completion of the task's prompt (vanilla_llm_prompt.py's,
+ * else the problem statement); 0 with *answer (the reply's content), else
+ * -1 with *why (*fatal: the API refused the key).  Progress to log. */
+int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *dir, FILE *log,
+                  char **answer, char **why, bool *fatal);
+
+/* compute_score(answer, ground_truth, **row) in a sandbox of its own:
+ * 0 with *score, or -1 with *why (the task's error; *kind: the Python
+ * exception's class name when the driver could say it). */
+int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
+                const cJSON *row, double *score, char **why, char **kind);
+
+/* DRIVER (Python source) run by python3 -I in a sandbox without network,
+ * with the task folder read-only at /hutch-task and args as
+ * /hutch-reward/args.json; *result: its last line of stdout as JSON (at
+ * most cap bytes read), else -1 with *why. */
+int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *driver,
+                 const cJSON *args, size_t cap, cJSON **result, char **why);
+
+/* Children: started with stdin from a file (or /dev/null), stdout and
+ * stderr to the given fds (-1: /dev/null); waited for until deadline
+ * (seconds, 0: none) or *stop, then SIGTERM, and SIGKILL after grace. */
+struct bench_child {
+  pid_t pid;
+  int status;
+  bool timed_out, stopped;
+};
+int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
+                hutch_error_t *err);
+/* capture: a pipe read end drained meanwhile into *buf, at most cap bytes
+ * kept (the rest read and dropped); -1 for none. */
+int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);
+
+/* Set by the signal handlers of the runner and of each worker. */
+extern volatile sig_atomic_t bench_stop;
+
+/* results.jsonl: one line per finished task, appended whole and fsync()ed. */
+int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err);
+/* The finished tasks of a results.jsonl (a torn last line is skipped). */
+cJSON *bench_read_lines(const char *path);
+/* results.json and trajectory.json as LLM-in-Sandbox writes them. */
+int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
+                        double elapsed, hutch_error_t *err);
+
+/* OUT/NAME written atomically with text (len bytes), which it frees. */
+int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err);
+/* report.html: the run, each task and its trajectory (traj: trajectory.json's
+ * object), self-contained; what a model or sandbox wrote is only data. */
+int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
+                       double mean, int errors, double elapsed, hutch_error_t *err);
+
+/* hutch report RUN_DIR (report.c): report.html for one hutch run. */
+int bench_report_run(int argc, char **argv);
+
+/* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_SUFFIX (SUFFIX:
+ * LLMinSandbox or vanillaLLM, and the shard)
+ * '/' in LLM as '_'; _2, _3... when it exists), absolute. */
+char *bench_make_run_dir(const char *output_dir, const char *task, const char *llm_name, const char *suffix,
+                         hutch_error_t *err);
+/* LLM-in-Sandbox's name of a mode in run directory names. */
+const char *bench_mode_suffix(const char *mode);
+/* hutch benchmark merge DIR... [--output-dir DIR] (merge.c). */
+int bench_merge(int argc, char **argv);
+
+/* hutch benchmark judge (judge.c), and its pure parts: LLM-in-Sandbox's
+ * judge prompt (the text after </think> of a reasoning answer), and the
+ * verdict of a judge's reply (the last CORRECT or INCORRECT; UNKNOWN). */
+int bench_judge(int argc, char **argv);
+char *bench_judge_prompt(const char *question, const char *truth, const char *answer);
+const char *bench_judge_verdict(const char *text);
+/* A chat request of one user message (the judge's, --mode llm's): the
+ * model without LiteLLM's routing prefix, max_tokens. */
+cJSON *bench_one_message(const char *model, const char *prompt, long max_tokens);
+
+/* The answer as LLM-in-Sandbox reads it: `cat answer.txt` stripped; text
+ * that is not UTF-8 gets U+FFFD for each bad byte (and for NUL). */
+char *bench_clean_answer(const char *bytes, size_t len);
+
+#endif

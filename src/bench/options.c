@@ -1,0 +1,261 @@
+/* hutch benchmark's command line: its own options (hutch spellings and
+ * LLM-in-Sandbox's), and every other option passed through to each task's
+ * hutch run, which resolves and checks them once before any task starts. */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "bench_options.h"
+#include "lis_compat.h"
+#include "util.h"
+
+void bench_usage(FILE *out) {
+  fprintf(out, "Usage: hutch benchmark TASKDIR --task NAME [OPTIONS] [hutch run OPTIONS]\n\n"
+               "Evaluate a model on a task folder of LLM-in-Sandbox's format, TASKDIR/NAME:\n"
+               "config.yaml, its data file and reward.py.  Each task is a hutch run in a sandbox\n"
+               "of its own; its answer is scored by reward.py's compute_score in another sandbox\n"
+               "(no network, bounded).  Results go to OUTPUT-DIR/YYYYMMDD_HHMMSS_NAME_MODEL_LLMinSandbox/:\n"
+               "results.jsonl (a line per finished task), logs/ID.txt, runs/ID/, and at the end\n"
+               "results.json and trajectory.json.  Every other option is hutch run's (hutch-run(1)):\n"
+               "--model, --base-url, --rootfs, --max-steps... and LLM_NAME, LLM_BASE_URL, LLM_API_KEY.\n"
+               "Exit status: 0 done (tasks may have failed: see num_errors), 2 usage, 3 the model's\n"
+               "API refused the key, 125 hutch failed, 130 interrupted (--resume goes on).\n\n"
+               "`hutch benchmark merge DIR... [--output-dir DIR]` combines the run directories\n"
+               "of the shards of one task set into one.\n\n"
+               "Options:\n"
+               "  --task NAME                the task folder in TASKDIR (task)\n"
+               "  --num-workers N            tasks at once, each in its own sandbox (num_workers;\n"
+               "                             default $LLM_NUM_WORKERS, else 1)\n"
+               "  --start-id N               first task, 0-based (start_id)\n"
+               "  --end-id N                 stop before this task (end_id)\n"
+               "  --output-dir DIR           where the run directory is made (output_dir; ./output)\n"
+               "  --resume DIR               go on with the run in DIR: finished tasks are skipped\n"
+               "  --task-timeout SECONDS     wall-clock limit of one task's hutch run (1800)\n"
+               "  --mode MODE                llm-in-sandbox (the only mode so far)\n"
+               "  --max-response-len N       recorded in results.json (max_response_len; 65536)\n"
+               "  --shard K/N                run only the tasks whose index is K modulo N (0 <= K < N;\n"
+               "                             default from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT)\n"
+               "  --shards N                 N shards, K from JOB_COMPLETION_INDEX (Kubernetes)\n"
+               "  --reward-rootfs NAME       image of the scoring sandbox, with python3 (default:\n"
+               "                             the tasks' image)\n"
+               "  --reward-timeout SECONDS   time limit of one compute_score (60)\n"
+               "  --reward-memory SIZE       memory limit of the scoring sandbox (default: the\n"
+               "                             policy's, 2G as shipped)\n"
+               "  -h, --help                 show this help\n");
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "hutch benchmark: ");
+  vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  fprintf(stderr, "\nTry `hutch benchmark --help`.\n");
+  return 2;
+}
+
+enum {
+  O_TASK,
+  O_WORKERS,
+  O_START,
+  O_END,
+  O_OUT,
+  O_RESUME,
+  O_TTIMEOUT,
+  O_MODE,
+  O_MRL,
+  O_RROOTFS,
+  O_RTIMEOUT,
+  O_RMEM,
+  O_SHARD,
+  O_SHARDS
+};
+static const char *const own[] = {
+    "task", "num-workers",      "start-id",      "end-id",         "output-dir",    "resume", "task-timeout",
+    "mode", "max-response-len", "reward-rootfs", "reward-timeout", "reward-memory", "shard",  "shards"};
+/* hutch benchmark sets these for each task itself. */
+static const char *const refused[] = {"query", "input-dir", "prompt-config", "no-die-with-parent"};
+
+static bool parse_long(const char *v, long *out) {
+  char *end;
+  long n = strtol(v, &end, 10);
+  if (end == v || *end || n < 0)
+    return false;
+  *out = n;
+  return true;
+}
+
+static bool parse_seconds(const char *v, double *out) {
+  char *end;
+  double d = strtod(v, &end);
+  if (end == v || *end || !(d > 0))
+    return false;
+  *out = d;
+  return true;
+}
+
+static int set_own(struct bench_opts *o, int which, const char *v) {
+  bool ok = true;
+  switch (which) {
+  case O_TASK:
+    free(o->task), o->task = xstrdup(v);
+    break;
+  case O_WORKERS:
+    ok = parse_long(v, &o->num_workers) && o->num_workers > 0;
+    break;
+  case O_START:
+    ok = parse_long(v, &o->start_id);
+    break;
+  case O_END:
+    ok = parse_long(v, &o->end_id);
+    break;
+  case O_OUT:
+    free(o->output_dir), o->output_dir = xstrdup(v);
+    break;
+  case O_RESUME:
+    free(o->resume), o->resume = xstrdup(v);
+    break;
+  case O_TTIMEOUT:
+    ok = parse_seconds(v, &o->task_timeout);
+    break;
+  case O_MODE:
+    free(o->mode), o->mode = xstrdup(v);
+    break;
+  case O_MRL:
+    ok = parse_long(v, &o->max_response_len) && o->max_response_len > 0;
+    break;
+  case O_RROOTFS:
+    free(o->reward_rootfs), o->reward_rootfs = xstrdup(v);
+    break;
+  case O_RTIMEOUT:
+    ok = parse_seconds(v, &o->reward_timeout);
+    break;
+  case O_RMEM:
+    free(o->reward_memory), o->reward_memory = xstrdup(v);
+    break;
+  case O_SHARD:
+    free(o->shard), o->shard = xstrdup(v);
+    break;
+  case O_SHARDS:
+    ok = parse_long(v, &o->shards) && o->shards > 0;
+    break;
+  }
+  if (!ok)
+    return usage_error("--%s wants a positive number", own[which]);
+  return -1;
+}
+
+static void add_agent(struct bench_opts *o, const char *arg) {
+  o->agent_argv = xrealloc(o->agent_argv, (o->n_agent + 2) * sizeof(char *));
+  o->agent_argv[o->n_agent++] = xstrdup(arg);
+  o->agent_argv[o->n_agent] = NULL;
+}
+
+int bench_parse(int argc, char **argv, struct bench_opts *o) {
+  memset(o, 0, sizeof(*o));
+  o->num_workers = o->start_id = o->end_id = -1;
+  o->max_response_len = 65536;
+  o->task_timeout = 1800;
+  o->reward_timeout = 60;
+  o->mode = xstrdup("llm-in-sandbox");
+  for (int i = 1; i < argc; i++) {
+    const char *a = argv[i];
+    if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+      bench_usage(stdout);
+      return 0;
+    }
+    if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
+      if (o->taskdir)
+        return usage_error("unexpected argument '%s' (one TASKDIR)", a);
+      o->taskdir = xstrdup(a);
+      continue;
+    }
+    _cleanup_free_ char *name = xstrdup(a + 2);
+    char *eq = strchr(name, '=');
+    if (eq)
+      *eq = '\0';
+    for (char *p = name; *p; p++)
+      if (*p == '_')
+        *p = '-';
+    int which = -1;
+    for (size_t k = 0; k < ARRAY_SIZE(own); k++)
+      if (strcmp(name, own[k]) == 0)
+        which = (int)k;
+    if (which >= 0) {
+      const char *v = eq ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : NULL;
+      if (v == NULL)
+        return usage_error("%s wants a value", a);
+      int r = set_own(o, which, v);
+      if (r >= 0)
+        return r;
+      continue;
+    }
+    for (size_t k = 0; k < ARRAY_SIZE(refused); k++)
+      if (strcmp(name, refused[k]) == 0)
+        return usage_error("--%s is set by hutch benchmark for each task", name);
+    int kind = settings_option_arg(name);
+    if (kind < 0)
+      return usage_error("unknown option '%s'", a);
+    add_agent(o, a);
+    if (kind == 1 && !eq) {
+      if (i + 1 >= argc)
+        return usage_error("%s wants a value", a);
+      add_agent(o, argv[++i]);
+    }
+  }
+  if (o->taskdir == NULL && o->resume == NULL)
+    return usage_error("%s", "TASKDIR is required: the folder that holds the task folders");
+  if (o->task == NULL && o->resume == NULL)
+    return usage_error("%s", "--task NAME is required");
+  if (strcmp(o->mode, "llm-in-sandbox") != 0 && strcmp(o->mode, "llm") != 0)
+    return usage_error("--mode wants llm-in-sandbox or llm, got '%s'", o->mode);
+  if (o->num_workers < 0) {
+    const char *env = getenv("LLM_NUM_WORKERS");
+    if (env && *env && !(parse_long(env, &o->num_workers) && o->num_workers > 0))
+      return usage_error("LLM_NUM_WORKERS wants a positive integer, got '%s'", env);
+    if (o->num_workers < 0)
+      o->num_workers = 1;
+  }
+  if (o->output_dir == NULL)
+    o->output_dir = xstrdup("./output");
+  _cleanup_free_ char *why = NULL;
+  if (bench_shard(o->shard, o->shards, getenv("SLURM_ARRAY_TASK_ID"), getenv("SLURM_ARRAY_TASK_MIN"),
+                  getenv("SLURM_ARRAY_TASK_COUNT"), getenv("JOB_COMPLETION_INDEX"), &o->shard_k, &o->shard_n, &why) < 0)
+    return usage_error("%s", why);
+  /* hutch run's own check of its options, once, before any task starts. */
+  char **av = xcalloc(o->n_agent + 3, sizeof(char *));
+  av[0] = "run";
+  for (size_t i = 0; i < o->n_agent; i++)
+    av[i + 1] = o->agent_argv[i];
+  av[o->n_agent + 1] = "--query=x";
+  int r = settings_parse((int)o->n_agent + 2, av, &o->s);
+  free(av);
+  if (r >= 0)
+    return r == 0 ? 2 : r;
+  /* Scores are computed in the tasks' image unless told otherwise. */
+  if (o->reward_rootfs == NULL && o->s.rootfs)
+    o->reward_rootfs = xstrdup(o->s.rootfs);
+  if (o->reward_rootfs == NULL && o->s.docker_image)
+    o->reward_rootfs = lis_store_name(o->s.docker_image);
+  return -1;
+}
+
+void bench_opts_free(struct bench_opts *o) {
+  free(o->taskdir);
+  free(o->task);
+  free(o->mode);
+  free(o->output_dir);
+  free(o->resume);
+  free(o->reward_rootfs);
+  free(o->reward_memory);
+  free(o->shard);
+  for (size_t i = 0; i < o->n_agent; i++)
+    free(o->agent_argv[i]);
+  free(o->agent_argv);
+  settings_free(&o->s);
+}

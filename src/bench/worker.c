@@ -1,0 +1,327 @@
+/* One task, in a worker process of its own: input files and prompts
+ * written beside the task's run, hutch run (a sandbox of its own, its
+ * deadline), the answer read back bounded, the score computed in another
+ * sandbox, the log and result.json written.  A worker stopped by a signal
+ * writes no result: the task is not finished, and --resume runs it again. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "error.h"
+#include "util.h"
+
+#define ANSWER_MAX (16u << 20)
+#define AGENT_GRACE 60.0
+
+static const char *str_field(const cJSON *row, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, key);
+  return cJSON_IsString(v) ? v->valuestring : NULL;
+}
+
+/* ground_truth as LLM-in-Sandbox's f-strings print it. */
+static char *text_of(const cJSON *v) {
+  if (v == NULL || cJSON_IsNull(v))
+    return xstrdup("None");
+  if (cJSON_IsString(v))
+    return xstrdup(v->valuestring);
+  return cJSON_PrintUnformatted(v);
+}
+
+/* input_files: {name: text} (or that object as a JSON string, as the hub
+ * stores it); names stay inside the input directory. */
+static int write_inputs(const cJSON *row, const char *dir, char **why) {
+  const cJSON *f = cJSON_GetObjectItemCaseSensitive(row, "input_files");
+  cJSON *parsed = NULL;
+  if (cJSON_IsString(f) && f->valuestring[0])
+    f = parsed = cJSON_Parse(f->valuestring);
+  if (f == NULL || cJSON_IsNull(f) || cJSON_IsString(f))
+    return 0;
+  int r = -1;
+  if (!cJSON_IsObject(f)) {
+    *why = xstrdup("input_files is not an object of file names and contents");
+    goto out;
+  }
+  if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+    *why = hutch_errno_format(errno, "mkdir %s", dir);
+    goto out;
+  }
+  const cJSON *e;
+  cJSON_ArrayForEach(e, f) {
+    const char *name = e->string;
+    if (cJSON_IsNull(e))
+      continue;
+    bool bad = name[0] == '\0' || name[0] == '/';
+    for (const char *p = name; !bad && *p; p = strchr(p, '/') ? strchr(p, '/') + 1 : p + strlen(p))
+      bad = strncmp(p, "..", 2) == 0 && (p[2] == '/' || p[2] == '\0');
+    if (bad || !cJSON_IsString(e)) {
+      *why = xasprintf("input_files: '%s' is not a relative file name with text", name);
+      goto out;
+    }
+    _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
+    char *slash = strrchr(path, '/');
+    *slash = '\0';
+    if (mkdir_p(path, 0700) < 0) {
+      *why = hutch_errno_format(errno, "mkdir %s", path);
+      goto out;
+    }
+    *slash = '/';
+    if (write_file_at(AT_FDCWD, path, e->valuestring, strlen(e->valuestring), 0644) < 0) {
+      *why = hutch_errno_format(errno, "write %s", path);
+      goto out;
+    }
+  }
+  r = 0;
+out:
+  cJSON_Delete(parsed);
+  return r;
+}
+
+/* The prompt config of the task's hutch run: JSON, which YAML reads. */
+static int write_prompt(const struct bench_set *set, const char *path) {
+  cJSON *p = cJSON_CreateObject();
+  cJSON_AddStringToObject(p, "system_prompt", set->system_prompt);
+  cJSON_AddStringToObject(p, "instance_prompt", set->instance_prompt);
+  cJSON_AddStringToObject(p, "working_dir", set->working_dir);
+  cJSON_AddStringToObject(p, "input_dir", set->input_dir);
+  cJSON_AddStringToObject(p, "output_dir", set->output_dir);
+  _cleanup_free_ char *text = cJSON_Print(p);
+  cJSON_Delete(p);
+  return write_file_atomic(path, text, strlen(text), 0644);
+}
+
+static char *read_answer(const char *run_dir, const struct bench_set *set, char **why) {
+  /* output_dir's answer.txt, as copied back into the run's files/. */
+  _cleanup_free_ char *files = xasprintf("%s/files", run_dir);
+  int dfd = open(files, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (dfd < 0)
+    return xstrdup("");
+  (void)set;
+  size_t len = 0;
+  char *raw = read_regular_file_at(dfd, "answer.txt", ANSWER_MAX, &len);
+  int e = errno;
+  close(dfd);
+  if (raw == NULL) {
+    if (e == EFBIG)
+      *why = xasprintf("answer.txt is larger than %u bytes", ANSWER_MAX);
+    return xstrdup("");
+  }
+  char *clean = bench_clean_answer(raw, len);
+  free(raw);
+  return clean;
+}
+
+static char *last_line_of(const char *path) {
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, &len);
+  if (text == NULL)
+    return NULL;
+  while (len > 0 && text[len - 1] == '\n')
+    text[--len] = '\0';
+  char *nl = strrchr(text, '\n');
+  return len ? xstrdup(nl ? nl + 1 : text) : NULL;
+}
+
+static void append_log(const char *path, const char *text) {
+  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    write_all(fd, text, strlen(text));
+    close(fd);
+  }
+}
+
+static bool auth_failure(const char *log_path) {
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, log_path, 16 << 20, &len);
+  return text && (strstr(text, "answered HTTP 401") || strstr(text, "answered HTTP 403"));
+}
+
+/* The run's token count, from its trajectory.json (hutch.usage). */
+static void add_usage(cJSON *res, const char *run_dir) {
+  if (run_dir == NULL)
+    return;
+  _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
+  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  const cJSON *u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "usage");
+  const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, "total_tokens");
+  if (cJSON_IsNumber(n))
+    cJSON_AddNumberToObject(res, "tokens", n->valuedouble);
+  cJSON_Delete(t);
+}
+
+int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
+  double start = monotonic_seconds();
+  const char *id = str_field(row, "id");
+  const char *problem = str_field(row, "problem_statement");
+  _cleanup_free_ char *gt = text_of(cJSON_GetObjectItemCaseSensitive(row, "ground_truth"));
+  _cleanup_free_ char *safe = bench_safe_name(id);
+  _cleanup_free_ char *dir = xasprintf("%s/runs/%s", out, safe);
+  _cleanup_free_ char *log_path = xasprintf("%s/logs/%s.txt", out, safe);
+  _cleanup_free_ char *result_path = xasprintf("%s/result.json", dir);
+  _cleanup_free_ char *query = xasprintf("%s/query.txt", dir);
+  _cleanup_free_ char *prompt = xasprintf("%s/prompt.yaml", dir);
+  _cleanup_free_ char *inputs = xasprintf("%s/input", dir);
+  _cleanup_free_ char *stdout_path = xasprintf("%s/agent.out", dir);
+  _cleanup_free_ char *why = NULL;
+  _cleanup_free_ char *answer = xstrdup("");
+  _cleanup_free_ char *run_dir = NULL;
+  _cleanup_free_ char *out_opt = xasprintf("--output-dir=%s", dir);
+  _cleanup_free_ char *prompt_opt = xasprintf("--prompt-config=%s", prompt);
+  _cleanup_free_ char *input_opt = xasprintf("--input-dir=%s", inputs);
+  double score = 0;
+  int agent_exit = -1;
+  struct bench_task_opts topts = {0};
+  bool fatal = false;
+
+  /* A task run again (--resume) starts from nothing. */
+  _cleanup_close_ int runs = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  _cleanup_free_ char *rel = xasprintf("runs/%s", safe);
+  remove_tree_at(runs, rel);
+  unlink(log_path);
+  if (mkdir_p(dir, 0755) < 0) {
+    why = hutch_errno_format(errno, "mkdir %s", dir);
+    goto done;
+  }
+  if (write_file_atomic(query, problem, strlen(problem), 0644) < 0 || write_prompt(set, prompt) < 0) {
+    why = hutch_errno_format(errno, "write %s", dir);
+    goto done;
+  }
+  if (write_inputs(row, inputs, &why) < 0)
+    goto done;
+  if (strcmp(o->mode, "llm") == 0) {
+    /* LLM-in-Sandbox's vanilla mode: the reply is the answer, as it is. */
+    FILE *lf = fopen(log_path, "we");
+    char *ans = NULL;
+    int r = bench_vanilla(o, set, row, dir, lf, &ans, &why, &fatal);
+    if (lf)
+      fclose(lf);
+    if (bench_stop)
+      _exit(130);
+    if (r < 0)
+      goto done;
+    free(answer);
+    answer = ans;
+    goto score;
+  }
+  if (bench_task_opts(row, &topts, &why) < 0)
+    goto done;
+  if (!topts.verifier && !set->has_reward) {
+    why = xasprintf("the task has no verifier and %s/reward.py is missing", set->dir);
+    goto done;
+  }
+  {
+    const char **argv = xcalloc(o->n_agent + topts.n_args + 12, sizeof(char *));
+    size_t n = 0;
+    argv[n++] = o->hutch;
+    argv[n++] = "run";
+    for (size_t i = 0; i < o->n_agent; i++)
+      argv[n++] = o->agent_argv[i];
+    /* The task's own settings come last: they win. */
+    for (size_t i = 0; i < topts.n_args; i++)
+      argv[n++] = topts.args[i];
+    argv[n++] = "--query=-";
+    argv[n++] = out_opt;
+    argv[n++] = prompt_opt;
+    if (access(inputs, F_OK) == 0)
+      argv[n++] = input_opt;
+    argv[n] = NULL;
+    int ofd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int lfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    struct bench_child c;
+    hutch_error_t err = NULL;
+    int r = bench_spawn(&c, (char *const *)argv, query, ofd, lfd, &err);
+    free(argv);
+    if (ofd >= 0)
+      close(ofd);
+    if (lfd >= 0)
+      close(lfd);
+    if (r < 0) {
+      why = hutch_error_format(err);
+      hutch_error_free(&err);
+      goto done;
+    }
+    bench_wait(&c, topts.timeout > 0 ? topts.timeout : o->task_timeout, AGENT_GRACE, -1, NULL, 0);
+    if (c.stopped)
+      _exit(130);
+    agent_exit = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
+    run_dir = last_line_of(stdout_path);
+    if (c.timed_out) {
+      why = xstrdup("Timeout");
+      goto done;
+    }
+    if (agent_exit == 3 && auth_failure(log_path)) {
+      why = xstrdup("AuthenticationError: the model's API refused the key (HTTP 401/403)");
+      fatal = true;
+      goto done;
+    }
+    if (agent_exit != 0 && agent_exit != 1) {
+      why = xasprintf("hutch run exited with status %d (see logs/%s.txt)", agent_exit, safe);
+      goto done;
+    }
+  }
+  if (run_dir) {
+    free(answer);
+    answer = read_answer(run_dir, set, &why);
+    if (why)
+      goto done;
+  }
+  if (topts.verifier) {
+    /* The verifier's record in the run's trajectory.json is the score. */
+    _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", run_dir ? run_dir : dir);
+    size_t tlen = 0;
+    _cleanup_free_ char *ttext = read_file_at(AT_FDCWD, tpath, (size_t)1 << 30, &tlen);
+    cJSON *t = ttext ? cJSON_ParseWithLength(ttext, tlen) : NULL;
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "verifier");
+    bench_verifier_score(v, &score, &why);
+    cJSON_Delete(t);
+    goto done;
+  }
+score : {
+  _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
+  if (bench_score(o, set, rdir, answer, row, &score, &why, NULL) < 0) {
+    if (bench_stop)
+      _exit(130);
+    score = 0;
+  }
+}
+done:;
+  if (why)
+    score = 0;
+  /* The log: hutch run's own output, then LLM-in-Sandbox's result block. */
+  _cleanup_free_ char *block =
+      why ? xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", id, why, gt)
+          : xasprintf("\n%s\n### Result ###\nProblem ID: %s\nAgent Answer: %s\nGround Truth: %s\nScore: %.4f\n%s\n",
+                      "================================================================================", id, answer,
+                      gt, score, "================================================================================");
+  append_log(log_path, block);
+  cJSON *res = cJSON_CreateObject();
+  cJSON_AddStringToObject(res, "id", id);
+  cJSON_AddNumberToObject(res, "score", score);
+  cJSON_AddItemToObject(res, "error", why ? cJSON_CreateString(why) : cJSON_CreateNull());
+  cJSON_AddStringToObject(res, "agent_answer", answer);
+  const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
+  cJSON_AddItemToObject(res, "ground_truth", g ? cJSON_Duplicate(g, true) : cJSON_CreateNull());
+  cJSON_AddStringToObject(res, "problem_statement", problem);
+  cJSON_AddNumberToObject(res, "elapsed_seconds", monotonic_seconds() - start);
+  cJSON_AddNumberToObject(res, "exit_code", agent_exit);
+  add_usage(res, run_dir);
+  if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
+    cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);
+  if (fatal)
+    cJSON_AddTrueToObject(res, "fatal");
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(res);
+  cJSON_Delete(res);
+  bench_task_opts_free(&topts);
+  if (write_file_atomic(result_path, text, strlen(text), 0644) < 0)
+    return 1;
+  return 0;
+}

@@ -1,0 +1,398 @@
+#!/bin/bash
+# hutch benchmark: LLM-in-Sandbox's task folders run unchanged, one hutch run
+# per task in a sandbox of its own, answers scored by reward.py in another
+# sandbox (no network, no host files, bounded), LIS's output layout, a
+# results.jsonl that survives kill -9, --resume, and nothing left behind.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$HUTCH_SRCDIR/tests/lib/agent.sh"
+
+[ -x /usr/bin/python3 ] || tap_skip_all "python3 is needed for the mock model server"
+# python3 in the image: the tasks and compute_score use it.
+IMAGE=$(hutch_test_rootfs debian) || tap_skip_all "debian test rootfs unavailable (tests/setup-host.sh)"
+tmp=$(hutch_test_tmpdir)
+state=$tmp/state
+mkdir -p "$state"
+export HUTCH_STATE_DIR=$state
+
+# hbench ARGS...: hutch benchmark against the mock, output under $tmp/out.
+hbench() {
+  ${BENCH_EXEC:-} "$HUTCH_BIN" benchmark --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
+    --output-dir "$tmp/out" --retry-delay 0.05 "$@"
+}
+# After tap_status of hbench: the run directory it printed last.
+bench_dir() { OUT=$(printf '%s\n' "$tap_stdout" | tail -n 1); }
+json() { "$AGENT_PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+lines() { "$AGENT_PY" -c '
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+print(eval(sys.argv[2]))' "$OUT/results.jsonl" "$1"; }
+leftovers() {
+  local left
+  for _ in $(seq 100); do
+    left=
+    [ -n "$("$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')" ] && left+="an entry of hutch ps "
+    [ -n "$(ls "$state" 2>/dev/null)" ] && left+="state: $(ls "$state" | tr '\n' ' ') "
+    grep -qF "$state" /proc/self/mountinfo && left+="a mount under the state directory "
+    pgrep -f "$tmp/out" >/dev/null && left+="a process of this test's runs "
+    [ -z "$left" ] && return 0
+    sleep 0.1
+  done
+  echo "$left"
+  return 1
+}
+
+# ---- the demo task set, four at a time ----
+mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
+tap_status 0 "the demo task set runs against the scripted model, 4 workers" \
+  hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 4
+bench_dir
+tap_like "$OUT" "/[0-9]{8}_[0-9]{6}_demo_openai_mock_LLMinSandbox$" \
+  "the run directory is named as LLM-in-Sandbox names it"
+tap_is "$(json "$OUT/results.json" '(d["task"], d["total"], float(d["mean_score"]), d["num_errors"])')" \
+  "('demo', 20, 0.95, 0)" "results.json: 20 tasks, mean 0.95 (the scripted model gets demo_017 wrong), no error"
+tap_is "$(json "$OUT/results.json" 'sorted(d["config"])')" \
+  "['docker_image', 'extra_body', 'llm_base_url', 'llm_name', 'max_response_len', 'max_steps', 'max_token_limit', 'max_tokens_per_call', 'mode', 'save_litellm_response', 'temperature']" \
+  "results.json's config has LLM-in-Sandbox's keys"
+tap_is "$(json "$OUT/results.json" '(d["config"]["llm_name"], d["config"]["mode"], "elapsed_time_seconds" in d)')" \
+  "('openai/mock', 'llm-in-sandbox', True)" "llm_name as LLM-in-Sandbox records it, the mode, the time"
+tap_is "$(json "$OUT/trajectory.json" '(len(d), sorted(d["demo_006"]), float(d["demo_006"]["reward"]), d["demo_006"]["agent_answer"])')" \
+  "(20, ['agent_answer', 'ground_truth', 'problem_statement', 'reward', 'trajectory'], 1.0, '42')" \
+  "trajectory.json: each task's answer, reward, ground truth and problem"
+tap_like "$(json "$OUT/trajectory.json" 'd["demo_006"]["trajectory"][1]["observation"]')" "42" \
+  "and its steps, with what the tools answered (the input file was in /testbed/documents)"
+tap_is "$(lines 'len(ls), len(set(l["id"] for l in ls))')" "(20, 20)" "results.jsonl: one line per task"
+tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_017\nAgent Answer: 7\nGround Truth: 12\nScore: 0.0000' \
+  "logs/ID.txt ends with LLM-in-Sandbox's result block"
+tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]')" "[1, 1]" \
+  "the coding tasks' functions ran against their tests in the scoring sandbox"
+tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
+SINGLE=$OUT
+if command -v node >/dev/null; then
+  page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$OUT/report.html" demo_006)
+  tap_like "$page" $'title: hutch benchmark: demo \u2014 openai/mock \\(llm-in-sandbox\\)\nsummary: tasks \\| mean score \\| errors \\| time\nsummary: 20 \\| 0.9500 \\| 0 \\| ' \
+    "report.html renders the run's scores"
+  tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 330 \\| 7 \\| 12\n' "each task's score, status, time, steps, tokens, answer"
+  tap_like "$page" 'viewer: "Task demo_006.*step 2: execute_bash  exit 0 .*observation.*STDOUT.*42' \
+    "and a click shows a task's steps with what the tools answered"
+  run=$(ls -d "$OUT"/runs/demo_006/2*/)
+  run=${run%/}
+  tap_status 0 "hutch report RUN_DIR writes the page of one hutch run" "$HUTCH_BIN" report "$run"
+  tap_is "$tap_stdout" "$run/report.html" "into RUN_DIR/report.html"
+  page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$run/report.html" "$(basename "$run")")
+  tap_like "$page" $'title: hutch run: [0-9_]+ \u2014 mock \\(hutch run\\)\n.*\ntask: [0-9_]+ \\|  \\| submitted \\| [0-9.]+ s \\| 3 \\| 330 \\| 42 \\| \n' \
+    "with its end, steps and answer"
+  tap_like "$page" 'viewer: ".*step 2: execute_bash  exit 0 .*42' "and its trajectory"
+else
+  tap_skip "report.html renders" "node is not installed"
+fi
+tap_status 2 "hutch report wants a run directory" "$HUTCH_BIN" report "$tmp"
+
+# ---- the LLM judge (LLM-in-Sandbox's judge.py) ----
+mock_start '{"tasks": [{"match": "CANDIDATE ANSWER TO ASSESS: Paris", "steps": [{"content": "<think>INCORRECT?</think> CORRECT"}]},
+  {"match": "CANDIDATE ANSWER TO ASSESS: 5\n", "steps": [{"content": "INCORRECT"}]}]}'
+tap_status 0 "hutch benchmark judge scores a run's trajectory.json with a judge model" \
+  "$HUTCH_BIN" benchmark judge --input "$SINGLE/trajectory.json" --judge_model judge \
+  --judge_base_url "$MOCK_URL" --num_repeats 3 --num_workers 4
+tap_is "$(printf '%s\n' "$tap_stdout" | tail -n 1)" "$SINGLE/trajectory_judged.json" "into trajectory_judged.json beside it"
+tap_is "$(json "$SINGLE/trajectory_judged.json" '(d["judge_model"], d["num_repeats"], d["stats"]["num_problems"], d["stats"]["total_judgments"], d["stats"]["correct"], d["stats"]["incorrect"])')" \
+  "('openai/judge', 3, 20, 60, 1, 1)" "each answer judged 3 times; the last verdict of a reply counts"
+tap_is "$(json "$SINGLE/trajectory_judged.json" '(d["results"]["demo_018"]["verdict"], d["results"]["demo_018"]["individual_verdicts"], d["results"]["demo_001"]["score"])')" \
+  "('CORRECT', ['CORRECT', 'CORRECT', 'CORRECT'], 0)" "majority verdict, mean score, per answer"
+tap_is "$(mock_request 0 '(r["body"]["model"], r["body"]["temperature"], r["body"]["max_tokens"], len(r["body"]["messages"]))')" \
+  "('judge', 0.7, 16384, 1)" "LLM-in-Sandbox's judge request: temperature 0.7, max_tokens 16384, one message"
+
+# ---- shards (--shard K/N, Slurm's job array variables) and merge ----
+mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
+shard_dirs=()
+for k in 0 1 2; do
+  if [ $k = 1 ]; then
+    tap_status 0 "shard 1 of 3 from SLURM_ARRAY_TASK_ID and SLURM_ARRAY_TASK_COUNT" \
+      env SLURM_ARRAY_TASK_ID=5 SLURM_ARRAY_TASK_MIN=4 SLURM_ARRAY_TASK_COUNT=3 \
+      "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo --base-url "$MOCK_URL" --model mock \
+      --rootfs "$IMAGE" --output-dir "$tmp/shards" --retry-delay 0.05 --num-workers 2
+  else
+    tap_status 0 "shard $k of 3 with --shard $k/3" \
+      "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo --base-url "$MOCK_URL" --model mock \
+      --rootfs "$IMAGE" --output-dir "$tmp/shards" --retry-delay 0.05 --num-workers 2 --shard $k/3
+  fi
+  bench_dir
+  tap_like "$OUT" "_LLMinSandbox_shard${k}of3$" "shard $k writes a run directory of its own"
+  shard_dirs+=("$OUT")
+done
+tap_is "$(for d in "${shard_dirs[@]}"; do json "$d/results.json" 'd["total"]'; done | tr '\n' ' ')" "7 7 6 " \
+  "each shard runs every third task"
+tap_status 0 "hutch benchmark merge combines them" "$HUTCH_BIN" benchmark merge "${shard_dirs[@]}" --output-dir "$tmp/merged"
+bench_dir
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], all(d["config"][k] == v for k, v in json.load(open(sys.argv[3]))["config"].items() if k != "llm_base_url"))' "$SINGLE/results.json")" \
+  "(20, 0.95, 0, True)" "the merged results.json is the single machine's (the mock server's port apart)"
+tap_is "$(json "$OUT/trajectory.json" 'sorted((k, v["reward"], v["agent_answer"], len(v["trajectory"])) for k, v in d.items()) == sorted((k, v["reward"], v["agent_answer"], len(v["trajectory"])) for k, v in json.load(open(sys.argv[3])).items())' "$SINGLE/trajectory.json")" \
+  "True" "and so is its trajectory.json"
+tap_like "$(cat "$OUT/logs/demo_017.txt")" "Ground Truth: 12" "with each task's log"
+tap_status 2 "a shard given twice is refused" "$HUTCH_BIN" benchmark merge "${shard_dirs[0]}" "${shard_dirs[0]}" \
+  --output-dir "$tmp/merged"
+tap_status 0 "a shard run with other settings" \
+  "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo --base-url "$MOCK_URL" --model mock \
+  --rootfs "$IMAGE" --output-dir "$tmp/shards" --retry-delay 0.05 --shard 2/3 --max-steps 7
+bench_dir
+tap_status 2 "is not merged with the others" "$HUTCH_BIN" benchmark merge "${shard_dirs[0]}" "${shard_dirs[1]}" "$OUT" \
+  --output-dir "$tmp/merged"
+tap_like "$tap_stderr" "another task set or configuration" "and the message says why"
+tap_status 2 "--shard 3/3 is refused" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --shard 3/3
+
+# ---- --mode llm: LLM-in-Sandbox's vanilla mode on the same tasks ----
+vanilla=$("$AGENT_PY" - "$HUTCH_SRCDIR/examples/tasks/demo/data.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+# The reply is the answer; the model gets the two coding tasks wrong.
+say = lambda r: r["ground_truth"] if r["kind"] != "code" else "def nothing(): pass"
+print(json.dumps({"tasks": [{"match": r["problem_statement"], "steps": [{"content": say(r)}]} for r in rows]}))
+PY
+)
+mock_start "$vanilla"
+tap_status 0 "--mode llm: one completion per task, no sandbox" \
+  hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --mode llm --num-workers 4 --max_response_len 4096
+bench_dir
+tap_like "$OUT" "_demo_openai_mock_vanillaLLM$" "the run directory is named as LLM-in-Sandbox names this mode"
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], d["config"]["mode"])')" \
+  "(20, 0.9, 0, 'llm')" "the replies are the answers, scored by reward.py"
+tap_is "$(mock_count)" "20" "one request per task"
+tap_is "$("$AGENT_PY" -c '
+import json, sys
+rs = [json.loads(l)["body"] for l in open(sys.argv[1])]
+r = [b for b in rs if "numbers.txt" in b["messages"][0]["content"]][0]
+print(len(r["messages"]), r["messages"][0]["role"], "tools" in r, r["max_tokens"], "--- numbers.txt ---\n17\n25" in r["messages"][0]["content"])' "$MOCK_REQUESTS")" \
+  "1 user False 4096 True" "the prompt is vanilla_llm_prompt.py's (the input files inline), max_tokens --max_response_len"
+tap_is "$(json "$OUT/trajectory.json" 'set(len(v["trajectory"]) for v in d.values())')" "{0}" "and there is no trajectory"
+
+# ---- a task set of our own: JSON lines, input files, errors ----
+set_dir=$tmp/tasks
+mkdir -p "$set_dir/t" "$tmp/host"
+echo secret >"$tmp/host/marker"
+cat >"$set_dir/t/config.yaml" <<'YAML'
+dataset: "json"
+data_files: "t/data.jsonl"
+system_prompt: "sys {working_dir} {input_dir} {output_dir}"
+instance_prompt: "{problem_statement}"
+YAML
+cat >"$set_dir/t/reward.py" <<'PY'
+import os, socket
+def compute_score(agent_answer, ground_truth, **kw):
+    if kw.get("id") == "raises":
+        raise ValueError("bad \x1b[2J answer")
+    if kw.get("id") == "jail":
+        # The scoring sandbox sees no host file and reaches no network.
+        s = 0.0 if os.path.exists(kw["marker"]) else 0.5
+        try:
+            socket.create_connection(("127.0.0.1", kw["port"]), timeout=2)
+        except OSError:
+            s += 0.5
+        return s
+    if kw.get("id") == "inject":
+        return 1.0 if agent_answer == "''' + __import__('os').system('touch /tmp/pwned') + '''</script><b id=x>" else 0.0
+    return 1.0 if agent_answer == ground_truth else 0.0
+PY
+inject="''' + __import__('os').system('touch /tmp/pwned') + '''</script><b id=x>"
+script=$("$AGENT_PY" - "$inject" <<'PY'
+import json, sys
+w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
+print(json.dumps({"tasks": [
+  {"match": "T-INJECT", "steps": [w(sys.argv[1] + "\n")]},
+  {"match": "T-JAIL", "steps": [w("y")]},
+  {"match": "T-RAISES", "steps": [w("z")]},
+  {"match": "T-FILES", "steps": [{"calls": [["execute_bash", {"command": "cp /testbed/documents/sub/in.txt /testbed/answer.txt"}]]}]},
+]}))
+PY
+)
+mock_start "$script"
+# A port that listens on the host's loopback: the scoring sandbox's is its own.
+port=${MOCK_URL##*:}
+port=${port%/v1}
+cat >"$set_dir/t/data.jsonl" <<JSONL
+{"id": "inject", "problem_statement": "T-INJECT", "ground_truth": "x"}
+{"id": "jail", "problem_statement": "T-JAIL", "ground_truth": "y", "marker": "$tmp/host/marker", "port": $port}
+{"id": "raises", "problem_statement": "T-RAISES", "ground_truth": "z"}
+{"id": "files", "problem_statement": "T-FILES", "ground_truth": "abc", "input_files": {"sub/in.txt": "abc"}}
+JSONL
+tap_status 0 "a task set in JSON lines, with a reward that fails for one task" \
+  hbench "$set_dir" --task t --num-workers 2
+bench_dir
+own_err=$tap_stderr
+tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls)')" "[('files', 1), ('inject', 1), ('jail', 1), ('raises', 0)]" \
+  "scores: the answer is data to reward.py, the scoring sandbox has no host file and no network"
+tap_ok "the answer was never run as code" test ! -e /tmp/pwned
+# report.html: the answers travel as JSON data, never as HTML.
+tap_is "$("$AGENT_PY" - "$OUT/report.html" <<'PY'
+import html.parser, json, re, sys
+text = open(sys.argv[1]).read()
+class P(html.parser.HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.tags, self.data, self.cur = [], None, None
+    def handle_starttag(self, tag, attrs):
+        self.tags.append(tag)
+        self.cur = dict(attrs).get("id")
+    def handle_data(self, d):
+        if self.cur == "data" and self.data is None:
+            self.data = d
+p = P()
+p.feed(text)
+d = json.loads(p.data)
+ans = [t["agent_answer"] for t in d["tasks"] if t["id"] == "inject"][0]
+print(len(d["tasks"]), ans.endswith("</script><b id=x>"), "b" in p.tags, text.count("</script>"),
+      bool(re.search(r"(src|href)=|https?://", text.replace(p.data, ""))), d["tasks"][0]["steps"][0]["action"]["function"])
+PY
+)" "4 True False 2 False str_replace_editor" \
+  "report.html: each task and its steps as data; an answer holding </script> ends no element; nothing loaded from outside"
+tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ValueError: bad .\[2J answer" \
+  "a failing compute_score is that task's error"
+tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \
+  "its progress line escapes what it quotes"
+tap_unlike "$own_err" $'\x1b' "no escape sequence reaches the terminal"
+tap_like "$(cat "$OUT/summary.md")" $'\n\\| 4 \\| 0.7500 \\| 1 \\| [0-9.]+ s \\|\n.*\\| raises \\| 0.0000 \\| [0-9.]+ s \\| reward: ValueError' \
+  "summary.md: the run and each task at a glance"
+tap_is "$(json "$OUT/results.json" '(d["total"], d["num_errors"])')" "(4, 1)" "and only that task's"
+tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"]')" "sys /testbed /testbed/documents /testbed" \
+  "the directories are LLM-in-Sandbox's benchmark ones"
+
+# ---- the reward's time is bounded; an import it lacks stops the run first ----
+cat >"$set_dir/t/reward.py" <<'PY'
+def compute_score(agent_answer, ground_truth, **kw):
+    if kw.get("id") == "raises":
+        while True:
+            pass
+    return 1.0
+PY
+mock_start "$script"
+start=$(date +%s)
+tap_status 0 "a compute_score that never returns" hbench "$set_dir" --task t --reward-timeout 2 --start-id 2 --end-id 3
+took=$(($(date +%s) - start))
+bench_dir
+tap_like "$(lines 'ls[0]["error"]')" "took longer than 2 s" "is stopped at --reward-timeout, as that task's error"
+tap_check $((took >= 30)) "without holding up the run (${took}s)"
+tap_is "$(lines '[l["id"] for l in ls]')" "['raises']" "--start-id and --end-id choose the tasks"
+mock_start "$script"
+printf 'import no_such_module_here\ndef compute_score(a, g, **k):\n    return 1.0\n' >"$set_dir/t/reward.py"
+tap_status 125 "a reward.py whose import fails stops the run before any task" hbench "$set_dir" --task t
+tap_like "$tap_stderr" "ModuleNotFoundError.*no_such_module_here" "and says which module"
+tap_is "$(mock_count)" "0" "no task ran"
+
+# ---- hutch's own per-task settings: a verifier in the task's sandbox, a time limit ----
+mkdir -p "$set_dir/v"
+printf 'dataset: "json"\ndata_files: "v/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$set_dir/v/config.yaml"
+cat >"$set_dir/v/data.jsonl" <<JSONL
+{"id": "pass", "problem_statement": "V-PASS", "ground_truth": null, "hutch": {"verifier": "test \\"\$(cat /testbed/answer.txt)\\" = 42 && test ! -e /hutch-task", "image": "$IMAGE"}}
+{"id": "half", "problem_statement": "V-HALF", "ground_truth": null, "hutch": {"verifier": "echo checking; echo 0.5"}}
+{"id": "fail", "problem_statement": "V-FAIL", "ground_truth": null, "hutch": {"verifier": "exit 3"}}
+{"id": "slow", "problem_statement": "V-SLOW", "ground_truth": null, "hutch": {"verifier": "true", "timeout": 3}}
+{"id": "bad", "problem_statement": "V-BAD", "ground_truth": null, "hutch": {"nonsense": 1}}
+{"id": "none", "problem_statement": "V-NONE", "ground_truth": null}
+JSONL
+mock_start '{"tasks": [{"match": "V-PASS", "steps": [{"calls": [["execute_bash", {"command": "echo 42 > /testbed/answer.txt"}]]}]},
+  {"match": "V-SLOW", "steps": [{"hang": 60}]}]}'
+start=$(date +%s)
+tap_status 0 "a task set without reward.py whose tasks carry verifiers" hbench "$set_dir" --task v --num-workers 6
+took=$(($(date +%s) - start))
+bench_dir
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
+  "[('bad', 0, '\"hutch\": unknown key \\'nonsense\\''), ('fail', 0, None), ('half', 0.5, None), ('none', 0, 'the task has no verifier and $set_dir/v/reward.py is missing'), ('pass', 1, None), ('slow', 0, 'Timeout')]" \
+  "the verifier's exit status or last line is the score; a task's own time limit; unknown keys refused"
+tap_check $((took >= 50)) "the task's own time limit, not --task-timeout's 1800 s (${took}s)"
+tap_is "$(json "$(lines '[l["run_dir"] for l in ls if l["id"] == "pass"][0]' | sed "s|^|$OUT/|")/trajectory.json" '(d["hutch"]["verifier"]["exit_code"], d["hutch"]["sandbox"]["image"])')" \
+  "(0, '$IMAGE')" "the verifier ran in the task's own sandbox, of the task's image (hutch run --verify)"
+
+# ---- an API that refuses the key stops the run, as in LLM-in-Sandbox ----
+mock_start '[{"status": 401, "error": "bad key", "repeat": 100}]'
+tap_status 3 "HTTP 401 from the model's API stops the run" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 2
+bench_dir
+tap_like "$tap_stderr" "AuthenticationError.*hint: check the API key" "and says to check the key"
+tap_is "$(lines 'len(ls)')" "0" "no task is recorded as finished (--resume runs them)"
+tap_ok "nothing is left after it" leftovers
+
+# ---- a hub dataset, usage errors ----
+mkdir -p "$set_dir/hub"
+printf 'dataset: "daixuancheng/llm-in-sandbox-bench"\nconfig: "math"\nsplit: "test"\nsystem_prompt: "s"\n' \
+  >"$set_dir/hub/config.yaml"
+tap_status 125 "a Hugging Face dataset is not downloaded" hbench "$set_dir" --task hub
+tap_like "$tap_stderr" "hub dataset 'daixuancheng/llm-in-sandbox-bench'.*hint: download it once to a local JSON lines file" \
+  "the message says to download it to a local JSON file, and how"
+tap_status 2 "an option hutch run does not know" hbench "$set_dir" --task t --no-such-option
+tap_status 2 "--query is the task's own" hbench "$set_dir" --task t --query x
+tap_status 2 "hutch run's own checks apply before any task" hbench "$set_dir" --task t --shell nonsense
+
+# ---- per-task time limit; kill -9 of the runner; --resume ----
+printf 'def compute_score(a, g, **k):\n    return 1.0 if a == g else 0.0\n' >"$set_dir/t/reward.py"
+hang=$("$AGENT_PY" -c '
+import json
+w = lambda t: {"calls": [["execute_bash", {"command": "echo %s > /testbed/answer.txt" % t}]]}
+print(json.dumps({"tasks": [{"match": "T-INJECT", "steps": [w("x")]}, {"match": "T-JAIL", "steps": [w("y")]},
+  {"match": "T-RAISES", "steps": [{"hang": 120}]}, {"match": "T-FILES", "steps": [w("abc")]}]}))')
+mock_start "$hang"
+start=$(date +%s)
+tap_status 0 "a task whose model never answers" hbench "$set_dir" --task t --num-workers 4 --task-timeout 3
+took=$(($(date +%s) - start))
+bench_dir
+tap_is "$(lines '[l["error"] for l in ls if l["id"] == "raises"]')" "['Timeout']" "ends at --task-timeout as LLM-in-Sandbox's Timeout"
+tap_check $((took >= 60)) "and the run goes on (${took}s)"
+tap_ok "nothing is left after a timeout" leftovers
+
+mock_start "$hang"
+ls -d "$tmp"/out/*/ >"$tmp/before"
+(BENCH_EXEC="exec" hbench "$set_dir" --task t --num-workers 4 >"$tmp/killed.out" 2>&1) &
+runner=$!
+for _ in $(seq 600); do
+  OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
+  [ "$(wc -l <"$OUT/results.jsonl" 2>/dev/null)" = 3 ] && break
+  sleep 0.05
+done
+tap_is "$(lines 'sorted(l["id"] for l in ls)')" "['files', 'inject', 'jail']" "three tasks finish while one hangs"
+kill -9 "$runner"
+wait "$runner" 2>/dev/null
+tap_ok "kill -9 of the runner leaves no sandbox, state, mount or process" leftovers
+mock_start "$(echo "$hang" | sed 's/{"hang": 120}/{"calls": [["execute_bash", {"command": "echo z > \/testbed\/answer.txt"}]]}/')"
+tap_status 0 "--resume DIR goes on" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" --model mock \
+  --rootfs "$IMAGE" --retry-delay 0.05
+tap_like "$(mock_request 0 'r["body"]["messages"][1]["content"]')" "^T-RAISES" "running only the unfinished task"
+tap_is "$(mock_count)" "2" "(its two requests)"
+tap_is "$(json "$OUT/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"])')" "(4, 1.0, 0)" \
+  "results.json covers every task"
+tap_is "$(lines 'len(ls)')" "4" "results.jsonl has each task once"
+tap_status 125 "--resume with other settings is refused" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" \
+  --model other --rootfs "$IMAGE"
+tap_like "$tap_stderr" "ran with other settings" "and says so"
+
+# ---- Ctrl-C: SIGINT to the whole process group ----
+mock_start "$hang"
+ls -d "$tmp"/out/*/ >"$tmp/before"
+setsid bash -c 'exec "$@" >"'"$tmp"'/int.out" 2>"'"$tmp"'/int.err"' bash "$HUTCH_BIN" benchmark "$set_dir" --task t \
+  --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 4 &
+runner=$!
+for _ in $(seq 600); do
+  OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
+  [ "$(wc -l <"$OUT/results.jsonl" 2>/dev/null)" = 3 ] && break
+  sleep 0.05
+done
+kill -INT -- -"$runner"
+wait "$runner"
+tap_is "$?" "130" "Ctrl-C stops the run with status 130"
+tap_is "$(json "$OUT/results.json" 'd["total"]')" "3" "results.json holds the finished tasks"
+tap_ok "nothing is left after Ctrl-C" leftovers
+
+# ---- SIGTERM (as Ctrl-C's SIGINT): stops cleanly ----
+mock_start "$hang"
+ls -d "$tmp"/out/*/ >"$tmp/before"
+(BENCH_EXEC="exec" hbench "$set_dir" --task t --num-workers 4 >"$tmp/term.out" 2>"$tmp/term.err") &
+runner=$!
+for _ in $(seq 600); do
+  OUT=$(ls -d "$tmp"/out/*/ | grep -vxF -f "$tmp/before" | head -n 1)
+  [ "$(wc -l <"$OUT/results.jsonl" 2>/dev/null)" = 3 ] && break
+  sleep 0.05
+done
+kill -TERM "$runner"
+wait "$runner"
+tap_is "$?" "130" "SIGTERM stops the run with status 130"
+tap_like "$(cat "$tmp/term.err")" "interrupted: go on with --resume" "and says how to go on"
+tap_is "$(json "$OUT/results.json" 'd["total"]')" "3" "results.json holds the finished tasks"
+tap_ok "nothing is left after SIGTERM" leftovers
+
+tap_done

@@ -1,0 +1,164 @@
+/* hutch benchmark's pure helpers: the data file's two forms, the answer as
+ * LLM-in-Sandbox reads it, task ids as file names, and the shard choice. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "tap.h"
+#include "util.h"
+
+volatile sig_atomic_t bench_stop;
+
+static char *ids(const char *text) {
+  hutch_error_t err = NULL;
+  cJSON *rows = bench_parse_rows(text, strlen(text), &err);
+  if (rows == NULL) {
+    char *why = hutch_error_format(err);
+    hutch_error_free(&err);
+    return why;
+  }
+  char *out = xstrdup("");
+  const cJSON *r;
+  cJSON_ArrayForEach(r, rows) {
+    char *next = xasprintf("%s%s;", out, cJSON_GetObjectItemCaseSensitive(r, "id")->valuestring);
+    free(out);
+    out = next;
+  }
+  cJSON_Delete(rows);
+  return out;
+}
+
+static void check(char *got, const char *want, const char *desc) {
+  tap_is_str(got, want, "%s", desc);
+  free(got);
+}
+
+static void rows(void) {
+  check(ids("[{\"id\": \"a\", \"problem_statement\": \"p\"}, {\"id\": 7, \"problem_statement\": \"q\"}]"), "a;7;",
+        "a JSON array; a numeric id becomes its text");
+  check(ids("\n{\"id\": \"a\", \"problem_statement\": \"p\"}\n\n  {\"id\": \"b\", \"problem_statement\": \"q\"}\r\n"),
+        "a;b;", "JSON lines, blank lines and CRLF skipped");
+  check(ids(""), "", "an empty file has no task");
+  check(ids("{\"id\": \"a\", \"problem_statement\": \"p\"}\n{\"id\": \"a\", \"problem_statement\": \"q\"}\n"),
+        "line 2 repeats the id 'a'", "a repeated id is refused (resume and file names go by id)");
+  check(ids("[{\"problem_statement\": \"p\"}]"), "row 1 has no \"id\"", "a row without id is refused");
+  check(ids("{\"id\": \"a\"}\n"), "line 1 has no \"problem_statement\" string", "and one without a problem");
+  check(ids("{\"id\": \"a\", \"problem_statement\": \"p\"}\n{oops\n"), "line 2 is not JSON", "a broken line is named");
+  check(ids("[1, 2]"), "row 1 is not a JSON object", "rows are objects");
+}
+
+static void answers(void) {
+  check(bench_clean_answer(" \t42\n\n", 6), "42", "white space stripped at both ends, as str.strip()");
+  check(bench_clean_answer("a\nb", 3), "a\nb", "inner new lines kept");
+  check(bench_clean_answer("x\xffy", 3), "x\xef\xbf\xbdy", "a byte that is not UTF-8 becomes U+FFFD");
+  check(bench_clean_answer("a\0b", 3),
+        "a\xef\xbf\xbd"
+        "b",
+        "so does NUL (the answer is a C string after)");
+  check(bench_clean_answer("\xc3\xa9\xe2\x82\xac", 5), "\xc3\xa9\xe2\x82\xac", "valid UTF-8 stays");
+  check(bench_clean_answer("\xed\xa0\x80", 3), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd", "surrogates are not UTF-8");
+  check(bench_clean_answer("\xe2\x82", 2), "\xef\xbf\xbd\xef\xbf\xbd", "nor a truncated sequence");
+}
+
+static void names(void) {
+  check(bench_safe_name("demo_001"), "demo_001", "an id is its own file name");
+  check(bench_safe_name("../x/y"), "_._x_y", "'/' and a leading dot are replaced");
+  check(bench_safe_name(""), "_", "an empty id gets a name");
+}
+
+static char *shard(const char *opt, long shards, const char *id, const char *min, const char *count,
+                   const char *index) {
+  long k, n;
+  char *why = NULL;
+  if (bench_shard(opt, shards, id, min, count, index, &k, &n, &why) < 0)
+    return why;
+  return xasprintf("%ld/%ld", k, n);
+}
+
+static void shards(void) {
+  check(shard(NULL, 0, NULL, NULL, NULL, NULL), "0/1", "no shard: all tasks");
+  check(shard("2/4", 0, "1", NULL, "3", NULL), "2/4", "--shard K/N wins over Slurm's variables");
+  check(shard("4/4", 0, NULL, NULL, NULL, NULL), "--shard wants K/N with 0 <= K < N, got '4/4'", "K below N");
+  check(shard("x", 0, NULL, NULL, NULL, NULL), "--shard wants K/N with 0 <= K < N, got 'x'", "K/N only");
+  check(shard(NULL, 0, "5", "4", "3", NULL), "1/3", "a Slurm array: the id less the array's first");
+  check(shard(NULL, 0, "2", NULL, "3", NULL), "2/3", "an array from 0");
+  tap_ok(strstr(shard(NULL, 0, "3", NULL, "3", NULL), "is not a shard") != NULL, "an id past the count is refused");
+  check(shard(NULL, 0, "2", NULL, NULL, NULL), "0/1", "a Slurm job that is no array: all tasks");
+  check(shard(NULL, 4, NULL, NULL, NULL, "3"), "3/4", "an Indexed Job's JOB_COMPLETION_INDEX with --shards");
+  tap_ok(strstr(shard(NULL, 4, NULL, NULL, NULL, NULL), "wants JOB_COMPLETION_INDEX") != NULL,
+         "--shards without the index is refused");
+}
+
+static void judge(void) {
+  tap_is_str(bench_judge_verdict("CORRECT"), "CORRECT", "a verdict");
+  tap_is_str(bench_judge_verdict("incorrect"), "INCORRECT", "in any case; CORRECT inside INCORRECT does not count");
+  tap_is_str(bench_judge_verdict("At first INCORRECT, but on reflection: Correct."), "CORRECT", "the last one wins");
+  tap_is_str(bench_judge_verdict("correct? no: INCORRECT"), "INCORRECT", "either way");
+  tap_is_str(bench_judge_verdict("I cannot tell"), "UNKNOWN", "none: UNKNOWN");
+  char *p = bench_judge_prompt("Q?", "42", "<think>hmm 41</think>\n 42 \n");
+  tap_ok(strstr(p, "The question, for reference only: Q?\nThe OFFICIAL ANSWER: 42\nCANDIDATE ANSWER TO ASSESS: 42\n\n"
+                   "Reply only with CORRECT or INCORRECT.") != NULL,
+         "the prompt holds the question, the official answer and the answer after </think>, stripped");
+  free(p);
+}
+
+static char *topts(const char *row_json) {
+  cJSON *row = cJSON_Parse(row_json);
+  struct bench_task_opts t;
+  char *why = NULL;
+  char *out;
+  if (bench_task_opts(row, &t, &why) < 0) {
+    out = why;
+  } else {
+    out = xasprintf("%g:", t.timeout);
+    for (size_t i = 0; i < t.n_args; i++) {
+      char *next = xasprintf("%s %s", out, t.args[i]);
+      free(out);
+      out = next;
+    }
+    bench_task_opts_free(&t);
+  }
+  cJSON_Delete(row);
+  return out;
+}
+
+static char *vscore(const char *rec) {
+  cJSON *v = cJSON_Parse(rec);
+  double score = -1;
+  char *why = NULL;
+  char *out = bench_verifier_score(v, &score, &why) < 0 ? why : xasprintf("%g", score);
+  cJSON_Delete(v);
+  return out;
+}
+
+static void task_settings(void) {
+  check(topts("{\"id\": \"a\"}"), "0:", "no hutch object: nothing");
+  check(topts("{\"hutch\": {\"image\": \"deb\", \"memory\": \"1G\", \"cpus\": 0.5, \"pids\": 64, \"timeout\": 30, "
+              "\"allow\": [\"pypi.org\", \"x:8080\"], \"verifier\": \"make test\"}}"),
+        "30: --rootfs=deb --memory=1G --cpus=0.5 --pids=64 --net=proxy --allow=pypi.org --allow=x:8080 --verify=make "
+        "test",
+        "a task's image, limits, allowlist, time limit and verifier as hutch run options");
+  check(topts("{\"hutch\": {\"verifier\": 3}}"), "\"hutch\": 'verifier' has a wrong value", "types are checked");
+  check(topts("{\"hutch\": {\"timeout\": -1}}"), "\"hutch\": 'timeout' has a wrong value", "a positive time");
+  check(topts("{\"hutch\": {\"nope\": 1}}"), "\"hutch\": unknown key 'nope'", "unknown keys are refused");
+  check(topts("{\"hutch\": []}"), "\"hutch\" is not an object", "an object");
+  check(vscore("{\"exit_code\": 0, \"last_line\": \"ok\"}"), "1", "exit status 0: 1.0");
+  check(vscore("{\"exit_code\": 2, \"last_line\": \"\"}"), "0", "any other: 0.0");
+  check(vscore("{\"exit_code\": 1, \"last_line\": \"0.25\"}"), "0.25", "a number on the last line is the score");
+  check(vscore("{\"exit_code\": 0, \"last_line\": \"0.5 of 1\"}"), "1", "only a line that is a number");
+  check(vscore("{\"exit_code\": 137, \"timed_out\": true}"), "verifier: timed out", "a timeout is an error");
+  check(vscore("null"), "verifier: it did not run (the run ended before it)", "no record is an error");
+}
+
+int main(void) {
+  task_settings();
+  judge();
+  rows();
+  answers();
+  names();
+  shards();
+  return tap_done();
+}
