@@ -57,8 +57,26 @@ static bool header(const struct request *rq, const char *name, char *buf, size_t
   return false;
 }
 
-/* Reads one request within `seconds`; false when it is not one. */
-static bool read_request(int fd, struct request *rq, double seconds) {
+static bool token_matches(const char *token, const struct request *rq) {
+  char auth[512];
+  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
+    return false;
+  const char *given = auth + 7;
+  size_t a = strlen(given), b = strlen(token);
+  unsigned char diff = a != b;
+  for (size_t i = 0; i < a && i < b; i++)
+    diff |= (unsigned char)(given[i] ^ token[i]); /* no early exit: no timing oracle */
+  return diff == 0;
+}
+
+enum { REQ_BAD = 0, REQ_OK = 1, REQ_UNAUTHORIZED = -1 };
+
+/* Reads one request within `seconds`: REQ_OK, REQ_BAD when it is not one,
+ * REQ_UNAUTHORIZED as soon as its headers lack the token.  Anyone on the
+ * machine can connect to a loopback port: nothing of a body (up to
+ * MAX_BODY) is read or allocated before the token is seen, and such a
+ * request is never queued behind a running call. */
+static int read_request(int fd, struct request *rq, double seconds, const char *token) {
   memset(rq, 0, sizeof(*rq));
   size_t cap = MAX_HEADER, len = 0;
   char *buf = xmalloc(cap + 1);
@@ -89,6 +107,11 @@ static bool read_request(int fd, struct request *rq, double seconds) {
     if (end == NULL && (end = strstr(buf, "\r\n\r\n")) != NULL) {
       end[2] = '\0'; /* the header block ends with its last CRLF */
       rq->headers = buf;
+      if (!token_matches(token, rq)) {
+        free(buf);
+        rq->headers = NULL;
+        return REQ_UNAUTHORIZED;
+      }
       char cl[32];
       if (header(rq, "Content-Length", cl, sizeof(cl))) {
         char *e;
@@ -111,11 +134,11 @@ static bool read_request(int fd, struct request *rq, double seconds) {
   rq->headers = buf;
   rq->body = end + 4;
   rq->body_len = body_len;
-  return true;
+  return REQ_OK;
 fail:
   free(buf);
   rq->headers = NULL;
-  return false;
+  return REQ_BAD;
 }
 
 static void respond(int fd, int status, const char *reason, const char *extra, const char *body) {
@@ -126,6 +149,17 @@ static void respond(int fd, int status, const char *reason, const char *extra, c
   send(fd, head, strlen(head), MSG_NOSIGNAL);
   if (blen)
     send(fd, body, blen, MSG_NOSIGNAL);
+}
+
+/* A 401 sent before the body was read: what of it already arrived is
+ * dropped first (without waiting for more), so that closing does not reset
+ * the connection under the answer of a small request. */
+static void respond_unauthorized(int fd) {
+  char junk[4096];
+  for (int i = 0; i < 256 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+    ;
+  respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
+  shutdown(fd, SHUT_WR);
 }
 
 static void respond_error(int fd, int status, const char *reason, int code, const char *message) {
@@ -158,15 +192,7 @@ struct watch {
 };
 
 static bool token_ok(const struct server *srv, const struct request *rq) {
-  char auth[512];
-  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
-    return false;
-  const char *given = auth + 7;
-  size_t a = strlen(given), b = strlen(srv->token);
-  unsigned char diff = a != b;
-  for (size_t i = 0; i < a && i < b; i++)
-    diff |= (unsigned char)(given[i] ^ srv->token[i]); /* no early exit: no timing oracle */
-  return diff == 0;
+  return token_matches(srv->token, rq);
 }
 
 static struct mcp_session **session_find(struct server *srv, const char *id) {
@@ -216,8 +242,12 @@ static bool conn_gone(void *data, const cJSON *request) {
     if (fd < 0)
       break;
     struct pending *q = &srv->queue[srv->n_queued];
-    if (!read_request(fd, &q->rq, 2.0)) {
-      respond(fd, 400, "Bad Request", NULL, NULL);
+    int got = read_request(fd, &q->rq, 2.0, srv->token);
+    if (got != REQ_OK) {
+      if (got == REQ_UNAUTHORIZED)
+        respond_unauthorized(fd);
+      else
+        respond(fd, 400, "Bad Request", NULL, NULL);
       close(fd);
       continue;
     }
@@ -391,9 +421,12 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const 
     if (fd < 0)
       continue;
     struct request rq;
-    if (read_request(fd, &rq, READ_SECONDS)) {
+    int got = read_request(fd, &rq, READ_SECONDS, srv.token);
+    if (got == REQ_OK) {
       handle(&srv, fd, &rq);
       free(rq.headers);
+    } else if (got == REQ_UNAUTHORIZED) {
+      respond_unauthorized(fd);
     } else {
       respond(fd, 400, "Bad Request", NULL, NULL);
     }

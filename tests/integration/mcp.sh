@@ -254,6 +254,23 @@ tap_is "$(post POST "${auth[@]}" -H 'Mcp-Session-Id: 00' -d '{"jsonrpc":"2.0","i
 tap_is "$(post POST "${auth[@]}" -d '{nope')" 400 "a body that is not JSON: 400"
 tap_is "$(post GET "${auth[@]}")" 405 "GET (no server-initiated stream): 405"
 
+# Anyone on the machine may connect: a request without the token is turned
+# away at its headers, before its body is waited for or held in memory.
+cat >"$tmp/unauth.py" <<'EOF2'
+import socket, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+s = socket.create_connection((u.hostname, u.port))
+s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n"
+          b"Content-Length: 30000000\r\n\r\n")
+t0 = time.monotonic()
+s.settimeout(30)
+head = s.recv(64).split(b"\r\n")[0].decode()
+print(head, round(time.monotonic() - t0, 1))
+EOF2
+unauth=$(timeout 40 python3 "$tmp/unauth.py" "$url")
+tap_like "$unauth" "^HTTP/1.1 401 " "no token and a 30 MB body announced: 401"
+tap_ok "at once, without waiting for the body" python3 -c "import sys; sys.exit(not float('${unauth##* }') < 3)"
+
 m3=$((400000 + RANDOM))
 client vanish http "$m3" "$url" "$HUTCH_MCP_TOKEN" >"$tmp/vanish-http" 2>&1
 tap_is "$(fact "$tmp/vanish-http" vanishing step)" '"vanishing"' "an HTTP client leaves in the middle of a call"
