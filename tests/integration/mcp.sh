@@ -271,6 +271,27 @@ unauth=$(timeout 40 python3 "$tmp/unauth.py" "$url")
 tap_like "$unauth" "^HTTP/1.1 401 " "no token and a 30 MB body announced: 401"
 tap_ok "at once, without waiting for the body" python3 -c "import sys; sys.exit(not float('${unauth##* }') < 3)"
 
+# Slowloris: connections that send half a request and stall hold only
+# their own slot, never the server (it read them one at a time, 10 s each).
+cat >"$tmp/stall.py" <<'EOF2'
+import socket, subprocess, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+idle = []
+for _ in range(4):
+    s = socket.create_connection((u.hostname, u.port))
+    s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+    idle.append(s)
+time.sleep(0.3)
+t0 = time.monotonic()
+code = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "60", "-X", "GET",
+                       "-H", "Authorization: Bearer " + sys.argv[2], sys.argv[1]],
+                      capture_output=True, text=True).stdout
+print(code, round(time.monotonic() - t0, 1))
+EOF2
+stall=$(timeout 90 python3 "$tmp/stall.py" "$url" "$HUTCH_MCP_TOKEN")
+tap_like "$stall" "^405 " "a request behind four stalled connections is answered"
+tap_ok "at once" python3 -c "import sys; sys.exit(not float('${stall##* }') < 3)"
+
 m3=$((400000 + RANDOM))
 client vanish http "$m3" "$url" "$HUTCH_MCP_TOKEN" >"$tmp/vanish-http" 2>&1
 tap_is "$(fact "$tmp/vanish-http" vanishing step)" '"vanishing"' "an HTTP client leaves in the middle of a call"
