@@ -71,6 +71,29 @@ tap_is "$(fact "$tmp/stdio" closed step)" '"closed"' "the client closes"
 tap_ok "the end of the session removed the sandbox it left" no_sandboxes
 tap_like "$(cat "$tmp/audit")" '"tool":"sandbox_exec","sandbox":"[0-9a-f]+","outcome":"ok"' "every call is audited"
 
+# ---- a sandbox that floods its output: the call's timeout still holds ----
+cat >"$tmp/flood.py" <<'EOF'
+import json, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "0"}})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+t0 = time.monotonic()
+r = rpc(3, "tools/call", {"name": "sandbox_exec", "arguments": {"id": sid, "timeout": 2,
+        "command": "for i in 1 2 3 4 5 6; do yes floodfloodfloodflood & done; wait"}})["result"]
+print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "timed_out": r["structuredContent"]["timed_out"],
+                  "truncated": r["structuredContent"]["truncated"]}))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "a command flooding its output" timeout 120 python3 "$tmp/flood.py" "$H" mcp --image "$img" --audit-log /dev/null
+flood=$tap_stdout
+tap_like "$flood" '"timed_out": true' "is killed at its timeout"
+tap_like "$flood" '"truncated": true' "its output cut at --max-output"
+tap_ok "on time" python3 -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['seconds'] < 10)" "$flood"
+
 # ---- raw JSON-RPC over stdio: bad input, negotiation ----
 cat >"$tmp/raw.py" <<'EOF'
 import json, subprocess, sys
