@@ -95,9 +95,12 @@ static int check_host_dest(const char *to, bool dir, const char *state_dir, hutc
     if (fd >= 0)
       close(fd);
   }
+  int made_errno = errno;
   struct stat st;
-  if (!made && lstat(to, &st) < 0)
+  if (!made && lstat(to, &st) < 0) {
+    errno = made_errno; /* why it could not be made, not that it is missing */
     return hutch_error_sys(err, "create %s", to);
+  }
   if (hutch_check_host_path(to, true, NULL, state_dir, NULL, err) < 0) {
     if (made)
       dir ? rmdir(to) : unlink(to);
