@@ -93,4 +93,28 @@ print([l["error"] for l in ls if l["id"] == "g00"], len(ls), sum(l["score"] for 
   "['Timeout'] 12 True" "its task ends at --task-timeout; the others get the place it held"
 tap_check $(($(date +%s) - start >= 60)) "and the run ends ($(($(date +%s) - start)) s)"
 
+# ---- and so does one killed with SIGKILL ----
+mock_start "$script"
+start=$(date +%s)
+(hbench --num-workers 2 --max-inflight 1 --retry-delay 0.05 --task-timeout 100 --output-dir "$tmp/out-kill" >"$tmp/kill.out" 2>&1) &
+bg=$!
+for _ in $(seq 400); do
+  grep -q "GATE-00" "$MOCK_REQUESTS" 2>/dev/null && break
+  sleep 0.05
+done
+# The hutch run of g00 (hutch-agent, which holds the place) and nothing else.
+victims=$(pgrep -f -- "--output-dir=$tmp/out-kill/[^ ]*/runs/g00( |$)")
+tap_ok "the worker holding the only place is found" test -n "$victims"
+# shellcheck disable=SC2086 # one pid a word
+kill -KILL $victims
+wait "$bg"
+tap_is "$?" "0" "the run ends"
+out=$(tail -n 1 "$tmp/kill.out")
+tap_is "$("$AGENT_PY" -c '
+import json, sys
+ls = [json.loads(l) for l in open(sys.argv[1])]
+print(sorted(l["id"] for l in ls if l["score"] != 1), len(ls))' "$out/results.jsonl")" "['g00'] 12" \
+  "every other task had its turn"
+tap_check $(($(date +%s) - start >= 60)) "at once, not at a time limit ($(($(date +%s) - start)) s)"
+
 tap_done
