@@ -94,7 +94,7 @@ static int write_prompt(const struct bench_set *set, const char *path) {
   cJSON_AddStringToObject(p, "output_dir", set->output_dir);
   _cleanup_free_ char *text = cJSON_Print(p);
   cJSON_Delete(p);
-  return write_file_atomic(path, text, strlen(text), 0644);
+  return write_file_at(AT_FDCWD, path, text, strlen(text), 0644);
 }
 
 static char *read_answer(const char *run_dir, const struct bench_set *set, char **why) {
@@ -236,7 +236,9 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     why = hutch_errno_format(errno, "mkdir %s", dir);
     goto done;
   }
-  if (write_file_atomic(query, problem, strlen(problem), 0644) < 0 || write_prompt(set, prompt) < 0) {
+  /* The task's scratch files, in a directory made afresh: no fsync (a
+   * crash runs the task again from nothing). */
+  if (write_file_at(AT_FDCWD, query, problem, strlen(problem), 0644) < 0 || write_prompt(set, prompt) < 0) {
     why = hutch_errno_format(errno, "write %s", dir);
     goto done;
   }
