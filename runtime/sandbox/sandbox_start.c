@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -72,12 +73,15 @@ static void read_caller_strings(void) {
  * starts the child in its cgroup, so not one instruction of it runs
  * unlimited; clone() is the fallback for kernels before 5.3 and for outer
  * seccomp profiles that refuse clone3 (ENOSYS).  *in_cgroup tells whether
- * the child is already in cgroup_fd's cgroup. */
-static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+ * the child is already in cgroup_fd's cgroup.  `sibling`: the child is made
+ * the caller's parent's (CLONE_PARENT: the kernel then gives it that
+ * parent's exit signal and refuses one of our own, and the pidfd is the
+ * parent's to open). */
+static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup, bool sibling) {
   struct clone_args args = {
-      .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
-      .pidfd = (uint64_t)(uintptr_t)pidfd,
-      .exit_signal = SIGCHLD,
+      .flags = SANDBOX_NAMESPACES | (sibling ? CLONE_PARENT : CLONE_PIDFD),
+      .pidfd = sibling ? 0 : (uint64_t)(uintptr_t)pidfd,
+      .exit_signal = sibling ? 0 : SIGCHLD,
   };
   pid_t pid;
   if (cgroup_fd >= 0) {
@@ -98,7 +102,87 @@ static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup) {
   if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
     return pid;
   *pidfd = -1;
-  return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | SIGCHLD, NULL, NULL, NULL, NULL);
+  return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | (sibling ? CLONE_PARENT : SIGCHLD), NULL, NULL, NULL, NULL);
+}
+
+/* Whether other threads run in this process: /proc/self/status, read into
+ * the stack (no allocation); unknown counts as "yes", the safe way. */
+static bool caller_threaded(void) {
+  char buf[4096];
+  int fd = open("/proc/self/status", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return true;
+  ssize_t n = read(fd, buf, sizeof(buf) - 1);
+  close(fd);
+  if (n <= 0)
+    return true;
+  buf[n] = '\0';
+  const char *t = strstr(buf, "\nThreads:");
+  return t == NULL || strtol(t + 9, NULL, 10) != 1;
+}
+
+/* The sandbox's child is a raw clone, so it runs none of the fork handlers
+ * that leave malloc (and stdio, and other libraries' locks) usable in a
+ * child; its set-up before exec (libcap, libseccomp, error messages) does
+ * allocate.  In a single-threaded caller (the hutch command) nothing can
+ * hold such a lock at the clone.  In a caller with other threads (the
+ * Python package, any embedder) one may, and the child would wait for it
+ * forever: there, the clone is made by a helper fork()ed first (glibc takes
+ * malloc's locks around fork, and the helper has one thread), as the
+ * caller's own child (CLONE_PARENT), so the caller waits for it, gets its
+ * exit and dies-with-parent relations as before.  The helper sends the pid
+ * (or the errno) and exits; the caller opens the pidfd (its own unreaped
+ * child: the pid cannot have been reused). */
+static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+  struct {
+    pid_t pid;
+    int errnum;
+    bool in_cgroup;
+    bool pidfd_wanted;
+  } msg = {-1, 0, false, false};
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return -1;
+  pid_t helper = fork();
+  if (helper < 0) {
+    int e = errno;
+    close(p[0]);
+    close(p[1]);
+    errno = e;
+    return -1;
+  }
+  if (helper == 0) {
+    close(p[0]);
+    int unused = -2;
+    msg.pid = clone_sandbox_at(&unused, cgroup_fd, &msg.in_cgroup, true);
+    if (msg.pid == 0) {
+      close(p[1]);
+      *in_cgroup = msg.in_cgroup;
+      return 0; /* the sandbox's child, on the caller's way */
+    }
+    msg.errnum = errno;
+    msg.pidfd_wanted = unused != -1; /* clone3: a pidfd is to be had */
+    (void)!write(p[1], &msg, sizeof(msg));
+    _exit(0);
+  }
+  close(p[1]);
+  ssize_t n;
+  while ((n = read(p[0], &msg, sizeof(msg))) < 0 && errno == EINTR)
+    ;
+  close(p[0]);
+  while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+    ;
+  if (n != (ssize_t)sizeof(msg)) {
+    errno = EPROTO;
+    return -1;
+  }
+  if (msg.pid < 0) {
+    errno = msg.errnum;
+    return -1;
+  }
+  *in_cgroup = msg.in_cgroup;
+  *pidfd = msg.pidfd_wanted ? (int)syscall(SYS_pidfd_open, msg.pid, 0) : -1;
+  return msg.pid;
 }
 
 /* RLIMIT_NPROC counts every process of this user, every sandbox's init
@@ -116,7 +200,8 @@ static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
     raised = (struct rlimit){old.rlim_max, old.rlim_max};
     raise = setrlimit(RLIMIT_NPROC, &raised) == 0;
   }
-  pid_t pid = clone_sandbox_at(pidfd, cgroup_fd, in_cgroup);
+  pid_t pid = caller_threaded() ? clone_sandbox_helped(pidfd, cgroup_fd, in_cgroup)
+                                : clone_sandbox_at(pidfd, cgroup_fd, in_cgroup, false);
   if (raise) {
     int e = errno;
     (void)setrlimit(RLIMIT_NPROC, &old);

@@ -1,0 +1,27 @@
+#!/bin/bash
+# Sandboxes started from a program with other threads (the Python package,
+# any embedder): a thread holding malloc's lock at the moment the sandbox's
+# first process is made must not leave that process waiting for it forever.
+# tests/helpers/threaded-start brings a malloc whose lock a thread holds
+# most of the time, and starts sandboxes in a loop; a hang ends in its alarm.
+# shellcheck source=../lib/tap.sh
+. "$(dirname "$0")/../lib/tap.sh"
+
+helper=$HUTCH_BUILDDIR/tests/helpers/threaded-start
+[ -x "$helper" ] || tap_skip_all "$helper is not built"
+img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+
+out=$(timeout 300 "$helper" "$img" 20 2>&1)
+rc=$?
+n=0
+while IFS= read -r line; do
+  case $line in
+  "ok "*) n=$((n + 1)); tap_check 0 "${line#ok [0-9]* - }" ;;
+  "not ok "*) n=$((n + 1)); tap_check 1 "${line#not ok [0-9]* - }" ;;
+  "1.."*) ;;
+  *) tap_diag "$line" ;;
+  esac
+done <<<"$out"
+tap_check $((n < 2)) "the helper ran all its points ($n)"
+tap_check $rc "the helper exits 0"
+tap_done
