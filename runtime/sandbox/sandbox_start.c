@@ -132,8 +132,9 @@ static bool caller_threaded(void) {
  * caller's own child (CLONE_PARENT), so the caller waits for it, gets its
  * exit and dies-with-parent relations as before.  The helper sends the pid
  * (or the errno) and exits; the caller opens the pidfd (its own unreaped
- * child: the pid cannot have been reused). */
-static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+ * child: the pid cannot have been reused).  The cost: a fork of the caller
+ * (its page tables copied, then unmapped by the helper's exit). */
+static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup, pid_t *helper_out) {
   struct {
     pid_t pid;
     int errnum;
@@ -170,12 +171,15 @@ static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup) {
   while ((n = read(p[0], &msg, sizeof(msg))) < 0 && errno == EINTR)
     ;
   close(p[0]);
-  while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
-    ;
   if (n != (ssize_t)sizeof(msg)) {
+    while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+      ;
     errno = EPROTO;
     return -1;
   }
+  /* Reaped at the start's end (start_free): its exit, the unmapping of a
+   * copy of the caller's memory, runs meanwhile. */
+  *helper_out = helper;
   if (msg.pid < 0) {
     errno = msg.errnum;
     return -1;
@@ -193,14 +197,14 @@ static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup) {
  * the hard limit, and the caller's own soft limit is put back after it,
  * in the parent and in the new child alike (clone returns in both).
  * `hutch doctor` names the hard limit (capacity.nproc). */
-static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup, pid_t *helper) {
   struct rlimit old, raised;
   bool raise = getrlimit(RLIMIT_NPROC, &old) == 0 && old.rlim_cur < old.rlim_max;
   if (raise) {
     raised = (struct rlimit){old.rlim_max, old.rlim_max};
     raise = setrlimit(RLIMIT_NPROC, &raised) == 0;
   }
-  pid_t pid = caller_threaded() ? clone_sandbox_helped(pidfd, cgroup_fd, in_cgroup)
+  pid_t pid = caller_threaded() ? clone_sandbox_helped(pidfd, cgroup_fd, in_cgroup, helper)
                                 : clone_sandbox_at(pidfd, cgroup_fd, in_cgroup, false);
   if (raise) {
     int e = errno;
@@ -326,6 +330,7 @@ void teardown_from_started(struct teardown *t, struct started *s) {
  * undo (the process, the state directory, the cgroup, the proxy and the
  * /30) is in `out`, the started sandbox. */
 struct start {
+  pid_t clone_helper; /* a multi-threaded caller's clone helper, to reap (clone_sandbox_helped) */
   const struct hutch_sandbox_config *cfg;
   const struct hutch_process *primary; /* NULL: a long-lived sandbox */
   struct hutch_policy *policy;
@@ -359,6 +364,9 @@ static bool child_writes_maps(const struct start *st) {
 }
 
 static void start_free(struct start *st) {
+  while (st->clone_helper > 0 && waitpid(st->clone_helper, NULL, 0) < 0 && errno == EINTR)
+    ;
+  st->clone_helper = 0;
   free(st->state_path);
   free(st->bind_ids);
   free(st->sbpath);
@@ -593,7 +601,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
               .primary = primary ? &primary_spec : NULL,
           },
   };
-  out->pid = clone_sandbox(&out->pidfd, out->cg.fd, &st->in_cgroup);
+  out->pid = clone_sandbox(&out->pidfd, out->cg.fd, &st->in_cgroup, &st->clone_helper);
   if (out->pid < 0) {
     hutch_error_sys(err, "create the sandbox's namespaces (clone)");
     const char *hint = userns_failure_hint(errno);
