@@ -5,11 +5,11 @@
  * runs none of the fork handlers that make malloc usable in a child).
  *
  * To make that moment likely rather than rare, this program brings its own
- * malloc: glibc's under one mutex, which a "holder" thread keeps taken most
- * of the time (as a thread in the middle of a long malloc would), and which
- * pthread_atfork takes around fork() and sets free in the child, as glibc
- * does for its own locks (and jemalloc or tcmalloc for theirs).  Further
- * threads malloc and free all along.  The main thread creates and destroys
+ * malloc: glibc's under one mutex, which a "holder" thread takes whenever
+ * no other thread waits for it (as a thread in the middle of a malloc would
+ * hold it), and which pthread_atfork takes around fork() and sets free in
+ * the child, as glibc does for its own locks (and jemalloc or tcmalloc for
+ * theirs).  Another thread mallocs and frees all along.  The main thread creates and destroys
  * sandboxes, each running a command, in a loop; an alarm ends a hang.  TAP.
  *
  *   threaded-start IMAGE [ROUNDS]   (HUTCH_STORE, HUTCH_POLICY, HUTCH_STATE_DIR as for hutch) */
@@ -23,6 +23,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/wait.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include "hutch.h"
@@ -34,9 +36,18 @@ extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
 static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int heap_waiters;
+
+/* Taken by a thread that wants to allocate: the holder lets go when it
+ * sees one waiting. */
+static void heap_enter(void) {
+  atomic_fetch_add(&heap_waiters, 1);
+  pthread_mutex_lock(&heap_lock);
+  atomic_fetch_sub(&heap_waiters, 1);
+}
 
 void *malloc(size_t n) {
-  pthread_mutex_lock(&heap_lock);
+  heap_enter();
   void *p = __libc_malloc(n);
   pthread_mutex_unlock(&heap_lock);
   return p;
@@ -45,27 +56,27 @@ void *malloc(size_t n) {
 void free(void *p) {
   if (p == NULL)
     return;
-  pthread_mutex_lock(&heap_lock);
+  heap_enter();
   __libc_free(p);
   pthread_mutex_unlock(&heap_lock);
 }
 
 void *calloc(size_t n, size_t m) {
-  pthread_mutex_lock(&heap_lock);
+  heap_enter();
   void *p = __libc_calloc(n, m);
   pthread_mutex_unlock(&heap_lock);
   return p;
 }
 
 void *realloc(void *o, size_t n) {
-  pthread_mutex_lock(&heap_lock);
+  heap_enter();
   void *p = __libc_realloc(o, n);
   pthread_mutex_unlock(&heap_lock);
   return p;
 }
 
 void *memalign(size_t a, size_t n) {
-  pthread_mutex_lock(&heap_lock);
+  heap_enter();
   void *p = __libc_memalign(a, n);
   pthread_mutex_unlock(&heap_lock);
   return p;
@@ -84,13 +95,14 @@ int posix_memalign(void **out, size_t a, size_t n) {
 }
 
 static void lock_heap(void) {
-  pthread_mutex_lock(&heap_lock);
+  heap_enter();
 }
 static void unlock_heap(void) {
   pthread_mutex_unlock(&heap_lock);
 }
 static void reset_heap(void) {
   pthread_mutex_init(&heap_lock, NULL);
+  atomic_store(&heap_waiters, 0);
 }
 
 static atomic_bool stop;
@@ -100,14 +112,18 @@ static void pause_us(long us) {
   nanosleep(&ts, NULL);
 }
 
-/* Holds the heap's lock 2 ms of every 2.1 ms. */
+/* Holds the heap's lock whenever no other thread waits for it: between
+ * two allocations of the others, it is taken (a clone then copies it taken,
+ * as it would copy it in the middle of another thread's malloc). */
 static void *holder(void *arg) {
   (void)arg;
   while (!atomic_load(&stop)) {
-    pthread_mutex_lock(&heap_lock);
-    pause_us(2000);
-    pthread_mutex_unlock(&heap_lock);
-    pause_us(100);
+    if (pthread_mutex_trylock(&heap_lock) == 0) {
+      while (atomic_load(&heap_waiters) == 0 && !atomic_load(&stop))
+        sched_yield();
+      pthread_mutex_unlock(&heap_lock);
+    }
+    sched_yield();
   }
   return NULL;
 }
@@ -119,6 +135,69 @@ static void *hammer(void *arg) {
     free(p);
   }
   return NULL;
+}
+
+struct tied {
+  const struct hutch_image *image;
+  struct hutch_policy *policy;
+  char id[40];
+};
+
+/* Creates a sandbox tied to this thread (die_with_creator) and ends. */
+static void *create_tied(void *arg) {
+  struct tied *t = arg;
+  struct hutch_sandbox_config cfg = {.rootfs = t->image->rootfs,
+                                     .image = t->image->name,
+                                     .policy = t->policy,
+                                     .rootfs_subordinate_ids = t->image->ids_preserved,
+                                     .die_with_creator = true};
+  struct hutch_sandbox *sb = NULL;
+  hutch_error_t err = NULL;
+  if (hutch_sandbox_create(&cfg, &sb, &err) < 0) {
+    printf("# tied: %s\n", err->msg);
+    hutch_error_free(&err);
+    return NULL;
+  }
+  snprintf(t->id, sizeof(t->id), "%s", hutch_sandbox_id(sb));
+  hutch_sandbox_close(sb);
+  return NULL;
+}
+
+/* Its init, this process's child (also when a helper cloned it), dies
+ * with the thread that created it: reaped here within 10 s. */
+static bool tied_dies(struct hutch_image *image, struct hutch_policy *policy) {
+  struct tied t = {.image = image, .policy = policy};
+  pthread_t th;
+  pthread_create(&th, NULL, create_tied, &t);
+  pthread_join(th, NULL);
+  struct hutch_sandbox_info *infos = NULL;
+  size_t n = 0;
+  pid_t pid = -1;
+  hutch_error_t err = NULL;
+  if (t.id[0] && hutch_sandbox_list(NULL, &infos, &n, &err) == 0)
+    for (size_t i = 0; i < n; i++)
+      if (strcmp(infos[i].id, t.id) == 0)
+        pid = infos[i].pid;
+  hutch_sandbox_info_free(infos, n);
+  hutch_error_free(&err);
+  bool died = false;
+  for (int i = 0; pid > 0 && i < 1000 && !died; i++) {
+    died = waitpid(pid, NULL, WNOHANG) == pid;
+    if (!died)
+      pause_us(10000);
+  }
+  if (t.id[0])
+    hutch_sandbox_remove(NULL, t.id, NULL);
+  return died;
+}
+
+/* Each start warns alike (no cgroup here): the first few lines are enough. */
+static void log_few(enum hutch_log_level level, const char *line, void *data) {
+  (void)level;
+  (void)data;
+  static atomic_int n;
+  if (atomic_fetch_add(&n, 1) < 3)
+    printf("# %s\n", line);
 }
 
 static void on_alarm(int sig) {
@@ -135,8 +214,9 @@ int main(int argc, char **argv) {
   }
   int rounds = argc > 2 ? atoi(argv[2]) : 20;
   setvbuf(stdout, NULL, _IONBF, 0);
-  printf("1..2\n");
+  printf("1..3\n");
   pthread_atfork(lock_heap, unlock_heap, reset_heap);
+  hutch_set_log_handler(log_few, NULL);
   hutch_error_t err = NULL;
   struct hutch_store *store = NULL;
   struct hutch_policy *policy = NULL;
@@ -146,10 +226,9 @@ int main(int argc, char **argv) {
     printf("Bail out! %s\n", err->msg);
     return 1;
   }
-  pthread_t t[4];
+  pthread_t t[2];
   pthread_create(&t[0], NULL, holder, NULL);
-  for (int i = 1; i < 4; i++)
-    pthread_create(&t[i], NULL, hammer, NULL);
+  pthread_create(&t[1], NULL, hammer, NULL);
   signal(SIGALRM, on_alarm);
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   const char *const true_argv[] = {"/bin/true", NULL};
@@ -173,11 +252,16 @@ int main(int argc, char **argv) {
   alarm(0);
   printf("ok 1 - %d sandboxes started and ran a command while other threads held malloc's lock\n", rounds);
   printf("%s 2 - every one of them ran it (%d of %d)\n", ok == rounds ? "ok" : "not ok", ok, rounds);
+  alarm(30);
+  bool died = tied_dies(&image, policy);
+  printf("%s 3 - a sandbox tied to the thread that created it dies with that thread, as this process's child\n",
+         died ? "ok" : "not ok");
+  alarm(0);
   atomic_store(&stop, true);
-  for (int i = 0; i < 4; i++)
+  for (int i = 0; i < 2; i++)
     pthread_join(t[i], NULL);
   hutch_image_clear(&image);
   hutch_policy_free(policy);
   hutch_store_close(store);
-  return ok == rounds ? 0 : 1;
+  return ok == rounds && died ? 0 : 1;
 }
