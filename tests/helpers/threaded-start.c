@@ -4,12 +4,10 @@
  * child that then calls malloc waits for that lock forever (a raw clone
  * runs none of the fork handlers that make malloc usable in a child).
  *
- * To make that moment likely rather than rare, this program brings its own
- * malloc: glibc's under one mutex, which a "holder" thread takes whenever
- * no other thread waits for it (as a thread in the middle of a malloc would
- * hold it), and which pthread_atfork takes around fork() and sets free in
- * the child, as glibc does for its own locks (and jemalloc or tcmalloc for
- * theirs).  Another thread mallocs and frees all along.  The main thread creates and destroys
+ * To make that moment certain rather than rare, this program brings its own
+ * malloc: glibc's under one lock that counts as held by another thread
+ * whenever none is in malloc (heap_enter below).  Two threads malloc and
+ * free all along.  The main thread creates and destroys
  * sandboxes, each running a command, in a loop; an alarm ends a hang.  TAP.
  *
  *   threaded-start IMAGE [ROUNDS]   (HUTCH_STORE, HUTCH_POLICY, HUTCH_STATE_DIR as for hutch) */
@@ -35,21 +33,42 @@ extern void *__libc_calloc(size_t, size_t);
 extern void *__libc_realloc(void *, size_t);
 extern void *__libc_memalign(size_t, size_t);
 
-static pthread_mutex_t heap_lock = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int heap_waiters;
+/* The heap's lock: FREE, BUSY (a thread of this process is in malloc), or
+ * PARKED: once the process has other threads, whenever none of its
+ * threads is in malloc, the lock counts as held by one of the others, in
+ * the middle of a malloc of its own: the worst moment for a clone.  A
+ * thread of the process that owns it (heap_pid) may take it from there; a
+ * process cloned meanwhile, whose pid differs, may not: it has no such
+ * thread, and waits forever, as it would for glibc's lock.  fork() runs
+ * the handlers that make the child's heap usable (as glibc's fork does for
+ * its own locks, and jemalloc or tcmalloc for theirs). */
+enum { FREE, BUSY, PARKED };
+static atomic_int heap_word;
+static atomic_bool heap_threaded;
+static pid_t heap_pid;
 
-/* Taken by a thread that wants to allocate: the holder lets go when it
- * sees one waiting. */
 static void heap_enter(void) {
-  atomic_fetch_add(&heap_waiters, 1);
-  pthread_mutex_lock(&heap_lock);
-  atomic_fetch_sub(&heap_waiters, 1);
+  if (heap_pid == 0)
+    heap_pid = getpid();
+  for (;;) {
+    int w = FREE;
+    if (atomic_compare_exchange_weak(&heap_word, &w, BUSY))
+      return;
+    w = PARKED;
+    if (getpid() == heap_pid && atomic_compare_exchange_weak(&heap_word, &w, BUSY))
+      return;
+    sched_yield();
+  }
+}
+
+static void heap_leave(void) {
+  atomic_store(&heap_word, atomic_load(&heap_threaded) ? PARKED : FREE);
 }
 
 void *malloc(size_t n) {
   heap_enter();
   void *p = __libc_malloc(n);
-  pthread_mutex_unlock(&heap_lock);
+  heap_leave();
   return p;
 }
 
@@ -58,27 +77,27 @@ void free(void *p) {
     return;
   heap_enter();
   __libc_free(p);
-  pthread_mutex_unlock(&heap_lock);
+  heap_leave();
 }
 
 void *calloc(size_t n, size_t m) {
   heap_enter();
   void *p = __libc_calloc(n, m);
-  pthread_mutex_unlock(&heap_lock);
+  heap_leave();
   return p;
 }
 
 void *realloc(void *o, size_t n) {
   heap_enter();
   void *p = __libc_realloc(o, n);
-  pthread_mutex_unlock(&heap_lock);
+  heap_leave();
   return p;
 }
 
 void *memalign(size_t a, size_t n) {
   heap_enter();
   void *p = __libc_memalign(a, n);
-  pthread_mutex_unlock(&heap_lock);
+  heap_leave();
   return p;
 }
 
@@ -94,15 +113,17 @@ int posix_memalign(void **out, size_t a, size_t n) {
   return 0;
 }
 
-static void lock_heap(void) {
+static void fork_prepare(void) {
   heap_enter();
 }
-static void unlock_heap(void) {
-  pthread_mutex_unlock(&heap_lock);
+static void fork_parent(void) {
+  heap_leave();
 }
-static void reset_heap(void) {
-  pthread_mutex_init(&heap_lock, NULL);
-  atomic_store(&heap_waiters, 0);
+/* The child of fork() has one thread: nobody else holds its heap. */
+static void fork_child(void) {
+  heap_pid = getpid();
+  atomic_store(&heap_threaded, false);
+  atomic_store(&heap_word, FREE);
 }
 
 static atomic_bool stop;
@@ -110,22 +131,6 @@ static atomic_bool stop;
 static void pause_us(long us) {
   struct timespec ts = {0, us * 1000};
   nanosleep(&ts, NULL);
-}
-
-/* Holds the heap's lock whenever no other thread waits for it: between
- * two allocations of the others, it is taken (a clone then copies it taken,
- * as it would copy it in the middle of another thread's malloc). */
-static void *holder(void *arg) {
-  (void)arg;
-  while (!atomic_load(&stop)) {
-    if (pthread_mutex_trylock(&heap_lock) == 0) {
-      while (atomic_load(&heap_waiters) == 0 && !atomic_load(&stop))
-        sched_yield();
-      pthread_mutex_unlock(&heap_lock);
-    }
-    sched_yield();
-  }
-  return NULL;
 }
 
 static void *hammer(void *arg) {
@@ -215,7 +220,7 @@ int main(int argc, char **argv) {
   int rounds = argc > 2 ? atoi(argv[2]) : 20;
   setvbuf(stdout, NULL, _IONBF, 0);
   printf("1..3\n");
-  pthread_atfork(lock_heap, unlock_heap, reset_heap);
+  pthread_atfork(fork_prepare, fork_parent, fork_child);
   hutch_set_log_handler(log_few, NULL);
   hutch_error_t err = NULL;
   struct hutch_store *store = NULL;
@@ -227,8 +232,9 @@ int main(int argc, char **argv) {
     return 1;
   }
   pthread_t t[2];
-  pthread_create(&t[0], NULL, holder, NULL);
-  pthread_create(&t[1], NULL, hammer, NULL);
+  atomic_store(&heap_threaded, true);
+  for (int i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, hammer, NULL);
   signal(SIGALRM, on_alarm);
   int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
   const char *const true_argv[] = {"/bin/true", NULL};
