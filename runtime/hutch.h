@@ -391,7 +391,10 @@ int hutch_exit_code(const struct hutch_exit *ex);
 /* One-shot: create a sandbox, run one process in it, tear everything down.
  * SIGINT, SIGTERM, SIGHUP and SIGQUIT that reach the caller meanwhile are
  * forwarded to the process (the caller's mask is restored afterwards),
- * unless proc->keep_caller_signals; the same holds for hutch_sandbox_exec. */
+ * unless proc->keep_caller_signals; the same holds for hutch_sandbox_exec.
+ * A caller may have other threads (that one holds malloc's lock does not
+ * stop the start): then the sandbox's first process is cloned from a
+ * fork()ed helper, about a fork's cost more (hutch_run, hutch_sandbox_create). */
 int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process *proc, struct hutch_exit *out,
               hutch_error_t *err);
 

@@ -210,43 +210,95 @@ static bool is_hex64(const char *s) {
   return true;
 }
 
-/* "hutch-audit-head 1\nlines N\nbytes N\ncap N\nsha256 HEX\nstate S\n" */
-static int head_parse(const char *text, struct head *h) {
-  char hex[72], state[16];
-  if (sscanf(text, "hutch-audit-head 1\nlines %" SCNu64 "\nbytes %" SCNu64 "\ncap %" SCNu64 "\nsha256 %70s\nstate %15s",
-             &h->lines, &h->bytes, &h->cap, hex, state) != 5 ||
-      strlen(hex) != 64 || !is_hex64(hex))
-    return -1;
+/* Version 2, updated in place by one pwrite (no new file and rename per
+ * record, which on a filesystem with online discard costs a block freed and
+ * allocated each time): every number fixed-width, so each head has the same
+ * size, and the sha256 of what comes before "check" last, so that a head
+ * written only in part (a crash in the middle of the pwrite) or edited
+ * reads as such, not as another valid head.  The checksum is no seal: the
+ * head is as safe as the state directory the sandbox cannot reach.
+ * Version 1 (text of any length, replaced by rename) is still read. */
+#define HEAD_FORMAT                                                                                                    \
+  "hutch-audit-head 2\nlines %020" PRIu64 "\nbytes %020" PRIu64 "\ncap %020" PRIu64 "\nsha256 %.64s\nstate %-6s\n"
+#define HEAD_CHECK "check "
+#define HEAD_MAX 512
+
+enum head_parsed { HEAD_OK = 0, HEAD_NOT_A_HEAD = -1, HEAD_TORN = -2 };
+
+static void head_digest(const char *text, size_t len, char hex[SHA256_HEX_SIZE]) {
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_buffer(text, len, d);
+  sha256_hex(d, hex);
+}
+
+/* The head's text (always of one length); returns its length. */
+static size_t head_format(const struct head *h, char *text, size_t size) {
+  int n = snprintf(text, size, HEAD_FORMAT, h->lines, h->bytes, h->cap, h->sha256, head_states[h->state]);
+  char hex[SHA256_HEX_SIZE];
+  head_digest(text, (size_t)n, hex);
+  n += snprintf(text + n, size - (size_t)n, HEAD_CHECK "%s\n", hex);
+  return (size_t)n;
+}
+
+static enum head_parsed head_parse(const char *text, struct head *h) {
+  char hex[72], state[16], check[72];
+  int version = 0;
+  if (sscanf(text, "hutch-audit-head %d\n", &version) != 1 || (version != 1 && version != 2))
+    return HEAD_NOT_A_HEAD;
+  int fields = sscanf(text,
+                      "hutch-audit-head %*d\nlines %" SCNu64 "\nbytes %" SCNu64 "\ncap %" SCNu64
+                      "\nsha256 %70s\nstate %15s\n" HEAD_CHECK "%70s",
+                      &h->lines, &h->bytes, &h->cap, hex, state, check);
+  if (version == 2) {
+    /* Whatever a torn write left, the check over the rest tells it. */
+    const char *c = strstr(text, "\n" HEAD_CHECK);
+    char want[SHA256_HEX_SIZE];
+    if (c == NULL || fields != 6 || strlen(check) != 64)
+      return HEAD_TORN;
+    head_digest(text, (size_t)(c + 1 - text), want);
+    if (strcmp(want, check) != 0)
+      return HEAD_TORN;
+  } else if (fields < 5) {
+    return HEAD_NOT_A_HEAD;
+  }
+  if (strlen(hex) != 64 || !is_hex64(hex))
+    return HEAD_NOT_A_HEAD;
   memcpy(h->sha256, hex, SHA256_HEX_SIZE);
   for (size_t i = 0; i < ARRAY_SIZE(head_states); i++)
     if (strcmp(state, head_states[i]) == 0) {
       h->state = (enum head_state)i;
-      return 0;
+      return HEAD_OK;
     }
-  return -1;
+  return HEAD_NOT_A_HEAD;
 }
 
-static int head_read_fd(int fd, struct head *h) {
-  char buf[512];
-  ssize_t n = read_all(fd, buf, sizeof(buf) - 1);
+/* Reads a head from the start of fd; *len: its size (0: an empty file,
+ * a head not yet written). */
+static enum head_parsed head_read_fd(int fd, struct head *h, size_t *len) {
+  char buf[HEAD_MAX];
+  ssize_t n;
+  while ((n = pread(fd, buf, sizeof(buf) - 1, 0)) < 0 && errno == EINTR)
+    ;
+  if (len)
+    *len = n > 0 ? (size_t)n : 0;
   if (n < 0)
-    return -1;
+    return HEAD_NOT_A_HEAD;
   buf[n] = '\0';
   return head_parse(buf, h);
 }
 
-static int head_write(int dirfd, const char *name, const struct head *h, bool sync, hutch_error_t *err) {
-  _cleanup_free_ char *path = xasprintf("%s" AUDIT_HEAD_SUFFIX, name);
-  _cleanup_free_ char *tmp = xasprintf("%s.tmp", path);
-  char text[256];
-  int n = snprintf(text, sizeof(text),
-                   "hutch-audit-head 1\nlines %" PRIu64 "\nbytes %" PRIu64 "\ncap %" PRIu64 "\nsha256 %s\nstate %s\n",
-                   h->lines, h->bytes, h->cap, h->sha256, head_states[h->state]);
-  _cleanup_close_ int fd = openat(dirfd, tmp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0 || write_all(fd, text, (size_t)n) < 0 || (sync && fsync(fd) < 0))
-    return hutch_error_sys(err, "audit log: write %s", tmp);
-  if (renameat(dirfd, tmp, dirfd, path) < 0)
-    return hutch_error_sys(err, "audit log: rename %s", tmp);
+static const char *head_problem(enum head_parsed p) {
+  return p == HEAD_TORN ? "is torn or edited (its checksum does not match)" : "is not a head file";
+}
+
+/* One pwrite over the old head (a version 1 head, shorter, is overwritten
+ * whole; anything longer cut). */
+static int head_store(const struct audit_log *l, const struct head *h, size_t old_len, bool sync, hutch_error_t *err) {
+  char text[HEAD_MAX];
+  size_t n = head_format(h, text, sizeof(text));
+  if (pwrite(l->head_fd, text, n, 0) != (ssize_t)n || (old_len > n && ftruncate(l->head_fd, (off_t)n) < 0) ||
+      (sync && fsync(l->head_fd) < 0))
+    return hutch_error_sys(err, "audit log: write %s" AUDIT_HEAD_SUFFIX, l->name);
   return 0;
 }
 
@@ -296,37 +348,82 @@ static int append_one(int fd, const char *name, struct head *h, const struct aud
   return 0;
 }
 
-int audit_append_n(int dirfd, const char *name, uint64_t cap, const struct audit_rec *recs, size_t n,
-                   hutch_error_t *err) {
-  _cleanup_close_ int fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
-  if (fd < 0)
-    return hutch_error_sys(err, "audit log: open %s", name);
-  /* One appender at a time (exec --in from several hutch processes): the
-   * chain needs the line before. */
-  while (flock(fd, LOCK_EX) < 0)
-    if (errno != EINTR)
-      return hutch_error_sys(err, "audit log: lock %s", name);
-  struct stat sst;
-  if (fstat(fd, &sst) < 0)
-    return hutch_error_sys(err, "audit log: stat %s", name);
-  struct head h = {.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+int audit_log_open(int dirfd, const char *name, struct audit_log *l, hutch_error_t *err) {
+  *l = (struct audit_log){.log_fd = -1, .head_fd = -1};
+  snprintf(l->name, sizeof(l->name), "%s", name);
   _cleanup_free_ char *head_name = xasprintf("%s" AUDIT_HEAD_SUFFIX, name);
-  _cleanup_close_ int hfd = openat(dirfd, head_name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (hfd < 0 && errno != ENOENT)
-    return hutch_error_sys(err, "audit log: open %s", head_name);
-  if (hfd >= 0 && head_read_fd(hfd, &h) < 0)
-    return hutch_error_set(err, EBADMSG, "audit log: %s is not a head file", head_name);
+  l->log_fd = openat(dirfd, name, O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (l->log_fd < 0)
+    return hutch_error_sys(err, "audit log: open %s", name);
+  l->head_fd = openat(dirfd, head_name, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (l->head_fd < 0) {
+    hutch_error_sys(err, "audit log: open %s", head_name);
+    audit_log_close(l);
+    return -1;
+  }
+  return 0;
+}
+
+void audit_log_close(struct audit_log *l) {
+  if (l->log_fd >= 0)
+    close(l->log_fd);
+  if (l->head_fd >= 0)
+    close(l->head_fd);
+  l->log_fd = l->head_fd = -1;
+}
+
+/* Under the log's lock: the head read, the log's size checked against it,
+ * the records appended, the head updated. */
+static int append_locked(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, bool *synced,
+                         hutch_error_t *err) {
+  struct stat sst;
+  if (fstat(l->log_fd, &sst) < 0)
+    return hutch_error_sys(err, "audit log: stat %s", l->name);
+  struct head h = {.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+  size_t head_len;
+  enum head_parsed hp = head_read_fd(l->head_fd, &h, &head_len);
+  if (head_len > 0 && hp != HEAD_OK)
+    return hutch_error_set(err, EBADMSG, "audit log: %s" AUDIT_HEAD_SUFFIX " %s", l->name, head_problem(hp));
+  if (head_len == 0)
+    h = (struct head){.cap = cap ? cap : AUDIT_DEFAULT_CAP};
   if ((uint64_t)sst.st_size != h.bytes)
-    return hutch_error_set(err, EBADMSG, "audit log: %s holds %" PRIu64 " bytes, its head says %" PRIu64, name,
+    return hutch_error_set(err, EBADMSG, "audit log: %s holds %" PRIu64 " bytes, its head says %" PRIu64, l->name,
                            (uint64_t)sst.st_size, h.bytes);
   uint64_t lines = h.lines;
-  bool synced = false;
   int r = 0;
   for (size_t i = 0; i < n && r == 0; i++)
-    r = append_one(fd, name, &h, &recs[i], &synced, err);
+    r = append_one(l->log_fd, l->name, &h, &recs[i], synced, err);
   /* What was appended is in the head, also after a failed record. */
-  if (h.lines != lines && head_write(dirfd, name, &h, synced, r < 0 ? NULL : err) < 0)
+  if (h.lines != lines && head_store(l, &h, head_len, *synced, r < 0 ? NULL : err) < 0)
     return -1;
+  return r;
+}
+
+int audit_log_append_n(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, bool *synced,
+                       hutch_error_t *err) {
+  /* One appender at a time (exec --in from several hutch processes): the
+   * chain needs the line before.  A lock of the open file: threads sharing
+   * l must take turns themselves. */
+  while (flock(l->log_fd, LOCK_EX) < 0)
+    if (errno != EINTR)
+      return hutch_error_sys(err, "audit log: lock %s", l->name);
+  bool s = false;
+  int r = append_locked(l, cap, recs, n, &s, err);
+  (void)flock(l->log_fd, LOCK_UN);
+  if (synced)
+    *synced = s;
+  return r;
+}
+
+int audit_append_n(int dirfd, const char *name, uint64_t cap, const struct audit_rec *recs, size_t n,
+                   hutch_error_t *err) {
+  struct audit_log l;
+  if (audit_log_open(dirfd, name, &l, err) < 0)
+    return -1;
+  bool synced = false;
+  int r = audit_log_append_n(&l, cap, recs, n, &synced, err);
+  audit_log_close(&l);
+  /* The end: the log's and head's names on disk too. */
   if (synced)
     fsync(dirfd);
   return r;
@@ -365,8 +462,8 @@ static void line_type(const char *text, size_t len, char *type, size_t tlen) {
   type[i] = '\0';
 }
 
-int audit_verify(int log_fd, int head_fd, void (*line)(const char *text, size_t len, uint64_t no, void *data),
-                 void *data, struct audit_verdict *v, hutch_error_t *err) {
+static int verify_locked(int log_fd, int head_fd, void (*line)(const char *text, size_t len, uint64_t no, void *data),
+                         void *data, struct audit_verdict *v, hutch_error_t *err) {
   *v = (struct audit_verdict){.ok = true};
   int dfd = dup(log_fd);
   _cleanup_fclose_ FILE *f = dfd >= 0 ? fdopen(dfd, "r") : NULL;
@@ -420,8 +517,9 @@ int audit_verify(int log_fd, int head_fd, void (*line)(const char *text, size_t 
   if (head_fd >= 0) {
     struct head h;
     v->headed = true;
-    if (head_read_fd(head_fd, &h) < 0)
-      verdict_fail(v, 0, "the head file cannot be read");
+    enum head_parsed hp = head_read_fd(head_fd, &h, NULL);
+    if (hp != HEAD_OK)
+      verdict_fail(v, 0, "the head file %s", head_problem(hp));
     else if (h.lines != v->lines || h.bytes != bytes || strcmp(h.sha256, prev) != 0)
       verdict_fail(v, v->lines < h.lines ? v->lines : h.lines,
                    "the log has %" PRIu64 " lines (%" PRIu64 " bytes), its head records %" PRIu64 " (%" PRIu64
@@ -434,6 +532,17 @@ int audit_verify(int log_fd, int head_fd, void (*line)(const char *text, size_t 
     verdict_fail(v, v->lines, "no end record, and no head file: lines may have been cut off the end");
   }
   return 0;
+}
+
+int audit_verify(int log_fd, int head_fd, void (*line)(const char *text, size_t len, uint64_t no, void *data),
+                 void *data, struct audit_verdict *v, hutch_error_t *err) {
+  /* Read between two appends (which hold the lock exclusively), a live
+   * log and its head agree; a log that cannot be locked is read as it is. */
+  bool locked = flock(log_fd, LOCK_SH) == 0;
+  int r = verify_locked(log_fd, head_fd, line, data, v, err);
+  if (locked)
+    (void)flock(log_fd, LOCK_UN);
+  return r;
 }
 
 int audit_copy_to(int dirfd, const char *name, const char *dest, hutch_error_t *err) {

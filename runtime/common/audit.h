@@ -1,7 +1,8 @@
 /* A sandbox's audit log (hutch-audit(5)): JSON lines, each carrying the
  * sha256 of the line before it (the first one zeros), appended one write()
  * per line under an exclusive lock, with the last line's hash, the line
- * count and the size kept beside it in a head file (LOG.head), so that an
+ * count and the size kept beside it in a head file (LOG.head, a fixed-size
+ * record with its own checksum, rewritten in place), so that an
  * edited, reordered, partly written or shortened log fails verification.
  * The records' contents are the sandbox layer's (audit_sandbox.c); this
  * file knows the chain, the bound and the head only. */
@@ -59,6 +60,21 @@ int audit_append(int dirfd, const char *name, uint64_t cap, const struct audit_r
 /* Several records under one lock and one head update (a copy's files). */
 int audit_append_n(int dirfd, const char *name, uint64_t cap, const struct audit_rec *recs, size_t n,
                    hutch_error_t *err);
+
+/* A log and its head kept open, for a sandbox's handle to append each of
+ * its commands without opening, creating or renaming a file: the append
+ * takes the log's lock, reads the head (another process may have appended),
+ * writes the line and updates the head in place with one pwrite.  The lock
+ * is of the open file: threads sharing one must take turns themselves. */
+struct audit_log {
+  int log_fd, head_fd;
+  char name[64];
+};
+int audit_log_open(int dirfd, const char *name, struct audit_log *l, hutch_error_t *err);
+void audit_log_close(struct audit_log *l);
+/* As audit_append_n; *synced (may be NULL): an "end" was flushed. */
+int audit_log_append_n(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, bool *synced,
+                       hutch_error_t *err);
 
 /* The result of a verification. */
 struct audit_verdict {

@@ -74,8 +74,12 @@ static const struct seccomp_call init_calls[] = {
     CALL(write, 5),
     CALL(close, 5),
     CALL(prctl, PR_SET_PDEATHSIG, 0),
-    /* reaping and signalling its commands; the memory watchdog */
-    CALL(wait4, (uint64_t)-1, 0, WNOHANG, 0),
+    /* reaping and signalling its commands; the memory watchdog.  wait4
+     * passes a status and a rusage (what each command used, for its exit
+     * and the audit log): pointers, whose values no profile can know, but
+     * not NULL, so not 0 here: a rule that allows only a NULL rusage
+     * must be caught by this check, not by init at its first reap. */
+    CALL(wait4, (uint64_t)-1, 1, WNOHANG, 1),
     CALL(kill, (uint64_t)-2, SIGKILL),
     CALL(kill, (uint64_t)-2, SIGTERM),
     CALL(kill, (uint64_t)-1, SIGKILL),

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,6 +29,14 @@ static int sandbox_dir(int state_fd, const char *id) {
  * work goes on, and the gap shows in the verification (or the warning).
  * A sandbox removed meanwhile (`hutch rm` while exec --in ran: its
  * directory gone, or its log ended) is no news. */
+static void warn_unless_gone(hutch_error_t *err) {
+  if (*err) {
+    bool gone = (*err)->errnum == ENOENT || (*err)->errnum == EPIPE;
+    hutch_log_error(gone ? HUTCH_LOG_DEBUG : HUTCH_LOG_WARNING, *err);
+    hutch_error_free(err);
+  }
+}
+
 static void append_or_warn(int state_fd, const char *id, const struct audit_rec *recs, size_t n) {
   _cleanup_close_ int dfd = sandbox_dir(state_fd, id);
   hutch_error_t err = NULL;
@@ -35,11 +44,61 @@ static void append_or_warn(int state_fd, const char *id, const struct audit_rec 
     hutch_error_sys(&err, "audit log: open sandbox %s's directory", id);
   else
     audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, n, &err);
-  if (err) {
-    bool gone = err->errnum == ENOENT || err->errnum == EPIPE;
-    hutch_log_error(gone ? HUTCH_LOG_DEBUG : HUTCH_LOG_WARNING, err);
-    hutch_error_free(&err);
+  warn_unless_gone(&err);
+}
+
+/* ---- a handle's sink ---- */
+
+struct audit_sink {
+  int refs;
+  pthread_mutex_t lock; /* the log's lock is its open file's: threads of this process take turns here */
+  int state_fd;
+  char id[40];
+  struct audit_log log; /* log_fd -1: not open yet */
+};
+
+struct audit_sink *audit_sink_new(int state_fd, const char *id) {
+  struct audit_sink *s = xcalloc(1, sizeof(*s));
+  s->refs = 1;
+  pthread_mutex_init(&s->lock, NULL);
+  s->state_fd = fcntl(state_fd, F_DUPFD_CLOEXEC, 3);
+  snprintf(s->id, sizeof(s->id), "%s", id);
+  s->log = (struct audit_log){.log_fd = -1, .head_fd = -1};
+  return s;
+}
+
+static struct audit_sink *sink_ref(struct audit_sink *s) {
+  if (s)
+    __atomic_add_fetch(&s->refs, 1, __ATOMIC_ACQ_REL);
+  return s;
+}
+
+void audit_sink_unref(struct audit_sink *s) {
+  if (s == NULL || __atomic_sub_fetch(&s->refs, 1, __ATOMIC_ACQ_REL) > 0)
+    return;
+  audit_log_close(&s->log);
+  if (s->state_fd >= 0)
+    close(s->state_fd);
+  pthread_mutex_destroy(&s->lock);
+  free(s);
+}
+
+/* Opened at the first record: a sandbox opened by id may have none, and
+ * one whose directory is gone (removed meanwhile) is tried again next time. */
+static void sink_append(struct audit_sink *s, const struct audit_rec *recs, size_t n) {
+  hutch_error_t err = NULL;
+  pthread_mutex_lock(&s->lock);
+  if (s->log.log_fd < 0) {
+    _cleanup_close_ int dfd = s->state_fd >= 0 ? sandbox_dir(s->state_fd, s->id) : -1;
+    if (dfd < 0)
+      hutch_error_sys(&err, "audit log: open sandbox %s's directory", s->id);
+    else
+      audit_log_open(dfd, AUDIT_LOG_NAME, &s->log, &err);
   }
+  if (err == NULL)
+    audit_log_append_n(&s->log, 0, recs, n, NULL, &err);
+  pthread_mutex_unlock(&s->lock);
+  warn_unless_gone(&err);
 }
 
 /* "sha256:HEX" of an image from its tree's place in the store
@@ -123,8 +182,7 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
 /* ---- commands ---- */
 
 struct audit_cmd {
-  int state_fd;
-  char id[40];
+  struct audit_sink *sink;
   struct audit_rec rec;
   double start;
   /* Output into regular files: their sizes at the start (-1: not a file). */
@@ -137,11 +195,10 @@ static int64_t regular_size(int fd) {
   return fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? (int64_t)st.st_size : -1;
 }
 
-struct audit_cmd *audit_cmd_begin(int state_fd, const char *id, const char *const *argv, const char *workdir,
+struct audit_cmd *audit_cmd_begin(struct audit_sink *sink, const char *const *argv, const char *workdir,
                                   const int stdio[3], bool tty, double start) {
   struct audit_cmd *c = xcalloc(1, sizeof(*c));
-  c->state_fd = dup(state_fd);
-  snprintf(c->id, sizeof(c->id), "%s", id);
+  c->sink = sink_ref(sink);
   c->start = start > 0 ? start : audit_now();
   audit_rec_init(&c->rec, "command");
   audit_rec_strv(&c->rec, "argv", argv);
@@ -149,10 +206,9 @@ struct audit_cmd *audit_cmd_begin(int state_fd, const char *id, const char *cons
   audit_rec_bool(&c->rec, "tty", tty);
   for (int i = 0; i < 2; i++) {
     c->out_fd[i] = stdio ? stdio[i + 1] : -1;
-    c->out_size[i] = regular_size(c->out_fd[i]);
+    /* 2>&1: counted once (and not looked at twice) */
+    c->out_size[i] = i == 1 && c->out_fd[1] == c->out_fd[0] ? -1 : regular_size(c->out_fd[i]);
   }
-  if (c->out_size[1] >= 0 && c->out_fd[1] == c->out_fd[0])
-    c->out_size[1] = -1; /* 2>&1: counted once */
   return c;
 }
 
@@ -215,10 +271,9 @@ void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char 
     audit_rec_u64(&c->rec, "output_bytes", bytes);
   else
     audit_rec_null(&c->rec, "output_bytes");
-  if (c->state_fd >= 0)
-    append_or_warn(c->state_fd, c->id, &c->rec, 1);
-  if (c->state_fd >= 0)
-    close(c->state_fd);
+  if (c->sink != NULL)
+    sink_append(c->sink, &c->rec, 1);
+  audit_sink_unref(c->sink);
   audit_rec_free(&c->rec);
   free(c);
 }

@@ -24,10 +24,18 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
                         const struct hutch_policy *policy, const struct hutch_limits_status *limits,
                         const struct net_host *net, bool long_lived, hutch_error_t *err);
 
-/* A command, from its start to its end. */
+/* Where a sandbox's handle appends its commands' records: the log and its
+ * head opened at the first one and kept open (no file opened, created or
+ * renamed per command), shared by the handle and its processes (counted
+ * references: a process may outlive its handle), one appender at a time. */
+struct audit_sink;
+struct audit_sink *audit_sink_new(int state_fd, const char *id);
+void audit_sink_unref(struct audit_sink *s);
+
+/* A command, from its start to its end; its record goes to `sink`. */
 struct audit_cmd;
 /* `start`: when it started (audit_now()), 0: now. */
-struct audit_cmd *audit_cmd_begin(int state_fd, const char *id, const char *const *argv, const char *workdir,
+struct audit_cmd *audit_cmd_begin(struct audit_sink *sink, const char *const *argv, const char *workdir,
                                   const int stdio[3], bool tty, double start);
 /* Writes its record and frees c: ex NULL when it was not waited for (then
  * `how` says what became of it); ru: what its reaped processes used, when

@@ -202,8 +202,9 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   }
   snprintf(out->id, sizeof(out->id), "%s", s.id);
   out->limits = s.limits;
-  struct audit_cmd *audit =
-      audit_cmd_begin(s.state_fd, s.id, proc->argv, proc->workdir, proc->stdio, proc->tty, started_at);
+  struct audit_sink *sink = audit_sink_new(s.state_fd, s.id);
+  struct audit_cmd *audit = audit_cmd_begin(sink, proc->argv, proc->workdir, proc->stdio, proc->tty, started_at);
+  audit_sink_unref(sink); /* the command's own reference keeps it */
   struct run_ctx ctx = {s.sync_fd, s.pidfd, s.pid};
   struct pty_relay relay;
   hutch_error_t relay_err = NULL;

@@ -21,6 +21,7 @@ struct hutch_sandbox {
   int layer_fd;                      /* an image build's upper directory (layer_copy.h), else -1 */
   struct ctl_pool *ctl_pool;         /* an idle control connection for the next command (sandbox_proc.c) */
   char *audit_copy;                  /* hutch_sandbox_config.audit_copy of the creator, else NULL */
+  struct audit_sink *audit_sink;     /* its commands' audit records, from the first (sandbox_proc.c) */
 };
 
 /* The sandbox's root directory as its processes see it (an O_PATH fd the

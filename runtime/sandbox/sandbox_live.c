@@ -19,6 +19,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "audit_sandbox.h"
 #include "cgroup.h"
 #include "layer_copy.h"
 #include "net_host.h"
@@ -126,6 +127,7 @@ void hutch_sandbox_close(struct hutch_sandbox *sb) {
   if (sb->init_pidfd >= 0)
     close(sb->init_pidfd);
   sandbox_proc_release_pool(sb);
+  audit_sink_unref(sb->audit_sink);
   free(sb->audit_log);
   free(sb->audit_copy);
   free(sb->workdir);

@@ -57,6 +57,19 @@ static struct ctl_pool *pool_get(struct hutch_sandbox *sb) {
   return pool;
 }
 
+/* The handle's audit sink, made at its first command (CAS: threads may
+ * spawn at once). */
+static struct audit_sink *sandbox_audit_sink(struct hutch_sandbox *sb) {
+  struct audit_sink *sink = __atomic_load_n(&sb->audit_sink, __ATOMIC_ACQUIRE);
+  if (sink != NULL)
+    return sink;
+  struct audit_sink *fresh = audit_sink_new(sb->state_fd, sb->id);
+  if (__atomic_compare_exchange_n(&sb->audit_sink, &sink, fresh, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return fresh;
+  audit_sink_unref(fresh);
+  return sink;
+}
+
 void sandbox_proc_release_pool(struct hutch_sandbox *sb) {
   struct ctl_pool *pool = sb->ctl_pool;
   if (pool == NULL)
@@ -237,7 +250,7 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
   int stdio[3];
   for (int i = 0; i < 3; i++)
     stdio[i] = spec->stdio[i].kind == HUTCH_STDIO_FD ? spec->stdio[i].fd : -1;
-  p->audit = audit_cmd_begin(sb->state_fd, sb->id, spec->argv, req.workdir, stdio, spec->tty, 0);
+  p->audit = audit_cmd_begin(sandbox_audit_sink(sb), spec->argv, req.workdir, stdio, spec->tty, 0);
   *out = p;
   return 0;
 }

@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/signalfd.h>
@@ -72,12 +73,15 @@ static void read_caller_strings(void) {
  * starts the child in its cgroup, so not one instruction of it runs
  * unlimited; clone() is the fallback for kernels before 5.3 and for outer
  * seccomp profiles that refuse clone3 (ENOSYS).  *in_cgroup tells whether
- * the child is already in cgroup_fd's cgroup. */
-static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+ * the child is already in cgroup_fd's cgroup.  `sibling`: the child is made
+ * the caller's parent's (CLONE_PARENT: the kernel then gives it that
+ * parent's exit signal and refuses one of our own, and the pidfd is the
+ * parent's to open). */
+static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup, bool sibling) {
   struct clone_args args = {
-      .flags = SANDBOX_NAMESPACES | CLONE_PIDFD,
-      .pidfd = (uint64_t)(uintptr_t)pidfd,
-      .exit_signal = SIGCHLD,
+      .flags = SANDBOX_NAMESPACES | (sibling ? CLONE_PARENT : CLONE_PIDFD),
+      .pidfd = sibling ? 0 : (uint64_t)(uintptr_t)pidfd,
+      .exit_signal = sibling ? 0 : SIGCHLD,
   };
   pid_t pid;
   if (cgroup_fd >= 0) {
@@ -98,7 +102,83 @@ static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup) {
   if (pid >= 0 || (errno != ENOSYS && errno != E2BIG))
     return pid;
   *pidfd = -1;
-  return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | SIGCHLD, NULL, NULL, NULL, NULL);
+  return (pid_t)syscall(SYS_clone, SANDBOX_NAMESPACES | (sibling ? CLONE_PARENT : SIGCHLD), NULL, NULL, NULL, NULL);
+}
+
+/* Whether other threads run in this process, in one stat: procfs counts a
+ * process's threads in the link count of its task directory (2 + threads,
+ * proc_task_getattr).  Unknown counts as "yes", the safe way. */
+static bool caller_threaded(void) {
+  struct stat st;
+  return stat("/proc/self/task", &st) < 0 || st.st_nlink != 3;
+}
+
+/* The sandbox's child is a raw clone, so it runs none of the fork handlers
+ * that leave malloc (and stdio, and other libraries' locks) usable in a
+ * child; its set-up before exec (libcap, libseccomp, error messages) does
+ * allocate.  In a single-threaded caller (the hutch command) nothing can
+ * hold such a lock at the clone.  In a caller with other threads (the
+ * Python package, any embedder) one may, and the child would wait for it
+ * forever: there, the clone is made by a helper fork()ed first (glibc takes
+ * malloc's locks around fork, and the helper has one thread), as the
+ * caller's own child (CLONE_PARENT), so the caller waits for it, gets its
+ * exit and dies-with-parent relations as before.  The helper sends the pid
+ * (or the errno) and exits; the caller opens the pidfd (its own unreaped
+ * child: the pid cannot have been reused).  The cost: a fork of the caller
+ * (its page tables copied, then unmapped by the helper's exit). */
+static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup, pid_t *helper_out) {
+  struct {
+    pid_t pid;
+    int errnum;
+    bool in_cgroup;
+    bool pidfd_wanted;
+  } msg = {-1, 0, false, false};
+  int p[2];
+  if (pipe2(p, O_CLOEXEC) < 0)
+    return -1;
+  pid_t helper = fork();
+  if (helper < 0) {
+    int e = errno;
+    close(p[0]);
+    close(p[1]);
+    errno = e;
+    return -1;
+  }
+  if (helper == 0) {
+    close(p[0]);
+    int unused = -2;
+    msg.pid = clone_sandbox_at(&unused, cgroup_fd, &msg.in_cgroup, true);
+    if (msg.pid == 0) {
+      close(p[1]);
+      *in_cgroup = msg.in_cgroup;
+      return 0; /* the sandbox's child, on the caller's way */
+    }
+    msg.errnum = errno;
+    msg.pidfd_wanted = unused != -1; /* clone3: a pidfd is to be had */
+    (void)!write(p[1], &msg, sizeof(msg));
+    _exit(0);
+  }
+  close(p[1]);
+  ssize_t n;
+  while ((n = read(p[0], &msg, sizeof(msg))) < 0 && errno == EINTR)
+    ;
+  close(p[0]);
+  if (n != (ssize_t)sizeof(msg)) {
+    while (waitpid(helper, NULL, 0) < 0 && errno == EINTR)
+      ;
+    errno = EPROTO;
+    return -1;
+  }
+  /* Reaped at the start's end (start_free): its exit, the unmapping of a
+   * copy of the caller's memory, runs meanwhile. */
+  *helper_out = helper;
+  if (msg.pid < 0) {
+    errno = msg.errnum;
+    return -1;
+  }
+  *in_cgroup = msg.in_cgroup;
+  *pidfd = msg.pidfd_wanted ? (int)syscall(SYS_pidfd_open, msg.pid, 0) : -1;
+  return msg.pid;
 }
 
 /* RLIMIT_NPROC counts every process of this user, every sandbox's init
@@ -109,14 +189,15 @@ static pid_t clone_sandbox_at(int *pidfd, int cgroup_fd, bool *in_cgroup) {
  * the hard limit, and the caller's own soft limit is put back after it,
  * in the parent and in the new child alike (clone returns in both).
  * `hutch doctor` names the hard limit (capacity.nproc). */
-static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup) {
+static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup, pid_t *helper) {
   struct rlimit old, raised;
   bool raise = getrlimit(RLIMIT_NPROC, &old) == 0 && old.rlim_cur < old.rlim_max;
   if (raise) {
     raised = (struct rlimit){old.rlim_max, old.rlim_max};
     raise = setrlimit(RLIMIT_NPROC, &raised) == 0;
   }
-  pid_t pid = clone_sandbox_at(pidfd, cgroup_fd, in_cgroup);
+  pid_t pid = caller_threaded() ? clone_sandbox_helped(pidfd, cgroup_fd, in_cgroup, helper)
+                                : clone_sandbox_at(pidfd, cgroup_fd, in_cgroup, false);
   if (raise) {
     int e = errno;
     (void)setrlimit(RLIMIT_NPROC, &old);
@@ -241,6 +322,7 @@ void teardown_from_started(struct teardown *t, struct started *s) {
  * undo (the process, the state directory, the cgroup, the proxy and the
  * /30) is in `out`, the started sandbox. */
 struct start {
+  pid_t clone_helper; /* a multi-threaded caller's clone helper, to reap (clone_sandbox_helped) */
   const struct hutch_sandbox_config *cfg;
   const struct hutch_process *primary; /* NULL: a long-lived sandbox */
   struct hutch_policy *policy;
@@ -274,6 +356,9 @@ static bool child_writes_maps(const struct start *st) {
 }
 
 static void start_free(struct start *st) {
+  while (st->clone_helper > 0 && waitpid(st->clone_helper, NULL, 0) < 0 && errno == EINTR)
+    ;
+  st->clone_helper = 0;
   free(st->state_path);
   free(st->bind_ids);
   free(st->sbpath);
@@ -508,7 +593,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
               .primary = primary ? &primary_spec : NULL,
           },
   };
-  out->pid = clone_sandbox(&out->pidfd, out->cg.fd, &st->in_cgroup);
+  out->pid = clone_sandbox(&out->pidfd, out->cg.fd, &st->in_cgroup, &st->clone_helper);
   if (out->pid < 0) {
     hutch_error_sys(err, "create the sandbox's namespaces (clone)");
     const char *hint = userns_failure_hint(errno);

@@ -11,15 +11,7 @@ img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailabl
 
 out=$(timeout 300 "$helper" "$img" 2>&1)
 rc=$?
-n=0
-while IFS= read -r line; do
-  case $line in
-  "ok "*) n=$((n + 1)); tap_check 0 "${line#ok [0-9]* - }" ;;
-  "not ok "*) n=$((n + 1)); tap_check 1 "${line#not ok [0-9]* - }" ;;
-  "1.."*) ;;
-  *) tap_diag "$line" ;;
-  esac
-done <<<"$out"
-tap_check $((n < 40)) "the helper ran all its points ($n)"
+tap_retell "$out"
+tap_check $((TAP_RETOLD < 40)) "the helper ran all its points ($TAP_RETOLD)"
 tap_check $rc "the helper exits 0"
 tap_done

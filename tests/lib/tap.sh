@@ -149,6 +149,21 @@ tap_check() {
   return 1
 }
 
+# Re-tells the TAP points of a helper's output (text in $1) one by one;
+# other lines become diagnostics.  Sets TAP_RETOLD to how many points.
+tap_retell() {
+  local line
+  TAP_RETOLD=0
+  while IFS= read -r line; do
+    case $line in
+    "ok "*) TAP_RETOLD=$((TAP_RETOLD + 1)); tap_check 0 "${line#ok [0-9]* - }" ;;
+    "not ok "*) TAP_RETOLD=$((TAP_RETOLD + 1)); tap_check 1 "${line#not ok [0-9]* - }" ;;
+    "1.."*) ;;
+    *) tap_diag "$line" ;;
+    esac
+  done <<<"$1"
+}
+
 tap_is() {
   local got=$1 want=$2 desc=$3
   if [ "$got" == "$want" ]; then

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "sha256.h"
 #include "tap.h"
 #include "util.h"
 
@@ -165,6 +166,93 @@ int main(void) {
          "after it, no command, but the end");
   v = verify("a.jsonl", true);
   tap_ok(v.ok && v.capped && v.ended, "the capped log verifies, and says it was capped");
+
+  /* The head: one fixed-size record, rewritten in place, its own checksum. */
+  unlinkat(dfd, "a.jsonl", 0);
+  unlinkat(dfd, "a.jsonl.head", 0);
+  append("start", NULL, NULL, 0, &rc, &e);
+  struct stat h1, h2;
+  fstatat(dfd, "a.jsonl.head", &h1, 0);
+  _cleanup_free_ char *old_head = read_file_at(dfd, "a.jsonl.head", 4096, NULL);
+  append("command", "argv", "one", 0, &rc, &e);
+  fstatat(dfd, "a.jsonl.head", &h2, 0);
+  tap_ok(h1.st_ino == h2.st_ino && h1.st_size == h2.st_size && h1.st_size > 0,
+         "the head is updated in place, at one size (%lld bytes; no new file per record)", (long long)h2.st_size);
+  v = verify("a.jsonl", true);
+  tap_ok(v.ok && v.lines == 2, "and the log verifies against it");
+  /* Torn: the new head's first part over the old one's rest, as a crash
+   * in the middle of its pwrite would leave it. */
+  {
+    _cleanup_free_ char *new_head = read_file_at(dfd, "a.jsonl.head", 4096, NULL);
+    _cleanup_free_ char *torn = xstrdup(old_head);
+    memcpy(torn, new_head, 100); /* past its numbers, into its hash */
+    size_t tlen = strlen(torn);
+    write_file_at(dfd, "b.jsonl.head", torn, tlen, 0600);
+    size_t loglen;
+    _cleanup_free_ char *log = read_file_at(dfd, "a.jsonl", 1 << 20, &loglen);
+    write_file_at(dfd, "b.jsonl", log, loglen, 0600);
+    v = verify("b.jsonl", true);
+    tap_ok(!v.ok && strstr(v.reason, "torn") != NULL, "a torn head is found as such (%s)", v.reason);
+    struct audit_rec r;
+    audit_rec_init(&r, "command");
+    hutch_error_t err = NULL;
+    int arc = audit_append(dfd, "b.jsonl", 0, &r, &err);
+    tap_ok(arc < 0 && err->errnum == EBADMSG && strstr(err->msg, "torn") != NULL,
+           "and nothing is appended after it (%s)", err ? err->msg : "appended");
+    hutch_error_free(&err);
+    audit_rec_free(&r);
+    /* Edited: a number changed, the checksum left. */
+    char *lines = strstr(new_head, "lines 0");
+    lines[strlen("lines 0000000000000000000")] = '1';
+    write_file_at(dfd, "b.jsonl.head", new_head, strlen(new_head), 0600);
+    v = verify("b.jsonl", true);
+    tap_ok(!v.ok && strstr(v.reason, "checksum") != NULL, "an edited head fails its checksum (%s)", v.reason);
+  }
+  /* Heads of version 1 (logs from before) are still read, and upgraded. */
+  {
+    size_t loglen;
+    _cleanup_free_ char *log = read_file_at(dfd, "a.jsonl", 1 << 20, &loglen);
+    const char *last = log + loglen - 1;
+    while (last > log && last[-1] != '\n')
+      last--;
+    uint8_t d[SHA256_DIGEST_SIZE];
+    char hex[SHA256_HEX_SIZE];
+    sha256_buffer(last, (size_t)(log + loglen - 1 - last), d);
+    sha256_hex(d, hex);
+    _cleanup_free_ char *v1 = xasprintf("hutch-audit-head 1\nlines 2\nbytes %zu\ncap %llu\nsha256 %s\nstate open\n",
+                                        loglen, (unsigned long long)AUDIT_DEFAULT_CAP, hex);
+    write_file_at(dfd, "a.jsonl.head", v1, strlen(v1), 0600);
+    v = verify("a.jsonl", true);
+    tap_ok(v.ok, "a version 1 head verifies (%s)", v.reason);
+    append("command", "argv", "two", 0, &rc, &e);
+    v = verify("a.jsonl", true);
+    _cleanup_free_ char *up = read_file_at(dfd, "a.jsonl.head", 4096, NULL);
+    tap_ok(rc == 0 && v.ok && v.lines == 3 && strncmp(up, "hutch-audit-head 2\n", 19) == 0,
+           "an append goes on from it and writes version 2");
+  }
+  /* Kept open (a sandbox's handle), next to other appenders. */
+  {
+    struct audit_log l1, l2;
+    hutch_error_t err = NULL;
+    tap_ok(audit_log_open(dfd, "a.jsonl", &l1, &err) == 0 && audit_log_open(dfd, "a.jsonl", &l2, &err) == 0,
+           "two handles on one log");
+    int bad = 0;
+    for (int i = 0; i < 30; i++) {
+      struct audit_rec r;
+      audit_rec_init(&r, "command");
+      audit_rec_u64(&r, "i", (uint64_t)i);
+      if (i % 3 == 2)
+        bad += audit_append(dfd, "a.jsonl", 0, &r, &err) < 0;
+      else
+        bad += audit_log_append_n(i % 3 ? &l2 : &l1, 0, &r, 1, NULL, &err) < 0;
+      hutch_error_free(&err);
+      audit_rec_free(&r);
+    }
+    audit_log_close(&l1);
+    audit_log_close(&l2);
+    v = verify("a.jsonl", true);
+    tap_ok(bad == 0 && v.ok && v.lines == 33, "appends through both and by name, interleaved, verify (%s)", v.reason);
+  }
 
   char when[40];
   audit_format_time(0.25, when, sizeof(when));
