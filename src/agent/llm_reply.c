@@ -61,6 +61,18 @@ static char *content_text(const cJSON *msg) {
   return acc;
 }
 
+/* A token count as the server wrote it: any JSON number, which a server
+ * (or what answers in its place) may make negative, NaN or too large for a
+ * long.  Those read as 0, or as 10^15 (no real count comes near), which
+ * converts, and sums with the others, without overflow. */
+static long token_count(const cJSON *n) {
+  if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0))
+    return 0;
+  if (n->valuedouble >= 1e15)
+    return 1000000000000000L;
+  return (long)n->valuedouble;
+}
+
 int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   if (!text_is_utf8(text, len))
@@ -127,9 +139,9 @@ int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_e
     const cJSON *pt = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
     const cJSON *ct = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
     const cJSON *tt = cJSON_GetObjectItemCaseSensitive(usage, "total_tokens");
-    out->prompt_tokens = cJSON_IsNumber(pt) ? (long)pt->valuedouble : 0;
-    out->completion_tokens = cJSON_IsNumber(ct) ? (long)ct->valuedouble : 0;
-    out->total_tokens = cJSON_IsNumber(tt) ? (long)tt->valuedouble : out->prompt_tokens + out->completion_tokens;
+    out->prompt_tokens = token_count(pt);
+    out->completion_tokens = token_count(ct);
+    out->total_tokens = cJSON_IsNumber(tt) ? token_count(tt) : out->prompt_tokens + out->completion_tokens;
     out->has_usage = true;
   }
   r = 0;
