@@ -61,15 +61,18 @@ static char *content_text(const cJSON *msg) {
   return acc;
 }
 
+/* Far beyond any real count of tokens, and small enough that sums and
+ * differences of a few such counts stay within a long. */
+#define TOKENS_MAX 1000000000000000L /* 10^15 */
+
 /* A token count as the server wrote it: any JSON number, which a server
- * (or what answers in its place) may make negative, NaN or too large for a
- * long.  Those read as 0, or as 10^15 (no real count comes near), which
- * converts, and sums with the others, without overflow. */
+ * (or what answers in its place) may make negative or too large for a
+ * long.  Those read as 0, or as TOKENS_MAX. */
 static long token_count(const cJSON *n) {
   if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0))
     return 0;
-  if (n->valuedouble >= 1e15)
-    return 1000000000000000L;
+  if (n->valuedouble >= (double)TOKENS_MAX)
+    return TOKENS_MAX;
   return (long)n->valuedouble;
 }
 
@@ -173,7 +176,10 @@ static long number_before(const char *msg, const char *word) {
   const char *e = p;
   while (p > msg && p[-1] >= '0' && p[-1] <= '9')
     p--;
-  return p == e ? -1 : strtol(p, NULL, 10);
+  if (p == e)
+    return -1;
+  long n = strtol(p, NULL, 10);
+  return n > TOKENS_MAX ? -1 : n; /* a message's number is the server's to make up */
 }
 
 long llm_shrink_max_tokens(const char *message, long current, long floor) {
@@ -188,6 +194,8 @@ long llm_shrink_max_tokens(const char *message, long current, long floor) {
       p++;
     if (*p)
       limit = strtol(p, NULL, 10);
+    if (limit > TOKENS_MAX)
+      limit = -1;
   }
   input = number_before(message, " input tokens");
   if (input < 0)
