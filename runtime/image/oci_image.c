@@ -75,6 +75,12 @@ static int parse_descriptor(const cJSON *o, const char *what, struct oci_descrip
     return hutch_error_hint(err, "hutch verifies sha256 digests (sha256:<64 hex digits>) only");
   }
   const cJSON *size = cJSON_GetObjectItemCaseSensitive(o, "size");
+  /* A JSON number is a double: one past 2^64 (or NaN) has no uint64_t, and
+   * converting it would be undefined.  No real blob is that large. */
+  if (cJSON_IsNumber(size) && !(size->valuedouble < 0x1p64)) {
+    hutch_error_set(err, EINVAL, "the %s has the impossible size %g", what, size->valuedouble);
+    return -1;
+  }
   d->digest = xstrdup(digest);
   d->media_type = dup_or_null(str_member(o, "mediaType"));
   d->size = cJSON_IsNumber(size) && size->valuedouble > 0 ? (uint64_t)size->valuedouble : 0;

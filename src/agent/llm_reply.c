@@ -61,6 +61,21 @@ static char *content_text(const cJSON *msg) {
   return acc;
 }
 
+/* Far beyond any real count of tokens, and small enough that sums and
+ * differences of a few such counts stay within a long. */
+#define TOKENS_MAX 1000000000000000L /* 10^15 */
+
+/* A token count as the server wrote it: any JSON number, which a server
+ * (or what answers in its place) may make negative or too large for a
+ * long.  Those read as 0, or as TOKENS_MAX. */
+static long token_count(const cJSON *n) {
+  if (!cJSON_IsNumber(n) || !(n->valuedouble >= 0))
+    return 0;
+  if (n->valuedouble >= (double)TOKENS_MAX)
+    return TOKENS_MAX;
+  return (long)n->valuedouble;
+}
+
 int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   if (!text_is_utf8(text, len))
@@ -127,9 +142,9 @@ int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_e
     const cJSON *pt = cJSON_GetObjectItemCaseSensitive(usage, "prompt_tokens");
     const cJSON *ct = cJSON_GetObjectItemCaseSensitive(usage, "completion_tokens");
     const cJSON *tt = cJSON_GetObjectItemCaseSensitive(usage, "total_tokens");
-    out->prompt_tokens = cJSON_IsNumber(pt) ? (long)pt->valuedouble : 0;
-    out->completion_tokens = cJSON_IsNumber(ct) ? (long)ct->valuedouble : 0;
-    out->total_tokens = cJSON_IsNumber(tt) ? (long)tt->valuedouble : out->prompt_tokens + out->completion_tokens;
+    out->prompt_tokens = token_count(pt);
+    out->completion_tokens = token_count(ct);
+    out->total_tokens = cJSON_IsNumber(tt) ? token_count(tt) : out->prompt_tokens + out->completion_tokens;
     out->has_usage = true;
   }
   r = 0;
@@ -161,7 +176,10 @@ static long number_before(const char *msg, const char *word) {
   const char *e = p;
   while (p > msg && p[-1] >= '0' && p[-1] <= '9')
     p--;
-  return p == e ? -1 : strtol(p, NULL, 10);
+  if (p == e)
+    return -1;
+  long n = strtol(p, NULL, 10);
+  return n > TOKENS_MAX ? -1 : n; /* a message's number is the server's to make up */
 }
 
 long llm_shrink_max_tokens(const char *message, long current, long floor) {
@@ -176,6 +194,8 @@ long llm_shrink_max_tokens(const char *message, long current, long floor) {
       p++;
     if (*p)
       limit = strtol(p, NULL, 10);
+    if (limit > TOKENS_MAX)
+      limit = -1;
   }
   input = number_before(message, " input tokens");
   if (input < 0)
