@@ -402,10 +402,11 @@ static int do_instr(struct df_builder *b, struct df_stage *stages, size_t n_stag
   _cleanup_strv_ char **env = subst_env(st);
   switch (in->kind) {
   case DF_ARG: {
-    int r = do_arg(b, &st->args, b->global_args, in, env, err);
-    _cleanup_free_ char *args = strv_join(st->args, "\n");
-    df_key_next(st->key, "ARG", in->text, args);
-    return r;
+    /* Values are not part of the key here: the RUN steps that see them
+     * are keyed by them, as in Docker (a changed value rebuilds from the
+     * first RUN, or the first instruction that substitutes it). */
+    df_key_next(st->key, "ARG", in->text, NULL);
+    return do_arg(b, &st->args, b->global_args, in, env, err);
   }
   case DF_ENV:
   case DF_LABEL: {
