@@ -14,6 +14,7 @@
 
 static const char dockerfile_usage[] =
     "Usage: hutch rootfs build -f DOCKERFILE --name NAME [OPTIONS] [CONTEXT]\n"
+    "       hutch build [-f DOCKERFILE] --image_name NAME [--force] [OPTIONS] [CONTEXT]\n"
     "\n"
     "Build the image a Dockerfile describes (the subset in hutch-rootfs(1)): each\n"
     "RUN in a sandbox on the layers so far, COPY and ADD from the build context\n"
@@ -24,11 +25,12 @@ static const char dockerfile_usage[] =
     "\n"
     "Options:\n"
     "  -f, --file FILE       the Dockerfile\n"
-    "  -n, --name NAME       the new image's name (moves the name if it is in use)\n"
+    "  -n, --name NAME       the new image's name (moves the name if it is in use);\n"
+    "                        --image_name NAME is the same\n"
     "  --build-arg K=V       a value for ARG K (repeatable; K alone: from the environment)\n"
     "  --allow HOST[:PORT]   a host RUN steps may reach through hutch's proxy (repeatable)\n"
     "  --target STAGE        build the stage FROM ... AS STAGE and stop there\n"
-    "  --no-cache            make every layer again\n"
+    "  --no-cache, --force   make every layer again\n"
     "  --net MODE            proxy or none (default: proxy when --allow names a host)\n"
     "  --net-policy FILE     a policy whose [network] section replaces the policy's\n"
     "  --log FILE            the build log (default: STORE/logs/build-NAME.log)\n"
@@ -177,4 +179,10 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
   fprintf(stderr, "%s: built %s: sha256:%.12s\n", hutch_program_name, o.name, res.digest + strlen("sha256:"));
   printf("%s\n", res.digest);
   return 0;
+}
+
+/* `hutch build`: LIS's `llm-in-sandbox build` spellings (--image_name,
+ * --force, CONTEXT/Dockerfile by default). */
+int cmd_build(int argc, char **argv) {
+  return rootfs_dockerfile(argc, argv, NULL, true);
 }

@@ -127,6 +127,10 @@ tap_ok "a build argument changing" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile
 tap_like "$tap_stderr" "2 layers made, 5 reused" "rebuilds the RUN steps after its ARG"
 tap_ok "--no-cache" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app --no-cache "$ctx"
 tap_like "$tap_stderr" "7 layers made, 0 reused" "makes every layer again"
+tap_ok "hutch build, LIS's spellings" "$HUTCH_BIN" build --image_name app2 --build-arg MODE=slow "$ctx"
+tap_like "$tap_stderr" "0 layers made, 7 reused" "CONTEXT/Dockerfile, the same layers"
+tap_ok "hutch build --force" "$HUTCH_BIN" build --image_name app2 --force "$ctx"
+tap_like "$tap_stderr" "7 layers made, 0 reused" "makes every layer again"
 tap_ok "--target" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name stage1 --target build "$ctx"
 tap_ok "builds the named stage only" "$HUTCH_BIN" exec --rootfs stage1 -- /bin/sh -c 'cat /built.txt; test ! -e /app'
 tap_is "$tap_stdout" "hello from the build stage" "the build stage's file"
