@@ -135,6 +135,17 @@ tap_ok "--target" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name stage1 -
 tap_ok "builds the named stage only" "$HUTCH_BIN" exec --rootfs stage1 -- /bin/sh -c 'cat /built.txt; test ! -e /app'
 tap_is "$tap_stdout" "hello from the build stage" "the build stage's file"
 
+# ---- many layers: more lowers than one page of mount(2) options ------------
+{
+  echo "FROM $base"
+  for i in $(seq 60); do echo "RUN echo $i >/f$i"; done
+} >"$work/many.Dockerfile"
+tap_ok "a Dockerfile of 60 RUN steps builds" "$HUTCH_BIN" rootfs build -f "$work/many.Dockerfile" --name many "$ctx"
+tap_ok "and runs" "$HUTCH_BIN" exec --rootfs many -- /bin/sh -c 'cat /f1 /f60; /bin/busybox true && echo base'
+tap_is "$tap_stdout" "1
+60
+base" "every layer and the base are seen"
+
 # ---- a failing step -------------------------------------------------------------
 printf 'FROM %s\nRUN echo partial >/p\nRUN echo about to fail; exit 7\nRUN echo never\n' "$base" >"$work/fail.Dockerfile"
 tap_status 7 "a failing RUN stops the build with its exit status" \
