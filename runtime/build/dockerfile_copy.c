@@ -79,6 +79,9 @@ static bool pattern_matches(const char *pat, const char *rel) {
   for (;;) {
     if (fnmatch(pat, prefix, deep ? 0 : FNM_PATHNAME) == 0)
       return true;
+    /* A leading double star and slash also matches no directory at all. */
+    if (strncmp(pat, "**/", 3) == 0 && fnmatch(pat + 3, prefix, 0) == 0)
+      return true;
     char *slash = strrchr(prefix, '/');
     if (slash == NULL)
       return false;

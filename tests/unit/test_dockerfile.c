@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dockerfile.h"
+#include "dockerfile_copy.h"
 #include "tap.h"
 #include "util.h"
 
@@ -201,7 +202,28 @@ static void check_parse(void) {
   free(huge);
 }
 
+static void check_ignore(void) {
+  struct df_ignore ig;
+  df_ignore_parse("# comment\n\n*.log\n./build/\n**/*.tmp\n!keep.log\n/secret\r\ndocs/*.md\n", &ig);
+  tap_is_int(ig.n, 6, "six patterns (comments, blanks, ./ and / cleaned)");
+  static const struct {
+    const char *path;
+    bool want;
+  } cases[] = {
+      {"debug.log", true},     {"keep.log", false},      {"sub/debug.log", false}, {"build", true},
+      {"build/out/x.o", true}, {"a/b/c.tmp", true},      {"x.tmp", true},          {"secret", true},
+      {"secret/inner", true},  {"docs/readme.md", true}, {"docs/sub/x.md", false}, {"src/main.c", false},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+    tap_is_int(df_ignored(&ig, cases[i].path), cases[i].want, ".dockerignore: %s", cases[i].path);
+  df_ignore_clear(&ig);
+  df_ignore_parse(NULL, &ig);
+  tap_ok(!df_ignored(&ig, "anything"), "no .dockerignore: nothing ignored");
+  df_ignore_clear(&ig);
+}
+
 int main(void) {
+  check_ignore();
   check_words();
   check_pairs();
   check_parse();
