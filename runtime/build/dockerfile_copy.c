@@ -17,7 +17,7 @@
 #include "util.h"
 
 #define COPY_MAX_DEPTH 256
-#define COPY_MAX_NAMES 100000 /* entries of one directory, all trees together */
+#define COPY_MAX_NAMES 1000000 /* entries of one directory, all trees together */
 
 /* ---- .dockerignore ------------------------------------------------------------ */
 
@@ -154,11 +154,6 @@ static char **source_list(const struct df_copy *c, const char *rel, hutch_error_
     while ((de = readdir(d)) != NULL) {
       if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
         continue;
-      bool seen = false;
-      for (size_t k = 0; k < n && !seen; k++)
-        seen = strcmp(names[k], de->d_name) == 0;
-      if (seen)
-        continue;
       if (n >= COPY_MAX_NAMES) {
         closedir(d);
         cleanup_strvp(&names);
@@ -175,7 +170,18 @@ static char **source_list(const struct df_copy *c, const char *rel, hutch_error_
   }
   if (names == NULL)
     names = xcalloc(1, sizeof(*names));
+  /* Each name once, whichever trees have it (sorted, duplicates dropped:
+   * linear, where a search per name would be quadratic). */
   qsort(names, n, sizeof(*names), cmp_str);
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (k > 0 && strcmp(names[k - 1], names[i]) == 0) {
+      free(names[i]);
+      continue;
+    }
+    names[k++] = names[i];
+  }
+  names[k] = NULL;
   return names;
 }
 
