@@ -208,6 +208,8 @@ struct hutch_dockerfile_options {
   const char *arch, *policy, *net_policy;
   int net;               /* enum hutch_net_mode, or -1: proxy when allow names a host */
   bool no_cache;         /* build every layer again */
+  const char *auth_file; /* a FROM pulled from a registry: as hutch_pull_options */
+  bool tls_insecure;
   int output_fd;         /* progress and the steps' output */
   const char *log_file;  /* the whole build log (NULL: none) */
   hutch_progress_fn progress;

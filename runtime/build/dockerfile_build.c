@@ -108,8 +108,12 @@ static int resolve_image(struct df_builder *b, const char *ref, struct hutch_ima
   /* A registry reference, pulled on demand. */
   _cleanup_free_ char *docker = strncmp(ref, "docker://", 9) == 0 ? xstrdup(ref) : xasprintf("docker://%s", ref);
   df_say(b, "  %s is not in the store: pulling %s", ref, docker);
-  struct hutch_pull_options po = {
-      .arch = b->o->arch, .progress = b->o->progress, .phase = b->o->phase, .data = b->o->data};
+  struct hutch_pull_options po = {.arch = b->o->arch,
+                                  .progress = b->o->progress,
+                                  .phase = b->o->phase,
+                                  .data = b->o->data,
+                                  .auth_file = b->o->auth_file,
+                                  .tls_insecure = b->o->tls_insecure};
   if (hutch_image_pull(b->store, docker, &po, out, err) < 0)
     return hutch_error_hint(err, "import or pull the base first (`hutch rootfs pull`, `hutch rootfs import`)");
   return 0;

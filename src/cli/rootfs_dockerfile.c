@@ -35,6 +35,8 @@ static const char dockerfile_usage[] =
     "  --net-policy FILE     a policy whose [network] section replaces the policy's\n"
     "  --log FILE            the build log (default: STORE/logs/build-NAME.log)\n"
     "  --arch ARCH           the architecture of a base that is pulled\n"
+    "  --authfile FILE       registry credentials, for a FROM pulled from a registry\n"
+    "  --tls-verify=false    no TLS check (or plain HTTP) for that registry\n"
     "  --policy FILE         the sandbox policy\n"
     "  --store DIR           the store\n"
     "  -h, --help            show this help\n";
@@ -50,6 +52,8 @@ enum {
   OPT_LOG,
   OPT_ARCH,
   OPT_POLICY,
+  OPT_AUTHFILE,
+  OPT_TLS_VERIFY,
 };
 
 static void push(const char ***v, size_t *n, const char *s) {
@@ -74,6 +78,8 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
       {"arch", required_argument, NULL, OPT_ARCH},
       {"policy", required_argument, NULL, OPT_POLICY},
       {"store", required_argument, NULL, OPT_STORE},
+      {"authfile", required_argument, NULL, OPT_AUTHFILE},
+      {"tls-verify", required_argument, NULL, OPT_TLS_VERIFY},
       {"help", no_argument, NULL, 'h'},
       {0},
   };
@@ -145,6 +151,14 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
       break;
     case OPT_STORE:
       store_path = optarg;
+      break;
+    case OPT_AUTHFILE:
+      o.auth_file = optarg;
+      break;
+    case OPT_TLS_VERIFY:
+      if (strcmp(optarg, "true") != 0 && strcmp(optarg, "false") != 0)
+        return cli_usage_error(verb, "--tls-verify takes true or false, not \"%s\"", optarg);
+      o.tls_insecure = strcmp(optarg, "false") == 0;
       break;
     case 'h':
       fputs(dockerfile_usage, stdout);

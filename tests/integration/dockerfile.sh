@@ -203,6 +203,24 @@ tap_status 125 "COPY --from through a link the stage made is refused" \
   "$HUTCH_BIN" rootfs build -f "$hostile/Dockerfile" --name stolen2 "$hostile"
 tap_like "$tap_stderr" "hostroot/etc/hostname: a symbolic link on the way" "not followed in a stage's files"
 
+# ---- FROM a registry reference, pulled on demand ------------------------------
+. "$HUTCH_SRCDIR/tests/lib/registry.sh"
+if command -v docker-registry >/dev/null && command -v skopeo >/dev/null &&
+  registry_start "$work/registry" 2>/dev/null; then
+  tap_ok "export the busybox image" "$HUTCH_BIN" rootfs export "$base" --format oci-archive "$work/bb-oci.tar"
+  tap_ok "push it with skopeo" skopeo copy -q --dest-tls-verify=false "oci-archive:$work/bb-oci.tar" \
+    "docker://$REGISTRY_ADDR/test/bb:1"
+  printf 'FROM %s/test/bb:1\nRUN echo from-registry >/r\n' "$REGISTRY_ADDR" >"$work/reg.Dockerfile"
+  tap_ok "FROM a registry reference" env -u http_proxy -u https_proxy "$HUTCH_BIN" rootfs build \
+    -f "$work/reg.Dockerfile" --tls-verify=false --name fromreg "$ctx"
+  tap_like "$tap_stderr" "is not in the store: pulling docker://$REGISTRY_ADDR/test/bb:1" "is pulled on demand"
+  tap_ok "the result runs" "$HUTCH_BIN" exec --rootfs fromreg -- /bin/cat /r
+  tap_is "$tap_stdout" "from-registry" "on the pulled base"
+  registry_stop_all
+else
+  tap_skip "docker-registry or skopeo is not available" 6
+fi
+
 # ---- LIS's docker/Dockerfile ------------------------------------------------------------
 # The file as LIS ships it (tests/golden/lis-docker/Dockerfile), with FROM
 # pointed at the Debian test image and its downloads (apt, uv's installer,
