@@ -242,8 +242,17 @@ if debian=$(hutch_test_rootfs debian 2>/dev/null); then
 dirs
 1" "WORKDIR /testbed, ENV, the RUN steps' files"
   tap_like "$(meta_image lis)" '"cmd": \["/bin/bash"\]' "CMD is recorded"
+  # hutch run on the result, against the scripted mock model.
+  . "$HUTCH_SRCDIR/tests/lib/agent.sh"
+  trap 'mock_stop; cleanup' EXIT
+  mock_start '[{"calls": [["execute_bash", {"command": "echo $PIP_ROOT_USER_ACTION $(pwd) >/testbed/output/answer.txt"}]]},
+    {"calls": [["submit", {}]]}]'
+  tap_status 0 "hutch run on the image built from LIS's Dockerfile" "$HUTCH_BIN" run --query q \
+    --base-url "$MOCK_URL" --model m --rootfs lis --output-dir "$AGENT_OUT" --quiet
+  run_dir
+  tap_is "$(cat "$RUN_DIR/files/answer.txt" 2>&1)" "ignore /testbed" "its commands see the image's environment"
 else
-  tap_skip "the Debian test rootfs is not available" 4
+  tap_skip "the Debian test rootfs is not available" 6
 fi
 
 tap_done
