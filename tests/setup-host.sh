@@ -25,6 +25,8 @@ packages=(
   fuse-overlayfs podman runc catatonit
   # registry.sh: a registry on loopback, filled by skopeo, with htpasswd and a token service
   skopeo docker-registry apache2-utils python3-cryptography
+  # benchmark-slurm.sh: a single-node Slurm of its own; benchmark.sh: report.html in a real browser
+  slurm-wlm munge chromium
 )
 
 log() { echo "setup-host: $*" >&2; }
@@ -49,6 +51,13 @@ fi
 if command -v systemctl >/dev/null && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
   systemctl disable --now docker-registry >/dev/null 2>&1 || true
 fi
+# Likewise Slurm and munge, which the packages start as services:
+# benchmark-slurm.sh starts its own, from its own configuration.
+for s in slurmctld slurmd munge; do
+  if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$s" 2>/dev/null; then
+    systemctl disable --now "$s" >/dev/null 2>&1 || true
+  fi
+done
 
 if ! id -u "$test_user" >/dev/null 2>&1; then
   log "creating the test user $test_user"

@@ -204,8 +204,17 @@ class Interpreter:
             if self._proc is None:
                 self._start()
             deadline = None if timeout is None else time.monotonic() + timeout
+            # What runs in the sandbox can stop the driver from reading its
+            # requests: the write too ends at the deadline.
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
             try:
-                self._proc.write(json.dumps({"code": code}).encode() + b"\n")
+                self._proc.write(json.dumps({"code": code}).encode() + b"\n", left)
+            except _hutch.TimeoutError:
+                self._proc.kill()
+                self._died("did not read the call and was killed")
+                raise _hutch.TimeoutError(
+                    f"interpreter: the call was not read within {timeout} s; the interpreter was killed"
+                ) from None
             except OSError:
                 raise self._died("had ended") from None
             line = self._readline(deadline)

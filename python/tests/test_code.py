@@ -2,6 +2,7 @@
 
 import os
 import threading
+import time
 
 import pytest
 
@@ -116,6 +117,19 @@ def test_interpreter_from_threads(deb):
         for t in ts:
             t.join(60)
         assert it.run("n").value == "40"
+
+
+@needs_debian
+def test_interpreter_that_stops_reading(deb):
+    with deb.interpreter() as it:
+        # The code in the sandbox makes the driver stop reading requests: a
+        # call larger than the pipe still ends at its timeout.
+        it.run("import sys, time\nclass Stall:\n    def readline(self):\n        time.sleep(3600)\nsys.stdin = Stall()")
+        t0 = time.monotonic()
+        with pytest.raises(hutch.TimeoutError):
+            it.run("x = 1  # " + "y" * (4 << 20), timeout=2)
+        assert time.monotonic() - t0 < 20
+        assert it.run("1 + 1").value == "2"  # a new interpreter
 
 
 @needs_debian

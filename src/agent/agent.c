@@ -517,6 +517,9 @@ static void print_answer(struct run *r) {
 }
 
 int agent_run(const struct settings *s) {
+  /* hutch's own phases (hutch.timings): monotonic times, so that hutch
+   * benchmark can put them beside its own clock. */
+  double t_begin = monotonic_seconds(), t_sb = 0, t_sb_end = 0, t_in = 0, t_in_end = 0, t_out = 0, t_out_end = 0;
   struct run r = {.s = s, .quiet = s->quiet, .exit_code = AGENT_EXIT_RUNTIME};
   hutch_error_t err = NULL;
   int code;
@@ -578,7 +581,10 @@ int agent_run(const struct settings *s) {
 
   cJSON *body = cJSON_CreateObject();
   struct llm_client *llm = NULL;
-  if (setup_sandbox(&r, &err) < 0) {
+  t_sb = monotonic_seconds();
+  int sb_rc = setup_sandbox(&r, &err);
+  t_sb_end = t_in = monotonic_seconds();
+  if (sb_rc < 0) {
     record_settings(&r);
     r.end_reason = "error";
     save(&r);
@@ -603,6 +609,7 @@ int agent_run(const struct settings *s) {
             (unsigned long long)rep.bytes, s->input_dir, r.pc.input_dir,
             rep.skipped ? " (symlinks and special files skipped)" : "");
   }
+  t_in_end = monotonic_seconds();
 
   {
     _cleanup_free_ char *sys = prompt_expand(r.pc.system_prompt, &r.pc, NULL);
@@ -644,6 +651,7 @@ int agent_run(const struct settings *s) {
 teardown:
   /* The copy-back runs even after a stop request: that is when it matters. */
   r.task.stop = NULL;
+  t_out = monotonic_seconds();
   if (!r.task.removed) {
     _cleanup_free_ char *files = xasprintf("%s/files", r.dir);
     struct hutch_copy_report rep;
@@ -661,9 +669,19 @@ teardown:
         trajectory_set(&r.traj, "copy_back_stopped", cJSON_CreateString(rep.stopped));
     }
   }
+  t_out_end = monotonic_seconds();
   if (agent_stop) {
     r.end_reason = "interrupted";
     code = 128 + agent_stop;
+  }
+  {
+    cJSON *tm = cJSON_CreateObject();
+    cJSON_AddNumberToObject(tm, "begin", t_begin);
+    cJSON_AddNumberToObject(tm, "sandbox", t_sb_end - t_sb);
+    cJSON_AddNumberToObject(tm, "input_copy", t_in_end > t_in ? t_in_end - t_in : 0);
+    cJSON_AddNumberToObject(tm, "copy_back", t_out_end - t_out);
+    cJSON_AddNumberToObject(tm, "saved", monotonic_seconds());
+    trajectory_set(&r.traj, "timings", tm);
   }
   save(&r);
   {

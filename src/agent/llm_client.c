@@ -11,6 +11,7 @@
 #include <strings.h>
 #include <time.h>
 
+#include "llm_gate.h"
 #include "observation.h"
 #include "util.h"
 
@@ -22,6 +23,7 @@ struct llm_client {
   CURL *curl;
   char *url;
   struct curl_slist *headers;
+  struct llm_gate *gate; /* shared with other clients ($HUTCH_LLM_GATE), or NULL */
 };
 
 static bool curl_ready;
@@ -48,12 +50,14 @@ struct llm_client *llm_client_new(const struct llm_options *opts) {
     c->headers = curl_slist_append(c->headers, auth);
     explicit_bzero(auth, strlen(auth));
   }
+  c->gate = llm_gate_open(getenv("HUTCH_LLM_GATE"));
   return c;
 }
 
 void llm_client_free(struct llm_client *c) {
   if (c == NULL)
     return;
+  llm_gate_close(c->gate);
   curl_slist_free_all(c->headers);
   curl_easy_cleanup(c->curl);
   free(c->url);
@@ -204,7 +208,10 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "hutch/" PACKAGE_VERSION);
     tries++;
+    if (!llm_gate_enter(c->gate, c->o.stop))
+      return LLM_INTERRUPTED;
     CURLcode rc = curl_easy_perform(h);
+    llm_gate_leave(c->gate);
     long status = 0;
     curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &status);
     _cleanup_free_ char *buf = x.buf;
@@ -266,6 +273,10 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
       wait = x.retry_after > wait ? x.retry_after : wait;
     if (wait > RETRY_AFTER_MAX)
       wait = RETRY_AFTER_MAX;
+    /* Told to slow down: every client sharing the gate waits, as long as
+     * the longest wait any of them was given. */
+    if (status == 429 && c->gate)
+      wait = llm_gate_throttled(c->gate, wait);
     logf_(c, "request failed (%s); try %d of %d in %.2f s", last, tries + 1, c->o.max_tries, wait);
     if (!nap(wait, c->o.stop))
       return LLM_INTERRUPTED;

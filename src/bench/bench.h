@@ -40,6 +40,7 @@ char *bench_safe_name(const char *id);
 struct bench_opts {
   char *taskdir, *task, *mode;
   long num_workers, start_id, end_id, max_response_len; /* -1: unset */
+  long max_inflight;                                    /* the shared LLM client's cap (llm_gate.h) */
   char *output_dir, *resume;
   double task_timeout;
   char *shard;           /* --shard K/N as given */
@@ -127,6 +128,11 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
 int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err);
 /* report.html: the run, each task and its trajectory (traj: trajectory.json's
  * object), self-contained; what a model or sandbox wrote is only data. */
+/* report_images.c: the images at the top of FILES_DIR (a run's files/) as
+ * [{name, src: data: URI} or {name, omitted: why}], taking at most *budget
+ * bytes of URIs (decreased by what it takes). */
+cJSON *bench_report_images(const char *files_dir, size_t *budget);
+char *bench_base64(const unsigned char *b, size_t n);
 int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
                        double mean, int errors, double elapsed, hutch_error_t *err);
 

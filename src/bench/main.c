@@ -19,6 +19,7 @@
 #include "bench_options.h"
 #include "error.h"
 #include "lis_compat.h"
+#include "llm_gate.h"
 #include "util.h"
 
 volatile sig_atomic_t bench_stop;
@@ -218,6 +219,16 @@ static int run(struct bench_opts *o) {
   _cleanup_free_ char *logs = xasprintf("%s/logs", out);
   _cleanup_free_ char *jsonl = xasprintf("%s/results.jsonl", out);
   mkdir_p(logs, 0755);
+  /* One request policy for every worker's LLM client (each a hutch run of
+   * its own, and vanilla mode's threads): --max-inflight slots and a shared
+   * backoff on 429, in files whose locks die with their holders. */
+  _cleanup_free_ char *gate = xasprintf("%s/.llm-gate", out);
+  if (llm_gate_create(gate, o->max_inflight, &err) < 0) {
+    cJSON_Delete(meta);
+    bench_set_free(&set);
+    return fail(&err);
+  }
+  setenv("HUTCH_LLM_GATE", gate, 1);
   /* Finished tasks, and the file rewritten without a torn last line. */
   cJSON *lines = bench_read_lines(jsonl);
   {

@@ -30,6 +30,8 @@ void bench_usage(FILE *out) {
                "  --task NAME                the task folder in TASKDIR (task)\n"
                "  --num-workers N            tasks at once, each in its own sandbox (num_workers;\n"
                "                             default $LLM_NUM_WORKERS, else 1)\n"
+               "  --max-inflight N           requests to the model in flight at once, across all\n"
+               "                             workers (default: --num-workers); a 429 holds them all\n"
                "  --start-id N               first task, 0-based (start_id)\n"
                "  --end-id N                 stop before this task (end_id)\n"
                "  --output-dir DIR           where the run directory is made (output_dir; ./output)\n"
@@ -73,11 +75,12 @@ enum {
   O_RTIMEOUT,
   O_RMEM,
   O_SHARD,
-  O_SHARDS
+  O_SHARDS,
+  O_INFLIGHT
 };
-static const char *const own[] = {
-    "task", "num-workers",      "start-id",      "end-id",         "output-dir",    "resume", "task-timeout",
-    "mode", "max-response-len", "reward-rootfs", "reward-timeout", "reward-memory", "shard",  "shards"};
+static const char *const own[] = {"task",           "num-workers",   "start-id", "end-id",           "output-dir",
+                                  "resume",         "task-timeout",  "mode",     "max-response-len", "reward-rootfs",
+                                  "reward-timeout", "reward-memory", "shard",    "shards",           "max-inflight"};
 /* hutch benchmark sets these for each task itself. */
 static const char *const refused[] = {"query", "input-dir", "prompt-config", "no-die-with-parent"};
 
@@ -107,6 +110,9 @@ static int set_own(struct bench_opts *o, int which, const char *v) {
     break;
   case O_WORKERS:
     ok = parse_long(v, &o->num_workers) && o->num_workers > 0;
+    break;
+  case O_INFLIGHT:
+    ok = parse_long(v, &o->max_inflight) && o->max_inflight > 0 && o->max_inflight <= 1024;
     break;
   case O_START:
     ok = parse_long(v, &o->start_id);
@@ -158,7 +164,7 @@ static void add_agent(struct bench_opts *o, const char *arg) {
 
 int bench_parse(int argc, char **argv, struct bench_opts *o) {
   memset(o, 0, sizeof(*o));
-  o->num_workers = o->start_id = o->end_id = -1;
+  o->num_workers = o->start_id = o->end_id = o->max_inflight = -1;
   o->max_response_len = 65536;
   o->task_timeout = 1800;
   o->reward_timeout = 60;
@@ -221,6 +227,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
     if (o->num_workers < 0)
       o->num_workers = 1;
   }
+  if (o->max_inflight < 0)
+    o->max_inflight = o->num_workers;
   if (o->output_dir == NULL)
     o->output_dir = xstrdup("./output");
   _cleanup_free_ char *why = NULL;

@@ -16,16 +16,20 @@
 #include "error.h"
 #include "util.h"
 
+/* All the images of one page, as data: URIs. */
+#define REPORT_IMAGES_MAX ((size_t)8 << 20)
+
 static const char page_head[] =
     "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
     "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; script-src 'unsafe-inline'; "
-    "style-src 'unsafe-inline'\">\n"
+    "style-src 'unsafe-inline'; img-src data:\">\n"
     "<title>hutch benchmark</title>\n<style>\n"
     "body{font:14px/1.4 system-ui,sans-serif;margin:1.5em;color:#222}\n"
     "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}\n"
     "tr.task{cursor:pointer}tr.task:hover{background:#eef}.err{color:#a00}.ok{color:#070}\n"
     "pre{white-space:pre-wrap;background:#f6f6f6;padding:.4em;margin:.2em 0;max-height:40em;overflow:auto}\n"
     ".step{border-left:3px solid #99c;padding-left:.6em;margin:.8em 0}.meta{color:#666;font-size:90%}\n"
+    "img.shot{max-width:100%;max-height:40em;border:1px solid #ccc;display:block;margin:.3em 0}\n"
     "</style></head><body>\n<h1 id=\"title\"></h1>\n<table id=\"summary\"></table>\n"
     "<h2>Tasks</h2><p class=\"meta\">Click a task to see its trajectory.</p>\n"
     "<table id=\"tasks\"><thead><tr><th>id</th><th>score</th><th>status</th><th>time</th><th>steps</th><th>tokens</th>"
@@ -70,6 +74,10 @@ static const char page_tail[] =
     "    d.appendChild(block('action', a.parameters === undefined ? '' : JSON.stringify(a.parameters, null, 1)));\n"
     "    d.appendChild(block('observation', s.observation)); V.appendChild(d); });\n"
     "  V.appendChild(block('answer', t.agent_answer));\n"
+    "  for (const im of t.images || []) { V.appendChild(el('div', 'image ' + im.name +"
+    " (im.omitted ? ' (not shown: ' + im.omitted + ')' : ''), 'meta'));\n"
+    "    if (!im.omitted && /^data:image\\/(png|jpeg|gif|webp);base64,[A-Za-z0-9+\\/=]*$/.test(im.src)) {"
+    " const i = el('img', null, 'shot'); i.alt = im.name; i.src = im.src; V.appendChild(i); } }\n"
     "}\n"
     "for (const t of D.tasks) {\n"
     "  const status = t.error ? 'error' : 'ok';\n"
@@ -81,6 +89,10 @@ static const char page_tail[] =
     " status);\n"
     "  tr.addEventListener('click', function () { show(t); }); T.appendChild(tr);\n"
     "}\n"
+    "/* report.html#ID opens task ID's trajectory: a link to one task. */\n"
+    "function fromHash() { const id = decodeURIComponent(location.hash.slice(1));"
+    " const t = D.tasks.find(function (x) { return x.id === id; }); if (t) show(t); }\n"
+    "if (typeof location !== 'undefined') { window.addEventListener('hashchange', fromHash); fromHash(); }\n"
     "</script>\n</body></html>\n";
 
 int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
@@ -93,12 +105,25 @@ int bench_write_report(const char *out, const char *task, const cJSON *config, c
   cJSON_AddNumberToObject(d, "num_errors", errors);
   cJSON_AddNumberToObject(d, "elapsed_time_seconds", elapsed);
   cJSON *tasks = cJSON_AddArrayToObject(d, "tasks");
+  size_t budget = REPORT_IMAGES_MAX;
   const cJSON *l;
   cJSON_ArrayForEach(l, lines) {
     cJSON *t = cJSON_Duplicate(l, true);
     const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(traj, id), "trajectory");
     cJSON_AddItemToObject(t, "steps", cJSON_IsArray(steps) ? cJSON_Duplicate(steps, true) : cJSON_CreateArray());
+    /* The images the agent wrote, from the task's files/ (a merged run's
+     * run_dir is absolute). */
+    const cJSON *rd = cJSON_GetObjectItemCaseSensitive(l, "run_dir");
+    if (cJSON_IsString(rd)) {
+      _cleanup_free_ char *files = rd->valuestring[0] == '/' ? xasprintf("%s/files", rd->valuestring)
+                                                             : xasprintf("%s/%s/files", out, rd->valuestring);
+      cJSON *images = bench_report_images(files, &budget);
+      if (cJSON_GetArraySize(images) > 0)
+        cJSON_AddItemToObject(t, "images", images);
+      else
+        cJSON_Delete(images);
+    }
     cJSON_AddItemToArray(tasks, t);
   }
   char *json = cJSON_PrintUnformatted(d);
@@ -166,6 +191,7 @@ int bench_report_run(int argc, char **argv) {
   cJSON_AddStringToObject(line, "status", cJSON_IsString(end) ? end->valuestring : "");
   cJSON_AddStringToObject(line, "agent_answer", answer);
   cJSON_AddNullToObject(line, "ground_truth");
+  cJSON_AddStringToObject(line, "run_dir", abs ? abs : dir);
   cJSON_AddItemToObject(line, "problem_statement",
                         cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "problem_statement"), true));
   double elapsed = 0;

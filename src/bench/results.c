@@ -80,12 +80,18 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
   return 0;
 }
 
-/* A table cell: one line, '|' escaped, at most 80 characters. */
+/* A table cell: one line, '|' escaped, at most 80 characters.  Markdown
+ * viewers render HTML: '<' and '&' (an error may quote the model's answer)
+ * are written as entities, which show as themselves. */
 static void cell(FILE *f, const char *text) {
   size_t n = 0;
   for (const char *p = text; *p && n < 80; p++, n++) {
     if (*p == '|')
       fputs("\\|", f);
+    else if (*p == '<')
+      fputs("&lt;", f);
+    else if (*p == '&')
+      fputs("&amp;", f);
     else if (*p == '\n' || *p == '\r' || *p == '\t')
       fputc(' ', f);
     else

@@ -94,7 +94,7 @@ static int write_prompt(const struct bench_set *set, const char *path) {
   cJSON_AddStringToObject(p, "output_dir", set->output_dir);
   _cleanup_free_ char *text = cJSON_Print(p);
   cJSON_Delete(p);
-  return write_file_atomic(path, text, strlen(text), 0644);
+  return write_file_at(AT_FDCWD, path, text, strlen(text), 0644);
 }
 
 static char *read_answer(const char *run_dir, const struct bench_set *set, char **why) {
@@ -158,6 +158,50 @@ static void add_usage(cJSON *res, const char *run_dir) {
   cJSON_Delete(t);
 }
 
+/* hutch's own cost of the task, by phase (results.jsonl "timings"): from
+ * the run's hutch.timings (monotonic times, the same clock as ours) and
+ * its steps' model and tool times; "own" is the task's time less the
+ * model's and the tools'. */
+static void add_timings(cJSON *res, const char *run_dir, double spawned, double exited, double reward, double elapsed) {
+  cJSON *tm = cJSON_CreateObject();
+  double model = 0, tools = 0;
+  if (run_dir && spawned > 0) {
+    _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
+    size_t len = 0;
+    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
+    cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "timings");
+    const cJSON *st;
+    cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(t, "steps")) {
+      const cJSON *m = cJSON_GetObjectItemCaseSensitive(st, "metadata");
+      const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "exec_time");
+      const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "tool_time");
+      model += cJSON_IsNumber(e) ? e->valuedouble : 0;
+      tools += cJSON_IsNumber(u) ? u->valuedouble : 0;
+    }
+    const cJSON *begin = cJSON_GetObjectItemCaseSensitive(h, "begin");
+    const cJSON *saved = cJSON_GetObjectItemCaseSensitive(h, "saved");
+    if (cJSON_IsNumber(begin) && cJSON_IsNumber(saved)) {
+      /* The hutch process's start (exec, settings, policy, image lookup). */
+      cJSON_AddNumberToObject(tm, "start", begin->valuedouble - spawned);
+      static const char *const phases[] = {"sandbox", "input_copy", "copy_back"};
+      for (size_t i = 0; i < sizeof(phases) / sizeof(*phases); i++) {
+        const cJSON *v = cJSON_GetObjectItemCaseSensitive(h, phases[i]);
+        if (cJSON_IsNumber(v))
+          cJSON_AddNumberToObject(tm, phases[i], v->valuedouble);
+      }
+      /* The sandbox's removal and the process's exit. */
+      cJSON_AddNumberToObject(tm, "teardown", exited - saved->valuedouble);
+    }
+    cJSON_Delete(t);
+  }
+  cJSON_AddNumberToObject(tm, "model", model);
+  cJSON_AddNumberToObject(tm, "tools", tools);
+  cJSON_AddNumberToObject(tm, "reward", reward);
+  cJSON_AddNumberToObject(tm, "own", elapsed - model - tools);
+  cJSON_AddItemToObject(res, "timings", tm);
+}
+
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
   double start = monotonic_seconds();
   const char *id = str_field(row, "id");
@@ -181,6 +225,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   int agent_exit = -1;
   struct bench_task_opts topts = {0};
   bool fatal = false;
+  double spawned = 0, exited = 0, reward_time = 0;
 
   /* A task run again (--resume) starts from nothing. */
   _cleanup_close_ int runs = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -191,7 +236,9 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     why = hutch_errno_format(errno, "mkdir %s", dir);
     goto done;
   }
-  if (write_file_atomic(query, problem, strlen(problem), 0644) < 0 || write_prompt(set, prompt) < 0) {
+  /* The task's scratch files, in a directory made afresh: no fsync (a
+   * crash runs the task again from nothing). */
+  if (write_file_at(AT_FDCWD, query, problem, strlen(problem), 0644) < 0 || write_prompt(set, prompt) < 0) {
     why = hutch_errno_format(errno, "write %s", dir);
     goto done;
   }
@@ -238,6 +285,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     int lfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct bench_child c;
     hutch_error_t err = NULL;
+    spawned = monotonic_seconds();
     int r = bench_spawn(&c, (char *const *)argv, query, ofd, lfd, &err);
     free(argv);
     if (ofd >= 0)
@@ -250,6 +298,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       goto done;
     }
     bench_wait(&c, topts.timeout > 0 ? topts.timeout : o->task_timeout, AGENT_GRACE, -1, NULL, 0);
+    exited = monotonic_seconds();
     if (c.stopped)
       _exit(130);
     agent_exit = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
@@ -287,7 +336,10 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   }
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
-  if (bench_score(o, set, rdir, answer, row, &score, &why, NULL) < 0) {
+  double r0 = monotonic_seconds();
+  int sr = bench_score(o, set, rdir, answer, row, &score, &why, NULL);
+  reward_time = monotonic_seconds() - r0;
+  if (sr < 0) {
     if (bench_stop)
       _exit(130);
     score = 0;
@@ -311,9 +363,11 @@ done:;
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
   cJSON_AddItemToObject(res, "ground_truth", g ? cJSON_Duplicate(g, true) : cJSON_CreateNull());
   cJSON_AddStringToObject(res, "problem_statement", problem);
-  cJSON_AddNumberToObject(res, "elapsed_seconds", monotonic_seconds() - start);
+  double elapsed = monotonic_seconds() - start;
+  cJSON_AddNumberToObject(res, "elapsed_seconds", elapsed);
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
   add_usage(res, run_dir);
+  add_timings(res, run_dir, spawned, exited, reward_time, elapsed);
   if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
     cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);
   if (fatal)

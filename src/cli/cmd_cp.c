@@ -5,12 +5,14 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
@@ -77,12 +79,45 @@ static void report(const struct hutch_copy_report *rep, bool quiet) {
             (unsigned long long)rep->skipped);
 }
 
+/* The host side of a copy out, checked as every host path that sandbox
+ * content reaches is (hutch_check_host_path): never hutch's store, state
+ * directory or cache, nor a directory holding them or inside them.  What
+ * the copy writes to is made first (an empty directory, or an empty file,
+ * never through a link), so that the check sees the very directory and
+ * inode the copy then fills; what was made for a refused copy goes again. */
+static int check_host_dest(const char *to, bool dir, const char *state_dir, hutch_error_t *err) {
+  bool made = false;
+  if (dir) {
+    made = mkdir(to, 0755) == 0;
+  } else {
+    int fd = open(to, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    made = fd >= 0;
+    if (fd >= 0)
+      close(fd);
+  }
+  int made_errno = errno;
+  struct stat st;
+  if (!made && lstat(to, &st) < 0) {
+    errno = made_errno; /* why it could not be made, not that it is missing */
+    return hutch_error_sys(err, "create %s", to);
+  }
+  if (hutch_check_host_path(to, true, NULL, state_dir, NULL, err) < 0) {
+    if (made)
+      dir ? rmdir(to) : unlink(to);
+    return -1;
+  }
+  return 0;
+}
+
 /* Host to sandbox. */
 static int copy_in(struct hutch_sandbox *sb, const char *src, const char *dest, const struct hutch_copy_limits *lim,
-                   struct hutch_copy_report *rep, hutch_error_t *err) {
+                   struct hutch_copy_report *rep, const char *state_dir, hutch_error_t *err) {
   struct stat st;
   if (stat(src, &st) < 0)
     return hutch_error_sys(err, "%s", src);
+  /* hutch's own files (other sandboxes' state, the store) never go in. */
+  if (hutch_check_host_path(src, false, NULL, state_dir, NULL, err) < 0)
+    return -1;
   _cleanup_free_ char *target = NULL;
   int kind = hutch_sandbox_file_kind(sb, dest, err);
   if (kind < 0)
@@ -102,7 +137,7 @@ static int copy_in(struct hutch_sandbox *sb, const char *src, const char *dest, 
 
 /* Sandbox to host. */
 static int copy_out(struct hutch_sandbox *sb, const char *src, const char *dest, const struct hutch_copy_limits *lim,
-                    struct hutch_copy_report *rep, hutch_error_t *err) {
+                    struct hutch_copy_report *rep, const char *state_dir, hutch_error_t *err) {
   int kind = hutch_sandbox_file_kind(sb, src, err);
   if (kind < 0)
     return -1;
@@ -118,6 +153,9 @@ static int copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
   const char *to = target ? target : dest;
   /* A path that looks like a directory is copied as one; the runtime
    * refuses it if it is really a symlink to one. */
+  if ((kind == HUTCH_FILE_DIR || kind == HUTCH_FILE_REGULAR) &&
+      check_host_dest(to, kind == HUTCH_FILE_DIR, state_dir, err) < 0)
+    return -1;
   if (kind == HUTCH_FILE_DIR)
     return hutch_sandbox_copy_out(sb, src, to, lim, rep, err);
   return hutch_sandbox_copy_file_out(sb, src, to, lim, rep, err);
@@ -169,7 +207,8 @@ int cmd_cp(int argc, char **argv) {
   if (hutch_sandbox_open(state_dir, from ? src_id : dst_id, &sb, &err) < 0)
     return cli_fail(&err);
   struct hutch_copy_report rep = {0};
-  int r = from ? copy_out(sb, src_path, dst_path, &lim, &rep, &err) : copy_in(sb, src_path, dst_path, &lim, &rep, &err);
+  int r = from ? copy_out(sb, src_path, dst_path, &lim, &rep, state_dir, &err)
+               : copy_in(sb, src_path, dst_path, &lim, &rep, state_dir, &err);
   hutch_sandbox_close(sb);
   if (r < 0)
     return cli_fail(&err);

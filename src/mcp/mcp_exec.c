@@ -19,10 +19,12 @@ struct sink {
   bool cut;
 };
 
-/* Reads what the pipe holds: 0 at EOF, 1 to go on. */
+/* Reads what the pipe holds: 0 at EOF, 1 to go on.  At most 64 chunks at
+ * a time: processes that write as fast as they are read must not keep the
+ * caller from its deadline and its cancellation. */
 static int drain(int fd, struct sink *k) {
   char chunk[16384];
-  for (;;) {
+  for (int i = 0; i < 64; i++) {
     ssize_t n = read(fd, chunk, sizeof(chunk));
     if (n < 0 && errno == EINTR)
       continue;
@@ -38,6 +40,7 @@ static int drain(int fd, struct sink *k) {
     memcpy(k->buf + k->len, chunk, keep);
     k->len += keep;
   }
+  return 1;
 }
 
 void mcp_exec_result_clear(struct mcp_exec_result *r) {

@@ -3,8 +3,10 @@
  * application/json; DELETE ends a session; GET (a server-initiated event
  * stream) is refused with 405, as the transport allows.  Every request needs
  * the bearer token; an Origin header that is not this loopback address is
- * refused (DNS rebinding).  One request at a time, one per connection
- * (Connection: close): a tool call's wait watches its own connection, and a
+ * refused (DNS rebinding).  One request served at a time, one per
+ * connection (Connection: close), but connections are read side by side,
+ * without waiting on any: a client that connects and stalls holds nothing
+ * but its own slot.  A tool call's wait watches its own connection, and a
  * client that hangs up cancels it. */
 #include "config.h"
 
@@ -28,6 +30,7 @@
 #define MAX_SESSIONS 64
 #define READ_SECONDS 10.0
 #define MAX_PENDING 16
+#define MAX_INCOMING 64
 
 struct request {
   char method[8];
@@ -57,65 +60,89 @@ static bool header(const struct request *rq, const char *name, char *buf, size_t
   return false;
 }
 
-/* Reads one request within `seconds`; false when it is not one. */
-static bool read_request(int fd, struct request *rq, double seconds) {
+static bool token_matches(const char *token, const struct request *rq) {
+  char auth[512];
+  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
+    return false;
+  const char *given = auth + 7;
+  size_t a = strlen(given), b = strlen(token);
+  unsigned char diff = a != b;
+  for (size_t i = 0; i < a && i < b; i++)
+    diff |= (unsigned char)(given[i] ^ token[i]); /* no early exit: no timing oracle */
+  return diff == 0;
+}
+
+enum { REQ_BAD = 0, REQ_OK = 1, REQ_UNAUTHORIZED = -1, REQ_MORE = 2 };
+
+/* A connection whose request is being read.  Many are read at once, each
+ * as its bytes come, each within READ_SECONDS: a client that connects and
+ * sends nothing, or a byte at a time, holds its own slot, never the server. */
+struct conn {
+  int fd;
+  char *buf;
+  size_t len, cap, body_len;
+  char *end; /* the end of the header block, once seen */
+  double deadline;
+};
+
+static void conn_init(struct conn *c, int fd, double seconds) {
+  *c = (struct conn){.fd = fd, .cap = MAX_HEADER, .deadline = monotonic_seconds() + seconds};
+  c->buf = xmalloc(c->cap + 1);
+}
+
+/* What has come of c's request, without waiting: REQ_MORE until it is all
+ * in (then REQ_OK, rq owning the buffer), REQ_BAD when it is not one,
+ * REQ_UNAUTHORIZED as soon as its headers lack the token.  Anyone on the
+ * machine can connect to a loopback port: nothing of a body (up to
+ * MAX_BODY) is read or allocated before the token is seen. */
+static int conn_read(struct conn *c, struct request *rq, const char *token) {
   memset(rq, 0, sizeof(*rq));
-  size_t cap = MAX_HEADER, len = 0;
-  char *buf = xmalloc(cap + 1);
-  double deadline = monotonic_seconds() + seconds;
-  char *end = NULL;
-  size_t body_len = 0, need = 0;
-  for (;;) {
-    if (end) {
-      need = (size_t)(end + 4 - buf) + body_len;
-      if (len >= need)
-        break;
+  if (c->len == c->cap)
+    return REQ_BAD; /* headers past MAX_HEADER */
+  ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EINTR))
+    return REQ_MORE;
+  if (n <= 0)
+    return REQ_BAD;
+  c->len += (size_t)n;
+  c->buf[c->len] = '\0';
+  if (c->end == NULL && (c->end = strstr(c->buf, "\r\n\r\n")) != NULL) {
+    c->end[2] = '\0'; /* the header block ends with its last CRLF */
+    rq->headers = c->buf;
+    if (!token_matches(token, rq))
+      return REQ_UNAUTHORIZED;
+    char cl[32];
+    if (header(rq, "Content-Length", cl, sizeof(cl))) {
+      char *e;
+      unsigned long long v = strtoull(cl, &e, 10);
+      if (*e || v > MAX_BODY)
+        return REQ_BAD;
+      c->body_len = (size_t)v;
     }
-    struct pollfd p = {fd, POLLIN, 0};
-    double left = deadline - monotonic_seconds();
-    if (left <= 0 || poll(&p, 1, (int)(left * 1000) + 1) <= 0)
-      goto fail;
-    if (len == cap) {
-      if (end == NULL)
-        goto fail;
-      cap = need;
-      buf = xrealloc(buf, cap + 1);
-    }
-    ssize_t n = recv(fd, buf + len, cap - len, 0);
-    if (n <= 0)
-      goto fail;
-    len += (size_t)n;
-    buf[len] = '\0';
-    if (end == NULL && (end = strstr(buf, "\r\n\r\n")) != NULL) {
-      end[2] = '\0'; /* the header block ends with its last CRLF */
-      rq->headers = buf;
-      char cl[32];
-      if (header(rq, "Content-Length", cl, sizeof(cl))) {
-        char *e;
-        unsigned long long v = strtoull(cl, &e, 10);
-        if (*e || v > MAX_BODY)
-          goto fail;
-        body_len = (size_t)v;
-      }
-      if ((size_t)(end + 4 - buf) + body_len > cap) {
-        cap = (size_t)(end + 4 - buf) + body_len;
-        size_t off = (size_t)(end - buf);
-        buf = xrealloc(buf, cap + 1);
-        end = buf + off;
-        rq->headers = buf;
-      }
+    size_t need = (size_t)(c->end + 4 - c->buf) + c->body_len;
+    if (need > c->cap) {
+      size_t off = (size_t)(c->end - c->buf);
+      c->cap = need;
+      c->buf = xrealloc(c->buf, c->cap + 1);
+      c->end = c->buf + off;
     }
   }
-  if (sscanf(buf, "%7s %255s", rq->method, rq->path) != 2)
-    goto fail;
-  rq->headers = buf;
-  rq->body = end + 4;
-  rq->body_len = body_len;
-  return true;
-fail:
-  free(buf);
-  rq->headers = NULL;
-  return false;
+  if (c->end == NULL || c->len < (size_t)(c->end + 4 - c->buf) + c->body_len)
+    return REQ_MORE;
+  if (sscanf(c->buf, "%7s %255s", rq->method, rq->path) != 2)
+    return REQ_BAD;
+  rq->headers = steal_pointer(&c->buf);
+  rq->body = c->end + 4;
+  rq->body_len = c->body_len;
+  return REQ_OK;
+}
+
+static void conn_free(struct conn *c) {
+  free(c->buf);
+  c->buf = NULL;
+  if (c->fd >= 0)
+    close(c->fd);
+  c->fd = -1;
 }
 
 static void respond(int fd, int status, const char *reason, const char *extra, const char *body) {
@@ -126,6 +153,17 @@ static void respond(int fd, int status, const char *reason, const char *extra, c
   send(fd, head, strlen(head), MSG_NOSIGNAL);
   if (blen)
     send(fd, body, blen, MSG_NOSIGNAL);
+}
+
+/* A 401 sent before the body was read: what of it already arrived is
+ * dropped first (without waiting for more), so that closing does not reset
+ * the connection under the answer of a small request. */
+static void respond_unauthorized(int fd) {
+  char junk[4096];
+  for (int i = 0; i < 256 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+    ;
+  respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
+  shutdown(fd, SHUT_WR);
 }
 
 static void respond_error(int fd, int status, const char *reason, int code, const char *message) {
@@ -148,6 +186,8 @@ struct server {
   int lfd;
   struct pending queue[MAX_PENDING];
   size_t n_queued;
+  struct conn incoming[MAX_INCOMING]; /* being read */
+  size_t n_incoming;
 };
 
 /* What a running call watches: its own connection, and new ones. */
@@ -158,15 +198,7 @@ struct watch {
 };
 
 static bool token_ok(const struct server *srv, const struct request *rq) {
-  char auth[512];
-  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
-    return false;
-  const char *given = auth + 7;
-  size_t a = strlen(given), b = strlen(srv->token);
-  unsigned char diff = a != b;
-  for (size_t i = 0; i < a && i < b; i++)
-    diff |= (unsigned char)(given[i] ^ srv->token[i]); /* no early exit: no timing oracle */
-  return diff == 0;
+  return token_matches(srv->token, rq);
 }
 
 static struct mcp_session **session_find(struct server *srv, const char *id) {
@@ -199,38 +231,84 @@ static bool cancels(const struct watch *w, const struct request *rq, const cJSON
   return hit;
 }
 
+/* Accepts and reads connections for up to `ms` milliseconds (0: what is
+ * there now), without ever waiting on one of them: each complete request
+ * joins the queue; with a call running (w), its cancellation is taken
+ * instead, and true returned.  When every slot is taken, the oldest
+ * connection makes room for a new one. */
+static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON *request) {
+  struct pollfd p[MAX_INCOMING + 1];
+  size_t n = srv->n_incoming;
+  for (size_t i = 0; i < n; i++)
+    p[i] = (struct pollfd){srv->incoming[i].fd, POLLIN, 0};
+  p[n] = (struct pollfd){srv->lfd, POLLIN, 0};
+  double now = monotonic_seconds();
+  for (size_t i = 0; i < n; i++) {
+    double left = srv->incoming[i].deadline - now;
+    if (left * 1000 < ms)
+      ms = left > 0 ? (int)(left * 1000) + 1 : 0;
+  }
+  if (poll(p, n + 1, ms) < 0)
+    return false;
+  bool hit = false;
+  now = monotonic_seconds();
+  /* From the end: a finished connection is replaced by the last one. */
+  for (size_t i = n; i-- > 0;) {
+    struct conn *c = &srv->incoming[i];
+    int got = REQ_MORE;
+    struct request rq;
+    if (p[i].revents)
+      got = conn_read(c, &rq, srv->token);
+    if (got == REQ_MORE && now < c->deadline)
+      continue;
+    if (got == REQ_OK && !hit && w && cancels(w, &rq, request)) {
+      respond(c->fd, 202, "Accepted", NULL, NULL);
+      free(rq.headers);
+      hit = true;
+    } else if (got == REQ_OK && srv->n_queued < MAX_PENDING) {
+      srv->queue[srv->n_queued++] = (struct pending){c->fd, rq};
+      c->fd = -1;
+    } else if (got == REQ_OK) {
+      free(rq.headers);
+      respond_error(c->fd, 503, "Service Unavailable", -32000, "too many requests waiting");
+    } else if (got == REQ_UNAUTHORIZED) {
+      respond_unauthorized(c->fd);
+    } else if (got == REQ_MORE) {
+      respond(c->fd, 408, "Request Timeout", NULL, NULL);
+    } else {
+      respond(c->fd, 400, "Bad Request", NULL, NULL);
+    }
+    conn_free(c);
+    srv->incoming[i] = srv->incoming[--srv->n_incoming];
+  }
+  if (p[n].revents) {
+    int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
+    if (fd >= 0) {
+      if (srv->n_incoming == MAX_INCOMING) {
+        size_t oldest = 0;
+        for (size_t i = 1; i < srv->n_incoming; i++)
+          if (srv->incoming[i].deadline < srv->incoming[oldest].deadline)
+            oldest = i;
+        conn_free(&srv->incoming[oldest]);
+        srv->incoming[oldest] = srv->incoming[--srv->n_incoming];
+      }
+      conn_init(&srv->incoming[srv->n_incoming++], fd, READ_SECONDS);
+    }
+  }
+  return hit;
+}
+
 /* The call's client hung up, or cancelled it.  A client keeps its
  * connection open after cancelling and sends notifications/cancelled on
- * another: connections that come meanwhile are accepted and read (briefly);
- * the cancellation is taken, anything else waits its turn. */
+ * another: connections that come meanwhile are read as they come; the
+ * cancellation is taken, anything else waits its turn. */
 static bool conn_gone(void *data, const cJSON *request) {
   struct watch *w = data;
   char junk[512];
   ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
   if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
     return true;
-  struct server *srv = w->srv;
-  struct pollfd p = {srv->lfd, POLLIN, 0};
-  while (srv->n_queued < MAX_PENDING && poll(&p, 1, 0) > 0) {
-    int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
-      break;
-    struct pending *q = &srv->queue[srv->n_queued];
-    if (!read_request(fd, &q->rq, 2.0)) {
-      respond(fd, 400, "Bad Request", NULL, NULL);
-      close(fd);
-      continue;
-    }
-    if (cancels(w, &q->rq, request)) {
-      respond(fd, 202, "Accepted", NULL, NULL);
-      close(fd);
-      free(q->rq.headers);
-      return true;
-    }
-    q->fd = fd;
-    srv->n_queued++;
-  }
-  return false;
+  return pump(w->srv, 0, w, request);
 }
 
 static void handle(struct server *srv, int fd, struct request *rq) {
@@ -376,8 +454,7 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const 
       close(q.fd);
       continue;
     }
-    struct pollfd p = {lfd, POLLIN, 0};
-    int n = poll(&p, 1, 1000);
+    pump(&srv, 1000, NULL, NULL);
     /* Sessions whose client has gone quiet end, their sandboxes with them. */
     double now = monotonic_seconds();
     for (struct mcp_session **s = &srv.sessions; *s;)
@@ -385,24 +462,13 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const 
         session_drop(&srv, s);
       else
         s = &(*s)->next;
-    if (n <= 0)
-      continue;
-    int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd < 0)
-      continue;
-    struct request rq;
-    if (read_request(fd, &rq, READ_SECONDS)) {
-      handle(&srv, fd, &rq);
-      free(rq.headers);
-    } else {
-      respond(fd, 400, "Bad Request", NULL, NULL);
-    }
-    close(fd);
   }
   for (size_t i = 0; i < srv.n_queued; i++) {
     free(srv.queue[i].rq.headers);
     close(srv.queue[i].fd);
   }
+  for (size_t i = 0; i < srv.n_incoming; i++)
+    conn_free(&srv.incoming[i]);
   while (srv.sessions)
     session_drop(&srv, &srv.sessions);
   return 0;

@@ -31,7 +31,7 @@ leftovers() {
   for _ in $(seq 100); do
     left=
     [ -n "$("$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')" ] && left+="an entry of hutch ps "
-    [ -n "$(ls "$state" 2>/dev/null)" ] && left+="state: $(ls "$state" | tr '\n' ' ') "
+    [ -n "$(hutch_state_entries "$state" 2>/dev/null)" ] && left+="state: $(hutch_state_entries "$state" | tr '\n' ' ') "
     grep -qF "$state" /proc/self/mountinfo && left+="a mount under the state directory "
     pgrep -f "$tmp/out" >/dev/null && left+="a process of this test's runs "
     [ -z "$left" ] && return 0
@@ -67,23 +67,47 @@ tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]
   "the coding tasks' functions ran against their tests in the scoring sandbox"
 tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
 SINGLE=$OUT
-if command -v node >/dev/null; then
-  page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$OUT/report.html" demo_006)
+# report.html in a real browser: headless Chromium renders it and the
+# assertions are on the DOM its script built (the file's own tables are
+# empty; the data travels as JSON); screenshots are kept.
+if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
+  shots=${HUTCH_TEST_SHOTS:-$HUTCH_BUILDDIR/tests/integration/benchmark-screenshots/$HUTCH_TEST_MODE}
+  mkdir -p "$shots" 2>/dev/null && [ -w "$shots" ] || shots=$tmp/screenshots
+  mkdir -p "$shots"
+  tap_unlike "$(cat "$OUT/report.html")" "<td>demo_0" "report.html's file holds no table row: the page's script makes them"
+  page=$("$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/render-report.py" "$OUT/report.html" demo_006 "$shots/report.png")
   tap_like "$page" $'title: hutch benchmark: demo \u2014 openai/mock \\(llm-in-sandbox\\)\nsummary: tasks \\| mean score \\| errors \\| time\nsummary: 20 \\| 0.9500 \\| 0 \\| ' \
     "report.html renders the run's scores"
   tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 330 \\| 7 \\| 12\n' "each task's score, status, time, steps, tokens, answer"
   tap_like "$page" 'viewer: "Task demo_006.*step 2: execute_bash  exit 0 .*observation.*STDOUT.*42' \
-    "and a click shows a task's steps with what the tools answered"
+    "and report.html#ID shows a task's steps with what the tools answered"
+  tap_ok "a screenshot of the page is taken ($shots/report.png)" test -s "$shots/report.png"
   run=$(ls -d "$OUT"/runs/demo_006/2*/)
   run=${run%/}
+  # Images the agent wrote (in files/, as hutch run copied them back): shown
+  # when they are what their bytes say and small; the rest named, not shown.
+  "$AGENT_PY" - "$run/files" <<'PY'
+import base64, os, sys
+d = sys.argv[1]
+dot = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAGklEQVR4nGP8z8DwnwEPYMIn+f8/A8MoGKEhAP0gAh9uDlMlAAAAAElFTkSuQmCC")
+open(os.path.join(d, "plot.png"), "wb").write(dot)
+open(os.path.join(d, "huge.png"), "wb").write(dot + os.urandom(600 << 10))
+open(os.path.join(d, "script.gif"), "w").write("<svg onload=alert(1)>")
+os.symlink("/etc/passwd", os.path.join(d, "passwd.png"))
+PY
   tap_status 0 "hutch report RUN_DIR writes the page of one hutch run" "$HUTCH_BIN" report "$run"
   tap_is "$tap_stdout" "$run/report.html" "into RUN_DIR/report.html"
-  page=$(node "$HUTCH_SRCDIR/tests/lib/render-report.js" "$run/report.html" "$(basename "$run")")
+  page=$("$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/render-report.py" "$run/report.html" "$(basename "$run")" "$shots/run.png")
   tap_like "$page" $'title: hutch run: [0-9_]+ \u2014 mock \\(hutch run\\)\n.*\ntask: [0-9_]+ \\|  \\| submitted \\| [0-9.]+ s \\| 3 \\| 330 \\| 42 \\| \n' \
     "with its end, steps and answer"
   tap_like "$page" 'viewer: ".*step 2: execute_bash  exit 0 .*42' "and its trajectory"
+  tap_is "$(printf '%s\n' "$page" | grep '^image: ')" "image: plot.png data:image/png;base64,iVBORw0KGgoAAAANSU" \
+    "the image the agent wrote is shown, embedded as a data: URI"
+  tap_like "$page" 'image huge.png \(not shown: larger than 512 KiB\)image plot.pngimage script.gif \(not shown: not a PNG, JPEG, GIF or WebP image\)"' \
+    "a large one, or one whose bytes are not an image, is named and not shown; a symlink is not followed"
+  tap_ok "a screenshot of the run's page is taken ($shots/run.png)" test -s "$shots/run.png"
 else
-  tap_skip "report.html renders" "node is not installed"
+  tap_skip "report.html renders in a browser" "chromium is not installed (tests/setup-host.sh)"
 fi
 tap_status 2 "hutch report wants a run directory" "$HUTCH_BIN" report "$tmp"
 

@@ -65,7 +65,7 @@ for mode in "${modes[@]}"; do
   done
   tap_is "$missing" "" "every option of every verb is offered $tag"
 
-  tap_is "$(complete_line "$mode" "hutch rootfs " | grep -v '^-' | tr '\n' ' ')" "build import ls pull rm " \
+  tap_is "$(complete_line "$mode" "hutch rootfs " | grep -v '^-' | tr '\n' ' ')" "build export import ls pull push rm " \
     "rootfs's subcommands $tag"
   tap_ok "image names after --rootfs $tag" offers "$name" "hutch exec --rootfs "
   tap_ok "and after mcp --image $tag" offers "$name" "hutch mcp --image "

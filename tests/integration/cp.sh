@@ -73,6 +73,17 @@ ln -s "$tmp/host-secret" "$tmp/link-dest"
 tap_fails "a host destination that is a symlink is refused" "$H" cp "$id:/out/y" "$tmp/link-dest"
 tap_is "$(cat "$tmp/host-secret")" secret "the file it points to is untouched"
 
+# A host path of hutch's own (its state directory, its store) never takes
+# or gives sandbox content: the same check as --bind and hutch run's output.
+state=$HUTCH_STATE_DIR
+tap_fails "a copy out into hutch's state directory is refused" "$H" cp "$id:/out/y" "$state/planted"
+tap_like "$tap_stderr" "state directory" "naming it"
+tap_ok "and leaves nothing there" test ! -e "$state/planted"
+tap_fails "a directory copied out into the state directory is refused" "$H" cp "$id:/out/d" "$state/planted-dir"
+tap_ok "and leaves no directory there" test ! -e "$state/planted-dir"
+tap_fails "the state directory copied into a sandbox is refused" "$H" cp "$state" "$id:/tmp/stolen"
+tap_ok "and nothing arrived" sx 'test ! -e /tmp/stolen'
+
 # ---- bounds ----
 sx 'dd if=/dev/zero of=/out/big bs=1024 count=2048 2>/dev/null'
 tap_status 1 "a file past --max-bytes stops the copy" "$H" cp --max-bytes 1M "$id:/out/big" "$tmp/big"

@@ -71,6 +71,29 @@ tap_is "$(fact "$tmp/stdio" closed step)" '"closed"' "the client closes"
 tap_ok "the end of the session removed the sandbox it left" no_sandboxes
 tap_like "$(cat "$tmp/audit")" '"tool":"sandbox_exec","sandbox":"[0-9a-f]+","outcome":"ok"' "every call is audited"
 
+# ---- a sandbox that floods its output: the call's timeout still holds ----
+cat >"$tmp/flood.py" <<'EOF'
+import json, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "f", "version": "0"}})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+t0 = time.monotonic()
+r = rpc(3, "tools/call", {"name": "sandbox_exec", "arguments": {"id": sid, "timeout": 2,
+        "command": "for i in 1 2 3 4 5 6; do yes floodfloodfloodflood & done; wait"}})["result"]
+print(json.dumps({"seconds": round(time.monotonic() - t0, 1), "timed_out": r["structuredContent"]["timed_out"],
+                  "truncated": r["structuredContent"]["truncated"]}))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "a command flooding its output" timeout 120 python3 "$tmp/flood.py" "$H" mcp --image "$img" --audit-log /dev/null
+flood=$tap_stdout
+tap_like "$flood" '"timed_out": true' "is killed at its timeout"
+tap_like "$flood" '"truncated": true' "its output cut at --max-output"
+tap_ok "on time" python3 -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['seconds'] < 10)" "$flood"
+
 # ---- raw JSON-RPC over stdio: bad input, negotiation ----
 cat >"$tmp/raw.py" <<'EOF'
 import json, subprocess, sys
@@ -253,6 +276,44 @@ tap_is "$(post POST "${auth[@]}" -H 'Mcp-Session-Id: 00' -d '{"jsonrpc":"2.0","i
   "an unknown session: 404"
 tap_is "$(post POST "${auth[@]}" -d '{nope')" 400 "a body that is not JSON: 400"
 tap_is "$(post GET "${auth[@]}")" 405 "GET (no server-initiated stream): 405"
+
+# Anyone on the machine may connect: a request without the token is turned
+# away at its headers, before its body is waited for or held in memory.
+cat >"$tmp/unauth.py" <<'EOF2'
+import socket, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+s = socket.create_connection((u.hostname, u.port))
+s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer wrong\r\n"
+          b"Content-Length: 30000000\r\n\r\n")
+t0 = time.monotonic()
+s.settimeout(30)
+head = s.recv(64).split(b"\r\n")[0].decode()
+print(head, round(time.monotonic() - t0, 1))
+EOF2
+unauth=$(timeout 40 python3 "$tmp/unauth.py" "$url")
+tap_like "$unauth" "^HTTP/1.1 401 " "no token and a 30 MB body announced: 401"
+tap_ok "at once, without waiting for the body" python3 -c "import sys; sys.exit(not float('${unauth##* }') < 3)"
+
+# Slowloris: connections that send half a request and stall hold only
+# their own slot, never the server (it read them one at a time, 10 s each).
+cat >"$tmp/stall.py" <<'EOF2'
+import socket, subprocess, sys, time, urllib.parse
+u = urllib.parse.urlparse(sys.argv[1])
+idle = []
+for _ in range(4):
+    s = socket.create_connection((u.hostname, u.port))
+    s.sendall(b"POST /mcp HTTP/1.1\r\nHost: x\r\n")
+    idle.append(s)
+time.sleep(0.3)
+t0 = time.monotonic()
+code = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "60", "-X", "GET",
+                       "-H", "Authorization: Bearer " + sys.argv[2], sys.argv[1]],
+                      capture_output=True, text=True).stdout
+print(code, round(time.monotonic() - t0, 1))
+EOF2
+stall=$(timeout 90 python3 "$tmp/stall.py" "$url" "$HUTCH_MCP_TOKEN")
+tap_like "$stall" "^405 " "a request behind four stalled connections is answered"
+tap_ok "at once" python3 -c "import sys; sys.exit(not float('${stall##* }') < 3)"
 
 m3=$((400000 + RANDOM))
 client vanish http "$m3" "$url" "$HUTCH_MCP_TOKEN" >"$tmp/vanish-http" 2>&1

@@ -26,6 +26,11 @@ For runs in parallel (hutch benchmark), the script may instead be an object
 {"tasks": [{"match": "TEXT", "steps": [entries]}, ...]}: a request plays the
 steps of the first task whose TEXT is in its first user message, the entry
 at the number of assistant messages it already holds (no shared order).
+Its "first": [entries] are played, in order, to the first requests of all
+(e.g. {"status": 429} to whichever worker asks first).
+
+Each request's record also holds "inflight": the requests being answered
+when it arrived, itself included.
 """
 import json
 import os
@@ -49,7 +54,7 @@ with open(script_path) as f:
 tasks = None
 if isinstance(loaded, dict):
     tasks = [(t["match"], expand(t["steps"])) for t in loaded["tasks"]]
-    script = []
+    script = expand(loaded.get("first", []))
 else:
     script = expand(loaded)
 
@@ -65,7 +70,7 @@ def task_entry(body):
             return steps[done] if done < len(steps) else None
     return None
 lock = threading.Lock()
-state = {"next": 0}
+state = {"next": 0, "inflight": 0}
 
 
 def completion(entry, n):
@@ -108,6 +113,22 @@ class Handler(BaseHTTPRequestHandler):
             pass
 
     def do_POST(self):
+        self.counted = True
+        try:
+            self.answer()
+        finally:
+            self.done()
+
+    def done(self):
+        # Before the reply leaves: a client that has it is no longer counted.
+        with lock:
+            if self.counted:
+                state["inflight"] -= 1
+                self.counted = False
+
+    def answer(self):
+        with lock:
+            state["inflight"] += 1
         length = int(self.headers.get("Content-Length", 0))
         raw = self.rfile.read(length)
         with lock:
@@ -115,14 +136,17 @@ class Handler(BaseHTTPRequestHandler):
             state["next"] += 1
             with open(requests_path, "a") as f:
                 rec = {"path": self.path, "authorization": self.headers.get("Authorization"),
-                       "time": time.time(), "body": json.loads(raw)}
+                       "time": time.time(), "inflight": state["inflight"], "body": json.loads(raw)}
                 f.write(json.dumps(rec) + "\n")
-        if tasks is not None:
+        if tasks is not None and n < len(script):
+            entry = script[n]
+        elif tasks is not None:
             entry = task_entry(json.loads(raw)) or {"calls": [["submit", {}]]}
         else:
             entry = script[n] if n < len(script) else {"calls": [["submit", {}]]}
         if "hang" in entry:
             time.sleep(float(entry["hang"]))
+        self.done()
         if "huge" in entry:
             self.send(200, b"{\"x\": \"" + b"a" * int(entry["huge"]) + b"\"}")
         elif "raw" in entry:

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -153,7 +154,37 @@ static void task_settings(void) {
   check(vscore("null"), "verifier: it did not run (the run ended before it)", "no record is an error");
 }
 
+/* summary.md: what the model wrote (an error quoting its answer, a task id)
+ * is no HTML for a Markdown viewer. */
+static void summary_escapes(void) {
+  char dir[] = "/tmp/test_bench.XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    tap_ok(false, "mkdtemp");
+    return;
+  }
+  cJSON *lines = cJSON_Parse("[{\"id\": \"t<b>1\", \"score\": 0, \"elapsed_seconds\": 1, \"error\": "
+                             "\"reward: ValueError: <img src=x onerror=alert(1)> & more\"}]");
+  cJSON *config = cJSON_Parse("{\"llm_name\": \"m\", \"mode\": \"llm-in-sandbox\"}");
+  struct bench_opts o;
+  memset(&o, 0, sizeof(o));
+  o.task = "demo";
+  hutch_error_t err = NULL;
+  tap_ok(bench_write_outputs(dir, &o, config, lines, 1.0, &err) == 0, "the outputs are written");
+  hutch_error_free(&err);
+  char *path = xasprintf("%s/summary.md", dir);
+  size_t len = 0;
+  char *md = read_file_at(AT_FDCWD, path, 1 << 20, &len);
+  tap_ok(md && strstr(md, "<img") == NULL && strstr(md, "<b>") == NULL, "summary.md holds no tag of the model's");
+  tap_ok(md && strstr(md, "&lt;img src=x onerror=alert(1)> &amp; more"), "it shows them as text");
+  free(md);
+  free(path);
+  cJSON_Delete(lines);
+  cJSON_Delete(config);
+  remove_tree_at(AT_FDCWD, dir);
+}
+
 int main(void) {
+  summary_escapes();
   task_settings();
   judge();
   rows();

@@ -1,0 +1,141 @@
+#!/bin/bash
+# hutch benchmark on a real Slurm: a single-node cluster started here (its own
+# munged, slurmctld and slurmd, all run as the test's user from a slurm.conf
+# in a temporary directory, stopped at the end), contrib/slurm's sbatch script
+# submitted as a 4-task job array of the demo set against the mock server, the
+# shards merged with `hutch benchmark merge`, and the merged results compared
+# with a single machine's run.  Skipped, saying why, where Slurm cannot start.
+. "$(dirname "$0")/../lib/tap.sh"
+. "$HUTCH_SRCDIR/tests/lib/agent.sh"
+
+[ -x /usr/bin/python3 ] || tap_skip_all "python3 is needed for the mock model server"
+for b in munged slurmctld slurmd sbatch squeue scontrol sinfo; do
+  command -v "$b" >/dev/null || [ -x "/usr/sbin/$b" ] ||
+    tap_skip_all "$b is not installed (Debian's slurm-wlm and munge: tests/setup-host.sh)"
+done
+PATH=$PATH:/usr/sbin
+IMAGE=$(hutch_test_rootfs debian) || tap_skip_all "debian test rootfs unavailable (tests/setup-host.sh)"
+tmp=$(hutch_test_tmpdir)
+chmod 0755 "$tmp"
+export HUTCH_STATE_DIR=$tmp/state
+mkdir -p "$HUTCH_STATE_DIR"
+json() { "$AGENT_PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
+
+# ---- the cluster: munged, slurmctld and slurmd as this user ----
+s=$tmp/slurm
+mkdir -p "$s/state" "$s/spool" "$s/munge"
+chmod 0700 "$s/munge"
+pids=()
+stop_cluster() {
+  local p
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  for p in "${pids[@]}"; do wait "$p" 2>/dev/null; done
+  pids=()
+}
+trap 'stop_cluster; mock_stop' EXIT
+# A free TCP port on loopback.
+free_port() {
+  "$AGENT_PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
+dd if=/dev/urandom of="$s/munge/munge.key" bs=1024 count=1 status=none
+chmod 0600 "$s/munge/munge.key"
+# --force: the socket's directory lies under a world-writable /tmp.
+munged --foreground --force --key-file="$s/munge/munge.key" --socket="$s/munge/munge.sock" \
+  --pid-file="$s/munge/munged.pid" --log-file="$s/munge/munged.log" --seed-file="$s/munge/seed" \
+  2>"$s/munged.err" &
+pids+=($!)
+for _ in $(seq 100); do [ -S "$s/munge/munge.sock" ] && break; sleep 0.05; done
+[ -S "$s/munge/munge.sock" ] || tap_skip_all "munged does not start: $(tail -n 2 "$s/munged.err" "$s/munge/munged.log" 2>/dev/null | tr '\n' ' ')"
+
+node=$(hostname -s)
+user=$(id -un)
+cat >"$s/slurm.conf" <<EOF
+ClusterName=hutchtest
+SlurmctldHost=$node(127.0.0.1)
+SlurmUser=$user
+SlurmdUser=$user
+SlurmctldPort=$(free_port)
+SlurmdPort=$(free_port)
+AuthType=auth/munge
+AuthInfo=socket=$s/munge/munge.sock
+CredType=cred/munge
+StateSaveLocation=$s/state
+SlurmdSpoolDir=$s/spool
+SlurmctldPidFile=$s/slurmctld.pid
+SlurmdPidFile=$s/slurmd.pid
+SlurmctldLogFile=$s/slurmctld.log
+SlurmdLogFile=$s/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+SchedulerType=sched/builtin
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+MpiDefault=none
+MailProg=/bin/true
+ReturnToService=2
+MinJobAge=600
+SlurmdParameters=config_overrides
+NodeName=$node NodeAddr=127.0.0.1 CPUs=8 State=UNKNOWN
+PartitionName=hutch Nodes=$node Default=YES MaxTime=INFINITE State=UP
+EOF
+export SLURM_CONF=$s/slurm.conf
+slurmctld -D -f "$SLURM_CONF" 2>"$s/slurmctld.err" &
+pids+=($!)
+slurmd -D -f "$SLURM_CONF" -N "$node" 2>"$s/slurmd.err" &
+pids+=($!)
+state=
+for _ in $(seq 300); do
+  state=$(sinfo -h -N -o %t 2>/dev/null)
+  [ "$state" = idle ] && break
+  sleep 0.1
+done
+if [ "$state" != idle ]; then
+  why=$(tail -n 3 "$s/slurmctld.err" "$s/slurmd.err" "$s/slurmctld.log" "$s/slurmd.log" 2>/dev/null | tr '\n' ' ')
+  tap_skip_all "Slurm cannot start here (node state '${state:-none}'): $why"
+fi
+tap_is "$(sinfo -h -o '%P %D %t')" "hutch* 1 idle" "a single-node Slurm runs as $user"
+
+# ---- one machine, then the same set as a 4-task job array ----
+mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
+common=(--base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" --retry-delay 0.05)
+tap_status 0 "the demo set on one machine" "$HUTCH_BIN" benchmark "$HUTCH_SRCDIR/examples/tasks" --task demo \
+  --num-workers 4 --output-dir "$tmp/single" "${common[@]}"
+SINGLE=$(printf '%s\n' "$tap_stdout" | tail -n 1)
+
+PATH=$(dirname "$HUTCH_BIN"):$PATH
+export PATH HUTCH_BENCHMARK_OUT=$tmp/shards
+tap_status 0 "sbatch --array=0-3 contrib/slurm/benchmark.sbatch" \
+  sbatch --parsable --array=0-3 --cpus-per-task=2 --chdir="$tmp" --output="$tmp/job-%A_%a.log" \
+  "$HUTCH_SRCDIR/contrib/slurm/benchmark.sbatch" "$HUTCH_SRCDIR/examples/tasks" demo "${common[@]}"
+job=${tap_stdout%%;*}
+for _ in $(seq 3000); do
+  [ -z "$(squeue -h -j "$job" 2>/dev/null)" ] && break
+  sleep 0.2
+done
+tap_is "$(squeue -h -j "$job" 2>/dev/null)" "" "the job array ends"
+states=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z]* .*ExitCode=[0-9:]*' |
+  sed 's/JobState=\([A-Z]*\).*ExitCode=\([0-9:]*\)/\1 \2/' | sort | uniq -c | sed 's/^ *//')
+tap_is "$states" "4 COMPLETED 0:0" "its four tasks complete with status 0" ||
+  for f in "$tmp"/job-*.log; do tap_diag "$f: $(tail -n 5 "$f")"; done
+shards=("$tmp"/shards/*_shard*of4)
+tap_is "$(for d in "${shards[@]}"; do basename "$d" | sed 's/.*_\(shard[0-9]of4\)$/\1/'; done | tr '\n' ' ')" \
+  "shard0of4 shard1of4 shard2of4 shard3of4 " "each array task wrote its own shard"
+tap_is "$(for d in "${shards[@]}"; do json "$d/results.json" 'd["total"]'; done | tr '\n' ' ')" "5 5 5 5 " \
+  "each ran every fourth task"
+tap_status 0 "hutch benchmark merge combines the shards" "$HUTCH_BIN" benchmark merge "${shards[@]}" \
+  --output-dir "$tmp/merged"
+MERGED=$(printf '%s\n' "$tap_stdout" | tail -n 1)
+tap_is "$(json "$MERGED/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"], d["config"] == json.load(open(sys.argv[3]))["config"])' "$SINGLE/results.json")" \
+  "(20, 0.95, 0, True)" "the merged results.json is the single machine's"
+tap_is "$(json "$MERGED/trajectory.json" 'sorted((k, v["reward"], v["agent_answer"], v["ground_truth"], [s.get("observation") for s in v["trajectory"]]) for k, v in d.items()) == sorted((k, v["reward"], v["agent_answer"], v["ground_truth"], [s.get("observation") for s in v["trajectory"]]) for k, v in json.load(open(sys.argv[3])).items())' "$SINGLE/trajectory.json")" \
+  "True" "and so is its trajectory.json, step by step"
+tap_ok "the merge writes report.html" test -s "$MERGED/report.html"
+left=$("$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')
+tap_is "$left" "" "no sandbox is left on the node"
+stop_cluster
+tap_is "$(pgrep -u "$user" -f "$s/" | tr '\n' ' ')" "" "the cluster's daemons are stopped"
+
+tap_done
