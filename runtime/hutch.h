@@ -195,6 +195,30 @@ struct hutch_build_result {
 int hutch_image_build(const char *store, const struct hutch_build_options *opts, struct hutch_build_result *out,
                       hutch_error_t *err);
 
+/* `hutch rootfs build -f`: a Dockerfile (the subset in hutch-rootfs(1)),
+ * each instruction that changes files a layer keyed by what made it, so a
+ * rebuild reuses every layer whose instruction and inputs are unchanged. */
+struct hutch_dockerfile_options {
+  const char *dockerfile;        /* path */
+  const char *context;           /* directory COPY reads (NULL: the Dockerfile's) */
+  const char *name;              /* the new image's name */
+  const char *target;            /* stage to build (NULL: the last) */
+  const char *const *build_args; /* "K=V", NULL-terminated, may be NULL */
+  const char *const *allow;      /* HOST[:PORT] RUN steps may reach through the proxy */
+  const char *arch, *policy, *net_policy;
+  int net;               /* enum hutch_net_mode, or -1: proxy when allow names a host */
+  bool no_cache;         /* build every layer again */
+  const char *auth_file; /* a FROM pulled from a registry: as hutch_pull_options */
+  bool tls_insecure;
+  int output_fd;         /* progress and the steps' output */
+  const char *log_file;  /* the whole build log (NULL: none) */
+  hutch_progress_fn progress;
+  hutch_phase_fn phase;
+  void *data;
+};
+int hutch_dockerfile_build(const char *store, const struct hutch_dockerfile_options *opts,
+                           struct hutch_build_result *out, hutch_error_t *err);
+
 /* ---- policy ---------------------------------------------------------- */
 
 struct hutch_policy;

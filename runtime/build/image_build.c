@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "apt_sources.h"
+#include "build_layer.h"
 #include "download.h"
 #include "hutch.h"
 #include "idmap.h"
@@ -153,8 +154,8 @@ static int debian_fallback(struct hutch_store *store, const struct hutch_build_o
   return r < 0 ? hutch_error_wrap(err, "Debian fallback") : 0;
 }
 
-static int resolve_base(struct hutch_store *store, const struct hutch_build_options *o, struct hutch_image *base,
-                        hutch_error_t *err) {
+int build_resolve_base(struct hutch_store *store, const struct hutch_build_options *o, struct hutch_image *base,
+                       hutch_error_t *err) {
   _cleanup_error_ hutch_error_t e = NULL;
   if (hutch_image_lookup(store, o->from, base, &e) == 0)
     return 0;
@@ -192,7 +193,7 @@ static int resolve_base(struct hutch_store *store, const struct hutch_build_opti
 
 /* The first copy of `rel` in the image's layers, top down. */
 /* The image's trees, its own first (image_layers.h). */
-static const char **image_trees(const struct hutch_image *img) {
+const char **build_image_trees(const struct hutch_image *img) {
   size_t n = 0;
   while (img->lowers && img->lowers[n])
     n++;
@@ -216,10 +217,10 @@ static void read_layered_source(const char *path, const char *name, void *data) 
 /* The archive hosts of the image's apt sources (as its sandboxes see
  * them: a source a later layer deleted counts no more), added to allow
  * (NULL-terminated). */
-static void add_archive_hosts(const struct hutch_image *img, char ***allow, size_t *n_allow) {
+void build_add_archive_hosts(const struct hutch_image *img, char ***allow, size_t *n_allow) {
   struct apt_source *list = NULL;
   size_t n = 0;
-  _cleanup_free_ const char **trees = image_trees(img);
+  _cleanup_free_ const char **trees = build_image_trees(img);
   _cleanup_free_ char *main_path = image_layers_path(trees, "etc/apt/sources.list");
   _cleanup_free_ char *main_list = main_path ? read_regular_file_at(AT_FDCWD, main_path, 1 << 20, NULL) : NULL;
   if (main_list)
@@ -317,7 +318,7 @@ static void remove_from_stage(int stage, const char *rel, bool marked_only) {
   unlinkat(dir, slash + 1, 0);
 }
 
-static void prune_sandbox_files(const char *upper, const struct hutch_image *base) {
+void build_prune_sandbox_files(const char *upper, const struct hutch_image *base) {
   _cleanup_close_ int stage = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (stage < 0)
     return;
@@ -330,6 +331,15 @@ static void prune_sandbox_files(const char *upper, const struct hutch_image *bas
       remove_from_stage(stage, provided[i], false);
 }
 
+/* "…/images/sha256-HEX/rootfs" -> "sha256:HEX" */
+static char *tree_digest(const char *tree) {
+  const char *p = strstr(tree, "/images/sha256-");
+  if (p == NULL)
+    return NULL;
+  p += strlen("/images/sha256-");
+  return xasprintf("sha256:%.*s", SHA256_HEX_SIZE - 1, p);
+}
+
 static uint64_t tree_bytes;
 static bool tree_foreign_ids; /* an entry belongs to another user or group than ours (a subordinate id) */
 static int count_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
@@ -338,6 +348,24 @@ static int count_file(const char *path, const struct stat *st, int flag, struct 
   if (st->st_uid != geteuid() || st->st_gid != getegid())
     tree_foreign_ids = true;
   return 0;
+}
+
+uint64_t build_tree_bytes(const char *dir, bool *foreign_ids) {
+  tree_bytes = 0;
+  tree_foreign_ids = false;
+  nftw(dir, count_file, 16, FTW_PHYS);
+  *foreign_ids = tree_foreign_ids;
+  return tree_bytes;
+}
+
+void build_add_lowers(struct cJSON *meta, const struct hutch_image *base) {
+  cJSON *lowers = cJSON_AddArrayToObject(meta, "lowers");
+  cJSON_AddItemToArray(lowers, cJSON_CreateString(base->digest));
+  for (char **l = base->lowers; l && *l; l++) {
+    _cleanup_free_ char *d = tree_digest(*l);
+    if (d)
+      cJSON_AddItemToArray(lowers, cJSON_CreateString(d));
+  }
 }
 
 /* A built image has no archive to hash: its key is the hash of what made it
@@ -360,15 +388,6 @@ static void layer_digest(const char *base_digest, const char *recipe_text, char 
   sha256_hex(d, hex);
 }
 
-/* "…/images/sha256-HEX/rootfs" -> "sha256:HEX" */
-static char *tree_digest(const char *tree) {
-  const char *p = strstr(tree, "/images/sha256-");
-  if (p == NULL)
-    return NULL;
-  p += strlen("/images/sha256-");
-  return xasprintf("sha256:%.*s", SHA256_HEX_SIZE - 1, p);
-}
-
 static cJSON *layer_meta(const char *hex, const struct hutch_build_options *o, const char *recipe_text,
                          const struct hutch_image *base, char **env, hutch_error_t *err) {
   const struct idmap_set *maps;
@@ -380,13 +399,7 @@ static cJSON *layer_meta(const char *hex, const struct hutch_build_options *o, c
   /* Owners other than the caller need the subordinate range to run, in the
    * layer as in the base. */
   cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(base->ids_preserved || tree_foreign_ids));
-  cJSON *lowers = cJSON_AddArrayToObject(j, "lowers");
-  cJSON_AddItemToArray(lowers, cJSON_CreateString(base->digest));
-  for (char **l = base->lowers; l && *l; l++) {
-    _cleanup_free_ char *d = tree_digest(*l);
-    if (d)
-      cJSON_AddItemToArray(lowers, cJSON_CreateString(d));
-  }
+  build_add_lowers(j, base);
   cJSON_AddStringToObject(j, "built_from", base->name ? base->name : base->digest);
   cJSON_AddStringToObject(j, "recipe", recipe_text);
   if (env && env[0]) {
@@ -415,6 +428,23 @@ static void catch_signals(void) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
+}
+
+int build_copy_layer(struct hutch_sandbox *sb, const char *state_dir, const char *dest, hutch_error_t *err) {
+  int layer = sb->layer_fd, copied = -1;
+  if (layer < 0) {
+    /* Before Linux 6.6 the layer is on the host's disk (sandbox.c). */
+    char *upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
+    layer = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    free(upper);
+    if (layer < 0)
+      return hutch_error_sys(err, "open the layer");
+    copied = layer_copy_out(layer, dest, err);
+    close(layer);
+  } else {
+    copied = layer_copy_out(layer, dest, err);
+  }
+  return copied < 0 ? hutch_error_wrap(err, "copy the layer to %s", dest) : 0;
 }
 
 /* Runs every step; returns 0, the failing step's exit code (> 0), or -1. */
@@ -501,7 +531,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
 
   catch_signals();
   if (hutch_store_open(store_path, &store, err) < 0 || hutch_policy_load(o->policy, &policy, err) < 0 ||
-      resolve_base(store, o, &base, err) < 0) {
+      build_resolve_base(store, o, &base, err) < 0) {
     ret = -1;
     goto out;
   }
@@ -513,7 +543,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   for (char **h = rcp.allow; h && *h; h++)
     env_set(&allow, &n_allow, *h); /* no '=': a plain, de-duplicated list */
   if (net) {
-    add_archive_hosts(&base, &allow, &n_allow);
+    build_add_archive_hosts(&base, &allow, &n_allow);
     if (o->net_policy == NULL)
       add_host_mirror_addresses(o, allow, &mirror_addrs);
   }
@@ -575,27 +605,12 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
 
   /* The layer: the sandbox's upper directory, on its size-limited tmpfs,
    * copied into the stage while the sandbox idles; then the sandbox goes. */
-  int layer = sb->layer_fd, copied = -1;
-  if (layer < 0) {
-    /* Before Linux 6.6 the layer is on the host's disk (sandbox.c). */
-    char *upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
-    layer = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    free(upper);
-    if (layer < 0)
-      hutch_error_sys(err, "build %s: open the layer", o->name);
-    else
-      copied = layer_copy_out(layer, stage.rootfs, err);
-    if (layer >= 0)
-      close(layer);
-  } else {
-    copied = layer_copy_out(layer, stage.rootfs, err);
-  }
-  if (copied < 0) {
-    hutch_error_wrap(err, "build %s: copy the layer to %s", o->name, stage.rootfs);
+  if (build_copy_layer(sb, state_dir, stage.rootfs, err) < 0) {
+    hutch_error_wrap(err, "build %s", o->name);
     ret = -1;
     goto out;
   }
-  prune_sandbox_files(stage.rootfs, &base);
+  build_prune_sandbox_files(stage.rootfs, &base);
   r = hutch_sandbox_destroy(sb, err);
   sb = NULL;
   if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {
@@ -604,9 +619,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
     ret = -1;
     goto out;
   }
-  tree_bytes = 0;
-  tree_foreign_ids = false;
-  nftw(stage.rootfs, count_file, 16, FTW_PHYS);
+  build_tree_bytes(stage.rootfs, &tree_foreign_ids);
   char hex[SHA256_HEX_SIZE];
   layer_digest(base.digest, recipe_text, hex);
   cJSON *meta = layer_meta(hex, o, recipe_text, &base, image_env, err);

@@ -17,6 +17,7 @@ int cmd_create(int argc, char **argv);
 int cmd_ps(int argc, char **argv);
 int cmd_rm(int argc, char **argv);
 int cmd_rootfs(int argc, char **argv);
+int cmd_build(int argc, char **argv);
 int cmd_policy(int argc, char **argv);
 /* Executes hutch-agent (src/agent/), which implements `hutch run`. */
 int cmd_run(int argc, char **argv);

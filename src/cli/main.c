@@ -19,6 +19,7 @@ static const struct {
     {"ps", cmd_ps, "list sandboxes"},
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
     {"rootfs", cmd_rootfs, "import, list and remove rootfs images"},
+    {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
     {"benchmark", cmd_benchmark, "evaluate a model on a task set, one sandbox per task (hutch-benchmark(1))"},

@@ -27,6 +27,8 @@ int cli_bad_option(const char *verb, int argc, char **argv, int c);
 
 int rootfs_pull(int argc, char **argv, const char *store_path);
 int rootfs_build(int argc, char **argv, const char *store_path);
+/* -f DOCKERFILE (rootfs_dockerfile.c); lis: `hutch build`, LIS's spellings. */
+int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis);
 int rootfs_push(int argc, char **argv, const char *store_path);
 
 /* `docker://` references (OCI registries). */

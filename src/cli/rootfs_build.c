@@ -13,6 +13,7 @@
 #include "util.h"
 
 static const char build_usage[] = "Usage: hutch rootfs build --from IMAGE --recipe FILE --name NAME [OPTIONS]\n"
+                                  "       hutch rootfs build -f DOCKERFILE --name NAME [OPTIONS] [CONTEXT]\n"
                                   "\n"
                                   "Run the steps of a recipe (hutch-recipe(5)) in a sandbox started on IMAGE,\n"
                                   "and keep what they changed as a new image NAME: a layer stacked on IMAGE,\n"
@@ -38,6 +39,7 @@ static const char build_usage[] = "Usage: hutch rootfs build --from IMAGE --reci
                                   "  --policy FILE    the sandbox policy (default: $HUTCH_POLICY or the\n"
                                   "                   installed one)\n"
                                   "  --store DIR      the store\n"
+                                  "  -f, --file FILE  a Dockerfile instead (`hutch rootfs build -f x --help`)\n"
                                   "  -h, --help       show this help\n";
 
 enum { OPT_STORE = 256, OPT_FROM, OPT_RECIPE, OPT_NET, OPT_ARCH, OPT_POLICY, OPT_NET_POLICY };
@@ -55,6 +57,11 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
       {"help", no_argument, NULL, 'h'},
       {0},
   };
+  /* -f: a Dockerfile, not a recipe. */
+  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+    if (strcmp(argv[i], "-f") == 0 || strncmp(argv[i], "-f", 2) == 0 || strcmp(argv[i], "--file") == 0 ||
+        strncmp(argv[i], "--file=", 7) == 0)
+      return rootfs_dockerfile(argc, argv, store_path, false);
   struct cli_progress prog = {0};
   struct hutch_build_options o = {
       .net = -1,

@@ -15,6 +15,8 @@ pages=(
   "rootfs:hutch-rootfs.1"
   "rootfs pull:hutch-rootfs.1"
   "rootfs build:hutch-rootfs.1"
+  "rootfs build -f Dockerfile:hutch-rootfs.1"
+  "build:hutch-rootfs.1"
   "rootfs import:hutch-rootfs.1"
   "rootfs ls:hutch-rootfs.1"
   "rootfs rm:hutch-rootfs.1"

@@ -1,0 +1,61 @@
+/* The Dockerfile builder's parts: the build's state (dockerfile_build.c)
+ * and the layers it makes (dockerfile_layer.c). */
+#ifndef HUTCH_DOCKERFILE_BUILD_H
+#define HUTCH_DOCKERFILE_BUILD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "dockerfile.h"
+#include "dockerfile_copy.h"
+#include "hutch.h"
+#include "sha256.h"
+
+struct cJSON;
+struct hutch_store;
+struct idmap_set;
+
+struct df_stage {
+  char *name;             /* AS name, or NULL */
+  struct hutch_image top; /* the image so far: its newest layer */
+  char key[SHA256_HEX_SIZE];
+  char **env;  /* the image's environment, "K=V" */
+  char **args; /* ARGs in effect, "K=V" */
+  char *workdir, *user;
+  char **shell;
+  struct cJSON *config; /* cmd, entrypoint, labels, exposed_ports */
+};
+
+struct df_builder {
+  const struct hutch_dockerfile_options *o;
+  const char *origin;
+  struct hutch_store *store;
+  struct hutch_policy *policy;
+  const struct idmap_set *maps;
+  struct dockerfile df;
+  int ctx_fd;
+  struct df_ignore ignore;
+  char **allow;
+  char **global_args; /* ARGs before the first FROM */
+  bool net;
+  int log_fd;
+  size_t n_built, n_cached;
+};
+
+/* Printed to the output and the log. */
+void df_say(struct df_builder *b, const char *fmt, ...) HUTCH_PRINTF(2, 3);
+/* key = sha256(key, parts...) as hex. */
+void df_key_next(char key[SHA256_HEX_SIZE], const char *kind, const char *text, const char *extra);
+/* The layer keyed `key` on the stage's top, if the store has it (a cache hit). */
+bool df_layer_cached(struct df_builder *b, struct df_stage *st, const char *key, hutch_error_t *err);
+/* RUN argv in a sandbox on the stage's top; the layer becomes the top.
+ * Returns 0, -1, or the step's exit code. */
+int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_instr *in, char **argv, const char *key,
+                 hutch_error_t *err);
+/* A layer made on the host: copy (COPY/ADD), or, copy NULL, mkdir -p dir. */
+int df_layer_copy(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const struct df_copy *copy,
+                  const char *dir, const char *key, hutch_error_t *err);
+/* The final entry: no files, the image's defaults in its meta.json. */
+int df_layer_config(struct df_builder *b, struct df_stage *st, char digest[80], hutch_error_t *err);
+
+#endif

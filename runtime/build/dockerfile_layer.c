@@ -1,0 +1,282 @@
+/* The layers of a Dockerfile build.  Each is a store entry whose name is
+ * its cache key (the parent's key, the instruction, the build arguments in
+ * effect, and for COPY the content hash of its sources): a rebuild finds
+ * the entry and reuses it, and a changed input gives another key. */
+#include "config.h"
+
+#include <cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "build_layer.h"
+#include "dockerfile_build.h"
+#include "idmap.h"
+#include "sandbox.h"
+#include "store.h"
+#include "util.h"
+
+void df_say(struct df_builder *b, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  _cleanup_free_ char *line = xvasprintf(fmt, ap);
+  va_end(ap);
+  dprintf(b->o->output_fd, "%s\n", line);
+  if (b->log_fd >= 0)
+    dprintf(b->log_fd, "%s\n", line);
+}
+
+void df_key_next(char key[SHA256_HEX_SIZE], const char *kind, const char *text, const char *extra) {
+  struct sha256_ctx ctx;
+  sha256_init(&ctx);
+  const char *parts[] = {"hutch-dockerfile-v1", key, kind, text, extra ? extra : ""};
+  for (size_t i = 0; i < ARRAY_SIZE(parts); i++)
+    sha256_update(&ctx, parts[i], strlen(parts[i]) + 1);
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_final(&ctx, d);
+  sha256_hex(d, key);
+}
+
+static int set_top(struct df_builder *b, struct df_stage *st, const char *key, hutch_error_t *err) {
+  _cleanup_free_ char *digest = xasprintf("sha256:%s", key);
+  struct hutch_image img = {0};
+  if (hutch_image_lookup(b->store, digest, &img, err) < 0)
+    return -1;
+  hutch_image_clear(&st->top);
+  st->top = img;
+  return 0;
+}
+
+bool df_layer_cached(struct df_builder *b, struct df_stage *st, const char *key, hutch_error_t *err) {
+  if (b->o->no_cache || !store_has_entry(b->store, key))
+    return false;
+  return set_top(b, st, key, err) == 0;
+}
+
+/* The layer's meta.json: what every entry has, and its lowers. */
+static cJSON *layer_meta(struct df_builder *b, struct df_stage *st, const char *key, const char *tree,
+                         const struct df_instr *in) {
+  struct unpack_stats stats = {0};
+  bool foreign = false;
+  uint64_t bytes = build_tree_bytes(tree, &foreign);
+  cJSON *j = store_meta_new(key, b->origin, b->maps, &stats);
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "size", cJSON_CreateNumber((double)bytes));
+  cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(st->top.ids_preserved || foreign));
+  build_add_lowers(j, &st->top);
+  cJSON_AddStringToObject(j, "built_from", st->top.name ? st->top.name : st->top.digest);
+  if (in)
+    cJSON_AddStringToObject(j, "dockerfile_step", in->text);
+  return j;
+}
+
+static int commit(struct df_builder *b, struct df_stage *st, struct store_stage *stage, const char *key,
+                  const struct df_instr *in, cJSON *image, hutch_error_t *err) {
+  cJSON *meta = layer_meta(b, st, key, stage->rootfs, in);
+  if (image)
+    cJSON_AddItemToObject(meta, "image", image);
+  int r = store_stage_commit(b->store, stage, key, meta, err);
+  cJSON_Delete(meta);
+  stage->fd = -1;
+  return r < 0 ? -1 : set_top(b, st, key, err);
+}
+
+/* ---- RUN ------------------------------------------------------------------------ */
+
+/* The step's output, to the terminal and to the log. */
+struct tee {
+  int in, out, log;
+};
+static void *tee_main(void *data) {
+  struct tee *t = data;
+  char buf[8192];
+  ssize_t n;
+  while ((n = read(t->in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
+    if (n <= 0)
+      continue;
+    (void)write_all(t->out, buf, (size_t)n);
+    if (t->log >= 0)
+      (void)write_all(t->log, buf, (size_t)n);
+  }
+  return NULL;
+}
+
+static char **step_env(const struct df_stage *st) {
+  size_t n = 0;
+  for (char **e = st->args; e && *e; e++)
+    n++;
+  for (char **e = st->env; e && *e; e++)
+    n++;
+  char **env = xcalloc(n + 1, sizeof(*env));
+  size_t k = 0;
+  /* ARGs first: an ENV of the same name wins, as in Docker. */
+  for (char **e = st->args; e && *e; e++)
+    env[k++] = xstrdup(*e);
+  for (char **e = st->env; e && *e; e++)
+    env[k++] = xstrdup(*e);
+  return env;
+}
+
+static int run_in(struct df_builder *b, struct df_stage *st, struct hutch_sandbox *sb, char **argv, int *code,
+                  hutch_error_t *err) {
+  _cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
+  _cleanup_strv_ char **env = step_env(st);
+  int pipefd[2];
+  if (pipe2(pipefd, O_CLOEXEC) < 0)
+    return hutch_error_sys(err, "pipe");
+  struct tee t = {pipefd[0], b->o->output_fd, b->log_fd};
+  pthread_t thread;
+  if (pthread_create(&thread, NULL, tee_main, &t) != 0) {
+    close(pipefd[0]);
+    close(pipefd[1]);
+    return hutch_error_set(err, EAGAIN, "start the output thread");
+  }
+  struct hutch_process proc = {
+      .argv = (const char *const *)argv,
+      .env = (const char *const *)env,
+      .workdir = st->workdir ? st->workdir : "/",
+      .stdio = {devnull, pipefd[1], pipefd[1]},
+  };
+  struct hutch_exit ex = {0};
+  int r = hutch_sandbox_exec(sb, &proc, &ex, err);
+  close(pipefd[1]);
+  pthread_join(thread, NULL);
+  close(pipefd[0]);
+  if (r < 0)
+    return -1;
+  *code = hutch_exit_code(&ex);
+  if (*code != 0)
+    df_say(b, "  %s %d%s%s", ex.signal ? "killed by signal" : "exit status", ex.signal ? ex.signal : ex.status,
+           ex.failure[0] ? ": " : "", ex.failure);
+  return 0;
+}
+
+int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_instr *in, char **argv, const char *key,
+                 hutch_error_t *err) {
+  struct store_stage stage = {.fd = -1};
+  struct hutch_sandbox *sb = NULL;
+  int ret = -1, code = 0;
+  if (store_stage_begin(b->store, &stage, err) < 0)
+    return -1;
+  _cleanup_free_ char *state_dir = xasprintf("%s/tmp/%s/state", hutch_store_path(b->store), stage.name);
+  struct hutch_sandbox_config cfg = {
+      .rootfs = st->top.rootfs,
+      .rootfs_lowers = (const char *const *)st->top.lowers,
+      .image = st->top.name ? st->top.name : st->top.digest,
+      .rootfs_subordinate_ids = st->top.ids_preserved || (b->maps && b->maps->kind != IDMAP_SINGLE),
+      .build_caps = true,
+      .policy = b->policy,
+      .hostname = "build",
+      .state_dir = state_dir,
+      .net = b->net ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
+      .net_allow = (const char *const *)b->allow,
+      .net_policy = b->net ? b->o->net_policy : NULL,
+  };
+  if (hutch_sandbox_create(&cfg, &sb, err) < 0)
+    goto out;
+  if (run_in(b, st, sb, argv, &code, err) < 0)
+    goto out;
+  if (code != 0) {
+    ret = code;
+    goto out;
+  }
+  if (build_copy_layer(sb, state_dir, stage.rootfs, err) < 0)
+    goto out;
+  build_prune_sandbox_files(stage.rootfs, &st->top);
+  int r = hutch_sandbox_destroy(sb, err);
+  sb = NULL;
+  if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {
+    if (err && *err == NULL)
+      hutch_error_sys(err, "remove %s", state_dir);
+    goto out;
+  }
+  ret = commit(b, st, &stage, key, in, NULL, err);
+out:
+  if (sb) {
+    _cleanup_error_ hutch_error_t e = NULL;
+    if (hutch_sandbox_destroy(sb, &e) < 0)
+      hutch_warn("build: %s", e->msg);
+  }
+  if (stage.fd >= 0)
+    store_stage_abort(b->store, &stage);
+  return ret;
+}
+
+/* ---- COPY, ADD, WORKDIR ------------------------------------------------------------ */
+
+struct copy_job {
+  const struct df_copy *copy;
+  const char *dir;
+  int layer_fd;
+};
+
+/* In a user namespace with the caller's maps: the owners COPY --chown
+ * names are the sandbox's ids. */
+static int copy_child(void *data, hutch_error_t *err) {
+  struct copy_job *job = data;
+  if (job->copy)
+    return df_copy_into(job->copy, job->layer_fd, err);
+  _cleanup_close_ int fd = -1;
+  return df_layer_mkdirs(job->layer_fd, job->dir, 0, 0, &fd, err);
+}
+
+int df_layer_copy(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const struct df_copy *copy,
+                  const char *dir, const char *key, hutch_error_t *err) {
+  struct store_stage stage = {.fd = -1};
+  if (store_stage_begin(b->store, &stage, err) < 0)
+    return -1;
+  int ret = -1;
+  _cleanup_close_ int layer_fd = open(stage.rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (layer_fd < 0) {
+    hutch_error_sys(err, "open %s", stage.rootfs);
+    goto out;
+  }
+  struct copy_job job = {copy, dir, layer_fd};
+  if (userns_run(b->maps, 0, copy_child, &job, err) < 0)
+    goto out;
+  ret = commit(b, st, &stage, key, in, NULL, err);
+out:
+  if (stage.fd >= 0)
+    store_stage_abort(b->store, &stage);
+  return ret;
+}
+
+/* ---- the image's defaults ------------------------------------------------------------ */
+
+static cJSON *strv_json(char **v) {
+  cJSON *a = cJSON_CreateArray();
+  for (; v && *v; v++)
+    cJSON_AddItemToArray(a, cJSON_CreateString(*v));
+  return a;
+}
+
+int df_layer_config(struct df_builder *b, struct df_stage *st, char digest[80], hutch_error_t *err) {
+  cJSON *image = cJSON_Duplicate(st->config, true);
+  cJSON_AddItemToObject(image, "env", strv_json(st->env));
+  if (st->workdir)
+    cJSON_AddStringToObject(image, "workdir", st->workdir);
+  if (st->user)
+    cJSON_AddStringToObject(image, "user", st->user);
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(image);
+  char key[SHA256_HEX_SIZE];
+  memcpy(key, st->key, sizeof(key));
+  df_key_next(key, "config", text, NULL);
+  snprintf(digest, 80, "sha256:%s", key);
+  if (store_has_entry(b->store, key)) {
+    cJSON_Delete(image);
+    return 0;
+  }
+  struct store_stage stage = {.fd = -1};
+  if (store_stage_begin(b->store, &stage, err) < 0) {
+    cJSON_Delete(image);
+    return -1;
+  }
+  int r = commit(b, st, &stage, key, NULL, image, err);
+  if (stage.fd >= 0)
+    store_stage_abort(b->store, &stage);
+  return r;
+}

@@ -1,0 +1,258 @@
+#!/bin/bash
+# hutch rootfs build -f: a multi-stage Dockerfile on the busybox test image
+# (ENV, ARG, WORKDIR, USER, COPY --chown, COPY --from, .dockerignore, the
+# image's defaults), the layer cache (a rebuild reuses every layer, a changed
+# file rebuilds from its COPY on), refused instructions with file:line, a
+# hostile context (links out of it), and LIS's own docker/Dockerfile on the
+# Debian test image.
+. "${HUTCH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
+
+work=$(hutch_test_tmpdir) || exit 1
+chmod 0755 "$work"
+export HUTCH_STORE=$work/store
+
+# shellcheck disable=SC2317 # run by the EXIT trap
+cleanup() {
+  local d
+  for _ in $(seq 16); do
+    for d in $("$HUTCH_BIN" rootfs ls --json 2>/dev/null |
+      python3 -c 'import json,sys; print("\n".join(sorted({i["digest"] for i in json.load(sys.stdin)})))' 2>/dev/null); do
+      "$HUTCH_BIN" rootfs rm "$d" >/dev/null 2>&1
+    done
+  done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+meta_image() { # NAME -> the JSON of meta.json's "image"
+  local d
+  d=$("$HUTCH_BIN" rootfs ls --json | python3 -c '
+import json, sys
+print([i["digest"] for i in json.load(sys.stdin) if i["name"] == sys.argv[1]][0])' "$1")
+  python3 -c 'import json,sys; print(json.dumps(json.load(open(sys.argv[1]))["image"], sort_keys=True))' \
+    "$HUTCH_STORE/images/sha256-${d#sha256:}/meta.json"
+}
+
+base=$(hutch_test_rootfs busybox) || tap_skip_all "the busybox test rootfs is not available"
+
+tap_ok "rootfs build -f --help" "$HUTCH_BIN" rootfs build -f x --help
+tap_like "$tap_stdout" "--build-arg K=V" "help describes --build-arg"
+
+# ---- a multi-stage build ------------------------------------------------------
+ctx=$work/ctx
+mkdir -p "$ctx/sub/deeper"
+echo hello >"$ctx/a.txt"
+echo sub >"$ctx/sub/s.txt"
+echo deep >"$ctx/sub/deeper/d.txt"
+ln -s s.txt "$ctx/sub/inner-link"
+echo secret >"$ctx/sub/debug.log"
+echo private >"$ctx/private.key"
+printf '# comment\n*.log\n**/*.log\nprivate.key\n' >"$ctx/.dockerignore"
+cat >"$ctx/Dockerfile" <<EOF
+# syntax=docker/dockerfile:1
+ARG BASE=$base
+FROM \$BASE AS build
+ARG GREETING=hello
+RUN echo "\$GREETING from the build stage" >/built.txt && \\
+    mkdir -p /out && echo artefact >/out/file
+FROM \${BASE}
+ARG MODE
+ENV APP_HOME=/app APP_NAME="my app"
+WORKDIR \$APP_HOME
+COPY a.txt sub ./
+COPY --chown=1:2 a.txt /owned.txt
+COPY --from=build /built.txt /out/ /from-build/
+RUN echo "mode=\${MODE:-none} wd=\$(pwd) name=\$APP_NAME" >run.txt
+RUN ["/bin/sh", "-c", "echo exec-form >/app/exec.txt"]
+USER 1000:1000
+LABEL org.example.title="test image" version=1
+EXPOSE 8080/tcp
+ENTRYPOINT ["/bin/sh", "-c"]
+CMD ["echo hi"]
+EOF
+tap_ok "a multi-stage Dockerfile builds" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
+  --build-arg MODE=fast "$ctx"
+digest=$tap_stdout
+tap_like "$digest" "^sha256:[0-9a-f]{64}$" "the digest is printed on stdout"
+tap_like "$tap_stderr" "Step 4/18 \\($ctx/Dockerfile:5\\): RUN echo" "each step is announced with its line"
+tap_like "$tap_stderr" " ---> [0-9a-f]{12} in [0-9.]+ s" "each layer made is shown with its time"
+log=$HUTCH_STORE/logs/build-app.log
+tap_ok "the whole build log is in the store" test -s "$log"
+tap_like "$(cat "$log")" "Step 18/18" "the log has every step"
+
+tap_ok "hutch exec on the result" "$HUTCH_BIN" exec --rootfs app -- /bin/sh -c \
+  'pwd; echo "$APP_HOME|$APP_NAME|${MODE-unset}"; cat run.txt exec.txt a.txt s.txt deeper/d.txt /from-build/built.txt /from-build/file'
+tap_is "$tap_stdout" "/app
+/app|my app|unset
+mode=fast wd=/app name=my app
+exec-form
+hello
+sub
+deep
+hello from the build stage
+artefact" "WORKDIR, ENV, ARG in RUN (not in the image), COPY of files and directories, COPY --from"
+tap_ok "a link inside a copied directory is copied as a link" "$HUTCH_BIN" exec --rootfs app -- /bin/readlink /app/inner-link
+tap_is "$tap_stdout" "s.txt" "its target is kept"
+tap_ok "COPY --chown" "$HUTCH_BIN" exec --rootfs app -- /bin/stat -c '%u:%g %a' /owned.txt
+tap_is "$tap_stdout" "1:2 644" "the file is owned by 1:2"
+tap_ok ".dockerignore" "$HUTCH_BIN" exec --rootfs app -- /bin/sh -c \
+  'ls /app; test -e /app/debug.log || test -e /app/private.key || echo excluded'
+tap_like "$tap_stdout" "excluded" "ignored files are not copied"
+tap_is "$(meta_image app)" \
+  '{"cmd": ["echo hi"], "entrypoint": ["/bin/sh", "-c"], "env": ["APP_HOME=/app", "APP_NAME=my app"], "exposed_ports": ["8080/tcp"], "labels": {"org.example.title": "test image", "version": "1"}, "user": "1000:1000", "workdir": "/app"}' \
+  "ENV, WORKDIR, USER, LABEL, EXPOSE, ENTRYPOINT and CMD are the image's defaults"
+
+# ---- the cache ----------------------------------------------------------------
+start=$(date +%s.%N)
+tap_ok "a rebuild with nothing changed" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
+  --build-arg MODE=fast "$ctx"
+took=$(echo "$(date +%s.%N) - $start" | bc)
+tap_is "$tap_stdout" "$digest" "gives the same image"
+tap_like "$tap_stderr" "0 layers made, 7 reused" "every layer is reused"
+tap_ok "in well under a second ($took s)" test "$(echo "$took < 0.5" | bc)" = 1
+tap_unlike "$(cat "$log")" " in [0-9.]+ s$" "the log of the rebuild shows no layer made"
+
+echo changed >"$ctx/sub/s.txt"
+tap_ok "a rebuild after a file changed" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
+  --build-arg MODE=fast "$ctx"
+tap_like "$tap_stderr" "5 layers made, 2 reused" "rebuilds from the COPY that reads it on"
+tap_ok "the new file is in the image" "$HUTCH_BIN" exec --rootfs app -- /bin/cat /app/s.txt
+tap_is "$tap_stdout" "changed" "its new content"
+echo "more secrets" >"$ctx/sub/debug.log"
+tap_ok "an ignored file changing" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
+  --build-arg MODE=fast "$ctx"
+tap_like "$tap_stderr" "0 layers made, 7 reused" "rebuilds nothing"
+tap_ok "a build argument changing" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
+  --build-arg MODE=slow "$ctx"
+tap_like "$tap_stderr" "2 layers made, 5 reused" "rebuilds the RUN steps after its ARG"
+tap_ok "--no-cache" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app --no-cache "$ctx"
+tap_like "$tap_stderr" "7 layers made, 0 reused" "makes every layer again"
+tap_ok "hutch build, LIS's spellings" "$HUTCH_BIN" build --image_name app2 --build-arg MODE=slow "$ctx"
+tap_like "$tap_stderr" "0 layers made, 7 reused" "CONTEXT/Dockerfile, the same layers"
+tap_ok "hutch build --force" "$HUTCH_BIN" build --image_name app2 --force "$ctx"
+tap_like "$tap_stderr" "7 layers made, 0 reused" "makes every layer again"
+tap_ok "--target" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name stage1 --target build "$ctx"
+tap_ok "builds the named stage only" "$HUTCH_BIN" exec --rootfs stage1 -- /bin/sh -c 'cat /built.txt; test ! -e /app'
+tap_is "$tap_stdout" "hello from the build stage" "the build stage's file"
+
+# ---- many layers: more lowers than one page of mount(2) options ------------
+{
+  echo "FROM $base"
+  for i in $(seq 60); do echo "RUN echo $i >/f$i"; done
+} >"$work/many.Dockerfile"
+tap_ok "a Dockerfile of 60 RUN steps builds" "$HUTCH_BIN" rootfs build -f "$work/many.Dockerfile" --name many "$ctx"
+tap_ok "and runs" "$HUTCH_BIN" exec --rootfs many -- /bin/sh -c 'cat /f1 /f60; /bin/busybox true && echo base'
+tap_is "$tap_stdout" "1
+60
+base" "every layer and the base are seen"
+
+# ---- a failing step -------------------------------------------------------------
+printf 'FROM %s\nRUN echo partial >/p\nRUN echo about to fail; exit 7\nRUN echo never\n' "$base" >"$work/fail.Dockerfile"
+tap_status 7 "a failing RUN stops the build with its exit status" \
+  "$HUTCH_BIN" rootfs build -f "$work/fail.Dockerfile" --name broken "$ctx"
+tap_like "$tap_stderr" "about to fail" "the step's output is shown"
+tap_like "$tap_stderr" "$work/fail.Dockerfile:3: RUN failed; no image was made" "the failure is named with file:line"
+tap_unlike "$tap_stderr" "never" "later steps do not run"
+tap_fails "no image broken" "$HUTCH_BIN" exec --rootfs broken -- /bin/true
+
+# ---- refused instructions ------------------------------------------------------------
+refused() { # TEXT WANT
+  printf 'FROM %s\n%s\n' "$base" "$1" >"$work/bad.Dockerfile"
+  tap_status 125 "refused: $1" "$HUTCH_BIN" rootfs build -f "$work/bad.Dockerfile" --name bad "$ctx"
+  tap_like "$tap_stderr" "$work/bad.Dockerfile:2: $2" "with file:line"
+}
+refused "RUN --mount=type=cache,target=/root/.cache pip install x" "RUN --mount is not supported"
+refused "HEALTHCHECK CMD curl -f http://localhost/" "HEALTHCHECK is not supported"
+refused "ONBUILD RUN make" "ONBUILD is not supported"
+refused "COPY --link a.txt /" "COPY --link is not supported"
+refused "ADD https://example.com/x.tar.gz /" "ADD: ADD of a URL \\(https://example.com/x.tar.gz\\) is not supported"
+refused "FROM --platform=linux/s390x $base" "FROM: --platform=linux/s390x: this machine builds linux/[a-z0-9]+ only"
+
+# ---- a hostile context -----------------------------------------------------------------
+hostile=$work/hostile
+mkdir -p "$hostile/dir"
+ln -s /etc/shadow "$hostile/shadow-link"
+ln -s /etc "$hostile/etc-link"
+ln -s ../../.. "$hostile/dir/up"
+hostile_copy() { # SOURCE WANT
+  printf 'FROM %s\nCOPY %s /stolen\n' "$base" "$1" >"$hostile/Dockerfile"
+  tap_status 125 "COPY $1 is refused" "$HUTCH_BIN" rootfs build -f "$hostile/Dockerfile" --name stolen "$hostile"
+  tap_like "$tap_stderr" "$2" "$3"
+}
+hostile_copy shadow-link "shadow-link: a link that leads out of the build context" "a link to a host file"
+hostile_copy etc-link/passwd "etc-link/passwd: a link that leads out of the build context" "a path through a link to /etc"
+hostile_copy dir/up/etc/passwd "a link that leads out of the build context" "a path through a link up and out"
+hostile_copy ../ctx/a.txt "outside the build context" "a path with .."
+tap_fails "no image stolen" "$HUTCH_BIN" exec --rootfs stolen -- /bin/true
+# A link inside a copied directory stays a link: the image sees its own /etc.
+printf 'FROM %s\nCOPY . /ctx/\n' "$base" >"$hostile/Dockerfile"
+tap_ok "COPY . with links in it" "$HUTCH_BIN" rootfs build -f "$hostile/Dockerfile" --name linked "$hostile"
+tap_ok "the links are copied as links" "$HUTCH_BIN" exec --rootfs linked -- /bin/sh -c \
+  'readlink /ctx/shadow-link; readlink /ctx/etc-link' 
+tap_is "$tap_stdout" "/etc/shadow
+/etc" "not followed on the host"
+
+# A later stage's RUN cannot make COPY --from read the host through a link.
+cat >"$hostile/Dockerfile" <<EOF
+FROM $base AS evil
+RUN ln -s / /hostroot && mkdir /d && ln -s /etc /d/etc
+FROM $base
+COPY --from=evil /hostroot/etc/hostname /x
+EOF
+tap_status 125 "COPY --from through a link the stage made is refused" \
+  "$HUTCH_BIN" rootfs build -f "$hostile/Dockerfile" --name stolen2 "$hostile"
+tap_like "$tap_stderr" "hostroot/etc/hostname: a symbolic link on the way" "not followed in a stage's files"
+
+# ---- FROM a registry reference, pulled on demand ------------------------------
+. "$HUTCH_SRCDIR/tests/lib/registry.sh"
+if command -v docker-registry >/dev/null && command -v skopeo >/dev/null &&
+  registry_start "$work/registry" 2>/dev/null; then
+  tap_ok "export the busybox image" "$HUTCH_BIN" rootfs export "$base" --format oci-archive "$work/bb-oci.tar"
+  tap_ok "push it with skopeo" skopeo copy -q --dest-tls-verify=false "oci-archive:$work/bb-oci.tar" \
+    "docker://$REGISTRY_ADDR/test/bb:1"
+  printf 'FROM %s/test/bb:1\nRUN echo from-registry >/r\n' "$REGISTRY_ADDR" >"$work/reg.Dockerfile"
+  tap_ok "FROM a registry reference" env -u http_proxy -u https_proxy "$HUTCH_BIN" rootfs build \
+    -f "$work/reg.Dockerfile" --tls-verify=false --name fromreg "$ctx"
+  tap_like "$tap_stderr" "is not in the store: pulling docker://$REGISTRY_ADDR/test/bb:1" "is pulled on demand"
+  tap_ok "the result runs" "$HUTCH_BIN" exec --rootfs fromreg -- /bin/cat /r
+  tap_is "$tap_stdout" "from-registry" "on the pulled base"
+  registry_stop_all
+else
+  tap_skip "docker-registry or skopeo is not available" 6
+fi
+
+# ---- LIS's docker/Dockerfile ------------------------------------------------------------
+# The file as LIS ships it (tests/golden/lis-docker/Dockerfile), with FROM
+# pointed at the Debian test image and its downloads (apt, uv's installer,
+# pip) made no-ops: the test machine has no internet.  Every other line is
+# unchanged.
+lis=$HUTCH_SRCDIR/tests/golden/lis-docker/Dockerfile
+if debian=$(hutch_test_rootfs debian 2>/dev/null); then
+  mkdir -p "$work/lis"
+  sed -e "s|^FROM python:3.11-slim|FROM $debian|" \
+    -e 's|apt-get update -y && apt-get upgrade -y|true|' -e 's|apt-get install -y .* \&\&|true \&\&|' \
+    -e 's|curl -LsSf https://astral.sh/uv/install.sh \| sh|true|' \
+    -e 's|pip install --upgrade pip|true|' -e 's|pip install numpy .*|true|' "$lis" >"$work/lis/Dockerfile"
+  tap_is "$(diff "$lis" "$work/lis/Dockerfile" | grep -c '^>')" 6 "six lines of LIS's Dockerfile changed: FROM and five downloads"
+  tap_ok "LIS's Dockerfile builds" "$HUTCH_BIN" rootfs build -f "$work/lis/Dockerfile" --name lis "$work/lis"
+  tap_ok "the image has LIS's environment" "$HUTCH_BIN" exec --rootfs lis -- /bin/sh -c \
+    'pwd; echo "$PATH $PIP_ROOT_USER_ACTION $DEBIAN_FRONTEND"; test -d /root/.local/bin && echo dirs; debconf-show tzdata 2>/dev/null | grep -c Los_Angeles'
+  tap_is "$tap_stdout" "/testbed
+/root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ignore noninteractive
+dirs
+1" "WORKDIR /testbed, ENV, the RUN steps' files"
+  tap_like "$(meta_image lis)" '"cmd": \["/bin/bash"\]' "CMD is recorded"
+  # hutch run on the result, against the scripted mock model.
+  . "$HUTCH_SRCDIR/tests/lib/agent.sh"
+  trap 'mock_stop; cleanup' EXIT
+  mock_start '[{"calls": [["execute_bash", {"command": "echo $PIP_ROOT_USER_ACTION $(pwd) >/testbed/output/answer.txt"}]]},
+    {"calls": [["submit", {}]]}]'
+  tap_status 0 "hutch run on the image built from LIS's Dockerfile" "$HUTCH_BIN" run --query q \
+    --base-url "$MOCK_URL" --model m --rootfs lis --output-dir "$AGENT_OUT" --quiet
+  run_dir
+  tap_is "$(cat "$RUN_DIR/files/answer.txt" 2>&1)" "ignore /testbed" "its commands see the image's environment"
+else
+  tap_skip "the Debian test rootfs is not available" 6
+fi
+
+tap_done
