@@ -11,6 +11,7 @@
 #include "observation.h"
 #include "tools.h"
 #include "util.h"
+#include "json_num.h"
 
 #define EDITOR_FILE_MAX (64u << 20)
 #define SNIPPET_LINES 4
@@ -199,10 +200,8 @@ static char *numbered(const char *s, size_t len, size_t first, size_t last) {
 }
 
 static bool get_int(const cJSON *v, long *out) {
-  if (cJSON_IsNumber(v)) {
-    *out = (long)v->valuedouble;
-    return v->valuedouble == (double)*out;
-  }
+  if (cJSON_IsNumber(v))
+    return json_whole_long(v, out);
   if (cJSON_IsString(v)) {
     char *end;
     *out = strtol(v->valuestring, &end, 10);

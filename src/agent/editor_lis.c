@@ -20,6 +20,7 @@
 #include "observation.h"
 #include "tools.h"
 #include "util.h"
+#include "json_num.h"
 
 #define SNIPPET_LINES 4
 #define MAX_RESPONSE_LEN 10000
@@ -160,8 +161,9 @@ static char *py_str(const cJSON *v) {
     return xstrdup("None");
   if (cJSON_IsBool(v))
     return xstrdup(cJSON_IsTrue(v) ? "True" : "False");
-  if (cJSON_IsNumber(v) && v->valuedouble == (double)(long)v->valuedouble)
-    return xasprintf("%ld", (long)v->valuedouble);
+  long n;
+  if (json_whole_long(v, &n))
+    return xasprintf("%ld", n);
   return cJSON_PrintUnformatted(v);
 }
 
@@ -298,7 +300,8 @@ static char *view_file(struct lis *e, const cJSON *args) {
   const cJSON *vr = cJSON_GetObjectItemCaseSensitive(args, "view_range");
   if (cJSON_IsArray(vr) && cJSON_GetArraySize(vr) == 2 && cJSON_IsNumber(cJSON_GetArrayItem(vr, 0)) &&
       cJSON_IsNumber(cJSON_GetArrayItem(vr, 1))) {
-    long start = (long)cJSON_GetArrayItem(vr, 0)->valuedouble, end = (long)cJSON_GetArrayItem(vr, 1)->valuedouble;
+    long start = json_number_to_long(cJSON_GetArrayItem(vr, 0)->valuedouble),
+         end = json_number_to_long(cJSON_GetArrayItem(vr, 1)->valuedouble);
     if (start < 1 || (size_t)start > l.n) {
       lines_free(&l);
       return xasprintf("Error: Invalid view_range [%ld, %ld]: start line must be in [1, %zu]", start, end, l.n);
@@ -420,7 +423,7 @@ static char *do_str_replace(struct lis *e, const cJSON *args) {
 static char *do_insert(struct lis *e, const cJSON *args) {
   const cJSON *il = cJSON_GetObjectItemCaseSensitive(args, "insert_line");
   /* Python takes true for 1. */
-  long at = cJSON_IsNumber(il) ? (long)il->valuedouble : cJSON_IsTrue(il) ? 1 : 0;
+  long at = cJSON_IsNumber(il) ? json_number_to_long(il->valuedouble) : cJSON_IsTrue(il) ? 1 : 0;
   const char *new_arg = arg_str(args, "new_str");
   if (new_arg == NULL || new_arg[0] == '\0')
     return xstrdup("Error: new_str is required for insert.");

@@ -14,6 +14,7 @@
 #include "llm_gate.h"
 #include "observation.h"
 #include "util.h"
+#include "json_num.h"
 
 #define RETRY_AFTER_MAX 600.0
 #define BACKOFF_MAX 60.0
@@ -235,7 +236,7 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
     } else if (status != 200) {
       _cleanup_free_ char *why = error_text(&x);
       const cJSON *mt = cJSON_GetObjectItemCaseSensitive(body, "max_tokens");
-      long cur = cJSON_IsNumber(mt) ? (long)mt->valuedouble : 0;
+      long cur = cJSON_IsNumber(mt) ? json_number_to_long(mt->valuedouble) : 0;
       long next = cur > 0 ? llm_shrink_max_tokens(why, cur, c->o.min_max_tokens) : 0;
       if (next > 0) {
         logf_(c, "context length exceeded: max_tokens %ld -> %ld (%s)", cur, next, why);

@@ -21,6 +21,7 @@
 #include "lis_compat.h"
 #include "llm_gate.h"
 #include "util.h"
+#include "json_num.h"
 
 volatile sig_atomic_t bench_stop;
 
@@ -139,8 +140,8 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
     }
     const cJSON *sh = cJSON_GetObjectItemCaseSensitive(*meta, "shard");
     if (cJSON_GetArraySize(sh) == 2) {
-      o->shard_k = (long)cJSON_GetArrayItem(sh, 0)->valuedouble;
-      o->shard_n = (long)cJSON_GetArrayItem(sh, 1)->valuedouble;
+      o->shard_k = json_number_to_long(cJSON_GetArrayItem(sh, 0)->valuedouble);
+      o->shard_n = json_number_to_long(cJSON_GetArrayItem(sh, 1)->valuedouble);
     }
     free(o->taskdir), o->taskdir = xstrdup(td->valuestring);
     free(o->task), o->task = xstrdup(tk->valuestring);

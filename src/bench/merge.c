@@ -17,6 +17,7 @@
 #include "bench.h"
 #include "error.h"
 #include "util.h"
+#include "json_num.h"
 
 static cJSON *read_json(const char *dir, const char *name) {
   _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
@@ -89,7 +90,8 @@ int bench_merge(int argc, char **argv) {
       rc = refuse("%s: %s", dirs[d], "not a run directory of hutch benchmark (no benchmark.json)");
       goto out;
     }
-    long k = (long)cJSON_GetArrayItem(sh, 0)->valuedouble, nn = (long)cJSON_GetArrayItem(sh, 1)->valuedouble;
+    long k = json_number_to_long(cJSON_GetArrayItem(sh, 0)->valuedouble),
+         nn = json_number_to_long(cJSON_GetArrayItem(sh, 1)->valuedouble);
     _cleanup_free_ char *id = identity(meta);
     if (first == NULL) {
       first = meta;

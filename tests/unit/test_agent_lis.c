@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json_num.h"
 #include "lis_compat.h"
 #include "prompt_config.h"
 #include "tap.h"
@@ -78,7 +79,26 @@ static void rendering(void) {
   prompt_config_clear(&pc);
 }
 
+/* A model's numbers in tool arguments (view_range, insert_line): clamped,
+ * never a cast out of range (undefined behaviour, which the sanitizer
+ * pass's float-cast-overflow check reports). */
+static void numbers(void) {
+  tap_ok(json_number_to_long(1e300) == __LONG_MAX__, "1e300 clamps to LONG_MAX");
+  tap_ok(json_number_to_long(-1e300) == -__LONG_MAX__ - 1, "-1e300 clamps to LONG_MIN");
+  tap_ok(json_number_to_long(9223372036854775808.0) == __LONG_MAX__, "2^63 clamps to LONG_MAX");
+  tap_ok(json_number_to_long(-9223372036854775808.0) == -__LONG_MAX__ - 1, "-2^63 is LONG_MIN");
+  tap_ok(json_number_to_long(-3.7) == -3, "-3.7 truncates toward zero");
+  cJSON *n = cJSON_Parse("[12, 1e19, 2.5, \"7\"]");
+  long v = 0;
+  tap_ok(json_whole_long(cJSON_GetArrayItem(n, 0), &v) && v == 12, "12 is a whole long");
+  tap_ok(!json_whole_long(cJSON_GetArrayItem(n, 1), &v), "1e19 is out of long's range");
+  tap_ok(!json_whole_long(cJSON_GetArrayItem(n, 2), &v), "2.5 is not whole");
+  tap_ok(!json_whole_long(cJSON_GetArrayItem(n, 3), &v), "a string is not a number");
+  cJSON_Delete(n);
+}
+
 int main(void) {
+  numbers();
   prefixes();
   bools();
   tokens();
