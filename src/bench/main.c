@@ -108,8 +108,9 @@ static void progress(bool tty, size_t done, size_t total, double sum, int errors
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(line, "error");
   /* An error may quote what a sandbox wrote. */
   _cleanup_free_ char *why = cJSON_IsString(e) ? text_escape_cstr(e->valuestring) : NULL;
-  fprintf(stderr, "[%zu/%zu] %s score %.4f (%.1f s)%s%s\n", done, total,
-          cJSON_GetObjectItemCaseSensitive(line, "id")->valuestring,
+  /* So may an id, which comes from the task set. */
+  _cleanup_free_ char *id = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(line, "id")->valuestring);
+  fprintf(stderr, "[%zu/%zu] %s score %.4f (%.1f s)%s%s\n", done, total, id,
           cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble,
           cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? ": " : "", why ? why : "");
 }

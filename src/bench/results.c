@@ -39,7 +39,12 @@ cJSON *bench_read_lines(const char *path) {
     if (nl == NULL)
       break; /* torn: the task runs again */
     cJSON *l = cJSON_ParseWithLength(text + i, (size_t)(nl - text) - i);
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "id")))
+    /* Only a line of the shape the runner writes counts as a finished task
+     * (the readers take id, score and elapsed_seconds as given); anything
+     * else, an edited or foreign line, is run again. */
+    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "id")) &&
+        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(l, "score")) &&
+        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(l, "elapsed_seconds")))
       cJSON_AddItemToArray(lines, l);
     else
       cJSON_Delete(l);

@@ -384,6 +384,15 @@ tap_is "$(lines 'len(ls)')" "4" "results.jsonl has each task once"
 tap_status 125 "--resume with other settings is refused" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" \
   --model other --rootfs "$IMAGE"
 tap_like "$tap_stderr" "ran with other settings" "and says so"
+# An edited results.jsonl: lines of another shape are not finished tasks,
+# and do not crash the runner.
+cp -a "$OUT" "$tmp/edited"
+printf '%s\n' '{"id": "jail"}' '{"id": "files", "score": "1"}' 'not json' >>"$tmp/edited/results.jsonl"
+tap_status 0 "--resume over lines of another shape" "$HUTCH_BIN" benchmark --resume "$tmp/edited" \
+  --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" --retry-delay 0.05
+tap_is "$(json "$tmp/edited/results.json" '(d["total"], float(d["mean_score"]), d["num_errors"])')" "(4, 1.0, 0)" \
+  "and counts only the runner's own lines"
+rm -rf "$tmp/edited"
 
 # ---- Ctrl-C: SIGINT to the whole process group ----
 mock_start "$hang"
