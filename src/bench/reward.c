@@ -70,6 +70,9 @@ int bench_python(const struct bench_opts *o, const struct bench_set *set, const 
   _cleanup_free_ char *bind_reward = xasprintf("--bind=%s:/hutch-reward:ro", dir);
   _cleanup_free_ char *bind_task = xasprintf("--bind=%s:/hutch-task:ro", set->dir);
   _cleanup_free_ char *timeout = xasprintf("--timeout=%g", o->reward_timeout);
+  /* The scoring sandbox's audit log beside its directory, not in it: that
+   * directory is bound into the sandbox. */
+  _cleanup_free_ char *audit = xasprintf("--audit=%s.audit.jsonl", dir);
   /* Without --reward-memory, the policy's limits (memory, pids, disk), which
    * fall back to rlimits where cgroups cannot be used. */
   _cleanup_free_ char *memory = o->reward_memory ? xasprintf("--memory=%s", o->reward_memory) : NULL;
@@ -85,6 +88,7 @@ int bench_python(const struct bench_opts *o, const struct bench_set *set, const 
   argv[n++] = "--workdir=/hutch-reward";
   argv[n++] = "--env=HOME=/tmp";
   argv[n++] = timeout;
+  argv[n++] = audit;
   argv[n++] = bind_reward;
   argv[n++] = bind_task;
   const char *opt[] = {rootfs, store, state, policy, memory, o->s.no_cgroups ? "--no-cgroups" : NULL};

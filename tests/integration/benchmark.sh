@@ -66,6 +66,20 @@ tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_01
 tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]')" "[1, 1]" \
   "the coding tasks' functions ran against their tests in the scoring sandbox"
 tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
+# Every task leaves an audit log of its agent's sandbox and one of its
+# scoring sandbox, and hutch audit verifies each.
+audits_verify() {
+  local d a n=0
+  for d in "$OUT"/runs/*/; do
+    a=$(find "$d" -mindepth 2 -maxdepth 2 -name audit.jsonl | head -n 1)
+    [ -n "$a" ] && [ -f "$d/reward.audit.jsonl" ] || { echo "missing in $d"; return 1; }
+    "$HUTCH_BIN" audit --quiet "$a" >/dev/null && "$HUTCH_BIN" audit --quiet "$d/reward.audit.jsonl" >/dev/null ||
+      { echo "not verified: $d"; return 1; }
+    n=$((n + 1))
+  done
+  [ "$n" -ge 20 ]
+}
+tap_ok "every task's agent and scoring sandboxes leave audit logs that hutch audit verifies" audits_verify
 SINGLE=$OUT
 # report.html in a real browser: headless Chromium renders it and the
 # assertions are on the DOM its script built (the file's own tables are
