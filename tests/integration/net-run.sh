@@ -155,8 +155,11 @@ ip link set lo up && ip addr add 1.2.3.4/32 dev lo || exit 3
 mount --bind "$tmp/hosts" /etc/hosts || exit 3
 # Nothing but loopback: no packet can leave.
 [ "$(ip -o link | wc -l)" = 1 ] || exit 3
-cd "$tmp/www" && python3 -m http.server 80 --bind 0.0.0.0 >/dev/null 2>&1 &
+# exec: $! is the server itself, so the kill at the end (or on any exit)
+# stops it and with it this namespace.
+(cd "$tmp/www" && exec python3 -m http.server 80 --bind 0.0.0.0 >/dev/null 2>&1) &
 srv=$!
+trap 'kill "$srv" 2>/dev/null' EXIT
 get() { # NAME POLICY-ARGS... -- URL: the status curl saw through a fresh proxy; its audit log is $tmp/ns.audit.NAME
   local n=$1 args=() p ctl
   shift
