@@ -3,16 +3,25 @@
 #include "config.h"
 
 #include <stdarg.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "doctor.h"
 #include "util.h"
 
+/* The checks add their rows while holding pointers to the rows they added
+ * before (a check's row and its sub-rows): the array is allocated once, at
+ * its full size, and never moves.  The doctor has a few dozen rows; more
+ * than REPORT_ROWS_MAX is a programming error. */
+#define REPORT_ROWS_MAX 256
+
 struct hutch_check *report_add(struct report *r, const char *id, const char *title, bool required) {
-  if (r->n == r->cap) {
-    r->cap = r->cap ? r->cap * 2 : 16;
-    r->checks = xrealloc(r->checks, r->cap * sizeof(*r->checks));
+  if (r->checks == NULL) {
+    r->cap = REPORT_ROWS_MAX;
+    r->checks = xcalloc(r->cap, sizeof(*r->checks));
   }
+  if (r->n == r->cap)
+    abort();
   struct hutch_check *c = &r->checks[r->n++];
   *c = (struct hutch_check){.id = id, .title = title, .required = required, .status = HUTCH_CHECK_OK};
   return c;
