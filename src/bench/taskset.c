@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -26,6 +27,24 @@ char *bench_safe_name(const char *id) {
     if (*p == '/' || (p == s && *p == '.'))
       *p = '_';
   return s;
+}
+
+/* Whether two ids get the same file name from bench_safe_name (without
+ * allocating: this runs for every pair of rows). */
+static bool same_file_name(const char *a, const char *b) {
+  if (!*a || !*b)
+    return (!*a || strcmp(a, "_") == 0) && (!*b || strcmp(b, "_") == 0);
+  for (size_t i = 0;; i++) {
+    char x = a[i], y = b[i];
+    if (x == '/' || (i == 0 && x == '.'))
+      x = '_';
+    if (y == '/' || (i == 0 && y == '.'))
+      y = '_';
+    if (x != y)
+      return false;
+    if (x == '\0')
+      return true;
+  }
 }
 
 static int add_row(cJSON *rows, cJSON *row, const char *what, size_t n, hutch_error_t *err) {
@@ -47,11 +66,21 @@ static int add_row(cJSON *rows, cJSON *row, const char *what, size_t n, hutch_er
   }
   const char *idv = cJSON_GetObjectItemCaseSensitive(row, "id")->valuestring;
   const cJSON *r;
-  /* Resume and the file names go by id. */
-  cJSON_ArrayForEach(r, rows) if (strcmp(cJSON_GetObjectItemCaseSensitive(r, "id")->valuestring, idv) == 0) {
-    hutch_error_set(err, 0, "%s %zu repeats the id '%s'", what, n, idv);
-    cJSON_Delete(row);
-    return -1;
+  /* Resume and the file names go by id: two ids may not share a task's
+   * run directory and log ('a/b' and 'a_b' do). */
+  cJSON_ArrayForEach(r, rows) {
+    const char *other = cJSON_GetObjectItemCaseSensitive(r, "id")->valuestring;
+    if (strcmp(other, idv) == 0) {
+      hutch_error_set(err, 0, "%s %zu repeats the id '%s'", what, n, idv);
+      cJSON_Delete(row);
+      return -1;
+    }
+    if (same_file_name(other, idv)) {
+      hutch_error_set(err, 0, "%s %zu: the ids '%s' and '%s' name the same files (a '/' or a leading '.' becomes '_')",
+                      what, n, other, idv);
+      cJSON_Delete(row);
+      return -1;
+    }
   }
   cJSON_AddItemToArray(rows, row);
   return 0;

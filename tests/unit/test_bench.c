@@ -45,6 +45,11 @@ static void rows(void) {
   check(ids(""), "", "an empty file has no task");
   check(ids("{\"id\": \"a\", \"problem_statement\": \"p\"}\n{\"id\": \"a\", \"problem_statement\": \"q\"}\n"),
         "line 2 repeats the id 'a'", "a repeated id is refused (resume and file names go by id)");
+  check(ids("[{\"id\": \"x/y\", \"problem_statement\": \"p\"}, {\"id\": \"x_y\", \"problem_statement\": \"q\"}]"),
+        "row 2: the ids 'x/y' and 'x_y' name the same files (a '/' or a leading '.' becomes '_')",
+        "ids whose file names collide are refused");
+  check(ids("[{\"id\": \".h\", \"problem_statement\": \"p\"}, {\"id\": \"_h.\", \"problem_statement\": \"q\"}]"),
+        ".h;_h.;", "only a leading dot becomes '_'");
   check(ids("[{\"problem_statement\": \"p\"}]"), "row 1 has no \"id\"", "a row without id is refused");
   check(ids("{\"id\": \"a\"}\n"), "line 1 has no \"problem_statement\" string", "and one without a problem");
   check(ids("{\"id\": \"a\", \"problem_statement\": \"p\"}\n{oops\n"), "line 2 is not JSON", "a broken line is named");
