@@ -121,7 +121,8 @@ states=$(scontrol -o show job "$job" 2>/dev/null | grep -o 'JobState=[A-Z]* .*Ex
 tap_is "$states" "4 COMPLETED 0:0" "its four tasks complete with status 0" ||
   for f in "$tmp"/job-*.log; do tap_diag "$f: $(tail -n 5 "$f")"; done
 shards=("$tmp"/shards/*_shard*of4)
-tap_is "$(for d in "${shards[@]}"; do basename "$d" | sed 's/.*_\(shard[0-9]of4\)$/\1/'; done | tr '\n' ' ')" \
+# Directory names begin with each task's start time: sorted by shard.
+tap_is "$(for d in "${shards[@]}"; do basename "$d" | sed 's/.*_\(shard[0-9]of4\)$/\1/'; done | sort | tr '\n' ' ')" \
   "shard0of4 shard1of4 shard2of4 shard3of4 " "each array task wrote its own shard"
 tap_is "$(for d in "${shards[@]}"; do json "$d/results.json" 'd["total"]'; done | tr '\n' ' ')" "5 5 5 5 " \
   "each ran every fourth task"
