@@ -294,6 +294,15 @@ static void send_root(int fd) {
   close(fds[1]);
 }
 
+/* A command and everything it started.  Its process group is its own
+ * only once it has called setsid(): where it is made by a plain fork (the
+ * sanitizer builds) rather than a vfork, init answers before that, and a
+ * signal to the group alone would find no group yet. */
+static void signal_job(const struct job *j, int sig) {
+  if (kill(-j->pid, sig) < 0 && errno == ESRCH)
+    kill(j->pid, sig);
+}
+
 static void handle_client(struct init_state *s, int fd) {
   static char buf[SYNC_MAX_PAYLOAD];
   int fds[SYNC_MAX_FDS];
@@ -309,7 +318,7 @@ static void handle_client(struct init_state *s, int fd) {
     /* The client is gone (killed, or its caller gave up): what it started
      * must not run on unattended. */
     if (j != NULL && j->pid > 0) {
-      kill(-j->pid, SIGKILL);
+      signal_job(j, SIGKILL);
       j->client_fd = -1;
     } else if (j != NULL) {
       remove_job(s, j);
@@ -341,7 +350,7 @@ static void handle_client(struct init_state *s, int fd) {
     int32_t sig;
     memcpy(&sig, buf, sizeof(sig));
     if (running && sig > 0 && sig < NSIG)
-      kill(-j->pid, sig);
+      signal_job(j, sig);
   } else {
     for (size_t i = 0; i < nfds; i++)
       close(fds[i]);

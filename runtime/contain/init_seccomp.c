@@ -81,6 +81,7 @@ static const struct seccomp_call init_calls[] = {
      * must be caught by this check, not by init at its first reap. */
     CALL(wait4, (uint64_t)-1, 1, WNOHANG, 1),
     CALL(kill, (uint64_t)-2, SIGKILL),
+    CALL(kill, 2, SIGKILL),
     CALL(kill, (uint64_t)-2, SIGTERM),
     CALL(kill, (uint64_t)-1, SIGKILL),
     CALL(pidfd_open, 2, 0),
