@@ -20,25 +20,10 @@
 #include "util.h"
 
 static void rec_add(struct audit_rec *r, const char *s, size_t n) {
-  if (r->len + n + 1 > r->cap) {
-    r->cap = (r->len + n + 1) * 2;
-    r->data = xrealloc(r->data, r->cap);
-  }
-  memcpy(r->data + r->len, s, n);
-  r->len += n;
-  r->data[r->len] = '\0';
+  text_append(&r->data, &r->len, &r->cap, s, n);
 }
 
-static void rec_fmt(struct audit_rec *r, const char *fmt, ...) HUTCH_PRINTF(2, 3);
-static void rec_fmt(struct audit_rec *r, const char *fmt, ...) {
-  char tmp[128];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    rec_add(r, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
+#define rec_fmt(r, ...) text_appendf(&(r)->data, &(r)->len, &(r)->cap, __VA_ARGS__)
 
 static void rec_key(struct audit_rec *r, const char *key) {
   rec_add(r, ",\"", 2);

@@ -421,3 +421,23 @@ void hutch_debug(const char *fmt, ...) {
   log_line(HUTCH_LOG_DEBUG, fmt, ap);
   va_end(ap);
 }
+
+void text_append(char **data, size_t *len, size_t *cap, const char *s, size_t n) {
+  if (*len + n + 1 > *cap) {
+    *cap = (*len + n + 1) * 2;
+    *data = xrealloc(*data, *cap);
+  }
+  memcpy(*data + *len, s, n);
+  *len += n;
+  (*data)[*len] = '\0';
+}
+
+void text_appendf(char **data, size_t *len, size_t *cap, const char *fmt, ...) {
+  char tmp[128];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+  va_end(ap);
+  if (n > 0)
+    text_append(data, len, cap, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
+}

@@ -69,6 +69,12 @@ void *xcalloc(size_t n, size_t size);
 void *xrealloc(void *p, size_t n);
 char *xstrdup(const char *s);
 char *xstrndup(const char *s, size_t n);
+/* A growable NUL-terminated text: *DATA holds *LEN bytes in *CAP.  The
+ * one implementation behind the record builders (the audit log, the
+ * proxy's log lines). */
+void text_append(char **data, size_t *len, size_t *cap, const char *s, size_t n);
+/* The same with printf formatting, cut at 127 bytes (numbers, not text). */
+void text_appendf(char **data, size_t *len, size_t *cap, const char *fmt, ...) HUTCH_PRINTF(4, 5);
 char *xasprintf(const char *fmt, ...) HUTCH_PRINTF(1, 2);
 char *xvasprintf(const char *fmt, va_list ap) HUTCH_PRINTF(1, 0);
 

@@ -17,13 +17,7 @@ struct sbuf {
 };
 
 static void sb_add(struct sbuf *b, const char *s, size_t n) {
-  if (b->len + n + 1 > b->cap) {
-    b->cap = (b->len + n + 1) * 2;
-    b->data = xrealloc(b->data, b->cap);
-  }
-  memcpy(b->data + b->len, s, n);
-  b->len += n;
-  b->data[b->len] = '\0';
+  text_append(&b->data, &b->len, &b->cap, s, n);
 }
 
 static void sb_str(struct sbuf *b, const char *s) {
@@ -60,16 +54,7 @@ char *proxy_json_escape(const char *s) {
   return b.data;
 }
 
-static void sb_fmt(struct sbuf *b, const char *fmt, ...) HUTCH_PRINTF(2, 3);
-static void sb_fmt(struct sbuf *b, const char *fmt, ...) {
-  char tmp[128];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
-  va_end(ap);
-  if (n > 0)
-    sb_add(b, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
-}
+#define sb_fmt(b, ...) text_appendf(&(b)->data, &(b)->len, &(b)->cap, __VA_ARGS__)
 
 void proxy_audit_write(int fd, const struct audit_record *r) {
   if (fd < 0)
