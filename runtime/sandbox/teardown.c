@@ -83,9 +83,31 @@ static int step_stop_init(struct teardown *t, hutch_error_t *err) {
     t->pid = pid;
     return -1;
   }
-  struct pollfd pfd = {pidfd, POLLIN, 0};
-  while (poll(&pfd, 1, 5000) < 0 && errno == EINTR)
-    ;
+  /* Init's exit waits for every process of its pid namespace to die, which
+   * takes seconds when hundreds of sandboxes go at once on a loaded host.
+   * Bounded all the same (a process stuck in the kernel never exits); and
+   * a success is reported only once init is gone, so that whatever comes
+   * next (a new sandbox with the same id, a removed upper layer) never
+   * meets it still running. */
+  double deadline = monotonic_seconds() + 60;
+  for (;;) {
+    struct pollfd pfd = {pidfd, POLLIN, 0};
+    int n = poll(&pfd, 1, 1000);
+    if (n > 0)
+      break;
+    if (n < 0 && errno != EINTR) {
+      hutch_error_sys(err, "wait for sandbox %s's init (pid %d)", t->id, (int)pid);
+      close(pidfd);
+      t->pid = pid;
+      return -1;
+    }
+    if (monotonic_seconds() > deadline) {
+      hutch_error_set(err, ETIMEDOUT, "sandbox %s's init (pid %d) has not exited 60 s after SIGKILL", t->id, (int)pid);
+      close(pidfd);
+      t->pid = pid;
+      return -1;
+    }
+  }
   /* A program that created the sandbox and destroys it through the library
    * (not the hutch command, which exits) is init's parent: reap it, or it
    * stays a zombie as long as the program runs.  Through the pidfd, so only
