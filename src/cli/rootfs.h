@@ -3,6 +3,7 @@
 #ifndef HUTCH_SRC_ROOTFS_H
 #define HUTCH_SRC_ROOTFS_H
 
+#include <getopt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -29,6 +30,8 @@ int rootfs_pull(int argc, char **argv, const char *store_path);
 int rootfs_build(int argc, char **argv, const char *store_path);
 /* -f DOCKERFILE (rootfs_dockerfile.c); lis: `hutch build`, LIS's spellings. */
 int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis);
+/* Its options, for `rootfs build` to tell a Dockerfile build from a recipe's. */
+extern const struct option rootfs_dockerfile_longopts[];
 int rootfs_push(int argc, char **argv, const char *store_path);
 
 /* `docker://` references (OCI registries). */

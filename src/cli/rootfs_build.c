@@ -44,24 +44,53 @@ static const char build_usage[] = "Usage: hutch rootfs build --from IMAGE --reci
 
 enum { OPT_STORE = 256, OPT_FROM, OPT_RECIPE, OPT_NET, OPT_ARCH, OPT_POLICY, OPT_NET_POLICY };
 
+static const struct option recipe_longopts[] = {
+    {"from", required_argument, NULL, OPT_FROM},
+    {"recipe", required_argument, NULL, OPT_RECIPE},
+    {"name", required_argument, NULL, 'n'},
+    {"net", required_argument, NULL, OPT_NET},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"net-policy", required_argument, NULL, OPT_NET_POLICY},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
+/* -f picks a Dockerfile build.  Told by a parse of all options either kind
+ * of build knows, so that an option's value beginning with -f (--name -fx,
+ * --build-arg -fy) is taken as the value it is, not as -f. */
+static bool wants_dockerfile(int argc, char **argv) {
+  struct option all[64];
+  size_t n = 0;
+  const struct option *tables[] = {recipe_longopts, rootfs_dockerfile_longopts};
+  for (size_t t = 0; t < 2; t++)
+    for (const struct option *o = tables[t]; o->name != NULL && n + 1 < sizeof(all) / sizeof(all[0]); o++) {
+      bool dup = false;
+      for (size_t i = 0; i < n; i++)
+        dup = dup || strcmp(all[i].name, o->name) == 0;
+      if (!dup)
+        all[n++] = *o;
+    }
+  all[n] = (struct option){0};
+  /* getopt_long reorders argv: a copy of it, so the real parse sees the
+   * command line as given. */
+  _cleanup_free_ char **copy = xmalloc(((size_t)argc + 1) * sizeof(*copy));
+  memcpy(copy, argv, ((size_t)argc + 1) * sizeof(*copy));
+  bool found = false;
+  int c, saved = opterr;
+  opterr = 0;
+  optind = 0;
+  while (!found && (c = getopt_long(argc, copy, ":n:f:h", all, NULL)) != -1)
+    found = c == 'f';
+  opterr = saved;
+  optind = 0;
+  return found;
+}
+
 int rootfs_build(int argc, char **argv, const char *store_path) {
-  static const struct option longopts[] = {
-      {"from", required_argument, NULL, OPT_FROM},
-      {"recipe", required_argument, NULL, OPT_RECIPE},
-      {"name", required_argument, NULL, 'n'},
-      {"net", required_argument, NULL, OPT_NET},
-      {"arch", required_argument, NULL, OPT_ARCH},
-      {"policy", required_argument, NULL, OPT_POLICY},
-      {"store", required_argument, NULL, OPT_STORE},
-      {"net-policy", required_argument, NULL, OPT_NET_POLICY},
-      {"help", no_argument, NULL, 'h'},
-      {0},
-  };
-  /* -f: a Dockerfile, not a recipe. */
-  for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
-    if (strcmp(argv[i], "-f") == 0 || strncmp(argv[i], "-f", 2) == 0 || strcmp(argv[i], "--file") == 0 ||
-        strncmp(argv[i], "--file=", 7) == 0)
-      return rootfs_dockerfile(argc, argv, store_path, false);
+  if (wants_dockerfile(argc, argv))
+    return rootfs_dockerfile(argc, argv, store_path, false);
   struct cli_progress prog = {0};
   struct hutch_build_options o = {
       .net = -1,
@@ -74,7 +103,7 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
     o.progress = cli_draw_progress;
   int c;
   optind = 0;
-  while ((c = getopt_long(argc, argv, ":n:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":n:h", recipe_longopts, NULL)) != -1) {
     switch (c) {
     case OPT_FROM:
       o.from = optarg;

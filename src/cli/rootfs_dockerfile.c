@@ -62,27 +62,28 @@ static void push(const char ***v, size_t *n, const char *s) {
   (*v)[*n] = NULL;
 }
 
+const struct option rootfs_dockerfile_longopts[] = {
+    {"file", required_argument, NULL, 'f'},
+    {"name", required_argument, NULL, 'n'},
+    {"image_name", required_argument, NULL, 'n'},
+    {"build-arg", required_argument, NULL, OPT_BUILD_ARG},
+    {"allow", required_argument, NULL, OPT_ALLOW},
+    {"target", required_argument, NULL, OPT_TARGET},
+    {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"force", no_argument, NULL, OPT_NO_CACHE},
+    {"net", required_argument, NULL, OPT_NET},
+    {"net-policy", required_argument, NULL, OPT_NET_POLICY},
+    {"log", required_argument, NULL, OPT_LOG},
+    {"arch", required_argument, NULL, OPT_ARCH},
+    {"policy", required_argument, NULL, OPT_POLICY},
+    {"store", required_argument, NULL, OPT_STORE},
+    {"authfile", required_argument, NULL, OPT_AUTHFILE},
+    {"tls-verify", required_argument, NULL, OPT_TLS_VERIFY},
+    {"help", no_argument, NULL, 'h'},
+    {0},
+};
+
 int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
-  static const struct option longopts[] = {
-      {"file", required_argument, NULL, 'f'},
-      {"name", required_argument, NULL, 'n'},
-      {"image_name", required_argument, NULL, 'n'},
-      {"build-arg", required_argument, NULL, OPT_BUILD_ARG},
-      {"allow", required_argument, NULL, OPT_ALLOW},
-      {"target", required_argument, NULL, OPT_TARGET},
-      {"no-cache", no_argument, NULL, OPT_NO_CACHE},
-      {"force", no_argument, NULL, OPT_NO_CACHE},
-      {"net", required_argument, NULL, OPT_NET},
-      {"net-policy", required_argument, NULL, OPT_NET_POLICY},
-      {"log", required_argument, NULL, OPT_LOG},
-      {"arch", required_argument, NULL, OPT_ARCH},
-      {"policy", required_argument, NULL, OPT_POLICY},
-      {"store", required_argument, NULL, OPT_STORE},
-      {"authfile", required_argument, NULL, OPT_AUTHFILE},
-      {"tls-verify", required_argument, NULL, OPT_TLS_VERIFY},
-      {"help", no_argument, NULL, 'h'},
-      {0},
-  };
   const char *verb = lis ? "build" : "rootfs build";
   struct cli_progress prog = {0};
   struct hutch_dockerfile_options o = {
@@ -98,7 +99,7 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
   size_t n_args = 0, n_allow = 0, n_env = 0;
   int c;
   optind = 0;
-  while ((c = getopt_long(argc, argv, ":f:n:h", longopts, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, ":f:n:h", rootfs_dockerfile_longopts, NULL)) != -1) {
     switch (c) {
     case 'f':
       o.dockerfile = optarg;

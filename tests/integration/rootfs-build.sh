@@ -46,6 +46,12 @@ base_tree=$(ls_field "$base" rootfs)
 tap_ok "rootfs build --help" "$HUTCH_BIN" rootfs build --help
 tap_like "$tap_stdout" "--recipe FILE" "help describes --recipe"
 tap_status 2 "build without --from is a usage error" "$HUTCH_BIN" rootfs build --recipe x --name y
+# A value that begins with -f is the value of its option, not -f: this is
+# still a recipe build, short of its --from.
+tap_status 2 "a name beginning with -f keeps a recipe build" "$HUTCH_BIN" rootfs build --recipe x --name -fx
+tap_like "$tap_stderr" "--from IMAGE, --recipe FILE and --name NAME" "and names what it lacks"
+tap_status 2 "--recipe=-fx too" "$HUTCH_BIN" rootfs build --recipe -fx --name y
+tap_like "$tap_stderr" "--from IMAGE, --recipe FILE and --name NAME" "it is still a recipe build"
 
 # ---- a layer of run and env steps --------------------------------------------
 cat >"$work/one.recipe" <<'R'
