@@ -361,6 +361,25 @@ add_refused "ADD http://127.0.0.1:$port/files/remote.txt /x" \
   "ADD http://127.0.0.1:$port/files/remote.txt: refused by the network policy: 127.0.0.1" "a loopback address"
 add_refused "ADD $url/files/remote.txt $url/files/remote.tar.gz /x/" "takes one source" "two URLs in one ADD"
 add_refused "ADD $url/ /x/" "no file name in the URL" "a URL without a file name into a directory"
+# Bounded by the policy's import budget ([limits] image_size), as an import is.
+sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|" "$HUTCH_POLICY" | python3 -c '
+import sys
+lines = [l for l in sys.stdin.read().splitlines() if l.split("=")[0].strip() != "image_size"]
+i = lines.index("[limits]")
+print("\n".join(lines[:i + 1] + ["image_size = 1M"] + lines[i + 1:]))' >"$work/small.policy"
+head -c 2000000 /dev/urandom >"$srv/big.bin"
+mkdir -p "$work/bigtar"
+cp "$srv/big.bin" "$work/bigtar/"
+tar -C "$work/bigtar" -cf "$arch/big.tar" big.bin
+printf 'FROM %s\nADD %s/files/big.bin /big.bin\n' "$base" "$url" >"$work/add-big.Dockerfile"
+tap_status 125 "ADD of a URL larger than image_size" "$HUTCH_BIN" rootfs build -f "$work/add-big.Dockerfile" \
+  --policy "$work/small.policy" --net proxy --net-policy "$work/net.policy" --name big "$ctx"
+tap_like "$tap_stderr" "larger than the 1048576 bytes expected" "is stopped at the policy's import budget"
+printf 'FROM %s\nADD big.tar /x/\n' "$base" >"$arch/big.Dockerfile"
+tap_status 125 "ADD of an archive that unpacks to more than image_size" "$HUTCH_BIN" rootfs build \
+  -f "$arch/big.Dockerfile" --policy "$work/small.policy" --name big "$arch"
+tap_like "$tap_stderr" "image_size" "is stopped at the policy's import budget"
+tap_fails "no image big" "$HUTCH_BIN" exec --rootfs big -- /bin/true
 tap_unlike "$(cat "$work/requests.log")" "other.test|127.0.0.1" "the refused requests never reached the server"
 tap_fails "no image addbad" "$HUTCH_BIN" exec --rootfs addbad -- /bin/true
 kill "$srv_pid" 2>/dev/null
