@@ -86,8 +86,8 @@ static void proxy_stop(struct add_proxy *ap) {
 /* The policy a RUN step of this build gets (net_host_resolve), on a
  * listener at 127.0.0.1:<any>.  Only the host's own processes reach it
  * (every sandbox has a network namespace of its own), and they could reach
- * what it allows without it: it grants nothing new for the few seconds it
- * is up. */
+ * what it allows without it: it grants nothing new while the download
+ * runs. */
 static int proxy_start(struct df_builder *b, struct add_proxy *ap, hutch_error_t *err) {
   *ap = (struct add_proxy){.stop_fd = -1};
   if (b->o->net_policy) {
