@@ -44,6 +44,7 @@ void dockerfile_clear(struct dockerfile *df) {
     free(in->from);
     free(in->chmod);
     free(in->platform);
+    free(in->checksum);
   }
   free(df->instrs);
   memset(df, 0, sizeof(*df));
@@ -312,7 +313,7 @@ static bool flag_known(enum df_kind kind, const char *name) {
   case DF_COPY:
     return strcmp(name, "chown") == 0 || strcmp(name, "from") == 0 || strcmp(name, "chmod") == 0;
   case DF_ADD:
-    return strcmp(name, "chown") == 0 || strcmp(name, "chmod") == 0;
+    return strcmp(name, "chown") == 0 || strcmp(name, "chmod") == 0 || strcmp(name, "checksum") == 0;
   default:
     return false;
   }
@@ -330,10 +331,11 @@ static int take_flags(struct df_instr *in, const char **rest, hutch_error_t *err
       return hutch_error_set(err, ENOTSUP, "%s --%s is not supported", df_kind_name(in->kind), flag);
     if (eq == NULL || *eq == '\0')
       return hutch_error_set(err, EINVAL, "%s --%s needs a value (--%s=VALUE)", df_kind_name(in->kind), flag, flag);
-    char **slot = strcmp(flag, "chown") == 0   ? &in->chown
-                  : strcmp(flag, "from") == 0  ? &in->from
-                  : strcmp(flag, "chmod") == 0 ? &in->chmod
-                                               : &in->platform;
+    char **slot = strcmp(flag, "chown") == 0      ? &in->chown
+                  : strcmp(flag, "from") == 0     ? &in->from
+                  : strcmp(flag, "chmod") == 0    ? &in->chmod
+                  : strcmp(flag, "checksum") == 0 ? &in->checksum
+                                                  : &in->platform;
     if (*slot)
       return hutch_error_set(err, EINVAL, "%s --%s given twice", df_kind_name(in->kind), flag);
     *slot = xstrdup(eq);

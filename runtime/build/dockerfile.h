@@ -46,6 +46,7 @@ struct df_instr {
   char *from;     /* COPY --from */
   char *chmod;    /* COPY/ADD --chmod (octal) */
   char *platform; /* FROM --platform */
+  char *checksum; /* ADD --checksum (sha256:HEX, of a URL's content) */
 };
 
 struct dockerfile {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "build_layer.h"
+#include "dockerfile_add.h"
 #include "dockerfile_build.h"
 #include "idmap.h"
 #include "image_layers.h"
@@ -265,15 +266,6 @@ static char *abs_path(const struct df_stage *st, const char *p) {
   return xasprintf("%s%s%s", wd, wd[strlen(wd) - 1] == '/' ? "" : "/", p);
 }
 
-static bool archive_name(const char *s) {
-  static const char *const ext[] = {".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2", ".tar.zst"};
-  size_t n = strlen(s);
-  for (size_t i = 0; i < ARRAY_SIZE(ext); i++)
-    if (n > strlen(ext[i]) && strcmp(s + n - strlen(ext[i]), ext[i]) == 0)
-      return true;
-  return false;
-}
-
 static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stages, struct df_stage *st,
                    const struct df_instr *in, char **env, hutch_error_t *err) {
   _cleanup_strv_ char **w = NULL;
@@ -298,14 +290,15 @@ static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stage
   if (n < 2)
     return hutch_error_set(err, EINVAL, "%s takes SOURCE... DEST", df_kind_name(in->kind));
   for (size_t i = 0; in->kind == DF_ADD && i + 1 < n; i++) {
-    if (strstr(w[i], "://") || strncmp(w[i], "git@", 4) == 0)
-      return hutch_error_set(err, ENOTSUP, "ADD of a URL (%s) is not supported: RUN curl with --allow HOST", w[i]);
-    if (archive_name(w[i]))
+    if (df_add_is_url(w[i]) && n != 2)
+      return hutch_error_set(err, ENOTSUP, "ADD of a URL (%s) takes one source: one ADD for each URL", w[i]);
+    if (!df_add_is_url(w[i]) && (strstr(w[i], "://") || strncmp(w[i], "git@", 4) == 0))
       return hutch_error_set(err, ENOTSUP,
-                             "ADD of an archive (%s) is not supported (it is not unpacked): COPY it "
-                             "and RUN tar",
-                             w[i]);
+                             "ADD of %s is not supported (http and https URLs are): RUN git with --allow HOST", w[i]);
   }
+  bool url = in->kind == DF_ADD && df_add_is_url(w[0]);
+  if (in->checksum && !url)
+    return hutch_error_set(err, EINVAL, "ADD --checksum is for a URL source only");
   _cleanup_free_ char *dest = abs_path(st, w[n - 1]);
   struct df_copy c = {
       .ignore = &b->ignore,
@@ -338,6 +331,8 @@ static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stage
       return hutch_error_set(err, EINVAL, "--chmod=%s: an octal mode is needed", in->chmod);
     c.chmod = (int)m;
   }
+  if (url)
+    return df_add_url(b, st, in, w[0], &c, err);
   _cleanup_free_ char *extra = NULL, *sources = NULL, *text = NULL;
   int tree_fds[512];
   size_t n_trees = 0;
@@ -381,7 +376,9 @@ static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stage
     sha256_hex(d, hex);
     extra = xasprintf("content %s", hex);
   }
-  text = xasprintf("%s --chown=%u:%u --chmod=%d %s", df_kind_name(in->kind), c.uid, c.gid, c.chmod, sources);
+  /* ADD unpacks archives: not the same layer as a COPY of them. */
+  text = xasprintf("%s --chown=%u:%u --chmod=%d %s", in->kind == DF_ADD ? "ADD-unpack" : "COPY", c.uid, c.gid, c.chmod,
+                   sources);
   df_key_next(st->key, "COPY", text, extra);
   if (df_layer_cached(b, st, st->key, err)) {
     ret = 1;
@@ -389,7 +386,8 @@ static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stage
   }
   if (err && *err)
     goto out;
-  ret = df_layer_copy(b, st, in, &c, NULL, st->key, err);
+  ret =
+      in->kind == DF_ADD ? df_add_local(b, st, in, &c, st->key, err) : df_layer_copy(b, st, in, &c, NULL, st->key, err);
 out:
   for (size_t i = 0; i < n_trees; i++)
     close(tree_fds[i]);

@@ -55,6 +55,15 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
 /* A layer made on the host: copy (COPY/ADD), or, copy NULL, mkdir -p dir. */
 int df_layer_copy(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const struct df_copy *copy,
                   const char *dir, const char *key, hutch_error_t *err);
+/* A layer made on the host by fill (layer: the new layer's directory,
+ * absolute; layer_fd: it, open); it becomes the top, keyed `key`. */
+typedef int (*df_layer_fill_fn)(struct df_builder *b, const char *layer, int layer_fd, void *data, hutch_error_t *err);
+int df_layer_make(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const char *key,
+                  df_layer_fill_fn fill, void *data, hutch_error_t *err);
+/* In a fill: copy (or, copy NULL, mkdir -p dir) into the layer, in a user
+ * namespace with the build's maps. */
+int df_layer_fill_copy(struct df_builder *b, const struct df_copy *copy, const char *dir, int layer_fd,
+                       hutch_error_t *err);
 /* The final entry: no files, the image's defaults in its meta.json. */
 int df_layer_config(struct df_builder *b, struct df_stage *st, char digest[80], hutch_error_t *err);
 

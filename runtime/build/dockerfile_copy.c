@@ -247,42 +247,80 @@ static const char *base_name(const char *s) {
   return slash ? slash + 1 : s;
 }
 
+/* Source i, its glob (in the last component) expanded: the paths it names,
+ * relative to the trees. */
+static char **expand_source(const struct df_copy *c, size_t i, hutch_error_t *err) {
+  _cleanup_free_ char *src = clean_path(c->sources[i]);
+  if (strcmp(src, "..") == 0 || strncmp(src, "../", 3) == 0)
+    return hutch_error_set(err, EXDEV, "%s: outside the build context", c->sources[i]), NULL;
+  char **matches = xcalloc(2, sizeof(*matches));
+  if (!has_glob(base_name(src))) {
+    matches[0] = steal_pointer(&src);
+    return matches;
+  }
+  _cleanup_free_ char *dir = xstrndup(src, (size_t)(base_name(src) - src));
+  size_t dl = strlen(dir);
+  if (dl > 0)
+    dir[dl - 1] = '\0';
+  if (has_glob(dir)) {
+    free(matches);
+    return hutch_error_set(err, ENOTSUP, "%s: a wildcard is supported in the last component only", src), NULL;
+  }
+  _cleanup_strv_ char **names = source_list(c, dir, err);
+  if (names == NULL) {
+    free(matches);
+    return NULL;
+  }
+  size_t n = 0;
+  for (char **nm = names; *nm; nm++) {
+    if (fnmatch(base_name(src), *nm, FNM_PERIOD) != 0)
+      continue;
+    _cleanup_free_ char *rel = *dir ? xasprintf("%s/%s", dir, *nm) : xstrdup(*nm);
+    if (c->context && c->ignore && df_ignored(c->ignore, rel))
+      continue;
+    matches = xrealloc(matches, (n + 2) * sizeof(*matches));
+    matches[n++] = steal_pointer(&rel);
+    matches[n] = NULL;
+  }
+  if (n == 0) {
+    cleanup_strvp(&matches);
+    return hutch_error_set(err, ENOENT, "%s: no file matches", c->sources[i]), NULL;
+  }
+  return matches;
+}
+
+char **df_copy_expand(const struct df_copy *c, hutch_error_t *err) {
+  char **all = xcalloc(1, sizeof(*all));
+  size_t n = 0;
+  for (size_t i = 0; i < c->n_sources; i++) {
+    _cleanup_strv_ char **m = expand_source(c, i, err);
+    if (m == NULL) {
+      cleanup_strvp(&all);
+      return NULL;
+    }
+    for (char **p = m; *p; p++) {
+      all = xrealloc(all, (n + 2) * sizeof(*all));
+      all[n++] = steal_pointer(p);
+      all[n] = NULL;
+    }
+  }
+  return all;
+}
+
+int df_copy_open_source(const struct df_copy *c, const char *rel, struct stat *st, hutch_error_t *err) {
+  int fd = source_open(c, rel, true, st);
+  if (fd < 0)
+    return source_error(c, rel, err);
+  return fd;
+}
+
 /* Each source (globs expanded in their last component) to its place. */
 static int walk_sources(const struct df_copy *c, entry_fn fn, void *data, hutch_error_t *err) {
   _cleanup_free_ char *dest = clean_path(c->dest);
   for (size_t i = 0; i < c->n_sources; i++) {
-    _cleanup_free_ char *src = clean_path(c->sources[i]);
-    if (strcmp(src, "..") == 0 || strncmp(src, "../", 3) == 0)
-      return hutch_error_set(err, EXDEV, "%s: outside the build context", c->sources[i]);
-    _cleanup_strv_ char **matches = NULL;
-    if (has_glob(base_name(src))) {
-      _cleanup_free_ char *dir = xstrndup(src, (size_t)(base_name(src) - src));
-      size_t dl = strlen(dir);
-      if (dl > 0)
-        dir[dl - 1] = '\0';
-      if (has_glob(dir))
-        return hutch_error_set(err, ENOTSUP, "%s: a wildcard is supported in the last component only", src);
-      _cleanup_strv_ char **names = source_list(c, dir, err);
-      if (names == NULL)
-        return -1;
-      size_t n = 0;
-      matches = xcalloc(1, sizeof(*matches));
-      for (char **nm = names; *nm; nm++) {
-        if (fnmatch(base_name(src), *nm, FNM_PERIOD) != 0)
-          continue;
-        _cleanup_free_ char *rel = *dir ? xasprintf("%s/%s", dir, *nm) : xstrdup(*nm);
-        if (c->context && c->ignore && df_ignored(c->ignore, rel))
-          continue;
-        matches = xrealloc(matches, (n + 2) * sizeof(*matches));
-        matches[n++] = xstrdup(rel);
-        matches[n] = NULL;
-      }
-      if (n == 0)
-        return hutch_error_set(err, ENOENT, "%s: no file matches", c->sources[i]);
-    } else {
-      matches = xcalloc(2, sizeof(*matches));
-      matches[0] = xstrdup(src);
-    }
+    _cleanup_strv_ char **matches = expand_source(c, i, err);
+    if (matches == NULL)
+      return -1;
     for (char **m = matches; *m; m++) {
       struct stat st;
       int fd = source_open(c, *m, true, &st);

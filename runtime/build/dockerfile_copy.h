@@ -13,6 +13,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include "error.h"
@@ -49,6 +50,10 @@ int df_copy_hash(const struct df_copy *c, struct sha256_ctx *ctx, hutch_error_t 
 /* Copy into the empty layer directory layer_fd (as root of a user
  * namespace that maps uid/gid). */
 int df_copy_into(const struct df_copy *c, int layer_fd, hutch_error_t *err);
+/* The sources with their globs expanded (relative to the trees), in order. */
+char **df_copy_expand(const struct df_copy *c, hutch_error_t *err);
+/* One of those (O_PATH, a top-level link in the context followed inside it). */
+int df_copy_open_source(const struct df_copy *c, const char *rel, struct stat *st, hutch_error_t *err);
 /* mkdir -p dir (absolute, in the image) in the layer, mode 0755, owned by uid:gid. */
 int df_layer_mkdirs(int layer_fd, const char *dir, uid_t uid, gid_t gid, int *out_fd, hutch_error_t *err);
 

@@ -224,8 +224,8 @@ static int copy_child(void *data, hutch_error_t *err) {
   return df_layer_mkdirs(job->layer_fd, job->dir, 0, 0, &fd, err);
 }
 
-int df_layer_copy(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const struct df_copy *copy,
-                  const char *dir, const char *key, hutch_error_t *err) {
+int df_layer_make(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const char *key,
+                  df_layer_fill_fn fill, void *data, hutch_error_t *err) {
   struct store_stage stage = {.fd = -1};
   if (store_stage_begin(b->store, &stage, err) < 0)
     return -1;
@@ -235,14 +235,36 @@ int df_layer_copy(struct df_builder *b, struct df_stage *st, const struct df_ins
     hutch_error_sys(err, "open %s", stage.rootfs);
     goto out;
   }
-  struct copy_job job = {copy, dir, layer_fd};
-  if (userns_run(b->maps, 0, copy_child, &job, err) < 0)
+  if (fill(b, stage.rootfs, layer_fd, data, err) < 0)
     goto out;
   ret = commit(b, st, &stage, key, in, NULL, err);
 out:
   if (stage.fd >= 0)
     store_stage_abort(b->store, &stage);
   return ret;
+}
+
+int df_layer_fill_copy(struct df_builder *b, const struct df_copy *copy, const char *dir, int layer_fd,
+                       hutch_error_t *err) {
+  struct copy_job job = {copy, dir, layer_fd};
+  return userns_run(b->maps, 0, copy_child, &job, err);
+}
+
+struct copy_fill {
+  const struct df_copy *copy;
+  const char *dir;
+};
+
+static int fill_copy(struct df_builder *b, const char *layer, int layer_fd, void *data, hutch_error_t *err) {
+  struct copy_fill *f = data;
+  (void)layer;
+  return df_layer_fill_copy(b, f->copy, f->dir, layer_fd, err);
+}
+
+int df_layer_copy(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const struct df_copy *copy,
+                  const char *dir, const char *key, hutch_error_t *err) {
+  struct copy_fill f = {copy, dir};
+  return df_layer_make(b, st, in, key, fill_copy, &f, err);
 }
 
 /* ---- the image's defaults ------------------------------------------------------------ */

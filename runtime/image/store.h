@@ -58,6 +58,10 @@ struct unpack_request {
    * whiteouts honoured (layer.h); it may hold no entry at all. */
   bool layer;
   uint64_t offset, length;
+  /* Dockerfile ADD of a local archive: a plain tree unpacked into target
+   * (a directory that may hold files already); it may be empty, and an
+   * image archive's manifest at its top is just a file. */
+  bool add;
   /* The import's budget, checked entry by entry as the archive is read
    * (never after the fact); `used` is what earlier layers of the same image
    * took.  Required: there is no unbounded unpack. */

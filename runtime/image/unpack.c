@@ -72,6 +72,7 @@ struct child_ctx {
   const struct idmap_set *maps;
   struct unpack_stats *stats; /* shared with the caller */
   bool layer;                 /* apply onto the existing tree, with whiteouts */
+  bool add;                   /* Dockerfile ADD: any tar, into a directory */
   struct layer_paths written; /* layer: paths this layer wrote (and their ancestors) */
   /* Directories reached from the root without a symlink, as far as this
    * child knows: forgotten whenever something may have replaced one. */
@@ -437,7 +438,7 @@ static int extract_all(struct archive *in, struct archive *out, struct child_ctx
     _cleanup_free_ char *clean = layer_clean_path(path);
     /* An image archive that reached the tree unpacker (compressed with its
      * marks past the first member, or from a pipe) is never a tree. */
-    if (!c->layer && oci_archive_marker(clean)) {
+    if (!c->layer && !c->add && oci_archive_marker(clean)) {
       hutch_error_set(err, EINVAL,
                       "entry \"%s\": an image archive's %s at the top of the tarball; nothing was imported", path,
                       clean);
@@ -661,7 +662,7 @@ static int child_main(void *data, hutch_error_t *err) {
   ARCHIVE(archive_write_disk_set_options)(out, extract_options(true));
   if (extract_all(in, out, c, err) < 0)
     goto out;
-  if (c->stats->entries == 0 && !c->layer) {
+  if (c->stats->entries == 0 && !c->layer && !c->add) {
     hutch_error_set(err, 0, "the archive holds no files");
     hutch_error_hint(err, "a rootfs tarball holds a whole tree: tar -C DIR -cf FILE .");
     goto out;
@@ -733,6 +734,7 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
       .maps = req->maps,
       .stats = &shared->stats,
       .layer = req->layer,
+      .add = req->add,
       .budget = req->budget,
       .used_bytes = req->used_bytes,
       .used_entries = req->used_entries,

@@ -165,7 +165,9 @@ refused "RUN --mount=type=cache,target=/root/.cache pip install x" "RUN --mount 
 refused "HEALTHCHECK CMD curl -f http://localhost/" "HEALTHCHECK is not supported"
 refused "ONBUILD RUN make" "ONBUILD is not supported"
 refused "COPY --link a.txt /" "COPY --link is not supported"
-refused "ADD https://example.com/x.tar.gz /" "ADD: ADD of a URL \\(https://example.com/x.tar.gz\\) is not supported"
+refused "ADD https://example.com/x.tar.gz /" "ADD: ADD https://example.com/x.tar.gz: the build has no network"
+refused "ADD git@example.com:x/y.git /src" "ADD: ADD of git@example.com:x/y.git is not supported"
+refused "ADD --checksum=sha256:0 a.txt /" "ADD: ADD --checksum is for a URL source only"
 refused "FROM --platform=linux/s390x $base" "FROM: --platform=linux/s390x: this machine builds linux/[a-z0-9]+ only"
 
 # ---- a hostile context -----------------------------------------------------------------
@@ -202,6 +204,186 @@ EOF
 tap_status 125 "COPY --from through a link the stage made is refused" \
   "$HUTCH_BIN" rootfs build -f "$hostile/Dockerfile" --name stolen2 "$hostile"
 tap_like "$tap_stderr" "hostroot/etc/hostname: a symbolic link on the way" "not followed in a stage's files"
+
+# ---- ADD of a local tar archive: unpacked -------------------------------------
+arch=$work/arch
+mkdir -p "$arch/src/sub"
+echo a >"$arch/src/a.txt"
+echo b >"$arch/src/sub/b.txt"
+ln -s a.txt "$arch/src/link"
+tar -C "$arch/src" -cf "$arch/plain.tar" .
+gzip -c "$arch/plain.tar" >"$arch/plain.tar.gz"
+bzip2 -c "$arch/plain.tar" >"$arch/plain.tar.bz2"
+xz -c "$arch/plain.tar" >"$arch/plain.tar.xz"
+# Named like an archive, not one: copied as a file, as Docker does.
+echo "just text" >"$arch/notatar.tar.gz"
+# An archive named like no archive: unpacked (the content decides).
+cp "$arch/plain.tar.gz" "$arch/data.bin"
+zst_line="" zst_check="true" zst_want=""
+if command -v zstd >/dev/null; then
+  zstd -q -c "$arch/plain.tar" >"$arch/plain.tar.zst"
+  zst_line="ADD plain.tar.zst /t/zst/" zst_check="cat /t/zst/sub/b.txt" zst_want=b
+fi
+cat >"$arch/Dockerfile" <<DOCKERFILE
+FROM $base
+RUN mkdir -p /merge && echo old >/merge/old.txt
+ADD plain.tar /t/plain/
+ADD plain.tar.gz /t/gz
+ADD plain.tar.bz2 plain.tar.xz /t/multi/
+$zst_line
+ADD plain.tar.gz /merge/
+ADD notatar.tar.gz data.bin /t/files/
+DOCKERFILE
+tap_ok "ADD of local archives" "$HUTCH_BIN" rootfs build -f "$arch/Dockerfile" --name addtar "$arch"
+tap_ok "they are unpacked" "$HUTCH_BIN" exec --rootfs addtar -- /bin/sh -c \
+  "cat /t/plain/a.txt /t/gz/sub/b.txt /t/multi/a.txt; readlink /t/gz/link; ls /merge | tr '\n' ' '; echo; \
+   cat /t/files/notatar.tar.gz; ls /t/files; $zst_check"
+tap_is "$tap_stdout" "a
+b
+a
+a.txt
+a.txt link old.txt sub 
+just text
+a.txt
+link
+notatar.tar.gz
+sub${zst_want:+
+$zst_want}" "uncompressed, gzip, bzip2, xz (and zstd), into an existing directory, told by content not name"
+tap_ok "a rebuild of the ADD steps" "$HUTCH_BIN" rootfs build -f "$arch/Dockerfile" --name addtar "$arch"
+tap_like "$tap_stderr" " 0 layers made" "reuses them"
+
+# Hostile archives: refused whole by the import's unpacker, nothing escapes.
+evil=$work/evil
+mkdir -p "$evil"
+python3 - "$evil" "$work" <<'PY'
+import io, sys, tarfile
+d, work = sys.argv[1], sys.argv[2]
+def mk(name, entries):
+    with tarfile.open("%s/%s" % (d, name), "w:gz") as t:
+        for e in entries:
+            ti = tarfile.TarInfo(e["name"])
+            for k, v in e.items():
+                if k not in ("name", "data"):
+                    setattr(ti, k, v)
+            data = e.get("data", b"")
+            if ti.type == tarfile.REGTYPE:
+                ti.size = len(data)
+            t.addfile(ti, io.BytesIO(data) if data else None)
+mk("abs.tar.gz", [{"name": work + "/escaped-abs", "data": b"x"}])
+mk("dotdot.tar.gz", [{"name": "../../../../../../.." + work + "/escaped-up", "data": b"x"}])
+mk("linkout.tar.gz", [{"name": "out", "type": tarfile.SYMTYPE, "linkname": work},
+                      {"name": "out/escaped-link", "data": b"x"}])
+mk("hardlink.tar.gz", [{"name": "hl", "type": tarfile.LNKTYPE, "linkname": "../../../../../etc/passwd"}])
+mk("devices.tar.gz", [{"name": "dev", "type": tarfile.DIRTYPE, "mode": 0o755},
+                      {"name": "dev/mem", "type": tarfile.CHRTYPE, "devmajor": 1, "devminor": 1},
+                      {"name": "dev/sda", "type": tarfile.BLKTYPE, "devmajor": 8, "devminor": 0},
+                      {"name": "ok.txt", "data": b"fine\n"}])
+PY
+for a in abs dotdot linkout hardlink; do
+  printf 'FROM %s\nADD %s.tar.gz /x/\n' "$base" "$a" >"$evil/Dockerfile"
+  tap_status 125 "ADD of a hostile archive ($a) is refused" \
+    "$HUTCH_BIN" rootfs build -f "$evil/Dockerfile" --name evil "$evil"
+  tap_like "$tap_stderr" "ADD $a.tar.gz: unpack it: .*(absolute|\"\\.\\.\"|symlink)" "with the reason"
+done
+tap_ok "nothing escaped" test ! -e "$work/escaped-abs" -a ! -e "$work/escaped-up" -a ! -e "$work/escaped-link"
+tap_fails "no image evil" "$HUTCH_BIN" exec --rootfs evil -- /bin/true
+printf 'FROM %s\nADD devices.tar.gz /x/\n' "$base" >"$evil/Dockerfile"
+tap_ok "ADD of an archive with device nodes" "$HUTCH_BIN" rootfs build -f "$evil/Dockerfile" --name devs "$evil"
+tap_like "$tap_stderr" "devices.tar.gz: 2 device nodes, fifos or sockets left out" "says they are left out"
+tap_ok "the rest is there, the devices are not" "$HUTCH_BIN" exec --rootfs devs -- /bin/sh -c \
+  'cat /x/ok.txt; ls -A /x/dev | wc -l'
+tap_is "$tap_stdout" "fine
+0" "no device node in the image"
+
+# ---- ADD of a URL: through hutch's proxy, under the network policy ------------
+srv=$work/srv
+mkdir -p "$srv"
+echo "remote file" >"$srv/remote.txt"
+touch -d '2020-01-02 03:04:05 UTC' "$srv/remote.txt"
+cp "$arch/plain.tar.gz" "$srv/remote.tar.gz"
+python3 "$HUTCH_SRCDIR/tests/lib/http-server.py" "$srv" "$work/port" "$work/requests.log" 2>"$work/server.log" &
+srv_pid=$!
+trap 'kill $srv_pid 2>/dev/null; cleanup' EXIT
+for _ in $(seq 100); do
+  [ -s "$work/port" ] && break
+  sleep 0.1
+done
+port=$(cat "$work/port")
+printf '[network]\nallow = files.test:%s\nresolve = files.test=127.0.0.1\n' "$port" >"$work/net.policy"
+sum=$(sha256sum <"$srv/remote.txt" | cut -d' ' -f1)
+url=http://files.test:$port
+cat >"$work/add-url.Dockerfile" <<DOCKERFILE
+FROM $base
+ADD $url/etag/remote.txt /dl/
+ADD --chmod=640 --chown=1:2 $url/files/remote.tar.gz /dl/archive.tar.gz
+ADD --checksum=sha256:$sum $url/files/remote.txt /dl/checked.txt
+DOCKERFILE
+addurl() { "$HUTCH_BIN" rootfs build -f "$1" --net proxy --net-policy "$work/net.policy" --name "$2" "$ctx"; }
+tap_ok "ADD of URLs through the proxy" addurl "$work/add-url.Dockerfile" addurl
+tap_ok "the downloads are in the image" "$HUTCH_BIN" exec --rootfs addurl -- /bin/sh -c \
+  'cat /dl/remote.txt /dl/checked.txt; stat -c "%a %u:%g %n" /dl/remote.txt /dl/archive.tar.gz /dl/checked.txt;
+   date -u -r /dl/remote.txt +%Y-%m-%d; stat -c %s /dl/archive.tar.gz'
+tap_is "$tap_stdout" "remote file
+remote file
+600 0:0 /dl/remote.txt
+640 1:2 /dl/archive.tar.gz
+600 0:0 /dl/checked.txt
+2020-01-02
+$(stat -c %s "$srv/remote.tar.gz")" "named from the URL or DEST, mode 600 or --chmod, --chown, Last-Modified, an archive not unpacked"
+tap_like "$(cat "$HUTCH_STORE/logs/build-addurl.log")" '"host":"files.test".*"decision":"allow"' \
+  "the proxy's audit lines are in the build log"
+: >"$work/requests.log"
+tap_ok "a rebuild" addurl "$work/add-url.Dockerfile" addurl
+tap_like "$tap_stderr" "0 layers made, 3 reused" "reuses every ADD layer"
+tap_is "$(python3 -c '
+import json, sys
+print(" ".join(sorted("%s %s" % (r["method"], r["path"].split("/")[1]) for r in map(json.loads, open(sys.argv[1])))))' \
+  "$work/requests.log")" "GET files HEAD etag HEAD files" \
+  "with --checksum no request, with an ETag a HEAD only, else a download (keyed by its content)"
+echo "remote file, changed" >"$srv/remote.txt"
+tap_status 125 "a rebuild after the remote file changed" addurl "$work/add-url.Dockerfile" addurl
+tap_like "$tap_stderr" "add-url.Dockerfile:4: ADD: .*sha256" "is stopped by --checksum"
+printf 'FROM %s\nADD %s/etag/remote.txt /dl/\n' "$base" "$url" >"$work/add-url2.Dockerfile"
+tap_ok "an ETag that changed" addurl "$work/add-url2.Dockerfile" addurl2
+tap_ok "gives the new content" "$HUTCH_BIN" exec --rootfs addurl2 -- /bin/cat /dl/remote.txt
+tap_is "$tap_stdout" "remote file, changed" "the layer is made again"
+
+add_refused() { # DOCKERFILE-LINE WANT WHAT
+  printf 'FROM %s\n%s\n' "$base" "$1" >"$work/add-bad.Dockerfile"
+  tap_status 125 "refused: $3" addurl "$work/add-bad.Dockerfile" addbad
+  tap_like "$tap_stderr" "$2" "$3: the reason"
+}
+add_refused "ADD --checksum=sha256:$(printf '0%.0s' $(seq 64)) $url/files/remote.tar.gz /x" \
+  "add-bad.Dockerfile:2: ADD: .*sha256" "a --checksum that does not match"
+add_refused "ADD http://other.test:$port/files/remote.txt /x" \
+  "ADD http://other.test:$port/files/remote.txt: refused by the network policy" "a host the allowlist refuses"
+add_refused "ADD http://127.0.0.1:$port/files/remote.txt /x" \
+  "ADD http://127.0.0.1:$port/files/remote.txt: refused by the network policy: 127.0.0.1" "a loopback address"
+add_refused "ADD $url/files/remote.txt $url/files/remote.tar.gz /x/" "takes one source" "two URLs in one ADD"
+add_refused "ADD $url/ /x/" "no file name in the URL" "a URL without a file name into a directory"
+# Bounded by the policy's import budget ([limits] image_size), as an import is.
+sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|" "$HUTCH_POLICY" | python3 -c '
+import sys
+lines = [l for l in sys.stdin.read().splitlines() if l.split("=")[0].strip() != "image_size"]
+i = lines.index("[limits]")
+print("\n".join(lines[:i + 1] + ["image_size = 1M"] + lines[i + 1:]))' >"$work/small.policy"
+head -c 2000000 /dev/urandom >"$srv/big.bin"
+mkdir -p "$work/bigtar"
+cp "$srv/big.bin" "$work/bigtar/"
+tar -C "$work/bigtar" -cf "$arch/big.tar" big.bin
+printf 'FROM %s\nADD %s/files/big.bin /big.bin\n' "$base" "$url" >"$work/add-big.Dockerfile"
+tap_status 125 "ADD of a URL larger than image_size" "$HUTCH_BIN" rootfs build -f "$work/add-big.Dockerfile" \
+  --policy "$work/small.policy" --net proxy --net-policy "$work/net.policy" --name big "$ctx"
+tap_like "$tap_stderr" "larger than the 1048576 bytes expected" "is stopped at the policy's import budget"
+printf 'FROM %s\nADD big.tar /x/\n' "$base" >"$arch/big.Dockerfile"
+tap_status 125 "ADD of an archive that unpacks to more than image_size" "$HUTCH_BIN" rootfs build \
+  -f "$arch/big.Dockerfile" --policy "$work/small.policy" --name big "$arch"
+tap_like "$tap_stderr" "image_size" "is stopped at the policy's import budget"
+tap_fails "no image big" "$HUTCH_BIN" exec --rootfs big -- /bin/true
+tap_unlike "$(cat "$work/requests.log")" "other.test|127.0.0.1" "the refused requests never reached the server"
+tap_fails "no image addbad" "$HUTCH_BIN" exec --rootfs addbad -- /bin/true
+kill "$srv_pid" 2>/dev/null
+trap cleanup EXIT
 
 # ---- FROM a registry reference, pulled on demand ------------------------------
 . "$HUTCH_SRCDIR/tests/lib/registry.sh"

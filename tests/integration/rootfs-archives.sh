@@ -5,10 +5,11 @@
 # several images with -m) and skopeo copy (oci:, oci-archive:,
 # docker-archive:, dir:; gzip and zstd layers; a layout of two images).
 # Nothing here is built by hand but what Debian's tools cannot write, each
-# made from a real archive by changing one thing: Docker's layouts (Docker
-# itself needs a daemon: the classic one with <id>/layer.tar files, and
-# Docker 25's OCI layout with containerd's name annotations and a
-# manifest.json), and the hostile variants: a symlink out of the archive, a
+# made from a real archive by changing one thing: Docker's layouts (the
+# classic one with <id>/layer.tar files, and Docker 25's OCI layout with
+# containerd's name annotations and a manifest.json; the root run also
+# starts Debian's dockerd, and imports what its `docker save` writes), and
+# the hostile variants: a symlink out of the archive, a
 # damaged layer, a blob symlinked out of a layout directory, and files that
 # look like image archives without being one.
 #
@@ -52,6 +53,44 @@ private_state() { # DIR
   done
 }
 
+docker_archives() { # PRIVATE-DIR (in prepare's mount namespace, cwd: the archives)
+  local pr=$1 d=/usr/bin/docker pid i
+  if [ ! -x /usr/sbin/dockerd ] || [ ! -x "$d" ]; then
+    echo "Debian's docker.io is not installed (apt-get install docker.io)"
+    return 1
+  fi
+  /usr/sbin/dockerd --iptables=false --ip6tables=false --bridge=none --storage-driver=vfs \
+    --data-root "$pr/docker" --exec-root "$pr/dexec" --pidfile "$pr/docker.pid" -H "unix://$pr/docker.sock" \
+    >"$pr/dockerd.log" 2>&1 </dev/null &
+  pid=$!
+  for i in $(seq 300); do
+    "$d" -H "unix://$pr/docker.sock" version >/dev/null 2>&1 && break
+    if ! kill -0 "$pid" 2>/dev/null; then
+      echo "dockerd exited: $(grep -v 'level=info' "$pr/dockerd.log" | tail -1)"
+      return 1
+    fi
+    sleep 0.1
+  done
+  local ok=0
+  {
+    "$d" -H "unix://$pr/docker.sock" version --format '{{.Server.Version}}' >docker-version &&
+      "$d" -H "unix://$pr/docker.sock" load -q -i pd-multi.tar &&
+      "$d" -H "unix://$pr/docker.sock" save -o dk-save.tar localhost/bbtest2:1 &&
+      "$d" -H "unix://$pr/docker.sock" save -o dk-multi.tar localhost/bbtest:1 localhost/bbtest2:1
+  } || ok=1
+  kill "$pid"
+  for i in $(seq 200); do
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  kill -9 "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  # Its containerd and shims end with it; a mount of its own may be left.
+  umount -R "$pr/docker" "$pr/dexec" 2>/dev/null
+  [ $ok = 0 ] || echo "docker load/save failed; dockerd's log: $(tail -2 "$pr/dockerd.log")"
+  return $ok
+}
+
 prepare() { # OUT BASE
   local out=$1 base=$2 pr
   # podman wants a runroot of at most 50 characters: not under a test TMPDIR
@@ -86,6 +125,15 @@ prepare() { # OUT BASE
   skopeo copy -q --dest-compress docker-archive:pd-docker.tar dir:sk-dir-gz
   gzip -c pd-docker.tar >pd-docker.tar.gz
   set +e
+  # Docker's own archives: Debian's dockerd, started here with its data,
+  # exec root and socket under $pr, no bridge and no iptables rules (this
+  # mount namespace's /var/lib and /run are overlays), fed podman's archive
+  # with `docker load`, then `docker save`.  Where it cannot run, the
+  # reason is kept for the test to print.
+  docker_archives "$pr" >"$pr/docker.log" 2>&1 || {
+    grep -v '^$' "$pr/docker.log" | tail -3 | tr '\n' ' ' >docker-skip
+    [ -s docker-skip ] || echo "dockerd did not start" >docker-skip
+  }
   cd /
   umount /run /var/lib
   rm -rf "$pr"
@@ -228,7 +276,7 @@ if [ "$(id -u)" -eq 0 ]; then
     tap_skip_all "podman and skopeo are not installed (apt-get install podman skopeo)"
   fi
   new=$(mktemp -d "$HUTCH_TEST_CACHE/archives.XXXXXX") || exit 1
-  if ! unshare -m --propagation private bash -c "$(declare -f private_state prepare); prepare \"\$1\" \"\$2\"" _ "$new" "$base" \
+  if ! unshare -m --propagation private bash -c "$(declare -f private_state docker_archives prepare); prepare \"\$1\" \"\$2\"" _ "$new" "$base" \
     >"$work/prepare.log" 2>&1; then
     tap_diag "$(tail -5 "$work/prepare.log")"
     rm -rf "$new"
@@ -312,6 +360,36 @@ tap_like "$tap_stderr" "no image bbtest:3 \\(it has: localhost/bbtest:1, localho
   "the error lists what it has"
 tap_fails "--image with a plain tarball" "$HUTCH_BIN" rootfs import "$base" --image bbtest:1
 tap_like "$tap_stderr" "plain tarball" "says the file is a plain tarball"
+
+# ---- archives written by Docker itself ------------------------------------
+# `docker save` of what `docker load` took from podman's archive (the root
+# run's dockerd; see prepare).  Docker before 25 writes the classic layout
+# only; 25 and later write the OCI layout with a manifest.json.
+if [ -f "$arch/dk-save.tar" ]; then
+  dv=$(cat "$arch/docker-version")
+  members=$(tar -tf "$arch/dk-save.tar")
+  tap_like "$members" "(^|
+)[0-9a-f]{64}/layer.tar" "docker save (Docker $dv): its layers as <id>/layer.tar"
+  tap_ok "docker save (Docker $dv): imported" "$HUTCH_BIN" rootfs import "$arch/dk-save.tar" --name dk1
+  check_image "docker save (Docker $dv)" dk1 yes
+  tap_ok "docker save: exec in the image" "$HUTCH_BIN" exec --rootfs dk1 -- /bin/sh -c 'echo "$SECOND $PWD"'
+  tap_is "$tap_stdout" "yes /etc" "docker save: the config Docker wrote (ENV, WORKDIR)"
+  tap_fails "docker save of two images, no --image: refused" "$HUTCH_BIN" rootfs import "$arch/dk-multi.tar" --name dkm
+  tap_like "$tap_stderr" "2 images .*--image|--image" "the error says how to choose"
+  tap_ok "docker save of two images --image localhost/bbtest:1" "$HUTCH_BIN" rootfs import "$arch/dk-multi.tar" \
+    --image localhost/bbtest:1 --name dkm1
+  check_image "docker save of two, bbtest:1" dkm1 no
+  tap_ok "docker save of two images --image localhost/bbtest2:1" "$HUTCH_BIN" rootfs import "$arch/dk-multi.tar" \
+    --image localhost/bbtest2:1 --name dkm2
+  check_image "docker save of two, bbtest2:1" dkm2 yes
+  if printf '%s\n' "$members" | grep -qx 'index.json'; then
+    tap_ok "docker save (Docker $dv) is the OCI layout" true
+  else
+    tap_skip "docker save in the OCI layout" "Docker $dv writes the classic layout only (the OCI layout is Docker 25's: docker25.tar above)"
+  fi
+else
+  tap_skip "archives written by Docker itself" "$(cat "$arch/docker-skip" 2>/dev/null || echo 'not made by the root run')"
+fi
 
 # ---- export --------------------------------------------------------------
 # What hutch writes, read by skopeo and (root run) loaded by podman, and

@@ -12,8 +12,13 @@ listens.  Every request is appended to LOGFILE as a JSON line
                        later ones behave like /files/NAME
   /no-range/NAME       ignores Range and sends the whole file with 200
   /redirect/N/NAME     302 to /redirect/N-1/NAME, and at 0 to /files/NAME
+  /etag/NAME           like /files/NAME, with a strong ETag (the content's
+                       sha256) and Last-Modified (the file's mtime)
+HEAD is answered as GET without the body.
   anything else        404
 """
+import email.utils
+import hashlib
 import json
 import os
 import re
@@ -34,14 +39,25 @@ class Handler(BaseHTTPRequestHandler):
 
     def record(self):
         with lock, open(LOGFILE, "a") as f:
-            f.write(json.dumps({"path": self.path, "range": self.headers.get("Range")}) + "\n")
+            f.write(json.dumps({"path": self.path, "range": self.headers.get("Range"), "method": self.command}) + "\n")
 
     def not_found(self):
         body = b"not found\n"
         self.send_response(404)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
-        self.wfile.write(body)
+        self.body(body)
+
+    def do_HEAD(self):
+        self.head = True  # the handler serves every request of a connection
+        try:
+            self.do_GET()
+        finally:
+            self.head = False
+
+    def body(self, data):
+        if not getattr(self, "head", False):
+            self.wfile.write(data)
 
     def do_GET(self):
         self.record()
@@ -54,7 +70,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        m = re.match(r"^/(files|drop-once|no-range)/([^/]+)$", self.path)
+        m = re.match(r"^/(files|drop-once|no-range|etag)/([^/]+)$", self.path)
         if not m:
             return self.not_found()
         kind, name = m.group(1), m.group(2)
@@ -95,8 +111,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Accept-Ranges", "bytes")
+        if kind == "etag":
+            self.send_header("ETag", '"%s"' % hashlib.sha256(data).hexdigest())
+            self.send_header("Last-Modified", email.utils.formatdate(os.path.getmtime(path), usegmt=True))
         self.end_headers()
-        self.wfile.write(data)
+        self.body(data)
 
 
 server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

@@ -143,6 +143,16 @@ static void check_parse(void) {
   tap_ok(df.instrs[8].kind == DF_RUN && !df.instrs[8].exec_form, "not JSON: the shell form");
   dockerfile_clear(&df);
 
+  /* ADD --checksum is kept for the builder (which checks its form). */
+  r = dockerfile_parse("FROM x\nADD --checksum=sha256:ab --chmod=600 http://h/f /f\n", "Dockerfile", &df, &err);
+  tap_ok(r == 0 && df.n == 2 && df.instrs[1].checksum && strcmp(df.instrs[1].checksum, "sha256:ab") == 0 &&
+             strcmp(df.instrs[1].chmod, "600") == 0 && strcmp(df.instrs[1].rest, "http://h/f /f") == 0,
+         "ADD --checksum and --chmod");
+  if (r == 0)
+    dockerfile_clear(&df);
+  else
+    cleanup_errorp(&err);
+
   /* The escape directive. */
   r = dockerfile_parse("# escape=`\nFROM x\nRUN a `\n  b\n", "Dockerfile", &df, &err);
   tap_ok(r == 0 && df.n == 2 && strcmp(df.instrs[1].rest, "a   b") == 0, "escape=` continues with a backtick");
@@ -163,6 +173,8 @@ static void check_parse(void) {
       {"RUN x\n", "Dockerfile:1: the first instruction must be FROM (or ARG before it), not RUN"},
       {"FROM x\nCOPY --link a b\n", "Dockerfile:2: COPY --link is not supported"},
       {"FROM x\nADD --from=s a b\n", "Dockerfile:2: ADD --from is not supported"},
+      {"FROM x\nCOPY --checksum=sha256:0 a b\n", "Dockerfile:2: COPY --checksum is not supported"},
+      {"FROM x\nADD --checksum=a --checksum=b http://h/a b\n", "Dockerfile:2: ADD --checksum given twice"},
       {"FROM x\nCOPY --chown a b\n", "Dockerfile:2: COPY --chown needs a value (--chown=VALUE)"},
       {"FROM x\nCOPY onlyone\n", "Dockerfile:2: COPY takes SOURCE... DEST"},
       {"FROM a b\n", "Dockerfile:1: FROM takes IMAGE [AS NAME]"},
