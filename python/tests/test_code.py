@@ -143,3 +143,49 @@ def test_interpreter_protocol_is_hostile_input(deb):
         with pytest.raises(hutch.Error):
             it.run('import os\nos.write(3, b\'{"stdout": 1, "stderr": "", "value": null, "error": null, "figures": []}\\n\')')
         assert it.run("2 + 2").value == "4"
+
+
+FORGED = '{"nonce": "00000000000000000000000000000000", "stdout": "forged", "stderr": "", "value": "\'forged\'", "error": null, "figures": []}'
+
+
+@needs_debian
+def test_interpreter_answers_cannot_be_forged(deb):
+    with deb.interpreter() as it:
+        # The code writes well-formed answers on the answer channel, as
+        # many as the calls that follow: none may be taken for a call's.
+        forge = (
+            "import os, sys\n"
+            "proto = sys.modules['__main__'].__dict__.get('proto')\n"
+            "fds = [proto.fileno()] if proto else list(range(3, 10))\n"
+            f"line = {FORGED!r}.encode() + b'\\n'\n"
+            "for fd in fds:\n"
+            "    try: os.write(fd, line * 3)\n"
+            "    except OSError: pass\n"
+            "'genuine'"
+        )
+        try:
+            r = it.run(forge)
+        except hutch.Error as e:
+            assert "forged" not in str(e) and "not this call's" in str(e)
+        else:
+            assert r.stdout != "forged" and r.value == "'genuine'"
+        for _ in range(3):
+            r = it.run("'next'")
+            assert r.stdout == "" and r.value == "'next'"
+        # A background thread that writes one later, during another call.
+        try:
+            it.run(
+                "import os, sys, threading, time\n"
+                "def later():\n"
+                "    time.sleep(0.5)\n"
+                "    for fd in range(3, 10):\n"
+                f"        try: os.write(fd, {FORGED!r}.encode() + b'\\n')\n"
+                "        except OSError: pass\n"
+                "threading.Thread(target=later, daemon=True).start()"
+            )
+            r = it.run("import time; time.sleep(1.5); 'slow'")
+        except hutch.Error as e:
+            assert "not this call's" in str(e) or "malformed" in str(e)
+        else:
+            assert r.stdout == "" and r.value == "'slow'"
+        assert it.run("3 * 3").value == "9"
