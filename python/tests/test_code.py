@@ -1,4 +1,5 @@
-"""run_code and the persistent interpreter (the Debian test image: python3, gcc)."""
+"""run_code and the persistent interpreter (the Debian test image: python3, gcc;
+the figure round trips with the real matplotlib are in test_figures.py)."""
 
 import os
 import threading
@@ -10,23 +11,6 @@ import hutch
 
 DEBIAN = os.environ.get("HUTCH_TEST_DEBIAN_IMAGE")
 needs_debian = pytest.mark.skipif(not DEBIAN, reason="HUTCH_TEST_DEBIAN_IMAGE is not set")
-
-# A stand-in for matplotlib.pyplot with the calls the interpreter makes:
-# the figure round trip without matplotlib in the test image.
-FAKE_PYPLOT = b'''
-_figs = {}
-def figure(n=None):
-    n = n or len(_figs) + 1
-    _figs.setdefault(n, Fig(n))
-    return _figs[n]
-class Fig:
-    def __init__(self, n): self.n = n
-    def savefig(self, f, format=None):
-        f.write(b"\\x89PNG\\r\\n\\x1a\\n" + bytes([self.n]) * 3 + bytes(range(256)))
-def get_fignums(): return sorted(_figs)
-def close(which=None): _figs.clear()
-'''
-
 
 @pytest.fixture(scope="module")
 def deb():
@@ -87,19 +71,6 @@ def test_killed_interpreter(deb):
         # The next call gets a new interpreter: the old variables are gone.
         assert it.run("'a' in globals()").value == "False"
         assert it.run("1 + 1").value == "2"
-
-
-@needs_debian
-def test_figure_round_trip(deb):
-    deb.write_file("/opt/fakeplt/matplotlib/__init__.py", b"")
-    deb.write_file("/opt/fakeplt/matplotlib/pyplot.py", FAKE_PYPLOT)
-    with deb.interpreter() as it:
-        it.run("import sys; sys.path.insert(0, '/opt/fakeplt')")
-        r = it.run("import matplotlib.pyplot as plt\nplt.figure(); plt.figure()")
-        assert len(r.figures) == 2
-        assert r.figures[0] == b"\x89PNG\r\n\x1a\n" + bytes([1]) * 3 + bytes(range(256))
-        assert r.figures[1][8:11] == bytes([2]) * 3
-        assert it.run("1").figures == []  # closed after they were returned
 
 
 @needs_debian
