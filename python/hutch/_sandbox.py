@@ -439,8 +439,10 @@ class Sandbox:
         PATH, else hutch.NotFoundError saying which is missing).  libraries
         are installed first with the language's package manager (pip, npm,
         gem, install.packages, go get), which needs net="proxy" and the
-        package index in the allowlist.  Returns the Result of the run (or of
-        the installation, when that failed)."""
+        package index in the allowlist (pip is told the sandbox's python is
+        its own to change: PIP_BREAK_SYSTEM_PACKAGES=1).  When that fails,
+        hutch.LibraryError says why (with the hosts the proxy refused, and
+        the installer's Result); else returns the Result of the run."""
         from ._code import run_code
 
         return run_code(self, code, lang, libraries, timeout, _env(env))
