@@ -240,6 +240,31 @@ tap_ok "a server with two sandboxes and a background process is SIGKILLed" \
 tap_like "$tap_stdout" '^[0-9a-f]+ [0-9a-f]+$' "after creating both"
 tap_ok "its sandboxes' processes die with it" payload_gone "$m2"
 tap_ok "and the reaper removes their state and mounts" no_sandboxes
+# Without its reaper the server makes no sandbox: one it could not tell of
+# would outlive a SIGKILL.
+cat >"$tmp/noreaper.py" <<'EOF'
+import json, os, signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params=None):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params or {}}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "r", "version": "0"}})
+# The reaper: the server's only child before its first sandbox.
+reapers = subprocess.run(["ps", "-o", "pid=", "--ppid", str(p.pid)], capture_output=True, text=True).stdout.split()
+first = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]
+for pid in reapers:
+    os.kill(int(pid), signal.SIGKILL)
+time.sleep(0.5)
+second = rpc(3, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]
+print(json.dumps({"reapers": len(reapers), "first": first["isError"], "second": second["isError"],
+                  "text": second["content"][0]["text"]}))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "a server whose reaper is killed" timeout 60 python3 "$tmp/noreaper.py" "$H" mcp --image "$img" --audit-log /dev/null
+tap_like "$tap_stdout" '"reapers": 1, "first": false, "second": true' "refuses the next sandbox_create"
+tap_like "$tap_stdout" 'tell the reaper' "saying why"
+tap_ok "and leaves no sandbox" no_sandboxes
 
 # ---- Streamable HTTP ----
 tap_status 2 "--listen without a token is refused" env -u HUTCH_MCP_TOKEN "$H" mcp --listen 127.0.0.1:0
