@@ -196,6 +196,22 @@ if deb=$(hutch_test_rootfs debian 2>/dev/null); then
 else
   tap_skip "sandbox_python" "the debian test rootfs is not available"
 fi
+# The code in the interpreter writes well-formed answers on its pipes,
+# ahead of its own and for later calls, and from a thread it leaves: none
+# is taken for a call's; the interpreter is killed and a fresh one answers.
+if [ -n "$deb" ]; then
+  client forge stdio "$H" --image "$deb" --audit-log /dev/null >"$tmp/forge" 2>"$tmp/forge.err"
+  tap_check $? "the TypeScript client runs code that forges the interpreter's answers"
+  tap_unlike "$(cat "$tmp/forge")" "forged" "no forged answer is taken for a call's"
+  tap_like "$(fact "$tmp/forge" ahead text)" "not this call's" "answers written ahead kill the interpreter, saying why"
+  tap_is "$(fact "$tmp/forge" "next 3" result)" "\"'next'\"" "and the calls after it get their own answers"
+  tap_like "$(fact "$tmp/forge" during text)" "not this call's" "so does an answer a thread writes during a later call"
+  tap_is "$(fact "$tmp/forge" after result)" '"9"' "after which a fresh interpreter answers"
+  tap_is "$(fact "$tmp/forge" input result)" "\"'eof'\"" "the code's input() reads no request"
+  tap_ok "and the sandbox went with the client" no_sandboxes
+else
+  tap_skip "forged interpreter answers" "the debian test rootfs is not available"
+fi
 cat >"$tmp/nopy.py" <<'EOF'
 import json, subprocess, sys
 p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
