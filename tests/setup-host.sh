@@ -6,8 +6,9 @@
 #    subordinate uid/gid range, for the rootless half of every test, and
 #    ${HUTCH_TEST_NOSUB_USER:-hutchnosub} without any range (the single-id
 #    mapping cells of tests/integration/doctor-matrix.sh);
-#  - builds the cached test rootfs tarballs (busybox, and the Debian one,
-#    which takes a few minutes the first time) in
+#  - builds the cached test rootfs tarballs (busybox, the Debian one, which
+#    takes a few minutes the first time, and Debian with matplotlib for the
+#    Python package's figure tests) in
 #    ${HUTCH_TEST_CACHE:-/var/tmp/hutch-test-cache}.
 set -euo pipefail
 
@@ -110,4 +111,9 @@ if hutch_rootfs_ensure debian >/dev/null; then
   log "debian rootfs: $HUTCH_TEST_DEBIAN_TAR"
 else
   log "warning: the debian rootfs could not be built; the tests that need it will be skipped"
+fi
+if hutch_rootfs_ensure matplotlib >/dev/null; then
+  log "matplotlib rootfs: $(hutch_rootfs_tar matplotlib)"
+else
+  log "warning: the matplotlib rootfs could not be built; the Python figure tests will be skipped"
 fi

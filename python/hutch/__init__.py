@@ -28,6 +28,7 @@ from ._hutch import (
     TooLargeError,
     parse_size,
 )
+from ._code import LibraryError
 from ._interp import Execution, Interpreter, InterpreterDied
 from ._sandbox import (
     Process,
@@ -53,6 +54,7 @@ __all__ = [
     "Execution",
     "Interpreter",
     "InterpreterDied",
+    "LibraryError",
     "Process",
     "Result",
     "Sandbox",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import errno
+import json
+import os
 import shlex
+import time
 import uuid
-from typing import Dict, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from . import _hutch
 
@@ -36,6 +39,94 @@ INSTALLERS: Dict[str, str] = {
     "r": "Rscript -e 'install.packages(commandArgs(TRUE), repos=\"https://cloud.r-project.org\")' {libs}",
     "go": "go mod init snippet >/dev/null 2>&1; go get {libs}",
 }
+# What the installers run with, before the caller's env (which may override
+# it).  pip refuses a distribution's own python (PEP 668, "externally
+# managed", as Debian's is) without being told: the sandbox is disposable,
+# and the snippet runs with that same python.
+INSTALL_ENV: Dict[str, Sequence[str]] = {
+    "python": ("PIP_BREAK_SYSTEM_PACKAGES=1", "PIP_NO_INPUT=1"),
+}
+
+
+#: How much of the proxy's audit log is read for the hosts it refused
+#: during an installation.
+MAX_LOG_READ = 1 << 20
+
+
+class LibraryError(_hutch.Error):
+    """Installing run_code's libraries failed: result is the installer's
+    Result; refused lists the "host:port" the sandbox's proxy refused
+    meanwhile (a package index missing from its allowlist)."""
+
+    def __init__(self, message: str, hint: str, result, refused: List[str]):
+        super().__init__(message)
+        self.errno, self.message, self.hint = None, message, hint
+        self.result, self.refused = result, refused
+
+    def __str__(self) -> str:
+        return f"{self.message} (hint: {self.hint})"
+
+
+def _log_size(log: Optional[str]) -> int:
+    try:
+        return os.stat(log).st_size if log else 0
+    except OSError:
+        return 0
+
+
+def _refused(log: Optional[str], start: int) -> List[str]:
+    """The "host:port" the proxy refused since offset start of its audit
+    log (written by hutch's proxy; the names in it are the sandbox's, so
+    they are only reported)."""
+    if not log:
+        return []
+    try:
+        with open(log, "rb") as f:
+            f.seek(start)
+            data = f.read(MAX_LOG_READ)
+    except OSError:
+        return []
+    out: List[str] = []
+    for line in data.splitlines():
+        try:
+            rec = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(rec, dict) and rec.get("decision") == "refuse":
+            where = f"{rec.get('host')}:{rec.get('port')}"
+            if where not in out:
+                out.append(where)
+    return out
+
+
+def install(sb, lang: str, prog: str, libraries: Sequence[str], cwd: Optional[str], timeout, env):
+    """Installs libraries with the language's package manager, through the
+    sandbox's network; raises LibraryError saying why when that fails."""
+    if lang not in INSTALLERS:
+        raise _hutch.InvalidArgument(f"run_code: no package manager known for {lang}")
+    libs = " ".join(shlex.quote(x) for x in libraries)
+    log = sb._h.proxy_log()
+    start = _log_size(log)
+    ienv = list(INSTALL_ENV.get(lang, ())) + list(env or ())
+    r = sb.exec(INSTALLERS[lang].format(prog=shlex.quote(prog), libs=libs), cwd=cwd, timeout=timeout, env=ienv)
+    if r.exit_code == 0:
+        return r
+    what = f"run_code: installing {', '.join(libraries)} for {lang} failed ({r.failure or f'exit {r.exit_code}'})"
+    refused = _refused(log, start)
+    if log and not refused and not r.timed_out:
+        time.sleep(0.2)  # the proxy logs a request once its connection is closed
+        refused = _refused(log, start)
+    if refused:
+        what += f": the sandbox's proxy refused {', '.join(refused)}, not in its allowlist"
+        hint = f"add the package index to the allowlist: Sandbox(..., net=\"proxy\", allow=[{refused[0]!r}, ...])"
+    elif not log:
+        what += ": the sandbox has no network"
+        hint = 'libraries are installed through the proxy: Sandbox(..., net="proxy", allow=[the package index])'
+    else:
+        tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        what += (": " + " / ".join(tail)) if tail else ""
+        hint = "see the installer's output in the error's result.stderr"
+    raise LibraryError(what, hint, r, refused)
 
 
 def resolve(lang: str) -> str:
@@ -66,12 +157,7 @@ def run_code(sb, code: str, lang: str, libraries: Optional[Sequence[str]], timeo
     sb.write_file(f"{d}/{file}", code)
     try:
         if libraries:
-            if lang not in INSTALLERS:
-                raise _hutch.InvalidArgument(f"run_code: no package manager known for {lang}")
-            libs = " ".join(shlex.quote(x) for x in libraries)
-            r = sb.exec(INSTALLERS[lang].format(prog=shlex.quote(prog), libs=libs), cwd=d, timeout=timeout, env=env)
-            if r.exit_code != 0:
-                return r
+            install(sb, lang, prog, libraries, d, timeout, env)
         cmd = LANGS[lang][2].format(prog=shlex.quote(prog), file=file)
         return sb.exec(cmd, cwd=d, timeout=timeout, env=env)
     finally:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import secrets
 import signal
 import threading
 import time
@@ -16,9 +17,19 @@ from . import _hutch
 # stdin, one JSON answer per line on a copy of its stdout.  What the code
 # prints through sys.stdout and sys.stderr is captured per call; what it
 # writes to the file descriptors directly (a subprocess) goes to stderr.
+#
+# The code runs in the driver's process, so it can write on the answer
+# channel too (it is hostile input): each request carries a nonce the host
+# draws for that call only, and an answer counts only with that nonce.  The
+# code cannot know a later call's nonce, so it cannot answer for another
+# call (an answer written ahead, or by a thread it left running, is refused
+# and the interpreter killed); within its own call it decides its own
+# results anyway.
 DRIVER = r"""
 import ast, base64, contextlib, io, json, os, sys, traceback
-proto = os.fdopen(os.dup(1), "w")
+# The answer channel: a copy of stdout kept by main() only, not inherited
+# by what the code starts; fd 1 becomes stderr's.
+_proto_fd = os.dup(1)
 os.dup2(2, 1)
 sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", 0), write_through=True)
 ns = {"__name__": "__main__", "__builtins__": __builtins__}
@@ -60,17 +71,26 @@ def run(code):
         res["stderr"] += "hutch: figures: %r\n" % (e,)
     return res
 
-while True:
-    try:
-        line = sys.stdin.readline()
-        if not line:
-            break
-        res = run(json.loads(line)["code"])
-    except KeyboardInterrupt:
-        res = {"value": None, "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""},
-               "stdout": "", "stderr": "", "figures": []}
-    proto.write(json.dumps(res) + "\n")
-    proto.flush()
+def main(proto):
+    while True:
+        nonce = None
+        try:
+            line = sys.stdin.readline()
+            if not line:
+                break
+            req = json.loads(line)
+            nonce = req["nonce"]
+            res = run(req["code"])
+        except KeyboardInterrupt:
+            if nonce is None:
+                continue  # between calls: the request is read next
+            res = {"value": None, "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""},
+                   "stdout": "", "stderr": "", "figures": []}
+        res["nonce"] = nonce
+        proto.write(json.dumps(res) + "\n")
+        proto.flush()
+
+main(os.fdopen(_proto_fd, "w"))
 """
 
 #: After an interrupt (SIGINT) at the timeout, how long the interpreter has
@@ -185,7 +205,8 @@ class Interpreter:
         if not isinstance(res, dict):
             return None
         ok = (
-            isinstance(res.get("stdout"), str)
+            isinstance(res.get("nonce"), str)
+            and isinstance(res.get("stdout"), str)
             and isinstance(res.get("stderr"), str)
             and isinstance(res.get("value"), (str, type(None)))
             and isinstance(res.get("error"), (dict, type(None)))
@@ -207,8 +228,9 @@ class Interpreter:
             # What runs in the sandbox can stop the driver from reading its
             # requests: the write too ends at the deadline.
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            nonce = secrets.token_hex(16)
             try:
-                self._proc.write(json.dumps({"code": code}).encode() + b"\n", left)
+                self._proc.write(json.dumps({"code": code, "nonce": nonce}).encode() + b"\n", left)
             except _hutch.TimeoutError:
                 self._proc.kill()
                 self._died("did not read the call and was killed")
@@ -232,6 +254,8 @@ class Interpreter:
             res = self._answer(line)
             if res is None:
                 raise self._bad("a malformed answer")
+            if res["nonce"] != nonce:
+                raise self._bad("an answer that is not this call's (written by the code it ran)")
             try:
                 figures = [base64.b64decode(f, validate=True) for f in res["figures"]]
             except ValueError:

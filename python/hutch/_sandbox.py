@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import atexit
 import io
+import json
 import os
 import signal as _signal
 import stat
+import subprocess
+import sys
 import threading
 import weakref
 from dataclasses import dataclass, field
@@ -275,6 +278,81 @@ class Process:
 _live: "weakref.WeakSet[Sandbox]" = weakref.WeakSet()
 
 
+class _Reaper:
+    """The reaper process (hutch._reaper) of this program's sandboxes, which
+    removes those still open when the program is killed.  Started at the
+    first sandbox; a sandbox is not made without it (fail closed)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._proc: Optional[subprocess.Popen] = None
+        self._pid = 0
+
+    def _start(self) -> None:
+        if not sys.executable:
+            raise _hutch.Error(
+                "sandbox: no Python executable (sys.executable is empty) to run the reaper that "
+                "removes this program's sandboxes if it is killed"
+            )
+        env = dict(os.environ)
+        pkg_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
+        try:
+            self._proc = subprocess.Popen(
+                [sys.executable, "-m", "hutch._reaper"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                cwd="/",
+                env=env,
+                close_fds=True,
+                start_new_session=True,
+            )
+        except OSError as e:
+            err = _hutch.Error(f"sandbox: starting the reaper ({sys.executable} -m hutch._reaper): {e}")
+            err.errno, err.message, err.hint = e.errno, str(err), "the reaper removes the sandboxes of a killed program"
+            raise err from None
+        self._pid = os.getpid()
+        # The sandboxes open now (a reaper that died is replaced).
+        for sb in list(_live):
+            if not sb.closed:
+                self._send("+", sb._state_dir, sb.id)
+
+    def _send(self, op: str, state_dir: Optional[str], sid: str) -> None:
+        assert self._proc is not None and self._proc.stdin is not None
+        self._proc.stdin.write(json.dumps([op, state_dir, sid]).encode() + b"\n")
+        self._proc.stdin.flush()
+
+    def ready(self) -> None:
+        """Starts the reaper unless it runs (before a sandbox is made)."""
+        with self._lock:
+            if self._proc is None or self._pid != os.getpid() or self._proc.poll() is not None:
+                self._start()
+
+    def tell(self, op: str, state_dir: Optional[str], sid: str) -> None:
+        with self._lock:
+            if self._proc is None or self._pid != os.getpid():
+                return
+            try:
+                self._send(op, state_dir, sid)
+            except (OSError, ValueError):
+                if op == "+":
+                    self._start()  # it died: a new one, told of every open sandbox
+
+    def forget(self) -> None:
+        """In a forked child: the pipe is the parent's (its end is the parent's end)."""
+        proc, self._proc = self._proc, None
+        if proc is not None and proc.stdin is not None:
+            try:
+                os.close(proc.stdin.fileno())
+            except OSError:
+                pass
+
+
+_reaper = _Reaper()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_reaper.forget)
+
+
 @atexit.register
 def _close_all() -> None:
     for sb in list(_live):
@@ -330,6 +408,7 @@ class Sandbox:
             raise ValueError(f"net must be 'none' or 'proxy', not {net!r}")
         if allow and net != "proxy":
             raise ValueError("allow needs net='proxy'")
+        _reaper.ready()
         self._h = _hutch.Sandbox(
             image=image,
             policy=policy,
@@ -350,6 +429,9 @@ class Sandbox:
             no_cgroups=no_cgroups,
         )
         _live.add(self)
+        _reaper.tell("+", state_dir, self._h.id)
+        # "-" once it is destroyed: closed, garbage-collected or at exit.
+        self._unreap = weakref.finalize(self, _reaper.tell, "-", state_dir, self._h.id)
 
     @classmethod
     def attach(cls, id: str, *, state_dir: Optional[str] = None, store: Optional[str] = None) -> "Sandbox":
@@ -371,10 +453,14 @@ class Sandbox:
     def close(self) -> None:
         """Destroys a sandbox made by this handle; lets go of an attached one."""
         self._h.close()
+        if hasattr(self, "_unreap"):
+            self._unreap()
 
     def destroy(self) -> None:
         """Kills everything in it and removes it, attached or not."""
         self._h.destroy()
+        if hasattr(self, "_unreap"):
+            self._unreap()
 
     def __enter__(self) -> "Sandbox":
         return self
@@ -439,8 +525,10 @@ class Sandbox:
         PATH, else hutch.NotFoundError saying which is missing).  libraries
         are installed first with the language's package manager (pip, npm,
         gem, install.packages, go get), which needs net="proxy" and the
-        package index in the allowlist.  Returns the Result of the run (or of
-        the installation, when that failed)."""
+        package index in the allowlist (pip is told the sandbox's python is
+        its own to change: PIP_BREAK_SYSTEM_PACKAGES=1).  When that fails,
+        hutch.LibraryError says why (with the hosts the proxy refused, and
+        the installer's Result); else returns the Result of the run."""
         from ._code import run_code
 
         return run_code(self, code, lang, libraries, timeout, _env(env))

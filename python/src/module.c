@@ -296,6 +296,23 @@ static PyObject *py_sandboxes(PyObject *self, PyObject *args, PyObject *kw) {
   return l;
 }
 
+/* Removes a sandbox by id, killing what still runs in it (`hutch rm`): the
+ * reaper's call for the sandboxes of a program that was killed. */
+static PyObject *py_remove_sandbox(PyObject *self, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"id", "state_dir", NULL};
+  const char *id, *state_dir = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s|z", kwlist, &id, &state_dir))
+    return NULL;
+  hutch_error_t err = NULL;
+  int r;
+  Py_BEGIN_ALLOW_THREADS;
+  r = hutch_sandbox_remove(state_dir, id, &err);
+  Py_END_ALLOW_THREADS;
+  if (r < 0)
+    return hpy_raise(&err);
+  Py_RETURN_NONE;
+}
+
 /* The library's log goes to a Python callable (hutch routes it to the
  * logging module).  Lines logged by a process hutch forked (a sandbox's
  * init before its exec) or after the interpreter has begun to exit go to
@@ -340,6 +357,8 @@ static PyMethodDef methods[] = {
      "import_image(path, name=None, store=None) -> dict: a rootfs tarball, docker save archive or OCI layout."},
     {"pull", (PyCFunction)(void (*)(void))py_pull, METH_VARARGS | METH_KEYWORDS,
      "pull(ref, name=None, arch=None, store=None) -> dict: a manifest's image or docker://NAME[:TAG]."},
+    {"remove_sandbox", (PyCFunction)(void (*)(void))py_remove_sandbox, METH_VARARGS | METH_KEYWORDS,
+     "remove_sandbox(id, state_dir=None): remove a sandbox, killing what runs in it."},
     {"remove_image", (PyCFunction)(void (*)(void))py_remove_image, METH_VARARGS | METH_KEYWORDS,
      "remove_image(name, store=None): remove an image from the store."},
     {"parse_size", py_parse_size, METH_O, "parse_size(str) -> int: '512M', '2G', '1.5GiB' in bytes."},

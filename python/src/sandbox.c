@@ -434,6 +434,22 @@ static PyObject *sb_limits(HpySandbox *self, PyObject *unused) {
                        l.disk_unbounded ? Py_True : Py_False);
 }
 
+/* The path of its proxy's audit log (JSON lines written by hutch's proxy
+ * on the host, not by the sandbox), None without a proxy. */
+static PyObject *sb_proxy_log(HpySandbox *self, PyObject *unused) {
+  char path[4096] = "";
+  int r = 0;
+  WITH_SANDBOX(self, {
+    const char *p = hutch_sandbox_audit_log(sb);
+    if (p)
+      snprintf(path, sizeof(path), "%s", p);
+  });
+  (void)r;
+  if (path[0] == '\0')
+    Py_RETURN_NONE;
+  return PyUnicode_DecodeFSDefault(path);
+}
+
 static PyObject *sb_get_id(HpySandbox *self, void *unused) {
   return PyUnicode_FromString(self->id);
 }
@@ -464,6 +480,7 @@ static PyMethodDef sb_methods[] = {
     {"copy_in", FN(sb_copy_in), KW, "copy_in(host_dir, dir, ...) -> report dict"},
     {"copy_out", FN(sb_copy_out), KW, "copy_out(dir, host_dir, ...) -> report dict"},
     {"limits", FN(sb_limits), METH_NOARGS, "limits() -> dict: how the limits were applied"},
+    {"proxy_log", FN(sb_proxy_log), METH_NOARGS, "proxy_log() -> str | None: its proxy's audit log"},
     {"close", FN(sb_close), METH_NOARGS, "close(): destroy a sandbox made here, let go of an attached one"},
     {"destroy", FN(sb_destroy), METH_NOARGS, "destroy(): kill everything in it and remove it"},
     {NULL, NULL, 0, NULL},

@@ -1,4 +1,5 @@
-"""run_code and the persistent interpreter (the Debian test image: python3, gcc)."""
+"""run_code and the persistent interpreter (the Debian test image: python3, gcc;
+the figure round trips with the real matplotlib are in test_figures.py)."""
 
 import os
 import threading
@@ -10,23 +11,6 @@ import hutch
 
 DEBIAN = os.environ.get("HUTCH_TEST_DEBIAN_IMAGE")
 needs_debian = pytest.mark.skipif(not DEBIAN, reason="HUTCH_TEST_DEBIAN_IMAGE is not set")
-
-# A stand-in for matplotlib.pyplot with the calls the interpreter makes:
-# the figure round trip without matplotlib in the test image.
-FAKE_PYPLOT = b'''
-_figs = {}
-def figure(n=None):
-    n = n or len(_figs) + 1
-    _figs.setdefault(n, Fig(n))
-    return _figs[n]
-class Fig:
-    def __init__(self, n): self.n = n
-    def savefig(self, f, format=None):
-        f.write(b"\\x89PNG\\r\\n\\x1a\\n" + bytes([self.n]) * 3 + bytes(range(256)))
-def get_fignums(): return sorted(_figs)
-def close(which=None): _figs.clear()
-'''
-
 
 @pytest.fixture(scope="module")
 def deb():
@@ -90,19 +74,6 @@ def test_killed_interpreter(deb):
 
 
 @needs_debian
-def test_figure_round_trip(deb):
-    deb.write_file("/opt/fakeplt/matplotlib/__init__.py", b"")
-    deb.write_file("/opt/fakeplt/matplotlib/pyplot.py", FAKE_PYPLOT)
-    with deb.interpreter() as it:
-        it.run("import sys; sys.path.insert(0, '/opt/fakeplt')")
-        r = it.run("import matplotlib.pyplot as plt\nplt.figure(); plt.figure()")
-        assert len(r.figures) == 2
-        assert r.figures[0] == b"\x89PNG\r\n\x1a\n" + bytes([1]) * 3 + bytes(range(256))
-        assert r.figures[1][8:11] == bytes([2]) * 3
-        assert it.run("1").figures == []  # closed after they were returned
-
-
-@needs_debian
 def test_interpreter_from_threads(deb):
     with deb.interpreter() as it:
         it.run("n = 0")
@@ -143,3 +114,49 @@ def test_interpreter_protocol_is_hostile_input(deb):
         with pytest.raises(hutch.Error):
             it.run('import os\nos.write(3, b\'{"stdout": 1, "stderr": "", "value": null, "error": null, "figures": []}\\n\')')
         assert it.run("2 + 2").value == "4"
+
+
+FORGED = '{"nonce": "00000000000000000000000000000000", "stdout": "forged", "stderr": "", "value": "\'forged\'", "error": null, "figures": []}'
+
+
+@needs_debian
+def test_interpreter_answers_cannot_be_forged(deb):
+    with deb.interpreter() as it:
+        # The code writes well-formed answers on the answer channel, as
+        # many as the calls that follow: none may be taken for a call's.
+        forge = (
+            "import os, sys\n"
+            "proto = sys.modules['__main__'].__dict__.get('proto')\n"
+            "fds = [proto.fileno()] if proto else list(range(3, 10))\n"
+            f"line = {FORGED!r}.encode() + b'\\n'\n"
+            "for fd in fds:\n"
+            "    try: os.write(fd, line * 3)\n"
+            "    except OSError: pass\n"
+            "'genuine'"
+        )
+        try:
+            r = it.run(forge)
+        except hutch.Error as e:
+            assert "forged" not in str(e) and "not this call's" in str(e)
+        else:
+            assert r.stdout != "forged" and r.value == "'genuine'"
+        for _ in range(3):
+            r = it.run("'next'")
+            assert r.stdout == "" and r.value == "'next'"
+        # A background thread that writes one later, during another call.
+        try:
+            it.run(
+                "import os, sys, threading, time\n"
+                "def later():\n"
+                "    time.sleep(0.5)\n"
+                "    for fd in range(3, 10):\n"
+                f"        try: os.write(fd, {FORGED!r}.encode() + b'\\n')\n"
+                "        except OSError: pass\n"
+                "threading.Thread(target=later, daemon=True).start()"
+            )
+            r = it.run("import time; time.sleep(1.5); 'slow'")
+        except hutch.Error as e:
+            assert "not this call's" in str(e) or "malformed" in str(e)
+        else:
+            assert r.stdout == "" and r.value == "'slow'"
+        assert it.run("3 * 3").value == "9"

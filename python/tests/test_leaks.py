@@ -1,9 +1,11 @@
 """100 sandboxes opened and closed leave no fd and no process behind."""
 
 import gc
+import json
 import os
 import subprocess
 import sys
+import time
 
 from conftest import children, open_fds
 
@@ -29,6 +31,8 @@ def test_hundred_sandboxes_no_leak(image):
 
 
 def test_unclosed_objects_are_freed(image):
+    with hutch.Sandbox(image):  # what the library sets up once (the reaper)
+        pass
     gc.collect()
     fds, kids = open_fds(), children()
     for _ in range(10):
@@ -60,3 +64,50 @@ def test_program_exit_destroys_unclosed_sandboxes(image):
     assert len(ids) == 2
     assert not ids & {s["id"] for s in hutch.sandboxes()}
     assert {s["id"] for s in hutch.sandboxes()} <= before
+
+
+def _ids():
+    return {s["id"] for s in hutch.sandboxes()}
+
+
+def test_killed_program_leaves_no_sandbox(image, tmp_path):
+    # SIGKILL: no atexit handler, no finalizer runs; the reaper removes them.
+    code = (
+        "import hutch, sys, time\n"
+        f"sbs = [hutch.Sandbox({image!r}) for _ in range(3)]\n"
+        "sbs[0].exec('sleep 600 >/dev/null 2>&1 &')\n"
+        "p = sbs[1].spawn('sleep 600')\n"
+        "print(' '.join(s.id for s in sbs), flush=True)\n"
+        "time.sleep(600)\n"
+    )
+    err = open(tmp_path / "stderr", "w+")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True, env=os.environ)
+    try:
+        ids = set(p.stdout.readline().split())
+        assert len(ids) == 3 and ids <= _ids()
+    finally:
+        p.kill()
+        p.wait(30)
+    deadline = time.monotonic() + 60
+    while ids & _ids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    err.seek(0)
+    assert not ids & _ids(), err.read()
+    assert "removing 3 sandbox(es)" in err.read()
+
+
+def test_reaper_has_no_cap(tmp_path):
+    # It is told of more sandboxes than the old fixed table held (4096): it
+    # keeps them all.  These ids name no sandbox: removing them finds none.
+    n = 5000
+    lines = [json.dumps(["+", str(tmp_path), f"{i:012x}"]) for i in range(n)]
+    lines += [json.dumps(["-", str(tmp_path), f"{i:012x}"]) for i in range(0, n, 500)]
+    r = subprocess.run(
+        [sys.executable, "-m", "hutch._reaper"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=os.environ,
+    )
+    assert f"removing {n - n // 500} sandbox(es)" in r.stderr, r.stderr

@@ -122,9 +122,11 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen, const char 
 
 /* ---- mcp_reaper.c ---- */
 /* Forks the reaper: it removes every sandbox announced to it and not
- * withdrawn once this process is gone, however it went.  Returns the
- * announcing fd. */
+ * withdrawn once this process is gone, however it went (as many as there
+ * are).  Returns the announcing fd. */
 int mcp_reaper_start(const char *state_dir, hutch_error_t *err);
-void mcp_reaper_announce(int fd, bool add, const char *id);
+/* Tells the reaper of a sandbox made (add) or destroyed; fails when the
+ * reaper is gone: a sandbox it was not told of must not be kept. */
+int mcp_reaper_announce(int fd, bool add, const char *id, hutch_error_t *err);
 
 #endif

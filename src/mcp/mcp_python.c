@@ -3,9 +3,9 @@
  * variables, imports and functions survive between calls, as a notebook's
  * kernel does.  Each call is one JSON line to its stdin; the driver below
  * runs the code with fds 1 and 2 sent to files (so a subprocess's output is
- * caught too), and answers with one JSON line on its own copy of the
- * original stdout: stdout, stderr, the value of a last expression, the
- * exception, and every matplotlib figure as PNG.  What the sandbox answers
+ * caught too), and answers with one line on its own copy of the original
+ * stdout, the call's nonce then JSON: stdout, stderr, the value of a last
+ * expression, the exception, and every matplotlib figure as PNG.  What the sandbox answers
  * is bounded in size and time; at the timeout, or when the client goes
  * away, the interpreter is killed (its state goes with it). */
 #include "config.h"
@@ -15,20 +15,35 @@
 #include <errno.h>
 #include <poll.h>
 #include <string.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "util.h"
 
+/* The code runs in the driver's process, so it can write on the answer
+ * channel too (it is hostile input, like all the sandbox writes): each
+ * request carries a nonce drawn here for that call only, and a line counts
+ * as the answer only when it starts with that nonce and nothing follows
+ * it.  An answer the code writes ahead for a later call, or has a child
+ * write, cannot carry that call's nonce: it is refused and the interpreter
+ * killed.  Within its own call the code decides its own results anyway,
+ * and code it leaves running in the interpreter (a thread) owns the
+ * interpreter's later calls as any persistent state does: the nonce keeps
+ * the host's framing, not the interpreter, out of its reach.  The channels
+ * are kept by main() alone (no global name to look up); requests come on a
+ * copy of stdin and fd 0 becomes /dev/null, so neither the code's input()
+ * nor a child it starts reads the requests that follow; between calls fd 1
+ * is stderr's, so what a thread or child prints then is no answer.
+ * (python/hutch/_interp.py runs the same protocol with a driver of its own,
+ * whose answers have other fields.) */
 static const char driver[] =
     "import ast, base64, io, json, os, sys, tempfile, traceback\n"
-    "proto = os.fdopen(os.dup(1), 'w')\n"
     "limit = int(sys.argv[1])\n"
     "ns = {'__name__': '__main__'}\n"
     "def grab(f):\n"
     "    f.seek(0); data = f.read(limit + 1)\n"
     "    return data[:limit].decode('utf-8', 'replace'), len(data) > limit\n"
-    "for line in sys.stdin:\n"
-    "    req = json.loads(line)\n"
+    "def run(code):\n"
     "    out, err = tempfile.TemporaryFile(), tempfile.TemporaryFile()\n"
     "    saved = os.dup(1), os.dup(2)\n"
     "    os.dup2(out.fileno(), 1); os.dup2(err.fileno(), 2)\n"
@@ -36,7 +51,7 @@ static const char driver[] =
     "    sys.stderr = io.TextIOWrapper(os.fdopen(os.dup(2), 'wb'), line_buffering=True)\n"
     "    res = {'result': None, 'error': None, 'figures': []}\n"
     "    try:\n"
-    "        tree = ast.parse(req['code'], '<cell>', 'exec')\n"
+    "        tree = ast.parse(code, '<cell>', 'exec')\n"
     "        last = tree.body.pop() if tree.body and isinstance(tree.body[-1], ast.Expr) else None\n"
     "        exec(compile(tree, '<cell>', 'exec'), ns)\n"
     "        if last is not None:\n"
@@ -58,7 +73,15 @@ static const char driver[] =
     "        except Exception: pass\n"
     "    os.dup2(saved[0], 1); os.dup2(saved[1], 2); os.close(saved[0]); os.close(saved[1])\n"
     "    res['stdout'], cut1 = grab(out); res['stderr'], cut2 = grab(err); res['truncated'] = cut1 or cut2\n"
-    "    proto.write(json.dumps(res) + '\\n'); proto.flush()\n";
+    "    return res\n"
+    "def main(requests, proto):\n"
+    "    null = os.open(os.devnull, os.O_RDONLY); os.dup2(null, 0); os.close(null); os.dup2(2, 1)\n"
+    "    for line in requests:\n"
+    "        req = json.loads(line)\n"
+    "        nonce = req['nonce']\n"
+    "        res = run(req['code'])\n"
+    "        proto.write(nonce + ' ' + json.dumps(res) + '\\n'); proto.flush()\n"
+    "main(os.fdopen(os.dup(0), 'r'), os.fdopen(os.dup(1), 'w'))\n";
 
 static int start(const struct mcp_config *cfg, struct mcp_sandbox *m, hutch_error_t *err) {
   _cleanup_free_ char *limit = xasprintf("%zu", cfg->max_output);
@@ -82,6 +105,22 @@ void mcp_python_stop(struct mcp_sandbox *m) {
   m->py = NULL;
 }
 
+#define NONCE_BYTES 16
+
+/* Drawn by the host for one call; never guessed from the clock: without
+ * the kernel's randomness no call is made. */
+static int new_nonce(char out[NONCE_BYTES * 2 + 1], hutch_error_t *err) {
+  unsigned char r[NONCE_BYTES];
+  ssize_t n;
+  while ((n = getrandom(r, sizeof(r), 0)) < 0 && errno == EINTR)
+    ;
+  if (n != (ssize_t)sizeof(r))
+    return hutch_error_sys(err, "sandbox_python: draw the call's nonce (getrandom)");
+  for (size_t i = 0; i < sizeof(r); i++)
+    snprintf(out + 2 * i, 3, "%02x", r[i]);
+  return 0;
+}
+
 /* What the interpreter said on stderr before it died (why it did). */
 static char *last_words(struct hutch_proc *p) {
   char buf[4096];
@@ -94,10 +133,14 @@ static char *last_words(struct hutch_proc *p) {
 int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const char *code, double timeout,
                     struct mcp_cancel *cancel, char **reply, char **why, hutch_error_t *err) {
   *reply = *why = NULL;
+  char nonce[NONCE_BYTES * 2 + 1];
+  if (new_nonce(nonce, err) < 0)
+    return -1;
   if (m->py == NULL && start(cfg, m, err) < 0)
     return -1;
   cJSON *req = cJSON_CreateObject();
   cJSON_AddStringToObject(req, "code", code);
+  cJSON_AddStringToObject(req, "nonce", nonce);
   char *line = cJSON_PrintUnformatted(req);
   cJSON_Delete(req);
   _cleanup_free_ char *msg = xasprintf("%s\n", line);
@@ -109,7 +152,18 @@ int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const c
   for (;;) {
     char *nl = got ? memchr(buf, '\n', got) : NULL;
     if (nl) {
+      /* Only this call's nonce makes the line its answer; the driver
+       * writes nothing after it until the next request, so bytes after it
+       * were written by the code (for a later call) too. */
+      size_t n = strlen(nonce);
+      if ((size_t)(nl - buf) <= n || memcmp(buf, nonce, n) != 0 || buf[n] != ' ' || (size_t)(nl - buf) + 1 != got) {
+        mcp_python_stop(m);
+        *why = xstrdup("the interpreter sent an answer that is not this call's (written by the code it ran): it was "
+                       "killed and its variables are gone");
+        return 1;
+      }
       *nl = '\0';
+      memmove(buf, buf + n + 1, (size_t)(nl - buf) - n);
       *reply = steal_pointer(&buf);
       return 0;
     }

@@ -18,44 +18,69 @@
 
 #include "util.h"
 
-#define MAX_IDS 4096
+/* The ids it was told of and not told to forget: as many as the server
+ * holds, with no fixed table (a sandbox past a table's end would outlive a
+ * killed server).  Memory grows by 64 bytes a sandbox; when it cannot, the
+ * reaper ends (xrealloc aborts) and the server, finding its pipe closed,
+ * makes no more sandboxes (mcp_reaper_announce fails). */
+struct ids {
+  char (*id)[64];
+  size_t n, cap;
+};
+
+static void ids_add(struct ids *t, const char *id) {
+  if (t->n == t->cap) {
+    t->cap = t->cap ? t->cap * 2 : 64;
+    t->id = xrealloc(t->id, t->cap * sizeof(t->id[0]));
+  }
+  snprintf(t->id[t->n++], sizeof(t->id[0]), "%s", id);
+}
+
+static void ids_drop(struct ids *t, const char *id) {
+  for (size_t i = 0; i < t->n; i++)
+    if (strcmp(t->id[i], id) == 0) {
+      memcpy(t->id[i], t->id[--t->n], sizeof(t->id[0]));
+      return;
+    }
+}
 
 static void reap(int fd, const char *state_dir) {
-  static char ids[MAX_IDS][64];
-  size_t n = 0;
-  char line[64];
+  struct ids ids = {0};
+  char buf[4096], line[64];
   size_t len = 0;
+  bool cut = false; /* a line longer than an id: not one of ours, skipped */
   for (;;) {
-    char ch;
-    ssize_t r = read(fd, &ch, 1);
+    ssize_t r = read(fd, buf, sizeof(buf));
     if (r < 0 && errno == EINTR)
       continue;
     if (r <= 0)
       break;
-    if (ch != '\n') {
-      if (len < sizeof(line) - 1)
-        line[len++] = ch;
-      continue;
-    }
-    line[len] = '\0';
-    len = 0;
-    if (line[0] == '+' && n < MAX_IDS) {
-      snprintf(ids[n++], sizeof(ids[0]), "%s", line + 1);
-    } else if (line[0] == '-') {
-      for (size_t i = 0; i < n; i++)
-        if (strcmp(ids[i], line + 1) == 0) {
-          memcpy(ids[i], ids[--n], sizeof(ids[0]));
-          break;
-        }
+    for (ssize_t k = 0; k < r; k++) {
+      char ch = buf[k];
+      if (ch != '\n') {
+        if (len < sizeof(line) - 1)
+          line[len++] = ch;
+        else
+          cut = true;
+        continue;
+      }
+      line[len] = '\0';
+      if (!cut && line[0] == '+')
+        ids_add(&ids, line + 1);
+      else if (!cut && line[0] == '-')
+        ids_drop(&ids, line + 1);
+      len = 0;
+      cut = false;
     }
   }
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0; i < ids.n; i++) {
     hutch_error_t err = NULL;
-    if (hutch_sandbox_remove(state_dir, ids[i], &err) < 0) {
+    if (hutch_sandbox_remove(state_dir, ids.id[i], &err) < 0) {
       hutch_log_error(HUTCH_LOG_WARNING, err);
       hutch_error_free(&err);
     }
   }
+  free(ids.id);
 }
 
 int mcp_reaper_start(const char *state_dir, hutch_error_t *err) {
@@ -90,11 +115,17 @@ int mcp_reaper_start(const char *state_dir, hutch_error_t *err) {
   return p[1];
 }
 
-void mcp_reaper_announce(int fd, bool add, const char *id) {
+int mcp_reaper_announce(int fd, bool add, const char *id, hutch_error_t *err) {
   if (fd < 0)
-    return;
+    return 0;
   char line[64];
   int n = snprintf(line, sizeof(line), "%c%s\n", add ? '+' : '-', id);
-  if (write_all(fd, line, (size_t)n) < 0)
-    hutch_log_errno(HUTCH_LOG_WARNING, errno, "mcp: tell the reaper about sandbox %s", id);
+  if (n < 0 || (size_t)n >= sizeof(line))
+    return hutch_error_set(err, ENAMETOOLONG, "mcp: sandbox id %s is too long to tell the reaper", id);
+  if (write_all(fd, line, (size_t)n) < 0) {
+    hutch_error_sys(err, "mcp: tell the reaper about sandbox %s", id);
+    return hutch_error_hint(err, "the process that removes this server's sandboxes when it is killed is gone; "
+                                 "restart hutch mcp");
+  }
+  return 0;
 }

@@ -260,6 +260,16 @@ static cJSON *t_create(struct call *c) {
     free(*e);
   free(env);
   cJSON *out;
+  /* A sandbox the reaper could not be told of would outlive a killed
+   * server: it is destroyed at once and the call fails. */
+  if (r == 0 && mcp_reaper_announce(cfg->reaper_fd, true, hutch_sandbox_id(sb), &err) < 0) {
+    hutch_error_t ignored = NULL;
+    if (hutch_sandbox_destroy(sb, &ignored) < 0) {
+      hutch_log_error(HUTCH_LOG_WARNING, ignored);
+      hutch_error_free(&ignored);
+    }
+    r = -1;
+  }
   if (r < 0) {
     out = tool_error(&err);
   } else {
@@ -270,7 +280,6 @@ static cJSON *t_create(struct call *c) {
     m->created = (int64_t)time(NULL);
     m->next = c->s->sandboxes;
     c->s->sandboxes = m;
-    mcp_reaper_announce(cfg->reaper_fd, true, m->id);
     c->sandbox = m->id;
     cJSON *st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "id", m->id);
@@ -291,8 +300,9 @@ static void destroy_one(const struct mcp_config *cfg, struct mcp_sandbox *m) {
   if (hutch_sandbox_destroy(m->sb, &err) < 0) {
     hutch_log_error(HUTCH_LOG_WARNING, err);
     hutch_error_free(&err);
-  } else {
-    mcp_reaper_announce(cfg->reaper_fd, false, m->id);
+  } else if (mcp_reaper_announce(cfg->reaper_fd, false, m->id, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err); /* it would find the sandbox gone */
+    hutch_error_free(&err);
   }
   free(m->image);
   free(m);

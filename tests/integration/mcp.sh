@@ -196,6 +196,22 @@ if deb=$(hutch_test_rootfs debian 2>/dev/null); then
 else
   tap_skip "sandbox_python" "the debian test rootfs is not available"
 fi
+# The code in the interpreter writes well-formed answers on its pipes,
+# ahead of its own and for later calls, and from a thread it leaves: none
+# is taken for a call's; the interpreter is killed and a fresh one answers.
+if [ -n "$deb" ]; then
+  client forge stdio "$H" --image "$deb" --audit-log /dev/null >"$tmp/forge" 2>"$tmp/forge.err"
+  tap_check $? "the TypeScript client runs code that forges the interpreter's answers"
+  tap_unlike "$(cat "$tmp/forge")" "forged" "no forged answer is taken for a call's"
+  tap_like "$(fact "$tmp/forge" ahead text)" "not this call's" "answers written ahead kill the interpreter, saying why"
+  tap_is "$(fact "$tmp/forge" "next 3" result)" "\"'next'\"" "and the calls after it get their own answers"
+  tap_like "$(fact "$tmp/forge" during text)" "not this call's" "so does an answer a thread writes during a later call"
+  tap_is "$(fact "$tmp/forge" after result)" '"9"' "after which a fresh interpreter answers"
+  tap_is "$(fact "$tmp/forge" input result)" "\"'eof'\"" "the code's input() reads no request"
+  tap_ok "and the sandbox went with the client" no_sandboxes
+else
+  tap_skip "forged interpreter answers" "the debian test rootfs is not available"
+fi
 cat >"$tmp/nopy.py" <<'EOF'
 import json, subprocess, sys
 p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -240,6 +256,31 @@ tap_ok "a server with two sandboxes and a background process is SIGKILLed" \
 tap_like "$tap_stdout" '^[0-9a-f]+ [0-9a-f]+$' "after creating both"
 tap_ok "its sandboxes' processes die with it" payload_gone "$m2"
 tap_ok "and the reaper removes their state and mounts" no_sandboxes
+# Without its reaper the server makes no sandbox: one it could not tell of
+# would outlive a SIGKILL.
+cat >"$tmp/noreaper.py" <<'EOF'
+import json, os, signal, subprocess, sys, time
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params=None):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params or {}}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "r", "version": "0"}})
+# The reaper: the server's only child before its first sandbox.
+reapers = subprocess.run(["ps", "-o", "pid=", "--ppid", str(p.pid)], capture_output=True, text=True).stdout.split()
+first = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]
+for pid in reapers:
+    os.kill(int(pid), signal.SIGKILL)
+time.sleep(0.5)
+second = rpc(3, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]
+print(json.dumps({"reapers": len(reapers), "first": first["isError"], "second": second["isError"],
+                  "text": second["content"][0]["text"]}))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "a server whose reaper is killed" timeout 60 python3 "$tmp/noreaper.py" "$H" mcp --image "$img" --audit-log /dev/null
+tap_like "$tap_stdout" '"reapers": 1, "first": false, "second": true' "refuses the next sandbox_create"
+tap_like "$tap_stdout" 'tell the reaper' "saying why"
+tap_ok "and leaves no sandbox" no_sandboxes
 
 # ---- Streamable HTTP ----
 tap_status 2 "--listen without a token is refused" env -u HUTCH_MCP_TOKEN "$H" mcp --listen 127.0.0.1:0

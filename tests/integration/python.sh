@@ -24,6 +24,12 @@ if deb=$(hutch_test_rootfs debian); then
 else
   tap_diag "the debian test rootfs is unavailable: its tests are skipped"
 fi
+# The figure round trips need the real matplotlib: a second Debian image.
+if mpl=$(hutch_test_rootfs matplotlib); then
+  export HUTCH_TEST_MATPLOTLIB_IMAGE=$mpl
+else
+  tap_diag "the matplotlib test rootfs is unavailable: the figure tests are skipped"
+fi
 export PYTHONPATH=$lib HUTCH_TEST_IMAGE=$img PYTHONDONTWRITEBYTECODE=1
 out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-600}" "$py" -m pytest -p no:cacheprovider -q -rA \
   -o console_output_style=classic "$tests" 2>&1)

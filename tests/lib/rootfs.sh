@@ -8,7 +8,8 @@
 # drops the stale one.  Builds hold a lock on the cache, so concurrent test
 # scripts build each tarball once.
 #
-#   hutch_rootfs_tar KIND        print the cache path of KIND (busybox|debian)
+#   hutch_rootfs_tar KIND        print the cache path of KIND (busybox|debian|
+#                                matplotlib, Debian with python3-matplotlib)
 #   hutch_rootfs_ensure KIND     build KIND if missing, then print its path
 #   hutch_rootfs_digest TAR      print the "sha256:HEX" digest of a tarball
 #   hutch_rootfs_rm_all          remove every image from hutch's store
@@ -34,8 +35,14 @@ _hutch_rootfs_key() {
       printf '%s\n' "${HUTCH_DEBIAN_PACKAGES:-}"
     } | sha256sum | cut -c1-16
     ;;
+  matplotlib)
+    # Its own kind, not a "debian-..." name: the clean-up of a rebuilt
+    # kind drops every "$kind-*.tar" but the new one.
+    cat "$_hutch_rootfs_lib/make-matplotlib-rootfs" "$_hutch_rootfs_lib/make-debian-rootfs" |
+      sha256sum | cut -c1-16
+    ;;
   *)
-    echo "rootfs.sh: unknown rootfs kind '$1' (busybox or debian)" >&2
+    echo "rootfs.sh: unknown rootfs kind '$1' (busybox, debian or matplotlib)" >&2
     return 1
     ;;
   esac

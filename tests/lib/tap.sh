@@ -20,8 +20,9 @@
 #   tap_done                    prints the plan; exits 1 if anything failed
 #
 #   hutch_test_tmpdir           a fresh directory under $TMPDIR
-#   hutch_test_rootfs KIND      imports the cached busybox or debian test
-#                               rootfs into $HUTCH_STORE, prints its image
+#   hutch_test_rootfs KIND      imports the cached busybox, debian or
+#                               matplotlib test rootfs into $HUTCH_STORE,
+#                               prints its image
 #                               name; returns 1 when it is not available.
 #
 # Set by the harness: HUTCH_BIN, HUTCH_SRCDIR, HUTCH_BUILDDIR, HUTCH_POLICY,
@@ -274,15 +275,15 @@ hutch_test_rootfs() {
   local kind=$1 tar name="hutch-test-$1" lock fd rc=0 want have
   case $kind in
   busybox) tar=$(hutch_rootfs_ensure busybox) || return 1 ;;
-  debian)
-    tar=$(hutch_rootfs_tar debian) || return 1
+  debian | matplotlib)
+    tar=$(hutch_rootfs_tar "$kind") || return 1
     if [ ! -s "$tar" ]; then
       echo "hutch_test_rootfs: $tar is not built: run tests/setup-host.sh as root" >&2
       return 1
     fi
     ;;
   *)
-    echo "hutch_test_rootfs: unknown kind '$kind' (busybox or debian)" >&2
+    echo "hutch_test_rootfs: unknown kind '$kind' (busybox, debian or matplotlib)" >&2
     return 1
     ;;
   esac

@@ -6,6 +6,7 @@
 //   node client.mjs session http URL TOKEN
 //   node client.mjs vanish stdio MARKER HUTCH_BIN [ARGS...]
 //   node client.mjs vanish http MARKER URL TOKEN
+//   node client.mjs forge stdio HUTCH_BIN [ARGS...]
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
@@ -125,8 +126,41 @@ async function vanish(marker, args) {
   }, 1500);
 }
 
+// Code in the persistent interpreter writes well-formed answers on every
+// pipe it holds, ahead of its own and for later calls, and from a thread
+// it leaves running: none may be taken for a call's answer.
+async function forge(args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  await client.connect(transport(args));
+  const created = await client.callTool({ name: "sandbox_create", arguments: {} });
+  const id = structured(created).id;
+  const answer = JSON.stringify({ result: "'forged'", error: null, figures: [], stdout: "forged\n", stderr: "", truncated: false });
+  const forged = JSON.stringify(`${answer}\n${"0".repeat(32)} ${answer}\n`);
+  const writer =
+    "import os\n" +
+    "def forge():\n" +
+    "    for fd in range(3, 64):\n" +
+    "        try:\n" +
+    "            if os.readlink('/proc/self/fd/%d' % fd).startswith('pipe:'): os.write(fd, " + forged + ".encode() * 3)\n" +
+    "        except OSError: pass\n";
+  const py = async (step, code, o = {}) => {
+    const r = await client.callTool({ name: "sandbox_python", arguments: { id, code, ...o } });
+    say(step, { isError: Boolean(r.isError), text: text(r), result: structured(r).result ?? null, stdout: structured(r).stdout ?? null });
+  };
+  await py("ahead", writer + "forge()\n'genuine'");
+  for (let i = 1; i <= 3; i++) await py(`next ${i}`, "'next'");
+  await py("thread", writer + "import threading, time\nthreading.Thread(target=lambda: (time.sleep(0.5), forge()), daemon=True).start()");
+  await py("during", "import time; time.sleep(1.5); 'slow'");
+  await py("after", "3 * 3");
+  // The requests are the driver's alone: input() finds no more.
+  await py("input", "try:\n    r = input()\nexcept EOFError:\n    r = 'eof'\nr", { timeout: 10 });
+  await client.close();
+  say("closed");
+}
+
 try {
   if (scenario === "session") await session(rest);
+  else if (scenario === "forge") await forge(rest);
   else if (scenario === "vanish") await vanish(rest[0], rest.slice(1));
   else throw new Error(`unknown scenario ${scenario}`);
 } catch (e) {

@@ -1,11 +1,19 @@
 /* hutch mcp's pure half: JSON-RPC replies for bad input, version
  * negotiation, the tool list's schemas, base64 and the UTF-8 made of what a
  * sandbox wrote.  No sandbox is started: the tools that need one are asked
- * about ids that do not exist. */
+ * about ids that do not exist.  The reaper is run on a state directory of
+ * records left by sandboxes that died before they were recorded (empty
+ * directories, which hutch_sandbox_remove removes). */
 #include "config.h"
 
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "../../src/mcp/mcp.h"
 #include "tap.h"
@@ -132,9 +140,59 @@ static void test_utf8(void) {
   free(u);
 }
 
+/* More sandboxes than the reaper once had room for (4096): every one it is
+ * told of is removed when the server goes, and none it was told to forget. */
+static void test_reaper(void) {
+  enum { MANY = 5000, KEPT = 7 };
+  char dir[] = "/tmp/hutch-test-reaper.XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    tap_ok(false, "mkdtemp");
+    return;
+  }
+  char path[sizeof(dir) + 64];
+  for (int i = 0; i < MANY; i++) {
+    snprintf(path, sizeof(path), "%s/%032x", dir, i);
+    mkdir(path, 0700);
+  }
+  hutch_error_t err = NULL;
+  int fd = mcp_reaper_start(dir, &err);
+  tap_ok(fd >= 0, "the reaper starts");
+  if (fd < 0) {
+    hutch_error_free(&err);
+    return;
+  }
+  int failed = 0;
+  for (int i = 0; i < MANY; i++) {
+    char id[40];
+    snprintf(id, sizeof(id), "%032x", i);
+    failed += mcp_reaper_announce(fd, true, id, &err) < 0;
+  }
+  for (int i = 0; i < KEPT; i++) {
+    char id[40];
+    snprintf(id, sizeof(id), "%032x", i * 700);
+    failed += mcp_reaper_announce(fd, false, id, &err) < 0;
+  }
+  tap_is_int(failed, 0, "it is told of %d sandboxes and to forget %d", MANY, KEPT);
+  close(fd); /* the server's end */
+  int status = -1;
+  while (waitpid(-1, &status, 0) < 0 && errno == EINTR)
+    ;
+  tap_ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the reaper ends with the server");
+  int left = 0, kept = 0;
+  for (int i = 0; i < MANY; i++) {
+    snprintf(path, sizeof(path), "%s/%032x", dir, i);
+    if (rmdir(path) == 0)
+      (i % 700 == 0 && i / 700 < KEPT) ? kept++ : left++;
+  }
+  tap_is_int(left, 0, "it removed every one it was told of, past 4096");
+  tap_is_int(kept, KEPT, "and none it was told to forget");
+  rmdir(dir);
+}
+
 int main(void) {
   test_protocol();
   test_base64();
   test_utf8();
+  test_reaper();
   return tap_done();
 }

@@ -20,12 +20,12 @@ from __future__ import annotations
 import base64
 import json
 import os
-import shlex
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, List, Optional, Sequence
 
 import hutch
+from hutch import LibraryError
 
 __all__ = [
     "ConsoleOutput",
@@ -102,6 +102,12 @@ def _console(r: hutch.Result) -> ConsoleOutput:
     return ConsoleOutput(exit_code=r.exit_code, stderr=_text(r.stderr), stdout=_text(r.stdout))
 
 
+def _failed_install(e: LibraryError) -> ExecutionResult:
+    """llm-sandbox reports a failed installation as the result of the run."""
+    r = e.result
+    return ExecutionResult(exit_code=r.exit_code or 1, stderr=f"{e}\n{_text(r.stderr)}", stdout=_text(r.stdout))
+
+
 class SandboxSession:
     """A session: a hutch sandbox from open() to close()."""
 
@@ -123,6 +129,7 @@ class SandboxSession:
         allow: Sequence[str] = (),
         env: Any = None,
         binds: Sequence[Any] = (),
+        resolve: Sequence[str] = (),
         **ignored: Any,
     ):
         self.lang = lang
@@ -131,7 +138,9 @@ class SandboxSession:
         self.workdir = workdir
         self.timeout = execution_timeout or default_timeout
         self.enable_plotting = enable_plotting
-        self._opts = dict(memory=memory, cpus=cpus, pids=pids, net=net, allow=allow, env=env, binds=binds)
+        self._opts = dict(
+            memory=memory, cpus=cpus, pids=pids, net=net, allow=allow, env=env, binds=binds, resolve=resolve
+        )
         self._sb: Optional[hutch.Sandbox] = None
 
     # ---- lifetime ----
@@ -171,15 +180,19 @@ class SandboxSession:
         plots: List[PlotOutput] = []
         if self.enable_plotting and self.lang == SupportedLanguage.PYTHON:
             if libraries:
-                r = sb.run_code("pass", "python", libraries=libraries, timeout=timeout)
-                if r.exit_code:
-                    return ExecutionResult(r.exit_code, _text(r.stderr), _text(r.stdout))
+                try:
+                    sb.run_code("pass", "python", libraries=libraries, timeout=timeout)
+                except LibraryError as e:
+                    return _failed_install(e)
             with sb.interpreter() as it:
                 x = it.run(code, timeout=timeout)
             plots = [PlotOutput(FileType.PNG, base64.b64encode(f).decode()) for f in x.figures]
             err = x.stderr + (x.error["traceback"] if x.error else "")
             return ExecutionResult(exit_code=1 if x.error else 0, stderr=err, stdout=x.stdout, plots=plots)
-        r = sb.run_code(code, self.lang, libraries=libraries, timeout=timeout)
+        try:
+            r = sb.run_code(code, self.lang, libraries=libraries, timeout=timeout)
+        except LibraryError as e:
+            return _failed_install(e)
         return ExecutionResult(exit_code=r.exit_code, stderr=_text(r.stderr), stdout=_text(r.stdout))
 
     def execute_command(self, command: str, workdir: Optional[str] = None) -> ConsoleOutput:
@@ -200,15 +213,14 @@ class SandboxSession:
         """Installs libraries with the language's package manager."""
         if not libraries:
             return ConsoleOutput()
-        from hutch._code import INSTALLERS, find_program, resolve
+        from hutch._code import find_program, install, resolve
 
         sb = self._open_sb()
         lang = resolve(self.lang)
-        if lang not in INSTALLERS:
-            raise hutch.InvalidArgument(f"install: no package manager known for {self.lang}")
-        libs = " ".join(shlex.quote(x) for x in libraries)
-        cmd = INSTALLERS[lang].format(prog=find_program(sb, lang), libs=libs)
-        return self.execute_command(cmd)
+        try:
+            return _console(install(sb, lang, find_program(sb, lang), libraries, self.workdir, self.timeout, None))
+        except LibraryError as e:
+            return _failed_install(e)
 
     def copy_to_runtime(self, src: str, dest: str) -> None:
         """A host file to path dest in the sandbox, or a host directory's contents into dest."""
