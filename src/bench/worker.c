@@ -226,6 +226,9 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   struct bench_task_opts topts = {0};
   bool fatal = false;
   double spawned = 0, exited = 0, reward_time = 0;
+  /* The scoring sandbox, started beside the agent's: its start and
+   * python's are off the task's path; it stays one per task, fresh. */
+  struct bench_py reward = {.in = -1, .out = -1, .err = -1};
 
   /* A task run again (--resume) starts from nothing. */
   _cleanup_close_ int runs = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -281,6 +284,15 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     if (access(inputs, F_OK) == 0)
       argv[n++] = input_opt;
     argv[n] = NULL;
+    double limit = topts.timeout > 0 ? topts.timeout : o->task_timeout;
+    _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
+    if (!topts.verifier && bench_py_start(&reward, o, set, rdir, "reward", "score", limit + AGENT_GRACE, &why) < 0) {
+      char *fail = why;
+      why = xasprintf("reward: %s", fail);
+      free(fail);
+      free(argv);
+      goto done;
+    }
     int ofd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int lfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct bench_child c;
@@ -297,7 +309,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       hutch_error_free(&err);
       goto done;
     }
-    bench_wait(&c, topts.timeout > 0 ? topts.timeout : o->task_timeout, AGENT_GRACE, -1, NULL, 0);
+    bench_wait(&c, limit, AGENT_GRACE, -1, NULL, 0);
     exited = monotonic_seconds();
     if (c.stopped)
       _exit(130);
@@ -337,7 +349,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
   double r0 = monotonic_seconds();
-  int sr = bench_score(o, set, rdir, answer, row, &score, &why, NULL);
+  int sr = reward.running ? bench_score_finish(&reward, o, answer, row, &score, &why, NULL)
+                          : bench_score(o, set, rdir, answer, row, &score, &why, NULL);
   reward_time = monotonic_seconds() - r0;
   if (sr < 0) {
     if (bench_stop)
@@ -375,7 +388,9 @@ done:;
   _cleanup_free_ char *text = cJSON_PrintUnformatted(res);
   cJSON_Delete(res);
   bench_task_opts_free(&topts);
-  if (write_file_atomic(result_path, text, strlen(text), 0644) < 0)
-    return 1;
-  return 0;
+  int rc = write_file_atomic(result_path, text, strlen(text), 0644) < 0 ? 1 : 0;
+  /* The scoring sandbox's removal, after the result: a task that ended
+   * before its scoring ends its scoring sandbox unused. */
+  bench_py_end(&reward);
+  return rc;
 }
