@@ -92,17 +92,33 @@ static char *last_line(char *buf) {
 }
 
 /* The line that begins with the secret and a space, whole (its newline
- * seen), in buf; NULL while there is none. */
-static char *secret_line(char *buf, const char *secret) {
+ * seen), in buf from `from` on; NULL while there is none, *from then moved
+ * to the start of the line not yet whole. */
+static char *secret_line(char *buf, size_t *from, const char *secret) {
   size_t sl = strlen(secret);
-  for (char *p = buf; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
-    char *nl = strchr(p, '\n');
-    if (nl && strncmp(p, secret, sl) == 0 && p[sl] == ' ') {
+  char *p = buf + *from;
+  for (char *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+    if (strncmp(p, secret, sl) == 0 && p[sl] == ' ') {
       *nl = '\0';
       return p + sl + 1;
     }
   }
+  *from = (size_t)(p - buf);
   return NULL;
+}
+
+/* The newest bytes of a stream, at most cap, NUL-terminated in e. */
+static void keep_tail(char *e, size_t cap, size_t *elen, const char *data, size_t n) {
+  if (n >= cap) {
+    memcpy(e, data + n - cap, cap);
+    *elen = cap;
+  } else {
+    size_t keep = *elen + n > cap ? cap - n : *elen;
+    memmove(e, e + *elen - keep, keep);
+    memcpy(e + keep, data, n);
+    *elen = keep + n;
+  }
+  e[*elen] = '\0';
 }
 
 int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
@@ -203,12 +219,25 @@ void bench_py_end(struct bench_py *py) {
   py->running = false;
 }
 
-/* Reads the driver's stdout until its result line, its exit or `until`. */
-static char *read_result(struct bench_py *py, double until, size_t cap, char **buf, bool *timed_out) {
-  size_t len = 0;
+/* Gives the driver its input and reads its stdout until its result line,
+ * its end or `until`, all without blocking: its stderr is drained
+ * meanwhile (the newest of it kept in ebuf for an error's text), since a
+ * driver or reward.py's child blocked on a full pipe would never answer,
+ * and a driver that never reads its input holds the runner no longer than
+ * the time limit. */
+static char *exchange(struct bench_py *py, const char *input, double until, size_t cap, char **buf, char *ebuf,
+                      size_t ebuf_cap, bool *timed_out) {
+  size_t len = 0, from = 0, in_len = strlen(input), in_off = 0, elen = 0;
   *buf = xstrdup("");
+  ebuf[0] = '\0';
+  fcntl(py->in, F_SETFL, O_NONBLOCK);
+  fcntl(py->out, F_SETFL, O_NONBLOCK);
   for (;;) {
-    char *line = secret_line(*buf, py->secret);
+    if (py->in >= 0 && in_off == in_len) {
+      close(py->in); /* the end of its input */
+      py->in = -1;
+    }
+    char *line = secret_line(*buf, &from, py->secret);
     if (line)
       return line;
     double left = until - monotonic_seconds();
@@ -216,10 +245,29 @@ static char *read_result(struct bench_py *py, double until, size_t cap, char **b
       *timed_out = !bench_stop;
       return NULL;
     }
-    struct pollfd p = {.fd = py->out, .events = POLLIN};
-    if (poll(&p, 1, (int)(left * 1000) + 1) <= 0)
+    struct pollfd p[3] = {
+        {.fd = py->out, .events = POLLIN}, {.fd = py->err, .events = POLLIN}, {.fd = py->in, .events = POLLOUT}};
+    if (poll(p, 3, (int)(left * 1000) + 1) <= 0)
       continue;
     char tmp[65536];
+    if (p[2].revents) {
+      ssize_t w = write(py->in, input + in_off, in_len - in_off);
+      if (w > 0)
+        in_off += (size_t)w;
+      else if (w < 0 && errno != EAGAIN && errno != EINTR)
+        in_off = in_len; /* it is gone: its end is read below */
+    }
+    if (p[1].revents) {
+      ssize_t n = read(py->err, tmp, sizeof(tmp));
+      if (n > 0)
+        keep_tail(ebuf, ebuf_cap - 1, &elen, tmp, (size_t)n);
+      else if (n == 0) {
+        close(py->err);
+        py->err = -1;
+      }
+    }
+    if (!p[0].revents)
+      continue;
     ssize_t n = read(py->out, tmp, sizeof(tmp));
     if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
       return NULL; /* the driver and everything it started are gone */
@@ -233,6 +281,7 @@ static char *read_result(struct bench_py *py, double until, size_t cap, char **b
     (*buf)[len] = '\0';
     if (len > cap) {
       memmove(*buf, *buf + len - cap, cap + 1);
+      from = from > len - cap ? from - (len - cap) : 0;
       len = cap;
     }
   }
@@ -244,14 +293,11 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
   *why = NULL;
   _cleanup_free_ char *text = cJSON_PrintUnformatted(args);
   _cleanup_free_ char *input = xasprintf("%s\n%s\n", py->secret, text);
-  /* The driver reads all of it before it runs anything: no deadlock on a
-   * full pipe.  A driver gone already is seen below. */
-  (void)write_all(py->in, input, strlen(input));
-  close(py->in);
-  py->in = -1;
   _cleanup_free_ char *buf = NULL;
+  char ebuf[2048];
   bool timed_out = false;
-  char *line = read_result(py, monotonic_seconds() + o->reward_timeout, cap + strlen(py->secret) + 2, &buf, &timed_out);
+  char *line = exchange(py, input, monotonic_seconds() + o->reward_timeout, cap + strlen(py->secret) + 2, &buf, ebuf,
+                        sizeof(ebuf), &timed_out);
   if (line && (*result = cJSON_Parse(line)) != NULL)
     return 0;
   if (bench_stop) {
@@ -263,9 +309,12 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
     kill(py->c.pid, SIGTERM);
   bench_wait(&py->c, 30, 10, -1, NULL, 0);
   py->running = false;
-  char ebuf[2048];
-  ssize_t en = read(py->err, ebuf, sizeof(ebuf) - 1);
-  ebuf[en > 0 ? en : 0] = '\0';
+  /* What it wrote last, before it exited. */
+  char tmp[2048];
+  ssize_t en = py->err >= 0 ? read(py->err, tmp, sizeof(tmp)) : 0;
+  size_t elen = strlen(ebuf);
+  if (en > 0)
+    keep_tail(ebuf, sizeof(ebuf) - 1, &elen, tmp, (size_t)en);
   bench_py_end(py);
   int code = WIFEXITED(py->c.status) ? WEXITSTATUS(py->c.status) : 128 + WTERMSIG(py->c.status);
   if (timed_out || code == 124 || py->c.timed_out)

@@ -198,6 +198,10 @@ static void add_timings(cJSON *res, const char *run_dir, double spawned, double 
   cJSON_AddNumberToObject(tm, "model", model);
   cJSON_AddNumberToObject(tm, "tools", tools);
   cJSON_AddNumberToObject(tm, "reward", reward);
+  /* The runner's own share: the task's files before the agent, the answer
+   * and the log after it. */
+  if (spawned > 0)
+    cJSON_AddNumberToObject(tm, "runner", elapsed - (exited - spawned) - reward);
   cJSON_AddNumberToObject(tm, "own", elapsed - model - tools);
   cJSON_AddItemToObject(res, "timings", tm);
 }
@@ -388,7 +392,11 @@ done:;
   _cleanup_free_ char *text = cJSON_PrintUnformatted(res);
   cJSON_Delete(res);
   bench_task_opts_free(&topts);
-  int rc = write_file_atomic(result_path, text, strlen(text), 0644) < 0 ? 1 : 0;
+  /* Whole or absent (a rename), but not fsynced: the runner reads it once
+   * this worker has exited and makes it durable in results.jsonl; after a
+   * crash the task is run again either way. */
+  _cleanup_free_ char *tmp_path = xasprintf("%s.tmp", result_path);
+  int rc = write_file_at(AT_FDCWD, tmp_path, text, strlen(text), 0644) < 0 || rename(tmp_path, result_path) < 0;
   /* The scoring sandbox's removal, after the result: a task that ended
    * before its scoring ends its scoring sandbox unused. */
   bench_py_end(&reward);

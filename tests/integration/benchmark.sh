@@ -326,6 +326,11 @@ printf 'dataset: "json"\ndata_files: "f/data.jsonl"\nsystem_prompt: "s"\ninstanc
 cat >"$set_dir/f/reward.py" <<'PY'
 import subprocess, sys
 def compute_score(agent_answer, ground_truth, **kw):
+    if kw["how"] == "loud":
+        # A child printing more than a pipe holds to the stdout it inherits
+        # (and an answer larger than a pipe holds, given on stdin).
+        subprocess.run([sys.executable, "-c", "print('x' * 1000000)"])
+        print("y" * 1000000)
     if kw["how"] == "inproc":
         ns = {}
         exec(agent_answer, ns)
@@ -383,6 +388,7 @@ print(json.dumps({"tasks": [
   {"match": "F-SUB", "steps": [w(sys.argv[1])]},
   {"match": "F-IN", "steps": [w(sys.argv[1])]},
   {"match": "F-HONEST", "steps": [w("result = 42\nprint(result)\n")]},
+  {"match": "F-LOUD", "steps": [w("result = 42\nprint(result)\n#" + "x" * 200000 + "\n")]},
 ]}))
 PY
 )
@@ -391,12 +397,13 @@ cat >"$set_dir/f/data.jsonl" <<'JSONL'
 {"id": "subproc", "problem_statement": "F-SUB", "ground_truth": "42", "how": "subprocess"}
 {"id": "inproc", "problem_statement": "F-IN", "ground_truth": "42", "how": "inproc"}
 {"id": "honest", "problem_statement": "F-HONEST", "ground_truth": "42", "how": "subprocess"}
+{"id": "loud", "problem_statement": "F-LOUD", "ground_truth": "42", "how": "loud"}
 JSONL
 tap_status 0 "answers that try to forge a perfect score" hbench "$set_dir" --task f --num-workers 2
 bench_dir
 tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
-  "[('honest', 1, None), ('inproc', 0, None), ('subproc', 0, None)]" \
-  "score what compute_score returned: a forged line on any fd, before or after the driver's, is not the score"
+  "[('honest', 1, None), ('inproc', 0, None), ('loud', 1, None), ('subproc', 0, None)]" \
+  "score what compute_score returned: a forged line on any fd, before or after the driver's, is not the score; output past a pipe's size blocks nothing"
 tap_ok "and the runs left nothing" leftovers
 
 # ---- hutch's own per-task settings: a verifier in the task's sandbox, a time limit ----
