@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -206,6 +207,16 @@ static void add_timings(cJSON *res, const char *run_dir, double spawned, double 
   cJSON_AddItemToObject(res, "timings", tm);
 }
 
+/* Whether the scoring sandbox starts ahead, beside the agent's: when there
+ * is a CPU for each worker.  With more workers than CPUs every CPU is busy
+ * anyway, nothing is hidden by starting it early, and its wait costs (an
+ * idle python, and init's watch of it) are all that is left. */
+static bool score_ahead(const struct bench_opts *o) {
+  cpu_set_t set;
+  long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+  return o->num_workers <= cpus;
+}
+
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
   double start = monotonic_seconds();
   const char *id = str_field(row, "id");
@@ -290,7 +301,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     argv[n] = NULL;
     double limit = topts.timeout > 0 ? topts.timeout : o->task_timeout;
     _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
-    if (!topts.verifier && bench_py_start(&reward, o, set, rdir, "reward", "score", limit + AGENT_GRACE, &why) < 0) {
+    if (!topts.verifier && score_ahead(o) &&
+        bench_py_start(&reward, o, set, rdir, "reward", "score", limit + AGENT_GRACE, &why) < 0) {
       char *fail = why;
       why = xasprintf("reward: %s", fail);
       free(fail);
