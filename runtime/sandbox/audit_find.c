@@ -16,6 +16,8 @@
 #include "state.h"
 #include "util.h"
 
+#define AUDIT_LOCK_SECONDS 5
+
 int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch_error_t *err) {
   *path = NULL;
   struct stat st;
@@ -47,26 +49,57 @@ int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch
   return 0;
 }
 
-int hutch_audit_verify(const char *path, void (*line)(const char *text, size_t len, uint64_t no, void *data),
-                       void *data, struct hutch_audit_verdict *out, hutch_error_t *err) {
-  memset(out, 0, sizeof(*out));
-  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+/* Opens one input of the verification: never a terminal, never waiting on
+ * a FIFO or device (O_NONBLOCK), never through a symbolic link planted in
+ * its place (the log and its head may sit where a sandbox wrote), and only
+ * a regular file.  -ENOENT (no error set) when `missing_ok` and it is not
+ * there. */
+static int open_input(const char *path, bool missing_ok, hutch_error_t *err) {
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0 && errno == ENOENT && missing_ok)
+    return -ENOENT;
+  if (fd < 0 && errno == ELOOP) {
+    hutch_error_set(err, ELOOP, "audit log: %s is a symbolic link", path);
+    return hutch_error_hint(err, "give the file it points to: a link in a log's place is not followed");
+  }
   if (fd < 0)
     return hutch_error_sys(err, "audit log: open %s", path);
   struct stat st;
   if (fstat(fd, &st) < 0)
     return hutch_error_sys(err, "audit log: stat %s", path);
   if (!S_ISREG(st.st_mode))
-    return hutch_error_set(err, EINVAL, "audit log: %s is not a regular file", path);
+    return hutch_error_set(err, EINVAL, "audit log: %s is not a regular file (%s)", path,
+                           S_ISFIFO(st.st_mode)   ? "a FIFO"
+                           : S_ISDIR(st.st_mode)  ? "a directory"
+                           : S_ISSOCK(st.st_mode) ? "a socket"
+                                                  : "a device");
+  return steal_fd(&fd);
+}
+
+int hutch_audit_verify(const char *path, void (*line)(const char *text, size_t len, uint64_t no, void *data),
+                       void *data, struct hutch_audit_verdict *out, hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  _cleanup_close_ int fd = open_input(path, false, err);
+  if (fd < 0)
+    return -1;
   /* A live log is appended to under an exclusive lock, the head replaced
-   * after each line: the log and its head are read between appends. */
-  while (flock(fd, LOCK_SH) < 0)
-    if (errno != EINTR)
+   * after each line: the log and its head are read between appends.  An
+   * append holds it for a moment; whoever holds it longer is not waited
+   * for past AUDIT_LOCK_SECONDS. */
+  double until = monotonic_seconds() + AUDIT_LOCK_SECONDS;
+  while (flock(fd, LOCK_SH | LOCK_NB) < 0) {
+    if (errno != EINTR && errno != EWOULDBLOCK)
       return hutch_error_sys(err, "audit log: lock %s", path);
+    if (monotonic_seconds() > until) {
+      hutch_error_set(err, EWOULDBLOCK, "audit log: %s stayed locked for %d s", path, AUDIT_LOCK_SECONDS);
+      return hutch_error_hint(err, "a writer holds it: try again, or verify a copy of the log and its head");
+    }
+    usleep(10000);
+  }
   _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, path);
-  _cleanup_close_ int hfd = open(head, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-  if (hfd < 0 && errno != ENOENT)
-    return hutch_error_sys(err, "audit log: open %s", head);
+  _cleanup_close_ int hfd = open_input(head, true, err);
+  if (hfd < 0 && hfd != -ENOENT)
+    return -1;
   struct audit_verdict v;
   if (audit_verify(fd, hfd, line, data, &v, err) < 0)
     return hutch_error_wrap(err, "%s", path);

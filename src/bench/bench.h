@@ -92,13 +92,6 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
 int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
                 const cJSON *row, double *score, char **why, char **kind);
 
-/* DRIVER (Python source) run by python3 -I in a sandbox without network,
- * with the task folder read-only at /hutch-task and args as
- * /hutch-reward/args.json; *result: its last line of stdout as JSON (at
- * most cap bytes read), else -1 with *why. */
-int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *driver,
-                 const cJSON *args, size_t cap, cJSON **result, char **why);
-
 /* Children: started with stdin from a file (or /dev/null), stdout and
  * stderr to the given fds (-1: /dev/null); waited for until deadline
  * (seconds, 0: none) or *stop, then SIGTERM, and SIGKILL after grace. */
@@ -109,9 +102,45 @@ struct bench_child {
 };
 int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
                 hutch_error_t *err);
+/* The same with stdin from an fd (-1: /dev/null). */
+int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err);
 /* capture: a pipe read end drained meanwhile into *buf, at most cap bytes
  * kept (the rest read and dropped); -1 for none. */
 int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);
+
+/* Task-set Python (reward.py, vanilla_llm_prompt.py) in a sandbox of its
+ * own, started ahead of its input: python3 -I runs a fixed driver that
+ * loads the task folder's module (read-only at /hutch-task) and then waits
+ * on its stdin for a per-run secret and the args (JSON).  Its result comes
+ * back as one line on a channel the code it runs cannot reach, marked with
+ * that secret: whatever else writes to its stdout cannot pass for it. */
+struct bench_py {
+  struct bench_child c;
+  int in, out, err; /* the driver's stdin (written), stdout and stderr (read) */
+  char secret[33];
+  bool running;
+};
+/* Starts the sandbox; `wait`: seconds it may wait for its args (the time
+ * limit counts from then on). */
+int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
+                   const char *module, const char *func, double wait, char **why);
+/* Sends args and waits (o->reward_timeout) for the driver's JSON result. */
+int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON *args, size_t cap, cJSON **result,
+                    char **why);
+/* Ends it (without args: the driver exits) and waits for the sandbox's
+ * removal.  Safe to call twice and on one never started. */
+void bench_py_end(struct bench_py *py);
+/* The args of compute_score for an answer. */
+cJSON *bench_score_args(const char *answer, const cJSON *row);
+/* The score from a finished reward driver (bench_score's contract). */
+int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const char *answer, const cJSON *row,
+                       double *score, char **why, char **kind);
+
+/* MODULE.py of the task folder in a sandbox (bench_py_start), FUNC "score"
+ * (compute_score) or "prompt" (create_prompt) called with args; *result:
+ * the driver's result (at most cap bytes read), else -1 with *why. */
+int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *module,
+                 const char *func, const cJSON *args, size_t cap, cJSON **result, char **why);
 
 /* Set by the signal handlers of the runner and of each worker. */
 extern volatile sig_atomic_t bench_stop;

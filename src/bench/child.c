@@ -17,22 +17,17 @@
 #include "error.h"
 #include "util.h"
 
-int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
-                hutch_error_t *err) {
+int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err) {
   memset(c, 0, sizeof(*c));
-  int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    return hutch_error_sys(err, "open %s", stdin_path ? stdin_path : "/dev/null");
-  int null = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   pid_t pid = fork();
   if (pid < 0) {
     int e = errno;
-    close(in);
     close(null);
     return hutch_error_set(err, e, "fork");
   }
   if (pid == 0) {
-    dup2(in, 0);
+    dup2(in >= 0 ? in : null, 0);
     dup2(out >= 0 ? out : null, 1);
     dup2(errfd >= 0 ? errfd : null, 2);
     struct sigaction sa;
@@ -45,10 +40,18 @@ int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_pat
     execv(argv[0], argv);
     _exit(127);
   }
-  close(in);
   close(null);
   c->pid = pid;
   return 0;
+}
+
+int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
+                hutch_error_t *err) {
+  memset(c, 0, sizeof(*c));
+  _cleanup_close_ int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
+  if (in < 0)
+    return hutch_error_sys(err, "open %s", stdin_path ? stdin_path : "/dev/null");
+  return bench_spawn_fds(c, argv, in, out, errfd, err);
 }
 
 static void drain(int fd, char **buf, size_t *len, size_t cap) {

@@ -1,15 +1,19 @@
 /* compute_score in a sandbox of its own: reward.py is the task set's code,
  * but the answer it reads is the model's, written in a sandbox; so it runs
  * under hutch exec, without network, bounded in time, memory and
- * processes, and the answer reaches it as a JSON file (data), never as
- * code.  A fixed driver prints one JSON line: {"score": X} or {"error"}. */
+ * processes, and the answer reaches it as JSON on its stdin (data), never
+ * as code.  A fixed driver answers one JSON line: {"score": X} or
+ * {"error"}, marked with a secret of this run. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,27 +23,65 @@
 #include "util.h"
 
 #define REWARD_OUT_MAX (64u << 10)
+/* Beyond the time limit: the sandbox's start and removal. */
+#define PY_SLACK 30.0
 
-/* The driver's own output goes to the real stdout only at the end: what
- * reward.py prints is moved to stderr. */
+/* The driver: python3 -I driver.py MODULE FUNC.  It loads the task folder's
+ * MODULE first (off the task's critical path: the sandbox and python start
+ * while the agent works), then waits for a secret line and the args on
+ * stdin.  The result goes out on a copy of the original stdout made before
+ * any task-set code ran: not inheritable (os.dup), so nothing reward.py
+ * starts has it, with fd 1 pointed at stderr; the process made
+ * non-dumpable, so that another process of the sandbox cannot reopen it
+ * through /proc/PID/fd or read the secret from its memory; and the result
+ * line begins with the secret, so that anything else printed to the
+ * sandbox's stdout (by code the answer had run, before or after the
+ * driver's line) is not taken for it.  Code run inside the driver's own
+ * process (reward.py's exec of an answer) is reward.py's to trust. */
 static const char driver_py[] =
-    "import importlib.util, json, math, sys\n"
-    "out, sys.stdout = sys.stdout, sys.stderr\n"
+    "import importlib.util, json, math, os, sys\n"
+    "result_fd = os.dup(1)\n"
+    "os.dup2(2, 1)\n"
+    "sys.stdout = sys.stderr\n"
     "try:\n"
-    "    with open('/hutch-reward/args.json', encoding='utf-8') as f:\n"
-    "        a = json.load(f)\n"
-    "    spec = importlib.util.spec_from_file_location('reward', '/hutch-task/reward.py')\n"
-    "    mod = importlib.util.module_from_spec(spec)\n"
-    "    spec.loader.exec_module(mod)\n"
+    "    import ctypes\n"
+    "    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE\n"
+    "except BaseException:\n"
+    "    pass\n"
+    "def score(mod, a):\n"
     "    if not hasattr(mod, 'compute_score'):\n"
     "        raise AttributeError('reward.py must define compute_score function')\n"
     "    s = float(mod.compute_score(a['answer'], a['ground_truth'], **a['kwargs']))\n"
-    "    res = {'score': s} if math.isfinite(s) else {'error': 'compute_score returned %r' % s, 'kind': "
-    "'ValueError'}\n"
+    "    if math.isfinite(s):\n"
+    "        return {'score': s}\n"
+    "    return {'error': 'compute_score returned %r' % s, 'kind': 'ValueError'}\n"
+    "def prompt(mod, a):\n"
+    "    f = getattr(mod, 'create_prompt', None)\n"
+    "    return {'prompt': str(f(a) if f else a['problem_statement'])}\n"
+    "mod = failed = None\n"
+    "try:\n"
+    "    spec = importlib.util.spec_from_file_location(sys.argv[1], '/hutch-task/%s.py' % sys.argv[1])\n"
+    "    mod = importlib.util.module_from_spec(spec)\n"
+    "    spec.loader.exec_module(mod)\n"
+    "except BaseException as e:\n"
+    "    failed = e\n"
+    "secret = sys.stdin.buffer.readline().strip()\n"
+    "if not secret:\n"
+    "    os._exit(0)\n"
+    "data = sys.stdin.buffer.read()\n"
+    "null = os.open('/dev/null', os.O_RDONLY)\n"
+    "os.dup2(null, 0)\n"
+    "try:\n"
+    "    if failed is not None:\n"
+    "        raise failed\n"
+    "    res = (score if sys.argv[2] == 'score' else prompt)(mod, json.loads(data))\n"
     "except BaseException as e:\n"
     "    res = {'error': '%s: %s' % (type(e).__name__, e), 'kind': type(e).__name__}\n"
-    "out.write('\\n' + json.dumps(res) + '\\n')\n"
-    "out.flush()\n";
+    "sys.stderr.flush()\n"
+    "b = b'\\n' + secret + b' ' + json.dumps(res).encode() + b'\\n'\n"
+    "while b:\n"
+    "    b = b[os.write(result_fd, b):]\n"
+    "os._exit(0)\n";
 
 static char *last_line(char *buf) {
   size_t n = strlen(buf);
@@ -49,27 +91,64 @@ static char *last_line(char *buf) {
   return nl ? nl + 1 : buf;
 }
 
-int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *driver,
-                 const cJSON *args, size_t cap, cJSON **result, char **why) {
-  *result = NULL;
+/* The line that begins with the secret and a space, whole (its newline
+ * seen), in buf from `from` on; NULL while there is none, *from then moved
+ * to the start of the line not yet whole. */
+static char *secret_line(char *buf, size_t *from, const char *secret) {
+  size_t sl = strlen(secret);
+  char *p = buf + *from;
+  for (char *nl; (nl = strchr(p, '\n')) != NULL; p = nl + 1) {
+    if (strncmp(p, secret, sl) == 0 && p[sl] == ' ') {
+      *nl = '\0';
+      return p + sl + 1;
+    }
+  }
+  *from = (size_t)(p - buf);
+  return NULL;
+}
+
+/* The newest bytes of a stream, at most cap, NUL-terminated in e. */
+static void keep_tail(char *e, size_t cap, size_t *elen, const char *data, size_t n) {
+  if (n >= cap) {
+    memcpy(e, data + n - cap, cap);
+    *elen = cap;
+  } else {
+    size_t keep = *elen + n > cap ? cap - n : *elen;
+    memmove(e, e + *elen - keep, keep);
+    memcpy(e + keep, data, n);
+    *elen = keep + n;
+  }
+  e[*elen] = '\0';
+}
+
+int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
+                   const char *module, const char *func, double wait, char **why) {
+  memset(py, 0, sizeof(*py));
+  py->in = py->out = py->err = -1;
   *why = NULL;
   hutch_error_t err = NULL;
+  unsigned char rnd[16];
+  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    *why = hutch_errno_format(errno, "getrandom");
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof(rnd); i++)
+    snprintf(py->secret + 2 * i, 3, "%02x", rnd[i]);
   if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
     *why = hutch_errno_format(errno, "mkdir %s", dir);
     return -1;
   }
-  _cleanup_free_ char *text = cJSON_PrintUnformatted(args);
-  _cleanup_free_ char *args_path = xasprintf("%s/args.json", dir);
   _cleanup_free_ char *driver_path = xasprintf("%s/driver.py", dir);
-  /* Scratch files of this scoring only: no fsync. */
-  if (write_file_at(AT_FDCWD, args_path, text, strlen(text), 0644) < 0 ||
-      write_file_at(AT_FDCWD, driver_path, driver, strlen(driver), 0644) < 0) {
+  /* A scratch file of this scoring only: no fsync. */
+  if (write_file_at(AT_FDCWD, driver_path, driver_py, strlen(driver_py), 0644) < 0) {
     *why = hutch_errno_format(errno, "write %s", dir);
     return -1;
   }
   _cleanup_free_ char *bind_reward = xasprintf("--bind=%s:/hutch-reward:ro", dir);
   _cleanup_free_ char *bind_task = xasprintf("--bind=%s:/hutch-task:ro", set->dir);
-  _cleanup_free_ char *timeout = xasprintf("--timeout=%g", o->reward_timeout);
+  /* hutch exec's own limit is a backstop; the time limit proper counts from
+   * the args (bench_py_finish). */
+  _cleanup_free_ char *timeout = xasprintf("--timeout=%g", wait + o->reward_timeout + PY_SLACK);
   /* The scoring sandbox's audit log beside its directory, not in it: that
    * directory is bound into the sandbox. */
   _cleanup_free_ char *audit = xasprintf("--audit=%s.audit.jsonl", dir);
@@ -99,54 +178,168 @@ int bench_python(const struct bench_opts *o, const struct bench_set *set, const 
   argv[n++] = "python3";
   argv[n++] = "-I";
   argv[n++] = "/hutch-reward/driver.py";
+  argv[n++] = module;
+  argv[n++] = func;
   argv[n] = NULL;
 
-  int out[2], errp[2];
-  if (pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
+  int in[2], out[2], errp[2];
+  if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
     *why = hutch_errno_format(errno, "pipe");
     return -1;
   }
-  struct bench_child c;
-  if (bench_spawn(&c, (char *const *)argv, NULL, out[1], errp[1], &err) < 0) {
+  int r = bench_spawn_fds(&py->c, (char *const *)argv, in[0], out[1], errp[1], &err);
+  close(in[0]), close(out[1]), close(errp[1]);
+  py->in = in[1], py->out = out[0], py->err = errp[0];
+  if (r < 0) {
     *why = hutch_error_format(err);
     hutch_error_free(&err);
-    close(out[0]), close(out[1]), close(errp[0]), close(errp[1]);
+    bench_py_end(py);
     return -1;
   }
-  close(out[1]);
-  close(errp[1]);
   /* stderr: kept for the error's text, at most what the pipe holds; the
    * sandbox may write more, so it is read without blocking at the end. */
-  fcntl(errp[0], F_SETFL, O_NONBLOCK);
+  fcntl(py->err, F_SETFL, O_NONBLOCK);
+  /* A driver gone before its args are written is an error of its own, not
+   * a signal that ends the worker. */
+  signal(SIGPIPE, SIG_IGN);
+  py->running = true;
+  return 0;
+}
+
+void bench_py_end(struct bench_py *py) {
+  if (py->in >= 0)
+    close(py->in); /* the driver reads the end of its input and exits */
+  if (py->running)
+    bench_wait(&py->c, 30, 10, -1, NULL, 0);
+  if (py->out >= 0)
+    close(py->out);
+  if (py->err >= 0)
+    close(py->err);
+  py->in = py->out = py->err = -1;
+  py->running = false;
+}
+
+/* Gives the driver its input and reads its stdout until its result line,
+ * its end or `until`, all without blocking: its stderr is drained
+ * meanwhile (the newest of it kept in ebuf for an error's text), since a
+ * driver or reward.py's child blocked on a full pipe would never answer,
+ * and a driver that never reads its input holds the runner no longer than
+ * the time limit. */
+static char *exchange(struct bench_py *py, const char *input, double until, size_t cap, char **buf, char *ebuf,
+                      size_t ebuf_cap, bool *timed_out) {
+  size_t len = 0, from = 0, in_len = strlen(input), in_off = 0, elen = 0;
+  *buf = xstrdup("");
+  ebuf[0] = '\0';
+  fcntl(py->in, F_SETFL, O_NONBLOCK);
+  fcntl(py->out, F_SETFL, O_NONBLOCK);
+  for (;;) {
+    if (py->in >= 0 && in_off == in_len) {
+      close(py->in); /* the end of its input */
+      py->in = -1;
+    }
+    char *line = secret_line(*buf, &from, py->secret);
+    if (line)
+      return line;
+    double left = until - monotonic_seconds();
+    if (left <= 0 || bench_stop) {
+      *timed_out = !bench_stop;
+      return NULL;
+    }
+    struct pollfd p[3] = {
+        {.fd = py->out, .events = POLLIN}, {.fd = py->err, .events = POLLIN}, {.fd = py->in, .events = POLLOUT}};
+    if (poll(p, 3, (int)(left * 1000) + 1) <= 0)
+      continue;
+    char tmp[65536];
+    if (p[2].revents) {
+      ssize_t w = write(py->in, input + in_off, in_len - in_off);
+      if (w > 0)
+        in_off += (size_t)w;
+      else if (w < 0 && errno != EAGAIN && errno != EINTR)
+        in_off = in_len; /* it is gone: its end is read below */
+    }
+    if (p[1].revents) {
+      ssize_t n = read(py->err, tmp, sizeof(tmp));
+      if (n > 0)
+        keep_tail(ebuf, ebuf_cap - 1, &elen, tmp, (size_t)n);
+      else if (n == 0) {
+        close(py->err);
+        py->err = -1;
+      }
+    }
+    if (!p[0].revents)
+      continue;
+    ssize_t n = read(py->out, tmp, sizeof(tmp));
+    if (n == 0 || (n < 0 && errno != EINTR && errno != EAGAIN))
+      return NULL; /* the driver and everything it started are gone */
+    if (n < 0)
+      continue;
+    /* Past cap, only the newest cap bytes are kept: the result line comes
+     * last, and whatever printed before it cannot push it out. */
+    *buf = xrealloc(*buf, len + (size_t)n + 1);
+    memcpy(*buf + len, tmp, (size_t)n);
+    len += (size_t)n;
+    (*buf)[len] = '\0';
+    if (len > cap) {
+      memmove(*buf, *buf + len - cap, cap + 1);
+      from = from > len - cap ? from - (len - cap) : 0;
+      len = cap;
+    }
+  }
+}
+
+int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON *args, size_t cap, cJSON **result,
+                    char **why) {
+  *result = NULL;
+  *why = NULL;
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(args);
+  _cleanup_free_ char *input = xasprintf("%s\n%s\n", py->secret, text);
   _cleanup_free_ char *buf = NULL;
-  bench_wait(&c, o->reward_timeout + 30, 10, out[0], &buf, cap);
   char ebuf[2048];
-  ssize_t en = read(errp[0], ebuf, sizeof(ebuf) - 1);
-  ebuf[en > 0 ? en : 0] = '\0';
-  close(out[0]);
-  close(errp[0]);
-  int code = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
-  if (c.stopped) {
+  bool timed_out = false;
+  char *line = exchange(py, input, monotonic_seconds() + o->reward_timeout, cap + strlen(py->secret) + 2, &buf, ebuf,
+                        sizeof(ebuf), &timed_out);
+  if (line && (*result = cJSON_Parse(line)) != NULL)
+    return 0;
+  if (bench_stop) {
     *why = xstrdup("stopped");
     return -1;
   }
-  if (code == 0 && (*result = cJSON_Parse(last_line(buf))) != NULL)
-    return 0;
-  if (code == 124 || c.timed_out)
+  /* hutch exec removes the sandbox on SIGTERM. */
+  if (timed_out)
+    kill(py->c.pid, SIGTERM);
+  bench_wait(&py->c, 30, 10, -1, NULL, 0);
+  py->running = false;
+  /* What it wrote last, before it exited. */
+  char tmp[2048];
+  ssize_t en = py->err >= 0 ? read(py->err, tmp, sizeof(tmp)) : 0;
+  size_t elen = strlen(ebuf);
+  if (en > 0)
+    keep_tail(ebuf, sizeof(ebuf) - 1, &elen, tmp, (size_t)en);
+  bench_py_end(py);
+  int code = WIFEXITED(py->c.status) ? WEXITSTATUS(py->c.status) : 128 + WTERMSIG(py->c.status);
+  if (timed_out || code == 124 || py->c.timed_out)
     *why = xasprintf("took longer than %g s", o->reward_timeout);
   else if (code == 127)
     *why = xasprintf("python3 is not in the image (%s): choose one with --reward-rootfs",
                      o->reward_rootfs ? o->reward_rootfs : "the default");
+  else if (code == 0)
+    *why = xstrdup("the driver gave no result (a result is one JSON line, marked as the driver's)");
   else
     *why = xasprintf("hutch exec exited with status %d%s%s", code, ebuf[0] ? ": " : "", last_line(ebuf));
   return -1;
 }
 
-int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
-                const cJSON *row, double *score, char **why, char **kind) {
-  *why = NULL;
-  if (kind)
-    *kind = NULL;
+int bench_python(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *module,
+                 const char *func, const cJSON *args, size_t cap, cJSON **result, char **why) {
+  struct bench_py py;
+  if (bench_py_start(&py, o, set, dir, module, func, 0, why) < 0)
+    return -1;
+  int r = bench_py_finish(&py, o, args, cap, result, why);
+  bench_py_end(&py);
+  return r;
+}
+
+cJSON *bench_score_args(const char *answer, const cJSON *row) {
   cJSON *args = cJSON_CreateObject();
   cJSON_AddStringToObject(args, "answer", answer);
   const cJSON *gt = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
@@ -154,16 +347,24 @@ int bench_score(const struct bench_opts *o, const struct bench_set *set, const c
   cJSON *kw = cJSON_Duplicate(row, true);
   cJSON_DeleteItemFromObjectCaseSensitive(kw, "ground_truth");
   cJSON_AddItemToObject(args, "kwargs", kw);
+  return args;
+}
+
+int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const char *answer, const cJSON *row,
+                       double *score, char **why, char **kind) {
+  *why = NULL;
+  if (kind)
+    *kind = NULL;
+  cJSON *args = bench_score_args(answer, row);
   cJSON *res = NULL;
   _cleanup_free_ char *fail = NULL;
-  int r = bench_python(o, set, dir, driver_py, args, REWARD_OUT_MAX, &res, &fail);
+  int r = bench_py_finish(py, o, args, REWARD_OUT_MAX, &res, &fail);
   cJSON_Delete(args);
   if (r < 0) {
-    *why = xasprintf("reward: %s", fail);
-    if (strncmp(fail, "took longer", 11) == 0) {
-      free(*why);
+    if (strncmp(fail, "took longer", 11) == 0)
       *why = xasprintf("reward: compute_score took longer than %g s", o->reward_timeout);
-    }
+    else
+      *why = xasprintf("reward: %s", fail);
     return -1;
   }
   const cJSON *s = cJSON_GetObjectItemCaseSensitive(res, "score");
@@ -179,5 +380,21 @@ int bench_score(const struct bench_opts *o, const struct bench_set *set, const c
       *kind = xstrdup(k->valuestring);
   }
   cJSON_Delete(res);
+  return r;
+}
+
+int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
+                const cJSON *row, double *score, char **why, char **kind) {
+  struct bench_py py;
+  if (bench_py_start(&py, o, set, dir, "reward", "score", 0, why) < 0) {
+    char *fail = *why;
+    *why = xasprintf("reward: %s", fail);
+    free(fail);
+    if (kind)
+      *kind = NULL;
+    return -1;
+  }
+  int r = bench_score_finish(&py, o, answer, row, score, why, kind);
+  bench_py_end(&py);
   return r;
 }

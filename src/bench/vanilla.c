@@ -21,22 +21,6 @@
 /* LLM-in-Sandbox's timeout of the one request (queue and generation). */
 #define VANILLA_TIMEOUT 1800.0
 
-static const char prompt_py[] =
-    "import importlib.util, json, sys\n"
-    "out, sys.stdout = sys.stdout, sys.stderr\n"
-    "try:\n"
-    "    with open('/hutch-reward/args.json', encoding='utf-8') as f:\n"
-    "        a = json.load(f)\n"
-    "    spec = importlib.util.spec_from_file_location('vanilla_llm_prompt', '/hutch-task/vanilla_llm_prompt.py')\n"
-    "    mod = importlib.util.module_from_spec(spec)\n"
-    "    spec.loader.exec_module(mod)\n"
-    "    f = getattr(mod, 'create_prompt', None)\n"
-    "    res = {'prompt': str(f(a) if f else a['problem_statement'])}\n"
-    "except BaseException as e:\n"
-    "    res = {'error': '%s: %s' % (type(e).__name__, e)}\n"
-    "out.write('\\n' + json.dumps(res) + '\\n')\n"
-    "out.flush()\n";
-
 static void llm_log(void *data, const char *msg) {
   FILE *f = data;
   if (f)
@@ -52,7 +36,7 @@ static char *make_prompt(const struct bench_opts *o, const struct bench_set *set
   _cleanup_free_ char *pdir = xasprintf("%s/prompt", dir);
   cJSON *res = NULL;
   _cleanup_free_ char *fail = NULL;
-  if (bench_python(o, set, pdir, prompt_py, row, PROMPT_MAX, &res, &fail) < 0) {
+  if (bench_python(o, set, pdir, "vanilla_llm_prompt", "prompt", row, PROMPT_MAX, &res, &fail) < 0) {
     *why = xasprintf("vanilla_llm_prompt.py: %s", fail);
     return NULL;
   }

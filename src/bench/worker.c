@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -198,8 +199,22 @@ static void add_timings(cJSON *res, const char *run_dir, double spawned, double 
   cJSON_AddNumberToObject(tm, "model", model);
   cJSON_AddNumberToObject(tm, "tools", tools);
   cJSON_AddNumberToObject(tm, "reward", reward);
+  /* The runner's own share: the task's files before the agent, the answer
+   * and the log after it. */
+  if (spawned > 0)
+    cJSON_AddNumberToObject(tm, "runner", elapsed - (exited - spawned) - reward);
   cJSON_AddNumberToObject(tm, "own", elapsed - model - tools);
   cJSON_AddItemToObject(res, "timings", tm);
+}
+
+/* Whether the scoring sandbox starts ahead, beside the agent's: when there
+ * is a CPU for each worker.  With more workers than CPUs every CPU is busy
+ * anyway, nothing is hidden by starting it early, and its wait costs (an
+ * idle python, and init's watch of it) are all that is left. */
+static bool score_ahead(const struct bench_opts *o) {
+  cpu_set_t set;
+  long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
+  return o->num_workers <= cpus;
 }
 
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
@@ -226,6 +241,9 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   struct bench_task_opts topts = {0};
   bool fatal = false;
   double spawned = 0, exited = 0, reward_time = 0;
+  /* The scoring sandbox, started beside the agent's: its start and
+   * python's are off the task's path; it stays one per task, fresh. */
+  struct bench_py reward = {.in = -1, .out = -1, .err = -1};
 
   /* A task run again (--resume) starts from nothing. */
   _cleanup_close_ int runs = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -281,6 +299,16 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     if (access(inputs, F_OK) == 0)
       argv[n++] = input_opt;
     argv[n] = NULL;
+    double limit = topts.timeout > 0 ? topts.timeout : o->task_timeout;
+    _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
+    if (!topts.verifier && score_ahead(o) &&
+        bench_py_start(&reward, o, set, rdir, "reward", "score", limit + AGENT_GRACE, &why) < 0) {
+      char *fail = why;
+      why = xasprintf("reward: %s", fail);
+      free(fail);
+      free(argv);
+      goto done;
+    }
     int ofd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     int lfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct bench_child c;
@@ -297,7 +325,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       hutch_error_free(&err);
       goto done;
     }
-    bench_wait(&c, topts.timeout > 0 ? topts.timeout : o->task_timeout, AGENT_GRACE, -1, NULL, 0);
+    bench_wait(&c, limit, AGENT_GRACE, -1, NULL, 0);
     exited = monotonic_seconds();
     if (c.stopped)
       _exit(130);
@@ -337,7 +365,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
   double r0 = monotonic_seconds();
-  int sr = bench_score(o, set, rdir, answer, row, &score, &why, NULL);
+  int sr = reward.running ? bench_score_finish(&reward, o, answer, row, &score, &why, NULL)
+                          : bench_score(o, set, rdir, answer, row, &score, &why, NULL);
   reward_time = monotonic_seconds() - r0;
   if (sr < 0) {
     if (bench_stop)
@@ -375,7 +404,13 @@ done:;
   _cleanup_free_ char *text = cJSON_PrintUnformatted(res);
   cJSON_Delete(res);
   bench_task_opts_free(&topts);
-  if (write_file_atomic(result_path, text, strlen(text), 0644) < 0)
-    return 1;
-  return 0;
+  /* Whole or absent (a rename), but not fsynced: the runner reads it once
+   * this worker has exited and makes it durable in results.jsonl; after a
+   * crash the task is run again either way. */
+  _cleanup_free_ char *tmp_path = xasprintf("%s.tmp", result_path);
+  int rc = write_file_at(AT_FDCWD, tmp_path, text, strlen(text), 0644) < 0 || rename(tmp_path, result_path) < 0;
+  /* The scoring sandbox's removal, after the result: a task that ended
+   * before its scoring ends its scoring sandbox unused. */
+  bench_py_end(&reward);
+  return rc;
 }

@@ -2,8 +2,10 @@
  * endpoint (/mcp) taking POSTed JSON-RPC messages and answering each with
  * application/json; DELETE ends a session; GET (a server-initiated event
  * stream) is refused with 405, as the transport allows.  Every request needs
- * the bearer token; an Origin header that is not this loopback address is
- * refused (DNS rebinding).  One request served at a time, one per
+ * the bearer token, and a Host header naming the loopback address and port
+ * listened on; an Origin header that is not this loopback address is
+ * refused too (DNS rebinding: a page whose name an attacker points at
+ * 127.0.0.1 reaches the port with its own name in Host and Origin).  One request served at a time, one per
  * connection (Connection: close), but connections are read side by side,
  * without waiting on any: a client that connects and stalls holds nothing
  * but its own slot.  A tool call's wait watches its own connection, and a
@@ -180,7 +182,8 @@ struct pending {
 struct server {
   const struct mcp_config *cfg;
   const char *token;
-  char origin_ok[3][64];
+  char host_ok[3][64]; /* what Host may say: this address, localhost, the loopback */
+  bool bare_host_ok;   /* on port 80, Host may leave the port out */
   struct mcp_session *sessions;
   double idle;
   int lfd;
@@ -201,6 +204,33 @@ static bool token_ok(const struct server *srv, const struct request *rq) {
   return token_matches(srv->token, rq);
 }
 
+/* Whether `name` (HOST:PORT, or HOST alone on port 80) is one of the names
+ * this server answers to. */
+static bool host_name_ok(const struct server *srv, const char *name) {
+  for (size_t i = 0; i < ARRAY_SIZE(srv->host_ok); i++) {
+    const char *h = srv->host_ok[i];
+    size_t hl = (size_t)(strrchr(h, ':') - h); /* the name without its port: each ends in :PORT */
+    if (strcasecmp(name, h) == 0 || (srv->bare_host_ok && strlen(name) == hl && strncasecmp(name, h, hl) == 0))
+      return true;
+  }
+  return false;
+}
+
+/* DNS rebinding: a browser sends the attacker's name in Host (and in Origin,
+ * which not every request carries).  A request without Host is not HTTP/1.1
+ * and is refused too. */
+static bool host_ok(const struct server *srv, const struct request *rq) {
+  char host[256];
+  return header(rq, "Host", host, sizeof(host)) && host_name_ok(srv, host);
+}
+
+static bool origin_ok(const struct server *srv, const struct request *rq) {
+  char origin[256];
+  if (!header(rq, "Origin", origin, sizeof(origin)))
+    return true;
+  return strncmp(origin, "http://", 7) == 0 && host_name_ok(srv, origin + 7);
+}
+
 static struct mcp_session **session_find(struct server *srv, const char *id) {
   for (struct mcp_session **p = &srv->sessions; *p; p = &(*p)->next)
     if (strcmp((*p)->id, id) == 0)
@@ -219,7 +249,8 @@ static void session_drop(struct server *srv, struct mcp_session **p) {
 static bool cancels(const struct watch *w, const struct request *rq, const cJSON *request) {
   char sid[64];
   if (strcmp(rq->method, "POST") != 0 || strcmp(rq->path, "/mcp") != 0 || !token_ok(w->srv, rq) ||
-      !header(rq, "Mcp-Session-Id", sid, sizeof(sid)) || strcmp(sid, w->s->id) != 0)
+      !host_ok(w->srv, rq) || !origin_ok(w->srv, rq) || !header(rq, "Mcp-Session-Id", sid, sizeof(sid)) ||
+      strcmp(sid, w->s->id) != 0)
     return false;
   cJSON *m = cJSON_ParseWithLength(rq->body, rq->body_len);
   const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
@@ -316,14 +347,10 @@ static void handle(struct server *srv, int fd, struct request *rq) {
     return respond(fd, 404, "Not Found", NULL, NULL);
   if (!token_ok(srv, rq))
     return respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
-  char origin[256];
-  if (header(rq, "Origin", origin, sizeof(origin))) {
-    bool ok = false;
-    for (size_t i = 0; i < ARRAY_SIZE(srv->origin_ok); i++)
-      ok |= strcmp(origin, srv->origin_ok[i]) == 0;
-    if (!ok)
-      return respond(fd, 403, "Forbidden", NULL, NULL);
-  }
+  if (!host_ok(srv, rq))
+    return respond_error(fd, 403, "Forbidden", -32000, "Host is not this server's loopback address and port");
+  if (!origin_ok(srv, rq))
+    return respond_error(fd, 403, "Forbidden", -32000, "Origin is not this server's loopback address and port");
   char sid[64] = "", version[32];
   header(rq, "Mcp-Session-Id", sid, sizeof(sid));
   if (header(rq, "MCP-Protocol-Version", version, sizeof(version)) && !mcp_version_supported(version))
@@ -430,9 +457,10 @@ static int listen_on(const char *spec, struct server *srv, hutch_error_t *err) {
   }
   unsigned p = ntohs(v6 ? ((struct sockaddr_in6 *)&ss)->sin6_port : ((struct sockaddr_in *)&ss)->sin_port);
   const char *shown = v6 ? "[::1]" : strcmp(host, "localhost") == 0 ? "127.0.0.1" : host;
-  snprintf(srv->origin_ok[0], sizeof(srv->origin_ok[0]), "http://%s:%u", shown, p);
-  snprintf(srv->origin_ok[1], sizeof(srv->origin_ok[1]), "http://localhost:%u", p);
-  snprintf(srv->origin_ok[2], sizeof(srv->origin_ok[2]), "http://%s:%u", v6 ? "[::1]" : "127.0.0.1", p);
+  snprintf(srv->host_ok[0], sizeof(srv->host_ok[0]), "%s:%u", shown, p);
+  snprintf(srv->host_ok[1], sizeof(srv->host_ok[1]), "localhost:%u", p);
+  snprintf(srv->host_ok[2], sizeof(srv->host_ok[2]), "%s:%u", v6 ? "[::1]" : "127.0.0.1", p);
+  srv->bare_host_ok = p == 80;
   fprintf(stderr, "hutch mcp: listening on http://%s:%u/mcp\n", shown, p);
   return fd;
 }

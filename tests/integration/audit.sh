@@ -87,6 +87,7 @@ broken() { # DESC EXPECTED-LINE-REGEX: the copy in $t must fail
 }
 fresh() { # a verified copy of the live sandbox's log, with its head
   t=$tmp/t.jsonl
+  rm -f "$t" "$t.head" # a FIFO or link left by a test below is not written through
   cp "$live" "$t"
   cp "$live.head" "$t.head"
 }
@@ -123,6 +124,43 @@ lines = open(p).read().splitlines(True)
 lines[1], lines[2] = lines[2], lines[1]
 open(p, "w").write("".join(lines))' "$t"
 broken "two lines swapped" "BROKEN: line 2"
+
+# ---- inputs that are not regular files are refused, never waited on ----
+# (a log and its head may lie where a sandbox could plant a FIFO or a link)
+refused() { # DESC STDERR-REGEX: hutch audit on $t fails at once
+  tap_fails "$1: refused" timeout 20 "$HUTCH_BIN" audit --quiet "$t"
+  tap_check $((tap_rc == 124)) "$1: without hanging (exit $tap_rc)"
+  tap_like "$tap_stderr" "$2" "$1: saying why"
+}
+fresh
+rm "$t.head"
+mkfifo "$t.head"
+refused "a FIFO as the head" "t\.jsonl\.head is not a regular file \(a FIFO\)"
+fresh
+mv "$t.head" "$t.real-head"
+ln -s "$t.real-head" "$t.head"
+refused "a symbolic link as the head" "t\.jsonl\.head is a symbolic link"
+rm -f "$t.head" "$t.real-head"
+mkdir -p "$tmp/d"
+mkfifo "$tmp/d/audit.jsonl"
+tap_fails "a FIFO as a directory's audit.jsonl: refused" timeout 20 "$HUTCH_BIN" audit --quiet "$tmp/d"
+tap_check $((tap_rc == 124)) "a FIFO as a directory's audit.jsonl: without hanging (exit $tap_rc)"
+tap_like "$tap_stderr" "audit\.jsonl is not a regular file \(a FIFO\)" "a FIFO as a directory's audit.jsonl: saying why"
+rm -r "$tmp/d"
+fresh
+ln -s "$t" "$tmp/link.jsonl"
+t=$tmp/link.jsonl
+refused "a symbolic link as the log" "link\.jsonl is a symbolic link"
+rm "$tmp/link.jsonl"
+if command -v flock >/dev/null; then
+  fresh
+  flock -x "$t" sleep 60 &
+  holder=$!
+  sleep 0.3
+  refused "a log whose lock is held and never let go" "stayed locked"
+  kill "$holder"
+  wait "$holder" 2>/dev/null
+fi
 
 # ---- the bound: [limits] audit_log ----
 pol=$tmp/capped.policy

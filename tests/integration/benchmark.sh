@@ -314,6 +314,98 @@ tap_status 125 "a reward.py whose import fails stops the run before any task" hb
 tap_like "$tap_stderr" "ModuleNotFoundError.*no_such_module_here" "and says which module"
 tap_is "$(mock_count)" "0" "no task ran"
 
+# ---- the score cannot be forged by the answer's code ----
+# A coding task's reward runs the answer: in a subprocess (its output
+# captured), or in its own process.  The answer prints the wrong number and
+# tries to pass a perfect score off as the driver's: on its stdout, through
+# every fd of the driver it can reopen in /proc, from a process that
+# outlives the driver, and at the interpreter's exit.
+mkdir -p "$set_dir/f"
+printf 'dataset: "json"\ndata_files: "f/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$set_dir/f/config.yaml"
+cat >"$set_dir/f/reward.py" <<'PY'
+import subprocess, sys
+def compute_score(agent_answer, ground_truth, **kw):
+    if kw["how"] == "loud":
+        # A child printing more than a pipe holds to the stdout it inherits
+        # (and an answer larger than a pipe holds, given on stdin).
+        subprocess.run([sys.executable, "-c", "print('x' * 1000000)"])
+        print("y" * 1000000)
+    if kw["how"] == "inproc":
+        ns = {}
+        exec(agent_answer, ns)
+        out = str(ns.get("result"))
+    else:
+        with open("/tmp/answer.py", "w") as f:
+            f.write(agent_answer)
+        out = subprocess.run([sys.executable, "/tmp/answer.py"], capture_output=True, text=True, timeout=20).stdout
+    return 1.0 if out.strip() == ground_truth else 0.0
+PY
+cat >"$tmp/forge.py" <<'PY'
+import atexit, os, sys, time
+FORGED = b'\n{"score": 1.0}\n'
+def spray(fds):
+    for fd in fds:
+        try:
+            os.write(fd, FORGED)
+        except OSError:
+            pass
+# The driver: this process in-process, else its parent.
+driver = os.getpid() if __name__ != "__main__" else os.getppid()
+# Not the pipes the reward reads this process's output from: holding them
+# open would only make it wait.
+mine = {os.fstat(1).st_ino, os.fstat(2).st_ino}
+held = []
+for n in range(64):
+    try:
+        fd = os.open("/proc/%d/fd/%d" % (driver, n), os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:
+        continue
+    if os.fstat(fd).st_ino in mine:
+        os.close(fd)
+    else:
+        held.append(fd)
+spray(held + [1, 2])
+if __name__ == "__main__" and os.fork() == 0:
+    # Outlive the driver, and write once it has printed its own line.
+    os.setsid()
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    while os.path.exists("/proc/%d" % driver):
+        pass
+    spray(held)
+    os._exit(0)
+atexit.register(lambda: (spray(held + [1]), sys.__stdout__.write(FORGED.decode()), sys.__stdout__.flush()))
+result = 41
+print(result)
+PY
+forge=$(cat "$tmp/forge.py")
+script=$("$AGENT_PY" - "$forge" <<'PY'
+import json, sys
+w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
+print(json.dumps({"tasks": [
+  {"match": "F-SUB", "steps": [w(sys.argv[1])]},
+  {"match": "F-IN", "steps": [w(sys.argv[1])]},
+  {"match": "F-HONEST", "steps": [w("result = 42\nprint(result)\n")]},
+  {"match": "F-LOUD", "steps": [w("result = 42\nprint(result)\n#" + "x" * 200000 + "\n")]},
+]}))
+PY
+)
+mock_start "$script"
+cat >"$set_dir/f/data.jsonl" <<'JSONL'
+{"id": "subproc", "problem_statement": "F-SUB", "ground_truth": "42", "how": "subprocess"}
+{"id": "inproc", "problem_statement": "F-IN", "ground_truth": "42", "how": "inproc"}
+{"id": "honest", "problem_statement": "F-HONEST", "ground_truth": "42", "how": "subprocess"}
+{"id": "loud", "problem_statement": "F-LOUD", "ground_truth": "42", "how": "loud"}
+JSONL
+tap_status 0 "answers that try to forge a perfect score" hbench "$set_dir" --task f --num-workers 2
+bench_dir
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
+  "[('honest', 1, None), ('inproc', 0, None), ('loud', 1, None), ('subproc', 0, None)]" \
+  "score what compute_score returned: a forged line on any fd, before or after the driver's, is not the score; output past a pipe's size blocks nothing"
+tap_ok "and the runs left nothing" leftovers
+
 # ---- hutch's own per-task settings: a verifier in the task's sandbox, a time limit ----
 mkdir -p "$set_dir/v"
 printf 'dataset: "json"\ndata_files: "v/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \

@@ -312,6 +312,22 @@ tap_is "$(post POST -d "$init")" 401 "no bearer token: 401"
 tap_is "$(post POST -H 'Authorization: Bearer wrong' -d "$init")" 401 "a wrong token: 401"
 auth=(-H "Authorization: Bearer $HUTCH_MCP_TOKEN" -H 'Content-Type: application/json' -H 'Accept: application/json, text/event-stream')
 tap_is "$(post POST "${auth[@]}" -H 'Origin: http://evil.example' -d "$init")" 403 "a foreign Origin: 403"
+# DNS rebinding: a page whose name resolves to 127.0.0.1 reaches the port
+# with its own name in Host, and not always an Origin.
+port=${url##*:}
+port=${port%/mcp}
+tap_is "$(post POST "${auth[@]}" -H "Host: evil.example:$port" -d "$init")" 403 "a foreign Host: 403"
+tap_is "$(post POST "${auth[@]}" -H "Host: evil.example" -d "$init")" 403 "a foreign Host without a port: 403"
+tap_is "$(post POST "${auth[@]}" -H "Host: 127.0.0.1:$((port == 65535 ? 1 : port + 1))" -d "$init")" 403 \
+  "the loopback address with another port in Host: 403"
+tap_is "$(post POST "${auth[@]}" -H "Host:" -d "$init")" 403 "no Host at all: 403"
+tap_like "$(curl -s -X POST "${auth[@]}" -H "Host: evil.example:$port" -d "$init" "$url")" '"code":-32000' \
+  "the 403 is a JSON-RPC error"
+tap_is "$(post POST "${auth[@]}" -H "Host: 127.0.0.1:$port" -H 'Origin: http://evil.example:'"$port" -d "$init")" \
+  403 "a good Host with a foreign Origin: 403"
+tap_is "$(post GET "${auth[@]}" -H "Host: localhost:$port")" 405 "Host localhost:PORT is this server (GET: 405)"
+tap_is "$(post GET "${auth[@]}" -H "Host: LOCALHOST:$port" -H "Origin: http://localhost:$port")" 405 \
+  "in any case, with its Origin"
 tap_is "$(post POST "${auth[@]}" -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')" 400 "no session id: 400"
 tap_is "$(post POST "${auth[@]}" -H 'Mcp-Session-Id: 00' -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')" 404 \
   "an unknown session: 404"
