@@ -166,11 +166,12 @@ static void step_audit_end(struct teardown *t) {
   if (t->audit_done)
     return;
   t->audit_done = true;
+  struct audit_rec cmd = {0};
   if (t->audit_cmd != NULL)
-    audit_cmd_end(t->audit_cmd, t->audit_exit, "not waited for", t->audit_rusage);
-  t->audit_cmd = NULL;
-  audit_sandbox_end(t->state_fd, t->id, t->end_reason ? t->end_reason : "removed",
+    cmd = audit_cmd_finish(steal_pointer(&t->audit_cmd), t->audit_exit, "not waited for", t->audit_rusage);
+  audit_sandbox_end(t->state_fd, t->id, cmd.data ? &cmd : NULL, t->end_reason ? t->end_reason : "removed",
                     t->proxy_log[0] ? t->proxy_log : NULL, t->audit_copy, !t->keep);
+  audit_rec_free(&cmd);
 }
 
 static int step_remove_state_dir(struct teardown *t, hutch_error_t *err) {

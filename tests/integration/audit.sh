@@ -180,6 +180,16 @@ tap_ok "a one-shot exec beside 1005 archived logs" env HUTCH_STATE_DIR="$arch" "
 tap_is "$(ls "$arch/.audit" | grep -c 'jsonl$') $(ls "$arch/.audit" | grep -c 'jsonl.head$')" "900 900" \
   "past 1000 logs the archive is cut to the newest 900, heads and all"
 tap_ok "the oldest went, the newest stayed" sh -c "[ ! -e '$arch/.audit/old106.jsonl' ] && [ -e '$arch/.audit/old107.jsonl' ] && ls '$arch/.audit' | grep -qv '^old'"
+# An end reads the archive only when its tally (a byte per log moved in)
+# passes 1000: 101 more ends, tallied as hutch does, are cut again.
+for i in $(seq 101); do
+  touch -d "2021-01-01 +$i min" "$arch/.audit/more$i.jsonl" "$arch/.audit/more$i.jsonl.head"
+  printf + >>"$arch/.audit/.tally"
+done
+tap_ok "another one-shot exec, 1001 logs tallied" env HUTCH_STATE_DIR="$arch" "$HUTCH_BIN" exec --rootfs "$img" -- true
+tap_is "$(ls "$arch/.audit" | grep -c 'jsonl$') $(ls "$arch/.audit" | grep -c 'jsonl.head$')" "900 900" \
+  "the tally brings the archive back to the newest 900"
+tap_ok "the oldest went first" sh -c "[ ! -e '$arch/.audit/old208.jsonl' ] && [ -e '$arch/.audit/old209.jsonl' ] && [ -e '$arch/.audit/more1.jsonl' ]"
 
 rm -rf "$tmp"
 tap_done
