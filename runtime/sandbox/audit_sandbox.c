@@ -110,18 +110,6 @@ static char *image_digest(const char *rootfs) {
   return xasprintf("sha256:%.64s", p + 8);
 }
 
-static char *file_sha256(const char *path) {
-  size_t len;
-  _cleanup_free_ char *data = path ? read_file_at(AT_FDCWD, path, 16u << 20, &len) : NULL;
-  if (data == NULL)
-    return NULL;
-  uint8_t d[SHA256_DIGEST_SIZE];
-  char hex[SHA256_HEX_SIZE];
-  sha256_buffer(data, len, d);
-  sha256_hex(d, hex);
-  return xasprintf("sha256:%s", hex);
-}
-
 int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
                         const struct hutch_policy *policy, const struct hutch_limits_status *limits,
                         const struct net_host *net, bool long_lived, hutch_error_t *err) {
@@ -135,7 +123,7 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
   audit_rec_u64(&r, "euid", geteuid());
   audit_rec_i64(&r, "pid", getpid());
   audit_rec_str(&r, "policy", policy->path);
-  _cleanup_free_ char *policy_digest = file_sha256(policy->path);
+  _cleanup_free_ char *policy_digest = xasprintf("sha256:%s", policy->file_digest);
   audit_rec_str(&r, "policy_digest", policy_digest);
   _cleanup_free_ char *seccomp = xasprintf("sha256:%s", policy->digest);
   audit_rec_str(&r, "seccomp_digest", seccomp);

@@ -31,6 +31,8 @@ tap_is "$(types "$log")" "start command end" "the log holds start, command and e
 tap_is "$(field "$log" 1 'r["kind"], r["uid"] == __import__("os").getuid(), r["image"], r["network"], r["image_digest"][:7], r["policy_digest"][:7], r["seccomp_digest"][:7]')" \
   "('one-shot', True, '$img', 'none', 'sha256:', 'sha256:', 'sha256:')" \
   "start: kind, caller uid, image, network mode, image, policy and seccomp digests"
+tap_is "$(field "$log" 1 'r["policy_digest"] == "sha256:" + __import__("hashlib").sha256(open(r["policy"], "rb").read()).hexdigest()')" \
+  "True" "start: policy_digest is the sha256 of the policy file"
 tap_like "$(field "$log" 1 'r["limits"], r["degraded"]')" "^\('(cgroup|rlimits)', \[" "start: the limits' mode and the degraded modes"
 tap_is "$(field "$log" 2 'r["argv"][:2], r["cwd"], r["exit_code"], r["result"], r["cpu_seconds"] is not None, r["memory_peak"] > 0')" \
   "(['sh', '-c'], '/', 3, 'exited', True, True)" "command: argv, cwd, exit status, CPU and memory used"
