@@ -233,7 +233,8 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   /* Init's exit tears the sandbox's namespaces down (its mounts: about
    * 0.3 ms).  It is waited for here only where what follows needs init
    * gone: its status after a failure, the cgroup to remove (and its final
-   * counts), the fuse daemon and the proxy, which end with it.  Else the
+   * counts), the fuse daemon and the proxy, which end with it, and a kept
+   * sandbox's record (hutch ps must not see it running).  Else the
    * teardown's own steps (the audit log's end, the state directory) run
    * meanwhile, and init is reaped after them, or, for a caller that exits
    * at once (exit_after: the hutch command), left to its reaper, as bwrap
@@ -241,7 +242,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   bool had_cgroup = s.cg.path != NULL;
   int wstatus = 0;
   bool reaped = false;
-  if (r < 0 || had_cgroup || s.fuse.pid > 0 || s.net.enabled) {
+  if (r < 0 || had_cgroup || s.fuse.pid > 0 || s.net.enabled || cfg->keep) {
     double reap_start = monotonic_seconds();
     while (wait4(s.pid, &wstatus, 0, r < 0 ? &ru : NULL) < 0 && errno == EINTR)
       ;
