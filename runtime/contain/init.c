@@ -144,6 +144,13 @@ static void reap(struct init_state *s) {
     int wstatus;
     struct rusage ru;
     pid_t pid = wait4(-1, &wstatus, WNOHANG, &ru);
+    if (pid < 0 && errno == ECHILD && s->watch_busy) {
+      /* Init alone: nothing for the memory watchdog to look at until the
+       * next command (watch_started), which would otherwise find the look
+       * still due from this one's and walk /proc while it execs. */
+      s->watch_busy = false;
+      s->watch_killed = false;
+    }
     if (pid <= 0)
       return;
     for (size_t i = 0; i < s->n_jobs; i++) {
