@@ -392,11 +392,6 @@ struct hutch_process {
   bool tty_no_input;       /* -t without -i: the pty gets no input */
   unsigned short tty_rows; /* initial window size; 0: that of stdio[0] (else stdio[1]) */
   unsigned short tty_cols;
-  /* hutch_run: the caller exits as soon as it returns (the hutch command).
-   * The sandbox's init, whose own exit tears its namespaces down, may then
-   * be left to the caller's reaper instead of being waited for; all else of
-   * the sandbox is gone when hutch_run returns. */
-  bool exit_after;
 };
 
 struct hutch_exit {

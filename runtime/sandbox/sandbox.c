@@ -236,9 +236,10 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
    * counts), the fuse daemon and the proxy, which end with it, and a kept
    * sandbox's record (hutch ps must not see it running).  Else the
    * teardown's own steps (the audit log's end, the state directory) run
-   * meanwhile, and init is reaped after them, or, for a caller that exits
-   * at once (exit_after: the hutch command), left to its reaper, as bwrap
-   * leaves its own.  The command's usage came with SYNC_EXIT. */
+   * meanwhile, and init is reaped after them: never left to the caller's
+   * reaper, which may not reap (a program that is PID 1 of a container
+   * would gather a zombie per sandbox).  The command's usage came with
+   * SYNC_EXIT. */
   bool had_cgroup = s.cg.path != NULL;
   int wstatus = 0;
   bool reaped = false;
@@ -296,9 +297,12 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
       hutch_error_free(&copy_err);
     }
   }
-  if (!reaped && !proc->exit_after)
+  if (!reaped) {
+    double reap_start = monotonic_seconds();
     while (waitpid(s.pid, NULL, 0) < 0 && errno == EINTR)
       ;
+    hutch_debug("end: init's exit %.3f ms after the teardown", (monotonic_seconds() - reap_start) * 1e3);
+  }
   started_release(&s);
   out->wall_seconds = monotonic_seconds() - start;
   return r;

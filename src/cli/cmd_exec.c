@@ -639,7 +639,6 @@ int cmd_exec(int argc, char **argv) {
   int prepared = prepare(&o, &p, &err);
   if (prepared == 0 && proc.workdir == NULL)
     proc.workdir = p.image.workdir; /* the image's WorkingDir */
-  proc.exit_after = true;           /* init's own exit is not waited for */
   if (prepared < 0 || hutch_run(&p.cfg, &proc, &ex, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);
