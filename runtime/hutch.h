@@ -210,8 +210,8 @@ struct hutch_dockerfile_options {
   bool no_cache;         /* build every layer again */
   const char *auth_file; /* a FROM pulled from a registry: as hutch_pull_options */
   bool tls_insecure;
-  int output_fd;         /* progress and the steps' output */
-  const char *log_file;  /* the whole build log (NULL: none) */
+  int output_fd;        /* progress and the steps' output */
+  const char *log_file; /* the whole build log (NULL: none) */
   hutch_progress_fn progress;
   hutch_phase_fn phase;
   void *data;

@@ -53,9 +53,9 @@ double audit_now(void);
  * missing, never through a symlink).  Past `cap` bytes one record "capped"
  * is written and every later one is dropped, but an "end", which is always
  * written.  `cap` 0: the one the log was started with (its head keeps it),
- * else AUDIT_DEFAULT_CAP.  An "end" closes the log (nothing is appended after it) and is
- * flushed to disk with the head.  Refused when the log does not match its
- * head (changed behind hutch's back). */
+ * else AUDIT_DEFAULT_CAP.  An "end" closes the log (nothing is appended
+ * after it).  Nothing is flushed to disk (why: append_one).  Refused when
+ * the log does not match its head (changed behind hutch's back). */
 int audit_append(int dirfd, const char *name, uint64_t cap, const struct audit_rec *r, hutch_error_t *err);
 /* Several records under one lock and one head update (a copy's files). */
 int audit_append_n(int dirfd, const char *name, uint64_t cap, const struct audit_rec *recs, size_t n,
@@ -72,9 +72,8 @@ struct audit_log {
 };
 int audit_log_open(int dirfd, const char *name, struct audit_log *l, hutch_error_t *err);
 void audit_log_close(struct audit_log *l);
-/* As audit_append_n; *synced (may be NULL): an "end" was flushed. */
-int audit_log_append_n(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, bool *synced,
-                       hutch_error_t *err);
+/* As audit_append_n. */
+int audit_log_append_n(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, hutch_error_t *err);
 
 /* The result of a verification. */
 struct audit_verdict {

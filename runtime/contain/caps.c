@@ -13,21 +13,12 @@
 
 int caps_drop_all(hutch_error_t *err) {
   /* CAP_LAST_CAP of the headers we built with may be older than the
-   * kernel's: ask the kernel, so a capability added later is dropped too. */
-  int last = 63;
-  char buf[16];
-  int fd = open("/proc/sys/kernel/cap_last_cap", O_RDONLY | O_CLOEXEC);
-  if (fd >= 0) {
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n > 0) {
-      buf[n] = '\0';
-      last = atoi(buf);
-    }
-  }
-  for (int cap = 0; cap <= last && cap <= 63; cap++) {
+   * kernel's: up to the kernel's own last, which refuses the next with
+   * EINVAL (no read of /proc/sys/kernel/cap_last_cap needed), so that a
+   * capability added later is dropped too. */
+  for (int cap = 0; cap <= 63; cap++) {
     if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) < 0) {
-      if (errno == EINVAL)
+      if (errno == EINVAL && cap > 0)
         break; /* beyond the kernel's last capability */
       return hutch_error_sys(err, "capabilities: drop %d from the bounding set", cap);
     }

@@ -16,7 +16,7 @@
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
-#include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/wait.h>
 
 #include "memwatch.h"
@@ -120,11 +120,37 @@ static __attribute__((noreturn)) void shut_down(int code) {
   _exit(code);
 }
 
+/* A one-shot's end: what else still runs in the sandbox dies now, as it
+ * would with init's exit, and what init and all it reaped used goes with
+ * SYNC_EXIT, so that hutch need not wait for init's exit (the teardown of
+ * the namespaces) to learn it. */
+static void primary_usage(struct rusage *ru) {
+  kill(-1, SIGKILL);
+  for (;;) {
+    pid_t p = wait4(-1, NULL, 0, NULL);
+    if (p < 0 && errno != EINTR)
+      break;
+  }
+  struct rusage self, kids;
+  if (getrusage(RUSAGE_SELF, &self) < 0 || getrusage(RUSAGE_CHILDREN, &kids) < 0)
+    return; /* the command's own, as wait4 gave it */
+  *ru = (struct rusage){.ru_maxrss = self.ru_maxrss > kids.ru_maxrss ? self.ru_maxrss : kids.ru_maxrss};
+  timeradd(&self.ru_utime, &kids.ru_utime, &ru->ru_utime);
+  timeradd(&self.ru_stime, &kids.ru_stime, &ru->ru_stime);
+}
+
 static void reap(struct init_state *s) {
   for (;;) {
     int wstatus;
     struct rusage ru;
     pid_t pid = wait4(-1, &wstatus, WNOHANG, &ru);
+    if (pid < 0 && errno == ECHILD && s->watch_busy) {
+      /* Init alone: nothing for the memory watchdog to look at until the
+       * next command (watch_started), which would otherwise find the look
+       * still due from this one's and walk /proc while it execs. */
+      s->watch_busy = false;
+      s->watch_killed = false;
+    }
     if (pid <= 0)
       return;
     for (size_t i = 0; i < s->n_jobs; i++) {
@@ -132,6 +158,8 @@ static void reap(struct init_state *s) {
       if (j->pid != pid)
         continue;
       bool oom = s->watch_killed && WIFSIGNALED(wstatus) && WTERMSIG(wstatus) == SIGKILL;
+      if (pid == s->primary_pid)
+        primary_usage(&ru);
       send_exit(j->client_fd, wstatus, j->failure, oom ? s->cfg->memory_watch : 0, &ru);
       payload_failure_free(j->failure);
       if (pid == s->primary_pid)

@@ -84,6 +84,10 @@ static const struct seccomp_call init_calls[] = {
     CALL(kill, 2, SIGKILL),
     CALL(kill, (uint64_t)-2, SIGTERM),
     CALL(kill, (uint64_t)-1, SIGKILL),
+    /* a one-shot's end: the rest killed and reaped, and the usage of all */
+    CALL(wait4, (uint64_t)-1, 0, 0, 0),
+    CALL(getrusage, RUSAGE_SELF),
+    CALL(getrusage, (uint64_t)RUSAGE_CHILDREN),
     CALL(pidfd_open, 2, 0),
     CALL(sched_getaffinity, 0, 128),
     CALL(clock_gettime, CLOCK_MONOTONIC),

@@ -159,6 +159,9 @@ int hutch_policy_load(const char *path, struct hutch_policy **out, hutch_error_t
 
   _cleanup_(policy_freep) struct hutch_policy *p = xcalloc(1, sizeof(*p));
   p->path = xstrdup(path);
+  uint8_t d[SHA256_DIGEST_SIZE];
+  sha256_buffer(text, len, d);
+  sha256_hex(d, p->file_digest);
   if (policy_parse(text, path, &p->settings, err) < 0)
     return -1;
 

@@ -48,6 +48,9 @@ struct hutch_policy {
   char *seccomp_path; /* resolved OCI JSON */
   struct policy_settings settings;
   char digest[65]; /* sha256 hex of the seccomp JSON bytes + arch + libseccomp version */
+  /* sha256 hex of the policy file's bytes as loaded (the audit log's
+   * policy_digest: the text in force, not a later read of the file). */
+  char file_digest[65];
   /* The JSON bytes the digest covers: compiled from, on a cold cache, so a
    * file changed after the load cannot slip in under the old digest.  An
    * anonymous mapping (policy.c), released once policy_seccomp_program()

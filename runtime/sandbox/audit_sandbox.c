@@ -96,7 +96,7 @@ static void sink_append(struct audit_sink *s, const struct audit_rec *recs, size
       audit_log_open(dfd, AUDIT_LOG_NAME, &s->log, &err);
   }
   if (err == NULL)
-    audit_log_append_n(&s->log, 0, recs, n, NULL, &err);
+    audit_log_append_n(&s->log, 0, recs, n, &err);
   pthread_mutex_unlock(&s->lock);
   warn_unless_gone(&err);
 }
@@ -108,18 +108,6 @@ static char *image_digest(const char *rootfs) {
   if (p == NULL || strlen(p + 8) < 64)
     return NULL;
   return xasprintf("sha256:%.64s", p + 8);
-}
-
-static char *file_sha256(const char *path) {
-  size_t len;
-  _cleanup_free_ char *data = path ? read_file_at(AT_FDCWD, path, 16u << 20, &len) : NULL;
-  if (data == NULL)
-    return NULL;
-  uint8_t d[SHA256_DIGEST_SIZE];
-  char hex[SHA256_HEX_SIZE];
-  sha256_buffer(data, len, d);
-  sha256_hex(d, hex);
-  return xasprintf("sha256:%s", hex);
 }
 
 int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
@@ -135,7 +123,7 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
   audit_rec_u64(&r, "euid", geteuid());
   audit_rec_i64(&r, "pid", getpid());
   audit_rec_str(&r, "policy", policy->path);
-  _cleanup_free_ char *policy_digest = file_sha256(policy->path);
+  _cleanup_free_ char *policy_digest = xasprintf("sha256:%s", policy->file_digest);
   audit_rec_str(&r, "policy_digest", policy_digest);
   _cleanup_free_ char *seccomp = xasprintf("sha256:%s", policy->digest);
   audit_rec_str(&r, "seccomp_digest", seccomp);
@@ -212,9 +200,8 @@ struct audit_cmd *audit_cmd_begin(struct audit_sink *sink, const char *const *ar
   return c;
 }
 
-void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char *how, const struct rusage *ru) {
-  if (c == NULL)
-    return;
+struct audit_rec audit_cmd_finish(struct audit_cmd *c, const struct hutch_exit *ex, const char *how,
+                                  const struct rusage *ru) {
   char when[40];
   audit_format_time(c->start, when, sizeof(when));
   audit_rec_str(&c->rec, "start", when);
@@ -271,11 +258,21 @@ void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char 
     audit_rec_u64(&c->rec, "output_bytes", bytes);
   else
     audit_rec_null(&c->rec, "output_bytes");
-  if (c->sink != NULL)
-    sink_append(c->sink, &c->rec, 1);
+  struct audit_rec r = c->rec;
   audit_sink_unref(c->sink);
-  audit_rec_free(&c->rec);
   free(c);
+  return r;
+}
+
+void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char *how, const struct rusage *ru) {
+  if (c == NULL)
+    return;
+  struct audit_sink *sink = sink_ref(c->sink);
+  struct audit_rec r = audit_cmd_finish(c, ex, how, ru);
+  if (sink != NULL)
+    sink_append(sink, &r, 1);
+  audit_sink_unref(sink);
+  audit_rec_free(&r);
 }
 
 /* ---- copies ---- */
@@ -327,36 +324,29 @@ void audit_sandbox_copy(int state_fd, const char *id, const char *direction, con
 
 /* The proxy's lines, each one record "net" (its JSON kept as a string:
  * the proxy parsed what the sandbox sent, and this log does not trust it
- * to be well-formed). */
-static void join_proxy_log(int dfd, const char *proxy_log) {
+ * to be well-formed), into recs[*k...], grown as needed. */
+static struct audit_rec *proxy_records(const char *proxy_log, struct audit_rec *recs, size_t *k, size_t spare) {
   size_t len;
   _cleanup_free_ char *data = proxy_log ? read_regular_file_at(AT_FDCWD, proxy_log, 4 * AUDIT_DEFAULT_CAP, &len) : NULL;
   if (data == NULL)
-    return;
+    return recs;
   size_t n = 0;
   for (size_t i = 0; i < len; i++)
     n += data[i] == '\n';
-  struct audit_rec *recs = xcalloc(n + 1, sizeof(*recs));
-  size_t k = 0;
-  for (char *line = data, *nl; k <= n && line < data + len; line = nl + 1) {
+  recs = xrealloc(recs, (*k + n + 1 + spare) * sizeof(*recs));
+  size_t max = *k + n + 1;
+  for (char *line = data, *nl; *k < max && line < data + len; line = nl + 1) {
     nl = memchr(line, '\n', (size_t)(data + len - line));
     if (nl == NULL)
       nl = data + len;
     *nl = '\0';
     if (*line == '\0')
       continue;
-    audit_rec_init(&recs[k], "net");
-    audit_rec_str(&recs[k], "proxy", line);
-    k++;
+    audit_rec_init(&recs[*k], "net");
+    audit_rec_str(&recs[*k], "proxy", line);
+    (*k)++;
   }
-  hutch_error_t err = NULL;
-  if (k && audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, k, &err) < 0) {
-    hutch_log_error(HUTCH_LOG_WARNING, err);
-    hutch_error_free(&err);
-  }
-  for (size_t i = 0; i < k; i++)
-    audit_rec_free(&recs[i]);
-  free(recs);
+  return recs;
 }
 
 static bool is_log_name(const char *name) {
@@ -374,52 +364,97 @@ static int newest_first(const void *a, const void *b) {
   return x->mtime < y->mtime ? 1 : x->mtime > y->mtime ? -1 : strcmp(x->name, y->name);
 }
 
-/* Past AUDIT_ARCHIVE_KEEP logs, the oldest go, down to AUDIT_ARCHIVE_TRIM:
- * the files' ages are read once every hundred ends or so, not at each. */
-static void prune_archive(int adfd) {
+/* The logs in the archive, read from the directory; *e (may be NULL): each
+ * one's name and age, newest first. */
+static size_t archive_list(int adfd, struct archived **e) {
   int dup_fd = dup(adfd);
   _cleanup_dir_ DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
   if (d == NULL) {
     if (dup_fd >= 0)
       close(dup_fd);
-    return;
+    return 0;
   }
-  struct archived *e = NULL;
   size_t n = 0;
   struct dirent *de;
-  /* Counted first, by name alone (a few getdents on every sandbox's end);
-   * each file's age is looked at only past the bound. */
-  while ((de = readdir(d)) != NULL)
-    n += is_log_name(de->d_name);
-  if (n <= AUDIT_ARCHIVE_KEEP)
-    return;
-  rewinddir(d);
-  n = 0;
   while ((de = readdir(d)) != NULL) {
     struct stat st;
-    if (!is_log_name(de->d_name) || fstatat(adfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+    if (!is_log_name(de->d_name))
       continue;
-    e = xrealloc(e, (n + 1) * sizeof(*e));
-    e[n].mtime = st.st_mtime;
-    snprintf(e[n].name, sizeof(e[n].name), "%s", de->d_name);
+    if (e == NULL) {
+      n++;
+      continue;
+    }
+    if (fstatat(adfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0)
+      continue;
+    *e = xrealloc(*e, (n + 1) * sizeof(**e));
+    (*e)[n].mtime = st.st_mtime;
+    snprintf((*e)[n].name, sizeof((*e)[n].name), "%s", de->d_name);
     n++;
   }
-  if (n > 0)
-    qsort(e, n, sizeof(*e), newest_first);
-  for (size_t i = AUDIT_ARCHIVE_TRIM; i < n; i++) {
-    unlinkat(adfd, e[i].name, 0);
-    _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, e[i].name);
-    unlinkat(adfd, head, 0);
-  }
-  free(e);
+  if (e != NULL && n > 0)
+    qsort(*e, n, sizeof(**e), newest_first);
+  return n;
 }
 
-static void archive_log(int state_fd, const char *id) {
-  if (mkdirat(state_fd, AUDIT_ARCHIVE_DIR, 0700) < 0 && errno != EEXIST) {
-    hutch_log_errno(HUTCH_LOG_WARNING, errno, "audit log: create %s", AUDIT_ARCHIVE_DIR);
+/* Past AUDIT_ARCHIVE_KEEP logs, the oldest go, down to AUDIT_ARCHIVE_TRIM;
+ * returns how many are left. */
+static size_t prune_archive(int adfd) {
+  struct archived *e = NULL;
+  size_t n = archive_list(adfd, &e);
+  size_t left = n;
+  if (n > AUDIT_ARCHIVE_KEEP) {
+    for (size_t i = AUDIT_ARCHIVE_TRIM; i < n; i++) {
+      unlinkat(adfd, e[i].name, 0);
+      _cleanup_free_ char *head = xasprintf("%s" AUDIT_HEAD_SUFFIX, e[i].name);
+      unlinkat(adfd, head, 0);
+    }
+    left = AUDIT_ARCHIVE_TRIM;
+  }
+  free(e);
+  return left;
+}
+
+/* The tally: a file in the archive one byte longer per log moved in, so
+ * that an end knows the count from one O_APPEND write and its size, without
+ * reading the directory: at a thousand logs that read cost every one-shot
+ * exec about 0.4 ms.  Appends need no lock (each adds its byte), and the
+ * tally is only a hint of when to read the directory: past
+ * AUDIT_ARCHIVE_KEEP the archive is counted for real and pruned, and the
+ * tally set to what is left.  Without a tally (a first end, or an archive
+ * filled by hand) the archive is counted at once. */
+#define ARCHIVE_TALLY ".tally"
+
+static void archive_bound(int adfd) {
+  int fd = openat(adfd, ARCHIVE_TALLY, O_WRONLY | O_APPEND | O_NOFOLLOW | O_CLOEXEC);
+  struct stat st;
+  if (fd >= 0 && write(fd, "+", 1) == 1 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+      (uint64_t)st.st_size <= AUDIT_ARCHIVE_KEEP) {
+    close(fd);
     return;
   }
-  _cleanup_close_ int adfd = openat(state_fd, AUDIT_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0)
+    fd = openat(adfd, ARCHIVE_TALLY, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  size_t left = prune_archive(adfd);
+  if (fd >= 0) {
+    char fill[AUDIT_ARCHIVE_KEEP];
+    memset(fill, '+', sizeof(fill));
+    if (ftruncate(fd, 0) < 0 || pwrite(fd, fill, left, 0) < 0)
+      unlinkat(adfd, ARCHIVE_TALLY, 0); /* counted again at the next end */
+    close(fd);
+  }
+}
+
+/* The log and its head renamed into the archive: no copy, and no fsync
+ * (see audit.c's append_one). */
+static void archive_log(int state_fd, const char *id) {
+  int adfd = openat(state_fd, AUDIT_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (adfd < 0 && errno == ENOENT) {
+    if (mkdirat(state_fd, AUDIT_ARCHIVE_DIR, 0700) < 0 && errno != EEXIST) {
+      hutch_log_errno(HUTCH_LOG_WARNING, errno, "audit log: create %s", AUDIT_ARCHIVE_DIR);
+      return;
+    }
+    adfd = openat(state_fd, AUDIT_ARCHIVE_DIR, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  }
   if (adfd < 0)
     return;
   /* The head first: a log without its head would pass as complete only
@@ -431,25 +466,34 @@ static void archive_log(int state_fd, const char *id) {
     if (renameat(state_fd, from, adfd, to) < 0 && errno != ENOENT)
       hutch_log_errno(HUTCH_LOG_WARNING, errno, "audit log: keep %s", from);
   }
-  fsync(adfd);
-  prune_archive(adfd);
+  archive_bound(adfd);
+  close(adfd);
 }
 
-void audit_sandbox_end(int state_fd, const char *id, const char *reason, const char *proxy_log, const char *copy_to,
-                       bool archive) {
+void audit_sandbox_end(int state_fd, const char *id, const struct audit_rec *last_cmd, const char *reason,
+                       const char *proxy_log, const char *copy_to, bool archive) {
   _cleanup_close_ int dfd = sandbox_dir(state_fd, id);
   struct stat st;
   if (dfd < 0 || fstatat(dfd, AUDIT_LOG_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return; /* no log: the start failed before it, or it has been archived */
-  join_proxy_log(dfd, proxy_log);
-  struct audit_rec r;
-  audit_rec_init(&r, "end");
-  audit_rec_str(&r, "reason", reason);
+  /* The command, the proxy's lines and the end: one append, one head
+   * update. */
+  size_t n = 0;
+  struct audit_rec *recs = xcalloc(2, sizeof(*recs));
+  if (last_cmd != NULL)
+    recs[n++] = *last_cmd;
+  size_t first_own = n;
+  recs = proxy_records(proxy_log, recs, &n, 1);
+  audit_rec_init(&recs[n], "end");
+  audit_rec_str(&recs[n], "reason", reason);
+  n++;
   hutch_error_t err = NULL;
-  if (audit_append(dfd, AUDIT_LOG_NAME, 0, &r, &err) < 0 && err->errnum != EPIPE)
+  if (audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, n, &err) < 0 && err->errnum != EPIPE)
     hutch_log_error(HUTCH_LOG_WARNING, err);
   hutch_error_free(&err);
-  audit_rec_free(&r);
+  for (size_t i = first_own; i < n; i++)
+    audit_rec_free(&recs[i]);
+  free(recs);
   if (copy_to && audit_copy_to(dfd, AUDIT_LOG_NAME, copy_to, &err) < 0) {
     hutch_log_error(HUTCH_LOG_WARNING, err);
     hutch_error_free(&err);

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/resource.h>
 
+#include "audit.h"
 #include "hutch.h"
 #include "net_host.h"
 
@@ -41,17 +42,22 @@ struct audit_cmd *audit_cmd_begin(struct audit_sink *sink, const char *const *ar
  * `how` says what became of it); ru: what its reaped processes used, when
  * hutch reaped them (a one-shot's init), else NULL. */
 void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char *how, const struct rusage *ru);
+/* The same record, returned instead of written (the caller frees it with
+ * audit_rec_free), for audit_sandbox_end to write with the end. */
+struct audit_rec audit_cmd_finish(struct audit_cmd *c, const struct hutch_exit *ex, const char *how,
+                                  const struct rusage *ru);
 
 /* The files of a copy: "SHA256HEX\0BYTES\0PATH\0" each, as the walk
  * (sandbox_fs_copy.c) collected them. */
 void audit_sandbox_copy(int state_fd, const char *id, const char *direction, const char *src, const char *dest,
                         const char *files, size_t len, const struct hutch_copy_report *rep, int result);
 
-/* The end: the proxy's lines (its log `proxy_log`, may be NULL), the end
- * record, then a copy to `copy_to` (may be NULL) and, when the state
+/* The end: the last command's record (a one-shot's; may be NULL), the
+ * proxy's lines (its log `proxy_log`, may be NULL) and the end record in
+ * one append, then a copy to `copy_to` (may be NULL) and, when the state
  * directory goes, the log moved to the archive.  Nothing without a log
  * (a start that failed before its start record). */
-void audit_sandbox_end(int state_fd, const char *id, const char *reason, const char *proxy_log, const char *copy_to,
-                       bool archive);
+void audit_sandbox_end(int state_fd, const char *id, const struct audit_rec *last_cmd, const char *reason,
+                       const char *proxy_log, const char *copy_to, bool archive);
 
 #endif

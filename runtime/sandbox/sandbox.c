@@ -118,10 +118,11 @@ void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex) {
 }
 
 /* Wait for SYNC_EXIT on fd while forwarding signals and watching the
- * timeout; on expiry `on_timeout` kills the process. */
+ * timeout; on expiry `on_timeout` kills the process.  *ru: what init and
+ * all it reaped used, as init counted it before its exit (init.c). */
 static int wait_for_exit(int fd, double timeout, struct forwarder *fw, struct pty_relay *relay,
                          int (*on_timeout)(void *), void *data, int (*forward)(void *, int), struct hutch_exit *out,
-                         double start, hutch_error_t *err) {
+                         struct rusage *ru, double start, hutch_error_t *err) {
   bool killed = false;
   for (;;) {
     int wait_ms = -1;
@@ -162,6 +163,9 @@ static int wait_for_exit(int fd, double timeout, struct forwarder *fw, struct pt
       if (r < 0)
         return -1;
       sandbox_fill_exit(out, &ex);
+      *ru = (struct rusage){.ru_maxrss = (long)(ex.maxrss / 1024)};
+      ru->ru_utime.tv_sec = (time_t)(ex.cpu_usec / 1000000u);
+      ru->ru_utime.tv_usec = (suseconds_t)(ex.cpu_usec % 1000000u);
       pty_relay_drain(relay, 100); /* its last words */
       return 0;
     }
@@ -209,8 +213,9 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   struct pty_relay relay;
   hutch_error_t relay_err = NULL;
   if (pty_relay_begin(&relay, proc, steal_fd(&s.pty_fd), &relay_err) < 0)
-    run_timeout(&ctx); /* killed: it would run with nobody at its terminal */
-  int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, &relay, run_timeout, &ctx, run_forward, out, start, err);
+    run_timeout(&ctx);    /* killed: it would run with nobody at its terminal */
+  struct rusage ru = {0}; /* init's and all it reaped: the command's use without a cgroup */
+  int r = wait_for_exit(s.sync_fd, proc->timeout, &fw, &relay, run_timeout, &ctx, run_forward, out, &ru, start, err);
   pty_relay_stop(&relay);
   if (relay_err != NULL) {
     hutch_error_free(err);
@@ -225,13 +230,28 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     out->signal = SIGKILL;
     r = 0;
   }
-  int wstatus;
-  struct rusage ru = {0}; /* init's and all it reaped: the command's use without a cgroup */
-  while (wait4(s.pid, &wstatus, 0, &ru) < 0 && errno == EINTR)
-    ;
-  /* Init is reaped (for its status): the teardown does the rest, and
-   * reports what the proxy and the cgroup counted, final now. */
+  /* Init's exit tears the sandbox's namespaces down (its mounts: about
+   * 0.3 ms).  It is waited for here only where what follows needs init
+   * gone: its status after a failure, the cgroup to remove (and its final
+   * counts), the fuse daemon and the proxy, which end with it, and a kept
+   * sandbox's record (hutch ps must not see it running).  Else the
+   * teardown's own steps (the audit log's end, the state directory) run
+   * meanwhile, and init is reaped after them: never left to the caller's
+   * reaper, which may not reap (a program that is PID 1 of a container
+   * would gather a zombie per sandbox).  The command's usage came with
+   * SYNC_EXIT. */
   bool had_cgroup = s.cg.path != NULL;
+  int wstatus = 0;
+  bool reaped = false;
+  if (r < 0 || had_cgroup || s.fuse.pid > 0 || s.net.enabled || cfg->keep) {
+    double reap_start = monotonic_seconds();
+    while (wait4(s.pid, &wstatus, 0, r < 0 ? &ru : NULL) < 0 && errno == EINTR)
+      ;
+    reaped = true;
+    hutch_debug("end: init's exit %.3f ms after the command's", (monotonic_seconds() - reap_start) * 1e3);
+  }
+  /* The teardown does the rest, and reports what the proxy and the cgroup
+   * counted, final now. */
   struct teardown t;
   teardown_from_started(&t, &s);
   t.pid = -1;
@@ -276,6 +296,12 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
       hutch_log_error(HUTCH_LOG_WARNING, copy_err);
       hutch_error_free(&copy_err);
     }
+  }
+  if (!reaped) {
+    double reap_start = monotonic_seconds();
+    while (waitpid(s.pid, NULL, 0) < 0 && errno == EINTR)
+      ;
+    hutch_debug("end: init's exit %.3f ms after the teardown", (monotonic_seconds() - reap_start) * 1e3);
   }
   started_release(&s);
   out->wall_seconds = monotonic_seconds() - start;

@@ -166,11 +166,12 @@ static void step_audit_end(struct teardown *t) {
   if (t->audit_done)
     return;
   t->audit_done = true;
+  struct audit_rec cmd = {0};
   if (t->audit_cmd != NULL)
-    audit_cmd_end(t->audit_cmd, t->audit_exit, "not waited for", t->audit_rusage);
-  t->audit_cmd = NULL;
-  audit_sandbox_end(t->state_fd, t->id, t->end_reason ? t->end_reason : "removed",
+    cmd = audit_cmd_finish(steal_pointer(&t->audit_cmd), t->audit_exit, "not waited for", t->audit_rusage);
+  audit_sandbox_end(t->state_fd, t->id, cmd.data ? &cmd : NULL, t->end_reason ? t->end_reason : "removed",
                     t->proxy_log[0] ? t->proxy_log : NULL, t->audit_copy, !t->keep);
+  audit_rec_free(&cmd);
 }
 
 static int step_remove_state_dir(struct teardown *t, hutch_error_t *err) {
@@ -182,21 +183,30 @@ static int step_remove_state_dir(struct teardown *t, hutch_error_t *err) {
   return 0;
 }
 
+/* Each step's time to the debug log (HUTCH_DEBUG), as a start's steps. */
+#define TIMED(name, call)                                                                                              \
+  ({                                                                                                                   \
+    double t0_ = monotonic_seconds();                                                                                  \
+    __auto_type r_ = call;                                                                                             \
+    hutch_debug("teardown: %s %.3f ms", name, (monotonic_seconds() - t0_) * 1e3);                                      \
+    r_;                                                                                                                \
+  })
+
 int sandbox_teardown(struct teardown *t, hutch_error_t *err) {
   /* Nothing else is safe while init may still run. */
-  if (step_stop_init(t, err) < 0)
+  if (TIMED("stop init", step_stop_init(t, err)) < 0)
     return -1;
   step_stop_fuse(t);
   step_stop_network(t);
-  int r = step_remove_cgroup(t, err);
+  int r = TIMED("remove cgroup", step_remove_cgroup(t, err));
   /* A cgroup left behind keeps the state directory, which records it, so
    * that `hutch rm` can retry; a failed start has no record to retry
    * from, and goes whole. */
   if (r < 0 && !t->best_effort)
     return -1;
-  step_audit_end(t);
+  TIMED("audit end", (step_audit_end(t), 0));
   hutch_error_t dir_err = NULL;
-  if (step_remove_state_dir(t, r < 0 ? &dir_err : err) < 0 && r == 0)
+  if (TIMED("remove state dir", step_remove_state_dir(t, r < 0 ? &dir_err : err)) < 0 && r == 0)
     r = -1;
   hutch_error_free(&dir_err);
   return r;

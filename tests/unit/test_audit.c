@@ -244,7 +244,7 @@ int main(void) {
       if (i % 3 == 2)
         bad += audit_append(dfd, "a.jsonl", 0, &r, &err) < 0;
       else
-        bad += audit_log_append_n(i % 3 ? &l2 : &l1, 0, &r, 1, NULL, &err) < 0;
+        bad += audit_log_append_n(i % 3 ? &l2 : &l1, 0, &r, 1, &err) < 0;
       hutch_error_free(&err);
       audit_rec_free(&r);
     }
