@@ -31,7 +31,7 @@
 
 #include "archive_dl.h"
 #include "curl_dl.h"
-#include "dockerfile_add.h"
+#include "dockerfile_build.h"
 #include "download.h"
 #include "net_host.h"
 #include "policy.h"

@@ -14,7 +14,6 @@
 #include <unistd.h>
 
 #include "build_layer.h"
-#include "dockerfile_add.h"
 #include "dockerfile_build.h"
 #include "idmap.h"
 #include "image_layers.h"
