@@ -3,8 +3,8 @@
 # (ENV, ARG, WORKDIR, USER, COPY --chown, COPY --from, .dockerignore, the
 # image's defaults), the layer cache (a rebuild reuses every layer, a changed
 # file rebuilds from its COPY on), refused instructions with file:line, a
-# hostile context (links out of it), and LIS's own docker/Dockerfile on the
-# Debian test image.
+# hostile context (links out of it), and LIS's own docker/Dockerfile, its
+# base in a loopback registry and its downloads served by the test.
 . "${HUTCH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 
 work=$(hutch_test_tmpdir) || exit 1
@@ -411,9 +411,9 @@ fi
 #   Debian test image with a test base's configuration on top: the test CA
 #   in the system's trust store, and /etc/pip.conf naming pip's index and
 #   allowing installs into the system's python (Debian's is externally
-#   managed; python:3.11-slim's is not).  The FROM line is changed to name it.
-# - apt-get: the Debian mirror of this host's apt sources (read now, never
-#   written down), the image's own sources.list naming the same mirror.
+#   managed; python:3.11-slim's is not), and /etc/apt/sources.list naming
+#   the Debian mirror of this host's apt sources (read now, never written
+#   down), which apt-get reads.  The FROM line is changed to name it.
 # - https://astral.sh/uv/install.sh and https://pypi.org/simple: one TLS
 #   server on loopback with a certificate of the test CA, the policy
 #   resolving both names to 127.0.0.1.  It serves a stand-in installer that
@@ -505,8 +505,14 @@ for a in sys.stdin.read().split():
     echo "resolve = astral.sh=127.0.0.1"
     echo "resolve = pypi.org=127.0.0.1"
   } >"$l/net.policy"
-  printf 'FROM %s\nCOPY hutch-test-ca.crt /usr/local/share/ca-certificates/\nCOPY pip.conf /etc/pip.conf\nRUN update-ca-certificates\n' \
-    "$debian" >"$l/base/Dockerfile"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main" >"$l/base/sources.list"
+  cat >"$l/base/Dockerfile" <<EOF
+FROM $debian
+COPY hutch-test-ca.crt /usr/local/share/ca-certificates/
+COPY pip.conf /etc/pip.conf
+COPY sources.list /etc/apt/sources.list
+RUN update-ca-certificates
+EOF
   registry_start "$l/registry" 2>/dev/null
   ref=$REGISTRY_ADDR/library/python:3.11-slim
   tap_ok "the test base builds" "$HUTCH_BIN" rootfs build -f "$l/base/Dockerfile" --name lis-base "$l/base"
@@ -525,6 +531,7 @@ for a in sys.stdin.read().split():
   for h in "$mhost" astral.sh pypi.org; do
     tap_like "$blog" "\"host\":\"$h\".*\"decision\":\"allow\"" "the build reached $h through its proxy"
   done
+  tap_is "$(find "$HUTCH_STORE/images" -maxdepth 2 -name proxy.log | wc -l)" 0 "the proxy's lines are not left in the store"
   tap_is "$(python3 -c '
 import json, sys
 print(" ".join(sorted({r["path"].strip("/").split("/")[0] + ("/" + r["path"].split("/")[2] if r["path"].startswith("/simple/") else "")
@@ -558,7 +565,7 @@ stand-in numpy stand-in chardet" "apt's packages, uv on PATH, the pip packages i
   tap_is "$(cat "$RUN_DIR/files/answer.txt" 2>&1)" "ignore /testbed uv 0.0.0 (stand-in)" \
     "its commands see the image's environment and tools"
 else
-  tap_skip "$lis_skip" 16
+  tap_skip "$lis_skip" 17
 fi
 
 tap_done
