@@ -155,6 +155,18 @@ static int run_in(struct df_builder *b, struct df_stage *st, struct hutch_sandbo
   return 0;
 }
 
+/* The proxy's audit lines of a RUN step (its sandbox's every request and
+ * decision, written by hutch's proxy when the sandbox is destroyed) go to
+ * the build log, as ADD's do: the log then says what the build reached.
+ * Read with a bound and removed, so the stage commits without it. */
+static void log_proxy_lines(struct df_builder *b, int stage_fd) {
+  size_t len = 0;
+  _cleanup_free_ char *lines = read_regular_file_at(stage_fd, "proxy.log", 4 << 20, &len);
+  unlinkat(stage_fd, "proxy.log", 0);
+  if (lines && len && b->log_fd >= 0 && write(b->log_fd, lines, len) < 0)
+    hutch_warn("build: write the proxy's lines to the build log: %s", strerror(errno));
+}
+
 int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_instr *in, char **argv, const char *key,
                  hutch_error_t *err) {
   struct store_stage stage = {.fd = -1};
@@ -163,6 +175,7 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
   if (store_stage_begin(b->store, &stage, err) < 0)
     return -1;
   _cleanup_free_ char *state_dir = xasprintf("%s/tmp/%s/state", hutch_store_path(b->store), stage.name);
+  _cleanup_free_ char *proxy_log = xasprintf("%s/tmp/%s/proxy.log", hutch_store_path(b->store), stage.name);
   struct hutch_sandbox_config cfg = {
       .rootfs = st->top.rootfs,
       .rootfs_lowers = (const char *const *)st->top.lowers,
@@ -175,6 +188,7 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
       .net = b->net ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
       .net_allow = (const char *const *)b->allow,
       .net_policy = b->net ? b->o->net_policy : NULL,
+      .net_audit_log = b->net ? proxy_log : NULL,
   };
   if (hutch_sandbox_create(&cfg, &sb, err) < 0)
     goto out;
@@ -189,6 +203,8 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
   build_prune_sandbox_files(stage.rootfs, &st->top);
   int r = hutch_sandbox_destroy(sb, err);
   sb = NULL;
+  if (b->net)
+    log_proxy_lines(b, stage.fd);
   if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {
     if (err && *err == NULL)
       hutch_error_sys(err, "remove %s", state_dir);
@@ -200,6 +216,8 @@ out:
     _cleanup_error_ hutch_error_t e = NULL;
     if (hutch_sandbox_destroy(sb, &e) < 0)
       hutch_warn("build: %s", e->msg);
+    if (b->net && stage.fd >= 0)
+      log_proxy_lines(b, stage.fd);
   }
   if (stage.fd >= 0)
     store_stage_abort(b->store, &stage);

@@ -3,8 +3,8 @@
 # (ENV, ARG, WORKDIR, USER, COPY --chown, COPY --from, .dockerignore, the
 # image's defaults), the layer cache (a rebuild reuses every layer, a changed
 # file rebuilds from its COPY on), refused instructions with file:line, a
-# hostile context (links out of it), and LIS's own docker/Dockerfile on the
-# Debian test image.
+# hostile context (links out of it), and LIS's own docker/Dockerfile, its
+# base in a loopback registry and its downloads served by the test.
 . "${HUTCH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 
 work=$(hutch_test_tmpdir) || exit 1
@@ -404,37 +404,168 @@ else
 fi
 
 # ---- LIS's docker/Dockerfile ------------------------------------------------------------
-# The file as LIS ships it (tests/golden/lis-docker/Dockerfile), with FROM
-# pointed at the Debian test image and its downloads (apt, uv's installer,
-# pip) made no-ops: the test machine has no internet.  Every other line is
-# unchanged.
+# The file as LIS ships it (tests/golden/lis-docker/Dockerfile), its
+# downloads served as the internet would serve them, from loopback and the
+# host's Debian mirror, through the build's proxy:
+# - FROM python:3.11-slim: an image in a docker-registry on loopback, the
+#   Debian test image with a test base's configuration on top: the test CA
+#   in the system's trust store, and /etc/pip.conf naming pip's index and
+#   allowing installs into the system's python (Debian's is externally
+#   managed; python:3.11-slim's is not), and /etc/apt/sources.list naming
+#   the Debian mirror of this host's apt sources (read now, never written
+#   down), which apt-get reads.  The FROM line is changed to name it.
+# - https://astral.sh/uv/install.sh and https://pypi.org/simple: one TLS
+#   server on loopback with a certificate of the test CA, the policy
+#   resolving both names to 127.0.0.1.  It serves a stand-in installer that
+#   puts a stand-in uv in ~/.local/bin, and stand-in wheels of the seven
+#   packages (PyPI is outside the product); pip's entry is the version the
+#   image has, so `pip install --upgrade pip` keeps the real one.  The
+#   server listens on port 443 where it may (as root); as a user it cannot,
+#   and the installer's URL gets the server's port: a second changed line.
 lis=$HUTCH_SRCDIR/tests/golden/lis-docker/Dockerfile
-if debian=$(hutch_test_rootfs debian 2>/dev/null); then
-  mkdir -p "$work/lis"
-  sed -e "s|^FROM python:3.11-slim|FROM $debian|" \
-    -e 's|apt-get update -y && apt-get upgrade -y|true|' -e 's|apt-get install -y .* \&\&|true \&\&|' \
-    -e 's|curl -LsSf https://astral.sh/uv/install.sh \| sh|true|' \
-    -e 's|pip install --upgrade pip|true|' -e 's|pip install numpy .*|true|' "$lis" >"$work/lis/Dockerfile"
-  tap_is "$(diff "$lis" "$work/lis/Dockerfile" | grep -c '^>')" 6 "six lines of LIS's Dockerfile changed: FROM and five downloads"
-  tap_ok "LIS's Dockerfile builds" "$HUTCH_BIN" rootfs build -f "$work/lis/Dockerfile" --name lis "$work/lis"
+lis_skip=
+mirror=$(grep -rhoE '^(deb|URIs:)[[:space:]]+https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d 2>/dev/null |
+  awk '{print $2}' | grep -m1 '/debian/\?$')
+mirror=${mirror%/}
+mhost=$(sed -E 's#^https?://([^/:]+).*#\1#' <<<"$mirror")
+if ! debian=$(hutch_test_rootfs debian 2>/dev/null); then
+  lis_skip="the Debian test rootfs is not available"
+elif ! command -v docker-registry >/dev/null || ! command -v openssl >/dev/null; then
+  lis_skip="docker-registry or openssl is not installed"
+elif [ -z "$mirror" ]; then
+  lis_skip="no Debian mirror in the host's apt sources"
+elif ! curl -fsS -o /dev/null --max-time 10 "$mirror/dists/bookworm/Release" 2>/dev/null; then
+  lis_skip="the Debian mirror $mhost is not reachable from this host"
+fi
+if [ -z "$lis_skip" ]; then
+  l=$work/lis
+  mkdir -p "$l/base" "$l/ctx" "$l/pub/uv"
+  # The test CA and the server's certificate for both names.
+  openssl req -x509 -newkey rsa:2048 -nodes -days 2 -subj "/CN=hutch test CA" \
+    -keyout "$l/ca.key" -out "$l/base/hutch-test-ca.crt" >/dev/null 2>&1
+  openssl req -newkey rsa:2048 -nodes -subj /CN=astral.sh -keyout "$l/srv.key" -out "$l/srv.csr" >/dev/null 2>&1
+  printf 'subjectAltName=DNS:astral.sh,DNS:pypi.org\nbasicConstraints=CA:FALSE\nauthorityKeyIdentifier=keyid\n' >"$l/ext"
+  openssl x509 -req -in "$l/srv.csr" -CA "$l/base/hutch-test-ca.crt" -CAkey "$l/ca.key" -CAcreateserial \
+    -days 2 -extfile "$l/ext" -out "$l/srv.crt" >/dev/null 2>&1
+  cat >"$l/pub/uv/install.sh" <<'EOF'
+#!/bin/sh
+# A stand-in for uv's installer: a stand-in uv where the real one goes.
+set -eu
+bin=${XDG_BIN_HOME:-$HOME/.local/bin}
+mkdir -p "$bin"
+printf '#!/bin/sh\necho "uv 0.0.0 (stand-in)"\n' >"$bin/uv"
+chmod 755 "$bin/uv"
+echo "installed uv to $bin"
+EOF
+  pipv=$("$HUTCH_BIN" exec --rootfs "$debian" -- python3 -c 'import pip; print(pip.__version__)' 2>/dev/null)
+  python3 "$HUTCH_SRCDIR/tests/lib/make-pip-index.py" "$l/pub/simple" "pip==$pipv" \
+    numpy sympy scipy matplotlib mpmath ipython chardet
+  python3 - "$l/pub" "$l/srv.crt" "$l/srv.key" "$l/port" "$l/requests.log" 2>"$l/server.log" <<'EOF' &
+import functools, http.server, json, os, ssl, sys
+root, cert, key, portfile, log = sys.argv[1:6]
+class Handler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        with open(log, "a") as f:
+            f.write(json.dumps({"host": self.headers.get("Host"), "path": self.path}) + "\n")
+for port in (443, 0):
+    try:
+        srv = http.server.ThreadingHTTPServer(("127.0.0.1", port), functools.partial(Handler, directory=root))
+        break
+    except OSError:
+        pass
+ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+ctx.load_cert_chain(cert, key)
+srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
+with open(portfile + ".tmp", "w") as f:
+    f.write(str(srv.server_address[1]))
+os.rename(portfile + ".tmp", portfile)
+srv.serve_forever()
+EOF
+  tls_pid=$!
+  trap 'kill $tls_pid 2>/dev/null; registry_stop_all; cleanup' EXIT
+  for _ in $(seq 100); do
+    [ -s "$l/port" ] && break
+    sleep 0.1
+  done
+  tport=$(cat "$l/port")
+  at_port=$([ "$tport" = 443 ] || echo ":$tport")
+  printf '[global]\nindex-url = https://pypi.org%s/simple\nbreak-system-packages = true\n' "$at_port" >"$l/base/pip.conf"
+  {
+    echo "[network]"
+    echo "allow = $mhost"
+    # A mirror that resolves to a refused class (a local cache) is allowed
+    # the honest way: exactly the addresses the host resolves it to.
+    getent ahostsv4 "$mhost" | awk '{print $1}' | sort -u | python3 -c "
+import ipaddress, sys
+for a in sys.stdin.read().split():
+    if not ipaddress.ip_address(a).is_global:
+        print('allow_address = ' + a)"
+    echo "allow = astral.sh:$tport"
+    echo "allow = pypi.org:$tport"
+    echo "resolve = astral.sh=127.0.0.1"
+    echo "resolve = pypi.org=127.0.0.1"
+  } >"$l/net.policy"
+  echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $mirror bookworm main" >"$l/base/sources.list"
+  cat >"$l/base/Dockerfile" <<EOF
+FROM $debian
+COPY hutch-test-ca.crt /usr/local/share/ca-certificates/
+COPY pip.conf /etc/pip.conf
+COPY sources.list /etc/apt/sources.list
+RUN update-ca-certificates
+EOF
+  registry_start "$l/registry" 2>/dev/null
+  ref=$REGISTRY_ADDR/library/python:3.11-slim
+  tap_ok "the test base builds" "$HUTCH_BIN" rootfs build -f "$l/base/Dockerfile" --name lis-base "$l/base"
+  tap_ok "and is pushed to the local registry as python:3.11-slim" env -u http_proxy -u https_proxy \
+    "$HUTCH_BIN" rootfs push lis-base "docker://$ref" --tls-verify=false
+  sed -e "s|^FROM python:3.11-slim|FROM $ref|" \
+    -e "s|https://astral.sh/uv/install.sh|https://astral.sh$at_port/uv/install.sh|" "$lis" >"$l/ctx/Dockerfile"
+  tap_is "$(diff "$lis" "$l/ctx/Dockerfile" | grep -c '^>')" "$([ -z "$at_port" ] && echo 1 || echo 2)" \
+    "LIS's Dockerfile: FROM changed$([ -n "$at_port" ] && echo ", and the installer's port")"
+  start=$(date +%s.%N)
+  tap_ok "LIS's Dockerfile builds" env -u http_proxy -u https_proxy "$HUTCH_BIN" rootfs build \
+    -f "$l/ctx/Dockerfile" --tls-verify=false --net proxy --net-policy "$l/net.policy" --name lis "$l/ctx"
+  echo "# LIS's Dockerfile built in $(echo "$(date +%s.%N) - $start" | bc) s"
+  tap_like "$tap_stderr" "is not in the store: pulling docker://$ref" "its base is pulled from the registry"
+  blog=$(cat "$HUTCH_STORE/logs/build-lis.log" 2>/dev/null)
+  for h in "$mhost" astral.sh pypi.org; do
+    tap_like "$blog" "\"host\":\"$h\".*\"decision\":\"allow\"" "the build reached $h through its proxy"
+  done
+  tap_is "$(find "$HUTCH_STORE/images" -maxdepth 2 -name proxy.log | wc -l)" 0 "the proxy's lines are not left in the store"
+  tap_is "$(python3 -c '
+import json, sys
+print(" ".join(sorted({r["path"].strip("/").split("/")[0] + ("/" + r["path"].split("/")[2] if r["path"].startswith("/simple/") else "")
+                       for r in map(json.loads, open(sys.argv[1]))})))' "$l/requests.log" 2>&1)" \
+    "simple/chardet simple/ipython simple/matplotlib simple/mpmath simple/numpy simple/pip simple/scipy simple/sympy uv" \
+    "the installer and pip's index were fetched from the loopback server"
   tap_ok "the image has LIS's environment" "$HUTCH_BIN" exec --rootfs lis -- /bin/sh -c \
     'pwd; echo "$PATH $PIP_ROOT_USER_ACTION $DEBIAN_FRONTEND"; test -d /root/.local/bin && echo dirs; debconf-show tzdata 2>/dev/null | grep -c Los_Angeles'
   tap_is "$tap_stdout" "/testbed
 /root/.local/bin:/root/.cargo/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin ignore noninteractive
 dirs
 1" "WORKDIR /testbed, ENV, the RUN steps' files"
+  tap_ok "and what its downloads installed" "$HUTCH_BIN" exec --rootfs lis -- /bin/sh -c \
+    'for t in curl wget git make gcc g++; do command -v $t >/dev/null || echo "no $t"; done
+     test -e /var/lib/apt/lists/lock && echo "apt lists left"
+     command -v uv; uv --version; pip --version | cut -d" " -f1-2
+     python3 -c "import numpy, sympy, scipy, matplotlib, mpmath, ipython, chardet; print(numpy.WORD, chardet.WORD)"'
+  tap_is "$tap_stdout" "/root/.local/bin/uv
+uv 0.0.0 (stand-in)
+pip $pipv
+stand-in numpy stand-in chardet" "apt's packages, uv on PATH, the pip packages importable, pip itself kept"
   tap_like "$(meta_image lis)" '"cmd": \["/bin/bash"\]' "CMD is recorded"
   # hutch run on the result, against the scripted mock model.
   . "$HUTCH_SRCDIR/tests/lib/agent.sh"
-  trap 'mock_stop; cleanup' EXIT
-  mock_start '[{"calls": [["execute_bash", {"command": "echo $PIP_ROOT_USER_ACTION $(pwd) >/testbed/output/answer.txt"}]]},
+  trap 'mock_stop; kill $tls_pid 2>/dev/null; registry_stop_all; cleanup' EXIT
+  mock_start '[{"calls": [["execute_bash", {"command": "echo $PIP_ROOT_USER_ACTION $(pwd) $(uv --version) >/testbed/output/answer.txt"}]]},
     {"calls": [["submit", {}]]}]'
   tap_status 0 "hutch run on the image built from LIS's Dockerfile" "$HUTCH_BIN" run --query q \
     --base-url "$MOCK_URL" --model m --rootfs lis --output-dir "$AGENT_OUT" --quiet
   run_dir
-  tap_is "$(cat "$RUN_DIR/files/answer.txt" 2>&1)" "ignore /testbed" "its commands see the image's environment"
+  tap_is "$(cat "$RUN_DIR/files/answer.txt" 2>&1)" "ignore /testbed uv 0.0.0 (stand-in)" \
+    "its commands see the image's environment and tools"
 else
-  tap_skip "the Debian test rootfs is not available" 6
+  tap_skip "$lis_skip" 17
 fi
 
 tap_done
