@@ -224,6 +224,12 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
     hutch_error_free(&relay_err);
     r = -1;
   }
+  /* Whether init sent SYNC_EXIT with what it and all it reaped used.  A
+   * sandbox killed whole (a timeout, its caller's death) has no such
+   * count: the processes its pid namespace's end kills are reaped by the
+   * kernel, which counts them nowhere, so without a cgroup the usage is
+   * unknown, not init's alone. */
+  bool reported = r >= 0;
   if (r < 0 && (out->timed_out || sandbox_parent_died())) {
     /* Killed on timeout or with its caller before init could report: that is the report. */
     hutch_error_free(err);
@@ -261,7 +267,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   t.best_effort = true;
   t.audit_cmd = audit;
   t.audit_exit = out;
-  t.audit_rusage = &ru;
+  t.audit_rusage = reported ? &ru : NULL;
   t.end_reason = "the command ended";
   t.audit_copy = cfg->audit_copy;
   hutch_error_t cleanup_err = NULL;

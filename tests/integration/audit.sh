@@ -40,6 +40,14 @@ tap_is "$(field "$log" 3 'r["reason"], r["seq"]')" "('the command ended', 3)" "e
 tap_ok "hutch audit FILE verifies it" "$HUTCH_BIN" audit "$log"
 tap_like "$tap_stdout" "verified, 3 records, ended" "and says so"
 tap_unlike "$tap_stdout" $'\033' "the sandbox's escape sequence is never printed raw"
+# A sandbox killed whole on its timeout, without a cgroup: its processes
+# die with the pid namespace, reaped by no one who counts them, so their
+# use is unknown; it is recorded as unknown, not as init's alone.
+tlog=$tmp/timeout.jsonl
+tap_status 124 "a one-shot killed on its timeout" \
+  "$HUTCH_BIN" exec --rootfs "$img" --no-cgroups --timeout 1 --audit "$tlog" -- sh -c 'while :; do :; done'
+tap_is "$(field "$tlog" 2 'r["result"], r["cpu_seconds"], r["memory_peak"]')" "('timeout', None, None)" \
+  "its command record has its CPU and memory as unknown"
 id=$(field "$log" 1 'r["sandbox"]')
 tap_ok "the one-shot's log is also kept in the state directory's archive" \
   cmp "$log" "$HUTCH_STATE_DIR/.audit/$id.jsonl"
