@@ -123,10 +123,17 @@ def install(sb, lang: str, prog: str, libraries: Sequence[str], cwd: Optional[st
         what += ": the sandbox has no network"
         hint = 'libraries are installed through the proxy: Sandbox(..., net="proxy", allow=[the package index])'
     else:
-        tail = r.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]
+        # The installer's words are the sandbox's: escaped, so that a
+        # printed error cannot drive the terminal it is shown on.
+        tail = [_escape(x) for x in r.stderr.decode("utf-8", "replace").strip().splitlines()[-3:]]
         what += (": " + " / ".join(tail)) if tail else ""
         hint = "see the installer's output in the error's result.stderr"
     raise LibraryError(what, hint, r, refused)
+
+
+def _escape(text: str) -> str:
+    """text with C0 and C1 control characters (and DEL) as \\xNN escapes."""
+    return "".join(c if c.isprintable() or c == " " else f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" for c in text)
 
 
 def resolve(lang: str) -> str:

@@ -160,3 +160,12 @@ def test_interpreter_answers_cannot_be_forged(deb):
         else:
             assert r.stdout == "" and r.value == "'slow'"
         assert it.run("3 * 3").value == "9"
+
+
+def test_installer_output_in_errors_is_escaped():
+    # A failed install's error quotes the installer's last lines, which the
+    # sandbox wrote: an OSC 52 (clipboard) or a cursor move stays inert text.
+    from hutch._code import _escape
+
+    assert _escape("ok \x1b]52;c;aGk=\x07 \x9b2J\x7f\u202e") == "ok \\x1b]52;c;aGk=\\x07 \\x9b2J\\x7f\\u202e"
+    assert _escape("plain text: é, 中") == "plain text: é, 中"
