@@ -49,6 +49,7 @@ struct bench_opts {
   char *reward_rootfs, *reward_memory;
   double reward_timeout;
   const char *hutch; /* the hutch binary */
+  char *agent;       /* hutch-agent, as `hutch run` finds it; NULL: run `hutch run` */
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
   struct settings s; /* those options as hutch run resolves them */
@@ -102,8 +103,15 @@ struct bench_child {
 };
 int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
                 hutch_error_t *err);
+/* The same with the program's path apart from argv[0]. */
+int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int out,
+                     int errfd, hutch_error_t *err);
 /* The same with stdin from an fd (-1: /dev/null). */
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err);
+/* hutch-agent, where `hutch run` would find it (beside the hutch binary,
+ * else in the libexec directory), to start it without the exec of hutch
+ * in between; NULL when there is none there (then `hutch run` says why). */
+char *bench_agent_program(const char *hutch);
 /* capture: a pipe read end drained meanwhile into *buf, at most cap bytes
  * kept (the rest read and dropped); -1 for none. */
 int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);

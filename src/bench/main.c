@@ -411,7 +411,9 @@ int main(int argc, char **argv) {
   }
   const char *self = getenv("HUTCH_SELF");
   o.hutch = self && *self ? self : HUTCH_BINDIR "/hutch";
+  o.agent = bench_agent_program(o.hutch);
   r = run(&o);
+  free(o.agent);
   bench_opts_free(&o);
   return r;
 }

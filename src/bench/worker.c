@@ -286,8 +286,11 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   {
     const char **argv = xcalloc(o->n_agent + topts.n_args + 12, sizeof(char *));
     size_t n = 0;
-    argv[n++] = o->hutch;
-    argv[n++] = "run";
+    /* hutch-agent itself, as `hutch run` would exec it (its argv[0] is the
+     * verb): one exec fewer per task. */
+    argv[n++] = o->agent ? "run" : o->hutch;
+    if (!o->agent)
+      argv[n++] = "run";
     for (size_t i = 0; i < o->n_agent; i++)
       argv[n++] = o->agent_argv[i];
     /* The task's own settings come last: they win. */
@@ -314,7 +317,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     struct bench_child c;
     hutch_error_t err = NULL;
     spawned = monotonic_seconds();
-    int r = bench_spawn(&c, (char *const *)argv, query, ofd, lfd, &err);
+    int r = bench_spawn_path(&c, o->agent ? o->agent : o->hutch, (char *const *)argv, query, ofd, lfd, &err);
     free(argv);
     if (ofd >= 0)
       close(ofd);
