@@ -144,33 +144,33 @@ static bool auth_failure(const char *log_path) {
   return text && (strstr(text, "answered HTTP 401") || strstr(text, "answered HTTP 403"));
 }
 
-/* The run's token count, from its trajectory.json (hutch.usage). */
-static void add_usage(cJSON *res, const char *run_dir) {
+/* The run's trajectory.json, read once for its usage and timings; NULL
+ * without one. */
+static cJSON *load_trajectory(const char *run_dir) {
   if (run_dir == NULL)
-    return;
+    return NULL;
   _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
   size_t len = 0;
   _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
-  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  return text ? cJSON_ParseWithLength(text, len) : NULL;
+}
+
+/* The run's token count (hutch.usage). */
+static void add_usage(cJSON *res, const cJSON *t) {
   const cJSON *u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "usage");
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, "total_tokens");
   if (cJSON_IsNumber(n))
     cJSON_AddNumberToObject(res, "tokens", n->valuedouble);
-  cJSON_Delete(t);
 }
 
 /* hutch's own cost of the task, by phase (results.jsonl "timings"): from
  * the run's hutch.timings (monotonic times, the same clock as ours) and
  * its steps' model and tool times; "own" is the task's time less the
  * model's and the tools'. */
-static void add_timings(cJSON *res, const char *run_dir, double spawned, double exited, double reward, double elapsed) {
+static void add_timings(cJSON *res, const cJSON *t, double spawned, double exited, double reward, double elapsed) {
   cJSON *tm = cJSON_CreateObject();
   double model = 0, tools = 0;
-  if (run_dir && spawned > 0) {
-    _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
-    size_t len = 0;
-    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
-    cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  if (t && spawned > 0) {
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "timings");
     const cJSON *st;
     cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(t, "steps")) {
@@ -194,7 +194,6 @@ static void add_timings(cJSON *res, const char *run_dir, double spawned, double 
       /* The sandbox's removal and the process's exit. */
       cJSON_AddNumberToObject(tm, "teardown", exited - saved->valuedouble);
     }
-    cJSON_Delete(t);
   }
   cJSON_AddNumberToObject(tm, "model", model);
   cJSON_AddNumberToObject(tm, "tools", tools);
@@ -398,8 +397,10 @@ done:;
   double elapsed = monotonic_seconds() - start;
   cJSON_AddNumberToObject(res, "elapsed_seconds", elapsed);
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
-  add_usage(res, run_dir);
-  add_timings(res, run_dir, spawned, exited, reward_time, elapsed);
+  cJSON *traj = load_trajectory(run_dir);
+  add_usage(res, traj);
+  add_timings(res, traj, spawned, exited, reward_time, elapsed);
+  cJSON_Delete(traj);
   if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
     cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);
   if (fatal)
