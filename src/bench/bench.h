@@ -103,9 +103,10 @@ struct bench_child {
 };
 int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
                 hutch_error_t *err);
-/* The same with the program's path apart from argv[0]. */
-int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int out,
-                     int errfd, hutch_error_t *err);
+/* The same with the program's path apart from argv[0], and stdin from
+ * in_fd when stdin_path is NULL and in_fd >= 0. */
+int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int in_fd,
+                     int out, int errfd, hutch_error_t *err);
 /* The same with stdin from an fd (-1: /dev/null). */
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err);
 /* hutch-agent, where `hutch run` would find it (beside the hutch binary,

@@ -65,9 +65,11 @@ int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, 
   return spawn(c, argv[0], argv, in, out, errfd, err);
 }
 
-int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int out,
-                     int errfd, hutch_error_t *err) {
+int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int in_fd,
+                     int out, int errfd, hutch_error_t *err) {
   memset(c, 0, sizeof(*c));
+  if (stdin_path == NULL && in_fd >= 0)
+    return spawn(c, path, argv, in_fd, out, errfd, err);
   _cleanup_close_ int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0)
     return hutch_error_sys(err, "open %s", stdin_path ? stdin_path : "/dev/null");
@@ -76,7 +78,7 @@ int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[]
 
 int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
                 hutch_error_t *err) {
-  return bench_spawn_path(c, argv[0], argv, stdin_path, out, errfd, err);
+  return bench_spawn_path(c, argv[0], argv, stdin_path, -1, out, errfd, err);
 }
 
 static void drain(int fd, char **buf, size_t *len, size_t cap) {
