@@ -50,6 +50,10 @@ struct bench_opts {
   double reward_timeout;
   const char *hutch; /* the hutch binary */
   char *agent;       /* hutch-agent, as `hutch run` finds it; NULL: run `hutch run` */
+  /* The scoring driver's directory, written once per run and bound
+   * read-only into every scoring sandbox; NULL: each scoring writes its own
+   * into its directory. */
+  char *driver_dir;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
   struct settings s; /* those options as hutch run resolves them */
@@ -113,6 +117,9 @@ int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, 
  * else in the libexec directory), to start it without the exec of hutch
  * in between; NULL when there is none there (then `hutch run` says why). */
 char *bench_agent_program(const char *hutch);
+/* OUT/runs/.reward-driver with the scoring driver (driver.py), for
+ * bench_opts.driver_dir; NULL when it cannot be written. */
+char *bench_py_driver_dir(const char *out);
 /* capture: a pipe read end drained meanwhile into *buf, at most cap bytes
  * kept (the rest read and dropped); -1 for none. */
 int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);

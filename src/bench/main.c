@@ -274,6 +274,9 @@ static int run(struct bench_opts *o) {
   fprintf(stderr, ", %ld workers, model %s; output %s\n", o->num_workers, o->s.model, out);
   int rc = 0;
   double start = monotonic_seconds();
+  /* One scoring driver for all the run's tasks: two files fewer per task. */
+  if (n_todo > 0 && set.has_reward)
+    o->driver_dir = bench_py_driver_dir(out);
   if (n_todo > 0 && set.has_reward)
     rc = check_reward(o, &set, out);
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
@@ -414,6 +417,7 @@ int main(int argc, char **argv) {
   o.agent = bench_agent_program(o.hutch);
   r = run(&o);
   free(o.agent);
+  free(o.driver_dir);
   bench_opts_free(&o);
   return r;
 }
