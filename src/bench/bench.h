@@ -54,6 +54,9 @@ struct bench_opts {
    * read-only into every scoring sandbox; NULL: each scoring writes its own
    * into its directory. */
   char *driver_dir;
+  /* The tasks' prompt config (the task set's prompts), written once per
+   * run; NULL: each task writes its own. */
+  char *prompt_path;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
   struct settings s; /* those options as hutch run resolves them */
@@ -117,6 +120,8 @@ int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, 
  * else in the libexec directory), to start it without the exec of hutch
  * in between; NULL when there is none there (then `hutch run` says why). */
 char *bench_agent_program(const char *hutch);
+/* The task set's prompts as a prompt config for hutch run, at path. */
+int bench_write_prompt(const struct bench_set *set, const char *path);
 /* OUT/runs/.reward-driver with the scoring driver (driver.py), for
  * bench_opts.driver_dir; NULL when it cannot be written. */
 char *bench_py_driver_dir(const char *out);

@@ -88,8 +88,8 @@ out:
   return r;
 }
 
-/* The prompt config of the task's hutch run: JSON, which YAML reads. */
-static int write_prompt(const struct bench_set *set, const char *path) {
+/* The prompt config of the tasks' hutch run: JSON, which YAML reads. */
+int bench_write_prompt(const struct bench_set *set, const char *path) {
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "system_prompt", set->system_prompt);
   cJSON_AddStringToObject(p, "instance_prompt", set->instance_prompt);
@@ -235,7 +235,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   _cleanup_free_ char *answer = xstrdup("");
   _cleanup_free_ char *run_dir = NULL;
   _cleanup_free_ char *out_opt = xasprintf("--output-dir=%s", dir);
-  _cleanup_free_ char *prompt_opt = xasprintf("--prompt-config=%s", prompt);
+  /* The run's one prompt config, else the task's own. */
+  _cleanup_free_ char *prompt_opt = xasprintf("--prompt-config=%s", o->prompt_path ? o->prompt_path : prompt);
   _cleanup_free_ char *input_opt = xasprintf("--input-dir=%s", inputs);
   double score = 0;
   int agent_exit = -1;
@@ -272,7 +273,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       goto done;
     }
   }
-  if ((qin < 0 && write_file_at(AT_FDCWD, query, problem, qlen, 0644) < 0) || write_prompt(set, prompt) < 0) {
+  if ((qin < 0 && write_file_at(AT_FDCWD, query, problem, qlen, 0644) < 0) ||
+      (o->prompt_path == NULL && bench_write_prompt(set, prompt) < 0)) {
     why = hutch_errno_format(errno, "write %s", dir);
     goto done;
   }
