@@ -41,6 +41,7 @@ struct run {
   struct prompt_config pc;
   struct trajectory traj;
   struct task_sandbox task;
+  struct git_init git;
   struct hutch_store *store;
   struct hutch_policy *policy;
   struct hutch_image image;
@@ -102,6 +103,14 @@ static int fail_error(struct run *r, hutch_error_t *err, int code) {
   }
   hutch_error_free(err);
   return code;
+}
+
+/* The working directory's git init, done before anything may look at it
+ * (the copy-in when it writes there, the first tool, --verify, the
+ * copy-back); logged once. */
+static void git_wait(struct run *r) {
+  if (git_init_finish(&r->git, &r->task))
+    run_log(r, "git init in %s: %d", r->pc.working_dir, r->git.status);
 }
 
 /* <output-dir>/YYYYMMDD_HHMMSS, with _1, _2... when taken. */
@@ -466,6 +475,7 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
         tr.observation = xstrdup("ERROR: not run: submit was called before this call.");
         tr.exit_code = -1;
       } else {
+        git_wait(r);
         tools_run(&env, c->name, c->arguments, &tr);
       }
       run_log(r, "step %ld: %s %.200s -> %s%d (%.3f s)", r->steps, c->name, c->arguments,
@@ -597,9 +607,11 @@ int agent_run(const struct settings *s) {
     code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
     goto teardown;
   }
-  run_log(&r, "git init in %s: %d", r.pc.working_dir, git_init_working_dir(&r.task, r.pc.working_dir));
+  git_init_start(&r.git, &r.task, r.pc.working_dir);
   if (s->input_dir) {
     struct hutch_copy_report rep;
+    if (git_init_overlaps(r.pc.working_dir, r.pc.input_dir))
+      git_wait(&r);
     if (transfer_in(&r.task, s->input_dir, r.pc.input_dir, &rep, &err) < 0) {
       r.end_reason = agent_stop ? "interrupted" : "error";
       code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
@@ -643,12 +655,14 @@ int agent_run(const struct settings *s) {
     save(&r);
     loop(&r, body, llm);
     code = r.exit_code;
+    git_wait(&r);
     /* --verify: in the sandbox as the model left it, before the copy-back. */
     if (s->verify && !agent_stop && !r.task.removed)
       verify_run(&r.task, s->verify, r.pc.working_dir, s->tool_timeout, &r.traj);
   }
 
 teardown:
+  git_wait(&r);
   /* The copy-back runs even after a stop request: that is when it matters. */
   r.task.stop = NULL;
   t_out = monotonic_seconds();

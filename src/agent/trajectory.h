@@ -5,6 +5,7 @@
 #define HUTCH_AGENT_TRAJECTORY_H
 
 #include <cjson/cJSON.h>
+#include <stdbool.h>
 
 #include "hutch.h"
 
@@ -13,7 +14,11 @@ struct trajectory {
   cJSON *steps;
   cJSON *meta;
   char *path;
-  double start; /* monotonic seconds at init */
+  double start;     /* monotonic seconds at init */
+  char *tmp;        /* the spare file, path + ".tmp" */
+  bool saved;       /* trajectory.json has been written */
+  bool spare;       /* the spare file exists (it holds an older save) */
+  bool no_exchange; /* the filesystem cannot swap two names: rename only */
 };
 
 void trajectory_init(struct trajectory *t, const char *path, const char *problem);
@@ -25,6 +30,7 @@ void trajectory_add(struct trajectory *t, long step, const char *thought, const 
 void trajectory_set(struct trajectory *t, const char *key, cJSON *value);
 void trajectory_set_steps(struct trajectory *t, long total_steps);
 int trajectory_save(struct trajectory *t, hutch_error_t *err);
+/* Frees it, and removes the spare file. */
 void trajectory_free(struct trajectory *t);
 
 #endif

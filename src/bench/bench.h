@@ -49,6 +49,14 @@ struct bench_opts {
   char *reward_rootfs, *reward_memory;
   double reward_timeout;
   const char *hutch; /* the hutch binary */
+  char *agent;       /* hutch-agent, as `hutch run` finds it; NULL: run `hutch run` */
+  /* The scoring driver's directory, written once per run and bound
+   * read-only into every scoring sandbox; NULL: each scoring writes its own
+   * into its directory. */
+  char *driver_dir;
+  /* The tasks' prompt config (the task set's prompts), written once per
+   * run; NULL: each task writes its own. */
+  char *prompt_path;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
   struct settings s; /* those options as hutch run resolves them */
@@ -102,8 +110,21 @@ struct bench_child {
 };
 int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
                 hutch_error_t *err);
+/* The same with the program's path apart from argv[0], and stdin from
+ * in_fd when stdin_path is NULL and in_fd >= 0. */
+int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int in_fd,
+                     int out, int errfd, hutch_error_t *err);
 /* The same with stdin from an fd (-1: /dev/null). */
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err);
+/* hutch-agent, where `hutch run` would find it (beside the hutch binary,
+ * else in the libexec directory), to start it without the exec of hutch
+ * in between; NULL when there is none there (then `hutch run` says why). */
+char *bench_agent_program(const char *hutch);
+/* The task set's prompts as a prompt config for hutch run, at path. */
+int bench_write_prompt(const struct bench_set *set, const char *path);
+/* OUT/runs/.reward-driver with the scoring driver (driver.py), for
+ * bench_opts.driver_dir; NULL when it cannot be written. */
+char *bench_py_driver_dir(const char *out);
 /* capture: a pipe read end drained meanwhile into *buf, at most cap bytes
  * kept (the rest read and dropped); -1 for none. */
 int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);

@@ -17,7 +17,8 @@
 #include "error.h"
 #include "util.h"
 
-int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err) {
+static int spawn(struct bench_child *c, const char *path, char *const argv[], int in, int out, int errfd,
+                 hutch_error_t *err) {
   memset(c, 0, sizeof(*c));
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   pid_t pid = fork();
@@ -37,7 +38,7 @@ int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, 
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
     sigaction(SIGPIPE, &sa, NULL);
-    execv(argv[0], argv);
+    execv(path, argv);
     _exit(127);
   }
   close(null);
@@ -45,13 +46,39 @@ int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, 
   return 0;
 }
 
-int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
-                hutch_error_t *err) {
+char *bench_agent_program(const char *hutch) {
+  const char *slash = strrchr(hutch, '/');
+  if (slash) {
+    char *beside = xasprintf("%.*s/hutch-agent", (int)(slash - hutch), hutch);
+    if (access(beside, X_OK) == 0)
+      return beside;
+    free(beside);
+  }
+  char *installed = xstrdup(HUTCH_LIBEXECDIR "/hutch-agent");
+  if (access(installed, X_OK) == 0)
+    return installed;
+  free(installed);
+  return NULL;
+}
+
+int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err) {
+  return spawn(c, argv[0], argv, in, out, errfd, err);
+}
+
+int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int in_fd,
+                     int out, int errfd, hutch_error_t *err) {
   memset(c, 0, sizeof(*c));
+  if (stdin_path == NULL && in_fd >= 0)
+    return spawn(c, path, argv, in_fd, out, errfd, err);
   _cleanup_close_ int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0)
     return hutch_error_sys(err, "open %s", stdin_path ? stdin_path : "/dev/null");
-  return bench_spawn_fds(c, argv, in, out, errfd, err);
+  return spawn(c, path, argv, in, out, errfd, err);
+}
+
+int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
+                hutch_error_t *err) {
+  return bench_spawn_path(c, argv[0], argv, stdin_path, -1, out, errfd, err);
 }
 
 static void drain(int fd, char **buf, size_t *len, size_t cap) {

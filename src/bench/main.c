@@ -274,6 +274,18 @@ static int run(struct bench_opts *o) {
   fprintf(stderr, ", %ld workers, model %s; output %s\n", o->num_workers, o->s.model, out);
   int rc = 0;
   double start = monotonic_seconds();
+  /* One scoring driver and one prompt config for all the run's tasks:
+   * three files fewer per task (on ext4 each new file costs about 0.3 ms). */
+  if (n_todo > 0 && set.has_reward)
+    o->driver_dir = bench_py_driver_dir(out);
+  if (n_todo > 0) {
+    _cleanup_free_ char *runs_dir = xasprintf("%s/runs", out);
+    o->prompt_path = xasprintf("%s/.prompt.yaml", runs_dir);
+    if (mkdir_p(runs_dir, 0755) < 0 || bench_write_prompt(&set, o->prompt_path) < 0) {
+      free(o->prompt_path);
+      o->prompt_path = NULL;
+    }
+  }
   if (n_todo > 0 && set.has_reward)
     rc = check_reward(o, &set, out);
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
@@ -411,7 +423,11 @@ int main(int argc, char **argv) {
   }
   const char *self = getenv("HUTCH_SELF");
   o.hutch = self && *self ? self : HUTCH_BINDIR "/hutch";
+  o.agent = bench_agent_program(o.hutch);
   r = run(&o);
+  free(o.agent);
+  free(o.driver_dir);
+  free(o.prompt_path);
   bench_opts_free(&o);
   return r;
 }

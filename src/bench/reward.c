@@ -121,6 +121,19 @@ static void keep_tail(char *e, size_t cap, size_t *elen, const char *data, size_
   e[*elen] = '\0';
 }
 
+char *bench_py_driver_dir(const char *out) {
+  char *dir = xasprintf("%s/runs/.reward-driver", out);
+  _cleanup_free_ char *path = xasprintf("%s/driver.py", dir);
+  /* Made afresh (a resumed run's may be another version's); no fsync: a
+   * scratch file, written again by the next run. */
+  unlink(path);
+  if (mkdir_p(dir, 0755) < 0 || write_file_at(AT_FDCWD, path, driver_py, strlen(driver_py), 0644) < 0) {
+    free(dir);
+    return NULL;
+  }
+  return dir;
+}
+
 int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
                    const char *module, const char *func, double wait, char **why) {
   memset(py, 0, sizeof(*py));
@@ -134,17 +147,21 @@ int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct
   }
   for (size_t i = 0; i < sizeof(rnd); i++)
     snprintf(py->secret + 2 * i, 3, "%02x", rnd[i]);
-  if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
-    *why = hutch_errno_format(errno, "mkdir %s", dir);
-    return -1;
+  /* The run's one driver directory (read-only in every scoring sandbox),
+   * else one of this scoring's own. */
+  if (o->driver_dir == NULL) {
+    if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
+      *why = hutch_errno_format(errno, "mkdir %s", dir);
+      return -1;
+    }
+    _cleanup_free_ char *driver_path = xasprintf("%s/driver.py", dir);
+    /* A scratch file of this scoring only: no fsync. */
+    if (write_file_at(AT_FDCWD, driver_path, driver_py, strlen(driver_py), 0644) < 0) {
+      *why = hutch_errno_format(errno, "write %s", dir);
+      return -1;
+    }
   }
-  _cleanup_free_ char *driver_path = xasprintf("%s/driver.py", dir);
-  /* A scratch file of this scoring only: no fsync. */
-  if (write_file_at(AT_FDCWD, driver_path, driver_py, strlen(driver_py), 0644) < 0) {
-    *why = hutch_errno_format(errno, "write %s", dir);
-    return -1;
-  }
-  _cleanup_free_ char *bind_reward = xasprintf("--bind=%s:/hutch-reward:ro", dir);
+  _cleanup_free_ char *bind_reward = xasprintf("--bind=%s:/hutch-reward:ro", o->driver_dir ? o->driver_dir : dir);
   _cleanup_free_ char *bind_task = xasprintf("--bind=%s:/hutch-task:ro", set->dir);
   /* hutch exec's own limit is a backstop; the time limit proper counts from
    * the args (bench_py_finish). */

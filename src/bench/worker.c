@@ -21,6 +21,9 @@
 
 #define ANSWER_MAX (16u << 20)
 #define AGENT_GRACE 60.0
+#define AGENT_STDOUT_MAX (1u << 20)
+/* Within a pipe's default capacity: written whole before hutch run starts. */
+#define QUERY_PIPE_MAX 65536
 
 static const char *str_field(const cJSON *row, const char *key) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(row, key);
@@ -85,8 +88,8 @@ out:
   return r;
 }
 
-/* The prompt config of the task's hutch run: JSON, which YAML reads. */
-static int write_prompt(const struct bench_set *set, const char *path) {
+/* The prompt config of the tasks' hutch run: JSON, which YAML reads. */
+int bench_write_prompt(const struct bench_set *set, const char *path) {
   cJSON *p = cJSON_CreateObject();
   cJSON_AddStringToObject(p, "system_prompt", set->system_prompt);
   cJSON_AddStringToObject(p, "instance_prompt", set->instance_prompt);
@@ -119,11 +122,11 @@ static char *read_answer(const char *run_dir, const struct bench_set *set, char 
   return clean;
 }
 
-static char *last_line_of(const char *path) {
-  size_t len = 0;
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, &len);
+/* The last line of text (modified), a copy; NULL when there is none. */
+static char *last_line(char *text) {
   if (text == NULL)
     return NULL;
+  size_t len = strlen(text);
   while (len > 0 && text[len - 1] == '\n')
     text[--len] = '\0';
   char *nl = strrchr(text, '\n');
@@ -144,33 +147,33 @@ static bool auth_failure(const char *log_path) {
   return text && (strstr(text, "answered HTTP 401") || strstr(text, "answered HTTP 403"));
 }
 
-/* The run's token count, from its trajectory.json (hutch.usage). */
-static void add_usage(cJSON *res, const char *run_dir) {
+/* The run's trajectory.json, read once for its usage and timings; NULL
+ * without one. */
+static cJSON *load_trajectory(const char *run_dir) {
   if (run_dir == NULL)
-    return;
+    return NULL;
   _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
   size_t len = 0;
   _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
-  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  return text ? cJSON_ParseWithLength(text, len) : NULL;
+}
+
+/* The run's token count (hutch.usage). */
+static void add_usage(cJSON *res, const cJSON *t) {
   const cJSON *u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "usage");
   const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, "total_tokens");
   if (cJSON_IsNumber(n))
     cJSON_AddNumberToObject(res, "tokens", n->valuedouble);
-  cJSON_Delete(t);
 }
 
 /* hutch's own cost of the task, by phase (results.jsonl "timings"): from
  * the run's hutch.timings (monotonic times, the same clock as ours) and
  * its steps' model and tool times; "own" is the task's time less the
  * model's and the tools'. */
-static void add_timings(cJSON *res, const char *run_dir, double spawned, double exited, double reward, double elapsed) {
+static void add_timings(cJSON *res, const cJSON *t, double spawned, double exited, double reward, double elapsed) {
   cJSON *tm = cJSON_CreateObject();
   double model = 0, tools = 0;
-  if (run_dir && spawned > 0) {
-    _cleanup_free_ char *path = xasprintf("%s/trajectory.json", run_dir);
-    size_t len = 0;
-    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, (size_t)1 << 30, &len);
-    cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  if (t && spawned > 0) {
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "timings");
     const cJSON *st;
     cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(t, "steps")) {
@@ -194,7 +197,6 @@ static void add_timings(cJSON *res, const char *run_dir, double spawned, double 
       /* The sandbox's removal and the process's exit. */
       cJSON_AddNumberToObject(tm, "teardown", exited - saved->valuedouble);
     }
-    cJSON_Delete(t);
   }
   cJSON_AddNumberToObject(tm, "model", model);
   cJSON_AddNumberToObject(tm, "tools", tools);
@@ -229,12 +231,12 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   _cleanup_free_ char *query = xasprintf("%s/query.txt", dir);
   _cleanup_free_ char *prompt = xasprintf("%s/prompt.yaml", dir);
   _cleanup_free_ char *inputs = xasprintf("%s/input", dir);
-  _cleanup_free_ char *stdout_path = xasprintf("%s/agent.out", dir);
   _cleanup_free_ char *why = NULL;
   _cleanup_free_ char *answer = xstrdup("");
   _cleanup_free_ char *run_dir = NULL;
   _cleanup_free_ char *out_opt = xasprintf("--output-dir=%s", dir);
-  _cleanup_free_ char *prompt_opt = xasprintf("--prompt-config=%s", prompt);
+  /* The run's one prompt config, else the task's own. */
+  _cleanup_free_ char *prompt_opt = xasprintf("--prompt-config=%s", o->prompt_path ? o->prompt_path : prompt);
   _cleanup_free_ char *input_opt = xasprintf("--input-dir=%s", inputs);
   double score = 0;
   int agent_exit = -1;
@@ -244,6 +246,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   /* The scoring sandbox, started beside the agent's: its start and
    * python's are off the task's path; it stays one per task, fresh. */
   struct bench_py reward = {.in = -1, .out = -1, .err = -1};
+  /* hutch run's stdin: the problem statement on a pipe, -1: in query.txt. */
+  _cleanup_close_ int qin = -1;
 
   /* A task run again (--resume) starts from nothing. */
   _cleanup_close_ int runs = open(out, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -255,8 +259,22 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     goto done;
   }
   /* The task's scratch files, in a directory made afresh: no fsync (a
-   * crash runs the task again from nothing). */
-  if (write_file_at(AT_FDCWD, query, problem, strlen(problem), 0644) < 0 || write_prompt(set, prompt) < 0) {
+   * crash runs the task again from nothing).  A problem statement that
+   * fits in a pipe reaches hutch run through one instead of a file (on
+   * ext4 every new file costs about 0.3 ms). */
+  size_t qlen = strlen(problem);
+  int qp[2];
+  if (qlen <= QUERY_PIPE_MAX && pipe2(qp, O_CLOEXEC) == 0) {
+    qin = qp[0];
+    int w = write_all(qp[1], problem, qlen), e = errno;
+    close(qp[1]);
+    if (w < 0) {
+      why = hutch_errno_format(e, "write the problem statement to hutch run");
+      goto done;
+    }
+  }
+  if ((qin < 0 && write_file_at(AT_FDCWD, query, problem, qlen, 0644) < 0) ||
+      (o->prompt_path == NULL && bench_write_prompt(set, prompt) < 0)) {
     why = hutch_errno_format(errno, "write %s", dir);
     goto done;
   }
@@ -286,8 +304,11 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   {
     const char **argv = xcalloc(o->n_agent + topts.n_args + 12, sizeof(char *));
     size_t n = 0;
-    argv[n++] = o->hutch;
-    argv[n++] = "run";
+    /* hutch-agent itself, as `hutch run` would exec it (its argv[0] is the
+     * verb): one exec fewer per task. */
+    argv[n++] = o->agent ? "run" : o->hutch;
+    if (!o->agent)
+      argv[n++] = "run";
     for (size_t i = 0; i < o->n_agent; i++)
       argv[n++] = o->agent_argv[i];
     /* The task's own settings come last: they win. */
@@ -309,28 +330,40 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       free(argv);
       goto done;
     }
-    int ofd = open(stdout_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    /* hutch run's stdout (the run directory, its last line) comes back
+     * on a pipe, read while it runs. */
+    int opipe[2] = {-1, -1};
+    if (pipe2(opipe, O_CLOEXEC) < 0) {
+      why = hutch_errno_format(errno, "pipe");
+      free(argv);
+      goto done;
+    }
     int lfd = open(log_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
     struct bench_child c;
     hutch_error_t err = NULL;
     spawned = monotonic_seconds();
-    int r = bench_spawn(&c, (char *const *)argv, query, ofd, lfd, &err);
+    int r = bench_spawn_path(&c, o->agent ? o->agent : o->hutch, (char *const *)argv, qin >= 0 ? NULL : query, qin,
+                             opipe[1], lfd, &err);
     free(argv);
-    if (ofd >= 0)
-      close(ofd);
+    close(opipe[1]);
     if (lfd >= 0)
       close(lfd);
     if (r < 0) {
+      close(opipe[0]);
       why = hutch_error_format(err);
       hutch_error_free(&err);
       goto done;
     }
-    bench_wait(&c, limit, AGENT_GRACE, -1, NULL, 0);
+    {
+      _cleanup_free_ char *out_text = NULL;
+      bench_wait(&c, limit, AGENT_GRACE, opipe[0], &out_text, AGENT_STDOUT_MAX);
+      close(opipe[0]);
+      run_dir = last_line(out_text);
+    }
     exited = monotonic_seconds();
     if (c.stopped)
       _exit(130);
     agent_exit = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
-    run_dir = last_line_of(stdout_path);
     if (c.timed_out) {
       why = xstrdup("Timeout");
       goto done;
@@ -395,8 +428,10 @@ done:;
   double elapsed = monotonic_seconds() - start;
   cJSON_AddNumberToObject(res, "elapsed_seconds", elapsed);
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
-  add_usage(res, run_dir);
-  add_timings(res, run_dir, spawned, exited, reward_time, elapsed);
+  cJSON *traj = load_trajectory(run_dir);
+  add_usage(res, traj);
+  add_timings(res, traj, spawned, exited, reward_time, elapsed);
+  cJSON_Delete(traj);
   if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
     cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);
   if (fatal)

@@ -218,12 +218,15 @@ fi
 
 # ---- git init in the working directory (an image with git) ----
 if DEB_IMAGE=$(hutch_test_rootfs debian); then
-  mock_start '[{"calls": [["execute_bash", {"command": "git rev-parse --is-inside-work-tree; git rev-parse --show-toplevel"}]]}]'
+  mock_start '[{"calls": [["execute_bash", {"command": "git rev-parse --is-inside-work-tree; git rev-parse --show-toplevel; git symbolic-ref HEAD; git config core.bare"}]]}]'
   tap_status 0 "a run on an image with git" "$HUTCH_BIN" run q --model m --base-url "$MOCK_URL" --rootfs "$DEB_IMAGE" \
     --output-dir "$AGENT_OUT" --quiet
   run_dir
   tap_like "$(traj 't["steps"][0]["observation"]')" $'STDOUT]\ntrue\n/testbed' \
     "the working directory is a git repository when the model starts"
+  # git init ran to its end (in the background) before the first tool.
+  tap_like "$(traj 't["steps"][0]["observation"]')" $'/testbed\nrefs/heads/[a-z]+\nfalse' \
+    "(a whole repository: HEAD on an unborn branch, not bare)"
 else
   tap_skip "git init on an image with git" "the debian test rootfs is unavailable"
 fi

@@ -3,14 +3,19 @@
  * reply parsing and copy-back path checks. */
 #include "config.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "llm_client.h"
 #include "observation.h"
+#include "git_init.h"
 #include "prompt_config.h"
 #include "tap.h"
 #include "text_calls.h"
+#include "trajectory.h"
 #include "transfer.h"
 #include "util.h"
 
@@ -187,7 +192,70 @@ static void paths(void) {
   tap_ok(!transfer_safe_relpath("./a//b"), "empty components are refused");
 }
 
+static long saved_steps(const char *path) {
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, &len);
+  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
+  long n = t ? (long)cJSON_GetArraySize(cJSON_GetObjectItemCaseSensitive(t, "steps")) : -1;
+  cJSON_Delete(t);
+  return n;
+}
+
+/* trajectory.json is whole after every save, and the run uses two files
+ * for all its saves (a new file per save costs an inode each time). */
+static void trajectory_saves(void) {
+  char dir[] = "/tmp/hutch-traj.XXXXXX";
+  if (mkdtemp(dir) == NULL) {
+    tap_ok(0, "mkdtemp for the trajectory saves");
+    return;
+  }
+  _cleanup_free_ char *path = xasprintf("%s/trajectory.json", dir);
+  _cleanup_free_ char *tmp = xasprintf("%s/trajectory.json.tmp", dir);
+  struct trajectory t;
+  trajectory_init(&t, path, "p");
+  hutch_error_t err = NULL;
+  int held = -1; /* the first save's file, kept open */
+  bool whole = true, reused = false;
+  for (long i = 0; i < 5; i++) {
+    if (i > 0)
+      trajectory_add(&t, i, "t", "", "execute_bash", "{\"command\": \"true\"}", "ok", 0.1, 0.1, 0, "c");
+    if (trajectory_save(&t, &err) < 0) {
+      hutch_error_free(&err);
+      whole = false;
+      break;
+    }
+    whole = whole && saved_steps(path) == i;
+    struct stat st, hst;
+    if (i == 0)
+      held = open(path, O_RDONLY | O_CLOEXEC);
+    /* A new file per save would have left the first one unlinked. */
+    if (i == 2 && held >= 0 && stat(path, &st) == 0 && fstat(held, &hst) == 0)
+      reused = st.st_ino == hst.st_ino && hst.st_nlink == 1;
+  }
+  if (held >= 0)
+    close(held);
+  tap_ok(whole, "trajectory.json holds every step saved so far, after each save");
+  tap_ok(reused, "the third save is written in the file of the first (two files swapped, none made per step)");
+  trajectory_free(&t);
+  tap_ok(access(tmp, F_OK) < 0, "the spare file is gone at the end");
+  tap_is_int(saved_steps(path), 4, "and trajectory.json is the last save");
+  unlink(path);
+  rmdir(dir);
+}
+
+static void git_overlap(void) {
+  tap_ok(!git_init_overlaps("/testbed", "/testbed/documents"), "an input directory beside .git does not wait for git");
+  tap_ok(!git_init_overlaps("/testbed", "/testbed/.github"), "(.github is not .git)");
+  tap_ok(git_init_overlaps("/testbed", "/testbed"), "the working directory itself waits");
+  tap_ok(git_init_overlaps("/testbed", "/"), "so does /");
+  tap_ok(git_init_overlaps("/testbed", "/testbed/.git/hooks"), "and a directory inside .git");
+  tap_ok(git_init_overlaps("/", "/.git"), "(a working directory of /)");
+  tap_ok(git_init_overlaps("/testbed", "/testbed/./x"), "a path spelled with /./ waits");
+}
+
 int main(void) {
+  trajectory_saves();
+  git_overlap();
   observations();
   cleanup();
   text_calls();
