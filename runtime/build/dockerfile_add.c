@@ -18,6 +18,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -27,6 +28,7 @@
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "archive_dl.h"
@@ -56,7 +58,8 @@ struct add_proxy {
   int stop_fd;
   pthread_t thread;
   bool running;
-  char url[64];
+  char dir[64];           /* the socket's 0700 directory ("": none) */
+  struct sockaddr_un sun; /* where the proxy listens */
 };
 
 static void *proxy_main(void *data) {
@@ -80,14 +83,18 @@ static void proxy_stop(struct add_proxy *ap) {
   if (ap->stop_fd >= 0)
     close(ap->stop_fd);
   ap->stop_fd = -1;
+  if (ap->dir[0]) {
+    (void)unlink(ap->sun.sun_path);
+    (void)rmdir(ap->dir);
+    ap->dir[0] = '\0';
+  }
   net_policy_clear(&ap->policy);
 }
 
-/* The policy a RUN step of this build gets (net_host_resolve), on a
- * listener at 127.0.0.1:<any>.  Only the host's own processes reach it
- * (every sandbox has a network namespace of its own), and they could reach
- * what it allows without it: it grants nothing new while the download
- * runs. */
+/* The policy a RUN step of this build gets (net_host_resolve), on a Unix
+ * socket in a directory of mode 0700: no TCP port on loopback that any
+ * local user could use as an open proxy with the build's allowlist while
+ * the download runs.  curl reaches it through connect_proxy. */
 static int proxy_start(struct df_builder *b, struct add_proxy *ap, hutch_error_t *err) {
   *ap = (struct add_proxy){.stop_fd = -1};
   if (b->o->net_policy) {
@@ -99,18 +106,25 @@ static int proxy_start(struct df_builder *b, struct add_proxy *ap, hutch_error_t
   for (char **a = b->allow; a && *a; a++)
     if (net_policy_add_allow(&ap->policy, *a, err) < 0)
       return hutch_error_wrap(err, "--allow %s", *a);
-  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const char *tmp = getenv("TMPDIR");
+  if (tmp == NULL || *tmp != '/' || strlen(tmp) > 40)
+    tmp = "/tmp";
+  snprintf(ap->dir, sizeof(ap->dir), "%s/hutch-add-XXXXXX", tmp);
+  if (mkdtemp(ap->dir) == NULL) {
+    hutch_error_sys(err, "ADD: create a directory for the proxy's socket in %s", tmp);
+    ap->dir[0] = '\0';
+    return hutch_error_hint(err, "set TMPDIR to a writable directory");
+  }
+  ap->sun.sun_family = AF_UNIX;
+  snprintf(ap->sun.sun_path, sizeof(ap->sun.sun_path), "%s/proxy", ap->dir);
+  int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0)
     return hutch_error_sys(err, "ADD: create the proxy's socket");
-  struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-  socklen_t len = sizeof(sin);
-  if (bind(fd, (struct sockaddr *)&sin, sizeof(sin)) < 0 || listen(fd, 16) < 0 ||
-      getsockname(fd, (struct sockaddr *)&sin, &len) < 0) {
-    hutch_error_sys(err, "ADD: listen on 127.0.0.1 for the proxy");
+  if (bind(fd, (struct sockaddr *)&ap->sun, sizeof(ap->sun)) < 0 || listen(fd, 16) < 0) {
+    hutch_error_sys(err, "ADD: listen on %s for the proxy", ap->sun.sun_path);
     close(fd);
     return -1;
   }
-  snprintf(ap->url, sizeof(ap->url), "http://127.0.0.1:%u", (unsigned)ntohs(sin.sin_port));
   if (proxy_new(&ap->p, err) < 0) {
     close(fd);
     return -1;
@@ -135,11 +149,31 @@ static int proxy_start(struct df_builder *b, struct add_proxy *ap, hutch_error_t
   return 0;
 }
 
+/* curl's connection to "the proxy" goes to its Unix socket: the address
+ * curl was about to connect to is replaced (curl connects to the address
+ * the callback leaves; its storage is a sockaddr_storage).  Not a socket
+ * connected here with CURL_SOCKOPT_ALREADY_CONNECTED: curl 7.88 connects
+ * such a socket again and fails. */
+static curl_socket_t connect_proxy(void *data, curlsocktype purpose, struct curl_sockaddr *address) {
+  struct add_proxy *ap = data;
+  socklen_t len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + strlen(ap->sun.sun_path) + 1);
+  if (purpose != CURLSOCKTYPE_IPCXN || len > sizeof(struct sockaddr_storage))
+    return CURL_SOCKET_BAD;
+  memcpy((char *)address + offsetof(struct curl_sockaddr, addr), &ap->sun, len);
+  address->family = AF_UNIX;
+  address->protocol = 0;
+  address->addrlen = len;
+  return socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+}
+
 /* Every transfer goes through the proxy, whatever the host's proxy
- * variables and no_proxy say. */
+ * variables and no_proxy say.  The proxy's address is a placeholder: no
+ * connection is made to it (connect_proxy). */
 static void through_proxy(void *curl, void *data) {
   struct add_proxy *ap = data;
-  CURL(curl_easy_setopt)(curl, CURLOPT_PROXY, ap->url);
+  CURL(curl_easy_setopt)(curl, CURLOPT_PROXY, "http://127.0.0.1:9");
+  CURL(curl_easy_setopt)(curl, CURLOPT_OPENSOCKETFUNCTION, connect_proxy);
+  CURL(curl_easy_setopt)(curl, CURLOPT_OPENSOCKETDATA, ap);
   CURL(curl_easy_setopt)(curl, CURLOPT_NOPROXY, "");
   CURL(curl_easy_setopt)(curl, CURLOPT_TIMEOUT, ADD_URL_MAX_SECONDS);
 }
@@ -207,6 +241,46 @@ static int url_head(struct add_proxy *ap, const char *url, struct head_info *h, 
    * download to report. */
   (void)rc;
   return 0;
+}
+
+/* ---- GET: the ETag of the bytes themselves ----------------------------------------- */
+
+/* The HEAD's ETag keys the layer only if every response that brought bytes
+ * (each attempt of a resumed download) carried that same ETag: a server
+ * may answer HEAD with one ETag and GET with other content, and the layer
+ * would then pin that content under the ETag. */
+struct get_check {
+  struct add_proxy *ap;
+  const char *want; /* the HEAD's ETag */
+  char etag[256];   /* of the response being read */
+  long status;
+  bool mismatch;
+};
+
+static size_t on_get_header(char *line, size_t size, size_t n, void *data) {
+  struct get_check *g = data;
+  size_t len = size * n;
+  if (len >= 5 && strncmp(line, "HTTP/", 5) == 0) {
+    g->etag[0] = '\0';
+    const char *sp = memchr(line, ' ', len);
+    g->status = sp ? strtol(sp + 1, NULL, 10) : 0;
+    return len;
+  }
+  header_value(line, len, "ETag:", g->etag, sizeof(g->etag));
+  /* The end of a response's headers: a 2xx one's body is the file's. */
+  if ((len == 2 && line[0] == '\r') || (len == 1 && line[0] == '\n'))
+    if (g->status >= 200 && g->status < 300 && strcmp(g->etag, g->want) != 0)
+      g->mismatch = true;
+  return len;
+}
+
+static void get_setup(void *curl, void *data) {
+  struct get_check *g = data;
+  through_proxy(curl, g->ap);
+  /* An https CONNECT's answer is the proxy's, not a response with the file. */
+  CURL(curl_easy_setopt)(curl, CURLOPT_SUPPRESS_CONNECT_HEADERS, 1L);
+  CURL(curl_easy_setopt)(curl, CURLOPT_HEADERFUNCTION, on_get_header);
+  CURL(curl_easy_setopt)(curl, CURLOPT_HEADERDATA, g);
 }
 
 /* ---- the file's name and place ---------------------------------------------------- */
@@ -284,7 +358,9 @@ int df_add_url(struct df_builder *b, struct df_stage *st, const struct df_instr 
   if (url_head(&ap, url, &h, err) < 0)
     goto out;
   /* A strong ETag names the content, as a checksum does. */
+  bool by_etag = false;
   if (extra == NULL && h.status == 200 && h.etag[0] == '"') {
+    by_etag = true;
     extra = xasprintf("etag %s", h.etag);
     int r = reuse(b, st, text, extra, key, err);
     if (r != 0) {
@@ -296,14 +372,15 @@ int df_add_url(struct df_builder *b, struct df_stage *st, const struct df_instr 
     goto out;
   file = xasprintf("%s/%s", dl.rootfs, name);
   char hex[SHA256_HEX_SIZE];
+  struct get_check g = {.ap = &ap, .want = h.etag};
   struct download_request req = {
       .url = url,
       .dest = file,
       .sha256 = checksum,
       .sha256_out = hex,
       .max_size = budget.bytes,
-      .setup = through_proxy,
-      .setup_data = &ap,
+      .setup = get_setup,
+      .setup_data = &g,
   };
   df_say(b, "  downloading %s", url);
   if (download_file(&req, err) < 0) {
@@ -312,6 +389,11 @@ int df_add_url(struct df_builder *b, struct df_stage *st, const struct df_instr 
     goto out;
   }
   proxy_stop(&ap);
+  if (by_etag && g.mismatch) {
+    df_say(b, "  %s: the download's ETag is not the HEAD's: the layer is keyed by its content", url);
+    free(extra);
+    extra = NULL;
+  }
   if (extra == NULL) {
     extra = xasprintf("content %s", hex);
     int r = reuse(b, st, text, extra, key, err);
@@ -412,9 +494,14 @@ static int fill_add(struct df_builder *b, const char *layer, int layer_fd, void 
       i = j;
       continue;
     }
-    /* An archive goes into the destination as a directory. */
+    /* An archive goes into the destination as a directory, made and then
+     * opened without following a link or a "..": the unpacker enters that
+     * fd, never a path the image's tree could redirect. */
     if (df_layer_fill_copy(b, NULL, f->tmpl->dest, layer_fd, err) < 0)
       return -1;
+    _cleanup_close_ int target_fd = -1;
+    if (df_layer_mkdirs(layer_fd, f->tmpl->dest, 0, 0, &target_fd, err) < 0)
+      return hutch_error_wrap(err, "ADD %s", f->items[i].rel);
     _cleanup_free_ char *target = xasprintf("%s/%s", layer, f->tmpl->dest + strspn(f->tmpl->dest, "/"));
     struct stat s;
     if (fstat(f->items[i].fd, &s) < 0)
@@ -423,6 +510,7 @@ static int fill_add(struct df_builder *b, const char *layer, int layer_fd, void 
         .fd = f->items[i].fd,
         .total = (uint64_t)s.st_size,
         .target = target,
+        .target_fd = target_fd,
         .maps = b->maps,
         .add = true,
         .budget = &f->budget,

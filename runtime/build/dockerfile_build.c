@@ -259,10 +259,7 @@ static bool image_is_dir(const struct df_stage *st, const char *abs) {
 }
 
 static char *abs_path(const struct df_stage *st, const char *p) {
-  if (p[0] == '/')
-    return xstrdup(p);
-  const char *wd = st->workdir ? st->workdir : "/";
-  return xasprintf("%s%s%s", wd, wd[strlen(wd) - 1] == '/' ? "" : "/", p);
+  return df_image_path(st->workdir, p);
 }
 
 static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stages, struct df_stage *st,

@@ -45,6 +45,41 @@ static char *clean_path(const char *s) {
   return out;
 }
 
+/* Where a destination or WORKDIR names in the image: p (relative to wd when
+ * it is not absolute) with "." and ".." resolved lexically and clamped at
+ * "/", as Docker does, so "/../../x" is "/x".  Never a ".." left in it:
+ * the layer directory is the image's root, and a ".." at the top of it is
+ * the store (or the host) above. */
+char *df_image_path(const char *wd, const char *p) {
+  _cleanup_free_ char *joined = p[0] == '/' ? xstrdup(p) : xasprintf("%s/%s", wd ? wd : "/", p);
+  char *out = xmalloc(strlen(joined) + 2);
+  size_t n = 0;
+  for (const char *s = joined; *s;) {
+    s += strspn(s, "/");
+    size_t len = strcspn(s, "/");
+    if (len == 0 || (len == 1 && s[0] == '.')) {
+      s += len;
+      continue;
+    }
+    if (len == 2 && s[0] == '.' && s[1] == '.') {
+      while (n > 0 && out[n - 1] != '/')
+        n--;
+      if (n > 0)
+        n--; /* the slash before the dropped component */
+      s += len;
+      continue;
+    }
+    out[n++] = '/';
+    memcpy(out + n, s, len);
+    n += len;
+    s += len;
+  }
+  if (n == 0)
+    out[n++] = '/';
+  out[n] = '\0';
+  return out;
+}
+
 void df_ignore_parse(const char *text, struct df_ignore *out) {
   memset(out, 0, sizeof(*out));
   for (const char *p = text; p && *p;) {
@@ -378,6 +413,13 @@ int df_copy_hash(const struct df_copy *c, struct sha256_ctx *ctx, hutch_error_t 
  * needed. */
 int df_layer_mkdirs(int layer_fd, const char *dir, uid_t uid, gid_t gid, int *out_fd, hutch_error_t *err) {
   _cleanup_free_ char *clean = clean_path(dir);
+  /* Callers resolve ".." (df_image_path); one left here would climb out of
+   * the layer, so it is refused, not followed. */
+  for (const char *p = clean; *p; p += strcspn(p, "/"), p += *p == '/') {
+    size_t len = strcspn(p, "/");
+    if (len == 2 && p[0] == '.' && p[1] == '.')
+      return hutch_error_set(err, EINVAL, "/%s: a \"..\" in a path in the image", clean);
+  }
   int fd = dup(layer_fd);
   if (fd < 0)
     return hutch_error_sys(err, "dup");
@@ -420,6 +462,8 @@ static int copy_entry(const struct df_copy *c, const char *rel, int fd, const st
     parent[0] = '\0';
   if (*name == '\0')
     return hutch_error_set(err, EINVAL, "%s: nowhere to copy it (the destination is /)", rel);
+  if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+    return hutch_error_set(err, EINVAL, "%s: a \"%s\" as the name to copy to", rel, name);
   _cleanup_close_ int pfd = -1;
   if (df_layer_mkdirs(layer_fd, parent, 0, 0, &pfd, err) < 0)
     return -1;

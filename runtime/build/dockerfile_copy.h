@@ -54,7 +54,10 @@ int df_copy_into(const struct df_copy *c, int layer_fd, hutch_error_t *err);
 char **df_copy_expand(const struct df_copy *c, hutch_error_t *err);
 /* One of those (O_PATH, a top-level link in the context followed inside it). */
 int df_copy_open_source(const struct df_copy *c, const char *rel, struct stat *st, hutch_error_t *err);
-/* mkdir -p dir (absolute, in the image) in the layer, mode 0755, owned by uid:gid. */
+/* p (relative to wd, or absolute) as an absolute path in the image with "."
+ * and ".." resolved lexically, clamped at "/" (Docker's rule). */
+char *df_image_path(const char *wd, const char *p);
+/* mkdir -p dir (absolute, in the image) in the layer, mode 0755, owned by uid:gid; a ".." in dir is refused. */
 int df_layer_mkdirs(int layer_fd, const char *dir, uid_t uid, gid_t gid, int *out_fd, hutch_error_t *err);
 
 #endif

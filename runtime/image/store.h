@@ -50,6 +50,7 @@ struct unpack_request {
   int fd;                       /* the archive, read from offset 0 (pread) or its position */
   uint64_t total;               /* its size for progress, 0 when unknown */
   const char *target;           /* empty directory to unpack into, absolute */
+  int target_fd;                /* > 0: that directory, open (target then names it in messages) */
   const struct idmap_set *maps; /* the namespace the unpacking child runs in */
   hutch_progress_fn progress;
   void *progress_data;

@@ -69,6 +69,7 @@ struct child_ctx {
   uint64_t offset, limit; /* read [offset, offset+limit) of fd */
   struct unpack_shared *shared;
   const char *target;
+  int target_fd;
   const struct idmap_set *maps;
   struct unpack_stats *stats; /* shared with the caller */
   bool layer;                 /* apply onto the existing tree, with whiteouts */
@@ -644,7 +645,10 @@ static int child_main(void *data, hutch_error_t *err) {
     hutch_error_hint(err, "hutch imports tar archives, uncompressed or compressed with gzip, xz, zstd, bzip2 or lz4");
     goto out;
   }
-  if (chdir(c->target) < 0) {
+  /* A directory the caller opened without following links is entered as
+   * it is: a path string would be resolved again, through whatever a
+   * ".." or a link in it names. */
+  if (c->target_fd >= 0 ? fchdir(c->target_fd) < 0 : chdir(c->target) < 0) {
     hutch_error_sys(err, "unpack: enter %s", c->target);
     goto out;
   }
@@ -731,6 +735,7 @@ int unpack_archive(const struct unpack_request *req, uint8_t digest[SHA256_DIGES
       .limit = req->length ? req->length : UINT64_MAX,
       .shared = shared,
       .target = req->target,
+      .target_fd = req->target_fd > 0 ? req->target_fd : -1,
       .maps = req->maps,
       .stats = &shared->stats,
       .layer = req->layer,

@@ -295,6 +295,40 @@ tap_ok "the rest is there, the devices are not" "$HUTCH_BIN" exec --rootfs devs 
 tap_is "$tap_stdout" "fine
 0" "no device node in the image"
 
+# A destination or WORKDIR with ".." in it is resolved in the image and
+# clamped at its "/", as Docker does: aimed at the host ($work/up-*, far
+# above the layer directory in the store), it lands at that path inside.
+up=/../../../../../../../../../../../../../../../../../../../..
+printf 'fine\n' >"$evil/ok.txt"
+tar -C "$evil" -czf "$evil/plain.tar.gz" ok.txt
+# (The sandbox has a /tmp of its own: a second stage takes the files out of
+# the first one's layers to /check.)
+cat >"$evil/Dockerfile" <<EOF
+FROM $base AS evil
+COPY ok.txt $up$work/up-copy/copied.txt
+ADD plain.tar.gz $up$work/up-add/
+ADD ok.txt $up$work/up-addfile/added.txt
+WORKDIR $up$work/up-wdir
+COPY ok.txt wd.txt
+WORKDIR /app/sub
+COPY ok.txt ../../../../..$work/up-rel/rel.txt
+FROM $base
+COPY --from=evil $work/up-copy/copied.txt $work/up-add/ok.txt $work/up-addfile/added.txt $work/up-rel/rel.txt /check/
+COPY --from=evil $work/up-wdir/wd.txt /check/
+EOF
+tap_ok "COPY, ADD and WORKDIR with .. in the destination build" \
+  "$HUTCH_BIN" rootfs build -f "$evil/Dockerfile" --name dotdot "$evil"
+tap_ok "they land inside the image, at the clamped paths" "$HUTCH_BIN" exec --rootfs dotdot -- /bin/sh -c \
+  "cat /check/copied.txt /check/ok.txt /check/added.txt /check/rel.txt /check/wd.txt"
+tap_is "$tap_stdout" "fine
+fine
+fine
+fine
+fine" "with their contents"
+for d in up-copy up-add up-addfile up-wdir up-rel; do
+  tap_ok "nothing made on the host at \$work/$d" test ! -e "$work/$d"
+done
+
 # ---- ADD of a URL: through hutch's proxy, under the network policy ------------
 srv=$work/srv
 mkdir -p "$srv"
@@ -347,6 +381,35 @@ printf 'FROM %s\nADD %s/etag/remote.txt /dl/\n' "$base" "$url" >"$work/add-url2.
 tap_ok "an ETag that changed" addurl "$work/add-url2.Dockerfile" addurl2
 tap_ok "gives the new content" "$HUTCH_BIN" exec --rootfs addurl2 -- /bin/cat /dl/remote.txt
 tap_is "$tap_stdout" "remote file, changed" "the layer is made again"
+# While a download runs, the build's proxy is not a TCP listener on
+# loopback that any local user could use with the build's allowlist.
+head -c 100000 /dev/urandom >"$srv/slow.bin"
+printf 'FROM %s\nADD %s/slow/slow.bin /dl/\n' "$base" "$url" >"$work/add-slow.Dockerfile"
+: >"$work/requests.log"
+"$HUTCH_BIN" rootfs build -f "$work/add-slow.Dockerfile" --net proxy --net-policy "$work/net.policy" \
+  --name slow "$ctx" >"$work/slow.out" 2>&1 &
+slow_pid=$!
+for _ in $(seq 100); do
+  grep -q '"/slow/slow.bin".*"GET"' "$work/requests.log" && break
+  sleep 0.1
+done
+sleep 0.5
+tap_ok "the download is in progress" kill -0 "$slow_pid"
+tap_is "$(ss -ltnpH | grep "pid=$slow_pid," || true)" "" "hutch listens on no TCP port while it downloads"
+wait "$slow_pid"
+tap_is "$?" 0 "the slow download completes"
+# A server whose HEAD says ETag "v1" and whose GET brings other bytes (with
+# another ETag): the layer is not pinned under "v1", so a rebuild after the
+# content changed does not reuse the first download.
+echo "lying v1" >"$srv/lying.txt"
+printf 'FROM %s\nADD %s/lying-etag/lying.txt /dl/\n' "$base" "$url" >"$work/add-lying.Dockerfile"
+tap_ok "ADD from a server whose HEAD and GET ETags differ" addurl "$work/add-lying.Dockerfile" lying
+tap_like "$tap_stderr" "the download's ETag is not the HEAD's" "says the layer is keyed by its content"
+echo "lying v2" >"$srv/lying.txt"
+tap_ok "a rebuild after the content changed (the HEAD still says v1)" \
+  addurl "$work/add-lying.Dockerfile" lying
+tap_ok "gives the new content" "$HUTCH_BIN" exec --rootfs lying -- /bin/cat /dl/lying.txt
+tap_is "$tap_stdout" "lying v2" "not the bytes pinned under the HEAD's ETag"
 
 add_refused() { # DOCKERFILE-LINE WANT WHAT
   printf 'FROM %s\n%s\n' "$base" "$1" >"$work/add-bad.Dockerfile"

@@ -14,6 +14,10 @@ listens.  Every request is appended to LOGFILE as a JSON line
   /redirect/N/NAME     302 to /redirect/N-1/NAME, and at 0 to /files/NAME
   /etag/NAME           like /files/NAME, with a strong ETag (the content's
                        sha256) and Last-Modified (the file's mtime)
+  /lying-etag/NAME     like /etag/NAME, but HEAD always says ETag "v1"
+                       (a server that answers HEAD and GET differently)
+  /slow/NAME           the first half of the file, then 4 s of nothing, then
+                       the rest (a download in progress, to look at)
 HEAD is answered as GET without the body.
   anything else        404
 """
@@ -24,6 +28,7 @@ import os
 import re
 import sys
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 ROOT, PORTFILE, LOGFILE = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -70,7 +75,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header("Content-Length", "0")
             self.end_headers()
             return
-        m = re.match(r"^/(files|drop-once|no-range|etag)/([^/]+)$", self.path)
+        m = re.match(r"^/(files|drop-once|no-range|etag|lying-etag|slow)/([^/]+)$", self.path)
         if not m:
             return self.not_found()
         kind, name = m.group(1), m.group(2)
@@ -92,6 +97,15 @@ class Handler(BaseHTTPRequestHandler):
                 self.wfile.flush()
                 self.close_connection = True
                 return
+        if kind == "slow" and not getattr(self, "head", False):
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            self.wfile.flush()
+            time.sleep(4)
+            self.wfile.write(data[len(data) // 2 :])
+            return
         rng = self.headers.get("Range")
         m = re.match(r"^bytes=(\d+)-$", rng or "")
         if m and kind != "no-range":
@@ -111,8 +125,11 @@ class Handler(BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Length", str(len(data)))
         self.send_header("Accept-Ranges", "bytes")
-        if kind == "etag":
+        if kind == "lying-etag" and getattr(self, "head", False):
+            self.send_header("ETag", '"v1"')
+        elif kind in ("etag", "lying-etag"):
             self.send_header("ETag", '"%s"' % hashlib.sha256(data).hexdigest())
+        if kind == "etag":
             self.send_header("Last-Modified", email.utils.formatdate(os.path.getmtime(path), usegmt=True))
         self.end_headers()
         self.body(data)

@@ -234,7 +234,29 @@ static void check_ignore(void) {
   df_ignore_clear(&ig);
 }
 
+static void check_image_path(void) {
+  static const struct {
+    const char *wd, *p, *want;
+  } cases[] = {
+      {NULL, "/../../../../home/u/", "/home/u"},
+      {NULL, "/../../tmp/x/copied.txt", "/tmp/x/copied.txt"},
+      {"/app", "a/../../b", "/b"},
+      {"/app/sub", "../../../../x", "/x"},
+      {"/app", "./x/./y/", "/app/x/y"},
+      {"/", "..", "/"},
+      {NULL, ".", "/"},
+      {"/w/../../..", "f", "/f"},
+      {"/a//b/", "c", "/a/b/c"},
+      {"/", "...", "/..."},
+  };
+  for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+    _cleanup_free_ char *got = df_image_path(cases[i].wd, cases[i].p);
+    tap_is_str(got, cases[i].want, "image path: \"%s\" in %s", cases[i].p, cases[i].wd ? cases[i].wd : "(no WORKDIR)");
+  }
+}
+
 int main(void) {
+  check_image_path();
   check_ignore();
   check_words();
   check_pairs();
