@@ -131,7 +131,8 @@ static int proxy_start(struct df_builder *b, struct add_proxy *ap, hutch_error_t
   }
   /* Its audit lines go to the build log. */
   int audit = b->log_fd >= 0 ? fcntl(b->log_fd, F_DUPFD_CLOEXEC, 3) : -1;
-  struct proxy_listener_config lc = {.listen_fd = fd, .sandbox_id = "build", .policy = &ap->policy, .audit_fd = audit};
+  struct proxy_listener_config lc = {
+      .listen_fd = fd, .sandbox_id = "build", .policy = &ap->policy, .audit_fd = audit, .peer_pid = getpid()};
   if (proxy_add_listener(ap->p, &lc, err) < 0)
     return -1;
   ap->stop_fd = eventfd(0, EFD_CLOEXEC);

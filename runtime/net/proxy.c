@@ -73,6 +73,7 @@ int proxy_add_listener(struct proxy *p, const struct proxy_listener_config *cfg,
   l->sandbox_id = xstrdup(cfg->sandbox_id ? cfg->sandbox_id : "");
   l->policy = cfg->policy;
   l->audit_fd = cfg->audit_fd;
+  l->peer_pid = cfg->peer_pid;
   p->listeners = xrealloc(p->listeners, (p->n_listeners + 1) * sizeof(*p->listeners));
   p->listeners[p->n_listeners++] = l;
   struct epoll_event ev = {.events = EPOLLIN, .data.ptr = &l->ep};
@@ -87,9 +88,25 @@ static void set_listening(struct listener *l, bool on) {
     hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: epoll_ctl (listener)");
 }
 
+/* A Unix socket's path can be reached by whatever sees the file (a sandbox
+ * with a bind of the directory, a process of the same uid): a proxy meant
+ * for one process serves only the connections that process made, as the
+ * kernel recorded them at connect(). */
+static bool peer_is(int fd, pid_t pid) {
+  struct ucred cred;
+  socklen_t len = sizeof(cred);
+  return getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0 && len == sizeof(cred) && cred.pid == pid;
+}
+
 static void accept_batch(struct listener *l, double now) {
   for (int i = 0; i < ACCEPT_BATCH; i++) {
     int fd = accept4(l->ep.fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd >= 0 && l->peer_pid > 0 && !peer_is(fd, l->peer_pid)) {
+      hutch_log(HUTCH_LOG_WARNING, "proxy: a connection from another process than %d refused (%s)", (int)l->peer_pid,
+                l->sandbox_id);
+      close(fd);
+      continue;
+    }
     if (fd >= 0) {
       conn_accept(l, fd, now);
       continue;

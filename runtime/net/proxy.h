@@ -9,6 +9,7 @@
 #ifndef HUTCH_PROXY_H
 #define HUTCH_PROXY_H
 
+#include <sys/types.h>
 #include <stdint.h>
 
 #include "hutch.h"
@@ -21,6 +22,7 @@ struct proxy_listener_config {
   const char *sandbox_id;          /* copied; written into every audit line */
   const struct net_policy *policy; /* must outlive the proxy */
   int audit_fd;                    /* O_APPEND file for JSON lines, taken over; -1: none */
+  pid_t peer_pid;                  /* > 0, a Unix socket: serve only this process's connections */
 };
 
 int proxy_new(struct proxy **out, hutch_error_t *err);

@@ -90,6 +90,7 @@ struct listener {
   char *sandbox_id;
   const struct net_policy *policy;
   int audit_fd;
+  pid_t peer_pid; /* > 0: connections from any other process are closed unserved */
   unsigned active;
   uint64_t bytes_used;
   bool exhausted;

@@ -396,6 +396,26 @@ done
 sleep 0.5
 tap_ok "the download is in progress" kill -0 "$slow_pid"
 tap_is "$(ss -ltnpH | grep "pid=$slow_pid," || true)" "" "hutch listens on no TCP port while it downloads"
+# Its Unix socket serves only the build's own connections: another process
+# of the same user (or a sandbox given the directory in a bind) that
+# reaches the file is closed unserved, not proxied with the build's policy.
+sock=$(ls -d "${TMPDIR:-/tmp}"/hutch-add-*/proxy /tmp/hutch-add-*/proxy 2>/dev/null | head -1)
+tap_ok "the build's proxy socket is found" test -S "$sock"
+tap_is "$(python3 - "$sock" "$url/etag/remote.txt" <<'PY'
+import socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.settimeout(10)
+try:
+    s.connect(sys.argv[1])
+    s.sendall(b"GET " + sys.argv[2].encode() + b" HTTP/1.1\r\nHost: x\r\n\r\n")
+    got = s.recv(4096)
+    print("closed" if got == b"" else repr(got))
+except (BrokenPipeError, ConnectionResetError):
+    print("closed")
+except OSError as e:
+    print(type(e).__name__)
+PY
+)" "closed" "another process's request on it is closed unanswered"
 wait "$slow_pid"
 tap_is "$?" 0 "the slow download completes"
 # A server whose HEAD says ETag "v1" and whose GET brings other bytes (with
