@@ -65,12 +65,13 @@ static bool within(const char *path, const char *dir) {
 }
 
 bool git_init_overlaps(const char *working_dir, const char *input_dir) {
-  /* Spellings that hide where a path leads ("//", "/./", "/.") count as
-   * overlapping: the copy then simply waits. */
+  /* Spellings that hide where a path leads ("//", "/./", "/.", "/../",
+   * "/..") count as overlapping: the copy then simply waits. */
   const char *paths[] = {working_dir, input_dir};
   for (size_t i = 0; i < 2; i++) {
     size_t n = strlen(paths[i]);
-    if (strstr(paths[i], "//") || strstr(paths[i], "/./") || (n >= 2 && strcmp(paths[i] + n - 2, "/.") == 0))
+    if (strstr(paths[i], "//") || strstr(paths[i], "/./") || strstr(paths[i], "/../") ||
+        (n >= 2 && strcmp(paths[i] + n - 2, "/.") == 0) || (n >= 3 && strcmp(paths[i] + n - 3, "/..") == 0))
       return true;
   }
   _cleanup_free_ char *git = xasprintf("%s/.git", strcmp(working_dir, "/") == 0 ? "" : working_dir);

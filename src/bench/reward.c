@@ -124,10 +124,11 @@ static void keep_tail(char *e, size_t cap, size_t *elen, const char *data, size_
 char *bench_py_driver_dir(const char *out) {
   char *dir = xasprintf("%s/runs/.reward-driver", out);
   _cleanup_free_ char *path = xasprintf("%s/driver.py", dir);
-  /* Made afresh (a resumed run's may be another version's); no fsync: a
-   * scratch file, written again by the next run. */
-  unlink(path);
-  if (mkdir_p(dir, 0755) < 0 || write_file_at(AT_FDCWD, path, driver_py, strlen(driver_py), 0644) < 0) {
+  /* Made afresh (a resumed run's may be another version's), and put in
+   * place by a rename: a second run on the same directory (a requeued job)
+   * must not leave the first one's scoring sandboxes a missing or
+   * half-written driver. */
+  if (mkdir_p(dir, 0755) < 0 || write_file_atomic(path, driver_py, strlen(driver_py), 0644) < 0) {
     free(dir);
     return NULL;
   }

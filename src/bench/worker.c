@@ -98,7 +98,9 @@ int bench_write_prompt(const struct bench_set *set, const char *path) {
   cJSON_AddStringToObject(p, "output_dir", set->output_dir);
   _cleanup_free_ char *text = cJSON_Print(p);
   cJSON_Delete(p);
-  return write_file_at(AT_FDCWD, path, text, strlen(text), 0644);
+  /* By a rename: a run's tasks read it while another run on the same
+   * directory may write it. */
+  return write_file_atomic(path, text, strlen(text), 0644);
 }
 
 static char *read_answer(const char *run_dir, const struct bench_set *set, char **why) {
@@ -265,12 +267,20 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   size_t qlen = strlen(problem);
   int qp[2];
   if (qlen <= QUERY_PIPE_MAX && pipe2(qp, O_CLOEXEC) == 0) {
-    qin = qp[0];
-    int w = write_all(qp[1], problem, qlen), e = errno;
-    close(qp[1]);
-    if (w < 0) {
-      why = hutch_errno_format(e, "write the problem statement to hutch run");
-      goto done;
+    /* Only when it fits: nobody reads the pipe until hutch run starts, and
+     * a user past fs.pipe-user-pages-soft gets pipes of one page. */
+    int cap = fcntl(qp[1], F_GETPIPE_SZ);
+    if (cap > 0 && (size_t)cap >= qlen) {
+      qin = qp[0];
+      int w = write_all(qp[1], problem, qlen), e = errno;
+      close(qp[1]);
+      if (w < 0) {
+        why = hutch_errno_format(e, "write the problem statement to hutch run");
+        goto done;
+      }
+    } else {
+      close(qp[0]);
+      close(qp[1]);
     }
   }
   if ((qin < 0 && write_file_at(AT_FDCWD, query, problem, qlen, 0644) < 0) ||

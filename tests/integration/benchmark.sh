@@ -431,6 +431,42 @@ tap_check $((took >= 50)) "the task's own time limit, not --task-timeout's 1800 
 tap_is "$(json "$(lines '[l["run_dir"] for l in ls if l["id"] == "pass"][0]' | sed "s|^|$OUT/|")/trajectory.json" '(d["hutch"]["verifier"]["exit_code"], d["hutch"]["sandbox"]["image"])')" \
   "(0, '$IMAGE')" "the verifier ran in the task's own sandbox, of the task's image (hutch run --verify)"
 
+# ---- a problem statement larger than the pipes a user past its pipe quota gets ----
+# Past fs.pipe-user-pages-soft, a user's new pipes hold 8 KiB: a 20 KB
+# statement written to one before hutch run reads it would block the worker
+# for good.  Root is exempt from the quota, so this runs rootless.
+if [ "$HUTCH_TEST_MODE" = rootless ]; then
+  mkdir -p "$set_dir/q"
+  printf 'dataset: "json"\ndata_files: "q/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+    >"$set_dir/q/config.yaml"
+  "$AGENT_PY" -c 'import json; print(json.dumps({"id": "long", "problem_statement": "Q-LONG " + "x" * 20000, "ground_truth": None, "hutch": {"verifier": "true"}}))' \
+    >"$set_dir/q/data.jsonl"
+  "$AGENT_PY" - "$tmp/pipes-held" <<'PY' &
+import fcntl, os, resource, signal, sys, time
+soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+held = []
+while len(held) < 4000:
+    r, w = os.pipe()
+    held.append((r, w))
+    if fcntl.fcntl(w, 1032) < 20000:  # F_GETPIPE_SZ
+        break
+open(sys.argv[1], "w").write(str(fcntl.fcntl(held[-1][1], 1032)))
+signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+time.sleep(300)
+PY
+  holder=$!
+  for _ in $(seq 100); do [ -s "$tmp/pipes-held" ] && break; sleep 0.1; done
+  tap_check $(($(cat "$tmp/pipes-held" 2>/dev/null || echo 65536) >= 20000)) \
+    "the user's new pipes hold less than the statement ($(cat "$tmp/pipes-held" 2>/dev/null) bytes)"
+  mock_start '{"tasks": [{"match": "Q-LONG", "steps": [{"calls": [["execute_bash", {"command": "true"}]]}]}]}'
+  BENCH_EXEC="timeout 120" tap_status 0 "a 20 KB problem statement when pipes are small" hbench "$set_dir" --task q
+  bench_dir
+  tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls]')" "[('long', 1, None)]" "the task ran and was scored"
+  kill "$holder" 2>/dev/null
+  wait "$holder" 2>/dev/null
+fi
+
 # ---- an API that refuses the key stops the run, as in LLM-in-Sandbox ----
 mock_start '[{"status": 401, "error": "bad key", "repeat": 100}]'
 tap_status 3 "HTTP 401 from the model's API stops the run" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 2

@@ -249,6 +249,8 @@ static void git_overlap(void) {
   tap_ok(git_init_overlaps("/testbed", "/testbed"), "the working directory itself waits");
   tap_ok(git_init_overlaps("/testbed", "/"), "so does /");
   tap_ok(git_init_overlaps("/testbed", "/testbed/.git/hooks"), "and a directory inside .git");
+  tap_ok(git_init_overlaps("/testbed", "/testbed/x/.."), "a trailing /.. hides where it leads: it waits");
+  tap_ok(git_init_overlaps("/testbed", "/testbed/x/../.git"), "so does a /../ inside");
   tap_ok(git_init_overlaps("/", "/.git"), "(a working directory of /)");
   tap_ok(git_init_overlaps("/testbed", "/testbed/./x"), "a path spelled with /./ waits");
 }
