@@ -45,7 +45,7 @@ tap_unlike "$tap_stdout" $'\033' "the sandbox's escape sequence is never printed
 # use is unknown; it is recorded as unknown, not as init's alone.
 tlog=$tmp/timeout.jsonl
 tap_status 124 "a one-shot killed on its timeout" \
-  "$HUTCH_BIN" exec --rootfs "$img" --no-cgroups --timeout 1 --audit "$tlog" -- sh -c 'while :; do :; done'
+  "$HUTCH_BIN" exec --rootfs "$img" --no-cgroups --timeout 1 --audit "$tlog" -- sh -c 'sleep 30'
 tap_is "$(field "$tlog" 2 'r["result"], r["cpu_seconds"], r["memory_peak"]')" "('timeout', None, None)" \
   "its command record has its CPU and memory as unknown"
 id=$(field "$log" 1 'r["sandbox"]')
