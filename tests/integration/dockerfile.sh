@@ -507,10 +507,9 @@ fi
 #   and the installer's URL gets the server's port: a second changed line.
 lis=$HUTCH_SRCDIR/tests/golden/lis-docker/Dockerfile
 lis_skip=
-mirror=$(grep -rhoE '^(deb|URIs:)[[:space:]]+https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d 2>/dev/null |
-  awk '{print $2}' | grep -m1 '/debian/\?$')
-mirror=${mirror%/}
-mhost=$(sed -E 's#^https?://([^/:]+).*#\1#' <<<"$mirror")
+. "$HUTCH_SRCDIR/tests/lib/mirror.sh"
+mirror=$(host_debian_mirror)
+mhost=$(mirror_host "$mirror")
 if ! debian=$(hutch_test_rootfs debian 2>/dev/null); then
   lis_skip="the Debian test rootfs is not available"
 elif ! command -v docker-registry >/dev/null || ! command -v openssl >/dev/null; then
@@ -575,14 +574,9 @@ EOF
   printf '[global]\nindex-url = https://pypi.org%s/simple\nbreak-system-packages = true\n' "$at_port" >"$l/base/pip.conf"
   {
     echo "[network]"
-    echo "allow = $mhost"
     # A mirror that resolves to a refused class (a local cache) is allowed
     # the honest way: exactly the addresses the host resolves it to.
-    getent ahostsv4 "$mhost" | awk '{print $1}' | sort -u | python3 -c "
-import ipaddress, sys
-for a in sys.stdin.read().split():
-    if not ipaddress.ip_address(a).is_global:
-        print('allow_address = ' + a)"
+    mirror_allow_lines "$mhost"
     echo "allow = astral.sh:$tport"
     echo "allow = pypi.org:$tport"
     echo "resolve = astral.sh=127.0.0.1"

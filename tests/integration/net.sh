@@ -264,10 +264,9 @@ import socket; socket.getaddrinfo('example.org', 80)"
   tap_like "$tap_stderr" "network: 1 request, 1 allowed" "the request went through the proxy"
 
   # apt against the Debian mirror this host uses (read now, never written down).
-  mirror=$(grep -rhoE '^(deb|URIs:)[[:space:]]+https?://[^ ]+' /etc/apt/sources.list /etc/apt/sources.list.d 2>/dev/null |
-    awk '{print $2}' | grep -m1 '/debian/\?$')
-  mirror=${mirror%/}
-  mhost=$(sed -E 's#^https?://([^/:]+).*#\1#' <<<"$mirror")
+  . "$HUTCH_SRCDIR/tests/lib/mirror.sh"
+  mirror=$(host_debian_mirror)
+  mhost=$(mirror_host "$mirror")
   if [ -z "$mirror" ]; then
     tap_skip "apt: no Debian mirror in the host's apt sources"
   elif ! curl -fsS -o /dev/null --max-time 10 "$mirror/dists/bookworm/Release" 2>/dev/null; then
@@ -279,12 +278,7 @@ import socket; socket.getaddrinfo('example.org', 80)"
     mpol="$tmp/mirror.policy"
     {
       echo "[network]"
-      echo "allow = $mhost"
-      getent ahostsv4 "$mhost" | awk '{print $1}' | sort -u | python3 -c "
-import ipaddress, sys
-for a in sys.stdin.read().split():
-    if not ipaddress.ip_address(a).is_global:
-        print('allow_address = ' + a)"
+      mirror_allow_lines "$mhost"
     } >"$mpol"
     mid=$("$HUTCH_BIN" create --rootfs "$deb" --net proxy --net-policy "$mpol" 2>/dev/null)
     created+=("$mid")
