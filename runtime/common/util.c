@@ -114,12 +114,12 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t len, int
   return 0;
 }
 
-int write_file_atomic(const char *path, const void *data, size_t len, int mode) {
+static int replace_file(const char *path, const void *data, size_t len, int mode, bool sync) {
   _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
   _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return -1;
-  if (write_all(fd, data, len) < 0 || fsync(fd) < 0) {
+  if (write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
     int saved = errno;
     unlink(tmp);
     errno = saved;
@@ -132,6 +132,14 @@ int write_file_atomic(const char *path, const void *data, size_t len, int mode) 
     return -1;
   }
   return 0;
+}
+
+int write_file_atomic(const char *path, const void *data, size_t len, int mode) {
+  return replace_file(path, data, len, mode, true);
+}
+
+int write_file_replace(const char *path, const void *data, size_t len, int mode) {
+  return replace_file(path, data, len, mode, false);
 }
 
 /* All of fd, at most max bytes (EFBIG past that), NUL-terminated. */

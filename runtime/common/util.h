@@ -83,8 +83,13 @@ ssize_t read_all(int fd, void *buf, size_t len);
 int write_all(int fd, const void *buf, size_t len);
 /* Write a whole file (O_CREAT|O_TRUNC, mode) relative to dirfd. */
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, int mode);
-/* Write data to a temp file beside path and rename() it over path. */
+/* Write data to a temp file beside path, fsync it and rename() it over
+ * path: whole (old or new) even after a crash of the host. */
 int write_file_atomic(const char *path, const void *data, size_t len, int mode);
+/* The same without the fsync: whole (old or new) to every reader, and
+ * after a crash of hutch; a crash of the host before the kernel's
+ * writeback may leave it empty. */
+int write_file_replace(const char *path, const void *data, size_t len, int mode);
 /* Read a whole file (at most max bytes, NUL-terminated); NULL on error with errno set. */
 char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 

@@ -61,9 +61,17 @@ if command -v strace >/dev/null && strace -f -o /dev/null true 2>/dev/null; then
     "a one-shot exec flushes nothing to disk"
   tap_ok "and its log, written without, verifies" "$HUTCH_BIN" audit --quiet \
     "$(ls -t "$HUTCH_STATE_DIR"/.audit/*.jsonl | head -1)"
+  # Nor does its copy (--audit): replaced by a rename, unflushed.
+  strace -y -f -e trace=fsync,fdatasync,syncfs,sync -o "$tmp/sync2.trace" "$HUTCH_BIN" exec --rootfs "$img" \
+    --audit="$tmp/copy.jsonl" -- true 2>/dev/null
+  tap_is "$(grep -E '(fsync|fdatasync|syncfs|sync)\(' "$tmp/sync2.trace" | grep -vc '/seccomp/')" "0" \
+    "a one-shot exec with --audit flushes nothing to disk either"
+  tap_ok "and the copy verifies" "$HUTCH_BIN" audit --quiet "$tmp/copy.jsonl"
 else
   tap_skip "a one-shot exec flushes nothing to disk" "no strace here"
   tap_skip "and its log, written without, verifies" "no strace here"
+  tap_skip "a one-shot exec with --audit flushes nothing to disk either" "no strace here"
+  tap_skip "and the copy verifies" "no strace here"
 fi
 tap_ok "exec --json" "$HUTCH_BIN" exec --rootfs "$img" --json -- true
 tap_ok "exec --json names the archived audit log" \
