@@ -458,6 +458,25 @@ def compute_score(agent_answer, ground_truth, **kw):
         return 5e-324
     if how == "bool":
         return True
+    if how == "dumpable":
+        # Another process of the sandbox cannot look into the driver (this
+        # process: its fds, its memory's secret), as it can into another.
+        import os, subprocess
+        code = ("import os, sys\nseen = []\n"
+                "for what in ('fd', 'environ'):\n"
+                "    try:\n"
+                "        os.readlink('/proc/%s/fd/0' % sys.argv[1]) if what == 'fd' else open('/proc/%s/environ' % sys.argv[1], 'rb').read()\n"
+                "        seen.append(what)\n"
+                "    except OSError:\n"
+                "        pass\n"
+                "print(' '.join(seen))\n")
+        probe = lambda pid: subprocess.run([sys.executable, "-c", code, str(pid)], capture_output=True, text=True).stdout.strip()
+        other = subprocess.Popen(["sleep", "30"])
+        seen = (probe(os.getpid()), probe(other.pid))
+        other.kill()
+        if seen != ("", "fd environ"):
+            raise ValueError("seen in the driver, in another process: %r" % (seen,))
+        return 1.0
 PY
 "$AGENT_PY" - "$set_dir/e/data.jsonl" <<'PY'
 import json, sys
@@ -487,7 +506,7 @@ lines = [
     '{"id": "raise", "problem_statement": "E-RAISE", "ground_truth": null, "how": "raise"}',
     '{"id": "kind", "problem_statement": "E-KIND", "ground_truth": null, "how": "kind"}',
 ]
-for how in ("nan", "inf", "-inf", "text", "frac", "small", "bool"):
+for how in ("nan", "inf", "-inf", "text", "frac", "small", "bool", "dumpable"):
     lines.append(json.dumps({"id": how, "problem_statement": "E-" + how, "ground_truth": None, "how": how}))
 open(sys.argv[1], "w", encoding="utf-8").write("\n".join(lines) + "\n")
 PY
@@ -508,6 +527,8 @@ tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"]
   "a score that is not a finite number is that task's error"
 tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls if l["id"] in ("frac", "small", "bool")) == [("bool", 1), ("frac", 0.5 ** 0.5), ("small", 5e-324)]')" \
   "True" "a score comes back exact (the square root of 0.5, the smallest float)"
+tap_is "$(lines '[(l["score"], l["error"]) for l in ls if l["id"] == "dumpable"]')" "[(1, None)]" \
+  "no other process of the scoring sandbox can reach into the driver through /proc (its fds, its memory)"
 tap_status 0 "a reward.py without compute_score" hbench "$set_dir" --task n
 bench_dir
 tap_is "$(lines '[l["error"] for l in ls]')" "['reward: AttributeError: reward.py must define compute_score function']" \
