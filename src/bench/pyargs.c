@@ -196,7 +196,7 @@ int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_
  * as the answer's NUL became U+FFFD); anything else after a backslash is
  * not the driver's. */
 static char *unescape(const char *s, size_t n) {
-  char *out = xmalloc(n * 2 + 1), *o = out;
+  char *out = xmalloc(n + n / 2 + 1), *o = out; /* "\0", 2 bytes, grows most: to U+FFFD's 3 */
   for (const char *end = s + n; s < end; s++) {
     if (*s != '\\') {
       *o++ = *s;
@@ -253,7 +253,7 @@ cJSON *bench_py_result(const char *line) {
   } else if (tag == 5 && strncmp(line, "error", 5) == 0 && (sp = strchr(rest, ' ')) != NULL) {
     _cleanup_free_ char *kind = unescape(rest, (size_t)(sp - rest));
     _cleanup_free_ char *text = unescape(sp + 1, strlen(sp + 1));
-    if (kind && text && *kind && cJSON_AddStringToObject(r, "error", text) && cJSON_AddStringToObject(r, "kind", kind))
+    if (kind && text && cJSON_AddStringToObject(r, "error", text) && cJSON_AddStringToObject(r, "kind", kind))
       return r;
   }
   cJSON_Delete(r);

@@ -250,7 +250,7 @@ static void py_wire(void) {
       {"error K bad \\q", NULL},
       {"error K trailing \\", NULL},
       {"error K", NULL},
-      {"error  text", NULL},
+      {"error  text", "{\"error\":\"text\",\"kind\":\"\"}"},
       {"prompt a b\\nc", "{\"prompt\":\"a b\\nc\"}"},
       {"{\"score\": 1.0}", NULL},
       {"scores 1.0", NULL},
