@@ -132,7 +132,7 @@ int bench_wait(struct bench_child *c, double timeout, double grace, int capture,
 /* Task-set Python (reward.py, vanilla_llm_prompt.py) in a sandbox of its
  * own, started ahead of its input: python3 -I runs a fixed driver that
  * loads the task folder's module (read-only at /hutch-task) and then waits
- * on its stdin for a per-run secret and the args (JSON).  Its result comes
+ * on its stdin for a per-run secret and the args (marshal data).  Its result comes
  * back as one line on a channel the code it runs cannot reach, marked with
  * that secret: whatever else writes to its stdout cannot pass for it. */
 struct bench_py {
@@ -145,7 +145,7 @@ struct bench_py {
  * limit counts from then on). */
 int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
                    const char *module, const char *func, double wait, char **why);
-/* Sends args and waits (o->reward_timeout) for the driver's JSON result. */
+/* Sends args and waits (o->reward_timeout) for the driver's result. */
 int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON *args, size_t cap, cJSON **result,
                     char **why);
 /* Ends it (without args: the driver exits) and waits for the sandbox's
@@ -156,6 +156,19 @@ cJSON *bench_score_args(const char *answer, const cJSON *row);
 /* The score from a finished reward driver (bench_score's contract). */
 int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const char *answer, const cJSON *row,
                        double *score, char **why, char **kind);
+
+/* Python's marshal bytes of a JSON value (the driver's args: marshal.loads
+ * builds values and runs nothing); NULL for a string marshal cannot hold. */
+char *bench_py_marshal(const cJSON *v, size_t *len);
+/* A number of a parsed row keeps its text in its valuestring (NULL in a
+ * cJSON number): cJSON holds a double, so 3 and 3.0 became one and an
+ * integer past 2^53 lost digits, which Python's json.loads keeps apart and
+ * exact.  text: what v was parsed from; -1 for an integer of more than 4300
+ * digits, which json.loads refuses. */
+int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_t *err);
+/* The driver's result line (after its secret) as {"score"}, {"error",
+ * "kind"} or {"prompt"}; NULL when it is not one. */
+cJSON *bench_py_result(const char *line);
 
 /* MODULE.py of the task folder in a sandbox (bench_py_start), FUNC "score"
  * (compute_score) or "prompt" (create_prompt) called with args; *result:

@@ -1,9 +1,9 @@
 /* compute_score in a sandbox of its own: reward.py is the task set's code,
  * but the answer it reads is the model's, written in a sandbox; so it runs
  * under hutch exec, without network, bounded in time, memory and
- * processes, and the answer reaches it as JSON on its stdin (data), never
- * as code.  A fixed driver answers one JSON line: {"score": X} or
- * {"error"}, marked with a secret of this run. */
+ * processes, and the answer reaches it on its stdin as data (Python's
+ * marshal format, made here), never as code.  A fixed driver answers one
+ * line: "score X" or "error KIND TEXT", marked with a secret of this run. */
 #include "config.h"
 
 #include <errno.h>
@@ -37,31 +37,58 @@
  * line begins with the secret, so that anything else printed to the
  * sandbox's stdout (by code the answer had run, before or after the
  * driver's line) is not taken for it.  Code run inside the driver's own
- * process (reward.py's exec of an answer) is reward.py's to trust. */
+ * process (reward.py's exec of an answer) is reward.py's to trust.
+ *
+ * Its own cost is a task's: it imports nothing Python has not loaded at its
+ * start but _ctypes (json pulled in re, enum and collections, and
+ * importlib.util contextlib: 10 ms of CPU a task, as much as python's start).
+ * The args come as marshal data (pyargs_put), which marshal.loads turns
+ * into values without running anything; the module is loaded by the same
+ * functions importlib.util's spec_from_file_location and module_from_spec
+ * are; prctl is called through _ctypes alone, as ctypes.CDLL would call it
+ * (ctypes itself where that fails); and the result is a score's repr or
+ * text escaped for one line (\\, \n, \0, and \s for a space in an error's
+ * kind), read back strictly (parse_result). */
 static const char driver_py[] =
-    "import importlib.util, json, math, os, sys\n"
+    "import marshal, os, sys\n"
+    "import _frozen_importlib as bootstrap, _frozen_importlib_external as external\n"
     "result_fd = os.dup(1)\n"
     "os.dup2(2, 1)\n"
     "sys.stdout = sys.stderr\n"
+    "def prctl(*args):\n"
+    "    try:\n"
+    "        import _ctypes\n"
+    "        class Func(_ctypes.CFuncPtr):\n"
+    "            _flags_ = _ctypes.FUNCFLAG_CDECL\n"
+    "        class Libc:\n"
+    "            _handle = _ctypes.dlopen(None)\n"
+    "        return Func(('prctl', Libc))(*args)\n"
+    "    except Exception:\n"
+    "        import ctypes\n"
+    "        return ctypes.CDLL(None).prctl(*args)\n"
     "try:\n"
-    "    import ctypes\n"
-    "    ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE\n"
+    "    prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE\n"
     "except BaseException:\n"
     "    pass\n"
+    "def esc(t):\n"
+    "    return t.encode('utf-8', 'backslashreplace').replace(b'\\\\', b'\\\\\\\\').replace(b'\\n', "
+    "b'\\\\n').replace(b'\\0', b'\\\\0')\n"
+    "def error(kind, text):\n"
+    "    return b'error ' + esc(kind).replace(b' ', b'\\\\s') + b' ' + esc(text)\n"
     "def score(mod, a):\n"
     "    if not hasattr(mod, 'compute_score'):\n"
     "        raise AttributeError('reward.py must define compute_score function')\n"
     "    s = float(mod.compute_score(a['answer'], a['ground_truth'], **a['kwargs']))\n"
-    "    if math.isfinite(s):\n"
-    "        return {'score': s}\n"
-    "    return {'error': 'compute_score returned %r' % s, 'kind': 'ValueError'}\n"
+    "    if s - s == 0:  # finite: not inf, nor nan (math is one more .so to load)\n"
+    "        return b'score ' + repr(s).encode()\n"
+    "    return error('ValueError', 'compute_score returned %r' % s)\n"
     "def prompt(mod, a):\n"
     "    f = getattr(mod, 'create_prompt', None)\n"
-    "    return {'prompt': str(f(a) if f else a['problem_statement'])}\n"
+    "    return b'prompt ' + esc(str(f(a) if f else a['problem_statement']))\n"
     "mod = failed = None\n"
     "try:\n"
-    "    spec = importlib.util.spec_from_file_location(sys.argv[1], '/hutch-task/%s.py' % sys.argv[1])\n"
-    "    mod = importlib.util.module_from_spec(spec)\n"
+    "    spec = external.spec_from_file_location(sys.argv[1], '/hutch-task/%s.py' % sys.argv[1])\n"
+    "    mod = bootstrap.module_from_spec(spec)\n"
     "    spec.loader.exec_module(mod)\n"
     "except BaseException as e:\n"
     "    failed = e\n"
@@ -74,11 +101,11 @@ static const char driver_py[] =
     "try:\n"
     "    if failed is not None:\n"
     "        raise failed\n"
-    "    res = (score if sys.argv[2] == 'score' else prompt)(mod, json.loads(data))\n"
+    "    res = (score if sys.argv[2] == 'score' else prompt)(mod, marshal.loads(data))\n"
     "except BaseException as e:\n"
-    "    res = {'error': '%s: %s' % (type(e).__name__, e), 'kind': type(e).__name__}\n"
+    "    res = error(type(e).__name__, '%s: %s' % (type(e).__name__, e))\n"
     "sys.stderr.flush()\n"
-    "b = b'\\n' + secret + b' ' + json.dumps(res).encode() + b'\\n'\n"
+    "b = b'\\n' + secret + b' ' + res + b'\\n'\n"
     "while b:\n"
     "    b = b[os.write(result_fd, b):]\n"
     "os._exit(0)\n";
@@ -243,9 +270,9 @@ void bench_py_end(struct bench_py *py) {
  * driver or reward.py's child blocked on a full pipe would never answer,
  * and a driver that never reads its input holds the runner no longer than
  * the time limit. */
-static char *exchange(struct bench_py *py, const char *input, double until, size_t cap, char **buf, char *ebuf,
-                      size_t ebuf_cap, bool *timed_out) {
-  size_t len = 0, from = 0, in_len = strlen(input), in_off = 0, elen = 0;
+static char *exchange(struct bench_py *py, const char *input, size_t in_len, double until, size_t cap, char **buf,
+                      char *ebuf, size_t ebuf_cap, bool *timed_out) {
+  size_t len = 0, from = 0, in_off = 0, elen = 0;
   *buf = xstrdup("");
   ebuf[0] = '\0';
   fcntl(py->in, F_SETFL, O_NONBLOCK);
@@ -309,14 +336,22 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
                     char **why) {
   *result = NULL;
   *why = NULL;
-  _cleanup_free_ char *text = cJSON_PrintUnformatted(args);
-  _cleanup_free_ char *input = xasprintf("%s\n%s\n", py->secret, text);
+  size_t alen, sl = strlen(py->secret);
+  _cleanup_free_ char *data = bench_py_marshal(args, &alen);
+  if (data == NULL) {
+    *why = xstrdup("a string of the task is too large for the driver");
+    return -1;
+  }
+  _cleanup_free_ char *input = xmalloc(sl + 1 + alen);
+  memcpy(input, py->secret, sl);
+  input[sl] = '\n';
+  memcpy(input + sl + 1, data, alen);
   _cleanup_free_ char *buf = NULL;
   char ebuf[2048];
   bool timed_out = false;
-  char *line = exchange(py, input, monotonic_seconds() + o->reward_timeout, cap + strlen(py->secret) + 2, &buf, ebuf,
+  char *line = exchange(py, input, sl + 1 + alen, monotonic_seconds() + o->reward_timeout, cap + sl + 2, &buf, ebuf,
                         sizeof(ebuf), &timed_out);
-  if (line && (*result = cJSON_Parse(line)) != NULL)
+  if (line && (*result = bench_py_result(line)) != NULL)
     return 0;
   if (bench_stop) {
     *why = xstrdup("stopped");
@@ -341,7 +376,7 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
     *why = xasprintf("python3 is not in the image (%s): choose one with --reward-rootfs",
                      o->reward_rootfs ? o->reward_rootfs : "the default");
   else if (code == 0)
-    *why = xstrdup("the driver gave no result (a result is one JSON line, marked as the driver's)");
+    *why = xstrdup("the driver gave no result (a result is one line, marked as the driver's)");
   else
     *why = xasprintf("hutch exec exited with status %d%s%s", code, ebuf[0] ? ": " : "", last_line(ebuf));
   return -1;

@@ -93,6 +93,11 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
   cJSON *rows = cJSON_CreateArray();
   if (i < len && text[i] == '[') {
     cJSON *all = cJSON_ParseWithLength(text, len);
+    if (cJSON_IsArray(all) && bench_json_keep_numbers(all, text, len, err) < 0) {
+      cJSON_Delete(all);
+      cJSON_Delete(rows);
+      return NULL;
+    }
     if (!cJSON_IsArray(all)) {
       cJSON_Delete(all);
       cJSON_Delete(rows);
@@ -124,6 +129,12 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
       if (row == NULL) {
         cJSON_Delete(rows);
         hutch_error_set(err, 0, "line %zu is not JSON", line);
+        return NULL;
+      }
+      if (bench_json_keep_numbers(row, text + j, end - j, err) < 0) {
+        hutch_error_wrap(err, "line %zu", line);
+        cJSON_Delete(row);
+        cJSON_Delete(rows);
         return NULL;
       }
       if (add_row(rows, row, "line", line, err) < 0) {

@@ -406,6 +406,134 @@ tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
   "score what compute_score returned: a forged line on any fd, before or after the driver's, is not the score; output past a pipe's size blocks nothing"
 tap_ok "and the runs left nothing" leftovers
 
+# ---- what compute_score receives: the row as json.loads reads it, the answer as hutch read it ----
+# The driver's args are made from the parsed row: its ground truth and
+# fields must reach compute_score as LLM-in-Sandbox's json.loads reads the
+# line (strings of any content, integers of any size, 3.0 a float, -0.0,
+# deep nesting, a repeated key), and the answer as hutch read answer.txt
+# (NUL and bytes that are not UTF-8 as U+FFFD).  The driver's errors come
+# back whole, and a score that is not a finite number is refused.
+mkdir -p "$set_dir/e" "$set_dir/n"
+for d in e n; do
+  printf 'dataset: "json"\ndata_files: "%s/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+    "$d" >"$set_dir/$d/config.yaml"
+done
+cat >"$set_dir/e/reward.py" <<'PY'
+import json, sys
+sys.setrecursionlimit(100000)
+def canon(v):
+    # Types exact: 3 is not 3.0, True is not 1, -0.0 is not 0.0.
+    if isinstance(v, dict):
+        return ("dict", [(k, canon(x)) for k, x in v.items()])
+    if isinstance(v, list):
+        return ("list", [canon(x) for x in v])
+    return (type(v).__name__, repr(v))
+def compute_score(agent_answer, ground_truth, **kw):
+    how = kw.get("how")
+    if how == "row":
+        rows = [json.loads(l) for l in open("/hutch-task/data.jsonl", "rb")]
+        want = [r for r in rows if r["id"] == kw["id"]][0]
+        gt = want.pop("ground_truth", None)
+        if canon(ground_truth) != canon(gt):
+            raise ValueError("ground_truth %.300r != %.300r" % (ground_truth, gt))
+        for k in set(want) | set(kw):
+            if canon(kw.get(k)) != canon(want.get(k)):
+                raise ValueError("%s: %.300r != %.300r" % (k, kw.get(k), want.get(k)))
+        return 1.0 if list(kw) == list(want) else 0.5
+    if how == "answer":
+        if agent_answer != ground_truth:
+            raise ValueError("answer %r" % agent_answer)
+        return 1.0
+    if how == "raise":
+        raise ValueError("two\nlines \\ a backslash, a NUL \0, \u00e9 and a lone \udcff")
+    if how == "kind":
+        raise type("odd kind", (Exception,), {})("boom")
+    if how in ("nan", "inf", "-inf"):
+        return float(how)
+    if how == "text":
+        return "a string"
+    if how == "frac":
+        return 0.5 ** 0.5
+    if how == "small":
+        return 5e-324
+    if how == "bool":
+        return True
+    if how == "dumpable":
+        # Another process of the sandbox cannot look into the driver (this
+        # process: its fds, its memory's secret), as it can into another.
+        import os, subprocess
+        code = ("import os, sys\nseen = []\n"
+                "for what in ('fd', 'environ'):\n"
+                "    try:\n"
+                "        os.readlink('/proc/%s/fd/0' % sys.argv[1]) if what == 'fd' else open('/proc/%s/environ' % sys.argv[1], 'rb').read()\n"
+                "        seen.append(what)\n"
+                "    except OSError:\n"
+                "        pass\n"
+                "print(' '.join(seen))\n")
+        probe = lambda pid: subprocess.run([sys.executable, "-c", code, str(pid)], capture_output=True, text=True).stdout.strip()
+        other = subprocess.Popen(["sleep", "30"])
+        seen = (probe(os.getpid()), probe(other.pid))
+        other.kill()
+        if seen != ("", "fd environ"):
+            raise ValueError("seen in the driver, in another process: %r" % (seen,))
+        return 1.0
+PY
+"$AGENT_PY" - "$set_dir/e/data.jsonl" <<'PY'
+import json, sys
+deep = "[" * 900 + '"bottom"' + "]" * 900
+lines = [
+    # Numbers as written: cJSON holds doubles, json.loads keeps these apart.
+    '{"id": "numbers", "problem_statement": "E-ROW", "how": "row", "ground_truth": 123456789012345678901234567890, '
+    '"ints": [0, -0, -1, 2147483647, 2147483648, -2147483649, 9007199254740993, -9223372036854775809, '
+    '18446744073709551616, 1' + "0" * 300 + '], '
+    '"floats": [3.0, -0.0, 0.1, 1E2, 2.5e-3, 1e300, 5e-324, 1.7976931348623157e308, 1e400, -1e400, '
+    '123456789012345678901234567890.5, 0.30000000000000004], "gt": 3.0}',
+    '{"id": "float-truth", "problem_statement": "E-ROW", "how": "row", "ground_truth": 3.0}',
+    '{"id": "nothing", "problem_statement": "E-ROW", "how": "row"}',
+    # Strings and keys of any content.
+    json.dumps({"id": "strings", "problem_statement": "E-ROW", "how": "row",
+                "ground_truth": "quote \" back\\slash '''\"\"\" }{][ \\u0000 not a NUL",
+                "s": ["new\nline", "tab\t cr\r", "\x1b[2J", "\u2028\u2029", "", "\x7f\x01",
+                      "emoji \U0001F600", "\u00e9\u4e2d\ufeff", "x" * 100000],
+                "keys": {"k\"ey": 1, "k\\ey": 2, "": 3, "\U0001F600": 4, "a b": 5}}),
+    json.dumps({"id": "raw-utf8", "problem_statement": "E-ROW", "how": "row", "ground_truth": "\U0001F600\u00e9",
+                "t": "\u4e2d\u6587"}, ensure_ascii=False),
+    '{"id": "shapes", "problem_statement": "E-ROW", "how": "row", "ground_truth": [[], {}, [[]], {"a": {}}, true, false, null], '
+    '"d": {"dup": 1, "dup": 2}, "deep": ' + deep + '}',
+    # The answer as hutch read it.
+    '{"id": "answer", "problem_statement": "E-ANSWER", "how": "answer", '
+    '"ground_truth": "a\ufffdb\ufffdc\ufffd\ufffd\ufffdd \\"q\\" \\\\ \'\'\' x\\ny \U0001F600"}',
+    '{"id": "raise", "problem_statement": "E-RAISE", "ground_truth": null, "how": "raise"}',
+    '{"id": "kind", "problem_statement": "E-KIND", "ground_truth": null, "how": "kind"}',
+]
+for how in ("nan", "inf", "-inf", "text", "frac", "small", "bool", "dumpable"):
+    lines.append(json.dumps({"id": how, "problem_statement": "E-" + how, "ground_truth": None, "how": how}))
+open(sys.argv[1], "w", encoding="utf-8").write("\n".join(lines) + "\n")
+PY
+printf 'def create_prompt(row):\n    return row["problem_statement"]\n' >"$set_dir/n/reward.py"
+printf '{"id": "none", "problem_statement": "N-NONE", "ground_truth": "x"}\n' >"$set_dir/n/data.jsonl"
+mock_start '{"tasks": [{"match": "E-ANSWER", "steps": [{"calls": [["execute_bash", {"command": "printf '"'"'a\\000b\\377c\\355\\240\\200d \"q\" \\\\ '"'"'\"'"'"''"'"''"'"'\"'"'"' x\\ny \\360\\237\\230\\200\\n'"'"' >/testbed/answer.txt"}]]}]}]}'
+tap_status 0 "rows and answers of every shape, and rewards that fail" hbench "$set_dir" --task e --num-workers 4
+bench_dir
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"] in ("numbers", "float-truth", "nothing", "strings", "raw-utf8", "shapes"))')" \
+  "[('float-truth', 1, None), ('nothing', 1, None), ('numbers', 1, None), ('raw-utf8', 1, None), ('shapes', 1, None), ('strings', 1, None)]" \
+  "compute_score gets each row's ground truth and fields, in order, as json.loads reads its line"
+tap_is "$(lines '[(l["score"], l["error"]) for l in ls if l["id"] == "answer"]')" "[(1, None)]" \
+  "and the answer as hutch read it: quotes, backslashes, newlines, NUL and bytes that are not UTF-8 (U+FFFD)"
+tap_is "$(lines '[l["error"] == "reward: ValueError: two\nlines \\ a backslash, a NUL \ufffd, \u00e9 and a lone \\udcff" for l in ls if l["id"] == "raise"]')" \
+  "[True]" "a reward's error comes back whole: newlines, backslashes, NUL, a lone surrogate escaped"
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"] in ("kind", "nan", "inf", "-inf", "text"))')" \
+  "[('-inf', 0, 'reward: compute_score returned -inf'), ('inf', 0, 'reward: compute_score returned inf'), ('kind', 0, 'reward: odd kind: boom'), ('nan', 0, 'reward: compute_score returned nan'), ('text', 0, \"reward: ValueError: could not convert string to float: 'a string'\")]" \
+  "a score that is not a finite number is that task's error"
+tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls if l["id"] in ("frac", "small", "bool")) == [("bool", 1), ("frac", 0.5 ** 0.5), ("small", 5e-324)]')" \
+  "True" "a score comes back exact (the square root of 0.5, the smallest float)"
+tap_is "$(lines '[(l["score"], l["error"]) for l in ls if l["id"] == "dumpable"]')" "[(1, None)]" \
+  "no other process of the scoring sandbox can reach into the driver through /proc (its fds, its memory)"
+tap_status 0 "a reward.py without compute_score" hbench "$set_dir" --task n
+bench_dir
+tap_is "$(lines '[l["error"] for l in ls]')" "['reward: AttributeError: reward.py must define compute_score function']" \
+  "is each task's error, in LLM-in-Sandbox's words"
+
 # ---- hutch's own per-task settings: a verifier in the task's sandbox, a time limit ----
 mkdir -p "$set_dir/v"
 printf 'dataset: "json"\ndata_files: "v/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \

@@ -195,7 +195,75 @@ static void summary_escapes(void) {
   remove_tree_at(AT_FDCWD, dir);
 }
 
+static char *hex(const char *p, size_t n) {
+  char *out = xmalloc(n * 2 + 1);
+  for (size_t i = 0; i < n; i++)
+    snprintf(out + 2 * i, 3, "%02x", (unsigned char)p[i]);
+  out[n * 2] = '\0';
+  return out;
+}
+
+/* The scoring driver's wire: args as Python's marshal.dumps(json.loads(row),
+ * 2) makes them (numbers as written), its result line read strictly. */
+static void py_wire(void) {
+  const char *row = "{\"id\": \"a\", \"problem_statement\": \"p\", \"n\": [3, 3.0, -0, 12345678901234567890, "
+                    "-2147483649, 1e2, -0.0], \"s\": \"\\\"\\\\\\n\xc3\xa9\", \"t\": true, \"f\": false, \"z\": null, "
+                    "\"d\": {\"k\": []}}";
+  hutch_error_t err = NULL;
+  cJSON *rows = bench_parse_rows(row, strlen(row), &err);
+  size_t n = 0;
+  char *m = rows ? bench_py_marshal(cJSON_GetArrayItem(rows, 0), &n) : NULL;
+  check(m ? hex(m, n) : xstrdup("none"),
+        "7b75020000006964750100000061751100000070726f626c656d5f73746174656d656e7475010000007075010000006e5b0700000069"
+        "0300000067000000000000084069000000006c05000000d20a3e563326a55a0a006cfdffffff01000000020067000000000000594067"
+        "00000000000000807501000000737505000000225c0ac3a9750100000074547501000000664675010000007a4e7501000000647b7501"
+        "0000006b5b000000003030",
+        "a row as marshal.dumps(json.loads(row), 2): 3 and 3.0 apart, a big integer exact, -0.0");
+  free(m);
+  cJSON_Delete(rows);
+  const char *array = "[{\"id\": \"a\", \"problem_statement\": \"p\", \"n\": [7.0, 7]}]";
+  rows = bench_parse_rows(array, strlen(array), &err);
+  m = rows ? bench_py_marshal(cJSON_GetArrayItem(rows, 0), &n) : NULL;
+  check(m && n > 20 ? hex(m + n - 20, 20) : xstrdup("none"), "5b02000000670000000000001c40690700000030",
+        "and in a JSON array's rows");
+  free(m);
+  cJSON_Delete(rows);
+  _cleanup_free_ char *big = xasprintf("{\"id\": \"a\", \"problem_statement\": \"p\", \"n\": -1%04300d}\n", 0);
+  check(ids(big), "line 1: an integer of more than 4300 digits (Python's json.loads refuses it)",
+        "an integer json.loads refuses is refused");
+  big[strlen(big) - 3] = '.';
+  check(ids(big), "a;", "a float of as many digits is not");
+
+  struct {
+    const char *line, *want;
+  } res[] = {
+      {"score 0.75", "{\"score\":0.75}"},
+      {"score 1e-05", "{\"score\":1e-05}"},
+      {"score nan", NULL},
+      {"score inf", NULL},
+      {"score 1.0x", NULL},
+      {"score ", NULL},
+      {"score 1.0 ", NULL},
+      {"error ValueError two\\nlines \\\\ \\0 end",
+       "{\"error\":\"two\\nlines \\\\ \xef\xbf\xbd end\",\"kind\":\"ValueError\"}"},
+      {"error odd\\skind boom", "{\"error\":\"boom\",\"kind\":\"odd kind\"}"},
+      {"error K bad \\q", NULL},
+      {"error K trailing \\", NULL},
+      {"error K", NULL},
+      {"error  text", "{\"error\":\"text\",\"kind\":\"\"}"},
+      {"prompt a b\\nc", "{\"prompt\":\"a b\\nc\"}"},
+      {"{\"score\": 1.0}", NULL},
+      {"scores 1.0", NULL},
+  };
+  for (size_t i = 0; i < ARRAY_SIZE(res); i++) {
+    cJSON *r = bench_py_result(res[i].line);
+    check(r ? cJSON_PrintUnformatted(r) : xstrdup("(refused)"), res[i].want ? res[i].want : "(refused)", res[i].line);
+    cJSON_Delete(r);
+  }
+}
+
 int main(void) {
+  py_wire();
   summary_escapes();
   task_settings();
   judge();
