@@ -423,9 +423,7 @@ int main(int argc, char **argv) {
   }
   const char *self = getenv("HUTCH_SELF");
   o.hutch = self && *self ? self : HUTCH_BINDIR "/hutch";
-  o.agent = bench_agent_program(o.hutch);
   r = run(&o);
-  free(o.agent);
   free(o.driver_dir);
   free(o.prompt_path);
   bench_opts_free(&o);
