@@ -549,7 +549,7 @@ tap_is "$(lines '[l["error"] for l in ls if l["id"] == "raises"]')" "['Timeout']
 tap_check $((took >= 60)) "and the run goes on (${took}s)"
 agent_fds=$(cat "$tmp/agent-fds")
 tap_like "$agent_fds" $'^agent [0-9]+: [1-9][0-9]* fds past 2\n' "the task's agent was seen while it ran (a process named hutch-agent)"
-tap_like "$agent_fds" $'\nstdio 0 worker\n' "kcmp sees the statement's pipe it shares with its worker (stdin)"
+tap_like "$agent_fds" $'\nstdio 0 worker' "kcmp sees the statement's pipe it shares with its worker (stdin)"
 tap_unlike "$agent_fds" "shared with" "and the agent holds none of its worker's or the runner's other fds"
 agent_pid=$(head -n 1 "$tmp/agent-fds" | sed -n 's/^agent \([0-9]*\):.*/\1/p')
 tap_fails "the agent killed at the task's limit has exited" kill -0 "${agent_pid:-0}"
