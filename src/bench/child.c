@@ -93,15 +93,20 @@ int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int 
     c->pid = pid;
     return 0;
   }
-  /* What execve would have closed (O_CLOEXEC) and what it would not have
-   * (an fd the runner's own caller left open): the agent starts with its
-   * standard streams only, as under `hutch run`. */
+  /* What execve would have closed (O_CLOEXEC: the runner's and the
+   * worker's files, pipes and directories) and what it would have let
+   * through (an fd the runner's own caller left open): the agent starts
+   * with its standard streams only. */
   if (syscall(SYS_close_range, 3, ~0U, 0) < 0) {
     dprintf(2, "hutch run: close the runner's fds: %s\nhint: close_range needs Linux 5.9 or later\n", strerror(errno));
     _exit(125);
   }
-  /* ps and pgrep tell the task's agent from its worker (the command line
-   * is still the runner's). */
+  /* The rest of what the agent's code keeps in globals starts as a fresh
+   * program's: the runner sets no log handler, ties itself to no parent,
+   * makes no sandbox and no LLM client (libcurl is initialised in this
+   * child, the shared LLM gate opened from $HUTCH_LLM_GATE), and getopt is
+   * reset by settings_parse, the only getopt user.  ps and pgrep tell the
+   * task's agent from its worker (the command line is still the runner's). */
   prctl(PR_SET_NAME, "hutch-agent", 0, 0, 0);
   int argc = 0;
   while (argv[argc])
