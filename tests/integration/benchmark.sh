@@ -508,13 +508,17 @@ def ppid(p):
     return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
 def fds(p):
     return sorted(int(n) for n in os.listdir("/proc/%d/fd" % p))
+def comm(p):
+    return open("/proc/%d/comm" % p).read().strip()
 def find():
-    for p in filter(str.isdigit, os.listdir("/proc")):
+    # Not a process the agent forked (a sandbox's init before its exec):
+    # the one its worker forked.
+    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
         try:
-            if open("/proc/%s/comm" % p).read().strip() == "hutch-agent" and \
-                    os.readlink("/proc/%s/fd/2" % p).endswith("/logs/raises.txt"):
-                return int(p)
-        except OSError:
+            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-benchmark" and \
+                    os.readlink("/proc/%d/fd/2" % p).endswith("/logs/raises.txt"):
+                return p
+        except (OSError, AttributeError):
             pass
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:
