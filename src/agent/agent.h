@@ -17,5 +17,9 @@
 extern volatile sig_atomic_t agent_stop;
 
 int agent_run(const struct settings *s);
+/* hutch-agent's whole program (agent_main.c): the command line parsed, the
+ * signal handlers set, the run; returns its exit status.  Called once per
+ * process, from main() or in a fresh fork (hutch benchmark). */
+int agent_main(int argc, char **argv);
 
 #endif

@@ -29,11 +29,15 @@ struct llm_client {
 
 static bool curl_ready;
 
-struct llm_client *llm_client_new(const struct llm_options *opts) {
+void llm_client_global_init(void) {
   if (!curl_ready) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
     curl_ready = true;
   }
+}
+
+struct llm_client *llm_client_new(const struct llm_options *opts) {
+  llm_client_global_init();
   struct llm_client *c = xcalloc(1, sizeof(*c));
   c->o = *opts;
   c->curl = curl_easy_init();

@@ -45,6 +45,10 @@ enum llm_status { LLM_OK = 0, LLM_FAILED = -1, LLM_INTERRUPTED = -2 };
 
 struct llm_client;
 struct llm_client *llm_client_new(const struct llm_options *opts);
+/* libcurl's global set-up (its TLS library's), once per process; done by
+ * the first llm_client_new, or ahead by a process that forks clients'
+ * processes (hutch benchmark): each fork then starts with it done. */
+void llm_client_global_init(void);
 void llm_client_free(struct llm_client *c);
 /* body: the request; its "max_tokens" may be lowered after a context-length
  * error (and stays lowered for later calls). */

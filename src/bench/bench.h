@@ -49,7 +49,6 @@ struct bench_opts {
   char *reward_rootfs, *reward_memory;
   double reward_timeout;
   const char *hutch; /* the hutch binary */
-  char *agent;       /* hutch-agent, as `hutch run` finds it; NULL: run `hutch run` */
   /* The scoring driver's directory, written once per run and bound
    * read-only into every scoring sandbox; NULL: each scoring writes its own
    * into its directory. */
@@ -100,26 +99,21 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
 int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
                 const cJSON *row, double *score, char **why, char **kind);
 
-/* Children: started with stdin from a file (or /dev/null), stdout and
- * stderr to the given fds (-1: /dev/null); waited for until deadline
+/* Children: started with stdin, stdout and stderr from the given fds
+ * (-1: /dev/null); waited for until deadline
  * (seconds, 0: none) or *stop, then SIGTERM, and SIGKILL after grace. */
 struct bench_child {
   pid_t pid;
   int status;
   bool timed_out, stopped;
 };
-int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
-                hutch_error_t *err);
-/* The same with the program's path apart from argv[0], and stdin from
- * in_fd when stdin_path is NULL and in_fd >= 0. */
-int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int in_fd,
-                     int out, int errfd, hutch_error_t *err);
-/* The same with stdin from an fd (-1: /dev/null). */
+/* A task's agent: hutch-agent's agent_main(argv) run in a forked child,
+ * with no exec, stdin from in, stdout and stderr to out and errfd; the
+ * child gets the signal state and fds (0, 1, 2 only) a fresh program
+ * would, and _exit()s with the agent's status. */
+int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int errfd, hutch_error_t *err);
+/* A program (argv[0]) with stdin from an fd (-1: /dev/null). */
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err);
-/* hutch-agent, where `hutch run` would find it (beside the hutch binary,
- * else in the libexec directory), to start it without the exec of hutch
- * in between; NULL when there is none there (then `hutch run` says why). */
-char *bench_agent_program(const char *hutch);
 /* The task set's prompts as a prompt config for hutch run, at path. */
 int bench_write_prompt(const struct bench_set *set, const char *path);
 /* OUT/runs/.reward-driver with the scoring driver (driver.py), for

@@ -1,84 +1,125 @@
-/* The runner's children (hutch run, hutch exec): started with their
+/* The runner's children (a task's agent, hutch exec): started with their
  * standard streams set, waited for with a deadline, stopped with SIGTERM
- * (hutch then removes the sandbox) and killed after a grace period. */
+ * (the agent or hutch then removes the sandbox) and killed after a grace
+ * period.  The agent runs in the forked child itself (agent_main), with no
+ * exec: the child is first given what a fresh program would have. */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent.h"
 #include "bench.h"
 #include "error.h"
 #include "util.h"
 
+/* In a new child: the standard streams (-1: /dev/null, `null`), and the
+ * signal state a fresh exec would give.  Every handler the worker set goes
+ * back to its default (execve's rule; an ignored signal stays ignored), and
+ * so do SIGINT, SIGTERM, SIGHUP and SIGPIPE; the worker's mask, which the
+ * caller blocked around the fork so that no signal could reach the
+ * worker's handlers in the child, is restored last. */
+static void child_setup(int in, int out, int errfd, int null, const sigset_t *mask) {
+  dup2(in >= 0 ? in : null, 0);
+  dup2(out >= 0 ? out : null, 1);
+  dup2(errfd >= 0 ? errfd : null, 2);
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof(dfl));
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction cur;
+    bool caught = sigaction(sig, NULL, &cur) == 0 && cur.sa_handler != SIG_IGN && cur.sa_handler != SIG_DFL;
+    if (caught || sig == SIGINT || sig == SIGTERM || sig == SIGHUP || sig == SIGPIPE)
+      sigaction(sig, &dfl, NULL);
+  }
+  stack_t no_stack = {.ss_flags = SS_DISABLE};
+  sigaltstack(&no_stack, NULL);
+  sigprocmask(SIG_SETMASK, mask, NULL);
+}
+
+/* fork() with every signal blocked (the worker's mask in *mask); the child
+ * set up by child_setup.  0 in the child, the pid in the parent, -1 with
+ * err. */
+static pid_t fork_child(int in, int out, int errfd, hutch_error_t *err) {
+  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
+  sigset_t all, mask;
+  sigfillset(&all);
+  sigprocmask(SIG_SETMASK, &all, &mask);
+  /* Nothing the worker buffered may come out twice. */
+  fflush(NULL);
+  pid_t pid = fork();
+  int e = errno;
+  if (pid == 0) {
+    child_setup(in, out, errfd, null, &mask);
+    return 0;
+  }
+  sigprocmask(SIG_SETMASK, &mask, NULL);
+  if (null >= 0)
+    close(null);
+  if (pid < 0)
+    return hutch_error_set(err, e, "fork");
+  return pid;
+}
+
 static int spawn(struct bench_child *c, const char *path, char *const argv[], int in, int out, int errfd,
                  hutch_error_t *err) {
   memset(c, 0, sizeof(*c));
-  int null = open("/dev/null", O_RDWR | O_CLOEXEC);
-  pid_t pid = fork();
-  if (pid < 0) {
-    int e = errno;
-    close(null);
-    return hutch_error_set(err, e, "fork");
-  }
+  pid_t pid = fork_child(in, out, errfd, err);
+  if (pid < 0)
+    return -1;
   if (pid == 0) {
-    dup2(in >= 0 ? in : null, 0);
-    dup2(out >= 0 ? out : null, 1);
-    dup2(errfd >= 0 ? errfd : null, 2);
-    struct sigaction sa;
-    memset(&sa, 0, sizeof(sa));
-    sa.sa_handler = SIG_DFL;
-    sigaction(SIGINT, &sa, NULL);
-    sigaction(SIGTERM, &sa, NULL);
-    sigaction(SIGHUP, &sa, NULL);
-    sigaction(SIGPIPE, &sa, NULL);
     execv(path, argv);
     _exit(127);
   }
-  close(null);
   c->pid = pid;
   return 0;
 }
 
-char *bench_agent_program(const char *hutch) {
-  const char *slash = strrchr(hutch, '/');
-  if (slash) {
-    char *beside = xasprintf("%.*s/hutch-agent", (int)(slash - hutch), hutch);
-    if (access(beside, X_OK) == 0)
-      return beside;
-    free(beside);
+int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int errfd, hutch_error_t *err) {
+  memset(c, 0, sizeof(*c));
+  pid_t pid = fork_child(in, out, errfd, err);
+  if (pid < 0)
+    return -1;
+  if (pid > 0) {
+    c->pid = pid;
+    return 0;
   }
-  char *installed = xstrdup(HUTCH_LIBEXECDIR "/hutch-agent");
-  if (access(installed, X_OK) == 0)
-    return installed;
-  free(installed);
-  return NULL;
+  /* What execve would have closed (O_CLOEXEC: the runner's and the
+   * worker's files, pipes and directories) and what it would have let
+   * through (an fd the runner's own caller left open): the agent starts
+   * with its standard streams only. */
+  if (syscall(SYS_close_range, 3, ~0U, 0) < 0) {
+    dprintf(2, "hutch run: close the runner's fds: %s\nhint: close_range needs Linux 5.9 or later\n", strerror(errno));
+    _exit(125);
+  }
+  /* The rest of what the agent's code keeps in globals starts as a fresh
+   * program's: the runner sets no log handler, ties itself to no parent,
+   * makes no sandbox and no LLM client (libcurl is initialised in this
+   * child, the shared LLM gate opened from $HUTCH_LLM_GATE), and getopt is
+   * reset by settings_parse, the only getopt user.  ps and pgrep tell the
+   * task's agent from its worker (the command line is still the runner's). */
+  prctl(PR_SET_NAME, "hutch-agent", 0, 0, 0);
+  int argc = 0;
+  while (argv[argc])
+    argc++;
+  int r = agent_main(argc, argv);
+  /* As exit() would, but with none of the runner's atexit handlers (its
+   * stdio buffers were empty at the fork: only the agent's are flushed). */
+  fflush(NULL);
+  _exit(r);
 }
 
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err) {
   return spawn(c, argv[0], argv, in, out, errfd, err);
-}
-
-int bench_spawn_path(struct bench_child *c, const char *path, char *const argv[], const char *stdin_path, int in_fd,
-                     int out, int errfd, hutch_error_t *err) {
-  memset(c, 0, sizeof(*c));
-  if (stdin_path == NULL && in_fd >= 0)
-    return spawn(c, path, argv, in_fd, out, errfd, err);
-  _cleanup_close_ int in = open(stdin_path ? stdin_path : "/dev/null", O_RDONLY | O_CLOEXEC);
-  if (in < 0)
-    return hutch_error_sys(err, "open %s", stdin_path ? stdin_path : "/dev/null");
-  return spawn(c, path, argv, in, out, errfd, err);
-}
-
-int bench_spawn(struct bench_child *c, char *const argv[], const char *stdin_path, int out, int errfd,
-                hutch_error_t *err) {
-  return bench_spawn_path(c, argv[0], argv, stdin_path, -1, out, errfd, err);
 }
 
 static void drain(int fd, char **buf, size_t *len, size_t cap) {

@@ -314,11 +314,9 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   {
     const char **argv = xcalloc(o->n_agent + topts.n_args + 12, sizeof(char *));
     size_t n = 0;
-    /* hutch-agent itself, as `hutch run` would exec it (its argv[0] is the
-     * verb): one exec fewer per task. */
-    argv[n++] = o->agent ? "run" : o->hutch;
-    if (!o->agent)
-      argv[n++] = "run";
+    /* hutch-agent's command line as `hutch run` would exec it (its argv[0]
+     * is the verb), run in the forked child itself (bench_spawn_agent). */
+    argv[n++] = "run";
     for (size_t i = 0; i < o->n_agent; i++)
       argv[n++] = o->agent_argv[i];
     /* The task's own settings come last: they win. */
@@ -340,6 +338,12 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       free(argv);
       goto done;
     }
+    /* The statement on its pipe, else in query.txt. */
+    if (qin < 0 && (qin = open(query, O_RDONLY | O_CLOEXEC)) < 0) {
+      why = hutch_errno_format(errno, "open %s", query);
+      free(argv);
+      goto done;
+    }
     /* hutch run's stdout (the run directory, its last line) comes back
      * on a pipe, read while it runs. */
     int opipe[2] = {-1, -1};
@@ -352,8 +356,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     struct bench_child c;
     hutch_error_t err = NULL;
     spawned = monotonic_seconds();
-    int r = bench_spawn_path(&c, o->agent ? o->agent : o->hutch, (char *const *)argv, qin >= 0 ? NULL : query, qin,
-                             opipe[1], lfd, &err);
+    int r = bench_spawn_agent(&c, (char **)argv, qin, opipe[1], lfd, &err);
     free(argv);
     close(opipe[1]);
     if (lfd >= 0)

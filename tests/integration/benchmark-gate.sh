@@ -102,8 +102,12 @@ for _ in $(seq 400); do
   grep -q "GATE-00" "$MOCK_REQUESTS" 2>/dev/null && break
   sleep 0.05
 done
-# The hutch run of g00 (hutch-agent, which holds the place) and nothing else.
-victims=$(pgrep -f -- "--output-dir=$tmp/out-kill/[^ ]*/runs/g00( |$)")
+# The hutch run of g00 (hutch-agent, which holds the place) and nothing else:
+# the process named hutch-agent (a fork of its worker, whose command line it
+# keeps) that writes g00's log.
+victims=$(for p in $(pgrep -x hutch-agent); do
+  case $(readlink "/proc/$p/fd/2") in "$tmp"/out-kill/*/logs/g00.txt) echo "$p" ;; esac
+done)
 tap_ok "the worker holding the only place is found" test -n "$victims"
 # shellcheck disable=SC2086 # one pid a word
 kill -KILL $victims

@@ -622,12 +622,73 @@ w = lambda t: {"calls": [["execute_bash", {"command": "echo %s > /testbed/answer
 print(json.dumps({"tasks": [{"match": "T-INJECT", "steps": [w("x")]}, {"match": "T-JAIL", "steps": [w("y")]},
   {"match": "T-RAISES", "steps": [{"hang": 120}]}, {"match": "T-FILES", "steps": [w("abc")]}]}))')
 mock_start "$hang"
+# Each task's agent runs in a fork of its worker, without an exec: while
+# the hanging task waits on the model, its agent (the process named
+# hutch-agent whose stderr is that task's log) must share no open file
+# with its worker or the runner but its standard streams (kcmp(2) compares
+# open file descriptions, whatever their names).
+"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" <<'PY' &
+import ctypes, os, re, sys, time
+requests, report = sys.argv[1:3]
+nr = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
+libc = ctypes.CDLL(None, use_errno=True)
+def ppid(p):
+    return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
+def fds(p):
+    return sorted(int(n) for n in os.listdir("/proc/%d/fd" % p))
+def comm(p):
+    return open("/proc/%d/comm" % p).read().strip()
+def find():
+    # Not a process the agent forked (a sandbox's init before its exec):
+    # the one its worker forked.
+    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
+        try:
+            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-benchmark" and \
+                    os.readlink("/proc/%d/fd/2" % p).endswith("/logs/raises.txt"):
+                return p
+        except (OSError, AttributeError):
+            pass
+agent, end = None, time.time() + 60
+while agent is None and time.time() < end:
+    if "T-RAISES" in open(requests).read():
+        agent = find()
+    time.sleep(0.05)
+lines = []
+if agent is None:
+    lines.append("no agent found")
+else:
+    mine = fds(agent)
+    lines.append("agent %d: %d fds past 2" % (agent, len([n for n in mine if n > 2])))
+if agent and nr is None:
+    lines.append("skip: no kcmp(2) number known for " + os.uname().machine)
+elif agent:
+    worker = ppid(agent)
+    runner = ppid(worker)
+    for who, q in (("worker", worker), ("runner", runner)):
+        for n in mine:
+            for m in fds(q):
+                if libc.syscall(nr, agent, q, 0, n, m) == 0:  # KCMP_FILE: the same open file
+                    lines.append("fd %d shared with the %s's fd %d" % (n, who, m) if n > 2 else "stdio %d %s" % (n, who))
+open(report, "w").write("\n".join(lines) + "\n")
+PY
+probe=$!
 start=$(date +%s)
 tap_status 0 "a task whose model never answers" hbench "$set_dir" --task t --num-workers 4 --task-timeout 3
 took=$(($(date +%s) - start))
+wait "$probe"
 bench_dir
 tap_is "$(lines '[l["error"] for l in ls if l["id"] == "raises"]')" "['Timeout']" "ends at --task-timeout as LLM-in-Sandbox's Timeout"
 tap_check $((took >= 60)) "and the run goes on (${took}s)"
+agent_fds=$(cat "$tmp/agent-fds")
+tap_like "$agent_fds" '^agent [0-9]+: [1-9][0-9]* fds past 2' "the task's agent was seen while it ran (a process named hutch-agent)"
+if [[ $agent_fds == *$'\nskip: '* ]]; then
+  tap_skip "the task's agent holds none of its worker's or the runner's fds" "${agent_fds#*skip: }"
+else
+  tap_like "$agent_fds" $'\nstdio 0 worker' "kcmp sees the statement's pipe it shares with its worker (stdin)"
+  tap_unlike "$agent_fds" "shared with" "and the agent holds none of its worker's or the runner's other fds"
+fi
+agent_pid=$(head -n 1 "$tmp/agent-fds" | sed -n 's/^agent \([0-9]*\):.*/\1/p')
+tap_fails "the agent killed at the task's limit has exited" kill -0 "${agent_pid:-0}"
 tap_ok "nothing is left after a timeout" leftovers
 
 mock_start "$hang"
