@@ -168,13 +168,6 @@ int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct
   py->in = py->out = py->err = -1;
   *why = NULL;
   hutch_error_t err = NULL;
-  unsigned char rnd[16];
-  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
-    *why = hutch_errno_format(errno, "getrandom");
-    return -1;
-  }
-  for (size_t i = 0; i < sizeof(rnd); i++)
-    snprintf(py->secret + 2 * i, 3, "%02x", rnd[i]);
   /* The run's one driver directory (read-only in every scoring sandbox),
    * else one of this scoring's own. */
   if (o->driver_dir == NULL) {
@@ -336,6 +329,17 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
                     char **why) {
   *result = NULL;
   *why = NULL;
+  /* The secret is made only now, after the task's agent has ended: a
+   * scoring started ahead of the agent must not have it in memory when the
+   * agent (a fork of this process) and its sandbox's init are forked. */
+  unsigned char rnd[16];
+  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    *why = hutch_errno_format(errno, "getrandom");
+    return -1;
+  }
+  for (size_t i = 0; i < sizeof(rnd); i++)
+    snprintf(py->secret + 2 * i, 3, "%02x", rnd[i]);
+  explicit_bzero(rnd, sizeof(rnd));
   size_t alen, sl = strlen(py->secret);
   _cleanup_free_ char *data = bench_py_marshal(args, &alen);
   if (data == NULL) {
