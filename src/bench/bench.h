@@ -160,6 +160,10 @@ char *bench_py_marshal(const cJSON *v, size_t *len);
  * exact.  text: what v was parsed from; -1 for an integer of more than 4300
  * digits, which json.loads refuses. */
 int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_t *err);
+/* Every object in v with a repeated key made as json.loads makes it: one
+ * member, the last value in the first one's place (after
+ * bench_json_keep_numbers, which goes by the text's order). */
+void bench_json_last_wins(cJSON *v);
 /* The driver's result line (after its secret) as {"score"}, {"error",
  * "kind"} or {"prompt"}; NULL when it is not one. */
 cJSON *bench_py_result(const char *line);

@@ -192,6 +192,49 @@ int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_
   return keep(v, &p, text + len, err);
 }
 
+struct member {
+  cJSON *item;
+  size_t index;
+};
+
+static int by_key(const void *a, const void *b) {
+  const struct member *x = a, *y = b;
+  int c = strcmp(x->item->string, y->item->string);
+  return c ? c : x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* An object's repeated keys as Python's dict keeps them: the last value,
+ * in the place of the first.  Sorted by key, in O(n log n): a task set's
+ * object may have many members. */
+static void last_wins(cJSON *obj) {
+  size_t n = 0;
+  cJSON *c;
+  cJSON_ArrayForEach(c, obj) n++;
+  if (n < 2)
+    return;
+  _cleanup_free_ struct member *m = xcalloc(n, sizeof(*m));
+  n = 0;
+  cJSON_ArrayForEach(c, obj) m[n] = (struct member){c, n}, n++;
+  qsort(m, n, sizeof(*m), by_key);
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && strcmp(m[i].item->string, m[j].item->string) == 0; j++)
+      ;
+    if (j - i < 2)
+      continue;
+    /* m[i] is the first, m[j - 1] the last; the ones between go. */
+    for (size_t k = i + 1; k + 1 < j; k++)
+      cJSON_Delete(cJSON_DetachItemViaPointer(obj, m[k].item));
+    cJSON_ReplaceItemViaPointer(obj, m[i].item, cJSON_DetachItemViaPointer(obj, m[j - 1].item));
+  }
+}
+
+void bench_json_last_wins(cJSON *v) {
+  if (cJSON_IsObject(v))
+    last_wins(v);
+  cJSON *c;
+  cJSON_ArrayForEach(c, v) bench_json_last_wins(c);
+}
+
 /* \\, \n, \s (a space) and \0 (U+FFFD: the C side's strings end at a NUL,
  * as the answer's NUL became U+FFFD); anything else after a backslash is
  * not the driver's. */

@@ -560,6 +560,9 @@ lines = [
     '123456789012345678901234567890.5, 0.30000000000000004], "gt": 3.0}',
     '{"id": "float-truth", "problem_statement": "E-ROW", "how": "row", "ground_truth": 3.0}',
     '{"id": "nothing", "problem_statement": "E-ROW", "how": "row"}',
+    # A repeated key: the last value, in the first one's place.
+    '{"id": "dup-keys", "ground_truth": "first", "problem_statement": "E-ROW", "how": "row", "ground_truth": "last", '
+    '"how": "row", "k": 1, "k": {"k": 2, "k": 3}}',
     # Strings and keys of any content.
     json.dumps({"id": "strings", "problem_statement": "E-ROW", "how": "row",
                 "ground_truth": "quote \" back\\slash '''\"\"\" }{][ \\u0000 not a NUL",
@@ -585,8 +588,8 @@ printf '{"id": "none", "problem_statement": "N-NONE", "ground_truth": "x"}\n' >"
 mock_start '{"tasks": [{"match": "E-ANSWER", "steps": [{"calls": [["execute_bash", {"command": "printf '"'"'a\\000b\\377c\\355\\240\\200d \"q\" \\\\ '"'"'\"'"'"''"'"''"'"'\"'"'"' x\\ny \\360\\237\\230\\200\\n'"'"' >/testbed/answer.txt"}]]}]}]}'
 tap_status 0 "rows and answers of every shape, and rewards that fail" hbench "$set_dir" --task e --num-workers 4
 bench_dir
-tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"] in ("numbers", "float-truth", "nothing", "strings", "raw-utf8", "shapes"))')" \
-  "[('float-truth', 1, None), ('nothing', 1, None), ('numbers', 1, None), ('raw-utf8', 1, None), ('shapes', 1, None), ('strings', 1, None)]" \
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"] in ("numbers", "float-truth", "nothing", "strings", "raw-utf8", "shapes", "dup-keys"))')" \
+  "[('dup-keys', 1, None), ('float-truth', 1, None), ('nothing', 1, None), ('numbers', 1, None), ('raw-utf8', 1, None), ('shapes', 1, None), ('strings', 1, None)]" \
   "compute_score gets each row's ground truth and fields, in order, as json.loads reads its line"
 tap_is "$(lines '[(l["score"], l["error"]) for l in ls if l["id"] == "answer"]')" "[(1, None)]" \
   "and the answer as hutch read it: quotes, backslashes, newlines, NUL and bytes that are not UTF-8 (U+FFFD)"
