@@ -187,7 +187,28 @@ static int keep(cJSON *v, const char **p, const char *end, hutch_error_t *err) {
   return 0;
 }
 
+/* A NUL in a string of the text (\u0000, or the byte itself): cJSON's
+ * string ends there, a C string, where json.loads keeps the NUL and what
+ * follows it (or refuses the raw byte). */
+static bool has_nul(const char *p, const char *end) {
+  bool in = false;
+  for (; p < end; p++) {
+    if (*p == '"')
+      in = !in;
+    else if (in && *p == '\0')
+      return true;
+    else if (in && *p == '\\') {
+      if (end - p >= 6 && memcmp(p + 1, "u0000", 5) == 0)
+        return true;
+      p++; /* the escaped character */
+    }
+  }
+  return false;
+}
+
 int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_t *err) {
+  if (has_nul(text, text + len))
+    return hutch_error_set(err, 0, "a string holds a NUL (\\u0000), which hutch would cut short there");
   const char *p = text;
   return keep(v, &p, text + len, err);
 }

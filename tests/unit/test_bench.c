@@ -233,6 +233,11 @@ static void py_wire(void) {
         "an integer json.loads refuses is refused");
   big[strlen(big) - 3] = '.';
   check(ids(big), "a;", "a float of as many digits is not");
+  check(ids("{\"id\": \"a\", \"problem_statement\": \"p\", \"ground_truth\": \"12\\u00003\"}\n"),
+        "line 1: a string holds a NUL (\\u0000), which hutch would cut short there",
+        "a ground truth holding a NUL is refused, not cut short (\"12\" would have matched)");
+  check(ids("[{\"id\": \"a\", \"problem_statement\": \"p\\\\u0000 \\\"\\\\\\\\u0000\"}]"), "a;",
+        "an escaped backslash before u0000 is no NUL");
 
   /* A repeated key: json.loads keeps the last value, where the first was.
    * compute_score's ground truth and fields are then LLM-in-Sandbox's, and
