@@ -102,6 +102,18 @@ static int payload_child(void *arg) {
   sigset_t none;
   sigemptyset(&none);
   sigprocmask(SIG_SETMASK, &none, NULL);
+  /* Nor anything ignored: exec keeps an ignored signal ignored, and init
+   * is a fork of its creator (hutch-agent ignores SIGPIPE, nohup SIGHUP).
+   * A command starts as in a fresh container, `yes | head -1` ending yes
+   * by SIGPIPE.  This child has its own copy of the handlers (no
+   * CLONE_SIGHAND): init's stay as they are. */
+  for (int sig = 1; sig < NSIG; sig++) {
+    struct sigaction sa;
+    if (sigaction(sig, NULL, &sa) == 0 && sa.sa_handler == SIG_IGN) {
+      sa.sa_handler = SIG_DFL;
+      sigaction(sig, &sa, NULL);
+    }
+  }
   /* Own session, no controlling terminal: TIOCSTI cannot push keystrokes
    * into the caller's terminal, and the process group is ours to kill. */
   if (setsid() < 0)

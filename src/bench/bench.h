@@ -158,8 +158,13 @@ char *bench_py_marshal(const cJSON *v, size_t *len);
  * cJSON number): cJSON holds a double, so 3 and 3.0 became one and an
  * integer past 2^53 lost digits, which Python's json.loads keeps apart and
  * exact.  text: what v was parsed from; -1 for an integer of more than 4300
- * digits, which json.loads refuses. */
+ * digits, which json.loads refuses, and for a string holding a NUL, which
+ * the C side would cut short. */
 int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_t *err);
+/* Every object in v with a repeated key made as json.loads makes it: one
+ * member, the last value in the first one's place (after
+ * bench_json_keep_numbers, which goes by the text's order). */
+void bench_json_last_wins(cJSON *v);
 /* The driver's result line (after its secret) as {"score"}, {"error",
  * "kind"} or {"prompt"}; NULL when it is not one. */
 cJSON *bench_py_result(const char *line);

@@ -187,9 +187,73 @@ static int keep(cJSON *v, const char **p, const char *end, hutch_error_t *err) {
   return 0;
 }
 
+/* A NUL in a string of the text (\u0000, or the byte itself): cJSON's
+ * string ends there, a C string, where json.loads keeps the NUL and what
+ * follows it (or refuses the raw byte). */
+static bool has_nul(const char *p, const char *end) {
+  bool in = false;
+  for (; p < end; p++) {
+    if (*p == '"')
+      in = !in;
+    else if (in && *p == '\0')
+      return true;
+    else if (in && *p == '\\') {
+      if (end - p >= 6 && memcmp(p + 1, "u0000", 5) == 0)
+        return true;
+      p++; /* the escaped character */
+    }
+  }
+  return false;
+}
+
 int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_t *err) {
+  if (has_nul(text, text + len))
+    return hutch_error_set(err, 0, "a string holds a NUL (\\u0000), which hutch would cut short there");
   const char *p = text;
   return keep(v, &p, text + len, err);
+}
+
+struct member {
+  cJSON *item;
+  size_t index;
+};
+
+static int by_key(const void *a, const void *b) {
+  const struct member *x = a, *y = b;
+  int c = strcmp(x->item->string, y->item->string);
+  return c ? c : x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* An object's repeated keys as Python's dict keeps them: the last value,
+ * in the place of the first.  Sorted by key, in O(n log n): a task set's
+ * object may have many members. */
+static void last_wins(cJSON *obj) {
+  size_t n = 0;
+  cJSON *c;
+  cJSON_ArrayForEach(c, obj) n++;
+  if (n < 2)
+    return;
+  _cleanup_free_ struct member *m = xcalloc(n, sizeof(*m));
+  n = 0;
+  cJSON_ArrayForEach(c, obj) m[n] = (struct member){c, n}, n++;
+  qsort(m, n, sizeof(*m), by_key);
+  for (size_t i = 0, j; i < n; i = j) {
+    for (j = i + 1; j < n && strcmp(m[i].item->string, m[j].item->string) == 0; j++)
+      ;
+    if (j - i < 2)
+      continue;
+    /* m[i] is the first, m[j - 1] the last; the ones between go. */
+    for (size_t k = i + 1; k + 1 < j; k++)
+      cJSON_Delete(cJSON_DetachItemViaPointer(obj, m[k].item));
+    cJSON_ReplaceItemViaPointer(obj, m[i].item, cJSON_DetachItemViaPointer(obj, m[j - 1].item));
+  }
+}
+
+void bench_json_last_wins(cJSON *v) {
+  if (cJSON_IsObject(v))
+    last_wins(v);
+  cJSON *c;
+  cJSON_ArrayForEach(c, v) bench_json_last_wins(c);
 }
 
 /* \\, \n, \s (a space) and \0 (U+FFFD: the C side's strings end at a NUL,

@@ -33,7 +33,10 @@
  * any task-set code ran: not inheritable (os.dup), so nothing reward.py
  * starts has it, with fd 1 pointed at stderr; the process made
  * non-dumpable, so that another process of the sandbox cannot reopen it
- * through /proc/PID/fd or read the secret from its memory; and the result
+ * through /proc/PID/fd or read the secret from its memory (a python3
+ * without ctypes cannot make it so: it scores nothing, an ImportError that
+ * stops the run at its first check, rather than a score any process of the
+ * sandbox could have written); and the result
  * line begins with the secret, so that anything else printed to the
  * sandbox's stdout (by code the answer had run, before or after the
  * driver's line) is not taken for it.  Code run inside the driver's own
@@ -67,9 +70,9 @@ static const char driver_py[] =
     "        import ctypes\n"
     "        return ctypes.CDLL(None).prctl(*args)\n"
     "try:\n"
-    "    prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE\n"
+    "    undumpable = prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE\n"
     "except BaseException:\n"
-    "    pass\n"
+    "    undumpable = False\n"
     "def esc(t):\n"
     "    return t.encode('utf-8', 'backslashreplace').replace(b'\\\\', b'\\\\\\\\').replace(b'\\n', "
     "b'\\\\n').replace(b'\\0', b'\\\\0')\n"
@@ -87,6 +90,9 @@ static const char driver_py[] =
     "    return b'prompt ' + esc(str(f(a) if f else a['problem_statement']))\n"
     "mod = failed = None\n"
     "try:\n"
+    "    if sys.argv[2] == 'score' and not undumpable:\n"
+    "        raise ImportError('the scoring driver cannot make itself undumpable (prctl through ctypes, which this "
+    "python3 lacks): the code compute_score runs could read its secret and forge its result')\n"
     "    spec = external.spec_from_file_location(sys.argv[1], '/hutch-task/%s.py' % sys.argv[1])\n"
     "    mod = bootstrap.module_from_spec(spec)\n"
     "    spec.loader.exec_module(mod)\n"

@@ -98,6 +98,7 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
       cJSON_Delete(rows);
       return NULL;
     }
+    bench_json_last_wins(all);
     if (!cJSON_IsArray(all)) {
       cJSON_Delete(all);
       cJSON_Delete(rows);
@@ -137,6 +138,7 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
         cJSON_Delete(rows);
         return NULL;
       }
+      bench_json_last_wins(row);
       if (add_row(rows, row, "line", line, err) < 0) {
         cJSON_Delete(rows);
         return NULL;

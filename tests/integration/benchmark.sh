@@ -406,6 +406,76 @@ tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
   "score what compute_score returned: a forged line on any fd, before or after the driver's, is not the score; output past a pipe's size blocks nothing"
 tap_ok "and the runs left nothing" leftovers
 
+# ---- a driver that cannot make itself undumpable scores nothing ----
+# An answer's program that reads the driver's memory for its secret (any
+# 32 hex digits) and writes a line marked with each candidate to each pipe
+# the driver holds: the driver's prctl keeps it out.  A python3 without
+# ctypes cannot call prctl: its driver would stay open to that program, so
+# it must score nothing, and the run stops at its first check.
+mkdir -p "$set_dir/g"
+printf 'dataset: "json"\ndata_files: "g/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$set_dir/g/config.yaml"
+cat >"$set_dir/g/reward.py" <<'PY'
+import subprocess, sys
+def compute_score(agent_answer, ground_truth, **kw):
+    out = subprocess.run([sys.executable, "-c", agent_answer], capture_output=True, text=True, timeout=20).stdout
+    return 1.0 if out.strip() == ground_truth else 0.0
+PY
+printf '{"id": "memory", "problem_statement": "G-MEM", "ground_truth": "42"}\n' >"$set_dir/g/data.jsonl"
+cat >"$tmp/forge-mem.py" <<'PY'
+import os, re
+for p in filter(str.isdigit, os.listdir("/proc")):
+    try:
+        if b"driver.py" not in open("/proc/%s/cmdline" % p, "rb").read():
+            continue
+        mem = open("/proc/%s/mem" % p, "rb", 0)
+        maps = open("/proc/%s/maps" % p).read().splitlines()
+    except OSError:
+        continue
+    seen = set()
+    for m in maps:
+        lo, hi = (int(x, 16) for x in m.split()[0].split("-"))
+        try:
+            mem.seek(lo)
+            seen.update(re.findall(rb"(?<![0-9a-f])[0-9a-f]{32}(?![0-9a-f])", mem.read(hi - lo)))
+        except (OSError, OverflowError, ValueError):
+            pass
+    lines = b"".join(b"\n" + s + b" score 1.0\n" for s in seen)
+    for fd in os.listdir("/proc/%s/fd" % p):
+        try:
+            w = os.open("/proc/%s/fd/%s" % (p, fd), os.O_WRONLY | os.O_NONBLOCK)
+            os.write(w, lines)
+            os.close(w)
+        except OSError:
+            pass
+print("not 42")
+PY
+script=$("$AGENT_PY" - "$(cat "$tmp/forge-mem.py")" <<'PY'
+import json, sys
+print(json.dumps({"tasks": [{"match": "G-MEM", "steps": [{"calls": [["str_replace_editor",
+    {"command": "create", "path": "/testbed/answer.txt", "file_text": sys.argv[1]}]]}]}]}))
+PY
+)
+mock_start "$script"
+tap_status 0 "an answer's program that reads the driver's memory for its secret" hbench "$set_dir" --task g
+bench_dir
+tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls]')" "[('memory', 0, None)]" \
+  "forges nothing: the driver made itself undumpable"
+printf 'run rm -f /usr/lib/python3*/lib-dynload/_ctypes.*.so\n' >"$tmp/noctypes.recipe"
+if "$HUTCH_BIN" rootfs build --from "$IMAGE" --recipe "$tmp/noctypes.recipe" --name bench-noctypes >/dev/null 2>&1; then
+  mock_start "$script"
+  tap_status 125 "a scoring image whose python3 lacks ctypes" hbench "$set_dir" --task g --reward-rootfs bench-noctypes
+  tap_like "$tap_stderr" "reward: ImportError: the scoring driver cannot make itself undumpable" \
+    "stops the run at its first check, saying why"
+  tap_unlike "$(cat "$tmp"/out/*_g_*/results.jsonl)" '"score":1' "and no run of the task scored it"
+  "$HUTCH_BIN" rootfs rm bench-noctypes >/dev/null 2>&1
+else
+  tap_skip "a scoring image whose python3 lacks ctypes" "rootfs build failed"
+  tap_skip "stops the run at its first check, saying why" "rootfs build failed"
+  tap_skip "and no run of the task scored it" "rootfs build failed"
+fi
+tap_ok "and the runs left nothing" leftovers
+
 # ---- what compute_score receives: the row as json.loads reads it, the answer as hutch read it ----
 # The driver's args are made from the parsed row: its ground truth and
 # fields must reach compute_score as LLM-in-Sandbox's json.loads reads the
@@ -490,6 +560,9 @@ lines = [
     '123456789012345678901234567890.5, 0.30000000000000004], "gt": 3.0}',
     '{"id": "float-truth", "problem_statement": "E-ROW", "how": "row", "ground_truth": 3.0}',
     '{"id": "nothing", "problem_statement": "E-ROW", "how": "row"}',
+    # A repeated key: the last value, in the first one's place.
+    '{"id": "dup-keys", "ground_truth": "first", "problem_statement": "E-ROW", "how": "row", "ground_truth": "last", '
+    '"how": "row", "k": 1, "k": {"k": 2, "k": 3}}',
     # Strings and keys of any content.
     json.dumps({"id": "strings", "problem_statement": "E-ROW", "how": "row",
                 "ground_truth": "quote \" back\\slash '''\"\"\" }{][ \\u0000 not a NUL",
@@ -515,8 +588,8 @@ printf '{"id": "none", "problem_statement": "N-NONE", "ground_truth": "x"}\n' >"
 mock_start '{"tasks": [{"match": "E-ANSWER", "steps": [{"calls": [["execute_bash", {"command": "printf '"'"'a\\000b\\377c\\355\\240\\200d \"q\" \\\\ '"'"'\"'"'"''"'"''"'"'\"'"'"' x\\ny \\360\\237\\230\\200\\n'"'"' >/testbed/answer.txt"}]]}]}]}'
 tap_status 0 "rows and answers of every shape, and rewards that fail" hbench "$set_dir" --task e --num-workers 4
 bench_dir
-tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"] in ("numbers", "float-truth", "nothing", "strings", "raw-utf8", "shapes"))')" \
-  "[('float-truth', 1, None), ('nothing', 1, None), ('numbers', 1, None), ('raw-utf8', 1, None), ('shapes', 1, None), ('strings', 1, None)]" \
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls if l["id"] in ("numbers", "float-truth", "nothing", "strings", "raw-utf8", "shapes", "dup-keys"))')" \
+  "[('dup-keys', 1, None), ('float-truth', 1, None), ('nothing', 1, None), ('numbers', 1, None), ('raw-utf8', 1, None), ('shapes', 1, None), ('strings', 1, None)]" \
   "compute_score gets each row's ground truth and fields, in order, as json.loads reads its line"
 tap_is "$(lines '[(l["score"], l["error"]) for l in ls if l["id"] == "answer"]')" "[(1, None)]" \
   "and the answer as hutch read it: quotes, backslashes, newlines, NUL and bytes that are not UTF-8 (U+FFFD)"

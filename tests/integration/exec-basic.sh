@@ -64,6 +64,18 @@ tap_ok "process list" hx -- ps -o pid,args
 tap_like "$tap_stdout" $'\n *1 ' "pid 1 exists inside"
 tap_is "$(echo "$tap_stdout" | awk 'NR>1' | wc -l)" "2" "only init and ps itself are visible, nothing of the host"
 
+# Signals the caller ignores (hutch-agent ignores SIGPIPE, nohup SIGHUP):
+# exec keeps them ignored, and init is a fork of the caller, but a command
+# starts as in a fresh container, with none ignored and none blocked, so
+# that `yes | head -1` ends yes by SIGPIPE.
+tap_ok "signal state" sh -c "trap '' PIPE HUP INT; exec '$HUTCH_BIN' exec --rootfs '$img' -- grep -E '^Sig(Blk|Ign)' /proc/self/status"
+# glibc keeps signals 32 and 33 for itself (sigaction refuses them): only
+# the standard ones are looked at.
+ign=$(sed -n 's/^SigIgn:\t//p' <<<"$tap_stdout")
+tap_is "$(sed -n 's/^SigBlk:\t//p' <<<"$tap_stdout") $(printf '%x' $((0x${ign:-1} & 0x7fffffff)))" "0000000000000000 0" \
+  "a command ignores and blocks no signal, whatever the caller ignores"
+tap_ok "a pipeline whose reader ends first" sh -c "trap '' PIPE; exec '$HUTCH_BIN' exec --rootfs '$img' -- sh -c '(yes; echo \"yes: \$?\" >&2) | head -n 1'"
+tap_like "$tap_stderr" "yes: 141" "ends its writer by SIGPIPE"
 SECRET_FROM_HOST=leak tap_ok "environment" hx --env FOO=bar -- env
 tap_like "$tap_stdout" "FOO=bar" "--env is set"
 tap_unlike "$tap_stdout" "SECRET_FROM_HOST" "the host's environment does not leak in"

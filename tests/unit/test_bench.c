@@ -233,6 +233,26 @@ static void py_wire(void) {
         "an integer json.loads refuses is refused");
   big[strlen(big) - 3] = '.';
   check(ids(big), "a;", "a float of as many digits is not");
+  check(ids("{\"id\": \"a\", \"problem_statement\": \"p\", \"ground_truth\": \"12\\u00003\"}\n"),
+        "line 1: a string holds a NUL (\\u0000), which hutch would cut short there",
+        "a ground truth holding a NUL is refused, not cut short (\"12\" would have matched)");
+  check(ids("[{\"id\": \"a\", \"problem_statement\": \"p\\\\u0000 \\\"\\\\\\\\u0000\"}]"), "a;",
+        "an escaped backslash before u0000 is no NUL");
+
+  /* A repeated key: json.loads keeps the last value, where the first was.
+   * compute_score's ground truth and fields are then LLM-in-Sandbox's, and
+   * the ground truth is no keyword argument too. */
+  const char *dup =
+      "{\"id\": \"a\", \"ground_truth\": \"A\", \"problem_statement\": \"p\", \"x\": {\"k\": 1, \"j\": 0, "
+      "\"k\": [{\"k\": 2, \"k\": 3}]}, \"ground_truth\": \"B\", \"id\": \"b\", \"ground_truth\": \"C\"}";
+  rows = bench_parse_rows(dup, strlen(dup), &err);
+  check(rows ? cJSON_PrintUnformatted(cJSON_GetArrayItem(rows, 0)) : xstrdup("none"),
+        "{\"id\":\"b\",\"ground_truth\":\"C\",\"problem_statement\":\"p\",\"x\":{\"k\":[{\"k\":3}],\"j\":0}}",
+        "a repeated key's last value, in the first one's place, as json.loads reads it");
+  cJSON_Delete(rows);
+  check(ids("[{\"id\": \"a\", \"problem_statement\": \"p\", \"id\": \"b\"}, {\"id\": \"c\", \"id\": 5, "
+            "\"problem_statement\": \"q\"}]"),
+        "b;5;", "and the id is the last one given");
 
   struct {
     const char *line, *want;
