@@ -106,12 +106,32 @@ struct bench_child {
   pid_t pid;
   int status;
   bool timed_out, stopped;
+  /* A task's agent, a child of the agent spawner: its pidfd and the
+   * channel its end comes on (spawner.c). */
+  bool remote;
+  int pidfd, chan;
 };
-/* A task's agent: hutch-agent's agent_main(argv) run in a forked child,
- * with no exec, stdin from in, stdout and stderr to out and errfd; the
- * child gets the signal state and fds (0, 1, 2 only) a fresh program
- * would, and _exit()s with the agent's status. */
+/* A task's agent: hutch-agent's agent_main(argv) in a child of the agent
+ * spawner, with no exec, stdin from in, stdout and stderr to out and
+ * errfd (-1: /dev/null); the child gets the signal state and fds (0, 1, 2
+ * only) a fresh program would, and _exit()s with the agent's status. */
 int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int errfd, hutch_error_t *err);
+/* The agent's child itself, forked by the spawner: set up as a fresh
+ * program would be (envp: its environment, *mask: its signal mask), it
+ * runs agent_main(argv) and _exit()s with its status; the pid, or -1 with
+ * errno. */
+pid_t bench_fork_agent(char *argv[], char *envp[], int in, int out, int errfd, const sigset_t *mask);
+/* The agent spawner (spawner.c): forked by the runner before it reads the
+ * task set, so that no agent holds a row, answer, result or secret of the
+ * run.  Workers inherit its socket. */
+extern int bench_spawner_fd;
+int bench_spawner_start(hutch_error_t *err);
+void bench_spawner_stop(void);
+int bench_spawner_request(struct bench_child *c, char *const argv[], const int stdio[3], hutch_error_t *err);
+/* 1 with c->status once the spawner said the agent has ended, else 0. */
+int bench_spawner_ended(struct bench_child *c);
+/* sig to the child (through its pidfd when there is one). */
+void bench_child_signal(const struct bench_child *c, int sig);
 /* A program (argv[0]) with stdin from an fd (-1: /dev/null). */
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err);
 /* The task set's prompts as a prompt config for hutch run, at path. */

@@ -1,8 +1,9 @@
 /* The runner's children (a task's agent, hutch exec): started with their
  * standard streams set, waited for with a deadline, stopped with SIGTERM
  * (the agent or hutch then removes the sandbox) and killed after a grace
- * period.  The agent runs in the forked child itself (agent_main), with no
- * exec: the child is first given what a fresh program would have. */
+ * period.  A task's agent is a child of the agent spawner (spawner.c),
+ * which runs it in the forked child itself (agent_main), with no exec: the
+ * child is first given what a fresh program would have. */
 #include "config.h"
 
 #include <errno.h>
@@ -46,10 +47,10 @@ static void child_setup(int in, int out, int errfd, int null, const sigset_t *ma
   sigprocmask(SIG_SETMASK, mask, NULL);
 }
 
-/* fork() with every signal blocked (the worker's mask in *mask); the child
- * set up by child_setup.  0 in the child, the pid in the parent, -1 with
- * err. */
-static pid_t fork_child(int in, int out, int errfd, hutch_error_t *err) {
+/* fork() with every signal blocked (the caller's mask, or *restore, given
+ * back to the child); the child set up by child_setup.  0 in the child, the
+ * pid in the parent, -1 with err. */
+static pid_t fork_child(int in, int out, int errfd, const sigset_t *restore, hutch_error_t *err) {
   int null = open("/dev/null", O_RDWR | O_CLOEXEC);
   sigset_t all, mask;
   sigfillset(&all);
@@ -59,7 +60,7 @@ static pid_t fork_child(int in, int out, int errfd, hutch_error_t *err) {
   pid_t pid = fork();
   int e = errno;
   if (pid == 0) {
-    child_setup(in, out, errfd, null, &mask);
+    child_setup(in, out, errfd, null, restore ? restore : &mask);
     return 0;
   }
   sigprocmask(SIG_SETMASK, &mask, NULL);
@@ -73,7 +74,7 @@ static pid_t fork_child(int in, int out, int errfd, hutch_error_t *err) {
 static int spawn(struct bench_child *c, const char *path, char *const argv[], int in, int out, int errfd,
                  hutch_error_t *err) {
   memset(c, 0, sizeof(*c));
-  pid_t pid = fork_child(in, out, errfd, err);
+  pid_t pid = fork_child(in, out, errfd, NULL, err);
   if (pid < 0)
     return -1;
   if (pid == 0) {
@@ -84,30 +85,32 @@ static int spawn(struct bench_child *c, const char *path, char *const argv[], in
   return 0;
 }
 
-int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int errfd, hutch_error_t *err) {
-  memset(c, 0, sizeof(*c));
-  pid_t pid = fork_child(in, out, errfd, err);
-  if (pid < 0)
+pid_t bench_fork_agent(char *argv[], char *envp[], int in, int out, int errfd, const sigset_t *mask) {
+  hutch_error_t err = NULL;
+  pid_t pid = fork_child(in, out, errfd, mask, &err);
+  if (pid < 0) {
+    errno = err->errnum;
+    hutch_error_free(&err);
     return -1;
-  if (pid > 0) {
-    c->pid = pid;
-    return 0;
   }
-  /* What execve would have closed (O_CLOEXEC: the runner's and the
-   * worker's files, pipes and directories) and what it would have let
-   * through (an fd the runner's own caller left open): the agent starts
-   * with its standard streams only. */
+  if (pid > 0)
+    return pid;
+  /* What execve would have closed (O_CLOEXEC: the spawner's sockets) and
+   * what it would have let through (an fd the runner's own caller left
+   * open): the agent starts with its standard streams only. */
   if (syscall(SYS_close_range, 3, ~0U, 0) < 0) {
     dprintf(2, "hutch run: close the runner's fds: %s\nhint: close_range needs Linux 5.9 or later\n", strerror(errno));
     _exit(125);
   }
   /* The rest of what the agent's code keeps in globals starts as a fresh
-   * program's: the runner sets no log handler, ties itself to no parent,
-   * makes no sandbox and no LLM client (libcurl is initialised in this
-   * child, the shared LLM gate opened from $HUTCH_LLM_GATE), and getopt is
-   * reset by settings_parse, the only getopt user.  ps and pgrep tell the
-   * task's agent from its worker (the command line is still the runner's). */
+   * program's: the spawner sets no log handler, ties itself to no parent
+   * but the runner, makes no sandbox and no LLM client (libcurl is
+   * initialised in this child, the shared LLM gate opened from
+   * $HUTCH_LLM_GATE), and getopt is reset by settings_parse, the only
+   * getopt user.  ps and pgrep tell the task's agent from the runner (the
+   * command line is still the runner's). */
   prctl(PR_SET_NAME, "hutch-agent", 0, 0, 0);
+  environ = envp;
   int argc = 0;
   while (argv[argc])
     argc++;
@@ -116,6 +119,13 @@ int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int 
    * stdio buffers were empty at the fork: only the agent's are flushed). */
   fflush(NULL);
   _exit(r);
+}
+
+int bench_spawn_agent(struct bench_child *c, char *argv[], int in, int out, int errfd, hutch_error_t *err) {
+  memset(c, 0, sizeof(*c));
+  c->pidfd = c->chan = -1;
+  const int stdio[3] = {in, out, errfd};
+  return bench_spawner_request(c, argv, stdio, err);
 }
 
 int bench_spawn_fds(struct bench_child *c, char *const argv[], int in, int out, int errfd, hutch_error_t *err) {
@@ -142,7 +152,9 @@ static void drain(int fd, char **buf, size_t *len, size_t cap) {
  * true when it exited. */
 static bool wait_until(struct bench_child *c, double until, bool watch_stop, int capture, char **buf, size_t *len,
                        size_t cap) {
-  int pfd = (int)syscall(SYS_pidfd_open, c->pid, 0);
+  /* A task's agent is the spawner's child: its end comes on its channel. */
+  int pfd = c->remote ? -1 : (int)syscall(SYS_pidfd_open, c->pid, 0);
+  int ev = c->remote ? c->chan : pfd;
   bool exited = false;
   while (!exited) {
     if (watch_stop && bench_stop) {
@@ -153,16 +165,21 @@ static bool wait_until(struct bench_child *c, double until, bool watch_stop, int
     if (until > 0 && left <= 0)
       break;
     /* Without pidfds (before Linux 5.3): look every 50 ms. */
-    int ms = pfd >= 0 ? (int)(left * 1000) + 1 : 50;
-    if (until <= 0 && pfd >= 0)
+    int ms = ev >= 0 ? (int)(left * 1000) + 1 : 50;
+    if (until <= 0 && ev >= 0)
       ms = 1000;
-    struct pollfd p[2] = {{.fd = pfd, .events = POLLIN}, {.fd = capture, .events = POLLIN}};
+    struct pollfd p[2] = {{.fd = ev, .events = POLLIN}, {.fd = capture, .events = POLLIN}};
     int r = poll(p, 2, ms);
     if (r > 0 && capture >= 0 && (p[1].revents & (POLLIN | POLLHUP))) {
       if (p[1].revents & POLLIN)
         drain(capture, buf, len, cap);
       else
         capture = -1; /* the writer is gone; stop polling it */
+    }
+    if (c->remote) {
+      if (r > 0 && p[0].revents)
+        exited = bench_spawner_ended(c) == 1;
+      continue;
     }
     int status;
     pid_t w = waitpid(c->pid, &status, WNOHANG);
@@ -187,11 +204,14 @@ int bench_wait(struct bench_child *c, double timeout, double grace, int capture,
   if (!wait_until(c, timeout > 0 ? start + timeout : 0, true, capture, buf, &len, cap)) {
     if (!c->stopped)
       c->timed_out = true;
-    kill(c->pid, SIGTERM);
+    bench_child_signal(c, SIGTERM);
     if (!wait_until(c, monotonic_seconds() + grace, false, capture, buf, &len, cap)) {
-      kill(c->pid, SIGKILL);
-      while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
-        ;
+      bench_child_signal(c, SIGKILL);
+      if (c->remote)
+        wait_until(c, 0, false, -1, NULL, NULL, 0);
+      else
+        while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+          ;
     }
   }
   /* What the child wrote last, before it exited. */

@@ -205,7 +205,7 @@ static pid_t start_worker(const struct bench_opts *o, const struct bench_set *se
   _exit(bench_run_task(o, set, row, out));
 }
 
-static int run(struct bench_opts *o) {
+static int run_tasks(struct bench_opts *o) {
   hutch_error_t err = NULL;
   cJSON *meta = NULL;
   _cleanup_free_ char *out = open_run(o, &meta, &err);
@@ -289,12 +289,6 @@ static int run(struct bench_opts *o) {
   }
   if (n_todo > 0 && set.has_reward)
     rc = check_reward(o, &set, out);
-  /* libcurl's global set-up (OpenSSL's) once, not in every task's agent
-   * (about 0.5 ms of CPU each): the workers and their agents are forks.
-   * No handle, connection or gate file of the runner goes with it, and
-   * OpenSSL reseeds its random generator in a fork. */
-  if (n_todo > 0)
-    llm_client_global_init();
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
   size_t next = 0, running = 0, done = total - n_todo;
   double sum = 0;
@@ -403,6 +397,21 @@ static int run(struct bench_opts *o) {
   cJSON_Delete(meta);
   bench_set_free(&set);
   return rc;
+}
+
+static int run(struct bench_opts *o) {
+  /* libcurl's global set-up (OpenSSL's) once, not in every task's agent
+   * (about 0.5 ms of CPU each): the agents are forks of the spawner.  No
+   * handle, connection or gate file goes with it, and OpenSSL reseeds its
+   * random generator in a fork. */
+  llm_client_global_init();
+  /* The agents' spawner, before anything of the task set is read. */
+  hutch_error_t err = NULL;
+  if (bench_spawner_start(&err) < 0)
+    return fail(&err);
+  int r = run_tasks(o);
+  bench_spawner_stop();
+  return r;
 }
 
 int main(int argc, char **argv) {

@@ -695,11 +695,13 @@ w = lambda t: {"calls": [["execute_bash", {"command": "echo %s > /testbed/answer
 print(json.dumps({"tasks": [{"match": "T-INJECT", "steps": [w("x")]}, {"match": "T-JAIL", "steps": [w("y")]},
   {"match": "T-RAISES", "steps": [{"hang": 120}]}, {"match": "T-FILES", "steps": [w("abc")]}]}))')
 mock_start "$hang"
-# Each task's agent runs in a fork of its worker, without an exec: while
-# the hanging task waits on the model, its agent (the process named
-# hutch-agent whose stderr is that task's log) must share no open file
-# with its worker or the runner but its standard streams (kcmp(2) compares
-# open file descriptions, whatever their names).
+# Each task's agent is a fork of the agent spawner (made before the task
+# set was read), without an exec: while the hanging task waits on the
+# model, its agent (the process named hutch-agent whose stderr is that
+# task's log) must share no open file with the spawner, the runner or a
+# worker but its standard streams (kcmp(2) compares open file descriptions,
+# whatever their names), and its memory must hold no other task's problem
+# statement.
 "$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" <<'PY' &
 import ctypes, os, re, sys, time
 requests, report = sys.argv[1:3]
@@ -713,14 +715,46 @@ def comm(p):
     return open("/proc/%d/comm" % p).read().strip()
 def find():
     # Not a process the agent forked (a sandbox's init before its exec):
-    # the one its worker forked.
+    # the one the spawner forked.
     for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
         try:
-            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-benchmark" and \
+            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-spawner" and \
                     os.readlink("/proc/%d/fd/2" % p).endswith("/logs/raises.txt"):
                 return p
         except (OSError, AttributeError):
             pass
+def children(q):
+    out = []
+    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
+        try:
+            if ppid(p) == q and comm(p) == "hutch-benchmark":
+                out.append(p)
+        except (OSError, AttributeError):
+            pass
+    return out
+def memory(p):
+    # Every readable mapping of the agent, searched for the other tasks'
+    # statements (each of them is in the runner's and the workers' rows).
+    found, total = set(), 0
+    try:
+        with open("/proc/%d/maps" % p) as maps, open("/proc/%d/mem" % p, "rb", 0) as mem:
+            for line in maps:
+                addr, perms = line.split()[:2]
+                if not perms.startswith("r"):
+                    continue
+                lo, hi = (int(x, 16) for x in addr.split("-"))
+                try:
+                    mem.seek(lo)
+                    data = mem.read(hi - lo)
+                except (OSError, OverflowError, ValueError):
+                    continue
+                total += len(data)
+                for w in (b"T-JAIL", b"T-INJECT", b"T-FILES"):
+                    if w in data:
+                        found.add(w.decode())
+    except OSError as e:
+        return "memory: unreadable (%s)" % e.strerror
+    return "memory: holds %s" % ", ".join(sorted(found)) if found else "memory: clean (%d bytes read)" % total
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:
     if "T-RAISES" in open(requests).read():
@@ -734,10 +768,12 @@ else:
     lines.append("agent %d: %d fds past 2" % (agent, len([n for n in mine if n > 2])))
 if agent and nr is None:
     lines.append("skip: no kcmp(2) number known for " + os.uname().machine)
-elif agent:
-    worker = ppid(agent)
-    runner = ppid(worker)
-    for who, q in (("worker", worker), ("runner", runner)):
+if agent:
+    lines.append(memory(agent))
+if agent and nr is not None:
+    spawner = ppid(agent)
+    runner = ppid(spawner)
+    for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner)]:
         for n in mine:
             for m in fds(q):
                 if libc.syscall(nr, agent, q, 0, n, m) == 0:  # KCMP_FILE: the same open file
@@ -758,7 +794,12 @@ if [[ $agent_fds == *$'\nskip: '* ]]; then
   tap_skip "the task's agent holds none of its worker's or the runner's fds" "${agent_fds#*skip: }"
 else
   tap_like "$agent_fds" $'\nstdio 0 worker' "kcmp sees the statement's pipe it shares with its worker (stdin)"
-  tap_unlike "$agent_fds" "shared with" "and the agent holds none of its worker's or the runner's other fds"
+  tap_unlike "$agent_fds" "shared with" "and the agent holds none of its worker's, the spawner's or the runner's other fds"
+fi
+if [[ $agent_fds == *$'\nmemory: unreadable'* ]]; then
+  tap_skip "the task's agent holds no other task's problem statement in its memory" "${agent_fds#*memory: }"
+else
+  tap_like "$agent_fds" $'\nmemory: clean' "the task's agent holds no other task's problem statement in its memory"
 fi
 agent_pid=$(head -n 1 "$tmp/agent-fds" | sed -n 's/^agent \([0-9]*\):.*/\1/p')
 tap_fails "the agent killed at the task's limit has exited" kill -0 "${agent_pid:-0}"
