@@ -127,6 +127,13 @@ pid_t bench_fork_agent(char *argv[], char *envp[], int in, int out, int errfd, c
 extern int bench_spawner_fd;
 int bench_spawner_start(hutch_error_t *err);
 void bench_spawner_stop(void);
+/* true when pid (which the caller has reaped) was the spawner. */
+bool bench_spawner_is(pid_t pid);
+/* Set in a worker once the spawner is found gone: its task did not run to
+ * its end, and the worker exits with BENCH_EXIT_NO_SPAWNER and no result
+ * (the runner stops the run; --resume runs the task). */
+extern bool bench_spawner_lost;
+#define BENCH_EXIT_NO_SPAWNER 75
 int bench_spawner_request(struct bench_child *c, char *const argv[], const int stdio[3], hutch_error_t *err);
 /* 1 with c->status once the spawner said the agent has ended, else 0. */
 int bench_spawner_ended(struct bench_child *c);

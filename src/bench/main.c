@@ -116,6 +116,20 @@ static void progress(bool tty, size_t done, size_t total, double sum, int errors
           cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? ": " : "", why ? why : "");
 }
 
+/* The agent spawner ended before the runner closed its socket (killed, or
+ * out of memory): no task can start, and a task whose agent it took had no
+ * end of its own.  The run stops; --resume runs the tasks not recorded. */
+static void spawner_lost(bool tty, int status, bool *told) {
+  if (*told)
+    return;
+  *told = true;
+  _cleanup_free_ char *how = WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
+                             : status >= 0       ? xasprintf("status %d", WEXITSTATUS(status))
+                                                 : xstrdup("gone");
+  fprintf(stderr, "%shutch benchmark: the agent spawner ended (%s): the run stops\nhint: go on with --resume\n",
+          tty ? "\n" : "", how);
+}
+
 static bool finished(const cJSON *lines, const char *id) {
   const cJSON *l;
   cJSON_ArrayForEach(l, lines) if (strcmp(cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring, id) == 0) return true;
@@ -293,7 +307,7 @@ static int run_tasks(struct bench_opts *o) {
   size_t next = 0, running = 0, done = total - n_todo;
   double sum = 0;
   int errors = 0;
-  bool fatal = false, told = false;
+  bool fatal = false, told = false, lost = false;
   const cJSON *l;
   cJSON_ArrayForEach(l, lines) {
     sum += cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble;
@@ -330,11 +344,25 @@ static int run_tasks(struct bench_opts *o) {
         continue;
       break;
     }
+    if (bench_spawner_is(pid)) {
+      spawner_lost(tty, st, &lost);
+      fatal = true;
+      if (rc == 0)
+        rc = 125;
+      continue;
+    }
     long k = 0;
     while (k < o->num_workers && slots[k].pid != pid)
       k++;
     if (k == o->num_workers)
       continue;
+    /* The worker found the spawner gone before the runner did. */
+    if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_NO_SPAWNER) {
+      spawner_lost(tty, -1, &lost);
+      fatal = true;
+      if (rc == 0)
+        rc = 125;
+    }
     const cJSON *row = slots[k].row;
     slots[k].pid = 0;
     running--;

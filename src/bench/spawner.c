@@ -43,6 +43,7 @@ struct reply {
 
 int bench_spawner_fd = -1;
 static pid_t spawner_pid = -1;
+bool bench_spawner_lost;
 
 static int send_fds(int sock, const void *data, size_t len, const int *fds, size_t nfds) {
   char cbuf[CMSG_SPACE(4 * sizeof(int))];
@@ -269,6 +270,13 @@ int bench_spawner_start(hutch_error_t *err) {
   return 0;
 }
 
+bool bench_spawner_is(pid_t pid) {
+  if (pid <= 0 || pid != spawner_pid)
+    return false;
+  spawner_pid = -1; /* reaped by the caller: not to be waited for again */
+  return true;
+}
+
 void bench_spawner_stop(void) {
   if (bench_spawner_fd >= 0)
     close(bench_spawner_fd);
@@ -315,6 +323,7 @@ int bench_spawner_request(struct bench_child *c, char *const argv[], const int s
   close(sp[1]);
   if (r < 0) {
     close(sp[0]);
+    bench_spawner_lost = e == EPIPE || e == ECONNRESET || e == ENOTCONN;
     return hutch_error_set(err, e, "agent spawner: send the request");
   }
   struct reply rep;
@@ -323,6 +332,8 @@ int bench_spawner_request(struct bench_child *c, char *const argv[], const int s
   ssize_t n = recv_fds(sp[0], &rep, sizeof(rep), &pidfd, 1, &got, 0);
   if (n != (ssize_t)sizeof(rep) || rep.kind != REPLY_STARTED) {
     e = n < 0 ? errno : n == (ssize_t)sizeof(rep) && rep.kind == REPLY_FAILED ? rep.errnum : EPROTO;
+    /* No word at all: the spawner ended with the request unread. */
+    bench_spawner_lost = n == 0 || (n < 0 && errno == ECONNRESET);
     if (got)
       close(pidfd);
     close(sp[0]);
@@ -346,7 +357,12 @@ int bench_spawner_ended(struct bench_child *c) {
     close(fd);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
     return 0;
-  c->status = n == (ssize_t)sizeof(rep) && rep.kind == REPLY_EXITED ? rep.status : SIGKILL;
+  bool told = n == (ssize_t)sizeof(rep) && rep.kind == REPLY_EXITED;
+  c->status = told ? rep.status : SIGKILL;
+  /* Its end untold: the spawner ended (its agents with it), and the task
+   * did not end on its own. */
+  if (!told)
+    bench_spawner_lost = true;
   close(c->chan);
   c->chan = -1;
   if (c->pidfd >= 0)

@@ -362,6 +362,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     if (lfd >= 0)
       close(lfd);
     if (r < 0) {
+      if (bench_spawner_lost)
+        _exit(BENCH_EXIT_NO_SPAWNER);
       close(opipe[0]);
       why = hutch_error_format(err);
       hutch_error_free(&err);
@@ -376,6 +378,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     exited = monotonic_seconds();
     if (c.stopped)
       _exit(130);
+    if (bench_spawner_lost)
+      _exit(BENCH_EXIT_NO_SPAWNER);
     agent_exit = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
     if (c.timed_out) {
       why = xstrdup("Timeout");
