@@ -227,6 +227,11 @@ __attribute__((noreturn)) static void spawner_main(int ctl, pid_t runner, const 
         for (size_t i = 0; i < got; i++)
           close(fds[i]);
       }
+      /* The next agent forks from this buffer too: a longer request
+       * (another task's paths and --verify command) must not stay in it
+       * past a shorter one. */
+      if (n != 0)
+        explicit_bzero(buf, n > 0 ? (size_t)n : SPAWN_ARGV_MAX);
     } else if (!ending && (p[1].revents & (POLLHUP | POLLERR))) {
       ending = true;
     }
@@ -289,6 +294,14 @@ void bench_spawner_stop(void) {
 
 /* ---- a worker's side ---- */
 
+/* A channel closed with no word: the spawner ended (the runner's socket
+ * shows it too, within the same exit), or it could not take the request
+ * (out of fds, say). */
+static bool spawner_gone(void) {
+  struct pollfd p = {bench_spawner_fd, 0, 0};
+  return bench_spawner_fd >= 0 && poll(&p, 1, 1000) > 0 && (p.revents & POLLHUP);
+}
+
 int bench_spawner_request(struct bench_child *c, char *const argv[], const int stdio[3], hutch_error_t *err) {
   if (bench_spawner_fd < 0)
     return hutch_error_set(err, ENOTCONN, "the agent spawner is not running");
@@ -333,7 +346,7 @@ int bench_spawner_request(struct bench_child *c, char *const argv[], const int s
   if (n != (ssize_t)sizeof(rep) || rep.kind != REPLY_STARTED) {
     e = n < 0 ? errno : n == (ssize_t)sizeof(rep) && rep.kind == REPLY_FAILED ? rep.errnum : EPROTO;
     /* No word at all: the spawner ended with the request unread. */
-    bench_spawner_lost = n == 0 || (n < 0 && errno == ECONNRESET);
+    bench_spawner_lost = (n == 0 || (n < 0 && errno == ECONNRESET)) && spawner_gone();
     if (got)
       close(pidfd);
     close(sp[0]);
@@ -361,7 +374,7 @@ int bench_spawner_ended(struct bench_child *c) {
   c->status = told ? rep.status : SIGKILL;
   /* Its end untold: the spawner ended (its agents with it), and the task
    * did not end on its own. */
-  if (!told)
+  if (!told && spawner_gone())
     bench_spawner_lost = true;
   close(c->chan);
   c->chan = -1;

@@ -83,4 +83,80 @@ tap_status 0 "--resume runs the other two" "$HUTCH_BIN" benchmark --resume "$OUT
 tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
   "[('one', 1, None), ('three', 1, None), ('two', 1, None)]" "and every task is scored"
 
+# ---- no agent holds another task's request ----
+# The first task's --verify command (its row's verifier, which may hold
+# what the answer must be) ends in a secret; the second task's agent, forked
+# by the same spawner after it, is searched for it while it waits on the
+# model.  A small environment, so that the requests' argv is what differs.
+mkdir -p "$tmp/set/v"
+printf 'dataset: "json"\ndata_files: "v/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$tmp/set/v/config.yaml"
+printf 'def compute_score(a, g, **k):\n    return 1.0 if a == g else 0.0\n' >"$tmp/set/v/reward.py"
+"$AGENT_PY" -c '
+import json
+print(json.dumps({"id": "first", "problem_statement": "V-FIRST", "ground_truth": None,
+                  "hutch": {"verifier": "true " + "x" * 4000 + " VERIFIER-SECRET-OF-FIRST"}}))
+print(json.dumps({"id": "second", "problem_statement": "V-SECOND", "ground_truth": "2"}))' >"$tmp/set/v/data.jsonl"
+mock_start "{\"tasks\": [{\"match\": \"V-FIRST\", \"steps\": [$(w 1)]}, {\"match\": \"V-SECOND\", \"steps\": [{\"hang\": 120}]}]}"
+"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-mem" <<'PY' &
+import os, re, sys, time
+requests, report = sys.argv[1:3]
+def ppid(p):
+    return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
+def comm(p):
+    return open("/proc/%d/comm" % p).read().strip()
+def find():
+    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
+        try:
+            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-spawner" and \
+                    os.readlink("/proc/%d/fd/2" % p).endswith("/logs/second.txt"):
+                return p
+        except (OSError, AttributeError):
+            pass
+def memory(p):
+    total = 0
+    try:
+        with open("/proc/%d/maps" % p) as maps, open("/proc/%d/mem" % p, "rb", 0) as mem:
+            for line in maps:
+                addr, perms = line.split()[:2]
+                if not perms.startswith("r"):
+                    continue
+                lo, hi = (int(x, 16) for x in addr.split("-"))
+                try:
+                    mem.seek(lo)
+                    data = mem.read(hi - lo)
+                except (OSError, OverflowError, ValueError):
+                    continue
+                total += len(data)
+                if b"VERIFIER-SECRET-OF-FIRST" in data:
+                    return "memory: holds the first task's verifier"
+    except OSError as e:
+        return "memory: unreadable (%s)" % e.strerror
+    return "memory: clean (%d bytes read)" % total
+agent, end = None, time.time() + 60
+while agent is None and time.time() < end:
+    if "V-SECOND" in open(requests).read():
+        agent = find()
+    time.sleep(0.05)
+open(report, "w").write((memory(agent) if agent else "no agent found") + "\n")
+PY
+probe=$!
+small_env=()
+while IFS= read -r -d '' kv; do
+  case ${kv%%=*} in PATH | HOME | USER | LOGNAME | XDG_* | HUTCH_*) small_env+=("$kv") ;; esac
+done < <(env -0)
+tap_status 0 "two tasks, the second one's model never answering" env -i "${small_env[@]}" "$HUTCH_BIN" benchmark "$tmp/set" --task v --base-url "$MOCK_URL" --model mock \
+  --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 --task-timeout 3
+wait "$probe"
+OUT=$(printf '%s\n' "$tap_stdout" | tail -n 1)
+tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" "[('first', 1, None), ('second', 0, 'Timeout')]" \
+  "the first task was verified, the second timed out"
+mem=$(cat "$tmp/agent-mem")
+if [[ $mem == "memory: unreadable"* ]]; then
+  tap_skip "the second task's agent holds nothing of the first task's request" "$mem"
+else
+  tap_like "$mem" "^memory: clean" "the second task's agent holds nothing of the first task's request"
+fi
+tap_ok "nothing is left after the timeout" leftovers
+
 tap_done
