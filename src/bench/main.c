@@ -123,9 +123,10 @@ static void spawner_lost(bool tty, int status, bool *told) {
   if (*told)
     return;
   *told = true;
-  _cleanup_free_ char *how = WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
-                             : status >= 0       ? xasprintf("status %d", WEXITSTATUS(status))
-                                                 : xstrdup("gone");
+  /* status -1: a worker found it gone, or stopping its agents. */
+  _cleanup_free_ char *how = status < 0            ? xstrdup("the tasks' agents stopped with it")
+                             : WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
+                                                   : xasprintf("status %d", WEXITSTATUS(status));
   fprintf(stderr, "%shutch benchmark: the agent spawner ended (%s): the run stops\nhint: go on with --resume\n",
           tty ? "\n" : "", how);
 }

@@ -106,6 +106,9 @@ struct agent {
 
 static struct agent *agents;
 static size_t n_agents;
+/* The spawner stops its agents (told SIGTERM, or its runner gone): their
+ * tasks did not end on their own. */
+static bool stopping;
 
 static void reply(int chan, int kind, pid_t pid, int status, int errnum, int pidfd) {
   struct reply r = {kind, pid, status, errnum};
@@ -160,7 +163,7 @@ static void reap(void) {
       if (agents[i].pid != pid)
         continue;
       if (agents[i].chan >= 0) {
-        reply(agents[i].chan, REPLY_EXITED, pid, status, 0, -1);
+        reply(agents[i].chan, REPLY_EXITED, pid, status, stopping ? ECANCELED : 0, -1);
         close(agents[i].chan);
       }
       agents[i] = agents[--n_agents];
@@ -191,7 +194,7 @@ __attribute__((noreturn)) static void spawner_main(int ctl, pid_t runner, const 
   if (sfd < 0 || getppid() != runner)
     _exit(1);
   char *buf = xmalloc(SPAWN_ARGV_MAX);
-  bool ending = false, stopping = false;
+  bool ending = false;
   while (!ending || n_agents > 0) {
     size_t np = 0;
     struct pollfd *p = xcalloc(n_agents + 2, sizeof(*p));
@@ -372,9 +375,9 @@ int bench_spawner_ended(struct bench_child *c) {
     return 0;
   bool told = n == (ssize_t)sizeof(rep) && rep.kind == REPLY_EXITED;
   c->status = told ? rep.status : SIGKILL;
-  /* Its end untold: the spawner ended (its agents with it), and the task
-   * did not end on its own. */
-  if (!told && spawner_gone())
+  /* Its end untold (the spawner ended, its agents with it), or the spawner
+   * stopped it: the task did not end on its own. */
+  if (told ? rep.errnum == ECANCELED : spawner_gone())
     bench_spawner_lost = true;
   close(c->chan);
   c->chan = -1;

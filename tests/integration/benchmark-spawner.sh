@@ -56,32 +56,37 @@ child_named() { # PARENT COMM: the pid of PARENT's child named COMM
   return 1
 }
 
-# ---- the spawner killed (kill -9) while the second task's agent runs ----
-mock_start "$(script '{"hang": 120}')"
-(exec "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
-  --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 >"$tmp/killed.out" 2>"$tmp/killed.err") &
-runner=$!
-for _ in $(seq 600); do
-  grep -q S-TWO "$MOCK_REQUESTS" && break
-  sleep 0.05
-done
-spawner=$(child_named "$runner" hutch-spawner)
-tap_ok "the runner's child hutch-spawner is there while the second task runs" test -n "$spawner"
-kill -9 "${spawner:-0}"
-timeout 120 tail --pid="$runner" -f /dev/null
-wait "$runner"
-rc=$?
-OUT=$(tail -n 1 "$tmp/killed.out")
-tap_check $((rc == 0)) "the run stops with an error (status $rc)"
-tap_like "$(cat "$tmp/killed.err")" "agent spawner.*--resume" "and says the agent spawner ended, and to go on with --resume"
-tap_is "$(lines 'sorted(l["id"] for l in ls)')" "['one']" \
-  "only the task that finished is recorded (the others are not failures of theirs)"
-tap_ok "nothing is left after the spawner's kill -9" leftovers
-mock_start "$(script "$(w 2)")"
-tap_status 0 "--resume runs the other two" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" \
-  --model mock --rootfs "$IMAGE" --retry-delay 0.05
-tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
-  "[('one', 1, None), ('three', 1, None), ('two', 1, None)]" "and every task is scored"
+# ---- the spawner killed (kill -9, or SIGTERM) while the second task's agent runs ----
+spawner_killed() { # SIGNAL
+  mock_start "$(script '{"hang": 120}')"
+  (exec "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
+    --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 >"$tmp/killed.out" 2>"$tmp/killed.err") &
+  runner=$!
+  for _ in $(seq 600); do
+    grep -q S-TWO "$MOCK_REQUESTS" && break
+    sleep 0.05
+  done
+  spawner=$(child_named "$runner" hutch-spawner)
+  tap_ok "[$1] the runner's child hutch-spawner is there while the second task runs" test -n "$spawner"
+  kill -"$1" "${spawner:-0}"
+  timeout 120 tail --pid="$runner" -f /dev/null
+  wait "$runner"
+  rc=$?
+  OUT=$(tail -n 1 "$tmp/killed.out")
+  tap_check $((rc == 0)) "[$1] the run stops with an error (status $rc)"
+  tap_like "$(cat "$tmp/killed.err")" "agent spawner ended.*--resume" \
+    "[$1] and says the agent spawner ended, and to go on with --resume"
+  tap_is "$(lines 'sorted(l["id"] for l in ls)')" "['one']" \
+    "[$1] only the task that finished is recorded (the others are not failures of theirs)"
+  tap_ok "[$1] nothing is left after it" leftovers
+  mock_start "$(script "$(w 2)")"
+  tap_status 0 "[$1] --resume runs the other two" "$HUTCH_BIN" benchmark --resume "$OUT" --base-url "$MOCK_URL" \
+    --model mock --rootfs "$IMAGE" --retry-delay 0.05
+  tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
+    "[('one', 1, None), ('three', 1, None), ('two', 1, None)]" "[$1] and every task is scored"
+}
+spawner_killed KILL
+spawner_killed TERM
 
 # ---- no agent holds another task's request ----
 # The first task's --verify command (its row's verifier, which may hold
