@@ -2,7 +2,8 @@
 # hutch benchmark's agent spawner (the process that forks each task's
 # agent): killed in the middle of a run, it takes the run with it (no task
 # is recorded as finished with an error it did not make, --resume runs the
-# rest); and no agent's memory holds what another task's request held.
+# rest); a worker killed has its agent stopped; and no agent's memory holds
+# what another task's request held.
 . "$(dirname "$0")/../lib/tap.sh"
 . "$HUTCH_SRCDIR/tests/lib/agent.sh"
 
@@ -87,6 +88,27 @@ spawner_killed() { # SIGNAL
 }
 spawner_killed KILL
 spawner_killed TERM
+
+# ---- a worker killed (kill -9) while its agent runs: the spawner stops that agent ----
+mock_start "$(script '{"hang": 120}')"
+(exec "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
+  --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 >"$tmp/worker.out" 2>"$tmp/worker.err") &
+runner=$!
+for _ in $(seq 600); do
+  grep -q S-TWO "$MOCK_REQUESTS" && break
+  sleep 0.05
+done
+worker=$(child_named "$runner" hutch-benchmark)
+agent=$(child_named "$(child_named "$runner" hutch-spawner)" hutch-agent)
+tap_ok "the second task's worker and agent are there" test -n "$worker" -a -n "$agent"
+kill -9 "${worker:-0}"
+timeout 120 tail --pid="$runner" -f /dev/null
+wait "$runner"
+OUT=$(tail -n 1 "$tmp/worker.out")
+tap_fails "its agent has ended" kill -0 "${agent:-0}"
+tap_is "$(lines 'sorted((l["id"], l["error"] is None) for l in ls)')" "[('one', True), ('three', True), ('two', False)]" \
+  "the run went on: that task failed, the next one ran"
+tap_ok "nothing is left after the worker's kill -9" leftovers
 
 # ---- no agent holds another task's request ----
 # The first task's --verify command (its row's verifier, which may hold
