@@ -35,6 +35,9 @@
 /* A task's argv (options and paths: the statement goes on a pipe) and
  * environment. */
 #define SPAWN_ARGV_MAX (128u << 10) /* within a socket's default send buffer */
+/* What the environment leaves of it for a task's argv (options, paths, a
+ * --verify command) and $HUTCH_LLM_GATE. */
+#define SPAWN_ARGV_ROOM (16u << 10)
 
 enum { REPLY_STARTED = 1, REPLY_FAILED, REPLY_EXITED };
 struct reply {
@@ -254,6 +257,16 @@ __attribute__((noreturn)) static void spawner_main(int ctl, pid_t runner, const 
 }
 
 int bench_spawner_start(hutch_error_t *err) {
+  /* Every task's request carries the environment: one too large for it
+   * stops the run here, not each task on its own. */
+  size_t env = 0;
+  for (char **e = environ; *e; e++)
+    env += strlen(*e) + 1;
+  if (env > SPAWN_ARGV_MAX - SPAWN_ARGV_ROOM) {
+    hutch_error_set(err, E2BIG, "the environment (%zu bytes) is too large for the tasks' agents (at most %u)", env,
+                    SPAWN_ARGV_MAX - SPAWN_ARGV_ROOM);
+    return hutch_error_hint(err, "unset the variables the run does not need (env -u NAME hutch benchmark ...)");
+  }
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return hutch_error_sys(err, "agent spawner: socketpair");

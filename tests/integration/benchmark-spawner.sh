@@ -110,6 +110,16 @@ tap_is "$(lines 'sorted((l["id"], l["error"] is None) for l in ls)')" "[('one', 
   "the run went on: that task failed, the next one ran"
 tap_ok "nothing is left after the worker's kill -9" leftovers
 
+# ---- an environment too large for the agents' requests stops the run before any task ----
+# (each variable well under exec's 128 KiB a string: 20 of 8 KiB)
+mock_start "$(script "$(w 2)")"
+big=()
+for i in $(seq 20); do big+=("BIG_$i=$(head -c 8192 /dev/zero | tr '\0' x)"); done
+tap_status 125 "a 160 KiB environment stops the run" env "${big[@]}" "$HUTCH_BIN" benchmark "$tmp/set" --task s \
+  --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1
+tap_like "$tap_stderr" "environment \\([0-9]+ bytes\\) is too large.*hint: unset" "and says why, and what to do"
+tap_is "$(mock_count)" "0" "no task ran"
+
 # ---- no agent holds another task's request ----
 # The first task's --verify command (its row's verifier, which may hold
 # what the answer must be) ends in a secret; the second task's agent, forked
