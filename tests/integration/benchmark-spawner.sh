@@ -32,23 +32,7 @@ hbench() {
   "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
     --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 "$@"
 }
-lines() { "$AGENT_PY" -c '
-import json, sys
-ls = [json.loads(l) for l in open(sys.argv[1])]
-print(eval(sys.argv[2]))' "$OUT/results.jsonl" "$1"; }
-leftovers() {
-  local left
-  for _ in $(seq 100); do
-    left=
-    [ -n "$("$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')" ] && left+="an entry of hutch ps "
-    grep -qF "$HUTCH_STATE_DIR" /proc/self/mountinfo && left+="a mount under the state directory "
-    pgrep -f "$tmp/out" >/dev/null && left+="a process of this test's runs "
-    [ -z "$left" ] && return 0
-    sleep 0.1
-  done
-  echo "$left"
-  return 1
-}
+. "$HUTCH_SRCDIR/tests/lib/bench.sh"
 child_named() { # PARENT COMM: the pid of PARENT's child named COMM
   local p
   for p in $(pgrep -P "$1"); do

@@ -22,24 +22,7 @@ hbench() {
 # After tap_status of hbench: the run directory it printed last.
 bench_dir() { OUT=$(printf '%s\n' "$tap_stdout" | tail -n 1); }
 json() { "$AGENT_PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
-lines() { "$AGENT_PY" -c '
-import json, sys
-ls = [json.loads(l) for l in open(sys.argv[1])]
-print(eval(sys.argv[2]))' "$OUT/results.jsonl" "$1"; }
-leftovers() {
-  local left
-  for _ in $(seq 100); do
-    left=
-    [ -n "$("$HUTCH_BIN" ps 2>/dev/null | awk 'NR > 1')" ] && left+="an entry of hutch ps "
-    [ -n "$(hutch_state_entries "$state" 2>/dev/null)" ] && left+="state: $(hutch_state_entries "$state" | tr '\n' ' ') "
-    grep -qF "$state" /proc/self/mountinfo && left+="a mount under the state directory "
-    pgrep -f "$tmp/out" >/dev/null && left+="a process of this test's runs "
-    [ -z "$left" ] && return 0
-    sleep 0.1
-  done
-  echo "$left"
-  return 1
-}
+. "$HUTCH_SRCDIR/tests/lib/bench.sh"
 
 # ---- the demo task set, four at a time ----
 mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
