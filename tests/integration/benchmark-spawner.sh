@@ -119,9 +119,9 @@ print(json.dumps({"id": "first", "problem_statement": "V-FIRST", "ground_truth":
                   "hutch": {"verifier": "true " + "x" * 4000 + " VERIFIER-SECRET-OF-FIRST"}}))
 print(json.dumps({"id": "second", "problem_statement": "V-SECOND", "ground_truth": "2"}))' >"$tmp/set/v/data.jsonl"
 mock_start "{\"tasks\": [{\"match\": \"V-FIRST\", \"steps\": [$(w 1)]}, {\"match\": \"V-SECOND\", \"steps\": [{\"hang\": 120}]}]}"
-"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-mem" <<'PY' &
-import os, re, sys, time
-requests, report = sys.argv[1:3]
+"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-mem" "$HUTCH_SRCDIR/tests/lib/scan-memory.py" <<'PY' &
+import os, re, subprocess, sys, time
+requests, report, scanner = sys.argv[1:4]
 def ppid(p):
     return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
 def comm(p):
@@ -135,25 +135,9 @@ def find():
         except (OSError, AttributeError):
             pass
 def memory(p):
-    total = 0
-    try:
-        with open("/proc/%d/maps" % p) as maps, open("/proc/%d/mem" % p, "rb", 0) as mem:
-            for line in maps:
-                addr, perms = line.split()[:2]
-                if not perms.startswith("r"):
-                    continue
-                lo, hi = (int(x, 16) for x in addr.split("-"))
-                try:
-                    mem.seek(lo)
-                    data = mem.read(hi - lo)
-                except (OSError, OverflowError, ValueError):
-                    continue
-                total += len(data)
-                if b"VERIFIER-SECRET-OF-FIRST" in data:
-                    return "memory: holds the first task's verifier"
-    except OSError as e:
-        return "memory: unreadable (%s)" % e.strerror
-    return "memory: clean (%d bytes read)" % total
+    out = subprocess.run([sys.executable, scanner, str(p), "VERIFIER-SECRET-OF-FIRST"],
+                         capture_output=True, text=True).stdout.strip() or "memory: unreadable (no report)"
+    return "memory: holds the first task's verifier" if out.startswith("memory: holds") else out
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:
     if "V-SECOND" in open(requests).read():
@@ -164,7 +148,7 @@ PY
 probe=$!
 small_env=()
 while IFS= read -r -d '' kv; do
-  case ${kv%%=*} in PATH | HOME | USER | LOGNAME | XDG_* | HUTCH_*) small_env+=("$kv") ;; esac
+  case ${kv%%=*} in PATH | HOME | USER | LOGNAME | XDG_* | HUTCH_* | *SAN_OPTIONS) small_env+=("$kv") ;; esac
 done < <(env -0)
 tap_status 0 "two tasks, the second one's model never answering" env -i "${small_env[@]}" "$HUTCH_BIN" benchmark "$tmp/set" --task v --base-url "$MOCK_URL" --model mock \
   --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 --task-timeout 3

@@ -685,9 +685,9 @@ mock_start "$hang"
 # worker but its standard streams (kcmp(2) compares open file descriptions,
 # whatever their names), and its memory must hold no other task's problem
 # statement.
-"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" <<'PY' &
-import ctypes, os, re, sys, time
-requests, report = sys.argv[1:3]
+"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" "$HUTCH_SRCDIR/tests/lib/scan-memory.py" <<'PY' &
+import ctypes, os, re, subprocess, sys, time
+requests, report, scanner = sys.argv[1:4]
 nr = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 libc = ctypes.CDLL(None, use_errno=True)
 def ppid(p):
@@ -716,28 +716,10 @@ def children(q):
             pass
     return out
 def memory(p):
-    # Every readable mapping of the agent, searched for the other tasks'
-    # statements (each of them is in the runner's and the workers' rows).
-    found, total = set(), 0
-    try:
-        with open("/proc/%d/maps" % p) as maps, open("/proc/%d/mem" % p, "rb", 0) as mem:
-            for line in maps:
-                addr, perms = line.split()[:2]
-                if not perms.startswith("r"):
-                    continue
-                lo, hi = (int(x, 16) for x in addr.split("-"))
-                try:
-                    mem.seek(lo)
-                    data = mem.read(hi - lo)
-                except (OSError, OverflowError, ValueError):
-                    continue
-                total += len(data)
-                for w in (b"T-JAIL", b"T-INJECT", b"T-FILES"):
-                    if w in data:
-                        found.add(w.decode())
-    except OSError as e:
-        return "memory: unreadable (%s)" % e.strerror
-    return "memory: holds %s" % ", ".join(sorted(found)) if found else "memory: clean (%d bytes read)" % total
+    # The agent's memory searched for the other tasks' statements (each of
+    # them is in the runner's and the workers' rows).
+    return subprocess.run([sys.executable, scanner, str(p), "T-JAIL", "T-INJECT", "T-FILES"],
+                          capture_output=True, text=True).stdout.strip() or "memory: unreadable (no report)"
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:
     if "T-RAISES" in open(requests).read():
