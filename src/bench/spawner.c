@@ -404,6 +404,6 @@ int bench_spawner_ended(struct bench_child *c) {
 void bench_child_signal(const struct bench_child *c, int sig) {
   if (c->remote && c->pidfd >= 0)
     syscall(SYS_pidfd_send_signal, c->pidfd, sig, NULL, 0);
-  else if (!c->remote || c->pidfd < 0)
+  else
     kill(c->pid, sig);
 }

@@ -103,8 +103,8 @@ for _ in $(seq 400); do
   sleep 0.05
 done
 # The hutch run of g00 (hutch-agent, which holds the place) and nothing else:
-# the process named hutch-agent (a fork of its worker, whose command line it
-# keeps) that writes g00's log.
+# the process named hutch-agent (a fork of the agent spawner, whose command
+# line it keeps) that writes g00's log.
 victims=$(for p in $(pgrep -x hutch-agent); do
   case $(readlink "/proc/$p/fd/2") in "$tmp"/out-kill/*/logs/g00.txt) echo "$p" ;; esac
 done)

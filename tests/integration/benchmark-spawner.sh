@@ -33,6 +33,19 @@ hbench() {
     --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 "$@"
 }
 . "$HUTCH_SRCDIR/tests/lib/bench.sh"
+# hanging_run NAME: a run of the set whose second task's model never
+# answers, in the background ($runner), its output in $tmp/NAME.out and
+# .err; returns once the second task has asked the model.
+hanging_run() {
+  mock_start "$(script '{"hang": 120}')"
+  (exec "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
+    --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 >"$tmp/$1.out" 2>"$tmp/$1.err") &
+  runner=$!
+  for _ in $(seq 600); do
+    grep -q S-TWO "$MOCK_REQUESTS" && break
+    sleep 0.05
+  done
+}
 child_named() { # PARENT COMM: the pid of PARENT's child named COMM
   local p
   for p in $(pgrep -P "$1"); do
@@ -43,14 +56,7 @@ child_named() { # PARENT COMM: the pid of PARENT's child named COMM
 
 # ---- the spawner killed (kill -9, or SIGTERM) while the second task's agent runs ----
 spawner_killed() { # SIGNAL
-  mock_start "$(script '{"hang": 120}')"
-  (exec "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
-    --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 >"$tmp/killed.out" 2>"$tmp/killed.err") &
-  runner=$!
-  for _ in $(seq 600); do
-    grep -q S-TWO "$MOCK_REQUESTS" && break
-    sleep 0.05
-  done
+  hanging_run killed
   spawner=$(child_named "$runner" hutch-spawner)
   tap_ok "[$1] the runner's child hutch-spawner is there while the second task runs" test -n "$spawner"
   kill -"$1" "${spawner:-0}"
@@ -74,14 +80,7 @@ spawner_killed KILL
 spawner_killed TERM
 
 # ---- a worker killed (kill -9) while its agent runs: the spawner stops that agent ----
-mock_start "$(script '{"hang": 120}')"
-(exec "$HUTCH_BIN" benchmark "$tmp/set" --task s --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" \
-  --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 >"$tmp/worker.out" 2>"$tmp/worker.err") &
-runner=$!
-for _ in $(seq 600); do
-  grep -q S-TWO "$MOCK_REQUESTS" && break
-  sleep 0.05
-done
+hanging_run worker
 worker=$(child_named "$runner" hutch-benchmark)
 agent=$(child_named "$(child_named "$runner" hutch-spawner)" hutch-agent)
 tap_ok "the second task's worker and agent are there" test -n "$worker" -a -n "$agent"
@@ -119,24 +118,15 @@ print(json.dumps({"id": "first", "problem_statement": "V-FIRST", "ground_truth":
                   "hutch": {"verifier": "true " + "x" * 4000 + " VERIFIER-SECRET-OF-FIRST"}}))
 print(json.dumps({"id": "second", "problem_statement": "V-SECOND", "ground_truth": "2"}))' >"$tmp/set/v/data.jsonl"
 mock_start "{\"tasks\": [{\"match\": \"V-FIRST\", \"steps\": [$(w 1)]}, {\"match\": \"V-SECOND\", \"steps\": [{\"hang\": 120}]}]}"
-"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-mem" "$HUTCH_SRCDIR/tests/lib/scan-memory.py" <<'PY' &
-import os, re, subprocess, sys, time
-requests, report, scanner = sys.argv[1:4]
-def ppid(p):
-    return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
-def comm(p):
-    return open("/proc/%d/comm" % p).read().strip()
+"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-mem" "$HUTCH_SRCDIR/tests/lib" <<'PY' &
+import sys, time
+requests, report = sys.argv[1:3]
+sys.path.insert(0, sys.argv[3])
+from benchprocs import find_agent, scan
 def find():
-    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
-        try:
-            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-spawner" and \
-                    os.readlink("/proc/%d/fd/2" % p).endswith("/logs/second.txt"):
-                return p
-        except (OSError, AttributeError):
-            pass
+    return find_agent("/logs/second.txt")
 def memory(p):
-    out = subprocess.run([sys.executable, scanner, str(p), "VERIFIER-SECRET-OF-FIRST"],
-                         capture_output=True, text=True).stdout.strip() or "memory: unreadable (no report)"
+    out = scan(p, [b"VERIFIER-SECRET-OF-FIRST"])
     return "memory: holds the first task's verifier" if out.startswith("memory: holds") else out
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:

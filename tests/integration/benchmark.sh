@@ -685,41 +685,21 @@ mock_start "$hang"
 # worker but its standard streams (kcmp(2) compares open file descriptions,
 # whatever their names), and its memory must hold no other task's problem
 # statement.
-"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" "$HUTCH_SRCDIR/tests/lib/scan-memory.py" <<'PY' &
-import ctypes, os, re, subprocess, sys, time
-requests, report, scanner = sys.argv[1:4]
+"$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" "$HUTCH_SRCDIR/tests/lib" <<'PY' &
+import ctypes, os, sys, time
+requests, report = sys.argv[1:3]
+sys.path.insert(0, sys.argv[3])
+from benchprocs import children, find_agent, ppid, scan
 nr = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 libc = ctypes.CDLL(None, use_errno=True)
-def ppid(p):
-    return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
 def fds(p):
     return sorted(int(n) for n in os.listdir("/proc/%d/fd" % p))
-def comm(p):
-    return open("/proc/%d/comm" % p).read().strip()
 def find():
-    # Not a process the agent forked (a sandbox's init before its exec):
-    # the one the spawner forked.
-    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
-        try:
-            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-spawner" and \
-                    os.readlink("/proc/%d/fd/2" % p).endswith("/logs/raises.txt"):
-                return p
-        except (OSError, AttributeError):
-            pass
-def children(q):
-    out = []
-    for p in map(int, filter(str.isdigit, os.listdir("/proc"))):
-        try:
-            if ppid(p) == q and comm(p) == "hutch-benchmark":
-                out.append(p)
-        except (OSError, AttributeError):
-            pass
-    return out
+    return find_agent("/logs/raises.txt")
 def memory(p):
     # The agent's memory searched for the other tasks' statements (each of
     # them is in the runner's and the workers' rows).
-    return subprocess.run([sys.executable, scanner, str(p), "T-JAIL", "T-INJECT", "T-FILES"],
-                          capture_output=True, text=True).stdout.strip() or "memory: unreadable (no report)"
+    return scan(p, [b"T-JAIL", b"T-INJECT", b"T-FILES"])
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:
     if "T-RAISES" in open(requests).read():
@@ -738,7 +718,7 @@ if agent:
 if agent and nr is not None:
     spawner = ppid(agent)
     runner = ppid(spawner)
-    for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner)]:
+    for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner, "hutch-benchmark")]:
         for n in mine:
             for m in fds(q):
                 if libc.syscall(nr, agent, q, 0, n, m) == 0:  # KCMP_FILE: the same open file

@@ -1,17 +1,55 @@
-#!/usr/bin/python3
-"""scan-memory.py PID WORD...: search a process's memory for words.
+"""Processes of a hutch benchmark run, for the tests that probe them.
 
-Prints one line: "memory: clean (N bytes read)", "memory: holds WORD, ...",
+find_agent(LOG): the agent the spawner forked for the task whose log is
+LOG (not a process the agent forked, such as a sandbox's init before its
+exec).  scan(PID, WORDS): PID's memory searched for WORDS, as one line.
+
+scan's line is "memory: clean (N bytes read)", "memory: holds WORD, ...",
 or "memory: unreadable (why)".  Only pages present in memory are read
 (/proc/PID/pagemap), and mappings of a GiB or more are passed over: a
 sanitizer build maps terabytes of shadow memory, which holds no data (its
 heap is in mappings of its own).
 """
 import os
+import re
 import struct
 import sys
 
 PAGE = os.sysconf("SC_PAGE_SIZE")
+
+
+def ppid(p):
+    return int(re.search(r"PPid:\s*(\d+)", open("/proc/%d/status" % p).read()).group(1))
+
+
+def comm(p):
+    return open("/proc/%d/comm" % p).read().strip()
+
+
+def pids():
+    return map(int, filter(str.isdigit, os.listdir("/proc")))
+
+
+def children(q, name):
+    out = []
+    for p in pids():
+        try:
+            if ppid(p) == q and comm(p) == name:
+                out.append(p)
+        except (OSError, AttributeError):
+            pass
+    return out
+
+
+def find_agent(log):
+    for p in pids():
+        try:
+            if comm(p) == "hutch-agent" and comm(ppid(p)) == "hutch-spawner" and \
+                    os.readlink("/proc/%d/fd/2" % p).endswith(log):
+                return p
+        except (OSError, AttributeError):
+            pass
+    return None
 CHUNK = 256  # pages per pagemap read
 
 
@@ -71,6 +109,3 @@ def scan(pid, words):
         return "memory: unreadable (the process ended during the scan)"
     return "memory: clean (%d bytes read)" % total
 
-
-if __name__ == "__main__":
-    print(scan(int(sys.argv[1]), [w.encode() for w in sys.argv[2:]]))
