@@ -9,7 +9,7 @@
 #include "hutch.h"
 #include "idmap.h"
 #include "init.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "net_sandbox.h"
 #include "paths.h"
 

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "util.h"
 
 /* More than pids.max can be: a tree this large is a race with pid reuse. */

@@ -11,7 +11,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "paths.h"
 #include "util.h"
 

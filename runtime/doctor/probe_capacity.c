@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "doctor.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "util.h"
 
 /* Below this many, a limit is a warning: hutch is built to hold 10,000

@@ -12,7 +12,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "overlay_fuse.h"
 #include "probe.h"
 #include "util.h"
@@ -229,7 +229,7 @@ static bool has_word(const char *list, const char *word) {
 void probe_cgroup_read(struct cgroup_facts *cg) {
   memset(cg, 0, sizeof(*cg));
   /* The layout and our cgroup2 path as a start finds them (cgroup.c,
-   * limits.c), so the doctor reports what a start acts on. */
+   * resource_limits.c), so the doctor reports what a start acts on. */
   cg->layout = cgroup_detect_mode();
   const char *v2root = cgroup_v2_mount(cg->layout);
   if (v2root == NULL)

@@ -19,7 +19,7 @@
 
 #include "hutch.h"
 #include "idmap.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "sha256.h"
 
 struct hutch_store {

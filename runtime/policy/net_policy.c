@@ -11,7 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "util.h"
 
 #define DEFAULT_MAX_CONNECTIONS 256

@@ -20,7 +20,7 @@
 #include <stdint.h>
 
 #include "hutch.h"
-#include "limits.h"
+#include "resource_limits.h"
 #include "net_policy.h"
 #include "seccomp_policy.h"
 

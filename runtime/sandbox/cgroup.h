@@ -1,5 +1,5 @@
 /* cgroup v2: where a sandbox's cgroup comes from, its limits, its removal
- * and what it used.  The values come from limits.c; this file does the
+ * and what it used.  The values come from resource_limits.c; this file does the
  * reading and writing under the cgroup2 mount.
  *
  * Layout: sandboxes get <parent>/<id>.  As root the parent is --cgroup-parent
@@ -15,7 +15,7 @@
 #include <sys/types.h>
 
 #include "hutch.h"
-#include "limits.h"
+#include "resource_limits.h"
 
 enum cgroup_mode { CGROUP_MODE_NONE = 0, CGROUP_MODE_V1, CGROUP_MODE_HYBRID, CGROUP_MODE_V2 };
 

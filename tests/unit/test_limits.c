@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "limits.h"
+#include "resource_limits.h"
 #include "memwatch.h"
 #include "policy.h"
 #include "tap.h"

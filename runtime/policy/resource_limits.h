@@ -2,8 +2,8 @@
  * command line over the policy's [limits]), the text the cgroup files
  * want, the rlimits they degrade to, and parsing of what the kernel
  * reports.  No I/O here: runtime/sandbox/cgroup.c does the writing. */
-#ifndef HUTCH_LIMITS_H
-#define HUTCH_LIMITS_H
+#ifndef HUTCH_RESOURCE_LIMITS_H
+#define HUTCH_RESOURCE_LIMITS_H
 
 #include <stdbool.h>
 #include <stddef.h>

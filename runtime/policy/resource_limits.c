@@ -1,6 +1,6 @@
 #include "config.h"
 
-#include "limits.h"
+#include "resource_limits.h"
 
 #include <ctype.h>
 #include <math.h>
