@@ -108,6 +108,10 @@ tap_is "$(mock_count)" "0" "no task ran"
 # what the answer must be) ends in a secret; the second task's agent, forked
 # by the same spawner after it, is searched for it while it waits on the
 # model.  A small environment, so that the requests' argv is what differs.
+# The limit is 10 s so that the probe finds and reads that agent before it
+# is killed, even in a sanitizer build; an agent gone before or during the
+# scan is reported as such (memory unreadable: no verdict), not as a Python
+# traceback.
 mkdir -p "$tmp/set/v"
 printf 'dataset: "json"\ndata_files: "v/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
   >"$tmp/set/v/config.yaml"
@@ -126,7 +130,10 @@ from benchprocs import find_agent, scan
 def find():
     return find_agent("/logs/second.txt")
 def memory(p):
-    out = scan(p, [b"VERIFIER-SECRET-OF-FIRST"])
+    try:
+        out = scan(p, [b"VERIFIER-SECRET-OF-FIRST"])
+    except (OSError, ValueError) as e:
+        return "memory: unreadable (agent %d gone during the scan: %s)" % (p, e)
     return "memory: holds the first task's verifier" if out.startswith("memory: holds") else out
 agent, end = None, time.time() + 60
 while agent is None and time.time() < end:
@@ -141,7 +148,7 @@ while IFS= read -r -d '' kv; do
   case ${kv%%=*} in PATH | HOME | USER | LOGNAME | XDG_* | HUTCH_* | *SAN_OPTIONS) small_env+=("$kv") ;; esac
 done < <(env -0)
 tap_status 0 "two tasks, the second one's model never answering" env -i "${small_env[@]}" "$HUTCH_BIN" benchmark "$tmp/set" --task v --base-url "$MOCK_URL" --model mock \
-  --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 --task-timeout 3
+  --rootfs "$IMAGE" --output-dir "$tmp/out" --retry-delay 0.05 --num-workers 1 --task-timeout 10
 wait "$probe"
 OUT=$(printf '%s\n' "$tap_stdout" | tail -n 1)
 tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" "[('first', 1, None), ('second', 0, 'Timeout')]" \

@@ -685,9 +685,11 @@ mock_start "$hang"
 # worker but its standard streams (kcmp(2) compares open file descriptions,
 # whatever their names), and its memory must hold no other task's problem
 # statement.  The limit is 10 s so that the probe finds and reads the
-# hanging agent before it is killed, even in a sanitizer build.
+# hanging agent before it is killed, even in a sanitizer build; an agent (or
+# its spawner, the runner, a worker) gone meanwhile is reported as such, not
+# as a Python traceback.
 "$AGENT_PY" - "$MOCK_REQUESTS" "$tmp/agent-fds" "$HUTCH_SRCDIR/tests/lib" <<'PY' &
-import ctypes, os, sys, time
+import ctypes, errno, os, sys, time
 requests, report = sys.argv[1:3]
 sys.path.insert(0, sys.argv[3])
 from benchprocs import children, find_agent, ppid, scan
@@ -695,6 +697,13 @@ nr = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 libc = ctypes.CDLL(None, use_errno=True)
 def fds(p):
     return sorted(int(n) for n in os.listdir("/proc/%d/fd" % p))
+def same_file(a, b, n, m):
+    # kcmp(KCMP_FILE): A's fd N and B's fd M are the same open file.
+    if libc.syscall(nr, a, b, 0, n, m) == 0:
+        return True
+    if ctypes.get_errno() == errno.ESRCH:
+        raise ProcessLookupError(errno.ESRCH, os.strerror(errno.ESRCH))
+    return False
 def find():
     return find_agent("/logs/raises.txt")
 def memory(p):
@@ -712,22 +721,27 @@ if agent is None:
 else:
     try:
         mine = fds(agent)
+        spawner = ppid(agent)
+        runner = ppid(spawner)
         lines.append("agent %d: %d fds past 2" % (agent, len([n for n in mine if n > 2])))
     except OSError as e:
-        lines.append("agent %d: gone before its fds were read (%s)" % (agent, e.strerror))
+        lines.append("agent %d: gone before its fds and parents were read (%s)" % (agent, e.strerror))
         agent = None
 if agent and nr is None:
     lines.append("skip: no kcmp(2) number known for " + os.uname().machine)
 if agent:
     lines.append(memory(agent))
 if agent and nr is not None:
-    spawner = ppid(agent)
-    runner = ppid(spawner)
-    for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner, "hutch-benchmark")]:
-        for n in mine:
-            for m in fds(q):
-                if libc.syscall(nr, agent, q, 0, n, m) == 0:  # KCMP_FILE: the same open file
-                    lines.append("fd %d shared with the %s's fd %d" % (n, who, m) if n > 2 else "stdio %d %s" % (n, who))
+    who = "agent"
+    try:
+        for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner, "hutch-benchmark")]:
+            theirs = fds(q)
+            for n in mine:
+                for m in theirs:
+                    if same_file(agent, q, n, m):
+                        lines.append("fd %d shared with the %s's fd %d" % (n, who, m) if n > 2 else "stdio %d %s" % (n, who))
+    except OSError as e:
+        lines.append("kcmp: the agent or the %s gone during the comparison (%s)" % (who, e.strerror))
 open(report, "w").write("\n".join(lines) + "\n")
 PY
 probe=$!
