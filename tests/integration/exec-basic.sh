@@ -172,15 +172,16 @@ tap_check "$(awk -v a="$start" -v b="$end" 'BEGIN { exit !(b - a < 10) }'; echo 
 
 # A one-shot sandbox keeps its layers on a tmpfs of its own (Linux 6.6+:
 # tmpfs holds overlayfs's user xattrs): on disk there is its state alone.
-"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'echo scratch > /written; sleep 2' &
+"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'echo scratch > /written; echo ready; exec sleep 120' >"$tmp/oneshot.out" &
 oneshot=$!
-sleep 1
+tap_ok "a one-shot sandbox runs, its file written" hutch_wait_until 30 grep -qx ready "$tmp/oneshot.out"
 if [ "$(printf '%s\n' "$(uname -r | cut -d. -f1-2)" 6.6 | sort -V | head -1)" = 6.6 ]; then
   tap_is "$(cd "$HUTCH_STATE_DIR" && ls -A -- */ 2>/dev/null | tr '\n' ' ')" "audit.jsonl audit.jsonl.head state.json " \
     "a running one-shot sandbox's directory holds its state alone, no layer"
 else
   tap_skip "a running one-shot sandbox's directory holds its state alone" "tmpfs has no user xattrs before Linux 6.6"
 fi
+kill -TERM "$oneshot"
 wait "$oneshot"
 # The seccomp cache's key stays: it is the user's, not a sandbox's.
 tap_ok "state directory is empty after one-shot runs" test -z "$(hutch_state_entries "$HUTCH_STATE_DIR" 2>/dev/null)"
@@ -193,10 +194,11 @@ tap_ok "and its directory is gone" test ! -e "$HUTCH_STATE_DIR/$id"
 tap_status 125 "a missing image is a runtime failure" "$HUTCH_BIN" exec --rootfs no-such-image -- true
 tap_like "$tap_stderr" "hutch rootfs import" "with the fix"
 
-# Signals sent to hutch reach the command.
-"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'trap "exit 42" TERM; while :; do sleep 0.1; done' &
+# Signals sent to hutch reach the command (once its trap is set).
+"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'trap "exit 42" TERM; echo trapped; while :; do sleep 0.1; done' \
+  >"$tmp/trap.out" &
 pid=$!
-sleep 1
+tap_ok "a command that traps SIGTERM runs" hutch_wait_until 30 grep -qx trapped "$tmp/trap.out"
 kill -TERM $pid
 wait $pid
 tap_is "$?" "42" "SIGTERM to hutch is forwarded to the command"

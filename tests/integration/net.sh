@@ -160,9 +160,11 @@ print(d[sys.argv[1]]["network"]["mode"], d[sys.argv[1]]["network"]["address"])' 
   "hutch ps --json: the network mode and the address"
 tap_ok "hutch ps" "$HUTCH_BIN" ps
 tap_like "$(grep "^$id " <<<"$tap_stdout")" "^$id +[0-9]+ +running .* proxy +- " "hutch ps: a NET column"
+# They run at once (each waits until all four do), each with its subnet.
 pids=()
+mkdir "$tmp/up"
 for i in 1 2 3 4; do
-  hx --net proxy -- sh -c 'sleep 0.5; ip -4 addr show eth0' 2>/dev/null |
+  hx --net proxy --bind "$tmp/up:/up" -- sh -c "$(hutch_all_up 4); ip -4 addr show eth0" sh "$i" 2>/dev/null |
     sed -n 's/.*inet \([0-9.]*\).*/\1/p' >"$tmp/addr.$i" &
   pids+=($!)
 done

@@ -114,19 +114,26 @@ if [ -n "$rimg" ]; then
     tap_skip "the next start makes no directory" "no strace"
   fi
   # Started together, six sandboxes take the one spare and make five; at
-  # their end four are kept, the rest removed.
-  for i in 1 2 3 4 5 6; do hs exec --rootfs "$rimg" -- sleep 1 & done
+  # their end four are kept, the rest removed.  Each waits (a minute at
+  # most) until all six run, so that they overlap however slow their start.
+  mkdir "$tmp/up"
+  for i in 1 2 3 4 5 6; do
+    hs exec --rootfs "$rimg" --bind "$tmp/up:/up" -- sh -c "$(hutch_all_up 6)" sh "$i" &
+  done
   wait
+  tap_is "$(ls "$tmp/up" | wc -l)" 6 "all six sandboxes ran"
   tap_is "$(cd "$sd" && ls -d .free-* | sort | tr '\n' ' ')" ".free-0 .free-1 .free-2 .free-3 " \
     "six sandboxes at once leave four spares, no more"
   tap_is "$(hutch_state_entries "$sd")" "" "and no sandbox"
   # A spare that is not empty (not hutch's doing) is removed, not used.
   echo planted >"$sd/.free-0/ctl.sock"
-  hs exec --rootfs "$rimg" -- sleep 1 &
-  sleep 0.5
-  tap_is "$(cd "$sd" && ls -A -- */ 2>/dev/null | grep -c planted)" 0 "a spare with a file in it is not used"
+  HUTCH_STATE_DIR=$sd "$HUTCH_BIN" exec --rootfs "$rimg" -- sh -c 'echo ready; exec sleep 120' >"$tmp/planted.out" &
+  planted=$!
+  tap_ok "a sandbox starts beside a spare with a file in it" hutch_wait_until 30 grep -qx ready "$tmp/planted.out"
+  tap_is "$(cat -- "$sd"/*/ctl.sock 2>/dev/null | grep -c planted)" 0 "a spare with a file in it is not used"
+  kill -TERM "$planted"
+  wait "$planted"
   tap_ok "and was removed" test ! -e "$sd/.free-0/ctl.sock"
-  wait
   tap_is "$(hutch_state_entries "$sd")" "" "no sandbox is left"
   id=$(hs create --rootfs "$rimg" 2>/dev/null)
   tap_ok "a long-lived sandbox in a recycled directory answers exec --in" hs exec --in "$id" -- echo inside

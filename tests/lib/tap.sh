@@ -24,6 +24,17 @@
 #                               matplotlib test rootfs into $HUTCH_STORE,
 #                               prints its image
 #                               name; returns 1 when it is not available.
+#   hutch_wait_until SECS CMD...
+#                               runs CMD every 0.05 s until it exits 0
+#                               (returns 0 at once) or SECS seconds have
+#                               passed (returns 1): a wait on a condition,
+#                               bounded for a slow (sanitizer) build.
+#   hutch_all_up N              a sh script for the payloads of N sandboxes
+#                               started together, each with one host
+#                               directory bound at /up and its own name as
+#                               $1: each marks itself there and waits (a
+#                               minute at most) until all N have, so that
+#                               they run at once however slow their start.
 #
 # Set by the harness: HUTCH_BIN, HUTCH_SRCDIR, HUTCH_BUILDDIR, HUTCH_POLICY,
 # HUTCH_STORE, HUTCH_STATE_DIR, HUTCH_CACHE_DIR, and HUTCH_TEST_MODE (root
@@ -244,6 +255,20 @@ hutch_state_entries() {
     esac
     printf '%s\n' "$e"
   done
+}
+
+hutch_wait_until() {
+  local end=$((SECONDS + $1))
+  shift
+  until "$@"; do
+    [ "$SECONDS" -lt "$end" ] || return 1
+    sleep 0.05
+  done
+}
+
+hutch_all_up() {
+  printf '%s' 'touch "/up/$1"; n=0; while [ "$(ls /up | wc -l)" -lt '"$1"' ] && [ $n -lt 1200 ]; do
+    sleep 0.05; n=$((n + 1)); done'
 }
 
 hutch_test_tmpdir() {
