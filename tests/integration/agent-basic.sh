@@ -151,11 +151,14 @@ tap_is "$(traj 't["hutch"]["copy_back_limit_hit"]')" "True" "the limit is report
 tap_is "$(du -cb "$RUN_DIR"/files/* | tail -1 | cut -f1)" "3000" "and not exceeded"
 
 # ---- interruption ----
-mock_start '[{"calls": [["execute_bash", {"command": "echo first"}]]}, {"calls": [["execute_bash", {"command": "sleep 60"}]]}]'
+# (the waits are bounded at 30 s, for a slow build, and end when they hold)
+requests_seen() { [ "$(mock_count)" -ge "$1" ]; }
+nap=$((100000 + RANDOM))
+mock_start '[{"calls": [["execute_bash", {"command": "echo first"}]]}, {"calls": [["execute_bash", {"command": "sleep '"$nap"'"}]]}]'
 (AGENT_EXEC=exec hrun --query q >"$AGENT_OUT/int.out" 2>"$AGENT_OUT/int.err") &
 pid=$!
-for _ in $(seq 100); do [ "$(mock_count)" -ge 2 ] && break; sleep 0.1; done
-sleep 0.5
+tap_ok "the run asks the model a second time" hutch_wait_until 30 requests_seen 2
+tap_ok "and runs the tool call it gets" hutch_wait_until 30 pgrep -x -f "sleep $nap"
 kill -INT $pid
 wait $pid
 tap_is "$?" "130" "SIGINT during a tool call ends the run with 130"
@@ -167,7 +170,7 @@ tap_is "$(HUTCH_STATE_DIR=$HUTCH_STATE_DIR "$HUTCH_BIN" ps 2>/dev/null | grep -c
 mock_start '[{"calls": [["execute_bash", {"command": "echo first"}]]}, {"calls": [["execute_bash", {"command": "echo second"}]]}, {"hang": 60}]'
 (AGENT_EXEC=exec hrun --query q >"$AGENT_OUT/kill.out" 2>/dev/null) &
 pid=$!
-for _ in $(seq 100); do [ "$(mock_count)" -ge 3 ] && break; sleep 0.1; done
+tap_ok "the run asks the model a third time" hutch_wait_until 30 requests_seen 3
 sleep 0.3
 kill -9 $pid
 wait $pid 2>/dev/null

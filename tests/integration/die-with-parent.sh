@@ -19,23 +19,24 @@ start_under_parent() {
   rm -f "$tmp/child"
   bash -c '"$@" >/dev/null 2>&1 & echo $! >"'"$tmp"'/child"; wait; true' bash "$@" &
   parent=$!
-  for _ in $(seq 100); do [ -s "$tmp/child" ] && break; sleep 0.05; done
+  for _ in $(seq 600); do [ -s "$tmp/child" ] && break; sleep 0.05; done
   child=$(cat "$tmp/child")
 }
 
-# The sandbox runs once `sleep $nap` (the payload) shows up.
+# The sandbox runs once `sleep $nap` (the payload) shows up (within 30 s,
+# for a slow build).
 wait_for_payload() {
-  for _ in $(seq 200); do
+  for _ in $(seq 600); do
     pgrep -x -f "sleep $nap" >/dev/null && return 0
     sleep 0.05
   done
   return 1
 }
 
-# Nothing left, within a few seconds: 0, else what is left on stdout.
+# Nothing left, within 20 s: 0, else what is left on stdout.
 leftovers() {
   local left
-  for _ in $(seq 50); do
+  for _ in $(seq 200); do
     left=
     kill -0 "$child" 2>/dev/null && left+="hutch (pid $child) "
     pgrep -x -f "sleep $nap" >/dev/null && left+="the payload "
@@ -62,14 +63,14 @@ tap_ok "kill -9 of exec's caller leaves no process, entry of hutch ps, state or 
 
 # A payload that ignores SIGTERM goes too.
 start_under_parent "$HUTCH_BIN" exec --rootfs "$img" -- sh -c "trap '' TERM; exec sleep $nap"
-wait_for_payload
+tap_ok "a payload that ignores SIGTERM runs" wait_for_payload
 kill -9 "$parent"
 wait "$parent" 2>/dev/null
 tap_ok "a payload that ignores SIGTERM goes as well" leftovers
 
 # ---- --no-die-with-parent ----
 start_under_parent "$HUTCH_BIN" exec --no-die-with-parent --rootfs "$img" -- sleep "$nap"
-wait_for_payload
+tap_ok "hutch exec --no-die-with-parent runs its payload" wait_for_payload
 kill -9 "$parent"
 wait "$parent" 2>/dev/null
 sleep 1
@@ -101,10 +102,10 @@ tap_ok "kill -9 of run's caller leaves no process, entry of hutch ps, state or m
 mock_start '[{"calls": [["execute_bash", {"command": "sleep '"$nap"'"}]]}, {"hang": 60}]'
 start_under_parent "$HUTCH_BIN" run --base-url "$MOCK_URL" --model test-model --rootfs "$img" \
   --output-dir "$tmp/out" --retry-delay 0.05 --quiet --query q
-wait_for_payload
+tap_ok "hutch run runs the model's command again" wait_for_payload
 kill -9 "$child"
 gone() {
-  for _ in $(seq 50); do
+  for _ in $(seq 200); do
     pgrep -x -f "sleep $nap" >/dev/null || return 0
     sleep 0.1
   done

@@ -96,12 +96,11 @@ naptime=$((100000 + RANDOM))
 marker="sleep $naptime"
 "$HUTCH_BIN" exec --rootfs "$img" -- sleep "$naptime" &
 hpid=$!
-for _ in $(seq 50); do pgrep -f "$marker" >/dev/null && break; sleep 0.1; done
-tap_ok "the sandboxed process runs" pgrep -f "$marker"
+tap_ok "the sandboxed process runs" hutch_wait_until 30 pgrep -f "$marker"
 kill -9 "$hpid"
 wait "$hpid" 2>/dev/null
 gone=1
-for _ in $(seq 50); do
+for _ in $(seq 200); do
   if ! pgrep -f "$marker" >/dev/null; then gone=0; break; fi
   sleep 0.1
 done

@@ -57,12 +57,11 @@ tap_unlike "$tap_stdout" "sleep 30" "the timed-out command is gone"
 naptime=$((200000 + RANDOM))
 "$HUTCH_BIN" exec --in "$id" -- sleep "$naptime" &
 client=$!
-for _ in $(seq 50); do pgrep -f "sleep $naptime" >/dev/null && break; sleep 0.1; done
-tap_ok "the command of a client runs" pgrep -f "sleep $naptime"
+tap_ok "the command of a client runs" hutch_wait_until 30 pgrep -f "sleep $naptime"
 kill -9 "$client"
 wait "$client" 2>/dev/null
 gone=1
-for _ in $(seq 50); do
+for _ in $(seq 200); do
   if ! pgrep -f "sleep $naptime" >/dev/null; then gone=0; break; fi
   sleep 0.1
 done

@@ -27,9 +27,10 @@ for line in open(sys.argv[1]):
         if o.get("step") == sys.argv[2]:
             print(json.dumps(o.get(sys.argv[3]), ensure_ascii=False)); break' "$@"
 }
-# Nothing of ours left: no sandbox in hutch ps, no payload running.
+# Nothing of ours left: no sandbox in hutch ps, no payload running (each
+# within 20 s, for a slow build).
 no_sandboxes() {
-  for _ in $(seq 50); do
+  for _ in $(seq 200); do
     [ -z "$("$H" ps 2>/dev/null | awk 'NR > 1')" ] && [ -z "$(ls "$HUTCH_STATE_DIR")" ] && return 0
     sleep 0.1
   done
@@ -37,7 +38,7 @@ no_sandboxes() {
   return 1
 }
 payload_gone() { # MARKER
-  for _ in $(seq 50); do
+  for _ in $(seq 200); do
     pgrep -x -f "sleep $1" >/dev/null || return 0
     sleep 0.1
   done
@@ -290,7 +291,7 @@ tap_like "$tap_stderr" "loopback" "saying so"
 "$H" mcp --listen 127.0.0.1:0 --image "$img" --audit-log /dev/null 2>"$tmp/http.err" &
 srv=$!
 url=
-for _ in $(seq 100); do
+for _ in $(seq 400); do
   url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
   sleep 0.05
 done
