@@ -103,13 +103,14 @@ tap_is "$(meta_image app)" \
   "ENV, WORKDIR, USER, LABEL, EXPOSE, ENTRYPOINT and CMD are the image's defaults"
 
 # ---- the cache ----------------------------------------------------------------
-start=$(date +%s.%N)
-tap_ok "a rebuild with nothing changed" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
-  --build-arg MODE=fast "$ctx"
-took=$(echo "$(date +%s.%N) - $start" | bc)
+rebuild=("$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app --build-arg MODE=fast "$ctx")
+start=$(date +%s%N)
+tap_ok "a rebuild with nothing changed" "${rebuild[@]}"
+ms=$((($(date +%s%N) - start) / 1000000))
 tap_is "$tap_stdout" "$digest" "gives the same image"
 tap_like "$tap_stderr" "0 layers made, 7 reused" "every layer is reused"
-tap_ok "in well under a second ($took s)" test "$(echo "$took < 0.5" | bc)" = 1
+ms=$(hutch_best_ms "$ms" "${rebuild[@]}")
+tap_check "$((ms < 500 ? 0 : 1))" "in well under a second (best of three: ${ms} ms)"
 tap_unlike "$(cat "$log")" " in [0-9.]+ s$" "the log of the rebuild shows no layer made"
 
 echo changed >"$ctx/sub/s.txt"

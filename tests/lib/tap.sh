@@ -29,6 +29,12 @@
 #                               (returns 0 at once) or SECS seconds have
 #                               passed (returns 1): a wait on a condition,
 #                               bounded for a slow (sanitizer) build.
+#   hutch_best_ms MS CMD...     prints the least of MS (the time of a first
+#                               run of CMD, in ms) and the times of two more
+#                               runs (their output discarded): the best of
+#                               three, so that a loaded machine's scheduling
+#                               (CI runs the tests under sanitizers too) does
+#                               not pass for work CMD does.
 #   hutch_all_up N              a sh script for the payloads of N sandboxes
 #                               started together, each with one host
 #                               directory bound at /up and its own name as
@@ -264,6 +270,18 @@ hutch_wait_until() {
     [ "$SECONDS" -lt "$end" ] || return 1
     sleep 0.05
   done
+}
+
+hutch_best_ms() {
+  local ms=$1 start again _
+  shift
+  for _ in 1 2; do
+    start=$(date +%s%N)
+    "$@" >/dev/null 2>&1
+    again=$((($(date +%s%N) - start) / 1000000))
+    [ "$again" -lt "$ms" ] && ms=$again
+  done
+  printf '%s\n' "$ms"
 }
 
 hutch_all_up() {
