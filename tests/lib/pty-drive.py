@@ -101,30 +101,44 @@ def main():
         s.expect(r"hutch-pty[$#] ", "the prompt after stty size")
         set_size(s.master, 40, 120)
         s.proc.send_signal(signal.SIGWINCH)
-        time.sleep(0.3)
-        s.send("stty size\r")
-        print("resized %s" % s.expect(r"(\d+ \d+)\r?\n", "stty size after a resize").group(1).decode())
-        s.expect(r"hutch-pty[$#] ", "the prompt after the resize")
-        # ^C: the sandbox's line discipline makes it SIGINT for sleep.
-        s.send("sleep 100\r")
-        s.expect(r"sleep 100\r?\n", "the echo of sleep 100")
-        time.sleep(0.5)
+        # hutch passes the size on when the signal reaches it: ask until the
+        # new size is there (30 s at most, for a slow build).
+        deadline = time.monotonic() + 30
+        while True:
+            s.send("stty size\r")
+            size = s.expect(r"(\d+ \d+)\r?\n", "stty size after a resize").group(1).decode()
+            s.expect(r"hutch-pty[$#] ", "the prompt after the resize")
+            if size == "40 120" or time.monotonic() > deadline:
+                break
+            time.sleep(0.1)
+        print("resized %s" % size)
+        # ^C: the sandbox's line discipline makes it SIGINT for sleep.  The
+        # job says when it runs, which is once the shell gave it the
+        # terminal (its echoed command line has no digit there).
+        s.send("sh -c 'echo running-$$; exec sleep 100'\r")
+        s.expect(r"running-\d+", "the start of sleep 100")
         s.send(b"\x03")
         s.expect(r"hutch-pty[$#] ", "the prompt after ^C", timeout=10)
         s.send("echo interrupted-$?\r")
         print("interrupted %s" % s.expect(r"interrupted-(\d+)", "the status of sleep").group(1).decode())
         s.expect(r"hutch-pty[$#] ", "the prompt after echo")
-        # ^Z: job control, the shell owns the pty's foreground.
-        s.send("sleep 200\r")
-        s.expect(r"sleep 200\r?\n", "the echo of sleep 200")
-        time.sleep(0.5)
+        # ^Z: job control, the shell owns the pty's foreground.  The job
+        # says when it runs, then reads a line.
+        s.send("sh -c 'echo running-$$; read x; echo got-$x; exec sleep 200'\r")
+        s.expect(r"running-\d+", "the start of sleep 200")
         s.send(b"\x1a")
         m = s.expect(r"(Stopped)|hutch-pty[$#] ", "the stop of sleep 200", timeout=10)
         print("stopped %s" % ("yes" if m.group(1) else "no"))
-        # fg gives it the terminal back, and ^C reaches it again.
+        if m.group(1):
+            s.expect(r"hutch-pty[$#] ", "the prompt after the stop")
+        # fg gives it the terminal back, and ^C reaches it again.  A line
+        # typed after fg named it waits in the terminal until the job reads
+        # it, which it can only do in the foreground: its answer says it has
+        # the terminal.
         s.send("fg\r")
-        s.expect(r"sleep 200\r?\n", "fg naming sleep 200")
-        time.sleep(0.5)
+        s.expect(r"sleep 200\S*\r?\n", "fg naming sleep 200")
+        s.send("go\r")
+        s.expect(r"got-go", "the resumed job reading the terminal")
         s.send(b"\x03")
         s.expect(r"hutch-pty[$#] ", "the prompt after ^C to the resumed job", timeout=10)
         s.send("echo resumed-$?\r")
