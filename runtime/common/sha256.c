@@ -11,7 +11,7 @@
 #if defined(__x86_64__) && defined(__GNUC__)
 #define SHA256_HAVE_X86 1
 #include <immintrin.h>
-#ifdef HAVE_SYS_PLATFORM_X86_H
+#if defined(HAVE_SYS_PLATFORM_X86_H) && !defined(HUTCH_MUSL_FRONT_END)
 /* glibc >= 2.33: the features ld.so already probed at start-up. */
 #include <sys/platform/x86.h>
 #define SHA256_HAVE_GLIBC_X86 1

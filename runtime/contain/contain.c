@@ -24,7 +24,7 @@
 #include "init_seccomp.h"
 #include "mounts.h"
 #include "net_sandbox.h"
-#include "netlink.h"
+#include "loopback.h"
 #include "request.h"
 #include "sync.h"
 #include "util.h"
@@ -463,7 +463,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_set_hostname(cfg, &err));
   STEP(step_write_etc(cfg, &err));
   /* The network namespace starts with lo down: even loopback would fail. */
-  STEP(netlink_loopback_up(&err));
+  STEP(loopback_up(&err));
   /* --net proxy: the veth to the gateway namespace, whose listening socket
    * goes to the parent; done while init still has its capabilities. */
   STEP(net_sandbox_setup(&cfg->net, cfg->init.parent_fd, &err));

@@ -266,8 +266,9 @@ static const char fix_k8s_seccomp[] =
     "with hostUsers: false on the pod.";
 static const char fix_gha[] = "GitHub Actions: in a container job, `options: --security-opt seccomp=unconfined "
                               "--security-opt systempaths=unconfined`; on an ubuntu-24.04 runner install hutch's "
-                              "AppArmor profile in a step (`sudo make install`, or `sed 's|@BINDIR@|/usr/local/bin|' "
-                              "policies/apparmor/hutch | sudo tee /etc/apparmor.d/hutch && sudo apparmor_parser -r "
+                              "AppArmor profile in a step (`sudo make install`, or `sed 's|@BINDIR@|/usr/local/bin|; "
+                              "s|@LIBEXECDIR@|/usr/local/libexec/hutch|' policies/apparmor/hutch | sudo tee "
+                              "/etc/apparmor.d/hutch && sudo apparmor_parser -r "
                               "/etc/apparmor.d/hutch`).";
 static const char fix_gitlab[] = "GitLab runner (docker executor): in config.toml [runners.docker], security_opt = "
                                  "[\"seccomp=unconfined\", \"systempaths=unconfined\"] (privileged = true is the "
@@ -338,13 +339,20 @@ char *probe_fix_apparmor(void) {
   char *slash = strrchr(exe, '/');
   if (slash != NULL)
     *slash = '\0';
+  /* The profile names `hutch` and the programs of the libexec directory.
+   * In a build tree they are side by side; installed, this is either
+   * hutch-full behind the musl front end (in the libexec directory) or
+   * `hutch` itself (in the bin directory). */
+  const char *here = exe[0] ? exe : HUTCH_BINDIR;
+  const char *bindir = strcmp(here, HUTCH_LIBEXECDIR) == 0 ? HUTCH_BINDIR : here;
+  const char *libexecdir = strcmp(here, HUTCH_BINDIR) == 0 ? HUTCH_LIBEXECDIR : here;
   return xasprintf("AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1): "
                    "the namespace is created but has no capabilities. Install hutch's AppArmor profile, which grants "
-                   "`userns` to this binary only (`make install` does it):\n  sed 's|@BINDIR@|%s|' "
-                   "%s/apparmor/hutch | sudo tee /etc/apparmor.d/hutch\n  sudo apparmor_parser -r "
+                   "`userns` to hutch and its programs only (`make install` does it):\n  sed 's|@BINDIR@|%s|; "
+                   "s|@LIBEXECDIR@|%s|' %s/apparmor/hutch | sudo tee /etc/apparmor.d/hutch\n  sudo apparmor_parser -r "
                    "/etc/apparmor.d/hutch\n(the profile is policies/apparmor/hutch in the source tree). Last resort, "
                    "for the whole machine: `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`.",
-                   exe[0] ? exe : "/usr/local/bin", HUTCH_DATADIR);
+                   bindir, libexecdir, HUTCH_DATADIR);
 }
 
 char *probe_fix_outer_lsm(const struct probe_env *env) {

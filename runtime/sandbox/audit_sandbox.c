@@ -19,6 +19,7 @@
 #include "audit.h"
 #include "policy.h"
 #include "sha256.h"
+#include "signal_names.h"
 #include "util.h"
 
 static int sandbox_dir(int state_fd, const char *id) {
@@ -222,7 +223,7 @@ struct audit_rec audit_cmd_finish(struct audit_cmd *c, const struct hutch_exit *
     audit_rec_i64(&c->rec, "exit_code", hutch_exit_code(ex));
     if (ex->signal) {
       audit_rec_i64(&c->rec, "signal", ex->signal);
-      audit_rec_str(&c->rec, "signal_name", sigabbrev_np(ex->signal));
+      audit_rec_str(&c->rec, "signal_name", signal_abbrev(ex->signal));
     } else {
       audit_rec_i64(&c->rec, "status", ex->status);
     }

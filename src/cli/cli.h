@@ -4,6 +4,11 @@
 
 #include "hutch.h"
 
+/* 1 in hutch-full when the musl front end is `hutch` (Makefile.am). */
+#ifndef HUTCH_BEHIND_FRONT_END
+#define HUTCH_BEHIND_FRONT_END 0
+#endif
+
 /* Exit codes (see hutch(1)). */
 #define EXIT_USAGE 2
 #define EXIT_RUNTIME 125
@@ -39,6 +44,13 @@ int cli_fail(hutch_error_t *err);
 
 /* getppid() as main() found it first: hutch_die_with_parent() compares. */
 extern pid_t cli_parent_pid;
+/* First thing of main: cli_parent_pid, and the runtime's log to stderr. */
+void cli_start(void);
+/* In the musl front end (front.c): hand the whole command line to
+ * hutch-full, WHY being what the front end cannot do itself; returns only
+ * when that failed, with an exit code.  In hutch-full: returns -1, and the
+ * verb goes on. */
+int cli_hand_over(const char *why);
 /* Print "hutch VERB: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 

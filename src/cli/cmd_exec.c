@@ -589,6 +589,9 @@ int cmd_exec(int argc, char **argv) {
     r = cli_usage_error("exec", "no command given");
     goto out;
   }
+  /* --net proxy's veth is set up over libmnl, which the musl front end lacks. */
+  if (o.net == HUTCH_NET_PROXY && (r = cli_hand_over("--net proxy")) >= 0)
+    goto out;
   /* As podman: -it wants a terminal to read from; -t alone does not. */
   if (o.tty && o.interactive && !isatty(STDIN_FILENO)) {
     fprintf(stderr, "hutch: exec -it: the input device is not a TTY (drop -t to pipe stdin to the command)\n");
@@ -661,6 +664,8 @@ int cmd_create(int argc, char **argv) {
     r = cli_usage_error("create", "unexpected argument '%s'", argv[first]);
     goto out;
   }
+  if (o.net == HUTCH_NET_PROXY && (r = cli_hand_over("--net proxy")) >= 0)
+    goto out;
   hutch_error_t err = NULL;
   struct prepared p;
   struct hutch_sandbox *sb = NULL;

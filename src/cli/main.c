@@ -1,9 +1,10 @@
-/* hutch: a rootless sandbox runtime for LLM agents. */
+/* hutch: a rootless sandbox runtime for LLM agents.  This is hutch-full's
+ * main, every verb; the musl front end has its own (front.c). */
 #include "config.h"
 
-#include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/prctl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -41,34 +42,17 @@ static void usage(FILE *out) {
                "Run `hutch COMMAND --help` for a command's options; see hutch(1).\n");
 }
 
-int cli_fail(hutch_error_t *err) {
-  hutch_error_print(stderr, "hutch", *err);
-  hutch_error_free(err);
-  return EXIT_RUNTIME;
-}
-
-int cli_usage_error(const char *verb, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  fprintf(stderr, "hutch %s: ", verb);
-  vfprintf(stderr, fmt, ap);
-  fprintf(stderr, "\nTry `hutch %s --help`.\n", verb);
-  va_end(ap);
-  return EXIT_USAGE;
-}
-
-pid_t cli_parent_pid;
-
-/* Every line of the runtime's log: "hutch: warning: ..." on stderr. */
-static void cli_log(enum hutch_log_level level, const char *line, void *data) {
-  (void)data;
-  fprintf(stderr, "hutch: %s%s\n", hutch_log_level_prefix(level), line);
-}
-
 int main(int argc, char **argv) {
-  /* Before anything else: a parent that dies from here on is seen. */
-  cli_parent_pid = getppid();
-  hutch_set_log_handler(cli_log, NULL);
+  cli_start();
+  if (HUTCH_BEHIND_FRONT_END) {
+    /* Started by the front end, which set HUTCH_SELF to itself: ps and
+     * pgrep show hutch-full's processes (a sandbox's init, its proxy) under
+     * the name the user ran. */
+    const char *self = getenv("HUTCH_SELF");
+    const char *base = self ? strrchr(self, '/') : NULL;
+    if (base != NULL && base[1] != '\0')
+      prctl(PR_SET_NAME, base + 1, 0, 0, 0);
+  }
   if (argc < 2) {
     usage(stderr);
     return EXIT_USAGE;
@@ -88,4 +72,10 @@ int main(int argc, char **argv) {
   fprintf(stderr, "hutch: unknown command '%s'\n", verb);
   usage(stderr);
   return EXIT_USAGE;
+}
+
+/* hutch-full runs every verb itself. */
+int cli_hand_over(const char *why) {
+  (void)why;
+  return -1;
 }

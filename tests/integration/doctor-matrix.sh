@@ -82,7 +82,7 @@ elif grep -q "^$nosub:" /etc/subuid 2>/dev/null; then
 else
   n=$work/nosub
   mkdir -p "$n/state" "$n/store" "$n/policy"
-  cp "$HUTCH_BIN" "$n/hutch"
+  hutch_copy_bin "$n/hutch"
   cp "$HUTCH_POLICY" "$n/policy/default.policy"
   cp "$(dirname "$HUTCH_POLICY")/seccomp.json" "$n/policy/"
   cp "$bb_tar" "$n/busybox.tar"
@@ -209,8 +209,8 @@ fi
 podman_image() { # DIR: a tree with this hutch, its libraries, busybox and a store
   local r=$1 lib
   mkdir -p "$r/bin" "$r/etc/hutch" "$r/tmp" "$r/proc" "$r/dev" "$r/sys" "$r/run" "$r/root" || return 1
-  cp "$HUTCH_BIN" "$r/bin/hutch" && cp "$(command -v busybox)" "$r/bin/busybox" || return 1
-  for lib in $(ldd "$HUTCH_BIN" | grep -o '/[^ ]*'); do
+  hutch_copy_bin "$r/bin/hutch" && cp "$(command -v busybox)" "$r/bin/busybox" || return 1
+  for lib in $(for b in "$r"/bin/hutch*; do ldd "$b" 2>/dev/null; done | grep -o '/[^ ]*' | sort -u); do
     mkdir -p "$r$(dirname "$lib")" && cp -L "$lib" "$r$lib" || return 1
   done
   for a in sh cat id echo true; do ln -s busybox "$r/bin/$a"; done

@@ -207,7 +207,7 @@ fi
 if [ "$(id -u)" -eq 0 ] && id -u nobody >/dev/null 2>&1 && ! grep -q '^nobody:' /etc/subuid 2>/dev/null; then
   nb=$tmp/nobody
   mkdir -p "$nb/state" "$nb/store"
-  cp "$HUTCH_BIN" "$nb/hutch"
+  hutch_copy_bin "$nb/hutch"
   chown -R nobody "$nb/state" "$nb/store"
   chmod 0755 "$nb" "$nb/hutch"
   chmod 0711 "$tmp"

@@ -12,7 +12,7 @@ tmp=$(hutch_test_tmpdir)
 # other tests run beside this one.
 name=hk9$$
 name=${name:0:15}
-cp "$HUTCH_BIN" "$tmp/$name"
+hutch_copy_bin "$tmp/$name"
 export HUTCH_STATE_DIR=$tmp/state
 mkdir -m 0700 "$HUTCH_STATE_DIR"
 # Zombies do not count: a container's PID 1 may never reap what it inherits.

@@ -407,7 +407,7 @@ if [ "$idmode" = single ]; then
 elif [ "$uid" -eq 0 ] && id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null &&
   ! grep -qE '^(nobody|65534):' /etc/subuid 2>/dev/null; then
   mkdir -p "$work/nobody"
-  cp "$HUTCH_BIN" "$work/nobody/hutch"
+  hutch_copy_bin "$work/nobody/hutch"
   chmod 0755 "$work/nobody" "$work/nobody/hutch"
   nobody_store=$work/nobody/store
   mkdir "$nobody_store"

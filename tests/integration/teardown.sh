@@ -12,7 +12,7 @@ tmp=$(hutch_test_tmpdir)
 # so leftovers are found by name whatever runs beside this test.
 name=td$$
 name=${name:0:15}
-cp "$HUTCH_BIN" "$tmp/$name"
+hutch_copy_bin "$tmp/$name"
 export HUTCH_STATE_DIR=$tmp/state
 mkdir -m 0700 "$HUTCH_STATE_DIR"
 leftovers() { ps -eo pid=,stat=,comm= | awk -v n="$name" '$3 == n && $2 !~ /^Z/ { printf "%s ", $1 }'; }

@@ -17,7 +17,7 @@ bare() { (cd "$tmp" && env "${unset_hutch[@]}" "$@"); }
 
 # ---- a copy outside the build tree ignores what is beside it ----
 mkdir -p "$tmp/bin/policies" "$tmp/bin/prompts" "$tmp/bin/rootfs"
-cp "$HUTCH_BIN" "$tmp/bin/hutch"
+hutch_copy_bin "$tmp/bin/hutch"
 printf '[sandbox]\nhostname = planted\n' >"$tmp/bin/policies/default.policy"
 bare "$tmp/bin/hutch" policy show >"$tmp/copy.out" 2>&1
 tap_unlike "$(cat "$tmp/copy.out")" "$tmp/bin" "a copy of hutch does not take a policy planted beside it"

@@ -246,6 +246,18 @@ tap_done() {
   exit 0
 }
 
+# Copy the hutch under test to DEST (a file name).  When it is the musl
+# front end, the hutch-full it hands its other verbs to goes beside DEST:
+# the front end looks for it there.
+hutch_copy_bin() {
+  cp "$HUTCH_BIN" "$1" || return 1
+  local full
+  full=$(dirname "$HUTCH_BIN")/hutch-full
+  if [ -x "$full" ] && ! cmp -s "$full" "$HUTCH_BIN"; then
+    cp "$full" "$(dirname "$1")/hutch-full" || return 1
+  fi
+}
+
 # The entries of state directory DIR that are some sandbox's, one per line:
 # all but the user's seccomp cache key, the /30 book and the lock files, the
 # archive of ended sandboxes' audit logs, and the spare emptied sandbox

@@ -1,0 +1,39 @@
+/* What the hutch command's two mains share: hutch-full's (main.c) and the
+ * musl front end's (front.c). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+int cli_fail(hutch_error_t *err) {
+  hutch_error_print(stderr, "hutch", *err);
+  hutch_error_free(err);
+  return EXIT_RUNTIME;
+}
+
+int cli_usage_error(const char *verb, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fprintf(stderr, "hutch %s: ", verb);
+  vfprintf(stderr, fmt, ap);
+  fprintf(stderr, "\nTry `hutch %s --help`.\n", verb);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+pid_t cli_parent_pid;
+
+/* Every line of the runtime's log: "hutch: warning: ..." on stderr. */
+static void cli_log(enum hutch_log_level level, const char *line, void *data) {
+  (void)data;
+  fprintf(stderr, "hutch: %s%s\n", hutch_log_level_prefix(level), line);
+}
+
+void cli_start(void) {
+  /* Before anything else: a parent that dies from here on is seen. */
+  cli_parent_pid = getppid();
+  hutch_set_log_handler(cli_log, NULL);
+}
