@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "errno_text.h"
 #include "text_escape.h"
 
 static int error_vset(hutch_error_t *err, int errnum, const char *fmt, va_list ap) {
@@ -104,11 +105,12 @@ char *hutch_errno_format(int errnum, const char *fmt, ...) {
   if (vasprintf(&msg, fmt, ap) < 0)
     abort();
   va_end(ap);
-  /* errno 0 is no error: strerror(0) would say "Success". */
+  /* errno 0 is no error: strerror(0) would say "Success".  The text is
+   * glibc's in every build (errno_text.h). */
   if (errnum == 0)
     return msg;
-  char *out;
-  if (asprintf(&out, "%s: %s", msg, strerror(errnum)) < 0)
+  char *out, unknown[32];
+  if (asprintf(&out, "%s: %s", msg, errno_text(errnum, unknown)) < 0)
     abort();
   free(msg);
   return out;

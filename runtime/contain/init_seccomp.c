@@ -16,7 +16,8 @@
  *
  * The list must follow init.c, payload.c, init_exec.c with hutch_init.c
  * and what they call in libc (malloc, the /proc reads of memwatch.c and
- * caller_is_hutch, a static program's start-up). */
+ * caller_is_hutch, a static program's start-up), in glibc and, in the musl
+ * front end, in musl. */
 #include "config.h"
 
 #include "init_seccomp.h"
@@ -118,6 +119,8 @@ static const struct seccomp_call init_calls[] = {
     CALL(ioctl, 5, TIOCSWINSZ),
     /* the command's own pre-exec steps (payload_child) */
     CALL(setsid),
+    CALL(rt_sigaction, 1, 0, 1, 8), /* an ignored signal looked up, */
+    CALL(rt_sigaction, 1, 1, 0, 8), /* and set back to its default */
 #ifdef SYS_dup2
     CALL(dup2, 5, 0),
 #else
@@ -149,6 +152,21 @@ static const struct seccomp_call init_calls[] = {
     CALL(prctl, PR_SET_DUMPABLE, 0),
     CALL(pread64, 5),
     CALL(madvise, 0, 4096, MADV_DONTNEED),
+#ifdef HUTCH_MUSL_FRONT_END
+    /* A one-shot's init is a fork of the musl front end, and musl makes
+     * other calls for the same functions: open (with O_LARGEFILE, then
+     * fcntl FD_CLOEXEC again) for openat, fstat for newfstatat,
+     * epoll_pwait for epoll_wait. */
+    CALL(open, 0, O_RDONLY | O_LARGEFILE | O_CLOEXEC),
+    CALL(open, 0, O_RDONLY | O_LARGEFILE | O_CLOEXEC | O_DIRECTORY),
+    CALL(open, 0, O_RDONLY | O_NONBLOCK | O_LARGEFILE | O_CLOEXEC | O_DIRECTORY),
+    CALL(open, 0, O_PATH | O_LARGEFILE | O_CLOEXEC | O_DIRECTORY),
+    CALL(open, 0, O_RDWR | O_NOCTTY | O_LARGEFILE | O_CLOEXEC),
+    CALL(openat, (uint64_t)AT_FDCWD, 0, O_RDONLY | O_LARGEFILE | O_CLOEXEC),
+    CALL(fstat, 5),
+    CALL(epoll_pwait, 3, 0, 16, (uint64_t)-1, 0, 8),
+    CALL(mmap, 0, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0),
+#endif
 };
 
 int init_seccomp_load(const void *bpf, size_t len, const char **refused, hutch_error_t *err) {

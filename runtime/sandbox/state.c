@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "errno_text.h"
 #include "idmap.h"
 #include "paths.h"
 #include "proc_stat.h"
@@ -52,6 +53,7 @@ static int open_private_dir(const char *path, hutch_error_t *err) {
  * we own and nobody else may enter is used.  Returns the fd, or -1 with
  * *why saying what is in the way. */
 static int open_in_shared_tmp(const char *path, char **why) {
+  char unknown[32];
   /* mkdir does not follow a link in the last component: it says EEXIST. */
   if (mkdir(path, 0700) < 0 && errno != EEXIST) {
     *why = hutch_errno_format(errno, "cannot be created");
@@ -61,7 +63,7 @@ static int open_in_shared_tmp(const char *path, char **why) {
   int open_errno = errno;
   struct stat st;
   if (fd >= 0 ? fstat(fd, &st) < 0 : lstat(path, &st) < 0)
-    *why = xasprintf("%s", strerror(errno));
+    *why = xstrdup(errno_text(errno, unknown));
   else if (S_ISLNK(st.st_mode))
     *why = xstrdup("is a symbolic link");
   else if (!S_ISDIR(st.st_mode))
@@ -73,7 +75,7 @@ static int open_in_shared_tmp(const char *path, char **why) {
   else if (fd >= 0)
     return fd;
   else
-    *why = xasprintf("%s", strerror(open_errno));
+    *why = xstrdup(errno_text(open_errno, unknown));
   if (fd >= 0)
     close(fd);
   return -1;

@@ -2,6 +2,8 @@
 #ifndef HUTCH_CLI_H
 #define HUTCH_CLI_H
 
+#include <stdbool.h>
+
 #include "hutch.h"
 
 /* 1 in hutch-full when the musl front end is `hutch` (Makefile.am). */
@@ -46,6 +48,12 @@ int cli_fail(hutch_error_t *err);
 extern pid_t cli_parent_pid;
 /* First thing of main: cli_parent_pid, and the runtime's log to stderr. */
 void cli_start(void);
+/* Set by the musl front end when it hands a command to hutch-full: the
+ * pid of the front end's parent.  hutch-full (behind the front end only)
+ * takes it as its caller, and takes HUTCH_SELF as the binary users run. */
+#define HUTCH_HANDED_OVER_ENV "HUTCH_HANDED_OVER"
+/* True in hutch-full when the front end handed it this command. */
+extern bool cli_handed_over;
 /* In the musl front end (front.c): hand the whole command line to
  * hutch-full, WHY being what the front end cannot do itself; returns only
  * when that failed, with an exit code.  In hutch-full: returns -1, and the

@@ -25,6 +25,7 @@ int cli_usage_error(const char *verb, const char *fmt, ...) {
 }
 
 pid_t cli_parent_pid;
+bool cli_handed_over;
 
 /* Every line of the runtime's log: "hutch: warning: ..." on stderr. */
 static void cli_log(enum hutch_log_level level, const char *line, void *data) {

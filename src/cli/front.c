@@ -31,7 +31,14 @@ int cli_hand_over(const char *why) {
   /* As the library's debug lines (HUTCH_DEBUG): which program ran a command. */
   if (getenv("HUTCH_DEBUG") != NULL)
     fprintf(stderr, "hutch: debug: front end: %s: handing the command to hutch-full\n", why);
-  return cli_exec_program(front_argv[1] ? front_argv[1] : "hutch", "hutch-full", front_argv);
+  /* hutch-full's parent is ours: it takes the one found at our start, so
+   * that a caller that died meanwhile is still seen (die with parent). */
+  char parent[24];
+  snprintf(parent, sizeof(parent), "%d", (int)cli_parent_pid);
+  setenv(HUTCH_HANDED_OVER_ENV, parent, 1);
+  cli_exec_program("front end", "hutch-full", front_argv);
+  /* Not the command's 126 or 127 of `hutch exec`: hutch itself failed. */
+  return EXIT_RUNTIME;
 }
 
 int main(int argc, char **argv) {

@@ -26,9 +26,10 @@ int cli_exec_program(const char *verb, const char *program, char **argv) {
   if (n > 0) {
     self[n] = '\0';
     /* The helper may run hutch itself again (hutch benchmark runs hutch run
-     * and hutch exec): this very binary, not whichever is on PATH.  Behind
-     * the musl front end, that is the front end, which set it. */
-    setenv("HUTCH_SELF", self, !HUTCH_BEHIND_FRONT_END);
+     * and hutch exec): this very binary, not whichever is on PATH; in
+     * hutch-full handed a command by the musl front end, the front end,
+     * which set it. */
+    setenv("HUTCH_SELF", self, !cli_handed_over);
     char *slash = strrchr(self, '/');
     if (slash) {
       *slash = '\0';

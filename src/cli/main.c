@@ -44,10 +44,15 @@ static void usage(FILE *out) {
 
 int main(int argc, char **argv) {
   cli_start();
-  if (HUTCH_BEHIND_FRONT_END) {
-    /* Started by the front end, which set HUTCH_SELF to itself: ps and
-     * pgrep show hutch-full's processes (a sandbox's init, its proxy) under
-     * the name the user ran. */
+  const char *handed = HUTCH_BEHIND_FRONT_END ? getenv(HUTCH_HANDED_OVER_ENV) : NULL;
+  if (handed != NULL) {
+    /* The front end's caller is ours (it may have died during the hand-
+     * over: hutch_die_with_parent then sees a changed parent).  ps and
+     * pgrep show our processes (a sandbox's init, its proxy) under the
+     * name the user ran, the front end's (HUTCH_SELF). */
+    cli_handed_over = true;
+    cli_parent_pid = (pid_t)strtol(handed, NULL, 10);
+    unsetenv(HUTCH_HANDED_OVER_ENV);
     const char *self = getenv("HUTCH_SELF");
     const char *base = self ? strrchr(self, '/') : NULL;
     if (base != NULL && base[1] != '\0')
