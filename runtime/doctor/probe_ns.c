@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "mounts.h"
-#include "netlink.h"
+#include "loopback.h"
 #include "paths.h"
 #include "doctor.h"
 #include "probe.h"
@@ -112,7 +112,7 @@ static int try_seccomp(void *data, struct probe_result *res) {
 static int try_netns(void *data, struct probe_result *res) {
   int what = *(int *)data; /* 0: lo, 1: a veth, 2: --net proxy's gateway */
   hutch_error_t err = NULL;
-  int r = what == 2 ? probe_net_proxy(&err) : what == 1 ? probe_net_veth(&err) : netlink_loopback_up(&err);
+  int r = what == 2 ? probe_net_proxy(&err) : what == 1 ? probe_net_veth(&err) : loopback_up(&err);
   if (r < 0) {
     probe_fail_error(res, err);
     hutch_error_free(&err);

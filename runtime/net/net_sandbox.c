@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 
+#include "loopback.h"
 #include "netlink.h"
 #include "subnet.h"
 #include "sync.h"
@@ -31,7 +32,7 @@ static int enter_netns(int fd, const char *which, hutch_error_t *err) {
 
 /* In the gateway namespace: its link, and the proxy's listening socket. */
 static int gateway_side(const struct net_sandbox_config *c, int parent_fd, hutch_error_t *err) {
-  if (netlink_loopback_up(err) < 0 || netlink_configure_link(NET_GATEWAY_IFNAME, net_gateway_addr(c), 30, 0, err) < 0)
+  if (loopback_up(err) < 0 || netlink_configure_link(NET_GATEWAY_IFNAME, net_gateway_addr(c), 30, 0, err) < 0)
     return -1;
   _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0)

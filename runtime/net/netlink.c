@@ -128,17 +128,6 @@ static int nl_ifindex(struct nl_socket *s, const char *name, hutch_error_t *err)
   return q.index;
 }
 
-int netlink_loopback_up(hutch_error_t *err) {
-  _cleanup_(nl_close) struct nl_socket s = {0};
-  if (nl_open(&s, err) < 0)
-    return -1;
-  /* lo is always index 1 in a fresh namespace, but asking costs one round trip only. */
-  int index = (int)if_nametoindex("lo");
-  if (index == 0)
-    return hutch_error_sys(err, "netlink: find interface lo");
-  return set_link_flags(&s, index, "RTM_NEWLINK set lo up", err);
-}
-
 int netlink_veth_create(const char *name, const char *peer, int peer_netns_fd, hutch_error_t *err) {
   _cleanup_(nl_close) struct nl_socket s = {0};
   if (nl_open(&s, err) < 0)

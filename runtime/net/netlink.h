@@ -9,9 +9,6 @@
 
 #include "hutch.h"
 
-/* Bring the loopback interface of the current network namespace up. */
-int netlink_loopback_up(hutch_error_t *err);
-
 /* Create a veth pair in the current network namespace: `name` stays here,
  * `peer` is created directly in the namespace of `peer_netns_fd`. */
 int netlink_veth_create(const char *name, const char *peer, int peer_netns_fd, hutch_error_t *err);

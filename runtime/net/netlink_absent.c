@@ -15,10 +15,6 @@ static int absent(const char *what, hutch_error_t *err) {
   return hutch_error_hint(err, "run the command with hutch-full from hutch's libexec directory");
 }
 
-int netlink_loopback_up(hutch_error_t *err) {
-  return absent("set lo up", err);
-}
-
 int netlink_veth_create(const char *name, const char *peer, int peer_netns_fd, hutch_error_t *err) {
   (void)name, (void)peer, (void)peer_netns_fd;
   return absent("create a veth pair", err);
