@@ -6,7 +6,8 @@
 
 #include "hutch.h"
 
-/* 1 in hutch-full when the musl front end is `hutch` (Makefile.am). */
+/* 1 when the musl front end is `hutch` (config.h, from configure
+ * --with-musl-front-end); hutch-full's main then takes hand-overs. */
 #ifndef HUTCH_BEHIND_FRONT_END
 #define HUTCH_BEHIND_FRONT_END 0
 #endif
