@@ -392,11 +392,23 @@ int mounts_mask_proc(hutch_error_t *err) {
     if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
       return hutch_error_sys(err, "mounts: mask %s", p);
   }
+  /* One empty read-only tmpfs, bound over each masked directory after the
+   * first: a superblock is made at the start and torn down at the end
+   * (by init's exit, which a one-shot waits for), a bind is neither.  The
+   * binds keep the first mount's flags, and the superblock itself is
+   * read-only. */
+  const char *empty = NULL;
   for (size_t i = 0; i < ARRAY_SIZE(proc_masked_dirs); i++) {
     const char *p = proc_masked_dirs[i];
-    if (mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1") < 0 &&
-        errno != ENOENT)
+    int r = empty ? mount(empty, p, NULL, MS_BIND, NULL)
+                  : mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1");
+    if (r < 0) {
+      if (errno == ENOENT)
+        continue;
       return hutch_error_sys(err, "mounts: mask %s", p);
+    }
+    if (empty == NULL)
+      empty = p;
   }
   return 0;
 }
