@@ -25,6 +25,7 @@ enum sync_type {
   SYNC_NET_LISTENER, /* child -> parent: the proxy's listening socket (one fd), --net proxy */
   SYNC_LAYER_FD,     /* child -> parent: the upper directory on the sandbox's tmpfs (one fd), image builds */
   SYNC_ROOT_FD,      /* client -> init: ask for the sandbox's root; init -> client: it (O_PATH) and its userns */
+  SYNC_NETNS,        /* network helper -> setup process: the sandbox's network namespace (and the proxy's listener) */
 };
 
 struct sync_exit {

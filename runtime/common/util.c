@@ -449,3 +449,22 @@ void text_appendf(char **data, size_t *len, size_t *cap, const char *fmt, ...) {
   if (n > 0)
     text_append(data, len, cap, tmp, (size_t)n < sizeof(tmp) ? (size_t)n : sizeof(tmp) - 1);
 }
+
+bool nproc_raise(struct rlimit *old) {
+  if (getrlimit(RLIMIT_NPROC, old) < 0) {
+    *old = (struct rlimit){RLIM_INFINITY, RLIM_INFINITY};
+    return false;
+  }
+  if (old->rlim_cur >= old->rlim_max)
+    return false;
+  struct rlimit hard = {old->rlim_max, old->rlim_max};
+  return setrlimit(RLIMIT_NPROC, &hard) == 0;
+}
+
+void nproc_restore(bool raised, const struct rlimit *old) {
+  if (!raised)
+    return;
+  int e = errno;
+  (void)setrlimit(RLIMIT_NPROC, old);
+  errno = e;
+}

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "error.h"
@@ -139,5 +140,14 @@ void hutch_log_errno(enum hutch_log_level level, int errnum, const char *fmt, ..
 /* hutch_error_format(err) as one log line. */
 void hutch_log_error(enum hutch_log_level level, const hutch_error_t err);
 extern const char *hutch_program_name;
+
+/* RLIMIT_NPROC counts every process of the user (and, in a sandbox's new
+ * user namespace, every process there): a low soft limit must not fail a
+ * fork or clone hutch makes for a start (the sandbox's clone, its network
+ * helper, the doctor's probes), so it is raised to the hard limit around
+ * them.  *old gets the limits as they were (unlimited if unknown); the
+ * return says whether nproc_restore() has anything to put back. */
+bool nproc_raise(struct rlimit *old);
+void nproc_restore(bool raised, const struct rlimit *old);
 
 #endif

@@ -24,7 +24,6 @@
 #include "init_seccomp.h"
 #include "mounts.h"
 #include "net_sandbox.h"
-#include "loopback.h"
 #include "request.h"
 #include "sync.h"
 #include "util.h"
@@ -423,6 +422,7 @@ void contain_main(struct contain_config *cfg) {
   hutch_error_t err = NULL;
   struct mount_plan plan;
   mount_plan_init(&plan);
+  struct net_start net = {-1, -1};
 
   /* With HUTCH_DEBUG, each step's time, as the host side prints its own
    * (sandbox_start.c), on the caller's stderr while init still has it. */
@@ -444,6 +444,11 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_cgroup_namespace(cfg, &err));
   STEP(step_drop_host_groups(cfg, &err));
   STEP(step_close_inherited_fds(cfg, &err));
+  /* The network namespace is made by a helper while this process builds
+   * the mounts: creating one costs more than any other step (with --net
+   * proxy, a second one and a veth too), and nothing below needs it until
+   * net_sandbox_finish. */
+  STEP(net_sandbox_start(&cfg->net, &net, &err));
   STEP(step_open_fuse(cfg, &err));
   STEP(step_open_small_init(cfg, &err));
   /* Mounts: a private tree, the overlay as the new root, host objects
@@ -462,11 +467,10 @@ void contain_main(struct contain_config *cfg) {
   mount_plan_release(&plan);
   STEP(step_set_hostname(cfg, &err));
   STEP(step_write_etc(cfg, &err));
-  /* The network namespace starts with lo down: even loopback would fail. */
-  STEP(loopback_up(&err));
-  /* --net proxy: the veth to the gateway namespace, whose listening socket
-   * goes to the parent; done while init still has its capabilities. */
-  STEP(net_sandbox_setup(&cfg->net, cfg->init.parent_fd, &err));
+  /* Into the helper's network namespace (lo up; with --net proxy, the veth
+   * to the gateway namespace, whose listening socket goes to the parent);
+   * the helper is reaped here, while init still has its capabilities. */
+  STEP(net_sandbox_finish(&cfg->net, &net, cfg->init.parent_fd, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
   /* Last before init runs anything: the steps above may still read the

@@ -70,13 +70,7 @@ int hutch_doctor_run(const struct hutch_doctor_options *opts, struct hutch_docto
   /* The probes fork as a start clones: at the hard RLIMIT_NPROC, as
    * sandbox_start.c raises it, or a low soft limit would fail them where
    * sandboxes start.  The caller's limits are reported and put back. */
-  bool nproc_raised = false;
-  if (getrlimit(RLIMIT_NPROC, &l.nproc) == 0 && l.nproc.rlim_cur < l.nproc.rlim_max) {
-    struct rlimit hard = {l.nproc.rlim_max, l.nproc.rlim_max};
-    nproc_raised = setrlimit(RLIMIT_NPROC, &hard) == 0;
-  } else if (getrlimit(RLIMIT_NPROC, &l.nproc) < 0) {
-    l.nproc = (struct rlimit){RLIM_INFINITY, RLIM_INFINITY};
-  }
+  bool nproc_raised = nproc_raise(&l.nproc);
   if (idmap_for_caller(&l.maps, err) < 0)
     return -1;
   idmap_single(l.maps, &l.single);
@@ -98,8 +92,7 @@ int hutch_doctor_run(const struct hutch_doctor_options *opts, struct hutch_docto
   if (l.state_fd >= 0)
     close(l.state_fd);
   free(l.state_path);
-  if (nproc_raised)
-    (void)setrlimit(RLIMIT_NPROC, &l.nproc);
+  nproc_restore(nproc_raised, &l.nproc);
 
   out->checks = r.checks;
   out->n = r.n;

@@ -80,17 +80,19 @@ out:
 }
 
 int probe_net_proxy(hutch_error_t *err) {
-  /* What `--net proxy` does at a sandbox's start, in this throwaway
-   * namespace: the gateway namespace, the veth, addresses and route, the
-   * listening socket handed over a socket pair; then a connection from the
-   * sandbox's side to the gateway proves the path. */
+  /* What `--net proxy` does at a sandbox's start, from this throwaway
+   * namespace: the helper's network namespace, the gateway namespace, the
+   * veth, addresses and route, the listening socket handed over a socket
+   * pair; then a connection from the sandbox's side to the gateway proves
+   * the path. */
   int sp[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sp) < 0)
     return hutch_error_sys(err, "socketpair");
   _cleanup_close_ int mine = sp[0];
   _cleanup_close_ int theirs = sp[1];
   struct net_sandbox_config c = {.enabled = true, .block = 0x0a590000, .port = NET_PROXY_PORT};
-  if (net_sandbox_setup(&c, theirs, err) < 0)
+  struct net_start ns;
+  if (net_sandbox_start(&c, &ns, err) < 0 || net_sandbox_finish(&c, &ns, theirs, err) < 0)
     return -1;
   uint32_t type;
   int fds[SYNC_MAX_FDS];

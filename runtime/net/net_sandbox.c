@@ -9,7 +9,11 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <linux/sockios.h>
 
 #include "loopback.h"
 #include "netlink.h"
@@ -17,10 +21,16 @@
 #include "sync.h"
 #include "util.h"
 
-static int open_netns(hutch_error_t *err) {
-  int fd = open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC);
+/* The current network namespace as an fd, asked of a socket made in it
+ * (SIOCGSKNS): the helper below runs while the setup process rearranges
+ * the mount namespace they share, so no /proc path is to be trusted. */
+static int current_netns(hutch_error_t *err) {
+  _cleanup_close_ int s = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+  if (s < 0)
+    return hutch_error_sys(err, "network: a socket to name the network namespace by");
+  int fd = ioctl(s, SIOCGSKNS);
   if (fd < 0)
-    return hutch_error_sys(err, "network: open the network namespace");
+    return hutch_error_sys(err, "network: open the network namespace (SIOCGSKNS)");
   return fd;
 }
 
@@ -30,8 +40,9 @@ static int enter_netns(int fd, const char *which, hutch_error_t *err) {
   return 0;
 }
 
-/* In the gateway namespace: its link, and the proxy's listening socket. */
-static int gateway_side(const struct net_sandbox_config *c, int parent_fd, hutch_error_t *err) {
+/* In the gateway namespace: its link, and the proxy's listening socket,
+ * returned. */
+static int gateway_side(const struct net_sandbox_config *c, hutch_error_t *err) {
   if (loopback_up(err) < 0 || netlink_configure_link(NET_GATEWAY_IFNAME, net_gateway_addr(c), 30, 0, err) < 0)
     return -1;
   _cleanup_close_ int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -51,17 +62,13 @@ static int gateway_side(const struct net_sandbox_config *c, int parent_fd, hutch
     return hutch_error_sys(err, "network: bind the proxy socket to %s:%u", gw, (unsigned)c->port);
   if (listen(fd, 1024) < 0)
     return hutch_error_sys(err, "network: listen on %s:%u", gw, (unsigned)c->port);
-  /* The parent's proxy serves it from the host's namespaces; our copy goes. */
-  return sync_send(parent_fd, SYNC_NET_LISTENER, NULL, 0, &fd, 1, err);
+  return steal_fd(&fd);
 }
 
-int net_sandbox_setup(const struct net_sandbox_config *c, int parent_fd, hutch_error_t *err) {
-  if (!c->enabled)
-    return 0;
+/* --net proxy, from the sandbox's namespace: the gateway namespace and the
+ * veth between them; returns the proxy's listening socket. */
+static int gateway_setup(const struct net_sandbox_config *c, int sandbox_ns, hutch_error_t *err) {
   double start = monotonic_seconds();
-  _cleanup_close_ int sandbox_ns = open_netns(err);
-  if (sandbox_ns < 0)
-    return -1;
   /* The gateway namespace is owned by the sandbox's user namespace, like
    * every namespace of the sandbox.  No sandboxed process can enter it:
    * they hold no capability in that user namespace (setns needs
@@ -73,23 +80,98 @@ int net_sandbox_setup(const struct net_sandbox_config *c, int parent_fd, hutch_e
    * namespace. */
   if (unshare(CLONE_NEWNET) < 0)
     return hutch_error_sys(err, "network: create the gateway network namespace");
-  _cleanup_close_ int gateway_ns = open_netns(err);
-  if (gateway_ns < 0)
-    return -1;
-  if (enter_netns(sandbox_ns, "sandbox's", err) < 0)
+  _cleanup_close_ int gateway_ns = current_netns(err);
+  if (gateway_ns < 0 || enter_netns(sandbox_ns, "sandbox's", err) < 0)
     return -1;
   if (netlink_veth_create(NET_SANDBOX_IFNAME, NET_GATEWAY_IFNAME, gateway_ns, err) < 0 ||
-      netlink_configure_link(NET_SANDBOX_IFNAME, net_sandbox_addr(c), 30, net_gateway_addr(c), err) < 0)
-    return -1;
-  if (enter_netns(gateway_ns, "gateway", err) < 0)
+      netlink_configure_link(NET_SANDBOX_IFNAME, net_sandbox_addr(c), 30, net_gateway_addr(c), err) < 0 ||
+      enter_netns(gateway_ns, "gateway", err) < 0)
     return -1;
   double veth_done = monotonic_seconds();
-  int r = gateway_side(c, parent_fd, err);
-  if (enter_netns(sandbox_ns, "sandbox's", r < 0 ? NULL : err) < 0)
-    return -1;
+  int listener = gateway_side(c, err);
   hutch_debug("network: gateway namespace and veth in %.3f ms, gateway side in %.3f ms", (veth_done - start) * 1e3,
               (monotonic_seconds() - veth_done) * 1e3);
-  return r;
+  return listener;
+}
+
+/* The helper: the sandbox's network namespace with lo up and, with --net
+ * proxy, the way out; both fds go to the setup process. */
+static int net_helper(const struct net_sandbox_config *c, int sock, hutch_error_t *err) {
+  if (unshare(CLONE_NEWNET) < 0)
+    return hutch_error_sys(err, "network: create the sandbox's network namespace");
+  /* A new namespace starts with lo down: even loopback would fail. */
+  if (loopback_up(err) < 0)
+    return -1;
+  _cleanup_close_ int sandbox_ns = current_netns(err);
+  if (sandbox_ns < 0)
+    return -1;
+  _cleanup_close_ int listener = -1;
+  if (c->enabled && (listener = gateway_setup(c, sandbox_ns, err)) < 0)
+    return -1;
+  int fds[2] = {sandbox_ns, listener};
+  return sync_send(sock, SYNC_NETNS, NULL, 0, fds, c->enabled ? 2 : 1, err);
+}
+
+int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, hutch_error_t *err) {
+  int sv[2];
+  if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+    return hutch_error_sys(err, "network: a socket pair for the namespace's helper");
+  /* The caller's soft RLIMIT_NPROC is in force again here (clone_sandbox
+   * put it back), and this user namespace counts its processes against it
+   * from now on: the helper is forked at the hard limit too. */
+  struct rlimit old;
+  bool raised = nproc_raise(&old);
+  pid_t pid = fork();
+  nproc_restore(raised, &old);
+  if (pid < 0) {
+    int e = errno;
+    close(sv[0]);
+    close(sv[1]);
+    errno = e;
+    return hutch_error_sys(err, "network: fork the namespace's helper");
+  }
+  if (pid == 0) {
+    /* No death signal is needed: the setup process is the PID namespace's
+     * init, and the kernel kills the namespace's other processes when it
+     * ends. */
+    close(sv[0]);
+    hutch_error_t herr = NULL;
+    if (net_helper(c, sv[1], &herr) < 0) {
+      sync_send_error(sv[1], herr);
+      _exit(1);
+    }
+    _exit(0);
+  }
+  close(sv[1]);
+  ns->pid = pid;
+  ns->sock = sv[0];
+  return 0;
+}
+
+int net_sandbox_finish(const struct net_sandbox_config *c, struct net_start *ns, int parent_fd, hutch_error_t *err) {
+  int fds[2] = {-1, -1};
+  int r = sync_expect_fds(ns->sock, SYNC_NETNS, NULL, 0, NULL, fds, 2, "the network namespace's helper", err);
+  close(ns->sock);
+  ns->sock = -1;
+  /* Reaped before anything else runs: it held every capability in the
+   * sandbox's user namespace. */
+  while (waitpid(ns->pid, NULL, 0) < 0 && errno == EINTR)
+    ;
+  ns->pid = -1;
+  if (r >= 0 && (fds[0] < 0 || (c->enabled && fds[1] < 0))) {
+    errno = EPROTO;
+    r = hutch_error_sys(err, "network: the namespace's helper sent no namespace");
+  }
+  if (r >= 0)
+    r = enter_netns(fds[0], "sandbox's", err);
+  /* The parent's proxy serves the listening socket from the host's
+   * namespaces; our copies go. */
+  if (r >= 0 && c->enabled)
+    r = sync_send(parent_fd, SYNC_NET_LISTENER, NULL, 0, &fds[1], 1, err);
+  for (size_t i = 0; i < 2; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
+  return r < 0 ? -1 : 0;
 }
 
 const char *net_sandbox_resolv_conf(const struct net_sandbox_config *c) {

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include "hutch.h"
 
@@ -28,10 +29,20 @@ static inline uint32_t net_sandbox_addr(const struct net_sandbox_config *c) {
   return c->block + 2;
 }
 
-/* Create the gateway namespace and the veth, and send the proxy's
- * listening socket to the parent over `parent_fd` (SYNC_NET_LISTENER).
- * Returns in the sandbox's own network namespace. */
-int net_sandbox_setup(const struct net_sandbox_config *c, int parent_fd, hutch_error_t *err);
+/* The sandbox's network namespace is made by a helper process the setup
+ * process forks early (net_sandbox_start), so that creating it (the
+ * costliest namespace) and, with --net proxy, the gateway namespace and the
+ * veth overlap with the mounts.  The helper brings lo up, builds the way
+ * out, and sends the namespace (and the proxy's listening socket).
+ * net_sandbox_finish waits for it, reaps it, enters the namespace, and
+ * sends the listening socket to the parent over `parent_fd`
+ * (SYNC_NET_LISTENER). */
+struct net_start {
+  pid_t pid;
+  int sock;
+};
+int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, hutch_error_t *err);
+int net_sandbox_finish(const struct net_sandbox_config *c, struct net_start *ns, int parent_fd, hutch_error_t *err);
 
 /* /etc/resolv.conf's text for the sandbox. */
 const char *net_sandbox_resolv_conf(const struct net_sandbox_config *c);

@@ -48,9 +48,11 @@
 
 /* The user namespace is created first by the kernel (all of clone's
  * namespaces are owned by it), so every other namespace is ours to use
- * rootless, and also when hutch runs as real root. */
-#define SANDBOX_NAMESPACES                                                                                             \
-  (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
+ * rootless, and also when hutch runs as real root.  The network namespace
+ * is not among them: a helper of the child makes it while the child builds
+ * the mounts (net_sandbox_start), and the child enters it before anything
+ * of the sandbox runs. */
+#define SANDBOX_NAMESPACES (CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP)
 
 static const char *const default_env[] = {
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
@@ -190,19 +192,11 @@ static pid_t clone_sandbox_helped(int *pidfd, int cgroup_fd, bool *in_cgroup, pi
  * in the parent and in the new child alike (clone returns in both).
  * `hutch doctor` names the hard limit (capacity.nproc). */
 static pid_t clone_sandbox(int *pidfd, int cgroup_fd, bool *in_cgroup, pid_t *helper) {
-  struct rlimit old, raised;
-  bool raise = getrlimit(RLIMIT_NPROC, &old) == 0 && old.rlim_cur < old.rlim_max;
-  if (raise) {
-    raised = (struct rlimit){old.rlim_max, old.rlim_max};
-    raise = setrlimit(RLIMIT_NPROC, &raised) == 0;
-  }
+  struct rlimit old;
+  bool raised = nproc_raise(&old);
   pid_t pid = caller_threaded() ? clone_sandbox_helped(pidfd, cgroup_fd, in_cgroup, helper)
                                 : clone_sandbox_at(pidfd, cgroup_fd, in_cgroup, false);
-  if (raise) {
-    int e = errno;
-    (void)setrlimit(RLIMIT_NPROC, &old);
-    errno = e;
-  }
+  nproc_restore(raised, &old);
   return pid;
 }
 
