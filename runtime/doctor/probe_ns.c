@@ -25,7 +25,7 @@
 #include <unistd.h>
 
 #include "mounts.h"
-#include "loopback.h"
+#include "net_sandbox.h"
 #include "paths.h"
 #include "doctor.h"
 #include "probe.h"
@@ -109,10 +109,18 @@ static int try_seccomp(void *data, struct probe_result *res) {
   return 0;
 }
 
+/* What a start does for --net none: the namespace made by a helper
+ * process (net_sandbox.c), lo up there, and entered. */
+static int probe_net_none(hutch_error_t *err) {
+  struct net_sandbox_config c = {.enabled = false};
+  struct net_start ns;
+  return net_sandbox_start(&c, &ns, err) < 0 || net_sandbox_finish(&c, &ns, -1, err) < 0 ? -1 : 0;
+}
+
 static int try_netns(void *data, struct probe_result *res) {
   int what = *(int *)data; /* 0: lo, 1: a veth, 2: --net proxy's gateway */
   hutch_error_t err = NULL;
-  int r = what == 2 ? probe_net_proxy(&err) : what == 1 ? probe_net_veth(&err) : loopback_up(&err);
+  int r = what == 2 ? probe_net_proxy(&err) : what == 1 ? probe_net_veth(&err) : probe_net_none(&err);
   if (r < 0) {
     probe_fail_error(res, err);
     hutch_error_free(&err);
@@ -389,8 +397,11 @@ void doctor_check_network(struct ladder *l) {
   }
   struct probe_result res;
   int veth = 0;
-  if (probe_run(CLONE_NEWUSER | CLONE_NEWNET, &l->single, try_netns, &veth, &res) == 0) {
-    report_detail(c, "created; lo brought up over rtnetlink");
+  /* As a start makes it: the user namespace by clone, the network
+   * namespace by a helper's unshare (an outer seccomp profile may treat the
+   * two calls apart). */
+  if (probe_run(CLONE_NEWUSER, &l->single, try_netns, &veth, &res) == 0) {
+    report_detail(c, "created by unshare in a helper process and entered; lo up");
   } else {
     report_fail(c, &res);
     report_fix(c, res.stage == PROBE_STAGE_UNSHARE ? probe_fix_userns_refused(&l->env, res.errnum)
@@ -407,7 +418,7 @@ void doctor_check_network(struct ladder *l) {
   }
   struct hutch_check *p = report_add(l->r, "net-proxy", "--net proxy: veth to a gateway namespace", false);
   int gateway = 2;
-  if (probe_run(CLONE_NEWUSER | CLONE_NEWNET, &l->single, try_netns, &gateway, &res) == 0) {
+  if (probe_run(CLONE_NEWUSER, &l->single, try_netns, &gateway, &res) == 0) {
     report_detail(p, "gateway namespace, veth eth0/gw0, /30, default route and the proxy's port: reachable");
   } else {
     report_fail(p, &res);
