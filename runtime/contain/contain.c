@@ -427,6 +427,10 @@ void contain_main(struct contain_config *cfg) {
   /* With HUTCH_DEBUG, each step's time, as the host side prints its own
    * (sandbox_start.c), on the caller's stderr while init still has it. */
   cfg->debug = getenv("HUTCH_DEBUG") != NULL;
+  /* The caller's log handler is code of the caller's, over fds this
+   * process closes and reuses: the library's lines from here on (the
+   * network helper's among them) go to stderr, as child_debug's do. */
+  hutch_set_log_handler(NULL, NULL);
   double t0 = cfg->debug ? monotonic_seconds() : 0;
 #define STEP(call)                                                                                                     \
   do {                                                                                                                 \
@@ -444,7 +448,9 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_cgroup_namespace(cfg, &err));
   STEP(step_drop_host_groups(cfg, &err));
   STEP(step_close_inherited_fds(cfg, &err));
-  /* The network namespace is made by a helper while this process builds
+  /* Until net_sandbox_finish this process is still in hutch's network
+   * namespace: no step before it may make a socket, which would stay
+   * there.  The network namespace is made by a helper while this process builds
    * the mounts: creating one costs more than any other step (with --net
    * proxy, a second one and a veth too), and nothing below needs it until
    * net_sandbox_finish. */

@@ -7,10 +7,13 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <sched.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <linux/sockios.h>
@@ -73,9 +76,11 @@ static int gateway_setup(const struct net_sandbox_config *c, int sandbox_ns, hut
    * every namespace of the sandbox.  No sandboxed process can enter it:
    * they hold no capability in that user namespace (setns needs
    * CAP_SYS_ADMIN over the target), run with no_new_privs, and the seccomp
-   * filter refuses setns and unshare.  Nothing forwards packets there
-   * (ip_forward is 0 in a new namespace), so from the sandbox the proxy's
-   * port is the only thing that answers.  It lives as long as the proxy
+   * filter refuses setns and unshare.  Nothing is forwarded from there:
+   * it has no interface but gw0 and lo and no route beyond the /30 (its
+   * IPv4 forwarding setting is inherited from the host's, with nowhere to
+   * send a packet), so from the sandbox the proxy's port is the only
+   * thing that answers.  It lives as long as the proxy
    * keeps the listening socket open; the veth goes with the sandbox's
    * namespace. */
   if (unshare(CLONE_NEWNET) < 0)
@@ -119,6 +124,13 @@ int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, 
   /* The caller's soft RLIMIT_NPROC is in force again here (clone_sandbox
    * put it back), and this user namespace counts its processes against it
    * from now on: the helper is forked at the hard limit too. */
+  /* The setup process is a raw clone of the caller and keeps its signal
+   * handlers until init's own: the helper's end must not run a caller's
+   * SIGCHLD handler here. */
+  struct sigaction dfl = {.sa_handler = SIG_DFL};
+  sigemptyset(&dfl.sa_mask);
+  (void)sigaction(SIGCHLD, &dfl, NULL);
+  pid_t parent = getpid();
   struct rlimit old;
   bool raised = nproc_raise(&old);
   pid_t pid = fork();
@@ -131,13 +143,22 @@ int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, 
     return hutch_error_sys(err, "network: fork the namespace's helper");
   }
   if (pid == 0) {
-    /* No death signal is needed: the setup process is the PID namespace's
-     * init, and the kernel kills the namespace's other processes when it
-     * ends. */
+    /* In a sandbox the setup process is the PID namespace's init, whose
+     * end kills the helper; hutch doctor's probes are not, and a helper
+     * stuck in the kernel must not outlive them. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+      _exit(1);
+    /* Only its own socket: not the parent's sync socket, a long-lived
+     * sandbox's control socket or a probe's result pipe. */
     close(sv[0]);
+    int sock = sv[1];
+    if (sock != 3 && (sock = dup3(sv[1], 3, O_CLOEXEC)) < 0)
+      _exit(1);
+    if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
+      _exit(1);
     hutch_error_t herr = NULL;
-    if (net_helper(c, sv[1], &herr) < 0) {
-      sync_send_error(sv[1], herr);
+    if (net_helper(c, sock, &herr) < 0) {
+      sync_send_error(sock, herr);
       _exit(1);
     }
     _exit(0);
