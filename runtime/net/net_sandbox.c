@@ -121,9 +121,6 @@ int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, 
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return hutch_error_sys(err, "network: a socket pair for the namespace's helper");
-  /* The caller's soft RLIMIT_NPROC is in force again here (clone_sandbox
-   * put it back), and this user namespace counts its processes against it
-   * from now on: the helper is forked at the hard limit too. */
   /* The setup process is a raw clone of the caller and keeps its signal
    * handlers until init's own: the helper's end must not run a caller's
    * SIGCHLD handler here. */
@@ -131,6 +128,9 @@ int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, 
   sigemptyset(&dfl.sa_mask);
   (void)sigaction(SIGCHLD, &dfl, NULL);
   pid_t parent = getpid();
+  /* The caller's soft RLIMIT_NPROC is in force again here (clone_sandbox
+   * put it back), and this user namespace counts its processes against it
+   * from now on: the helper is forked at the hard limit too. */
   struct rlimit old;
   bool raised = nproc_raise(&old);
   pid_t pid = fork();
