@@ -448,12 +448,12 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_cgroup_namespace(cfg, &err));
   STEP(step_drop_host_groups(cfg, &err));
   STEP(step_close_inherited_fds(cfg, &err));
-  /* Until net_sandbox_finish this process is still in hutch's network
-   * namespace: no step before it may make a socket, which would stay
-   * there.  The network namespace is made by a helper while this process builds
+  /* The network namespace is made by a helper while this process builds
    * the mounts: creating one costs more than any other step (with --net
    * proxy, a second one and a veth too), and nothing below needs it until
-   * net_sandbox_finish. */
+   * net_sandbox_finish.  Until then this process is still in hutch's
+   * network namespace: no step before it may open a network socket (only
+   * the helper's unnamed socket pair, closed by net_sandbox_finish). */
   STEP(net_sandbox_start(&cfg->net, &net, &err));
   STEP(step_open_fuse(cfg, &err));
   STEP(step_open_small_init(cfg, &err));
