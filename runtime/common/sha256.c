@@ -125,12 +125,14 @@ static bool cpu_has_shani(void) {
 }
 #else
 static bool cpu_has_shani(void) {
+  /* Three CPUIDs, not the four of __get_cpuid and __get_cpuid_count (each
+   * asks for the highest leaf again): under a hypervisor each one traps. */
   unsigned a, b, c, d;
-  if (!__get_cpuid(1, &a, &b, &c, &d))
+  if (__get_cpuid_max(0, NULL) < 7)
     return false;
+  __cpuid(1, a, b, c, d);
   bool sse = (c & bit_SSSE3) && (c & bit_SSE4_1);
-  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
-    return false;
+  __cpuid_count(7, 0, a, b, c, d);
   return sse && (b & (1u << 29)) != 0;
 }
 #endif

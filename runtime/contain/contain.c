@@ -180,14 +180,16 @@ static int step_drop_host_groups(struct contain_config *cfg, hutch_error_t *err)
   return 0;
 }
 
-static int step_close_inherited_fds(struct contain_config *cfg, hutch_error_t *err) {
+static int step_close_inherited_fds(struct contain_config *cfg, const struct net_start *net, hutch_error_t *err) {
   /* Whatever the caller had open (the store, the state directory, a
-   * terminal it means to keep) has no business in the sandbox. */
-  int keep[2] = {cfg->init.parent_fd, cfg->init.listen_fd};
+   * terminal it means to keep) has no business in the sandbox.  Kept: the
+   * sync socket, a long-lived sandbox's control socket, and the network
+   * helper's socket (it keeps none of the others: net_sandbox_start). */
+  int keep[3] = {cfg->init.parent_fd, cfg->init.listen_fd, net->sock};
   int lo = 3;
   for (;;) {
     int next = -1;
-    for (size_t i = 0; i < 2; i++)
+    for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
       if (keep[i] >= lo && (next < 0 || keep[i] < next))
         next = keep[i];
     if (next < 0)
@@ -444,17 +446,22 @@ void contain_main(struct contain_config *cfg) {
   } while (0)
 
   STEP(step_die_with_parent(cfg, &err));
-  STEP(step_wait_for_id_maps(cfg, &err));
-  STEP(step_cgroup_namespace(cfg, &err));
-  STEP(step_drop_host_groups(cfg, &err));
-  STEP(step_close_inherited_fds(cfg, &err));
   /* The network namespace is made by a helper while this process builds
    * the mounts: creating one costs more than any other step (with --net
    * proxy, a second one and a veth too), and nothing below needs it until
    * net_sandbox_finish.  Until then this process is still in hutch's
    * network namespace: no step before it may open a network socket (only
-   * the helper's unnamed socket pair, closed by net_sandbox_finish). */
-  STEP(net_sandbox_start(&cfg->net, &net, &err));
+   * the helper's unnamed socket pair, closed by net_sandbox_finish).
+   * Forked first, so that it starts as early as it can: it needs no id map
+   * (its capabilities in this user namespace date from the clone), it
+   * closes every fd but its socket itself, and it is gone before anything
+   * of the sandbox runs.  Where the parent moves this process into its
+   * cgroup later (no CLONE_INTO_CGROUP), the helper stays where hutch is. */
+  STEP(net_sandbox_start(&cfg->net, mounts_detach_old_root, &net, &err));
+  STEP(step_wait_for_id_maps(cfg, &err));
+  STEP(step_cgroup_namespace(cfg, &err));
+  STEP(step_drop_host_groups(cfg, &err));
+  STEP(step_close_inherited_fds(cfg, &net, &err));
   STEP(step_open_fuse(cfg, &err));
   STEP(step_open_small_init(cfg, &err));
   /* Mounts: a private tree, the overlay as the new root, host objects
@@ -465,6 +472,13 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, &err));
+  /* The old root, stacked on the new one, is dropped by the network helper
+   * (mounts_detach_old_root): the unmount waits for an RCU grace period,
+   * which a CPU busy in the kernel (making a network namespace) holds up
+   * by about 0.2 ms, and which the helper can wait out while this process
+   * goes on below "/".  net_sandbox_finish returns only once it is gone;
+   * nothing from the sandbox runs before that. */
+  STEP(net_sandbox_go(&net, &err));
   STEP(mounts_place_proc(&plan, &err));
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
   STEP(mounts_mask_proc(&err));

@@ -283,15 +283,24 @@ int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *i
 int mounts_pivot_root(const char *new_root, hutch_error_t *err) {
   if (chdir(new_root) < 0)
     return hutch_error_sys(err, "pivot_root: chdir %s", new_root);
-  /* pivot_root(".", ".") stacks the old root on top of the new one; the
-   * lazy unmount then drops it with every host mount under it, so nothing
-   * of the host's tree stays reachable (chroot would leave it reachable). */
+  /* pivot_root(".", ".") stacks the old root on top of the new one.  Paths
+   * from "/" start below it, in the new root, so the sandbox's own mounts
+   * can be placed before mounts_detach_old_root() drops it. */
   if (syscall(SYS_pivot_root, ".", ".") < 0)
     return hutch_error_sys(err, "pivot_root into %s", new_root);
-  if (umount2(".", MNT_DETACH) < 0)
-    return hutch_error_sys(err, "pivot_root: detach the old root");
   if (chdir("/") < 0)
     return hutch_error_sys(err, "pivot_root: chdir /");
+  return 0;
+}
+
+int mounts_detach_old_root(hutch_error_t *err) {
+  /* The lazy unmount drops the old root with every host mount under it, so
+   * nothing of the host's tree stays reachable (chroot would leave it
+   * reachable).  "/" names the mount stacked on the root: the old root.
+   * Were it gone already, the namespace's own root would be refused
+   * (EINVAL), never detached. */
+  if (umount2("/", MNT_DETACH) < 0)
+    return hutch_error_sys(err, "pivot_root: detach the old root");
   return 0;
 }
 

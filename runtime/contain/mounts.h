@@ -47,7 +47,10 @@ int mounts_overlay_layers(const char *lower, const char *const *more_lowers, con
  * it; a source that names something else by now is refused. */
 int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *ids, size_t n_binds, bool proc_host_ro,
                          struct mount_plan *plan, hutch_error_t *err);
+/* pivot_root into new_root, the old root left stacked on top of it until
+ * mounts_detach_old_root(): nothing may run from the sandbox in between. */
 int mounts_pivot_root(const char *new_root, hutch_error_t *err);
+int mounts_detach_old_root(hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);
 int mounts_mask_proc(hutch_error_t *err);

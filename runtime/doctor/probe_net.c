@@ -92,7 +92,7 @@ int probe_net_proxy(hutch_error_t *err) {
   _cleanup_close_ int theirs = sp[1];
   struct net_sandbox_config c = {.enabled = true, .block = 0x0a590000, .port = NET_PROXY_PORT};
   struct net_start ns;
-  if (net_sandbox_start(&c, &ns, err) < 0 || net_sandbox_finish(&c, &ns, theirs, err) < 0)
+  if (net_sandbox_start(&c, NULL, &ns, err) < 0 || net_sandbox_finish(&c, &ns, theirs, err) < 0)
     return -1;
   uint32_t type;
   int fds[SYNC_MAX_FDS];

@@ -114,7 +114,7 @@ static int try_seccomp(void *data, struct probe_result *res) {
 static int probe_net_none(hutch_error_t *err) {
   struct net_sandbox_config c = {.enabled = false};
   struct net_start ns;
-  return net_sandbox_start(&c, &ns, err) < 0 || net_sandbox_finish(&c, &ns, -1, err) < 0 ? -1 : 0;
+  return net_sandbox_start(&c, NULL, &ns, err) < 0 || net_sandbox_finish(&c, &ns, -1, err) < 0 ? -1 : 0;
 }
 
 static int try_netns(void *data, struct probe_result *res) {

@@ -101,7 +101,8 @@ static int gateway_setup(const struct net_sandbox_config *c, int sandbox_ns, hut
 
 /* The helper: the sandbox's network namespace with lo up and, with --net
  * proxy, the way out; both fds go to the setup process. */
-static int net_helper(const struct net_sandbox_config *c, int sock, hutch_error_t *err) {
+static int net_helper(const struct net_sandbox_config *c, int (*then)(hutch_error_t *err), int sock,
+                      hutch_error_t *err) {
   if (unshare(CLONE_NEWNET) < 0)
     return hutch_error_sys(err, "network: create the sandbox's network namespace");
   /* A new namespace starts with lo down: even loopback would fail. */
@@ -113,11 +114,16 @@ static int net_helper(const struct net_sandbox_config *c, int sock, hutch_error_
   _cleanup_close_ int listener = -1;
   if (c->enabled && (listener = gateway_setup(c, sandbox_ns, err)) < 0)
     return -1;
+  /* By now the setup process has usually said go: it was building the
+   * mounts meanwhile.  EOF is its end, before it could. */
+  if (then != NULL && (sync_expect(sock, SYNC_GO, NULL, 0, NULL, "the setup process", err) < 0 || then(err) < 0))
+    return -1;
   int fds[2] = {sandbox_ns, listener};
   return sync_send(sock, SYNC_NETNS, NULL, 0, fds, c->enabled ? 2 : 1, err);
 }
 
-int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, hutch_error_t *err) {
+int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_error_t *err), struct net_start *ns,
+                      hutch_error_t *err) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return hutch_error_sys(err, "network: a socket pair for the namespace's helper");
@@ -157,7 +163,7 @@ int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, 
     if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
       _exit(1);
     hutch_error_t herr = NULL;
-    if (net_helper(c, sock, &herr) < 0) {
+    if (net_helper(c, then, sock, &herr) < 0) {
       sync_send_error(sock, herr);
       _exit(1);
     }
@@ -167,6 +173,10 @@ int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, 
   ns->pid = pid;
   ns->sock = sv[0];
   return 0;
+}
+
+int net_sandbox_go(struct net_start *ns, hutch_error_t *err) {
+  return sync_send(ns->sock, SYNC_GO, NULL, 0, NULL, 0, err);
 }
 
 int net_sandbox_finish(const struct net_sandbox_config *c, struct net_start *ns, int parent_fd, hutch_error_t *err) {

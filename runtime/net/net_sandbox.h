@@ -41,7 +41,14 @@ struct net_start {
   pid_t pid;
   int sock;
 };
-int net_sandbox_start(const struct net_sandbox_config *c, struct net_start *ns, hutch_error_t *err);
+/* `then`, when not NULL, is more work for the helper: run once the namespace
+ * is made and the setup process has called net_sandbox_go(), before the
+ * helper answers; its failure is the helper's.  The helper shares the setup
+ * process's mount namespace, so a mount step whose cost is mostly waiting
+ * (for an RCU grace period) can leave the setup process's path this way. */
+int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_error_t *err), struct net_start *ns,
+                      hutch_error_t *err);
+int net_sandbox_go(struct net_start *ns, hutch_error_t *err);
 int net_sandbox_finish(const struct net_sandbox_config *c, struct net_start *ns, int parent_fd, hutch_error_t *err);
 
 /* /etc/resolv.conf's text for the sandbox. */
