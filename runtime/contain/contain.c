@@ -481,7 +481,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(net_sandbox_go(&net, &err));
   STEP(mounts_place_proc(&plan, &err));
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
-  STEP(mounts_mask_proc(&err));
+  STEP(mounts_mask_proc(&plan, &err));
   STEP(mounts_tmp(&plan, &err));
   STEP(mounts_place_binds(&plan, &err));
   mount_plan_release(&plan);

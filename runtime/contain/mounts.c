@@ -28,13 +28,13 @@ static const char *const proc_masked_dirs[] = {"/proc/acpi", "/proc/asound", "/p
 
 void mount_plan_init(struct mount_plan *plan) {
   memset(plan, 0, sizeof(*plan));
-  plan->proc_fd = plan->tmp_fd = plan->shm_fd = -1;
+  plan->proc_fd = plan->tmp_fd = plan->shm_fd = plan->dev_fd = plan->empty_fd = -1;
   for (size_t i = 0; i < ARRAY_SIZE(plan->dev_fds); i++)
     plan->dev_fds[i] = -1;
 }
 
 void mount_plan_release(struct mount_plan *plan) {
-  int *fds[] = {&plan->proc_fd, &plan->tmp_fd, &plan->shm_fd};
+  int *fds[] = {&plan->proc_fd, &plan->tmp_fd, &plan->shm_fd, &plan->dev_fd, &plan->empty_fd};
   for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
     if (*fds[i] >= 0)
       close(*fds[i]);
@@ -88,14 +88,18 @@ static int tmpfs_open(uint64_t bytes, hutch_error_t *err) {
   return mnt;
 }
 
-/* A world-writable sticky directory of the tmpfs, as a detached bind. */
-static int tmpfs_subdir(int mnt, const char *name, hutch_error_t *err) {
-  if (mkdirat(mnt, name, 0700) < 0 || fchmodat(mnt, name, 01777, 0) < 0)
+/* A directory of the tmpfs (mode, whatever the umask), as a detached bind
+ * with `attrs` added to the tmpfs's nosuid and nodev. */
+static int tmpfs_subdir(int mnt, const char *name, mode_t mode, uint64_t attrs, hutch_error_t *err) {
+  if (mkdirat(mnt, name, 0700) < 0 || fchmodat(mnt, name, mode, 0) < 0)
     return hutch_error_sys(err, "mounts: create %s on the sandbox's tmpfs", name);
-  int fd = (int)syscall(SYS_open_tree, mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+  _cleanup_close_ int fd = (int)syscall(SYS_open_tree, mnt, name, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
   if (fd < 0)
     return hutch_error_sys(err, "mounts: clone %s of the sandbox's tmpfs", name);
-  return fd;
+  struct mount_attr attr = {.attr_set = attrs};
+  if (attrs != 0 && syscall(SYS_mount_setattr, fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+    return hutch_error_sys(err, "mounts: flags of %s of the sandbox's tmpfs", name);
+  return steal_fd(&fd);
 }
 
 int mounts_sandbox_tmpfs(uint64_t bytes, const char *dir, bool layers, struct mount_plan *plan, hutch_error_t *err) {
@@ -105,7 +109,16 @@ int mounts_sandbox_tmpfs(uint64_t bytes, const char *dir, bool layers, struct mo
   /* Attached first: only a mount of this namespace can be cloned. */
   if (syscall(SYS_move_mount, mnt, "", AT_FDCWD, dir, MOVE_MOUNT_F_EMPTY_PATH) < 0)
     return hutch_error_sys(err, "mounts: attach the sandbox's tmpfs at %s", dir);
-  if ((plan->tmp_fd = tmpfs_subdir(mnt, "tmp", err)) < 0 || (plan->shm_fd = tmpfs_subdir(mnt, "shm", err)) < 0)
+  /* /dev and the masks of /proc's directories are directories of it too:
+   * binds, where tmpfs mounts of their own would each add a superblock to
+   * make at the start and to tear down at the end (in init's exit, which a
+   * one-shot waits for).  The empty one is reachable only through its
+   * read-only binds: nothing of the tmpfs's root is mounted in the
+   * sandbox. */
+  if ((plan->tmp_fd = tmpfs_subdir(mnt, "tmp", 01777, 0, err)) < 0 ||
+      (plan->shm_fd = tmpfs_subdir(mnt, "shm", 01777, 0, err)) < 0 ||
+      (plan->dev_fd = tmpfs_subdir(mnt, "dev", 0755, MOUNT_ATTR_NOEXEC, err)) < 0 ||
+      (plan->empty_fd = tmpfs_subdir(mnt, "empty", 0555, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOEXEC, err)) < 0)
     return -1;
   /* overlayfs keeps user.overlay.* xattrs in the upper directory, which
    * tmpfs supports from Linux 6.6. */
@@ -347,10 +360,11 @@ int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err) {
 }
 
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err) {
-  if (make_mountpoint("/dev", true, err) < 0)
+  /* /dev is a directory of the sandbox's tmpfs (nosuid, nodev, noexec):
+   * the nodes below are binds of the host's, each a mount with its own
+   * flags, so nodev here keeps no device from working. */
+  if (make_mountpoint("/dev", true, err) < 0 || move_detached(&plan->dev_fd, "/dev", err) < 0)
     return -1;
-  if (mount("tmpfs", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=65536,nr_inodes=256") < 0)
-    return hutch_error_sys(err, "mounts: tmpfs on /dev");
   for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
     char path[32];
     snprintf(path, sizeof(path), "/dev/%s", dev_nodes[i]);
@@ -385,7 +399,7 @@ int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error
   return 0;
 }
 
-int mounts_mask_proc(hutch_error_t *err) {
+int mounts_mask_proc(struct mount_plan *plan, hutch_error_t *err) {
   for (size_t i = 0; i < ARRAY_SIZE(proc_readonly); i++) {
     const char *p = proc_readonly[i];
     if (mount(p, p, NULL, MS_BIND | MS_REC, NULL) < 0) {
@@ -401,16 +415,14 @@ int mounts_mask_proc(hutch_error_t *err) {
     if (mount("/dev/null", p, NULL, MS_BIND, NULL) < 0 && errno != ENOENT)
       return hutch_error_sys(err, "mounts: mask %s", p);
   }
-  /* One empty read-only tmpfs, bound over each masked directory after the
-   * first: a superblock is made at the start and torn down at the end
-   * (by init's exit, which a one-shot waits for), a bind is neither.  The
-   * binds keep the first mount's flags, and the superblock itself is
-   * read-only. */
+  /* The sandbox tmpfs's empty read-only directory over the first masked
+   * directory, and binds of that over the others (a bind keeps the flags of
+   * the mount it copies). */
   const char *empty = NULL;
   for (size_t i = 0; i < ARRAY_SIZE(proc_masked_dirs); i++) {
     const char *p = proc_masked_dirs[i];
     int r = empty ? mount(empty, p, NULL, MS_BIND, NULL)
-                  : mount("tmpfs", p, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=0,nr_inodes=1");
+                  : (int)syscall(SYS_move_mount, plan->empty_fd, "", AT_FDCWD, p, MOVE_MOUNT_F_EMPTY_PATH);
     if (r < 0) {
       if (errno == ENOENT)
         continue;

@@ -23,6 +23,8 @@ struct mount_plan {
   struct detached_bind *binds;
   size_t n_binds;
   int tmp_fd, shm_fd; /* /tmp and /dev/shm: directories of the sandbox's tmpfs */
+  int dev_fd;         /* /dev: a directory of the sandbox's tmpfs */
+  int empty_fd;       /* an empty read-only directory of it, over /proc's masked directories */
 };
 
 void mount_plan_init(struct mount_plan *plan);
@@ -31,7 +33,9 @@ void mount_plan_release(struct mount_plan *plan);
 int mounts_make_private(hutch_error_t *err);
 /* The sandbox's one size-limited tmpfs (size = `bytes`, LIMITS_UNLIMITED:
  * the kernel's default), every writable place of the sandbox on one budget:
- * its tmp/ and shm/ go to plan->tmp_fd and shm_fd for /tmp and /dev/shm.
+ * its tmp/ and shm/ go to plan->tmp_fd and shm_fd for /tmp and /dev/shm,
+ * dev/ to plan->dev_fd for /dev, and an empty read-only directory to
+ * plan->empty_fd for the masks of mounts_mask_proc().
  * It is mounted on `dir` (the sandbox's directory) and, with `layers`,
  * stays there to hold the overlay's upper and work directories.  Returns 1
  * when it holds them, 0 when it does not (not asked, or the kernel lacks
@@ -53,7 +57,7 @@ int mounts_pivot_root(const char *new_root, hutch_error_t *err);
 int mounts_detach_old_root(hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);
-int mounts_mask_proc(hutch_error_t *err);
+int mounts_mask_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_tmp(struct mount_plan *plan, hutch_error_t *err);
 int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err);
 
