@@ -1,6 +1,6 @@
 #!/bin/bash
 # [limits] disk / --disk: every place a sandbox can write (its writable
-# layer, /tmp and /dev/shm) is on one size-limited tmpfs of its own, for a
+# layer, /tmp, /dev/shm and /dev) is on one size-limited tmpfs of its own, for a
 # one-shot sandbox and a long-lived one alike.  A fill gets ENOSPC inside,
 # `df /` shows the limit rather than the host's file system, the budget is
 # shared, and nothing of the fill lands in the state directory on the host.
@@ -24,14 +24,14 @@ d='d() { df -k "$1" | awk "NR == 2 { print \$2 }"; }'
 f='f() { e=$(dd if=/dev/zero of="$1" bs=1M count="$2" 2>&1); s=$?; case $e in *"No space left"*) echo ENOSPC ;; esac; echo "status $s"; }'
 
 # ---- one-shot: --disk 64M ----
-for path in /big /tmp/big /dev/shm/big; do
+for path in /big /tmp/big /dev/shm/big /dev/big; do
   tap_ok "exec: fill $path past --disk 64M" hx --disk 64M -- sh -c "$f; f $path 100"
   tap_is "$tap_stdout" $'ENOSPC\nstatus 1' "exec: $path: ENOSPC inside"
 done
 tap_ok "exec: df / inside" hx --disk 64M -- sh -c "$d; d /"
 tap_is "$tap_stdout" 65536 "exec: df / shows the limit (64 MiB), not the host's file system"
-tap_ok "exec: df /tmp and /dev/shm" hx --disk 64M -- sh -c "$d; d /tmp; d /dev/shm"
-tap_is "$tap_stdout" $'65536\n65536' "exec: /tmp and /dev/shm show the same 64 MiB"
+tap_ok "exec: df /tmp, /dev/shm and /dev" hx --disk 64M -- sh -c "$d; d /tmp; d /dev/shm; d /dev"
+tap_is "$tap_stdout" $'65536\n65536\n65536' "exec: /tmp, /dev/shm and /dev show the same 64 MiB"
 
 # One budget, not three: 40 MiB in /tmp leave less than 40 for /dev/shm and /.
 tap_ok "exec: /tmp, then /dev/shm, then /" hx --disk 64M -- sh -c "$f; f /tmp/a 40; f /dev/shm/b 40; f /c 40"
