@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
+#include <sched.h>
 #include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -466,5 +467,16 @@ void nproc_restore(bool raised, const struct rlimit *old) {
     return;
   int e = errno;
   (void)setrlimit(RLIMIT_NPROC, old);
+  errno = e;
+}
+
+void run_beside_caller(pid_t pid) {
+  int e = errno;
+  cpu_set_t set;
+  int cpu = sched_getcpu();
+  if (cpu >= 0 && sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_ISSET(cpu, &set) && CPU_COUNT(&set) > 1) {
+    CPU_CLR(cpu, &set);
+    (void)sched_setaffinity(pid, sizeof(set), &set);
+  }
   errno = e;
 }

@@ -150,4 +150,11 @@ extern const char *hutch_program_name;
 bool nproc_raise(struct rlimit *old);
 void nproc_restore(bool raised, const struct rlimit *old);
 
+/* Moves process `pid`, just forked to work beside the caller, off the
+ * caller's CPU when the caller may run on another: the scheduler can queue
+ * a new process on its parent's CPU while another CPU idles, and the two
+ * then take turns instead of running side by side.  Best effort: no error,
+ * and nothing done where only one CPU is allowed. */
+void run_beside_caller(pid_t pid);
+
 #endif

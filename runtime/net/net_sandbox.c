@@ -170,6 +170,8 @@ int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_erro
     _exit(0);
   }
   close(sv[1]);
+  /* Beside this process, not after it: that is the helper's point. */
+  run_beside_caller(pid);
   ns->pid = pid;
   ns->sock = sv[0];
   return 0;
