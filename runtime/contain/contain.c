@@ -425,6 +425,7 @@ void contain_main(struct contain_config *cfg) {
   struct mount_plan plan;
   mount_plan_init(&plan);
   struct net_start net = {-1, -1};
+  char old_root[OLD_ROOT_NAME_SIZE];
 
   /* With HUTCH_DEBUG, each step's time, as the host side prints its own
    * (sandbox_start.c), on the caller's stderr while init still has it. */
@@ -457,6 +458,7 @@ void contain_main(struct contain_config *cfg) {
    * closes every fd but its socket itself, and it is gone before anything
    * of the sandbox runs.  Where the parent moves this process into its
    * cgroup later (no CLONE_INTO_CGROUP), the helper stays where hutch is. */
+  STEP(mounts_old_root_name(old_root, &err));
   STEP(net_sandbox_start(&cfg->net, mounts_detach_old_root, &net, &err));
   STEP(step_wait_for_id_maps(cfg, &err));
   STEP(step_cgroup_namespace(cfg, &err));
@@ -471,14 +473,16 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_etc_in_upper(cfg, &err));
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
-  STEP(mounts_pivot_root(cfg->root, &err));
-  /* The old root, stacked on the new one, is dropped by the network helper
-   * (mounts_detach_old_root): the unmount waits for an RCU grace period,
-   * which a CPU busy in the kernel (making a network namespace) holds up
-   * by about 0.2 ms, and which the helper can wait out while this process
-   * goes on below "/".  net_sandbox_finish returns only once it is gone;
-   * nothing from the sandbox runs before that. */
-  STEP(net_sandbox_go(&net, &err));
+  STEP(mounts_pivot_root(cfg->root, old_root, &err));
+  /* The old root, on its directory of a random name, is dropped by the
+   * network helper (mounts_detach_old_root): the unmount waits for an RCU
+   * grace period, which a CPU busy in the kernel (making a network
+   * namespace) holds up by about 0.2 ms, and which the helper can wait out
+   * while this process goes on in the new root.  Nothing the steps below
+   * follow can lead there: ".." of "/" is "/", and the image cannot name a
+   * directory made now.  net_sandbox_finish returns only once the old root
+   * is gone; nothing from the sandbox runs before that. */
+  STEP(net_sandbox_go(&net, old_root, &err));
   STEP(mounts_place_proc(&plan, &err));
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
   STEP(mounts_mask_proc(&plan, &err));

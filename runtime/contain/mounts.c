@@ -4,8 +4,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mount.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/xattr.h>
@@ -293,27 +295,57 @@ int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *i
   return 0;
 }
 
-int mounts_pivot_root(const char *new_root, hutch_error_t *err) {
+int mounts_old_root_name(char *name, hutch_error_t *err) {
+  uint8_t rnd[16];
+  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+    return hutch_error_sys(err, "pivot_root: a name for the old root (getrandom)");
+  int n = snprintf(name, OLD_ROOT_NAME_SIZE, ".hutch-old-root-");
+  for (size_t i = 0; i < sizeof(rnd); i++)
+    n += snprintf(name + n, OLD_ROOT_NAME_SIZE - (size_t)n, "%02x", rnd[i]);
+  return 0;
+}
+
+int mounts_pivot_root(const char *new_root, char *old_name, hutch_error_t *err) {
   if (chdir(new_root) < 0)
     return hutch_error_sys(err, "pivot_root: chdir %s", new_root);
-  /* pivot_root(".", ".") stacks the old root on top of the new one.  Paths
-   * from "/" start below it, in the new root, so the sandbox's own mounts
-   * can be placed before mounts_detach_old_root() drops it. */
-  if (syscall(SYS_pivot_root, ".", ".") < 0)
-    return hutch_error_sys(err, "pivot_root into %s", new_root);
+  /* The old root goes on a directory of its own, not on top of the new
+   * root ("pivot_root(".", ".")"): stacked on "/", it would be what ".." of
+   * "/" leads to, and a symlink of the image the setup follows before
+   * mounts_detach_old_root() ("etc -> ../tmp/x") would reach the host.  A
+   * fresh directory of a random name: mkdir refuses anything already there. */
+  if (mkdir(old_name, 0700) == 0) {
+    if (syscall(SYS_pivot_root, ".", old_name) < 0)
+      return hutch_error_sys(err, "pivot_root into %s", new_root);
+  } else {
+    /* A root that takes no new directory (fuse-overlayfs serving a state
+     * directory on FUSE refuses it): stacked, and detached at once, so that
+     * nothing runs with the old root on top; mounts_detach_old_root() then
+     * has nothing to do. */
+    old_name[0] = '\0';
+    if (syscall(SYS_pivot_root, ".", ".") < 0)
+      return hutch_error_sys(err, "pivot_root into %s", new_root);
+    if (umount2(".", MNT_DETACH) < 0)
+      return hutch_error_sys(err, "pivot_root: detach the old root");
+  }
   if (chdir("/") < 0)
     return hutch_error_sys(err, "pivot_root: chdir /");
   return 0;
 }
 
-int mounts_detach_old_root(hutch_error_t *err) {
+int mounts_detach_old_root(const char *old_name, hutch_error_t *err) {
   /* The lazy unmount drops the old root with every host mount under it, so
    * nothing of the host's tree stays reachable (chroot would leave it
-   * reachable).  "/" names the mount stacked on the root: the old root.
-   * Were it gone already, the namespace's own root would be refused
-   * (EINVAL), never detached. */
-  if (umount2("/", MNT_DETACH) < 0)
-    return hutch_error_sys(err, "pivot_root: detach the old root");
+   * reachable); then its directory goes. */
+  if (old_name[0] == '\0')
+    return 0; /* detached by mounts_pivot_root already */
+  char path[OLD_ROOT_NAME_SIZE + 2];
+  snprintf(path, sizeof(path), "/%s", old_name);
+  if (strncmp(old_name, ".hutch-old-root-", 16) != 0 || strchr(old_name, '/') != NULL)
+    return hutch_error_set(err, EINVAL, "pivot_root: %s is not an old root's name", old_name);
+  if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
+    return hutch_error_sys(err, "pivot_root: detach the old root from %s", path);
+  if (rmdir(path) < 0)
+    return hutch_error_sys(err, "pivot_root: remove %s", path);
   return 0;
 }
 

@@ -101,7 +101,7 @@ static int gateway_setup(const struct net_sandbox_config *c, int sandbox_ns, hut
 
 /* The helper: the sandbox's network namespace with lo up and, with --net
  * proxy, the way out; both fds go to the setup process. */
-static int net_helper(const struct net_sandbox_config *c, int (*then)(hutch_error_t *err), int sock,
+static int net_helper(const struct net_sandbox_config *c, int (*then)(const char *arg, hutch_error_t *err), int sock,
                       hutch_error_t *err) {
   if (unshare(CLONE_NEWNET) < 0)
     return hutch_error_sys(err, "network: create the sandbox's network namespace");
@@ -116,14 +116,17 @@ static int net_helper(const struct net_sandbox_config *c, int (*then)(hutch_erro
     return -1;
   /* By now the setup process has usually said go: it was building the
    * mounts meanwhile.  EOF is its end, before it could. */
-  if (then != NULL && (sync_expect(sock, SYNC_GO, NULL, 0, NULL, "the setup process", err) < 0 || then(err) < 0))
+  char arg[NET_GO_ARG_MAX + 1] = "";
+  size_t arg_len = 0;
+  if (then != NULL &&
+      (sync_expect(sock, SYNC_GO, arg, NET_GO_ARG_MAX, &arg_len, "the setup process", err) < 0 || then(arg, err) < 0))
     return -1;
   int fds[2] = {sandbox_ns, listener};
   return sync_send(sock, SYNC_NETNS, NULL, 0, fds, c->enabled ? 2 : 1, err);
 }
 
-int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_error_t *err), struct net_start *ns,
-                      hutch_error_t *err) {
+int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(const char *arg, hutch_error_t *err),
+                      struct net_start *ns, hutch_error_t *err) {
   int sv[2];
   if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
     return hutch_error_sys(err, "network: a socket pair for the namespace's helper");
@@ -162,6 +165,11 @@ int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_erro
       _exit(1);
     if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
       _exit(1);
+    /* Not the caller's working directory: the sandbox's procfs shows it
+     * as /proc/2/cwd, a way to the host for any path the setup follows.
+     * From "/", pivot_root moves it to the new root. */
+    if (chdir("/") < 0)
+      _exit(1);
     hutch_error_t herr = NULL;
     if (net_helper(c, then, sock, &herr) < 0) {
       sync_send_error(sock, herr);
@@ -177,13 +185,44 @@ int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_erro
   return 0;
 }
 
-int net_sandbox_go(struct net_start *ns, hutch_error_t *err) {
-  return sync_send(ns->sock, SYNC_GO, NULL, 0, NULL, 0, err);
+/* The helper's answer.  A helper that ended with our go unread leaves the
+ * socket reset (ECONNRESET), which the first receive reports in place of
+ * what the helper sent before it ended: its error, read by a second. */
+static int helper_answer(struct net_start *ns, int *fds, size_t nfds, hutch_error_t *err) {
+  const char *what = "the network namespace's helper";
+  int r = sync_expect_fds(ns->sock, SYNC_NETNS, NULL, 0, NULL, fds, nfds, what, err);
+  if (r < 0 && err != NULL && *err != NULL && (*err)->errnum == ECONNRESET) {
+    hutch_error_free(err);
+    r = sync_expect_fds(ns->sock, SYNC_NETNS, NULL, 0, NULL, fds, nfds, what, err);
+  }
+  return r;
+}
+
+int net_sandbox_go(struct net_start *ns, const char *arg, hutch_error_t *err) {
+  size_t len = arg ? strlen(arg) : 0;
+  if (len > NET_GO_ARG_MAX)
+    return hutch_error_set(err, EINVAL, "network: %zu bytes for the namespace's helper, at most %d", len,
+                           NET_GO_ARG_MAX);
+  if (sync_send(ns->sock, SYNC_GO, arg, len, NULL, 0, err) == 0)
+    return 0;
+  /* A helper that failed has gone, its reason queued on the socket: that
+   * reason, not the broken pipe, is the error.  (Only then: a helper still
+   * there would wait for the go, and we for it.) */
+  if (err == NULL || *err == NULL || ((*err)->errnum != EPIPE && (*err)->errnum != ECONNRESET))
+    return -1;
+  hutch_error_t why = NULL;
+  if (helper_answer(ns, NULL, 0, &why) < 0 && why != NULL) {
+    hutch_error_free(err);
+    if (err != NULL)
+      *err = steal_pointer(&why);
+  }
+  hutch_error_free(&why);
+  return -1;
 }
 
 int net_sandbox_finish(const struct net_sandbox_config *c, struct net_start *ns, int parent_fd, hutch_error_t *err) {
   int fds[2] = {-1, -1};
-  int r = sync_expect_fds(ns->sock, SYNC_NETNS, NULL, 0, NULL, fds, 2, "the network namespace's helper", err);
+  int r = helper_answer(ns, fds, 2, err);
   close(ns->sock);
   ns->sock = -1;
   /* Reaped before anything else runs: it held every capability in the

@@ -42,13 +42,17 @@ struct net_start {
   int sock;
 };
 /* `then`, when not NULL, is more work for the helper: run once the namespace
- * is made and the setup process has called net_sandbox_go(), before the
- * helper answers; its failure is the helper's.  The helper shares the setup
+ * is made and the setup process has called net_sandbox_go(), with the
+ * string that call passes (at most NET_GO_ARG_MAX bytes), before the helper
+ * answers; its failure is the helper's.  The helper shares the setup
  * process's mount namespace, so a mount step whose cost is mostly waiting
- * (for an RCU grace period) can leave the setup process's path this way. */
-int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(hutch_error_t *err), struct net_start *ns,
-                      hutch_error_t *err);
-int net_sandbox_go(struct net_start *ns, hutch_error_t *err);
+ * (for an RCU grace period) can leave the setup process's path this way.
+ * The helper starts in "/", so that pivot_root moves its working directory
+ * along with its root (nothing of the host shows through /proc/PID/cwd). */
+#define NET_GO_ARG_MAX 128
+int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(const char *arg, hutch_error_t *err),
+                      struct net_start *ns, hutch_error_t *err);
+int net_sandbox_go(struct net_start *ns, const char *arg, hutch_error_t *err);
 int net_sandbox_finish(const struct net_sandbox_config *c, struct net_start *ns, int parent_fd, hutch_error_t *err);
 
 /* /etc/resolv.conf's text for the sandbox. */

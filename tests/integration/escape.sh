@@ -31,6 +31,30 @@ tap_unlike "$tap_stdout" " $tmp" "no host path is mounted"
 # /sys/fs/cgroup, /run or the like.
 others=$(printf '%s\n' "$tap_stdout" | awk '{print $5}' | grep -Ev '^/(tmp|proc(/.*)?|dev(/.*)?)?$' | tr '\n' ' ')
 tap_is "$others" "" "the mount table holds only the sandbox's own mounts"
+tap_is "$(printf '%s\n' "$tap_stdout" | awk '$5 == "/"' | wc -l)" "1" "one mount at /: nothing stacked on the root"
+tap_ok "/ and /.. inside" hx -- sh -c 'stat -c "%d %i" / /..; ls -a /'
+tap_is "$(printf '%s\n' "$tap_stdout" | sed -n 1p)" "$(printf '%s\n' "$tap_stdout" | sed -n 2p)" "/.. is / itself"
+tap_unlike "$tap_stdout" "hutch-old-root" "the old root's directory is gone"
+
+# Hostile images: the setup writes /etc/hosts and /etc/resolv.conf and
+# makes mount points while it builds the sandbox, following the image's
+# symlinks.  None may lead out of the new root: not ".." of "/" (the old
+# root is still mounted then), not /proc/2/cwd (the network helper's
+# working directory).
+mkdir -p "$tmp/esc" "$tmp/cwd" "$tmp/evil"
+cp -a "$rootfs/." "$tmp/evil/"
+evil_image() { # NAME TARGET: the busybox image with etc -> TARGET
+  rm -rf "$tmp/evil/etc" && ln -s "$2" "$tmp/evil/etc" && tar -C "$tmp/evil" -cf "$tmp/$1.tar" . &&
+    "$HUTCH_BIN" rootfs import "$tmp/$1.tar" --name "$1" >/dev/null 2>&1
+}
+tap_ok "an image with etc -> ..$tmp/esc" evil_image escape-etc-dotdot "..$tmp/esc"
+(cd "$tmp/cwd" && "$HUTCH_BIN" exec --rootfs escape-etc-dotdot -- true >/dev/null 2>&1)
+tap_is "$(ls -A "$tmp/esc")" "" "its setup wrote nothing on the host through .. of /"
+tap_ok "an image with etc -> /proc/2/cwd" evil_image escape-etc-cwd /proc/2/cwd
+(cd "$tmp/cwd" && "$HUTCH_BIN" exec --rootfs escape-etc-cwd -- true >/dev/null 2>&1)
+tap_is "$(ls -A "$tmp/cwd")" "" "its setup wrote nothing in the caller's working directory"
+"$HUTCH_BIN" rootfs rm escape-etc-dotdot escape-etc-cwd >/dev/null 2>&1
+rm -rf "$tmp/evil" "$tmp"/escape-etc-*.tar
 
 # Processes: the host's are invisible and unreachable.
 sleep 300 &

@@ -203,13 +203,21 @@ kill -TERM $pid
 wait $pid
 tap_is "$?" "42" "SIGTERM to hutch is forwarded to the command"
 
+# The network helper's failure is reported as itself, not as the broken
+# socket it leaves: in a user namespace that may make no network namespace.
+if unshare -Ur true 2>/dev/null; then
+  tap_status 125 "exec where no network namespace may be made" unshare -Ur sh -c \
+    'echo 0 > /proc/sys/user/max_net_namespaces && exec "$0" exec --rootfs "$1" -- true' "$HUTCH_BIN" "$img"
+  tap_like "$tap_stderr" "create the sandbox's network namespace" "the helper's own error is the one reported"
+fi
+
 # HUTCH_DEBUG times each named step of a start, in order.
 tap_ok "HUTCH_DEBUG: a start" env HUTCH_DEBUG=1 "$HUTCH_BIN" exec --rootfs "$img" -- true
 tap_is "$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: \(step_[a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')" \
   "step_prepare step_choose_layer step_reserve step_spawn step_handshake step_record " \
   "HUTCH_DEBUG: each step of the start is timed, in order"
 steps=$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: child: \([a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')
-tap_like "$steps" "^step_die_with_parent net_sandbox_start step_wait_for_id_maps .* step_root_layers .* mounts_pivot_root net_sandbox_go .* net_sandbox_finish .* step_lock_down_init step_seccomp_init \$" \
+tap_like "$steps" "^step_die_with_parent mounts_old_root_name net_sandbox_start step_wait_for_id_maps .* step_root_layers .* mounts_pivot_root net_sandbox_go .* net_sandbox_finish .* step_lock_down_init step_seccomp_init \$" \
   "HUTCH_DEBUG: the child's steps are timed too, in order"
 tap_ok "without HUTCH_DEBUG no step is reported" hx -- true
 tap_unlike "$tap_stderr" "debug: start:" "no debug line"
