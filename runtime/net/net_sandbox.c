@@ -142,13 +142,40 @@ int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(const char
    * from now on: the helper is forked at the hard limit too. */
   struct rlimit old;
   bool raised = nproc_raise(&old);
+  /* The helper starts in "/", not in the caller's working directory, which
+   * the sandbox's procfs would show as /proc/2/cwd: a way to the host for
+   * any path the setup follows.  pivot_root moves a working directory that
+   * is the old root, and no other; set before the fork, since a chdir of
+   * the helper's own could come after the pivot.  This process goes back
+   * to where it was (the state directory may be a relative path). */
+  int here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (here < 0 || chdir("/") < 0) {
+    int e = errno;
+    if (here >= 0)
+      close(here);
+    close(sv[0]);
+    close(sv[1]);
+    nproc_restore(raised, &old);
+    errno = e;
+    return hutch_error_sys(err, "network: the namespace's helper starts in /");
+  }
   pid_t pid = fork();
   nproc_restore(raised, &old);
-  if (pid < 0) {
+  int fork_errno = errno;
+  if (pid != 0 && fchdir(here) < 0) {
     int e = errno;
+    close(here);
     close(sv[0]);
     close(sv[1]);
     errno = e;
+    return hutch_error_sys(err, "network: back to the working directory after forking the helper");
+  }
+  if (pid != 0)
+    close(here);
+  if (pid < 0) {
+    close(sv[0]);
+    close(sv[1]);
+    errno = fork_errno;
     return hutch_error_sys(err, "network: fork the namespace's helper");
   }
   if (pid == 0) {
@@ -164,11 +191,6 @@ int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(const char
     if (sock != 3 && (sock = dup3(sv[1], 3, O_CLOEXEC)) < 0)
       _exit(1);
     if (syscall(SYS_close_range, 4, ~0U, 0) < 0)
-      _exit(1);
-    /* Not the caller's working directory: the sandbox's procfs shows it
-     * as /proc/2/cwd, a way to the host for any path the setup follows.
-     * From "/", pivot_root moves it to the new root. */
-    if (chdir("/") < 0)
       _exit(1);
     hutch_error_t herr = NULL;
     if (net_helper(c, then, sock, &herr) < 0) {
