@@ -458,7 +458,6 @@ void contain_main(struct contain_config *cfg) {
    * closes every fd but its socket itself, and it is gone before anything
    * of the sandbox runs.  Where the parent moves this process into its
    * cgroup later (no CLONE_INTO_CGROUP), the helper stays where hutch is. */
-  STEP(mounts_old_root_name(old_root, &err));
   STEP(net_sandbox_start(&cfg->net, mounts_detach_old_root, &net, &err));
   STEP(step_wait_for_id_maps(cfg, &err));
   STEP(step_cgroup_namespace(cfg, &err));

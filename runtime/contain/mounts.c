@@ -295,24 +295,23 @@ int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *i
   return 0;
 }
 
-int mounts_old_root_name(char *name, hutch_error_t *err) {
-  uint8_t rnd[16];
-  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-    return hutch_error_sys(err, "pivot_root: a name for the old root (getrandom)");
-  int n = snprintf(name, OLD_ROOT_NAME_SIZE, ".hutch-old-root-");
-  for (size_t i = 0; i < sizeof(rnd); i++)
-    n += snprintf(name + n, OLD_ROOT_NAME_SIZE - (size_t)n, "%02x", rnd[i]);
-  return 0;
-}
+#define OLD_ROOT_PREFIX ".hutch-old-root-"
 
-int mounts_pivot_root(const char *new_root, char *old_name, hutch_error_t *err) {
-  if (chdir(new_root) < 0)
-    return hutch_error_sys(err, "pivot_root: chdir %s", new_root);
+int mounts_pivot_root(const char *new_root, char old_name[OLD_ROOT_NAME_SIZE], hutch_error_t *err) {
   /* The old root goes on a directory of its own, not on top of the new
    * root ("pivot_root(".", ".")"): stacked on "/", it would be what ".." of
    * "/" leads to, and a symlink of the image the setup follows before
    * mounts_detach_old_root() ("etc -> ../tmp/x") would reach the host.  A
-   * fresh directory of a random name: mkdir refuses anything already there. */
+   * fresh directory of a random name, made now: the image cannot name it,
+   * and mkdir refuses anything already there. */
+  uint8_t rnd[16];
+  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
+    return hutch_error_sys(err, "pivot_root: a name for the old root (getrandom)");
+  int n = snprintf(old_name, OLD_ROOT_NAME_SIZE, OLD_ROOT_PREFIX);
+  for (size_t i = 0; i < sizeof(rnd); i++)
+    n += snprintf(old_name + n, OLD_ROOT_NAME_SIZE - (size_t)n, "%02x", rnd[i]);
+  if (chdir(new_root) < 0)
+    return hutch_error_sys(err, "pivot_root: chdir %s", new_root);
   if (mkdir(old_name, 0700) == 0) {
     if (syscall(SYS_pivot_root, ".", old_name) < 0)
       return hutch_error_sys(err, "pivot_root into %s", new_root);
@@ -338,10 +337,10 @@ int mounts_detach_old_root(const char *old_name, hutch_error_t *err) {
    * reachable); then its directory goes. */
   if (old_name[0] == '\0')
     return 0; /* detached by mounts_pivot_root already */
-  char path[OLD_ROOT_NAME_SIZE + 2];
-  snprintf(path, sizeof(path), "/%s", old_name);
-  if (strncmp(old_name, ".hutch-old-root-", 16) != 0 || strchr(old_name, '/') != NULL)
+  if (strncmp(old_name, OLD_ROOT_PREFIX, sizeof(OLD_ROOT_PREFIX) - 1) != 0 || strchr(old_name, '/') != NULL)
     return hutch_error_set(err, EINVAL, "pivot_root: %s is not an old root's name", old_name);
+  char path[OLD_ROOT_NAME_SIZE + 1];
+  snprintf(path, sizeof(path), "/%s", old_name);
   if (umount2(path, MNT_DETACH | UMOUNT_NOFOLLOW) < 0)
     return hutch_error_sys(err, "pivot_root: detach the old root from %s", path);
   if (rmdir(path) < 0)

@@ -51,17 +51,13 @@ int mounts_overlay_layers(const char *lower, const char *const *more_lowers, con
  * it; a source that names something else by now is refused. */
 int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *ids, size_t n_binds, bool proc_host_ro,
                          struct mount_plan *plan, hutch_error_t *err);
-/* A name for the directory of the new root the old root is moved to by
- * mounts_pivot_root(): random, so that nothing in the image (a symlink the
- * setup follows before mounts_detach_old_root) can name it.  `name` holds
- * at least OLD_ROOT_NAME_SIZE bytes. */
-#define OLD_ROOT_NAME_SIZE 48
-int mounts_old_root_name(char *name, hutch_error_t *err);
-/* pivot_root into new_root, the old root put on its directory `old_name`
- * (made here) until mounts_detach_old_root(old_name): nothing may run from
- * the sandbox in between.  Where the new root takes no new directory, the
- * old root is detached here, and old_name becomes "". */
-int mounts_pivot_root(const char *new_root, char *old_name, hutch_error_t *err);
+/* pivot_root into new_root.  The old root is put on a directory of the new
+ * root with a random name, made here and written to old_name, until
+ * mounts_detach_old_root(old_name): nothing may run from the sandbox in
+ * between.  Where the new root takes no new directory, the old root is
+ * detached here, and old_name is "". */
+#define OLD_ROOT_NAME_SIZE 64
+int mounts_pivot_root(const char *new_root, char old_name[OLD_ROOT_NAME_SIZE], hutch_error_t *err);
 int mounts_detach_old_root(const char *old_name, hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err);

@@ -148,35 +148,24 @@ int net_sandbox_start(const struct net_sandbox_config *c, int (*then)(const char
    * is the old root, and no other; set before the fork, since a chdir of
    * the helper's own could come after the pivot.  This process goes back
    * to where it was (the state directory may be a relative path). */
-  int here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
-  if (here < 0 || chdir("/") < 0) {
-    int e = errno;
-    if (here >= 0)
-      close(here);
-    close(sv[0]);
-    close(sv[1]);
-    nproc_restore(raised, &old);
-    errno = e;
-    return hutch_error_sys(err, "network: the namespace's helper starts in /");
+  _cleanup_close_ int here = open(".", O_PATH | O_DIRECTORY | O_CLOEXEC);
+  const char *failed = NULL;
+  pid_t pid = -1;
+  if (here < 0 || chdir("/") < 0)
+    failed = "the namespace's helper starts in /";
+  else if ((pid = fork()) < 0)
+    failed = "fork the namespace's helper";
+  nproc_restore(raised, &old); /* keeps errno */
+  int e = errno;
+  if (pid != 0 && here >= 0 && fchdir(here) < 0 && failed == NULL) {
+    failed = "back to the working directory after forking the helper";
+    e = errno;
   }
-  pid_t pid = fork();
-  nproc_restore(raised, &old);
-  int fork_errno = errno;
-  if (pid != 0 && fchdir(here) < 0) {
-    int e = errno;
-    close(here);
+  if (failed != NULL) {
     close(sv[0]);
     close(sv[1]);
     errno = e;
-    return hutch_error_sys(err, "network: back to the working directory after forking the helper");
-  }
-  if (pid != 0)
-    close(here);
-  if (pid < 0) {
-    close(sv[0]);
-    close(sv[1]);
-    errno = fork_errno;
-    return hutch_error_sys(err, "network: fork the namespace's helper");
+    return hutch_error_sys(err, "network: %s", failed);
   }
   if (pid == 0) {
     /* In a sandbox the setup process is the PID namespace's init, whose

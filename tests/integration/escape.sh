@@ -35,6 +35,21 @@ tap_is "$(printf '%s\n' "$tap_stdout" | awk '$5 == "/"' | wc -l)" "1" "one mount
 tap_ok "/ and /.. inside" hx -- sh -c 'stat -c "%d %i" / /..; ls -a /'
 tap_is "$(printf '%s\n' "$tap_stdout" | sed -n 1p)" "$(printf '%s\n' "$tap_stdout" | sed -n 2p)" "/.. is / itself"
 tap_unlike "$tap_stdout" "hutch-old-root" "the old root's directory is gone"
+# /dev and the masks of /proc's directories are directories of the
+# sandbox's tmpfs, bound in place: nothing runs from /dev, and the masks
+# take no writes.
+tap_ok "a program copied to /dev" hx -- sh -c 'cp /bin/busybox /dev/true && if /dev/true 2>/dev/null; then echo ran; else echo refused; fi'
+tap_is "$tap_stdout" "refused" "does not run from there"
+tap_ok "writes into /proc's masked directories" hx -- sh -c '
+  n=0
+  for d in /proc/acpi /proc/asound /proc/scsi /proc/driver; do
+    [ -d "$d" ] || continue
+    n=$((n + 1))
+    if touch "$d/x" 2>/dev/null || mkdir "$d/d" 2>/dev/null; then echo "$d took a write"; fi
+  done
+  echo "$n tried"'
+tap_unlike "$tap_stdout" "took a write" "none takes a file or a directory"
+tap_unlike "$tap_stdout" "^0 tried" "and at least one was there to try"
 
 # Hostile images: the setup writes /etc/hosts and /etc/resolv.conf and
 # makes mount points while it builds the sandbox, following the image's
@@ -48,10 +63,14 @@ evil_image() { # NAME TARGET: the busybox image with etc -> TARGET
     "$HUTCH_BIN" rootfs import "$tmp/$1.tar" --name "$1" >/dev/null 2>&1
 }
 tap_ok "an image with etc -> ..$tmp/esc" evil_image escape-etc-dotdot "..$tmp/esc"
-(cd "$tmp/cwd" && "$HUTCH_BIN" exec --rootfs escape-etc-dotdot -- true >/dev/null 2>&1)
+# Inside, the link leads to a path that is not there: the setup gets as far
+# as /etc/hosts and stops there.
+tap_status 125 "its start fails" sh -c 'cd "$1" && exec "$2" exec --rootfs escape-etc-dotdot -- true' - "$tmp/cwd" "$HUTCH_BIN"
+tap_like "$tap_stderr" "/etc/hosts" "at /etc/hosts, followed inside the new root"
 tap_is "$(ls -A "$tmp/esc")" "" "its setup wrote nothing on the host through .. of /"
 tap_ok "an image with etc -> /proc/2/cwd" evil_image escape-etc-cwd /proc/2/cwd
-(cd "$tmp/cwd" && "$HUTCH_BIN" exec --rootfs escape-etc-cwd -- true >/dev/null 2>&1)
+tap_ok "its sandbox runs" sh -c 'cd "$1" && exec "$2" exec --rootfs escape-etc-cwd -- ls /' - "$tmp/cwd" "$HUTCH_BIN"
+tap_like "$tap_stdout" "hosts" "the setup's /etc/hosts went to the new root's / (the helper's cwd)"
 tap_is "$(ls -A "$tmp/cwd")" "" "its setup wrote nothing in the caller's working directory"
 # On one CPU the helper runs only when the setup waits: it must not matter
 # when it gets to run.
