@@ -69,8 +69,11 @@ tap_status 125 "its start fails" sh -c 'cd "$1" && exec "$2" exec --rootfs escap
 tap_like "$tap_stderr" "/etc/hosts" "at /etc/hosts, followed inside the new root"
 tap_is "$(ls -A "$tmp/esc")" "" "its setup wrote nothing on the host through .. of /"
 tap_ok "an image with etc -> /proc/2/cwd" evil_image escape-etc-cwd /proc/2/cwd
-tap_ok "its sandbox runs" sh -c 'cd "$1" && exec "$2" exec --rootfs escape-etc-cwd -- ls /' - "$tmp/cwd" "$HUTCH_BIN"
-tap_like "$tap_stdout" "hosts" "the setup's /etc/hosts went to the new root's / (the helper's cwd)"
+# The link leads to the new root's / while the helper lives, and nowhere
+# once it has ended: the start runs with hosts in /, or stops at
+# /etc/hosts; either way it got that far.
+tap_ok "its start" sh -c 'cd "$1" && "$2" exec --rootfs escape-etc-cwd -- ls / 2>&1; true' - "$tmp/cwd" "$HUTCH_BIN"
+tap_like "$tap_stdout" "hosts" "got as far as /etc/hosts, followed inside the new root"
 tap_is "$(ls -A "$tmp/cwd")" "" "its setup wrote nothing in the caller's working directory"
 # On one CPU the helper runs only when the setup waits: it must not matter
 # when it gets to run.
