@@ -692,7 +692,7 @@ mock_start "$hang"
 import ctypes, errno, os, sys, time
 requests, report = sys.argv[1:3]
 sys.path.insert(0, sys.argv[3])
-from benchprocs import children, find_agent, ppid, scan
+from benchprocs import alive, children, find_agent, ppid, scan, start_time
 nr = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 libc = ctypes.CDLL(None, use_errno=True)
 def fds(p):
@@ -729,10 +729,11 @@ else:
         agent = None
 if agent and nr is None:
     lines.append("skip: no kcmp(2) number known for " + os.uname().machine)
-if agent:
-    lines.append(memory(agent))
+# The fds are compared first: it takes milliseconds, while the memory scan
+# of a sanitizer build's agent can take seconds, after which the agent may
+# have ended (a zombie has no files: kcmp would find nothing shared).
 if agent and nr is not None:
-    who = "agent"
+    who, began = "agent", start_time(agent)
     try:
         for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner, "hutch-benchmark")]:
             theirs = fds(q)
@@ -740,8 +741,12 @@ if agent and nr is not None:
                 for m in theirs:
                     if same_file(agent, q, n, m):
                         lines.append("fd %d shared with the %s's fd %d" % (n, who, m) if n > 2 else "stdio %d %s" % (n, who))
+        if not alive(agent, began):
+            lines.append("kcmp: the agent ended during the comparison")
     except OSError as e:
         lines.append("kcmp: the agent or the %s gone during the comparison (%s)" % (who, e.strerror))
+if agent:
+    lines.append(memory(agent))
 open(report, "w").write("\n".join(lines) + "\n")
 PY
 probe=$!

@@ -60,6 +60,16 @@ def start_time(pid):
         return None
 
 
+def alive(pid, began):
+    """True while PID is the process that started at BEGAN and has not
+    ended (a zombie keeps its start time but no memory and no files)."""
+    try:
+        fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return False
+    return fields[0] not in ("Z", "X") and fields[19] == began
+
+
 def scan(pid, words):
     began = start_time(pid)
     found, total = set(), 0
@@ -105,7 +115,7 @@ def scan(pid, words):
     if found:
         return "memory: holds " + ", ".join(sorted(found))
     # Pages of a process that ended meanwhile read as nothing: no verdict.
-    if began is None or start_time(pid) != began:
+    if began is None or not alive(pid, began):
         return "memory: unreadable (the process ended during the scan)"
     return "memory: clean (%d bytes read)" % total
 
