@@ -20,8 +20,9 @@
 
 /* Bumped whenever the compiler's output for the same profile or the cache
  * entry's form changes, so that entries written by an older hutch are not
- * read (2: entries carry a MAC). */
-#define CACHE_FORMAT "hutch-seccomp-bpf-2"
+ * read (2: entries carry a MAC; 3: programs start with the prefix of
+ * seccomp_prefix.c). */
+#define CACHE_FORMAT "hutch-seccomp-bpf-3"
 
 static void compute_digest(const char *json, size_t json_len, char hex[65]) {
   static const char sep = '\0';

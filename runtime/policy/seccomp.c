@@ -84,9 +84,10 @@ static scmp_filter_ctx new_ctx(uint32_t def, uint32_t badarch, hutch_error_t *er
   return ctx;
 }
 
-/* Adds the rules of one class (allowing or refusing) to ctx. */
+/* Adds the rules of one class (allowing or refusing) to ctx, but for the
+ * numbers of class `skip` in cls (when given): the prefix answers them. */
 static int add_rules(scmp_filter_ctx ctx, const struct seccomp_profile *p, bool allows, uint32_t ctx_default,
-                     hutch_error_t *err) {
+                     const uint8_t *cls, uint8_t skip, hutch_error_t *err) {
   for (size_t i = 0; i < p->n_rules; i++) {
     const struct seccomp_rule *r = &p->rules[i];
     if ((r->action.kind == SECCOMP_ACT_ALLOW) != allows)
@@ -107,6 +108,8 @@ static int add_rules(scmp_filter_ctx ctx, const struct seccomp_profile *p, bool 
       int nr;
       if (seccomp_resolve_name(r->names[k], &nr) != SECCOMP_NAME_NATIVE)
         continue; /* not a syscall here, or unknown: validated as harmless at parse time */
+      if (cls && nr >= 0 && nr < SECCOMP_PREFIX_NRS && cls[nr] == skip)
+        continue;
       int rc = seccomp_rule_add_exact_array(ctx, act, nr, (unsigned)r->n_args, cmps);
       if (rc == -EEXIST)
         continue;
@@ -140,14 +143,11 @@ static int export_program(scmp_filter_ctx ctx, struct sock_filter **out, size_t 
   return 0;
 }
 
-int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t *len, hutch_error_t *err) {
-  seccomp_stats.compiles++;
-  if (!seccomp_profile_covers_native(p)) {
-    const char *native_oci = seccomp_native_oci_arch();
-    hutch_error_set(err, 0, "seccomp: %s does not list this host's architecture (%s)", p->source,
-                    native_oci ? native_oci : seccomp_native_arch());
-    return hutch_error_hint(err, "add it to \"architectures\" once the profile has been checked on it");
-  }
+/* The profile as one program from libseccomp: the refusing rules, then
+ * the allowing ones (see the top).  With cls, the numbers the prefix
+ * answers are left out. */
+static int compile_rules(const struct seccomp_profile *p, const uint8_t *cls, struct sock_filter **out, size_t *n_out,
+                         hutch_error_t *err) {
   bool any_refusal = false;
   for (size_t i = 0; i < p->n_rules; i++)
     any_refusal = any_refusal || p->rules[i].action.kind != SECCOMP_ACT_ALLOW;
@@ -156,7 +156,7 @@ int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t 
    * x32 on x86-64) kill the process, whatever the profile says about them. */
   uint32_t def = lib_action(&p->default_action);
   _cleanup_(release_ctx) scmp_filter_ctx allow = new_ctx(def, SCMP_ACT_KILL_PROCESS, err);
-  if (allow == NULL || add_rules(allow, p, true, def, err) < 0)
+  if (allow == NULL || add_rules(allow, p, true, def, cls, SECCOMP_NR_ALLOW, err) < 0)
     return -1;
   _cleanup_free_ struct sock_filter *second = NULL;
   size_t n_second;
@@ -167,7 +167,7 @@ int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t 
   size_t n_first = 0;
   if (any_refusal) {
     _cleanup_(release_ctx) scmp_filter_ctx refuse = new_ctx(SCMP_ACT_ALLOW, SCMP_ACT_ALLOW, err);
-    if (refuse == NULL || add_rules(refuse, p, false, SCMP_ACT_ALLOW, err) < 0)
+    if (refuse == NULL || add_rules(refuse, p, false, SCMP_ACT_ALLOW, cls, SECCOMP_NR_DEFAULT, err) < 0)
       return -1;
     if (export_program(refuse, &first, &n_first, err) < 0)
       return -1;
@@ -189,8 +189,51 @@ int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t 
   if (n_first)
     memcpy(prog, first, n_first * sizeof(*prog));
   memcpy(prog + n_first, second, n_second * sizeof(*prog));
-  *bpf = prog;
-  *len = n * sizeof(*prog);
+  *out = prog;
+  *n_out = n;
+  return 0;
+}
+
+int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t *len, hutch_error_t *err) {
+  seccomp_stats.compiles++;
+  if (!seccomp_profile_covers_native(p)) {
+    const char *native_oci = seccomp_native_oci_arch();
+    hutch_error_set(err, 0, "seccomp: %s does not list this host's architecture (%s)", p->source,
+                    native_oci ? native_oci : seccomp_native_arch());
+    return hutch_error_hint(err, "add it to \"architectures\" once the profile has been checked on it");
+  }
+  _cleanup_free_ struct sock_filter *whole = NULL;
+  size_t n_whole;
+  if (compile_rules(p, NULL, &whole, &n_whole, err) < 0)
+    return -1;
+
+  /* The prefix, then libseccomp's program without what the prefix answers;
+   * used only when shorter and when it answers as the whole one does. */
+  uint8_t cls[SECCOMP_PREFIX_NRS];
+  seccomp_split_profile(p, cls);
+  struct sock_filter prefix[SECCOMP_PREFIX_MAX];
+  size_t n_prefix = seccomp_prefix_build(cls, seccomp_arch_native(), lib_action(&p->default_action), prefix);
+  _cleanup_free_ struct sock_filter *rest = NULL;
+  size_t n_rest = 0;
+  if (n_prefix > 0 && compile_rules(p, cls, &rest, &n_rest, err) < 0)
+    return -1;
+  if (n_prefix > 0 && n_prefix + n_rest < n_whole) {
+    size_t n = n_prefix + n_rest;
+    _cleanup_free_ struct sock_filter *both = xmalloc(n * sizeof(*both));
+    memcpy(both, prefix, n_prefix * sizeof(*both));
+    memcpy(both + n_prefix, rest, n_rest * sizeof(*both));
+    if (seccomp_programs_agree(p, whole, n_whole * sizeof(*whole), both, n * sizeof(*both))) {
+      *bpf = steal_pointer(&both);
+      *len = n * sizeof(struct sock_filter);
+      return 0;
+    }
+    /* Not expected: a fault of the prefix's, which must not change what a
+     * sandbox may do.  libseccomp's whole program is as strict, and longer. */
+    hutch_warn("seccomp: %s: the shortened program does not answer as libseccomp's does; using libseccomp's",
+               p->source);
+  }
+  *len = n_whole * sizeof(*whole);
+  *bpf = steal_pointer(&whole);
   return 0;
 }
 

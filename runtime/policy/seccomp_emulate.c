@@ -81,7 +81,7 @@ static bool alu(uint16_t code, uint32_t *a, uint32_t operand) {
 /* seccomp_emulate on a program already found valid: the check reads the
  * whole program (about 560 instructions for the default profile), the run
  * a dozen, and init asks about some forty calls at every start. */
-static uint32_t emulate_valid(const void *bpf, size_t len, const struct seccomp_data *d) {
+uint32_t seccomp_emulate_valid(const void *bpf, size_t len, const struct seccomp_data *d) {
   const struct sock_filter *f = bpf;
   size_t n = len / sizeof(*f);
   uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
@@ -151,7 +151,7 @@ uint32_t seccomp_emulate(const void *bpf, size_t len, const struct seccomp_data 
    * a kill: the caller treats every answer but ALLOW as a refusal. */
   if (!seccomp_program_valid(bpf, len))
     return SECCOMP_RET_KILL_PROCESS;
-  return emulate_valid(bpf, len, d);
+  return seccomp_emulate_valid(bpf, len, d);
 }
 
 ssize_t seccomp_first_refused(const void *bpf, size_t len, const struct seccomp_call *calls, size_t n) {
@@ -161,7 +161,7 @@ ssize_t seccomp_first_refused(const void *bpf, size_t len, const struct seccomp_
   for (size_t i = 0; i < n; i++) {
     d.nr = calls[i].nr;
     memcpy(d.args, calls[i].args, sizeof(d.args));
-    uint32_t ret = emulate_valid(bpf, len, &d);
+    uint32_t ret = seccomp_emulate_valid(bpf, len, &d);
     if ((ret & SECCOMP_RET_ACTION_FULL) != SECCOMP_RET_ALLOW)
       return (ssize_t)i;
   }

@@ -109,9 +109,38 @@ struct seccomp_data;
 /* What a valid program (seccomp_program_valid) returns for `d`, run in user
  * space as the kernel would; SECCOMP_RET_KILL_PROCESS for a malformed one. */
 uint32_t seccomp_emulate(const void *bpf, size_t len, const struct seccomp_data *d);
+/* The same on a program seccomp_program_valid has accepted (no check). */
+uint32_t seccomp_emulate_valid(const void *bpf, size_t len, const struct seccomp_data *d);
 /* The index of the first call the program does not ALLOW on the native
  * architecture (an errno, a kill, a trap, even a log), -1 when it allows all. */
 ssize_t seccomp_first_refused(const void *bpf, size_t len, const struct seccomp_call *calls, size_t n);
+
+/* ---- the prefix (seccomp_prefix.c) ---- */
+
+/* Native syscall numbers below this are answered by the prefix where they can be. */
+#define SECCOMP_PREFIX_NRS 1024
+/* The prefix's longest form; longer ones are not made. */
+#define SECCOMP_PREFIX_MAX 255
+/* What the prefix does with a number. */
+enum seccomp_nr_class {
+  SECCOMP_NR_REST,    /* libseccomp's program judges it */
+  SECCOMP_NR_ALLOW,   /* allowed whatever the arguments: no rule refuses it */
+  SECCOMP_NR_DEFAULT, /* the default action: no rule names it, or only to say the same */
+};
+/* Each native number's class under the profile. */
+void seccomp_split_profile(const struct seccomp_profile *profile, uint8_t cls[SECCOMP_PREFIX_NRS]);
+/* The prefix for the classes, for calls on `arch` (the native audit
+ * architecture), into out; its length, 0 when no prefix is worth it (or it
+ * would not fit).  It falls through, past its end, to the rest.  out holds
+ * SECCOMP_PREFIX_MAX instructions. */
+struct sock_filter;
+size_t seccomp_prefix_build(const uint8_t cls[SECCOMP_PREFIX_NRS], uint32_t arch, uint32_t default_ret,
+                            struct sock_filter *out);
+/* Whether two programs answer alike every number on every architecture,
+ * and the numbers the profile's rules name with arguments built from its
+ * comparisons. */
+bool seccomp_programs_agree(const struct seccomp_profile *profile, const void *a, size_t alen, const void *b,
+                            size_t blen);
 
 /* ---- what the cache key and `policy show` need to know about the host ---- */
 
