@@ -194,6 +194,16 @@ static int compile_rules(const struct seccomp_profile *p, const uint8_t *cls, st
   return 0;
 }
 
+/* Architectures whose every syscall has a number of its own. */
+static bool no_multiplexer(void) {
+  uint32_t native = seccomp_arch_native();
+  return native == SCMP_ARCH_X86_64 || native == SCMP_ARCH_AARCH64
+#ifdef SCMP_ARCH_RISCV64
+         || native == SCMP_ARCH_RISCV64
+#endif
+      ;
+}
+
 int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t *len, hutch_error_t *err) {
   seccomp_stats.compiles++;
   if (!seccomp_profile_covers_native(p)) {
@@ -208,15 +218,26 @@ int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t 
     return -1;
 
   /* The prefix, then libseccomp's program without what the prefix answers;
-   * used only when shorter and when it answers as the whole one does. */
+   * used only when shorter and when it answers as the whole one does.
+   * Only where no syscall multiplexes others: on i386, s390 and ppc
+   * libseccomp turns a rule on socket into one on socketcall too, which
+   * the split by name (seccomp_split_profile) would not see. */
   uint8_t cls[SECCOMP_PREFIX_NRS];
-  seccomp_split_profile(p, cls);
   struct sock_filter prefix[SECCOMP_PREFIX_MAX];
-  size_t n_prefix = seccomp_prefix_build(cls, seccomp_arch_native(), lib_action(&p->default_action), prefix);
+  size_t n_prefix = 0;
+  if (no_multiplexer()) {
+    seccomp_split_profile(p, cls);
+    n_prefix = seccomp_prefix_build(cls, seccomp_arch_native(), lib_action(&p->default_action), prefix);
+  }
   _cleanup_free_ struct sock_filter *rest = NULL;
   size_t n_rest = 0;
-  if (n_prefix > 0 && compile_rules(p, cls, &rest, &n_rest, err) < 0)
-    return -1;
+  hutch_error_t rest_err = NULL;
+  if (n_prefix > 0 && compile_rules(p, cls, &rest, &n_rest, &rest_err) < 0) {
+    /* Not expected either; the whole program is as strict. */
+    hutch_warn("seccomp: %s: the shortened program: %s; using libseccomp's whole one", p->source, rest_err->msg);
+    hutch_error_free(&rest_err);
+    n_prefix = 0;
+  }
   if (n_prefix > 0 && n_prefix + n_rest < n_whole) {
     size_t n = n_prefix + n_rest;
     _cleanup_free_ struct sock_filter *both = xmalloc(n * sizeof(*both));

@@ -111,21 +111,21 @@ static void emit(struct layout *l, size_t lo, size_t hi, size_t at) {
 
 size_t seccomp_prefix_build(const uint8_t cls[SECCOMP_PREFIX_NRS], uint32_t arch, uint32_t default_ret,
                             struct sock_filter *out) {
-  static struct runs runs; /* 5 KiB: compiles are rare and single-threaded */
-  make_runs(cls, &runs);
+  _cleanup_free_ struct runs *runs = xmalloc(sizeof(*runs));
+  make_runs(cls, runs);
   bool has[3] = {false, false, false};
-  for (size_t i = 0; i < runs.n; i++)
-    has[runs.cls[i]] = true;
+  for (size_t i = 0; i < runs->n; i++)
+    has[runs->cls[i]] = true;
   if (!has[SECCOMP_NR_ALLOW] && !has[SECCOMP_NR_DEFAULT])
     return 0;
   /* The architecture, the number, the search (one node fewer than runs),
    * and an answer per class that occurs; the rest of the program follows. */
-  size_t nodes = runs.n - 1, head = 3;
+  size_t nodes = runs->n - 1, head = 3;
   size_t n = head + nodes + has[SECCOMP_NR_ALLOW] + has[SECCOMP_NR_DEFAULT];
   /* Conditional jumps reach 255 instructions ahead. */
   if (n > SECCOMP_PREFIX_MAX || n > 255)
     return 0;
-  struct layout l = {.runs = &runs, .out = out};
+  struct layout l = {.runs = runs, .out = out};
   size_t next = head + nodes;
   if (has[SECCOMP_NR_ALLOW])
     out[l.target[SECCOMP_NR_ALLOW] = next++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
@@ -136,7 +136,7 @@ size_t seccomp_prefix_build(const uint8_t cls[SECCOMP_PREFIX_NRS], uint32_t arch
   /* Another ABI (i386, x32's numbers come later) is the rest's to judge. */
   out[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, arch, 0, (uint8_t)(n - 2));
   out[2] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
-  emit(&l, 0, runs.n - 1, head);
+  emit(&l, 0, runs->n - 1, head);
   return n;
 }
 
@@ -197,53 +197,65 @@ bool seccomp_programs_agree(const struct seccomp_profile *p, const void *a, size
         return false;
     }
   }
-  /* The numbers the rules name, with arguments built from the rules: each
-   * rule's comparisons all met, and each one in turn missed (the value
-   * off by one, in the low and the high word). */
+  /* Each rule's numbers with arguments built from that rule: its
+   * comparisons all met, and each one in turn missed (the value off by one,
+   * in the low and the high word).  Then every number any rule names with
+   * each collected value in every argument at once.  Linear in the
+   * profile's size: a long profile compiles in proportion. */
   uint64_t vals[MAX_VALUES];
   size_t nv = 0;
   add_value(vals, &nv, 0);
   add_value(vals, &nv, ~0ULL);
-  for (size_t i = 0; i < p->n_rules; i++)
+  size_t n_names = 0;
+  for (size_t i = 0; i < p->n_rules; i++) {
+    n_names += p->rules[i].n_names;
     for (size_t k = 0; k < p->rules[i].n_args; k++) {
       uint64_t v = satisfying(&p->rules[i].args[k]);
       add_value(vals, &nv, v);
       add_value(vals, &nv, v ^ 1);
       add_value(vals, &nv, v ^ (1ULL << 32));
     }
+  }
+  _cleanup_free_ int *nrs = xcalloc(n_names + 1, sizeof(int));
+  _cleanup_free_ uint8_t *seen = xcalloc(SECCOMP_PREFIX_NRS, 1);
+  size_t n_nrs = 0;
+  memset(&d, 0, sizeof(d));
+  d.arch = seccomp_arch_native();
   for (size_t i = 0; i < p->n_rules; i++) {
-    for (size_t k = 0; k < p->rules[i].n_names; k++) {
+    const struct seccomp_rule *r = &p->rules[i];
+    for (size_t k = 0; k < r->n_names; k++) {
       int nr;
-      if (seccomp_resolve_name(p->rules[i].names[k], &nr) != SECCOMP_NAME_NATIVE)
+      if (seccomp_resolve_name(r->names[k], &nr) != SECCOMP_NAME_NATIVE)
         continue;
-      memset(&d, 0, sizeof(d));
-      d.arch = seccomp_arch_native();
+      bool fresh = nr < 0 || nr >= SECCOMP_PREFIX_NRS || !seen[nr];
+      if (nr >= 0 && nr < SECCOMP_PREFIX_NRS)
+        seen[nr] = 1;
+      if (fresh)
+        nrs[n_nrs++] = nr;
       d.nr = nr;
-      /* Every rule's satisfying call on this number... */
-      for (size_t j = 0; j < p->n_rules; j++) {
-        const struct seccomp_rule *r = &p->rules[j];
-        memset(d.args, 0, sizeof(d.args));
-        for (size_t c = 0; c < r->n_args; c++)
-          d.args[r->args[c].index] = satisfying(&r->args[c]);
-        if (!same_on(a, alen, b, blen, &d))
-          return false;
-        for (size_t c = 0; c < r->n_args; c++) {
-          uint64_t keep = d.args[r->args[c].index];
-          for (int bit = 0; bit < 2; bit++) {
-            d.args[r->args[c].index] = keep ^ (bit ? 1ULL << 32 : 1);
-            if (!same_on(a, alen, b, blen, &d))
-              return false;
-          }
-          d.args[r->args[c].index] = keep;
+      memset(d.args, 0, sizeof(d.args));
+      for (size_t c = 0; c < r->n_args; c++)
+        d.args[r->args[c].index] = satisfying(&r->args[c]);
+      if (!same_on(a, alen, b, blen, &d))
+        return false;
+      for (size_t c = 0; c < r->n_args; c++) {
+        uint64_t keep = d.args[r->args[c].index];
+        for (int bit = 0; bit < 2; bit++) {
+          d.args[r->args[c].index] = keep ^ (bit ? 1ULL << 32 : 1);
+          if (!same_on(a, alen, b, blen, &d))
+            return false;
         }
+        d.args[r->args[c].index] = keep;
       }
-      /* ...and each value in every argument at once. */
-      for (size_t v = 0; v < nv; v++) {
-        for (int arg = 0; arg < 6; arg++)
-          d.args[arg] = vals[v];
-        if (!same_on(a, alen, b, blen, &d))
-          return false;
-      }
+    }
+  }
+  for (size_t i = 0; i < n_nrs; i++) {
+    d.nr = nrs[i];
+    for (size_t v = 0; v < nv; v++) {
+      for (int arg = 0; arg < 6; arg++)
+        d.args[arg] = vals[v];
+      if (!same_on(a, alen, b, blen, &d))
+        return false;
     }
   }
   return true;

@@ -24,7 +24,9 @@ struct seccomp_stats seccomp_stats;
 /* Syscalls that libseccomp releases older than its main branch (v2.6.x,
  * tables of Linux 7.1) may not know, with their numbers on the two
  * architectures hutch ships a profile for; -1: not a syscall there.  Since
- * Linux 5.1 new syscalls share one number on every architecture. */
+ * Linux 5.1 new syscalls share one number on every architecture.  The
+ * compiled programs in the cache depend on this table: a change to it
+ * bumps CACHE_FORMAT in policy.c. */
 static const struct newer_syscall {
   const char *name;
   int x86_64;
