@@ -216,6 +216,10 @@ int seccomp_profile_compile(const struct seccomp_profile *p, void **bpf, size_t 
   size_t n_whole;
   if (compile_rules(p, NULL, &whole, &n_whole, err) < 0)
     return -1;
+  /* libseccomp's program is run on sample calls against the rules
+   * themselves: a miscompiled profile is refused, not installed. */
+  if (seccomp_program_means(p, whole, n_whole * sizeof(*whole), err) < 0)
+    return -1;
 
   /* The prefix, then libseccomp's program without what the prefix answers;
    * used only when shorter and when it answers as the whole one does.

@@ -136,11 +136,17 @@ void seccomp_split_profile(const struct seccomp_profile *profile, uint8_t cls[SE
 struct sock_filter;
 size_t seccomp_prefix_build(const uint8_t cls[SECCOMP_PREFIX_NRS], uint32_t arch, uint32_t default_ret,
                             struct sock_filter *out);
+/* ---- checks on sample calls (seccomp_check.c) ---- */
+
 /* Whether two programs answer alike every number on every architecture,
  * and the numbers the profile's rules name with arguments built from its
  * comparisons. */
 bool seccomp_programs_agree(const struct seccomp_profile *profile, const void *a, size_t alen, const void *b,
                             size_t blen);
+/* 0 when a program gives, on the native architecture, what the profile's
+ * rules say for the same sample calls; -1 with err naming the first call
+ * it answers otherwise. */
+int seccomp_program_means(const struct seccomp_profile *profile, const void *bpf, size_t len, hutch_error_t *err);
 
 /* ---- what the cache key and `policy show` need to know about the host ---- */
 

@@ -1,7 +1,8 @@
 /* The prefix in front of libseccomp's program (seccomp_prefix.c): what it
  * answers for each class of numbers, what it leaves to the rest, that the
- * kernel's per-call cache can follow it, and that the check which compares
- * it with libseccomp's whole program catches a difference. */
+ * kernel's per-call cache can follow it; and the checks on sample calls
+ * (seccomp_check.c): against libseccomp's whole program, and against the
+ * profile's own rules. */
 #include "config.h"
 
 #include <linux/audit.h>
@@ -205,6 +206,76 @@ static char *read_text(const char *path, size_t *len) {
   return text;
 }
 
+/* The check of a program against the profile's own rules. */
+static void test_meaning(void) {
+  /* Three rules allowing fchmod with ranged comparisons, none of which
+   * holds for fchmod(0, 0, 0, 1, 0, 0): libseccomp 2.5.4 compiles them
+   * into a program that allows it. */
+  const char *ranged = "{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"defaultErrnoRet\": 1, \"syscalls\": ["
+                       "{\"names\": [\"fchmod\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": "
+                       "[{\"index\": 3, \"value\": 1, \"op\": \"SCMP_CMP_LT\"}]},"
+                       "{\"names\": [\"fchmod\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": "
+                       "[{\"index\": 2, \"value\": 222, \"op\": \"SCMP_CMP_LT\"}, {\"index\": 4, \"value\": 2, "
+                       "\"op\": \"SCMP_CMP_GE\"}, {\"index\": 0, \"value\": 7, \"op\": \"SCMP_CMP_LE\"}]},"
+                       "{\"names\": [\"fchmod\"], \"action\": \"SCMP_ACT_ALLOW\", \"args\": "
+                       "[{\"index\": 1, \"value\": 237, \"op\": \"SCMP_CMP_MASKED_EQ\", \"valueTwo\": 0}, "
+                       "{\"index\": 0, \"value\": 0, \"op\": \"SCMP_CMP_LT\"}, {\"index\": 4, \"value\": "
+                       "9007199254740991, \"op\": \"SCMP_CMP_NE\"}]}]}";
+  struct seccomp_profile *p = parse(ranged);
+  if (p == NULL)
+    return;
+  void *bpf = NULL;
+  size_t len = 0;
+  hutch_error_t err = NULL;
+  int r = seccomp_profile_compile(p, &bpf, &len, &err);
+  if (r < 0) {
+    tap_ok(strstr(err->msg, "compiled the profile wrongly: fchmod") != NULL && strstr(err->msg, "is allowed") &&
+               strstr(err->msg, "the rules say errno 1"),
+           "a profile libseccomp %s compiles wrongly is refused, naming the call (%s)", seccomp_library_version(),
+           err->msg);
+    hutch_error_free(&err);
+  } else {
+    struct seccomp_data d = {.nr = nr_of("fchmod"), .arch = seccomp_arch_native(), .args = {0, 0, 0, 1, 0, 0}};
+    tap_ok(seccomp_emulate(bpf, len, &d) == (SECCOMP_RET_ERRNO | EPERM),
+           "libseccomp %s compiles the ranged rules right: fchmod(0, 0, 0, 1, 0, 0) is refused",
+           seccomp_library_version());
+  }
+  free(bpf);
+  seccomp_profile_free(p);
+
+  /* One ranged rule alone is compiled right, and accepted. */
+  p = parse("{\"defaultAction\": \"SCMP_ACT_ERRNO\", \"syscalls\": [{\"names\": [\"fchmod\"], \"action\": "
+            "\"SCMP_ACT_ALLOW\", \"args\": [{\"index\": 3, \"value\": 1, \"op\": \"SCMP_CMP_LT\"}]}]}");
+  if (p == NULL)
+    return;
+  bpf = NULL;
+  r = seccomp_profile_compile(p, &bpf, &len, &err);
+  tap_ok(r == 0, "a single ranged rule compiles and passes the check");
+  if (r < 0)
+    hutch_error_free(&err);
+  free(bpf);
+  seccomp_profile_free(p);
+}
+
+/* The same check finds a program changed after compiling. */
+static void test_meaning_changed(const struct seccomp_profile *p, const struct sock_filter *f, size_t n) {
+  hutch_error_t err = NULL;
+  tap_is_int(seccomp_program_means(p, f, n * sizeof(*f), &err), 0,
+             "the installed profile's program says what its rules say");
+  hutch_error_free(&err);
+  _cleanup_free_ struct sock_filter *changed = xmalloc(n * sizeof(*f));
+  memcpy(changed, f, n * sizeof(*f));
+  size_t last_allow = 0;
+  for (size_t i = 0; i < n; i++)
+    if (changed[i].code == (BPF_RET | BPF_K) && changed[i].k == SECCOMP_RET_ALLOW)
+      last_allow = i;
+  changed[last_allow].k = SECCOMP_RET_ERRNO | EPERM;
+  int r = seccomp_program_means(p, changed, n * sizeof(*f), &err);
+  tap_ok(r < 0 && err && strstr(err->msg, "is errno 1, where the rules say allowed"),
+         "and one with an allow turned into a refusal does not (%s)", err ? err->msg : "accepted");
+  hutch_error_free(&err);
+}
+
 /* The installed profile: its program, what each number gets, and the
  * check against a changed copy. */
 static void test_shipped(void) {
@@ -260,6 +331,7 @@ static void test_shipped(void) {
   tap_is_int(wrong, -1, "each gets its answer, whatever its arguments");
   tap_is_int(uncached, -1, "and the kernel caches every one the prefix allows");
 
+  test_meaning_changed(p, f, n);
   tap_ok(seccomp_programs_agree(p, bpf, bpf_len, bpf, bpf_len), "the check finds a program agrees with itself");
   _cleanup_free_ struct sock_filter *changed = xmalloc(bpf_len);
   /* One allowed number refused instead. */
@@ -289,5 +361,6 @@ int main(void) {
   test_classes();
   test_split();
   test_shipped();
+  test_meaning();
   return tap_done();
 }
