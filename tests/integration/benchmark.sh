@@ -732,19 +732,24 @@ if agent and nr is None:
 # The fds are compared first: it takes milliseconds, while the memory scan
 # of a sanitizer build's agent can take seconds, after which the agent may
 # have ended (a zombie has no files: kcmp would find nothing shared).
+# A worker whose task is done may exit meanwhile: it is passed over (the
+# hanging task's worker waits for its agent); the agent's own end stops
+# the comparison and is reported.
 if agent and nr is not None:
-    who, began = "agent", start_time(agent)
-    try:
-        for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner, "hutch-benchmark")]:
+    began = start_time(agent)
+    for who, q in [("spawner", spawner), ("runner", runner)] + [("worker", w) for w in children(runner, "hutch-benchmark")]:
+        try:
             theirs = fds(q)
             for n in mine:
                 for m in theirs:
                     if same_file(agent, q, n, m):
                         lines.append("fd %d shared with the %s's fd %d" % (n, who, m) if n > 2 else "stdio %d %s" % (n, who))
-        if not alive(agent, began):
-            lines.append("kcmp: the agent ended during the comparison")
-    except OSError as e:
-        lines.append("kcmp: the agent or the %s gone during the comparison (%s)" % (who, e.strerror))
+        except OSError as e:
+            if not alive(agent, began):
+                break
+            lines.append("kcmp: a %s (%d) ended during the comparison (%s)" % (who, q, e.strerror))
+    if not alive(agent, began):
+        lines.append("kcmp: the agent ended during the comparison")
 if agent:
     lines.append(memory(agent))
 open(report, "w").write("\n".join(lines) + "\n")
