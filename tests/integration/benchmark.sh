@@ -692,7 +692,7 @@ mock_start "$hang"
 import ctypes, errno, os, sys, time
 requests, report = sys.argv[1:3]
 sys.path.insert(0, sys.argv[3])
-from benchprocs import alive, children, find_agent, ppid, scan, start_time
+from benchprocs import alive, children, comm, find_agent, pids, ppid, scan, start_time
 nr = {"x86_64": 312, "aarch64": 272}.get(os.uname().machine)
 libc = ctypes.CDLL(None, use_errno=True)
 def fds(p):
@@ -748,6 +748,22 @@ if agent and nr is not None:
             if not alive(agent, began):
                 break
             lines.append("kcmp: a %s (%d) ended during the comparison (%s)" % (who, q, e.strerror))
+    # The statement's pipe (the agent's stdin), looked for in every process
+    # rather than in the workers listed above: the check that kcmp sees a
+    # file the agent does share.
+    holders = []
+    for q in pids():
+        if q == agent or not alive(agent, began):
+            continue
+        try:
+            if any(same_file(agent, q, 0, m) for m in fds(q)):
+                holders.append(comm(q))
+        except OSError:
+            pass
+    if "hutch-benchmark" in holders:
+        lines.append("stdio 0 worker")
+    else:
+        lines.append("stdio 0 held by: %s" % (", ".join(holders) or "no other process"))
     if not alive(agent, began):
         lines.append("kcmp: the agent ended during the comparison")
 if agent:
