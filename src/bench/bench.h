@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "hutch.h"
@@ -110,7 +111,13 @@ struct bench_child {
    * channel its end comes on (spawner.c). */
   bool remote;
   int pidfd, chan;
+  /* Once it has ended: its CPU time (user + system, in s), its reaped
+   * descendants' included. */
+  double cpu;
 };
+struct rusage;
+/* A wait4() rusage's user + system time, in us. */
+int64_t bench_rusage_us(const struct rusage *ru);
 /* A task's agent: hutch-agent's agent_main(argv) in a child of the agent
  * spawner, with no exec, stdin from in, stdout and stderr to out and
  * errfd (-1: /dev/null); the child gets the signal state and fds (0, 1, 2

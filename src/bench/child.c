@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -182,9 +183,11 @@ static bool wait_until(struct bench_child *c, double until, bool watch_stop, int
       continue;
     }
     int status;
-    pid_t w = waitpid(c->pid, &status, WNOHANG);
+    struct rusage ru;
+    pid_t w = wait4(c->pid, &status, WNOHANG, &ru);
     if (w == c->pid) {
       c->status = status;
+      c->cpu = (double)bench_rusage_us(&ru) / 1e6;
       exited = true;
     } else if (w < 0 && errno == ECHILD) {
       c->status = 0;
@@ -194,6 +197,10 @@ static bool wait_until(struct bench_child *c, double until, bool watch_stop, int
   if (pfd >= 0)
     close(pfd);
   return exited;
+}
+
+int64_t bench_rusage_us(const struct rusage *ru) {
+  return (int64_t)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) * 1000000 + ru->ru_utime.tv_usec + ru->ru_stime.tv_usec;
 }
 
 int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap) {
@@ -209,9 +216,12 @@ int bench_wait(struct bench_child *c, double timeout, double grace, int capture,
       bench_child_signal(c, SIGKILL);
       if (c->remote)
         wait_until(c, 0, false, -1, NULL, NULL, 0);
-      else
-        while (waitpid(c->pid, &c->status, 0) < 0 && errno == EINTR)
+      else {
+        struct rusage ru;
+        while (wait4(c->pid, &c->status, 0, &ru) < 0 && errno == EINTR)
           ;
+        c->cpu = (double)bench_rusage_us(&ru) / 1e6;
+      }
     }
   }
   /* What the child wrote last, before it exited. */

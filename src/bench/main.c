@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -129,6 +130,16 @@ static void spawner_lost(bool tty, int status, bool *told) {
                                                    : xasprintf("status %d", WEXITSTATUS(status));
   fprintf(stderr, "%shutch benchmark: the agent spawner ended (%s): the run stops\nhint: go on with --resume\n",
           tty ? "\n" : "", how);
+}
+
+/* The task's CPU time (timings.cpu, s): its agent's, which the worker got
+ * from the spawner, and its worker's (the task's files, the scoring sandbox
+ * and its python3), reaped here. */
+static void add_cpu(cJSON *line, const struct rusage *ru) {
+  cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "timings");
+  const cJSON *agent = cJSON_GetObjectItemCaseSensitive(tm, "agent_cpu");
+  if (cJSON_IsObject(tm) && cJSON_IsNumber(agent))
+    cJSON_AddNumberToObject(tm, "cpu", agent->valuedouble + (double)bench_rusage_us(ru) / 1e6);
 }
 
 static bool finished(const cJSON *lines, const char *id) {
@@ -339,7 +350,8 @@ static int run_tasks(struct bench_opts *o) {
       told = true;
     }
     int st;
-    pid_t pid = waitpid(-1, &st, 0);
+    struct rusage ru;
+    pid_t pid = wait4(-1, &st, 0, &ru);
     if (pid < 0) {
       if (errno == EINTR)
         continue;
@@ -388,6 +400,7 @@ static int run_tasks(struct bench_opts *o) {
                             cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(row, "problem_statement"), true));
       cJSON_AddNumberToObject(line, "elapsed_seconds", 0);
     }
+    add_cpu(line, &ru);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "fatal"))) {
       /* As LLM-in-Sandbox: an authentication error ends the run. */
       fprintf(stderr, "%shutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", tty ? "\n" : "",

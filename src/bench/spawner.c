@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -42,6 +43,9 @@
 enum { REPLY_STARTED = 1, REPLY_FAILED, REPLY_EXITED };
 struct reply {
   int32_t kind, pid, status, errnum;
+  /* REPLY_EXITED: the agent's CPU time (user + system, its reaped
+   * descendants' included: its sandbox, the tools' commands), in us. */
+  int64_t cpu_us;
 };
 
 int bench_spawner_fd = -1;
@@ -113,8 +117,8 @@ static size_t n_agents;
  * tasks did not end on their own. */
 static bool stopping;
 
-static void reply(int chan, int kind, pid_t pid, int status, int errnum, int pidfd) {
-  struct reply r = {kind, pid, status, errnum};
+static void reply(int chan, int kind, pid_t pid, int status, int errnum, int pidfd, int64_t cpu_us) {
+  struct reply r = {kind, pid, status, errnum, cpu_us};
   (void)send_fds(chan, &r, sizeof(r), &pidfd, pidfd >= 0 ? 1 : 0);
 }
 
@@ -130,7 +134,7 @@ static void start_agent(char *buf, size_t len, const int fds[4], const sigset_t 
       n_str += buf[i] == '\0';
   }
   if (len <= sizeof(argc) || buf[len - 1] != '\0' || argc == 0 || argc > n_str) {
-    reply(fds[3], REPLY_FAILED, 0, 0, EINVAL, -1);
+    reply(fds[3], REPLY_FAILED, 0, 0, EINVAL, -1, 0);
     close(fds[3]);
     return;
   }
@@ -146,12 +150,12 @@ static void start_agent(char *buf, size_t len, const int fds[4], const sigset_t 
   int e = errno;
   free(strs);
   if (pid < 0) {
-    reply(fds[3], REPLY_FAILED, 0, 0, e, -1);
+    reply(fds[3], REPLY_FAILED, 0, 0, e, -1, 0);
     close(fds[3]);
     return;
   }
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
-  reply(fds[3], REPLY_STARTED, pid, 0, 0, pidfd);
+  reply(fds[3], REPLY_STARTED, pid, 0, 0, pidfd, 0);
   if (pidfd >= 0)
     close(pidfd);
   agents = xrealloc(agents, (n_agents + 1) * sizeof(*agents));
@@ -161,12 +165,14 @@ static void start_agent(char *buf, size_t len, const int fds[4], const sigset_t 
 static void reap(void) {
   int status;
   pid_t pid;
-  while ((pid = waitpid(-1, &status, WNOHANG)) > 0) {
+  struct rusage ru;
+  while ((pid = wait4(-1, &status, WNOHANG, &ru)) > 0) {
+    int64_t cpu_us = bench_rusage_us(&ru);
     for (size_t i = 0; i < n_agents; i++) {
       if (agents[i].pid != pid)
         continue;
       if (agents[i].chan >= 0) {
-        reply(agents[i].chan, REPLY_EXITED, pid, status, stopping ? ECANCELED : 0, -1);
+        reply(agents[i].chan, REPLY_EXITED, pid, status, stopping ? ECANCELED : 0, -1, cpu_us);
         close(agents[i].chan);
       }
       agents[i] = agents[--n_agents];
@@ -388,6 +394,7 @@ int bench_spawner_ended(struct bench_child *c) {
     return 0;
   bool told = n == (ssize_t)sizeof(rep) && rep.kind == REPLY_EXITED;
   c->status = told ? rep.status : SIGKILL;
+  c->cpu = told ? (double)rep.cpu_us / 1e6 : 0;
   /* Its end untold (the spawner ended, its agents with it), or the spawner
    * stopped it: the task did not end on its own. */
   if (told ? rep.errnum == ECANCELED : spawner_gone())

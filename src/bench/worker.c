@@ -172,7 +172,8 @@ static void add_usage(cJSON *res, const cJSON *t) {
  * the run's hutch.timings (monotonic times, the same clock as ours) and
  * its steps' model and tool times; "own" is the task's time less the
  * model's and the tools'. */
-static void add_timings(cJSON *res, const cJSON *t, double spawned, double exited, double reward, double elapsed) {
+static void add_timings(cJSON *res, const cJSON *t, double spawned, double exited, double reward, double elapsed,
+                        double agent_cpu) {
   cJSON *tm = cJSON_CreateObject();
   double model = 0, tools = 0;
   if (t && spawned > 0) {
@@ -208,6 +209,10 @@ static void add_timings(cJSON *res, const cJSON *t, double spawned, double exite
   if (spawned > 0)
     cJSON_AddNumberToObject(tm, "runner", elapsed - (exited - spawned) - reward);
   cJSON_AddNumberToObject(tm, "own", elapsed - model - tools);
+  /* The agent's CPU time, its sandbox's and tools' included; the runner
+   * adds this worker's (its files, the scoring sandbox) as "cpu". */
+  if (spawned > 0)
+    cJSON_AddNumberToObject(tm, "agent_cpu", agent_cpu);
   cJSON_AddItemToObject(res, "timings", tm);
 }
 
@@ -244,7 +249,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   int agent_exit = -1;
   struct bench_task_opts topts = {0};
   bool fatal = false;
-  double spawned = 0, exited = 0, reward_time = 0;
+  double spawned = 0, exited = 0, reward_time = 0, agent_cpu = 0;
   /* The scoring sandbox, started beside the agent's: its start and
    * python's are off the task's path; it stays one per task, fresh. */
   struct bench_py reward = {.in = -1, .out = -1, .err = -1};
@@ -376,6 +381,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       run_dir = last_line(out_text);
     }
     exited = monotonic_seconds();
+    agent_cpu = c.cpu;
     if (c.stopped)
       _exit(130);
     if (bench_spawner_lost)
@@ -447,7 +453,7 @@ done:;
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
   cJSON *traj = load_trajectory(run_dir);
   add_usage(res, traj);
-  add_timings(res, traj, spawned, exited, reward_time, elapsed);
+  add_timings(res, traj, spawned, exited, reward_time, elapsed, agent_cpu);
   cJSON_Delete(traj);
   if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
     cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);

@@ -26,8 +26,17 @@ json() { "$AGENT_PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); pri
 
 # ---- the demo task set, four at a time ----
 mock_start "$(cat "$HUTCH_SRCDIR/examples/tasks/demo/mock-replies.json")"
+# The CPU time of this shell's reaped children (bash's times, second line;
+# run here, not in a command substitution's subshell), in seconds: around
+# the run, the whole hutch benchmark tree's.
+times >"$tmp/times0"
 tap_status 0 "the demo task set runs against the scripted model, 4 workers" \
   hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 4
+times >"$tmp/times1"
+tree_cpu=$("$AGENT_PY" -c 'import re, sys
+def cpu(path):
+    return sum(int(m) * 60 + float(x) for m, x in re.findall(r"(\d+)m([\d.]+)s", open(path).read().splitlines()[1]))
+print(round(cpu(sys.argv[2]) - cpu(sys.argv[1]), 3))' "$tmp/times0" "$tmp/times1")
 bench_dir
 tap_like "$OUT" "/[0-9]{8}_[0-9]{6}_demo_openai_mock_LLMinSandbox$" \
   "the run directory is named as LLM-in-Sandbox names it"
@@ -44,6 +53,16 @@ tap_is "$(json "$OUT/trajectory.json" '(len(d), sorted(d["demo_006"]), float(d["
 tap_like "$(json "$OUT/trajectory.json" 'd["demo_006"]["trajectory"][1]["observation"]')" "42" \
   "and its steps, with what the tools answered (the input file was in /testbed/documents)"
 tap_is "$(lines 'len(ls), len(set(l["id"] for l in ls))')" "(20, 20)" "results.jsonl: one line per task"
+tap_is "$(lines 'sorted(set(k for l in ls for k in l["timings"]))')" \
+  "['agent_cpu', 'copy_back', 'cpu', 'input_copy', 'model', 'own', 'reward', 'runner', 'sandbox', 'start', 'teardown', 'tools']" \
+  "results.jsonl: each task's timings, by phase and CPU"
+tap_is "$(lines 'sum(0 < l["timings"]["agent_cpu"] < l["timings"]["cpu"] for l in ls)')" "20" \
+  "each task's CPU time is more than its agent's (the scoring sandbox's is added)"
+# A task's CPU counts its agent's sandbox and tools and its scoring sandbox
+# (each reaped by a process of the task): together most of the tree's, of
+# which the rest is the runner's and the spawner's own; never more.
+tap_like "$(lines 'round(sum(l["timings"]["cpu"] for l in ls) / '"$tree_cpu"', 2)')" '^(0\.[5-9][0-9]?|1\.0)$' \
+  "the tasks' CPU times add up to most of the run's (${tree_cpu} s), not more"
 tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_017\nAgent Answer: 7\nGround Truth: 12\nScore: 0.0000' \
   "logs/ID.txt ends with LLM-in-Sandbox's result block"
 tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]')" "[1, 1]" \
