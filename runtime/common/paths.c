@@ -174,3 +174,14 @@ char *paths_normalize_inside(const char *path) {
   out[o] = '\0';
   return out;
 }
+
+bool paths_next_name(const char *path, size_t *at, size_t *start) {
+  while (path[*at] == '/')
+    (*at)++;
+  if (path[*at] == '\0')
+    return false;
+  *start = *at;
+  while (path[*at] != '\0' && path[*at] != '/')
+    (*at)++;
+  return true;
+}

@@ -19,6 +19,9 @@ char *paths_user_config(void);    /* $XDG_CONFIG_HOME/hutch, ~/.config/hutch: hu
 
 /* Image names and sandbox ids: [A-Za-z0-9][A-Za-z0-9._:-]{0,127}, no "..". */
 bool paths_valid_name(const char *name);
+/* The next name of path from *at on, slashes skipped: true with the name
+ * at [*start, *at); false at the end. */
+bool paths_next_name(const char *path, size_t *at, size_t *start);
 
 /* Normalise an absolute path that will be resolved inside the sandbox:
  * collapses "//" and "/./", refuses ".." components and relative paths.

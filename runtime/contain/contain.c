@@ -20,6 +20,7 @@
 
 #include "caps.h"
 #include "fuse_mount.h"
+#include "in_root.h"
 #include "init_exec.h"
 #include "init_seccomp.h"
 #include "mounts.h"
@@ -326,31 +327,31 @@ static int step_set_hostname(struct contain_config *cfg, hutch_error_t *err) {
   return 0;
 }
 
-/* Give the sandbox its own copy of an /etc file.  When the image has the
- * file, the copy is written on /dev's tmpfs and bind-mounted over it, as
- * Docker does: the overlay's upper layer stays empty, so a sandbox that
- * writes nothing leaves nothing to copy up or remove.  Otherwise (missing,
- * or a symlink such as systemd-resolved's stub, which must be replaced and
- * never written through) the file is created in the upper layer. */
-static int provide_etc_file(const char *path, const char *content, hutch_error_t *err) {
+/* Give the sandbox its own copy of an /etc file (name, in the directory
+ * etc).  When the image has the file, the copy is written on /dev's tmpfs
+ * and bind-mounted over it, as Docker does: the overlay's upper layer stays
+ * empty, so a sandbox that writes nothing leaves nothing to copy up or
+ * remove.  Otherwise (missing, or a symlink such as systemd-resolved's
+ * stub, which must be replaced and never written through) the file is
+ * created in the upper layer.  Every name is taken below etc, never
+ * through a symlink (in_root.h). */
+static int provide_etc_file(int etc, const char *name, const char *content, hutch_error_t *err) {
   struct stat st;
-  if (lstat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+  if (fstatat(etc, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
     static const char scratch[] = "/dev/.hutch-etc";
     if (write_file_at(AT_FDCWD, scratch, content, strlen(content), 0644) < 0)
       return hutch_error_sys(err, "write %s", scratch);
-    int r = mount(scratch, path, NULL, MS_BIND, NULL);
-    int saved = errno;
+    _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, scratch, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
+    _cleanup_close_ int target = tree >= 0 ? in_root_child(etc, name) : -1;
+    _cleanup_free_ char *dest = xasprintf("/etc/%s", name);
+    int r = target < 0 ? hutch_error_sys(err, "bind-mount %s", dest) : in_root_move_mount(&tree, target, dest, err);
     unlink(scratch); /* the mount keeps the inode; no name is left in /dev */
-    if (r < 0) {
-      errno = saved;
-      return hutch_error_sys(err, "bind-mount %s", path);
-    }
-    return 0;
+    return r;
   }
-  if (unlink(path) < 0 && errno != ENOENT)
-    return hutch_error_sys(err, "replace %s", path);
-  if (write_file_at(AT_FDCWD, path, content, strlen(content), 0644) < 0)
-    return hutch_error_sys(err, "write %s", path);
+  if (unlinkat(etc, name, 0) < 0 && errno != ENOENT)
+    return hutch_error_sys(err, "replace /etc/%s", name);
+  if (in_root_create_file(etc, name, content, 0644) < 0)
+    return hutch_error_sys(err, "write /etc/%s", name);
   return 0;
 }
 
@@ -358,14 +359,21 @@ static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
   if (cfg->etc_written) /* step_etc_in_upper */
     return net_sandbox_write_tool_config(&cfg->net, err);
   const char *name = cfg->hostname ? cfg->hostname : "sandbox";
-  if (mkdir("/etc", 0755) < 0 && errno != EEXIST)
-    return hutch_error_sys(err, "create /etc");
+  /* /proc is mounted by now: the image's /etc is followed in its root, never
+   * through a magic link to what this process holds (in_root.h). */
+  _cleanup_close_ int etc = in_root_mkdirs("/etc", 0755);
+  if (etc < 0) {
+    hutch_error_sys(err, "create /etc");
+    return errno == ELOOP
+               ? hutch_error_hint(err, "the image's /etc is a symlink through /proc (a magic link) or a loop")
+               : -1;
+  }
   _cleanup_free_ char *hosts = xasprintf("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n"
                                          "127.0.1.1\t%s\n",
                                          name);
-  if (provide_etc_file("/etc/hosts", hosts, err) < 0)
+  if (provide_etc_file(etc, "hosts", hosts, err) < 0)
     return -1;
-  if (provide_etc_file("/etc/resolv.conf", net_sandbox_resolv_conf(&cfg->net), err) < 0)
+  if (provide_etc_file(etc, "resolv.conf", net_sandbox_resolv_conf(&cfg->net), err) < 0)
     return -1;
   return net_sandbox_write_tool_config(&cfg->net, err);
 }

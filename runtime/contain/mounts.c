@@ -13,6 +13,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "in_root.h"
 #include "resource_limits.h"
 #include "paths.h"
 #include "util.h"
@@ -348,34 +349,17 @@ int mounts_detach_old_root(const char *old_name, hutch_error_t *err) {
   return 0;
 }
 
-/* Create a directory or an empty file to mount on, inside the new root. */
-static int make_mountpoint(const char *path, bool dir, hutch_error_t *err) {
-  struct stat st;
-  if (stat(path, &st) == 0) {
-    if (dir ? S_ISDIR(st.st_mode) : !S_ISDIR(st.st_mode))
-      return 0;
-    return hutch_error_set(err, dir ? ENOTDIR : EISDIR, "mount point %s is a %s", path,
-                           S_ISDIR(st.st_mode) ? "directory" : "file");
-  }
-  _cleanup_free_ char *parent = xstrdup(path);
-  char *slash = strrchr(parent, '/');
-  if (slash != NULL && slash != parent) {
-    *slash = '\0';
-    if (mkdir_p(parent, 0755) < 0)
-      return hutch_error_sys(err, "create mount point parent %s", parent);
-  }
-  if (dir) {
-    if (mkdir(path, 0755) < 0 && errno != EEXIST)
-      return hutch_error_sys(err, "create mount point %s", path);
-  } else {
-    int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
-    if (fd < 0)
-      return hutch_error_sys(err, "create mount point %s", path);
-    close(fd);
-  }
-  return 0;
+/* The detached mount *fd placed on dest of the new root (its mount point
+ * made, as a directory or a file, when missing): resolved as in_root.h
+ * says, never through /proc's magic links. */
+static int place_detached(int *fd, const char *dest, bool dir, hutch_error_t *err) {
+  _cleanup_close_ int target = in_root_mountpoint(dest, dir, err);
+  if (target < 0)
+    return -1;
+  return in_root_move_mount(fd, target, dest, err);
 }
 
+/* The same, for a mount point of the sandbox's own tmpfs (/dev's). */
 static int move_detached(int *fd, const char *dest, hutch_error_t *err) {
   if (syscall(SYS_move_mount, *fd, "", AT_FDCWD, dest, MOVE_MOUNT_F_EMPTY_PATH) < 0)
     return hutch_error_sys(err, "mounts: attach at %s", dest);
@@ -385,16 +369,14 @@ static int move_detached(int *fd, const char *dest, hutch_error_t *err) {
 }
 
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err) {
-  if (make_mountpoint("/proc", true, err) < 0)
-    return -1;
-  return move_detached(&plan->proc_fd, "/proc", err);
+  return place_detached(&plan->proc_fd, "/proc", true, err);
 }
 
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err) {
   /* /dev is a directory of the sandbox's tmpfs (nosuid, nodev, noexec):
    * the nodes below are binds of the host's, each a mount with its own
    * flags, so nodev here keeps no device from working. */
-  if (make_mountpoint("/dev", true, err) < 0 || move_detached(&plan->dev_fd, "/dev", err) < 0)
+  if (place_detached(&plan->dev_fd, "/dev", true, err) < 0)
     return -1;
   for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
     char path[32];
@@ -466,9 +448,7 @@ int mounts_mask_proc(struct mount_plan *plan, hutch_error_t *err) {
 }
 
 int mounts_tmp(struct mount_plan *plan, hutch_error_t *err) {
-  if (make_mountpoint("/tmp", true, err) < 0)
-    return -1;
-  return move_detached(&plan->tmp_fd, "/tmp", err);
+  return place_detached(&plan->tmp_fd, "/tmp", true, err);
 }
 
 int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {
@@ -477,10 +457,8 @@ int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {
     struct stat st;
     if (fstat(b->fd, &st) < 0)
       return hutch_error_sys(err, "bind: stat source of %s", b->dest);
-    if (make_mountpoint(b->dest, S_ISDIR(st.st_mode), err) < 0)
+    if (place_detached(&b->fd, b->dest, S_ISDIR(st.st_mode), err) < 0)
       return hutch_error_wrap(err, "bind %s", b->dest);
-    if (move_detached(&b->fd, b->dest, err) < 0)
-      return -1;
   }
   return 0;
 }

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <linux/sockios.h>
 
+#include "in_root.h"
 #include "loopback.h"
 #include "netlink.h"
 #include "subnet.h"
@@ -266,19 +267,11 @@ const char *net_sandbox_resolv_conf(const struct net_sandbox_config *c) {
          "# the names it is asked for and applies the sandbox's allowlist.\n";
 }
 
-/* Create `path` with `content` unless it exists (the image's own
- * configuration wins). */
-static int write_if_absent(const char *path, const char *content, hutch_error_t *err) {
-  int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-  if (fd < 0) {
-    if (errno == EEXIST)
-      return 0;
-    return hutch_error_sys(err, "network: write %s", path);
-  }
-  int r = write_all(fd, content, strlen(content));
-  close(fd);
-  if (r < 0)
-    return hutch_error_sys(err, "network: write %s", path);
+/* name with content in the directory dir (in_root.h: never through a
+ * symlink) unless the image has it: the image's own configuration wins. */
+static int write_if_absent(int dir, const char *name, const char *shown, const char *content, hutch_error_t *err) {
+  if (in_root_create_file(dir, name, content, 0644) < 0 && errno != EEXIST)
+    return hutch_error_sys(err, "network: write %s", shown);
   return 0;
 }
 
@@ -288,28 +281,39 @@ int net_sandbox_write_tool_config(const struct net_sandbox_config *c, hutch_erro
   char gw[16];
   subnet_ntoa(net_gateway_addr(c), gw);
   _cleanup_free_ char *url = xasprintf("http://%s:%u", gw, (unsigned)c->port);
-  struct stat st;
-  if (stat("/etc/apt", &st) == 0 && S_ISDIR(st.st_mode)) {
-    if (mkdir("/etc/apt/apt.conf.d", 0755) < 0 && errno != EEXIST)
+  /* /proc is mounted by now: the image's /etc is followed in its root, never
+   * through a magic link to what the setup holds (in_root.h). */
+  _cleanup_close_ int apt = in_root_open("/etc/apt", O_PATH | O_DIRECTORY, 0);
+  if (apt >= 0) {
+    if (mkdirat(apt, "apt.conf.d", 0755) < 0 && errno != EEXIST)
       return hutch_error_sys(err, "network: create /etc/apt/apt.conf.d");
-    _cleanup_free_ char *apt =
+    _cleanup_close_ int d = in_root_open("/etc/apt/apt.conf.d", O_PATH | O_DIRECTORY, 0);
+    if (d < 0)
+      return hutch_error_sys(err, "network: open /etc/apt/apt.conf.d");
+    _cleanup_free_ char *apt_text =
         xasprintf("// Written by hutch: this sandbox reaches the outside only through its proxy.\n"
                   "Acquire::http::Proxy \"%s/\";\n"
                   "Acquire::https::Proxy \"%s/\";\n",
                   url, url);
     static const char apt_conf[] = "/etc/apt/apt.conf.d/00hutch-proxy";
-    if (unlink(apt_conf) < 0 && errno != ENOENT)
+    if (unlinkat(d, "00hutch-proxy", 0) < 0 && errno != ENOENT)
       return hutch_error_sys(err, "network: replace %s", apt_conf);
-    if (write_if_absent(apt_conf, apt, err) < 0)
+    if (write_if_absent(d, "00hutch-proxy", apt_conf, apt_text, err) < 0)
       return -1;
+  } else if (errno != ENOENT && errno != ENOTDIR) {
+    return hutch_error_sys(err, "network: open /etc/apt");
   }
+  _cleanup_close_ int etc = in_root_open("/etc", O_PATH | O_DIRECTORY, 0);
+  if (etc < 0)
+    return hutch_error_sys(err, "network: open /etc");
   _cleanup_free_ char *pip = xasprintf("# Written by hutch: this sandbox reaches the outside only through its proxy.\n"
                                        "[global]\nproxy = %s\n",
                                        url);
   _cleanup_free_ char *git = xasprintf("# Written by hutch: this sandbox reaches the outside only through its proxy.\n"
                                        "[http]\n\tproxy = %s\n",
                                        url);
-  if (write_if_absent("/etc/pip.conf", pip, err) < 0 || write_if_absent("/etc/gitconfig", git, err) < 0)
+  if (write_if_absent(etc, "pip.conf", "/etc/pip.conf", pip, err) < 0 ||
+      write_if_absent(etc, "gitconfig", "/etc/gitconfig", git, err) < 0)
     return -1;
   return 0;
 }

@@ -12,6 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "paths.h"
 #include "util.h"
 
 /* A path as the sandbox names it: "/" and ".." stop at its root, and an
@@ -148,17 +149,9 @@ int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_
   _cleanup_close_ int cur = openat2_retry(root, "/", O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
   if (cur < 0)
     return fail_open(err, "open", "/");
-  size_t len = strlen(path);
-  for (size_t at = 0; at < len;) {
-    while (at < len && path[at] == '/')
-      at++;
-    size_t end = at;
-    while (end < len && path[end] != '/')
-      end++;
-    if (end == at)
-      break;
-    _cleanup_free_ char *prefix = xstrndup(path, end);
-    _cleanup_free_ char *name = xstrndup(path + at, end - at);
+  for (size_t at = 0, start; paths_next_name(path, &at, &start);) {
+    _cleanup_free_ char *prefix = xstrndup(path, at);
+    _cleanup_free_ char *name = xstrndup(path + start, at - start);
     int next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
     if (next < 0 && errno == ENOENT) {
       if (sfs_check_fs(cur, prefix, err) < 0)
@@ -176,7 +169,6 @@ int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_
       return fail_open(err, "open", prefix);
     close(cur);
     cur = next;
-    at = end;
   }
   return 0;
 }

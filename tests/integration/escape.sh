@@ -63,17 +63,17 @@ evil_image() { # NAME TARGET: the busybox image with etc -> TARGET
     "$HUTCH_BIN" rootfs import "$tmp/$1.tar" --name "$1" >/dev/null 2>&1
 }
 tap_ok "an image with etc -> ..$tmp/esc" evil_image escape-etc-dotdot "..$tmp/esc"
-# Inside, the link leads to a path that is not there: the setup gets as far
-# as /etc/hosts and stops there.
+# Inside, the link leads to a path that is not there: the setup stops at
+# /etc.
 tap_status 125 "its start fails" sh -c 'cd "$1" && exec "$2" exec --rootfs escape-etc-dotdot -- true' - "$tmp/cwd" "$HUTCH_BIN"
-tap_like "$tap_stderr" "/etc/hosts" "at /etc/hosts, followed inside the new root"
+tap_like "$tap_stderr" "create /etc: No such file or directory" "at /etc, followed inside the new root"
 tap_is "$(ls -A "$tmp/esc")" "" "its setup wrote nothing on the host through .. of /"
 tap_ok "an image with etc -> /proc/2/cwd" evil_image escape-etc-cwd /proc/2/cwd
-# The link leads to the new root's / while the helper lives, and nowhere
-# once it has ended: the start runs with hosts in /, or stops at
-# /etc/hosts; either way it got that far.
-tap_ok "its start" sh -c 'cd "$1" && "$2" exec --rootfs escape-etc-cwd -- ls / 2>&1; true' - "$tmp/cwd" "$HUTCH_BIN"
-tap_like "$tap_stdout" "hosts" "got as far as /etc/hosts, followed inside the new root"
+# A magic link of /proc leads to what a process holds, not to a path of the
+# image: the setup never follows one (or, pid 2 being gone, finds nothing)
+# and stops at /etc.
+tap_status 125 "its start fails" sh -c 'cd "$1" && exec "$2" exec --rootfs escape-etc-cwd -- true' - "$tmp/cwd" "$HUTCH_BIN"
+tap_like "$tap_stderr" "create /etc: (Too many levels of symbolic links|No such file or directory)" "at /etc"
 tap_is "$(ls -A "$tmp/cwd")" "" "its setup wrote nothing in the caller's working directory"
 # On one CPU the helper runs only when the setup waits: it must not matter
 # when it gets to run.
@@ -83,8 +83,34 @@ if command -v taskset >/dev/null; then
   done
   tap_is "$(ls -A "$tmp/cwd")" "" "nor on one CPU, ten times"
 fi
-"$HUTCH_BIN" rootfs rm escape-etc-dotdot escape-etc-cwd >/dev/null 2>&1
-rm -rf "$tmp/evil" "$tmp"/escape-etc-*.tar
+# The caller's stdin, a directory: /proc/self/fd/0 in the setup is that
+# host directory.  Through etc, the setup would write hosts and resolv.conf
+# there (and remove what it replaces); through a mount point's parent, make
+# directories there.
+mkdir -p "$tmp/stdin-dir" "$tmp/bind-src"
+tap_ok "an image with etc -> /proc/self/fd/0" evil_image escape-etc-fd0 /proc/self/fd/0
+tap_status 125 "its start with a directory as stdin fails" \
+  sh -c 'exec "$1" exec --rootfs escape-etc-fd0 -- true <"$2"' - "$HUTCH_BIN" "$tmp/stdin-dir"
+tap_like "$tap_stderr" "create /etc: Too many levels of symbolic links" "at /etc"
+tap_like "$tap_stderr" "symlink through /proc [(]a magic link[)]" "and the hint says why"
+tap_is "$(ls -A "$tmp/stdin-dir")" "" "its setup wrote nothing in the directory on stdin"
+rm -f "$tmp/evil/etc" && cp -a "$rootfs/etc" "$tmp/evil/etc" && rm -rf "$tmp/evil/mnt" && ln -s /proc/self/fd/0 "$tmp/evil/mnt"
+tar -C "$tmp/evil" -cf "$tmp/escape-mnt-fd0.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-mnt-fd0.tar" --name escape-mnt-fd0 >/dev/null 2>&1
+tap_status 125 "an image with mnt -> /proc/self/fd/0: a bind on /mnt/a/b, a directory as stdin, fails" \
+  sh -c 'exec "$1" exec --rootfs escape-mnt-fd0 --bind "$3:/mnt/a/b:ro" -- true <"$2"' - "$HUTCH_BIN" "$tmp/stdin-dir" "$tmp/bind-src"
+tap_like "$tap_stderr" "mount point /mnt/a/b: Too many levels of symbolic links" "at the mount point"
+tap_like "$tap_stderr" "magic link" "and the hint says why"
+tap_is "$(ls -A "$tmp/stdin-dir")" "" "its setup made nothing in the directory on stdin"
+# A symlink inside the image is still followed, as the sandbox's own
+# processes follow it.
+rm -f "$tmp/evil/mnt" && mkdir -p "$tmp/evil/srv" && ln -s /srv "$tmp/evil/mnt"
+tar -C "$tmp/evil" -cf "$tmp/escape-mnt-srv.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-mnt-srv.tar" --name escape-mnt-srv >/dev/null 2>&1
+echo bound >"$tmp/bind-src/f"
+tap_ok "an image with mnt -> /srv: a bind on /mnt/a/b" \
+  "$HUTCH_BIN" exec --rootfs escape-mnt-srv --bind "$tmp/bind-src:/mnt/a/b:ro" -- cat /srv/a/b/f
+tap_is "$tap_stdout" "bound" "lands on /srv/a/b, in the image's root"
+"$HUTCH_BIN" rootfs rm escape-etc-dotdot escape-etc-cwd escape-etc-fd0 escape-mnt-fd0 escape-mnt-srv >/dev/null 2>&1
+rm -rf "$tmp/evil" "$tmp"/escape-*.tar
 
 # Processes: the host's are invisible and unreachable.
 sleep 300 &

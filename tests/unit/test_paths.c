@@ -1,6 +1,7 @@
 /* Name and in-sandbox path checks, exec requests and environment merging. */
 #include "config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,22 @@ static void norm(const char *in, const char *want) {
   free(got);
 }
 
+/* The names paths_next_name() gives for path, joined by '|', with the
+ * prefix each ends ('>' before it). */
+static void names(const char *path, const char *want) {
+  char got[256] = "";
+  size_t n = 0;
+  for (size_t at = 0, start; paths_next_name(path, &at, &start);)
+    n += (size_t)snprintf(got + n, sizeof(got) - n, "%s%.*s>%.*s", n ? "|" : "", (int)(at - start), path + start,
+                          (int)at, path);
+  tap_is_str(got, want, "the names of '%s'", path);
+}
+
 int main(void) {
+  names("/etc/apt//conf.d/", "etc>/etc|apt>/etc/apt|conf.d>/etc/apt//conf.d");
+  names("a", "a>a");
+  names("", "");
+  names("///", "");
   tap_ok(paths_valid_name("default"), "plain name");
   tap_ok(paths_valid_name("ubuntu:24.04"), "name with colon and dots");
   tap_ok(!paths_valid_name(""), "empty name refused");
