@@ -55,8 +55,13 @@ int in_root_mkdirs(const char *path, mode_t mode) {
   return steal_fd(&cur);
 }
 
-static int refused(hutch_error_t *err, const char *path) {
+static int refused(hutch_error_t *err, const char *path, bool no_symlinks) {
   hutch_error_sys(err, "mount point %s", path);
+  if (errno == ELOOP && no_symlinks)
+    return hutch_error_hint(err,
+                            "the image's %s is a symlink: hutch mounts it only on a directory of the image, "
+                            "since the setup and init reach it by that path afterwards",
+                            path);
   if (errno == ELOOP || errno == EXDEV)
     return hutch_error_hint(err,
                             "the image's symlinks on the way to %s lead through /proc (a magic link such as "
@@ -65,8 +70,15 @@ static int refused(hutch_error_t *err, const char *path) {
   return -1;
 }
 
-int in_root_mountpoint(const char *path, bool dir, hutch_error_t *err) {
-  _cleanup_close_ int fd = in_root_open(path, O_PATH, 0);
+int in_root_mountpoint(const char *path, bool dir, bool no_symlinks, hutch_error_t *err) {
+  _cleanup_close_ int fd = -1;
+  if (no_symlinks) {
+    _cleanup_close_ int root = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+    fd = root < 0 ? -1 : openat2_retry(root, path, O_PATH | O_NOFOLLOW, 0, RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS);
+    if (fd >= 0 || errno != ENOENT)
+      goto opened;
+  }
+  fd = in_root_open(path, O_PATH, 0);
   if (fd < 0 && errno == ENOENT) {
     const char *slash = strrchr(path, '/');
     _cleanup_free_ char *parent = slash && slash != path ? xstrndup(path, (size_t)(slash - path)) : xstrdup("/");
@@ -75,7 +87,7 @@ int in_root_mountpoint(const char *path, bool dir, hutch_error_t *err) {
       return hutch_error_set(err, EINVAL, "mount point %s: no name", path);
     _cleanup_close_ int p = in_root_mkdirs(parent, 0755);
     if (p < 0)
-      return refused(err, parent);
+      return refused(err, parent, false);
     if (dir) {
       if (mkdirat(p, name, 0755) < 0 && errno != EEXIST)
         return hutch_error_sys(err, "create mount point %s", path);
@@ -88,11 +100,18 @@ int in_root_mountpoint(const char *path, bool dir, hutch_error_t *err) {
     }
     fd = in_root_child(p, name);
   }
+opened:
   if (fd < 0)
-    return refused(err, path);
+    return refused(err, path, no_symlinks);
   struct stat st;
   if (fstat(fd, &st) < 0)
     return hutch_error_sys(err, "mount point %s", path);
+  if (S_ISLNK(st.st_mode) && no_symlinks) {
+    errno = ELOOP;
+    return refused(err, path, true);
+  }
+  if (S_ISLNK(st.st_mode))
+    return hutch_error_set(err, ENOENT, "mount point %s is a symlink that leads nowhere", path);
   if (dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode))
     return hutch_error_set(err, dir ? ENOTDIR : EISDIR, "mount point %s is a %s", path,
                            S_ISDIR(st.st_mode) ? "directory" : "file");

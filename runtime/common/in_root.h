@@ -23,8 +23,10 @@ int in_root_open(const char *path, int flags, mode_t mode);
  * first: or -1 with errno. */
 int in_root_mkdirs(const char *path, mode_t mode);
 /* An O_PATH fd of the mount point path, a directory (dir) or a file, made
- * (with its parents) when missing; one of the other type is an error. */
-int in_root_mountpoint(const char *path, bool dir, hutch_error_t *err);
+ * (with its parents) when missing; one of the other type is an error.
+ * no_symlinks: no symlink at all on the way (/proc and /dev, whose place
+ * the setup and init name by path afterwards). */
+int in_root_mountpoint(const char *path, bool dir, bool no_symlinks, hutch_error_t *err);
 /* Places the detached mount *tree (closed, then -1) on the mount point fd
  * (named dest in errors). */
 int in_root_move_mount(int *tree, int target, const char *dest, hutch_error_t *err);

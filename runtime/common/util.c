@@ -91,6 +91,16 @@ ssize_t read_all(int fd, void *buf, size_t len) {
   return (ssize_t)got;
 }
 
+int stdio_refuse_directory(int fd, int stream, hutch_error_t *err) {
+  static const char *const names[] = {"stdin", "stdout", "stderr"};
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+    return 0;
+  hutch_error_set(err, EISDIR, "the command's %s (fd %d) is a directory, which would give the sandbox the host's files",
+                  stream >= 0 && stream < 3 ? names[stream] : "stream", fd);
+  return hutch_error_hint(err, "give it a file, a pipe or a terminal; to share a directory, bind it (--bind)");
+}
+
 int write_all(int fd, const void *buf, size_t len) {
   const char *p = buf;
   while (len > 0) {

@@ -82,6 +82,11 @@ char *xvasprintf(const char *fmt, va_list ap) HUTCH_PRINTF(1, 0);
 /* Retry on EINTR; return -1/errno on error, bytes otherwise. */
 ssize_t read_all(int fd, void *buf, size_t len);
 int write_all(int fd, const void *buf, size_t len);
+/* A directory (or an O_PATH fd of one) as a sandboxed command's stdin,
+ * stdout or stderr (stream 0-2) would hand it the host's file tree: its
+ * /proc/self/fd/N, then "..", walks the host's mounts.  Refused (EISDIR);
+ * an fd that fstat() cannot read is left to fail where it is used. */
+int stdio_refuse_directory(int fd, int stream, hutch_error_t *err);
 /* Write a whole file (O_CREAT|O_TRUNC, mode) relative to dirfd. */
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, int mode);
 /* Write data to a temp file beside path, fsync it and rename() it over

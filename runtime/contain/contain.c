@@ -341,9 +341,9 @@ static int provide_etc_file(int etc, const char *name, const char *content, hutc
     static const char scratch[] = "/dev/.hutch-etc";
     if (write_file_at(AT_FDCWD, scratch, content, strlen(content), 0644) < 0)
       return hutch_error_sys(err, "write %s", scratch);
+    _cleanup_free_ char *dest = xasprintf("/etc/%s", name);
     _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, scratch, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     _cleanup_close_ int target = tree >= 0 ? in_root_child(etc, name) : -1;
-    _cleanup_free_ char *dest = xasprintf("/etc/%s", name);
     int r = target < 0 ? hutch_error_sys(err, "bind-mount %s", dest) : in_root_move_mount(&tree, target, dest, err);
     unlink(scratch); /* the mount keeps the inode; no name is left in /dev */
     return r;
@@ -494,10 +494,14 @@ void contain_main(struct contain_config *cfg) {
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
   STEP(mounts_mask_proc(&plan, &err));
   STEP(mounts_tmp(&plan, &err));
+  STEP(step_set_hostname(cfg, &err));
+  /* Before the binds: the setup writes /etc in the image's own tree (an
+   * image's /etc -> /work must not have it write in a bound host
+   * directory, with capabilities the command lacks), and a bind the caller
+   * puts on /etc/hosts shows over hutch's. */
+  STEP(step_write_etc(cfg, &err));
   STEP(mounts_place_binds(&plan, &err));
   mount_plan_release(&plan);
-  STEP(step_set_hostname(cfg, &err));
-  STEP(step_write_etc(cfg, &err));
   /* Into the helper's network namespace (lo up; with --net proxy, the veth
    * to the gateway namespace, whose listening socket goes to the parent);
    * the helper is reaped here, while init still has its capabilities. */

@@ -249,6 +249,11 @@ static void start_requested(struct init_state *s, int client_fd, struct job *idl
   if (nfds == 4)
     close(fds[3]);
   nfds = 3;
+  /* The client refuses these already; init, which hands them to the
+   * command, does not take its word for it. */
+  for (int i = 0; i < 3; i++)
+    if (stdio_refuse_directory(fds[i], i, &err) < 0)
+      goto fail;
   if (request_decode(buf, len, &req, &err) < 0)
     goto fail;
   const char *const *layers[] = {(const char *const *)s->cfg->sandbox_env, (const char *const *)req.env};

@@ -352,8 +352,8 @@ int mounts_detach_old_root(const char *old_name, hutch_error_t *err) {
 /* The detached mount *fd placed on dest of the new root (its mount point
  * made, as a directory or a file, when missing): resolved as in_root.h
  * says, never through /proc's magic links. */
-static int place_detached(int *fd, const char *dest, bool dir, hutch_error_t *err) {
-  _cleanup_close_ int target = in_root_mountpoint(dest, dir, err);
+static int place_detached(int *fd, const char *dest, bool dir, bool no_symlinks, hutch_error_t *err) {
+  _cleanup_close_ int target = in_root_mountpoint(dest, dir, no_symlinks, err);
   if (target < 0)
     return -1;
   return in_root_move_mount(fd, target, dest, err);
@@ -369,14 +369,17 @@ static int move_detached(int *fd, const char *dest, hutch_error_t *err) {
 }
 
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err) {
-  return place_detached(&plan->proc_fd, "/proc", true, err);
+  /* On a directory of the image, not through a symlink: the masks below,
+   * init's memory watch and its reports name /proc by path, and an image
+   * that moved it (proc -> /dev/shm/../p) would have them look elsewhere. */
+  return place_detached(&plan->proc_fd, "/proc", true, true, err);
 }
 
 int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error_t *err) {
   /* /dev is a directory of the sandbox's tmpfs (nosuid, nodev, noexec):
    * the nodes below are binds of the host's, each a mount with its own
    * flags, so nodev here keeps no device from working. */
-  if (place_detached(&plan->dev_fd, "/dev", true, err) < 0)
+  if (place_detached(&plan->dev_fd, "/dev", true, true, err) < 0)
     return -1;
   for (size_t i = 0; i < ARRAY_SIZE(dev_nodes); i++) {
     char path[32];
@@ -448,7 +451,7 @@ int mounts_mask_proc(struct mount_plan *plan, hutch_error_t *err) {
 }
 
 int mounts_tmp(struct mount_plan *plan, hutch_error_t *err) {
-  return place_detached(&plan->tmp_fd, "/tmp", true, err);
+  return place_detached(&plan->tmp_fd, "/tmp", true, false, err);
 }
 
 int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {
@@ -457,7 +460,7 @@ int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {
     struct stat st;
     if (fstat(b->fd, &st) < 0)
       return hutch_error_sys(err, "bind: stat source of %s", b->dest);
-    if (place_detached(&b->fd, b->dest, S_ISDIR(st.st_mode), err) < 0)
+    if (place_detached(&b->fd, b->dest, S_ISDIR(st.st_mode), false, err) < 0)
       return hutch_error_wrap(err, "bind %s", b->dest);
   }
   return 0;

@@ -131,7 +131,7 @@ static int stdio_fd(const struct hutch_stdio *st, int stream, bool *owned, int *
     *owned = false;
     if (st->fd < 0)
       return hutch_error_set(err, EBADF, "stream %d: no fd given", stream);
-    return st->fd;
+    return stdio_refuse_directory(st->fd, stream, err) < 0 ? -1 : st->fd;
   case HUTCH_STDIO_PIPE: {
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0)

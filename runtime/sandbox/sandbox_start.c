@@ -509,6 +509,15 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
   return 0;
 }
 
+/* The primary command's stdio, which its sandbox inherits (an fd of -1:
+ * the caller's own 0-2): none may be a directory (stdio_refuse_directory). */
+static int step_check_stdio(struct start *st, hutch_error_t *err) {
+  for (int i = 0; st->primary && i < 3; i++)
+    if (stdio_refuse_directory(st->primary->stdio[i] >= 0 ? st->primary->stdio[i] : i, i, err) < 0)
+      return -1;
+  return 0;
+}
+
 /* spawn: clone the child into its namespaces (and, where the kernel can,
  * straight into its cgroup); it runs contain_main's steps (contain.c) and
  * waits for the handshake.  Its configuration is in its copy of memory. */
@@ -709,6 +718,7 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_pro
       goto fail;                                                                                                       \
   } while (0)
 
+  STEP(step_check_stdio);
   STEP(step_prepare);
   STEP(step_choose_layer);
   STEP(step_reserve);

@@ -83,33 +83,70 @@ if command -v taskset >/dev/null; then
   done
   tap_is "$(ls -A "$tmp/cwd")" "" "nor on one CPU, ten times"
 fi
-# The caller's stdin, a directory: /proc/self/fd/0 in the setup is that
-# host directory.  Through etc, the setup would write hosts and resolv.conf
-# there (and remove what it replaces); through a mount point's parent, make
-# directories there.
+# A directory as the command's stdin would give the sandbox the host's
+# tree (/proc/self/fd/0/.. walks the host's mounts), and the setup, which
+# holds the same fd, a host directory to write in: refused before anything
+# starts, for a one-shot and for exec --in.
 mkdir -p "$tmp/stdin-dir" "$tmp/bind-src"
+tap_status 125 "a directory as stdin is refused" \
+  sh -c 'exec "$1" exec --rootfs "$2" -- sh -c "ls /proc/self/fd/0/../..; echo x >/proc/self/fd/0/../w" <"$3"' - \
+  "$HUTCH_BIN" "$img" "$tmp/stdin-dir"
+tap_like "$tap_stderr" "stdin [(]fd 0[)] is a directory" "saying why"
+tap_ok "the command never ran: nothing written beside the directory" test ! -e "$tmp/w"
 tap_ok "an image with etc -> /proc/self/fd/0" evil_image escape-etc-fd0 /proc/self/fd/0
 tap_status 125 "its start with a directory as stdin fails" \
   sh -c 'exec "$1" exec --rootfs escape-etc-fd0 -- true <"$2"' - "$HUTCH_BIN" "$tmp/stdin-dir"
+tap_is "$(ls -A "$tmp/stdin-dir")" "" "its setup wrote nothing in the directory on stdin"
+if id=$("$HUTCH_BIN" create --rootfs "$img" 2>/dev/null); then
+  tap_status 125 "exec --in with a directory as stdout is refused" \
+    sh -c 'exec "$1" exec --in "$2" -- ls /proc/self/fd/1/.. 1<"$3"' - "$HUTCH_BIN" "$id" "$tmp/stdin-dir"
+  tap_like "$tap_stderr" "stdout [(]fd 1[)] is a directory" "saying why"
+  "$HUTCH_BIN" rm "$id" >/dev/null 2>&1
+else
+  tap_check 1 "hutch create for exec --in"
+fi
+# The setup never follows a magic link of /proc (which leads to what it
+# holds: the caller's stdio, the detached binds), even to the new root.
+tap_ok "an image with etc -> /proc/self/cwd" evil_image escape-etc-self-cwd /proc/self/cwd
+tap_status 125 "its start fails" "$HUTCH_BIN" exec --rootfs escape-etc-self-cwd -- true
 tap_like "$tap_stderr" "create /etc: Too many levels of symbolic links" "at /etc"
 tap_like "$tap_stderr" "symlink through /proc [(]a magic link[)]" "and the hint says why"
-tap_is "$(ls -A "$tmp/stdin-dir")" "" "its setup wrote nothing in the directory on stdin"
-rm -f "$tmp/evil/etc" && cp -a "$rootfs/etc" "$tmp/evil/etc" && rm -rf "$tmp/evil/mnt" && ln -s /proc/self/fd/0 "$tmp/evil/mnt"
-tar -C "$tmp/evil" -cf "$tmp/escape-mnt-fd0.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-mnt-fd0.tar" --name escape-mnt-fd0 >/dev/null 2>&1
-tap_status 125 "an image with mnt -> /proc/self/fd/0: a bind on /mnt/a/b, a directory as stdin, fails" \
-  sh -c 'exec "$1" exec --rootfs escape-mnt-fd0 --bind "$3:/mnt/a/b:ro" -- true <"$2"' - "$HUTCH_BIN" "$tmp/stdin-dir" "$tmp/bind-src"
+rm -f "$tmp/evil/etc" && cp -a "$rootfs/etc" "$tmp/evil/etc" && rm -rf "$tmp/evil/mnt" && ln -s /proc/self/cwd "$tmp/evil/mnt"
+tar -C "$tmp/evil" -cf "$tmp/escape-mnt-cwd.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-mnt-cwd.tar" --name escape-mnt-cwd >/dev/null 2>&1
+tap_status 125 "an image with mnt -> /proc/self/cwd: a bind on /mnt/a/b fails" \
+  "$HUTCH_BIN" exec --rootfs escape-mnt-cwd --bind "$tmp/bind-src:/mnt/a/b:ro" -- true
 tap_like "$tap_stderr" "mount point /mnt/a/b: Too many levels of symbolic links" "at the mount point"
 tap_like "$tap_stderr" "magic link" "and the hint says why"
-tap_is "$(ls -A "$tmp/stdin-dir")" "" "its setup made nothing in the directory on stdin"
+# /proc and /dev only on directories of the image: the masks of /proc and
+# init's memory watch name /proc by path after it is placed, and an image
+# could move it under them (proc -> /dev/shm/../p, dev/shm -> /a/b: the
+# masks would look for a /dev/p that is not there).
+rm -rf "$tmp/evil/mnt" "$tmp/evil/proc" "$tmp/evil/dev" && mkdir -p "$tmp/evil/mnt" "$tmp/evil/a/b" "$tmp/evil/a/p" &&
+  ln -s /dev/shm/../p "$tmp/evil/proc" && mkdir "$tmp/evil/dev" && ln -s /a/b "$tmp/evil/dev/shm"
+tar -C "$tmp/evil" -cf "$tmp/escape-proc.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-proc.tar" --name escape-proc >/dev/null 2>&1
+tap_status 125 "an image with proc -> /dev/shm/../p fails" "$HUTCH_BIN" exec --rootfs escape-proc -- cat /a/p/timer_list
+tap_like "$tap_stderr" "mount point /proc: Too many levels of symbolic links" "at /proc"
+tap_like "$tap_stderr" "the image's /proc is a symlink" "and the hint says why"
+rm -rf "$tmp/evil/proc" "$tmp/evil/dev" && mkdir "$tmp/evil/proc" && ln -s /a/b "$tmp/evil/dev"
+tar -C "$tmp/evil" -cf "$tmp/escape-dev.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-dev.tar" --name escape-dev >/dev/null 2>&1
+tap_status 125 "an image with dev -> /a/b fails" "$HUTCH_BIN" exec --rootfs escape-dev -- true
+tap_like "$tap_stderr" "mount point /dev: Too many levels of symbolic links" "at /dev"
+rm -rf "$tmp/evil/dev" "$tmp/evil/a" && cp -a "$rootfs/dev" "$tmp/evil/dev"
 # A symlink inside the image is still followed, as the sandbox's own
 # processes follow it.
-rm -f "$tmp/evil/mnt" && mkdir -p "$tmp/evil/srv" && ln -s /srv "$tmp/evil/mnt"
+rm -rf "$tmp/evil/mnt" && mkdir -p "$tmp/evil/srv" && ln -s /srv "$tmp/evil/mnt"
 tar -C "$tmp/evil" -cf "$tmp/escape-mnt-srv.tar" . && "$HUTCH_BIN" rootfs import "$tmp/escape-mnt-srv.tar" --name escape-mnt-srv >/dev/null 2>&1
 echo bound >"$tmp/bind-src/f"
 tap_ok "an image with mnt -> /srv: a bind on /mnt/a/b" \
   "$HUTCH_BIN" exec --rootfs escape-mnt-srv --bind "$tmp/bind-src:/mnt/a/b:ro" -- cat /srv/a/b/f
 tap_is "$tap_stdout" "bound" "lands on /srv/a/b, in the image's root"
-"$HUTCH_BIN" rootfs rm escape-etc-dotdot escape-etc-cwd escape-etc-fd0 escape-mnt-fd0 escape-mnt-srv >/dev/null 2>&1
+# /etc is written before the binds are placed: a bind on /etc/hosts shows
+# over hutch's file.
+printf '10.9.9.9\tmine\n' >"$tmp/my-hosts"
+tap_ok "a bind on /etc/hosts" hx --bind "$tmp/my-hosts:/etc/hosts:ro" -- cat /etc/hosts
+tap_is "$tap_stdout" "$(printf '10.9.9.9\tmine')" "shows the bound file, not hutch's"
+"$HUTCH_BIN" rootfs rm escape-etc-dotdot escape-etc-cwd escape-etc-fd0 escape-etc-self-cwd escape-mnt-cwd escape-proc \
+  escape-dev escape-mnt-srv >/dev/null 2>&1
 rm -rf "$tmp/evil" "$tmp"/escape-*.tar
 
 # Processes: the host's are invisible and unreachable.

@@ -214,7 +214,7 @@ fi
 # HUTCH_DEBUG times each named step of a start, in order.
 tap_ok "HUTCH_DEBUG: a start" env HUTCH_DEBUG=1 "$HUTCH_BIN" exec --rootfs "$img" -- true
 tap_is "$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: \(step_[a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')" \
-  "step_prepare step_choose_layer step_reserve step_spawn step_handshake step_record " \
+  "step_check_stdio step_prepare step_choose_layer step_reserve step_spawn step_handshake step_record " \
   "HUTCH_DEBUG: each step of the start is timed, in order"
 steps=$(printf '%s\n' "$tap_stderr" | sed -n 's/^hutch: debug: start: child: \([a-z_]*\) [0-9.]* ms$/\1/p' | tr '\n' ' ')
 tap_like "$steps" "^step_die_with_parent net_sandbox_start step_wait_for_id_maps .* step_root_layers .* mounts_pivot_root net_sandbox_go .* net_sandbox_finish .* step_lock_down_init step_seccomp_init \$" \
