@@ -3,6 +3,8 @@
 #include "in_root.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <sys/mount.h>
 #include <linux/openat2.h>
@@ -70,6 +72,32 @@ static int refused(hutch_error_t *err, const char *path, bool no_symlinks) {
   return -1;
 }
 
+/* /proc and /dev, once placed, are hutch's: a mount point that an image's
+ * symlink leads into them (tmp -> /proc, mnt -> /proc/self, tmp -> /dev)
+ * would cover procfs or its masks, or what init reads there (its memory
+ * watch, /proc/self/ns/user), or the /dev/null the masks are made of.  A
+ * path the caller names there itself, with no symlink (a bind on
+ * /dev/kvm), is the caller's choice. */
+static int kept_out_of_kernel_dirs(int fd, const char *path, hutch_error_t *err) {
+  char link[32], real[PATH_MAX];
+  snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+  ssize_t n = readlink(link, real, sizeof(real) - 1);
+  if (n < 0)
+    return hutch_error_sys(err, "mount point %s: where it leads", path);
+  real[n] = '\0';
+  _cleanup_free_ char *named = paths_normalize_inside(path);
+  static const char *const kernel_dirs[] = {"/proc", "/dev"};
+  for (size_t i = 0; i < sizeof(kernel_dirs) / sizeof(*kernel_dirs); i++)
+    if (named == NULL || paths_led_into(real, named, kernel_dirs[i])) {
+      hutch_error_set(err, EPERM, "mount point %s leads into %s (%s)", path, kernel_dirs[i], real);
+      return hutch_error_hint(err,
+                              "the image's symlinks on the way to %s lead into %s, which is hutch's: it mounts "
+                              "nothing there that a symlink chose",
+                              path, kernel_dirs[i]);
+    }
+  return 0;
+}
+
 int in_root_mountpoint(const char *path, bool dir, bool no_symlinks, hutch_error_t *err) {
   _cleanup_close_ int fd = -1;
   if (no_symlinks) {
@@ -115,6 +143,8 @@ opened:
   if (dir ? !S_ISDIR(st.st_mode) : S_ISDIR(st.st_mode))
     return hutch_error_set(err, dir ? ENOTDIR : EISDIR, "mount point %s is a %s", path,
                            S_ISDIR(st.st_mode) ? "directory" : "file");
+  if (!no_symlinks && kept_out_of_kernel_dirs(fd, path, err) < 0)
+    return -1;
   return steal_fd(&fd);
 }
 

@@ -185,3 +185,9 @@ bool paths_next_name(const char *path, size_t *at, size_t *start) {
     (*at)++;
   return true;
 }
+
+bool paths_led_into(const char *real, const char *named, const char *dir) {
+  size_t n = strlen(dir);
+  bool inside = strncmp(real, dir, n) == 0 && (real[n] == '\0' || real[n] == '/');
+  return inside && strcmp(real, named) != 0;
+}

@@ -22,6 +22,10 @@ bool paths_valid_name(const char *name);
 /* The next name of path from *at on, slashes skipped: true with the name
  * at [*start, *at); false at the end. */
 bool paths_next_name(const char *path, size_t *at, size_t *start);
+/* Whether real (where a mount point named `named` resolved, both
+ * normalized) is dir or below it while named is not that same path: the
+ * name reached dir only through a symlink. */
+bool paths_led_into(const char *real, const char *named, const char *dir);
 
 /* Normalise an absolute path that will be resolved inside the sandbox:
  * collapses "//" and "/./", refuses ".." components and relative paths.

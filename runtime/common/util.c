@@ -94,7 +94,16 @@ ssize_t read_all(int fd, void *buf, size_t len) {
 int stdio_refuse_directory(int fd, int stream, hutch_error_t *err) {
   static const char *const names[] = {"stdin", "stdout", "stderr"};
   struct stat st;
-  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISDIR(st.st_mode))
+  if (fd < 0)
+    return 0;
+  if (fstat(fd, &st) < 0) {
+    /* A closed stream stays closed; one that cannot be looked at is not
+     * handed over unseen. */
+    if (errno == EBADF)
+      return 0;
+    return hutch_error_sys(err, "the command's %s (fd %d)", stream >= 0 && stream < 3 ? names[stream] : "stream", fd);
+  }
+  if (!S_ISDIR(st.st_mode))
     return 0;
   hutch_error_set(err, EISDIR, "the command's %s (fd %d) is a directory, which would give the sandbox the host's files",
                   stream >= 0 && stream < 3 ? names[stream] : "stream", fd);

@@ -339,8 +339,11 @@ static int provide_etc_file(int etc, const char *name, const char *content, hutc
   struct stat st;
   if (fstatat(etc, name, &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode)) {
     static const char scratch[] = "/dev/.hutch-etc";
-    if (write_file_at(AT_FDCWD, scratch, content, strlen(content), 0644) < 0)
-      return hutch_error_sys(err, "write %s", scratch);
+    if (write_file_at(AT_FDCWD, scratch, content, strlen(content), 0644) < 0) {
+      hutch_error_sys(err, "write %s", scratch);
+      unlink(scratch);
+      return -1;
+    }
     _cleanup_free_ char *dest = xasprintf("/etc/%s", name);
     _cleanup_close_ int tree = (int)syscall(SYS_open_tree, AT_FDCWD, scratch, OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC);
     _cleanup_close_ int target = tree >= 0 ? in_root_child(etc, name) : -1;

@@ -132,6 +132,27 @@ tar -C "$tmp/evil" -cf "$tmp/escape-dev.tar" . && "$HUTCH_BIN" rootfs import "$t
 tap_status 125 "an image with dev -> /a/b fails" "$HUTCH_BIN" exec --rootfs escape-dev -- true
 tap_like "$tap_stderr" "mount point /dev: Too many levels of symbolic links" "at /dev"
 rm -rf "$tmp/evil/dev" "$tmp/evil/a" && cp -a "$rootfs/dev" "$tmp/evil/dev"
+# Nor may a mount point of /tmp or of a bind lead into them by a symlink:
+# a tmpfs over /proc would blind init's memory watch, a bind on /proc/self
+# would choose what init reads there, a tmpfs over /dev would take away the
+# /dev/null the masks are made of.
+evil_link() { # NAME LINK TARGET: the busybox image with LINK -> TARGET
+  rm -rf "${tmp:?}/evil/$2" && ln -s "$3" "$tmp/evil/$2" && tar -C "$tmp/evil" -cf "$tmp/$1.tar" . &&
+    "$HUTCH_BIN" rootfs import "$tmp/$1.tar" --name "$1" >/dev/null 2>&1
+}
+for t in proc dev; do
+  tap_ok "an image with tmp -> /$t" evil_link "escape-tmp-$t" tmp "/$t"
+  tap_status 125 "its start fails" "$HUTCH_BIN" exec --rootfs "escape-tmp-$t" -- true
+  tap_like "$tap_stderr" "mount point /tmp leads into /$t" "at /tmp, saying where it leads"
+  "$HUTCH_BIN" rootfs rm "escape-tmp-$t" >/dev/null 2>&1
+done
+rm -f "$tmp/evil/tmp" && mkdir "$tmp/evil/tmp"
+mkdir -p "$tmp/fake-proc"
+tap_ok "an image with mnt -> /proc/self" evil_link escape-mnt-self mnt /proc/self
+tap_status 125 "a bind on /mnt fails" "$HUTCH_BIN" exec --rootfs escape-mnt-self --bind "$tmp/fake-proc:/mnt" -- true
+tap_like "$tap_stderr" "mount point /mnt leads into /proc [(]/proc/[0-9]+[)]" "at /mnt, saying where it leads"
+"$HUTCH_BIN" rootfs rm escape-mnt-self >/dev/null 2>&1
+tap_ok "a bind the caller names under /dev itself" hx --bind "$tmp/fake-proc:/dev/fake" -- test -d /dev/fake
 # A symlink inside the image is still followed, as the sandbox's own
 # processes follow it.
 rm -rf "$tmp/evil/mnt" && mkdir -p "$tmp/evil/srv" && ln -s /srv "$tmp/evil/mnt"

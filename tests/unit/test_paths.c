@@ -31,6 +31,11 @@ int main(void) {
   names("a", "a>a");
   names("", "");
   names("///", "");
+  tap_ok(paths_led_into("/proc", "/tmp", "/proc"), "/tmp resolved to /proc: led into it");
+  tap_ok(paths_led_into("/proc/1", "/mnt", "/proc"), "/mnt resolved to /proc/1: led into it");
+  tap_ok(!paths_led_into("/dev/kvm", "/dev/kvm", "/dev"), "/dev/kvm named as such: not led");
+  tap_ok(!paths_led_into("/devices", "/mnt", "/dev"), "/devices is not below /dev");
+  tap_ok(!paths_led_into("/srv/a", "/mnt/a", "/proc"), "elsewhere: not led");
   tap_ok(paths_valid_name("default"), "plain name");
   tap_ok(paths_valid_name("ubuntu:24.04"), "name with colon and dots");
   tap_ok(!paths_valid_name(""), "empty name refused");
