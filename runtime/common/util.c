@@ -93,6 +93,7 @@ ssize_t read_all(int fd, void *buf, size_t len) {
 
 int stdio_refuse_directory(int fd, int stream, hutch_error_t *err) {
   static const char *const names[] = {"stdin", "stdout", "stderr"};
+  const char *what = stream >= 0 && stream < 3 ? names[stream] : "stream";
   struct stat st;
   if (fd < 0)
     return 0;
@@ -101,12 +102,12 @@ int stdio_refuse_directory(int fd, int stream, hutch_error_t *err) {
      * handed over unseen. */
     if (errno == EBADF)
       return 0;
-    return hutch_error_sys(err, "the command's %s (fd %d)", stream >= 0 && stream < 3 ? names[stream] : "stream", fd);
+    return hutch_error_sys(err, "the command's %s (fd %d)", what, fd);
   }
   if (!S_ISDIR(st.st_mode))
     return 0;
   hutch_error_set(err, EISDIR, "the command's %s (fd %d) is a directory, which would give the sandbox the host's files",
-                  stream >= 0 && stream < 3 ? names[stream] : "stream", fd);
+                  what, fd);
   return hutch_error_hint(err, "give it a file, a pipe or a terminal; to share a directory, bind it (--bind)");
 }
 

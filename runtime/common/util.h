@@ -84,8 +84,8 @@ ssize_t read_all(int fd, void *buf, size_t len);
 int write_all(int fd, const void *buf, size_t len);
 /* A directory (or an O_PATH fd of one) as a sandboxed command's stdin,
  * stdout or stderr (stream 0-2) would hand it the host's file tree: its
- * /proc/self/fd/N, then "..", walks the host's mounts.  Refused (EISDIR);
- * an fd that fstat() cannot read is left to fail where it is used. */
+ * /proc/self/fd/N, then "..", walks the host's mounts.  Refused (EISDIR),
+ * as is an fd that fstat() cannot read; a closed one (EBADF) is not. */
 int stdio_refuse_directory(int fd, int stream, hutch_error_t *err);
 /* Write a whole file (O_CREAT|O_TRUNC, mode) relative to dirfd. */
 int write_file_at(int dirfd, const char *path, const void *data, size_t len, int mode);
