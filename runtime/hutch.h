@@ -324,6 +324,11 @@ struct hutch_sandbox_config {
    * refuse one ("mount too revealing").  The sandbox then sees the host's
    * processes. */
   bool proc_host_ro;
+  /* The image's tree read-only (EROFS): only /tmp, /dev/shm and read-write
+   * binds take writes.  For a sandbox that runs many pieces of untrusted
+   * input one after another (hutch benchmark's scoring), so that none can
+   * leave a file in the image's paths for the next to load. */
+  bool read_only_root;
   /* Image builds only (`hutch rootfs build`): processes keep CAP_CHOWN,
    * CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_SETUID, CAP_SETGID,
    * CAP_SETFCAP and CAP_KILL in the sandbox's user namespace, which package

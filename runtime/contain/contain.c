@@ -381,6 +381,12 @@ static int step_write_etc(struct contain_config *cfg, hutch_error_t *err) {
   return net_sandbox_write_tool_config(&cfg->net, err);
 }
 
+/* read_only_root: last of the steps that write in the new root (/etc,
+ * mount points, the proxy's tool configurations). */
+static int step_read_only_root(struct contain_config *cfg, hutch_error_t *err) {
+  return cfg->read_only_root ? mounts_read_only_root(err) : 0;
+}
+
 static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *err) {
   /* A long-lived sandbox must not hold its creator's terminal or pipes
    * (`id=$(hutch create)` would never see EOF) nor get its hangups. */
@@ -509,6 +515,7 @@ void contain_main(struct contain_config *cfg) {
    * to the gateway namespace, whose listening socket goes to the parent);
    * the helper is reaped here, while init still has its capabilities. */
   STEP(net_sandbox_finish(&cfg->net, &net, cfg->init.parent_fd, &err));
+  STEP(step_read_only_root(cfg, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
   /* Last before init runs anything: the steps above may still read the

@@ -29,11 +29,12 @@ struct contain_config {
   const struct hutch_bind *binds;
   const struct file_id *bind_ids; /* each source as checked by protected_check() */
   size_t n_binds;
-  bool groups_mapped; /* setgroups is allowed and gid 5 (tty) exists inside */
-  bool proc_host_ro;  /* degraded mode: the outer /proc, read-only */
-  bool build_caps;    /* image builds: keep the file-ownership capabilities (caps.h) */
-  bool overlay_fuse;  /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
-  int fuse_fd;        /* its /dev/fuse, opened by the child */
+  bool groups_mapped;  /* setgroups is allowed and gid 5 (tty) exists inside */
+  bool proc_host_ro;   /* degraded mode: the outer /proc, read-only */
+  bool read_only_root; /* the root mount read-only once set up */
+  bool build_caps;     /* image builds: keep the file-ownership capabilities (caps.h) */
+  bool overlay_fuse;   /* degraded mode: fuse-overlayfs serves the root (overlay_fuse.h) */
+  int fuse_fd;         /* its /dev/fuse, opened by the child */
   bool long_lived;
   /* The upper layer is thrown away with the sandbox (no --keep, no image
    * build, kernel overlayfs): /etc/hosts and /etc/resolv.conf may be

@@ -465,3 +465,14 @@ int mounts_place_binds(struct mount_plan *plan, hutch_error_t *err) {
   }
   return 0;
 }
+
+int mounts_read_only_root(hutch_error_t *err) {
+  /* Not recursive: /proc, /dev, /tmp, /dev/shm and the binds are mounts of
+   * their own and keep their flags.  A flag set from inside the sandbox's
+   * user namespace, which the command (without CAP_SYS_ADMIN, and with
+   * mount calls refused by seccomp) cannot clear. */
+  struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY};
+  if (syscall(SYS_mount_setattr, AT_FDCWD, "/", 0, &attr, sizeof(attr)) < 0)
+    return hutch_error_sys(err, "mounts: make the root read-only (mount_setattr /)");
+  return 0;
+}

@@ -57,6 +57,8 @@ int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *i
  * between.  Where the new root takes no new directory, the old root is
  * detached here, and old_name is "". */
 #define OLD_ROOT_NAME_SIZE 64
+/* The root mount (after pivot_root) read-only. */
+int mounts_read_only_root(hutch_error_t *err);
 int mounts_pivot_root(const char *new_root, char old_name[OLD_ROOT_NAME_SIZE], hutch_error_t *err);
 int mounts_detach_old_root(const char *old_name, hutch_error_t *err);
 int mounts_place_proc(struct mount_plan *plan, hutch_error_t *err);

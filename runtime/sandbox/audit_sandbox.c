@@ -160,6 +160,7 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
   for (size_t i = 0; i < cfg->n_binds; i++)
     binds[i] = xasprintf("%s:%s:%s", cfg->binds[i].source, cfg->binds[i].dest, cfg->binds[i].readonly ? "ro" : "rw");
   audit_rec_strv(&r, "binds", (const char *const *)binds);
+  audit_rec_bool(&r, "read_only_root", cfg->read_only_root);
   audit_rec_bool(&r, "build", cfg->build_caps);
   uint64_t cap = policy->settings.limits.audit_log ? policy->settings.limits.audit_log : AUDIT_DEFAULT_CAP;
   audit_rec_u64(&r, "cap", cap);

@@ -574,6 +574,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .n_binds = cfg->n_binds,
       .groups_mapped = st->maps->setgroups_allowed && idmap_to_host(&st->maps->gid, 5) >= 0,
       .proc_host_ro = cfg->proc_host_ro,
+      .read_only_root = cfg->read_only_root,
       .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
       .fuse_fd = -1,
       .long_lived = primary == NULL,

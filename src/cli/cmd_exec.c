@@ -29,6 +29,7 @@ struct sandbox_opts {
   double timeout;
   bool keep;
   bool proc_host_ro;
+  bool read_only;
   bool overlay_fuse;
   bool json;
   bool tty;         /* -t */
@@ -83,6 +84,7 @@ enum {
   OPT_CGROUP_PARENT,
   OPT_NO_CGROUPS,
   OPT_PROC,
+  OPT_READ_ONLY,
   OPT_OVERLAY,
   OPT_NET,
   OPT_ALLOW,
@@ -114,6 +116,7 @@ static const struct option long_options[] = {
     {"cgroup-parent", required_argument, NULL, OPT_CGROUP_PARENT},
     {"no-cgroups", no_argument, NULL, OPT_NO_CGROUPS},
     {"proc", required_argument, NULL, OPT_PROC},
+    {"read-only", no_argument, NULL, OPT_READ_ONLY},
     {"overlay", required_argument, NULL, OPT_OVERLAY},
     {"net", required_argument, NULL, OPT_NET},
     {"allow", required_argument, NULL, OPT_ALLOW},
@@ -137,6 +140,8 @@ static const char sandbox_limit_options[] =
     "  --io-weight N        relative block I/O weight, 1..10000: io.weight\n"
     "  --cgroup-parent PATH create the sandbox's cgroup under this cgroup\n"
     "  --no-cgroups         apply limits as per-process rlimits, without a cgroup\n"
+    "  --read-only          the image's tree read-only: only /tmp, /dev/shm and read-write\n"
+    "                       binds take writes\n"
     "  --proc MODE          fresh (default), or host-ro: a degraded mode for hosts that\n"
     "                       refuse a fresh procfs (the host's /proc, read-only)\n"
     "  --overlay MODE       kernel (default), or fuse: a degraded mode for hosts that refuse\n"
@@ -320,6 +325,9 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
     case OPT_NO_CGROUPS:
       o->limits.no_cgroups = true;
       break;
+    case OPT_READ_ONLY:
+      o->read_only = true;
+      break;
     case OPT_PROC:
       if (strcmp(optarg, "host-ro") == 0)
         o->proc_host_ro = true;
@@ -424,6 +432,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
       .n_binds = o->n_binds,
       .keep = o->keep,
       .proc_host_ro = o->proc_host_ro,
+      .read_only_root = o->read_only,
       .overlay = o->overlay_fuse ? HUTCH_OVERLAY_FUSE : HUTCH_OVERLAY_KERNEL,
       .state_dir = o->state_dir,
       .store = o->store,
@@ -620,9 +629,10 @@ int cmd_exec(int argc, char **argv) {
     bool limits = l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent ||
                   l->no_cgroups || l->disk;
     if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits || o.net != HUTCH_NET_NONE ||
-        o.overlay_fuse || o.proc_host_ro || o.audit) {
+        o.overlay_fuse || o.proc_host_ro || o.read_only || o.audit) {
       r = cli_usage_error("exec",
-                          "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc, --audit and the "
+                          "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc, --read-only, "
+                          "--audit and the "
                           "limits belong to the "
                           "sandbox's creation, not to --in");
       goto out;

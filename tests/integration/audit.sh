@@ -37,6 +37,10 @@ tap_like "$(field "$log" 1 'r["limits"], r["degraded"]')" "^\('(cgroup|rlimits)'
 tap_is "$(field "$log" 2 'r["argv"][:2], r["cwd"], r["exit_code"], r["result"], r["cpu_seconds"] is not None, r["memory_peak"] > 0')" \
   "(['sh', '-c'], '/', 3, 'exited', True, True)" "command: argv, cwd, exit status, CPU and memory used"
 tap_is "$(field "$log" 3 'r["reason"], r["seq"]')" "('the command ended', 3)" "end: its reason"
+tap_is "$(field "$log" 1 'r["read_only_root"]')" "False" "start: the root was writable"
+rolog=$tmp/ro.jsonl
+tap_ok "exec --read-only --audit FILE" "$HUTCH_BIN" exec --rootfs "$img" --read-only --audit "$rolog" -- true
+tap_is "$(field "$rolog" 1 'r["read_only_root"]')" "True" "start: records the read-only root"
 tap_ok "hutch audit FILE verifies it" "$HUTCH_BIN" audit "$log"
 tap_like "$tap_stdout" "verified, 3 records, ended" "and says so"
 tap_unlike "$tap_stdout" $'\033' "the sandbox's escape sequence is never printed raw"

@@ -21,6 +21,26 @@ tap_ok "writing over the image's files works inside" hx -- sh -c 'echo pwned > /
 after=$(cd "$rootfs" && find . -printf '%p %s %m %U %T@\n' | sort | sha256sum)
 tap_is "$after" "$before" "the image's tree is unchanged"
 tap_ok "a fresh sandbox sees the image again" hx -- test -e /bin/sh -a ! -e /bin/busybox.new
+# --read-only: the image's tree takes no write, by any path or any means a
+# process of the sandbox has; /tmp, /dev/shm and a read-write bind still do.
+mkdir -p "$tmp/rw"
+tap_ok "--read-only: writes into the image's tree" hx --read-only --bind "$tmp/rw:/rw" -- sh -c '
+  for p in /x /usr/x /etc/passwd /proc/self/root/x /proc/1/root/etc/x; do
+    if echo pwned >"$p" 2>/dev/null; then echo "$p took a write"; else echo "$p refused"; fi
+  done
+  mkdir /d 2>/dev/null && echo "mkdir took"; rm -f /bin/sh 2>/dev/null && echo "unlink took"
+  mv /etc /etc2 2>/dev/null && echo "rename took"; ln -s / /l 2>/dev/null && echo "symlink took"
+  echo a >/tmp/a && echo a >/dev/shm/a && echo a >/rw/a && echo "scratch places take writes"
+  echo "root-ro=$(grep -c " / / ro," /proc/self/mountinfo)"'
+tap_unlike "$tap_stdout" "took" "none takes a file, a directory, an unlink, a rename or a link"
+tap_like "$tap_stdout" "/proc/1/root/etc/x refused" "not through /proc/1/root either"
+tap_like "$tap_stdout" "scratch places take writes" "/tmp, /dev/shm and a read-write bind take writes"
+tap_like "$tap_stdout" "root-ro=1" "the root mount is read-only in the mount table"
+tap_is "$(cat "$tmp/rw/a" 2>/dev/null)" "a" "the bind's write reached the host directory"
+tap_fails "--read-only: remounting the root read-write" hx --read-only -- mount -o remount,rw /
+tap_like "$tap_stderr" "(denied|not permitted)" "is refused ($(printf '%s' "$tap_stderr" | head -1))"
+tap_ok "without --read-only the root takes writes" hx -- sh -c 'echo a >/x && cat /x'
+
 echo canary >"$tmp/canary"
 tap_fails "the host's files are not reachable by path" hx -- cat "$tmp/canary"
 tap_fails "nor through /proc/1/root" hx -- cat "/proc/1/root$tmp/canary"
