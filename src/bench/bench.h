@@ -168,7 +168,23 @@ struct bench_py {
   int in, out, err; /* the driver's stdin (written), stdout and stderr (read) */
   char secret[33];
   bool running;
+  /* A worker slot's scoring sandbox, the runner's child, which scores one
+   * task after another (bench_py_start_shared); a worker uses it, and on a
+   * failure stops it for the runner to start again. */
+  bool shared;
+  double cpu; /* the last request's CPU time (s), as the driver counted it */
 };
+/* The slot's scoring sandbox in a worker, NULL: none (each task starts its
+ * own). */
+extern struct bench_py *bench_scorer;
+/* The same driver in a sandbox that answers one request after another
+ * (read-only root, no time limit of its own): started by the runner for a
+ * worker slot.  dir: a path for its audit log (dir.audit.jsonl). */
+int bench_py_start_shared(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
+                          char **why);
+/* Whether a shared scoring sandbox can take a request: running, with
+ * nothing unread and no end on its stdout; one that cannot is stopped. */
+bool bench_py_usable(struct bench_py *py);
 /* Starts the sandbox; `wait`: seconds it may wait for its args (the time
  * limit counts from then on). */
 int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,

@@ -34,7 +34,32 @@ static void on_signal(int sig) {
 struct slot {
   pid_t pid;
   const cJSON *row;
+  /* The slot's scoring sandbox: python3 and reward.py's imports once per
+   * slot, not once per task (reward.c); gen numbers its starts. */
+  struct bench_py scorer;
+  unsigned gen;
 };
+
+/* The slot's scoring sandbox, started (again) where it is not running: it
+ * starts beside the slot's agent, off the task's path.  One that cannot
+ * start leaves the slot's tasks to start their own, which report why. */
+static void slot_scorer(const struct bench_opts *o, const struct bench_set *set, const char *out, struct slot *s,
+                        long k) {
+  if (s->scorer.running)
+    return;
+  _cleanup_free_ char *dir = xasprintf("%s/runs/.reward-%ld-%u", out, k, s->gen++);
+  _cleanup_free_ char *why = NULL;
+  bench_py_start_shared(&s->scorer, o, set, dir, &why);
+}
+
+/* The runner's end of a slot's scoring sandbox: its input closed (the
+ * driver exits), and the sandbox waited for; `now`: stopped at once. */
+static void slot_scorer_end(struct slot *s, bool now) {
+  if (s->scorer.running && now)
+    kill(s->scorer.c.pid, SIGTERM);
+  s->scorer.shared = false; /* this process is its parent: bench_py_end waits */
+  bench_py_end(&s->scorer);
+}
 
 /* LLM-in-Sandbox's llm_name: openai/ prefixed unless it names a route. */
 static char *lis_llm_name(const char *model) {
@@ -138,8 +163,10 @@ static void spawner_lost(bool tty, int status, bool *told) {
 static void add_cpu(cJSON *line, const struct rusage *ru) {
   cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "timings");
   const cJSON *agent = cJSON_GetObjectItemCaseSensitive(tm, "agent_cpu");
+  const cJSON *reward = cJSON_GetObjectItemCaseSensitive(tm, "reward_cpu");
+  double scoring = cJSON_IsNumber(reward) ? reward->valuedouble : 0;
   if (cJSON_IsObject(tm) && cJSON_IsNumber(agent))
-    cJSON_AddNumberToObject(tm, "cpu", agent->valuedouble + (double)bench_rusage_us(ru) / 1e6);
+    cJSON_AddNumberToObject(tm, "cpu", agent->valuedouble + scoring + (double)bench_rusage_us(ru) / 1e6);
 }
 
 static bool finished(const cJSON *lines, const char *id) {
@@ -217,12 +244,22 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
   return abs;
 }
 
-static pid_t start_worker(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
+static pid_t start_worker(const struct bench_opts *o, const struct bench_set *set, struct slot *slots, long k,
+                          const char *out) {
   pid_t parent = getpid();
   fflush(NULL);
   pid_t pid = fork();
   if (pid != 0)
     return pid;
+  /* Its own slot's scoring sandbox, and none of the others'. */
+  for (long j = 0; j < o->num_workers; j++)
+    if (j != k) {
+      slots[j].scorer.shared = true; /* not this process's child: closed, not waited for */
+      slots[j].scorer.running = false;
+      bench_py_end(&slots[j].scorer);
+    }
+  bench_scorer = &slots[k].scorer;
+  const cJSON *row = slots[k].row;
   /* The runner's death (even SIGKILL) stops the worker, which stops its
    * hutch run; that run's own die-with-parent covers the worker's. */
   prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -316,6 +353,9 @@ static int run_tasks(struct bench_opts *o) {
   if (n_todo > 0 && set.has_reward)
     rc = check_reward(o, &set, out);
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
+  for (long k = 0; k < o->num_workers; k++)
+    slots[k].scorer.in = slots[k].scorer.out = slots[k].scorer.err = -1;
+  bool scoring = set.has_reward && rc == 0;
   size_t next = 0, running = 0, done = total - n_todo;
   double sum = 0;
   int errors = 0;
@@ -331,7 +371,9 @@ static int run_tasks(struct bench_opts *o) {
       while (slots[k].pid)
         k++;
       slots[k].row = todo[next++];
-      slots[k].pid = start_worker(o, &set, slots[k].row, out);
+      if (scoring)
+        slot_scorer(o, &set, out, &slots[k], (long)k);
+      slots[k].pid = start_worker(o, &set, slots, (long)k, out);
       if (slots[k].pid < 0) {
         hutch_error_sys(&err, "fork");
         rc = fail(&err);
@@ -367,8 +409,16 @@ static int run_tasks(struct bench_opts *o) {
     long k = 0;
     while (k < o->num_workers && slots[k].pid != pid)
       k++;
-    if (k == o->num_workers)
+    if (k == o->num_workers) {
+      /* A slot's scoring sandbox that ended (a worker stopped it after a
+       * failed request): started again for the slot's next task. */
+      for (long j = 0; j < o->num_workers; j++)
+        if (slots[j].scorer.running && slots[j].scorer.c.pid == pid) {
+          slots[j].scorer.running = false;
+          bench_py_end(&slots[j].scorer);
+        }
       continue;
+    }
     /* The worker found the spawner gone before the runner did. */
     if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_NO_SPAWNER) {
       spawner_lost(tty, -1, &lost);
@@ -423,6 +473,8 @@ static int run_tasks(struct bench_opts *o) {
   }
   if (tty && done < total)
     fputc('\n', stderr);
+  for (long k = 0; k < o->num_workers; k++)
+    slot_scorer_end(&slots[k], bench_stop || fatal || rc != 0);
   if (rc == 0 && bench_stop)
     rc = 130;
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");

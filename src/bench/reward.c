@@ -1,9 +1,12 @@
-/* compute_score in a sandbox of its own: reward.py is the task set's code,
- * but the answer it reads is the model's, written in a sandbox; so it runs
- * under hutch exec, without network, bounded in time, memory and
- * processes, and the answer reaches it on its stdin as data (Python's
- * marshal format, made here), never as code.  A fixed driver answers one
- * line: "score X" or "error KIND TEXT", marked with a secret of this run. */
+/* compute_score in a sandbox: reward.py is the task set's code, but the
+ * answer it reads is the model's, written in a sandbox; so it runs under
+ * hutch exec, without network, bounded in time, memory and processes, and
+ * the answer reaches it on its stdin as data (Python's marshal format, made
+ * here), never as code.  A fixed driver answers each request with one line:
+ * "score X" or "error KIND TEXT", marked with a secret of that request.
+ * A worker slot's scoring sandbox answers one task after another (python3
+ * and reward.py's imports once per slot); a task whose slot has none starts
+ * one of its own. */
 #include "config.h"
 
 #include <errno.h>
@@ -28,23 +31,35 @@
 
 /* The driver: python3 -I driver.py MODULE FUNC.  It loads the task folder's
  * MODULE first (off the task's critical path: the sandbox and python start
- * while the agent works), then waits for a secret line and the args on
- * stdin.  The result goes out on a copy of the original stdout made before
- * any task-set code ran: not inheritable (os.dup), so nothing reward.py
- * starts has it, with fd 1 pointed at stderr; the process made
- * non-dumpable, so that another process of the sandbox cannot reopen it
- * through /proc/PID/fd or read the secret from its memory (a python3
- * without ctypes cannot make it so: it scores nothing, an ImportError that
- * stops the run at its first check, rather than a score any process of the
- * sandbox could have written); and the result
- * line begins with the secret, so that anything else printed to the
- * sandbox's stdout (by code the answer had run, before or after the
- * driver's line) is not taken for it.  Code run inside the driver's own
- * process (reward.py's exec of an answer) is reward.py's to trust.
+ * beside the slot's first agent), then answers requests on stdin, each a
+ * line "SECRET SIZE" and SIZE bytes of args.  Each request runs in a
+ * process forked for it, which holds neither the requests' stream nor the
+ * result's fd; after it, everything else of the sandbox is killed and
+ * reaped (the driver is their subreaper), /tmp and /dev/shm are emptied,
+ * and /dev is compared with what it was: a sandbox where that fails ends
+ * after its answer, and the runner starts another.  With the root
+ * read-only (--read-only), nothing a request can write outlives it, so no
+ * answer sees what an earlier one left.
  *
- * Its own cost is a task's: it imports nothing Python has not loaded at its
- * start but _ctypes (json pulled in re, enum and collections, and
- * importlib.util contextlib: 10 ms of CPU a task, as much as python's start).
+ * The result goes out on a copy of the original stdout made before any
+ * task-set code ran: not inheritable (os.dup), so nothing reward.py starts
+ * has it, with fd 1 pointed at stderr; the process made non-dumpable, so
+ * that another process of the sandbox cannot reopen it through
+ * /proc/PID/fd or read the secret from its memory (a python3 without
+ * ctypes cannot make it so: it scores nothing, an ImportError that stops
+ * the run at its first check, rather than a score any process of the
+ * sandbox could have written); and the result line begins with the
+ * secret, so that anything else printed to the sandbox's stdout (by code
+ * the answer had run, before or after the driver's line) is not taken for
+ * it.  The request's process hands its result to the driver as the last
+ * line on a pipe of its own.  Code run inside that process (reward.py's
+ * exec of an answer) is reward.py's to trust.  The driver's line carries
+ * the request's CPU time ("cpu=USEC"): its process's, what that left
+ * (reaped by the driver), and the driver's own.
+ *
+ * It imports nothing Python has not loaded at its start but _ctypes (json
+ * pulled in re, enum and collections, and importlib.util contextlib: 10 ms
+ * of CPU, as much as python's start).
  * The args come as marshal data (pyargs_put), which marshal.loads turns
  * into values without running anything; the module is loaded by the same
  * functions importlib.util's spec_from_file_location and module_from_spec
@@ -53,7 +68,7 @@
  * text escaped for one line (\\, \n, \0, and \s for a space in an error's
  * kind), read back strictly (parse_result). */
 static const char driver_py[] =
-    "import marshal, os, sys\n"
+    "import marshal, os, sys, time\n"
     "import _frozen_importlib as bootstrap, _frozen_importlib_external as external\n"
     "result_fd = os.dup(1)\n"
     "os.dup2(2, 1)\n"
@@ -71,6 +86,7 @@ static const char driver_py[] =
     "        return ctypes.CDLL(None).prctl(*args)\n"
     "try:\n"
     "    undumpable = prctl(4, 0, 0, 0, 0) == 0  # PR_SET_DUMPABLE\n"
+    "    prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER: what a request leaves comes back here\n"
     "except BaseException:\n"
     "    undumpable = False\n"
     "def esc(t):\n"
@@ -88,6 +104,55 @@ static const char driver_py[] =
     "def prompt(mod, a):\n"
     "    f = getattr(mod, 'create_prompt', None)\n"
     "    return b'prompt ' + esc(str(f(a) if f else a['problem_statement']))\n"
+    "def answer(data):\n"
+    "    try:\n"
+    "        if failed is not None:\n"
+    "            raise failed\n"
+    "        return (score if sys.argv[2] == 'score' else prompt)(mod, marshal.loads(data))\n"
+    "    except BaseException as e:\n"
+    "        return error(type(e).__name__, '%s: %s' % (type(e).__name__, e))\n"
+    "def write(fd, b):\n"
+    "    while b:\n"
+    "        b = b[os.write(fd, b):]\n"
+    "def wipe(d):\n"
+    "    for e in os.scandir(d):\n"
+    "        if e.is_dir(follow_symlinks=False):\n"
+    "            os.chmod(e.path, 0o700)\n"
+    "            wipe(e.path)\n"
+    "            os.rmdir(e.path)\n"
+    "        else:\n"
+    "            os.unlink(e.path)\n"
+    "def dev():\n"
+    "    return sorted((e.name, e.inode(), os.readlink(e.path) if e.is_symlink() else '') for e in "
+    "os.scandir('/dev'))\n"
+    "def others():\n"
+    "    return [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
+    "def reset():\n"
+    "    # Nothing of one request may reach the next: its processes killed and\n"
+    "    # reaped (their CPU time counted), the writable places emptied (the\n"
+    "    # root is read-only), /dev as it was.  False: this sandbox is done.\n"
+    "    cpu = 0.0\n"
+    "    for _ in range(100):\n"
+    "        try:\n"
+    "            os.kill(-1, 9)\n"
+    "        except ProcessLookupError:\n"
+    "            pass\n"
+    "        try:\n"
+    "            while True:\n"
+    "                ru = os.wait4(-1, 0)[2]\n"
+    "                cpu += ru.ru_utime + ru.ru_stime\n"
+    "        except ChildProcessError:\n"
+    "            pass\n"
+    "        if not others():\n"
+    "            break\n"
+    "    else:\n"
+    "        return False, cpu\n"
+    "    try:\n"
+    "        for d in ('/tmp', '/dev/shm'):\n"
+    "            wipe(d)\n"
+    "        return dev() == dev0, cpu\n"
+    "    except OSError:\n"
+    "        return False, cpu\n"
     "mod = failed = None\n"
     "try:\n"
     "    if sys.argv[2] == 'score' and not undumpable:\n"
@@ -98,23 +163,49 @@ static const char driver_py[] =
     "    spec.loader.exec_module(mod)\n"
     "except BaseException as e:\n"
     "    failed = e\n"
-    "secret = sys.stdin.buffer.readline().strip()\n"
-    "if not secret:\n"
-    "    os._exit(0)\n"
-    "data = sys.stdin.buffer.read()\n"
-    "null = os.open('/dev/null', os.O_RDONLY)\n"
-    "os.dup2(null, 0)\n"
-    "try:\n"
-    "    if failed is not None:\n"
-    "        raise failed\n"
-    "    res = (score if sys.argv[2] == 'score' else prompt)(mod, marshal.loads(data))\n"
-    "except BaseException as e:\n"
-    "    res = error(type(e).__name__, '%s: %s' % (type(e).__name__, e))\n"
-    "sys.stderr.flush()\n"
-    "b = b'\\n' + secret + b' ' + res + b'\\n'\n"
-    "while b:\n"
-    "    b = b[os.write(result_fd, b):]\n"
-    "os._exit(0)\n";
+    "dev0 = dev()\n"
+    "stdin = sys.stdin.buffer\n"
+    "while True:\n"
+    "    head = stdin.readline().split()\n"
+    "    if len(head) != 2:\n"
+    "        os._exit(0)\n"
+    "    secret, size = head[0], int(head[1])\n"
+    "    data = stdin.read(size)\n"
+    "    if len(data) != size:\n"
+    "        os._exit(0)\n"
+    "    r, w = os.pipe()\n"
+    "    t0 = time.process_time()\n"
+    "    sys.stderr.flush()\n"
+    "    pid = os.fork()\n"
+    "    if pid == 0:\n"
+    "        # The request's own process: it holds neither the result's fd nor\n"
+    "        # the requests' stream.\n"
+    "        os.close(r)\n"
+    "        os.close(result_fd)\n"
+    "        null = os.open('/dev/null', os.O_RDONLY)\n"
+    "        os.dup2(null, 0)\n"
+    "        res = answer(data)\n"
+    "        sys.stderr.flush()\n"
+    "        write(w, b'\\n' + res)  # the last line: what code it ran wrote before is not it\n"
+    "        os._exit(0)\n"
+    "    os.close(w)\n"
+    "    res = b''\n"
+    "    while len(res) <= 1 << 20:\n"
+    "        b = os.read(r, 65536)\n"
+    "        if not b:\n"
+    "            break\n"
+    "        res += b\n"
+    "    os.close(r)\n"
+    "    over, res = len(res) > 1 << 20, res.rsplit(b'\\n', 1)[-1]\n"
+    "    _, status, ru = os.wait4(pid, 0)\n"
+    "    clean, left = reset()\n"
+    "    if over or not res:\n"
+    "        res = error('ProcessError', 'the scoring process ended with status %d and no result' % status)\n"
+    "    # Its CPU time and what it left, and this process's own.\n"
+    "    cpu = ru.ru_utime + ru.ru_stime + left + time.process_time() - t0\n"
+    "    write(result_fd, b'\\n' + secret + b' cpu=%d ' % int(cpu * 1e6) + res + b'\\n')\n"
+    "    if not clean:\n"
+    "        os._exit(0)\n";
 
 static char *last_line(char *buf) {
   size_t n = strlen(buf);
@@ -168,10 +259,13 @@ char *bench_py_driver_dir(const char *out) {
   return dir;
 }
 
-int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
-                   const char *module, const char *func, double wait, char **why) {
+struct bench_py *bench_scorer;
+
+static int py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
+                    const char *module, const char *func, double wait, bool shared, char **why) {
   memset(py, 0, sizeof(*py));
   py->in = py->out = py->err = -1;
+  py->shared = shared;
   *why = NULL;
   hutch_error_t err = NULL;
   /* The run's one driver directory (read-only in every scoring sandbox),
@@ -193,6 +287,8 @@ int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct
   /* hutch exec's own limit is a backstop; the time limit proper counts from
    * the args (bench_py_finish). */
   _cleanup_free_ char *timeout = xasprintf("--timeout=%g", wait + o->reward_timeout + PY_SLACK);
+  /* A shared one lives as long as its runner (die-with-parent) and is
+   * stopped by it: each request's limit is counted by its worker. */
   /* The scoring sandbox's audit log beside its directory, not in it: that
    * directory is bound into the sandbox. */
   _cleanup_free_ char *audit = xasprintf("--audit=%s.audit.jsonl", dir);
@@ -208,9 +304,13 @@ int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct
   argv[n++] = o->hutch;
   argv[n++] = "exec";
   argv[n++] = "--net=none";
+  /* Nothing a request writes outside /tmp and /dev/shm (which the driver
+   * empties after each) can be there for the next one to load. */
+  argv[n++] = "--read-only";
   argv[n++] = "--workdir=/hutch-reward";
   argv[n++] = "--env=HOME=/tmp";
-  argv[n++] = timeout;
+  if (!shared)
+    argv[n++] = timeout;
   argv[n++] = audit;
   argv[n++] = bind_reward;
   argv[n++] = bind_task;
@@ -250,10 +350,40 @@ int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct
   return 0;
 }
 
+int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
+                   const char *module, const char *func, double wait, char **why) {
+  return py_start(py, o, set, dir, module, func, wait, false, why);
+}
+
+int bench_py_start_shared(struct bench_py *py, const struct bench_opts *o, const struct bench_set *set, const char *dir,
+                          char **why) {
+  return py_start(py, o, set, dir, "reward", "score", 0, true, why);
+}
+
+/* A shared scoring sandbox that failed a request, in a worker: stopped
+ * (hutch exec removes its sandbox on SIGTERM), for the runner, its parent,
+ * to reap and start again; this process's copies of its pipes closed. */
+static void shared_stop(struct bench_py *py) {
+  if (py->running)
+    kill(py->c.pid, SIGTERM);
+  py->running = false;
+  bench_py_end(py);
+}
+
+bool bench_py_usable(struct bench_py *py) {
+  if (py == NULL || !py->running)
+    return false;
+  struct pollfd p = {.fd = py->out, .events = POLLIN};
+  if (poll(&p, 1, 0) == 0)
+    return true;
+  shared_stop(py); /* gone, or it wrote what nobody asked for */
+  return false;
+}
+
 void bench_py_end(struct bench_py *py) {
   if (py->in >= 0)
     close(py->in); /* the driver reads the end of its input and exits */
-  if (py->running)
+  if (py->running && !py->shared)
     bench_wait(&py->c, 30, 10, -1, NULL, 0);
   if (py->out >= 0)
     close(py->out);
@@ -274,10 +404,15 @@ static char *exchange(struct bench_py *py, const char *input, size_t in_len, dou
   size_t len = 0, from = 0, in_off = 0, elen = 0;
   *buf = xstrdup("");
   ebuf[0] = '\0';
+  /* A shared one's stderr may still hold the end of an earlier task's:
+   * not this one's to report. */
+  char stale[4096];
+  while (py->shared && py->err >= 0 && read(py->err, stale, sizeof(stale)) > 0)
+    ;
   fcntl(py->in, F_SETFL, O_NONBLOCK);
   fcntl(py->out, F_SETFL, O_NONBLOCK);
   for (;;) {
-    if (py->in >= 0 && in_off == in_len) {
+    if (py->in >= 0 && in_off == in_len && !py->shared) {
       close(py->in); /* the end of its input */
       py->in = -1;
     }
@@ -289,8 +424,9 @@ static char *exchange(struct bench_py *py, const char *input, size_t in_len, dou
       *timed_out = !bench_stop;
       return NULL;
     }
-    struct pollfd p[3] = {
-        {.fd = py->out, .events = POLLIN}, {.fd = py->err, .events = POLLIN}, {.fd = py->in, .events = POLLOUT}};
+    struct pollfd p[3] = {{.fd = py->out, .events = POLLIN},
+                          {.fd = py->err, .events = POLLIN},
+                          {.fd = in_off < in_len ? py->in : -1, .events = POLLOUT}};
     if (poll(p, 3, (int)(left * 1000) + 1) <= 0)
       continue;
     char tmp[65536];
@@ -352,19 +488,40 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
     *why = xstrdup("a string of the task is too large for the driver");
     return -1;
   }
-  _cleanup_free_ char *input = xmalloc(sl + 1 + alen);
-  memcpy(input, py->secret, sl);
-  input[sl] = '\n';
-  memcpy(input + sl + 1, data, alen);
+  /* A request: "SECRET SIZE\n", then SIZE bytes of marshal data. */
+  char head[64];
+  int hl = snprintf(head, sizeof(head), "%s %zu\n", py->secret, alen);
+  _cleanup_free_ char *input = xmalloc((size_t)hl + alen);
+  memcpy(input, head, (size_t)hl);
+  memcpy(input + hl, data, alen);
   _cleanup_free_ char *buf = NULL;
   char ebuf[2048];
   bool timed_out = false;
-  char *line = exchange(py, input, sl + 1 + alen, monotonic_seconds() + o->reward_timeout, cap + sl + 2, &buf, ebuf,
-                        sizeof(ebuf), &timed_out);
+  py->cpu = 0;
+  char *line = exchange(py, input, (size_t)hl + alen, monotonic_seconds() + o->reward_timeout, cap + sl + 32, &buf,
+                        ebuf, sizeof(ebuf), &timed_out);
+  /* "cpu=USEC RESULT": the request's CPU time, then its result. */
+  if (line && strncmp(line, "cpu=", 4) == 0) {
+    char *end;
+    unsigned long long us = strtoull(line + 4, &end, 10);
+    if (end > line + 4 && *end == ' ') {
+      py->cpu = (double)us / 1e6;
+      line = end + 1;
+    } else
+      line = NULL;
+  }
   if (line && (*result = bench_py_result(line)) != NULL)
     return 0;
   if (bench_stop) {
     *why = xstrdup("stopped");
+    return -1;
+  }
+  if (py->shared) {
+    shared_stop(py);
+    if (timed_out)
+      *why = xasprintf("took longer than %g s", o->reward_timeout);
+    else
+      *why = xasprintf("the scoring sandbox ended with no result%s%s", ebuf[0] ? ": " : "", last_line(ebuf));
     return -1;
   }
   /* hutch exec removes the sandbox on SIGTERM. */

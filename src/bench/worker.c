@@ -173,7 +173,7 @@ static void add_usage(cJSON *res, const cJSON *t) {
  * its steps' model and tool times; "own" is the task's time less the
  * model's and the tools'. */
 static void add_timings(cJSON *res, const cJSON *t, double spawned, double exited, double reward, double elapsed,
-                        double agent_cpu) {
+                        double agent_cpu, double reward_cpu) {
   cJSON *tm = cJSON_CreateObject();
   double model = 0, tools = 0;
   if (t && spawned > 0) {
@@ -213,17 +213,11 @@ static void add_timings(cJSON *res, const cJSON *t, double spawned, double exite
    * adds this worker's (its files, the scoring sandbox) as "cpu". */
   if (spawned > 0)
     cJSON_AddNumberToObject(tm, "agent_cpu", agent_cpu);
+  /* The scoring's, where the slot's scoring sandbox (not this worker's
+   * child) did it: as its driver counted it. */
+  if (reward_cpu > 0)
+    cJSON_AddNumberToObject(tm, "reward_cpu", reward_cpu);
   cJSON_AddItemToObject(res, "timings", tm);
-}
-
-/* Whether the scoring sandbox starts ahead, beside the agent's: when there
- * is a CPU for each worker.  With more workers than CPUs every CPU is busy
- * anyway, nothing is hidden by starting it early, and its wait costs (an
- * idle python, and init's watch of it) are all that is left. */
-static bool score_ahead(const struct bench_opts *o) {
-  cpu_set_t set;
-  long cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : sysconf(_SC_NPROCESSORS_ONLN);
-  return o->num_workers <= cpus;
 }
 
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
@@ -249,10 +243,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   int agent_exit = -1;
   struct bench_task_opts topts = {0};
   bool fatal = false;
-  double spawned = 0, exited = 0, reward_time = 0, agent_cpu = 0;
-  /* The scoring sandbox, started beside the agent's: its start and
-   * python's are off the task's path; it stays one per task, fresh. */
-  struct bench_py reward = {.in = -1, .out = -1, .err = -1};
+  double spawned = 0, exited = 0, reward_time = 0, agent_cpu = 0, reward_cpu = 0;
   /* hutch run's stdin: the problem statement on a pipe, -1: in query.txt. */
   _cleanup_close_ int qin = -1;
 
@@ -334,15 +325,6 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       argv[n++] = input_opt;
     argv[n] = NULL;
     double limit = topts.timeout > 0 ? topts.timeout : o->task_timeout;
-    _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
-    if (!topts.verifier && score_ahead(o) &&
-        bench_py_start(&reward, o, set, rdir, "reward", "score", limit + AGENT_GRACE, &why) < 0) {
-      char *fail = why;
-      why = xasprintf("reward: %s", fail);
-      free(fail);
-      free(argv);
-      goto done;
-    }
     /* The statement on its pipe, else in query.txt. */
     if (qin < 0 && (qin = open(query, O_RDONLY | O_CLOEXEC)) < 0) {
       why = hutch_errno_format(errno, "open %s", query);
@@ -421,9 +403,14 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
   double r0 = monotonic_seconds();
-  int sr = reward.running ? bench_score_finish(&reward, o, answer, row, &score, &why, NULL)
-                          : bench_score(o, set, rdir, answer, row, &score, &why, NULL);
+  /* The slot's scoring sandbox, which the runner started beside the
+   * slot's first agent and keeps; else one of this task's own. */
+  bool shared = bench_py_usable(bench_scorer);
+  int sr = shared ? bench_score_finish(bench_scorer, o, answer, row, &score, &why, NULL)
+                  : bench_score(o, set, rdir, answer, row, &score, &why, NULL);
   reward_time = monotonic_seconds() - r0;
+  if (shared)
+    reward_cpu = bench_scorer->cpu;
   if (sr < 0) {
     if (bench_stop)
       _exit(130);
@@ -453,7 +440,7 @@ done:;
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
   cJSON *traj = load_trajectory(run_dir);
   add_usage(res, traj);
-  add_timings(res, traj, spawned, exited, reward_time, elapsed, agent_cpu);
+  add_timings(res, traj, spawned, exited, reward_time, elapsed, agent_cpu, reward_cpu);
   cJSON_Delete(traj);
   if (run_dir && strncmp(run_dir, out, strlen(out)) == 0 && run_dir[strlen(out)] == '/')
     cJSON_AddStringToObject(res, "run_dir", run_dir + strlen(out) + 1);
@@ -467,8 +454,5 @@ done:;
    * crash the task is run again either way. */
   _cleanup_free_ char *tmp_path = xasprintf("%s.tmp", result_path);
   int rc = write_file_at(AT_FDCWD, tmp_path, text, strlen(text), 0644) < 0 || rename(tmp_path, result_path) < 0;
-  /* The scoring sandbox's removal, after the result: a task that ended
-   * before its scoring ends its scoring sandbox unused. */
-  bench_py_end(&reward);
   return rc;
 }

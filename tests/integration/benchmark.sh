@@ -54,7 +54,7 @@ tap_like "$(json "$OUT/trajectory.json" 'd["demo_006"]["trajectory"][1]["observa
   "and its steps, with what the tools answered (the input file was in /testbed/documents)"
 tap_is "$(lines 'len(ls), len(set(l["id"] for l in ls))')" "(20, 20)" "results.jsonl: one line per task"
 tap_is "$(lines 'sorted(set(k for l in ls for k in l["timings"]))')" \
-  "['agent_cpu', 'copy_back', 'cpu', 'input_copy', 'model', 'own', 'reward', 'runner', 'sandbox', 'start', 'teardown', 'tools']" \
+  "['agent_cpu', 'copy_back', 'cpu', 'input_copy', 'model', 'own', 'reward', 'reward_cpu', 'runner', 'sandbox', 'start', 'teardown', 'tools']" \
   "results.jsonl: each task's timings, by phase and CPU"
 tap_is "$(lines 'sum(0 < l["timings"]["agent_cpu"] < l["timings"]["cpu"] for l in ls)')" "20" \
   "each task's CPU time is more than its agent's (the scoring sandbox's is added)"
@@ -68,20 +68,28 @@ tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_01
 tap_is "$(lines '[l["score"] for l in ls if l["id"] in ("demo_019", "demo_020")]')" "[1, 1]" \
   "the coding tasks' functions ran against their tests in the scoring sandbox"
 tap_ok "nothing is left: no sandbox, state, mount or process" leftovers
-# Every task leaves an audit log of its agent's sandbox and one of its
-# scoring sandbox, and hutch audit verifies each.
+# Every task leaves an audit log of its agent's sandbox, each worker slot
+# one of its scoring sandbox (4 workers: 4 slots, each started once), and
+# hutch audit verifies each.
 audits_verify() {
-  local d a n=0
+  local d a n=0 m=0
   for d in "$OUT"/runs/*/; do
     a=$(find "$d" -mindepth 2 -maxdepth 2 -name audit.jsonl | head -n 1)
-    [ -n "$a" ] && [ -f "$d/reward.audit.jsonl" ] || { echo "missing in $d"; return 1; }
-    "$HUTCH_BIN" audit --quiet "$a" >/dev/null && "$HUTCH_BIN" audit --quiet "$d/reward.audit.jsonl" >/dev/null ||
-      { echo "not verified: $d"; return 1; }
+    [ -n "$a" ] || { echo "missing in $d"; return 1; }
+    "$HUTCH_BIN" audit --quiet "$a" >/dev/null || { echo "not verified: $a"; return 1; }
     n=$((n + 1))
   done
-  [ "$n" -ge 20 ]
+  for a in "$OUT"/runs/.reward-*-*.audit.jsonl; do
+    "$HUTCH_BIN" audit --quiet "$a" >/dev/null || { echo "not verified: $a"; return 1; }
+    grep -q '"read_only_root":true' "$a" || { echo "not read-only: $a"; return 1; }
+    m=$((m + 1))
+  done
+  echo "$n agents, $m scoring sandboxes"
+  [ "$n" -ge 20 ] && [ "$m" -eq 4 ]
 }
-tap_ok "every task's agent and scoring sandboxes leave audit logs that hutch audit verifies" audits_verify
+tap_ok "every task's agent and every slot's scoring sandbox leave audit logs that hutch audit verifies" audits_verify
+tap_is "$(lines 'sorted(set(l["timings"]["reward_cpu"] > 0 for l in ls))')" "[True]" \
+  "every task was scored by its slot's scoring sandbox (reward_cpu)"
 SINGLE=$OUT
 # report.html in a real browser: headless Chromium renders it and the
 # assertions are on the DOM its script built (the file's own tables are
@@ -407,6 +415,86 @@ tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
   "[('honest', 1, None), ('inproc', 0, None), ('loud', 1, None), ('subproc', 0, None)]" \
   "score what compute_score returned: a forged line on any fd, before or after the driver's, is not the score; output past a pipe's size blocks nothing"
 tap_ok "and the runs left nothing" leftovers
+
+# ---- one answer's scoring leaves nothing for the next one's ----
+# One worker: every task is scored in the same slot's scoring sandbox, one
+# after the other.  The first answer, run inside compute_score's process as
+# a coding reward runs it, tries to leave something behind for the
+# next: a module in the image's paths and next to reward.py, files in /tmp
+# and /dev/shm, a process that outlives it, a changed global of reward.py.
+# The second answer's reward scores 1 only if it finds none of it.
+mkdir -p "$set_dir/iso"
+printf 'dataset: "json"\ndata_files: "iso/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$set_dir/iso/config.yaml"
+cat >"$set_dir/iso/reward.py" <<'PY'
+import os, sys
+TRUSTED = True
+def compute_score(agent_answer, ground_truth, **kw):
+    if kw["how"] == "plant":
+        exec(agent_answer, {})
+        return 0.0
+    found = []
+    try:
+        import planted_module
+        found.append("planted_module")
+    except ImportError:
+        pass
+    for p in ("/tmp/planted", "/dev/shm/planted", "/tmp/dir/deep"):
+        if os.path.exists(p):
+            found.append(p)
+    for pid in os.listdir("/proc"):
+        if pid.isdigit() and int(pid) not in (1, os.getpid(), os.getppid()):
+            found.append("process " + open("/proc/%s/cmdline" % pid).read())
+    if not TRUSTED:
+        found.append("reward.py's global")
+    print("found: %s" % found, file=sys.stderr)
+    return 0.0 if found else 1.0
+PY
+cat >"$tmp/plant.py" <<'PY'
+import os, subprocess, sys
+wrote = []
+for d in sys.path + ["/hutch-task", "/hutch-reward", "/usr/lib/python3/dist-packages"]:
+    try:
+        with open(os.path.join(d or ".", "planted_module.py"), "w") as f:
+            f.write("raise SystemExit('planted')\n")
+        wrote.append(d)
+    except OSError:
+        pass
+print("planted in: %s" % wrote, file=sys.stderr)
+open("/tmp/planted", "w").write("x")
+open("/dev/shm/planted", "w").write("x")
+os.makedirs("/tmp/dir", exist_ok=True)
+open("/tmp/dir/deep", "w").write("x")
+os.chmod("/tmp/dir", 0)
+subprocess.Popen(["sleep", "600"], start_new_session=True)
+if os.fork() == 0:
+    os.setsid()
+    os.execvp("sleep", ["sleep", "601"])
+sys._getframe(1).f_globals["TRUSTED"] = False  # reward.py's, from compute_score's frame
+PY
+plant=$(cat "$tmp/plant.py")
+script=$("$AGENT_PY" - "$plant" <<'PY'
+import json, sys
+w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
+print(json.dumps({"tasks": [
+  {"match": "I-PLANT", "steps": [w(sys.argv[1])]},
+  {"match": "I-CHECK", "steps": [w("nothing")]},
+]}))
+PY
+)
+mock_start "$script"
+cat >"$set_dir/iso/data.jsonl" <<'JSONL'
+{"id": "plant", "problem_statement": "I-PLANT", "ground_truth": "0", "how": "plant"}
+{"id": "check", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+JSONL
+tap_status 0 "an answer that plants files, a module and processes for the next task's scoring" \
+  hbench "$set_dir" --task iso --num-workers 1
+bench_dir
+tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls]')" \
+  "[('plant', 0, None), ('check', 1, None)]" \
+  "the next task's scoring, in the same slot's sandbox, finds none of it"
+tap_is "$(ls "$OUT"/runs/.reward-[0-9]*.audit.jsonl | wc -l)" "1" "(one scoring sandbox scored both)"
+tap_ok "and the run left nothing" leftovers
 
 # ---- a driver that cannot make itself undumpable scores nothing ----
 # An answer's program that reads the driver's memory for its secret (any
