@@ -259,13 +259,15 @@ static pid_t start_worker(const struct bench_opts *o, const struct bench_set *se
       bench_py_end(&slots[j].scorer);
     }
   bench_scorer = &slots[k].scorer;
+  bool scorer = bench_scorer->running;
   const cJSON *row = slots[k].row;
   /* The runner's death (even SIGKILL) stops the worker, which stops its
    * hutch run; that run's own die-with-parent covers the worker's. */
   prctl(PR_SET_PDEATHSIG, SIGTERM);
   if (getppid() != parent)
     _exit(130);
-  _exit(bench_run_task(o, set, row, out));
+  int rc = bench_run_task(o, set, row, out);
+  _exit(rc == 0 && scorer && !bench_scorer->running ? BENCH_EXIT_SCORER_STOPPED : rc);
 }
 
 static int run_tasks(struct bench_opts *o) {
@@ -426,6 +428,8 @@ static int run_tasks(struct bench_opts *o) {
       if (rc == 0)
         rc = 125;
     }
+    if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_SCORER_STOPPED)
+      slot_scorer_end(&slots[k], true);
     const cJSON *row = slots[k].row;
     slots[k].pid = 0;
     running--;

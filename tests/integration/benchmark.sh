@@ -312,12 +312,19 @@ def compute_score(agent_answer, ground_truth, **kw):
 PY
 mock_start "$script"
 start=$(date +%s)
-tap_status 0 "a compute_score that never returns" hbench "$set_dir" --task t --reward-timeout 2 --start-id 2 --end-id 3
+tap_status 0 "a compute_score that never returns" \
+  hbench "$set_dir" --task t --reward-timeout 2 --start-id 2 --end-id 4 --num-workers 1
 took=$(($(date +%s) - start))
 bench_dir
 tap_like "$(lines 'ls[0]["error"]')" "took longer than 2 s" "is stopped at --reward-timeout, as that task's error"
 tap_check $((took >= 30)) "without holding up the run (${took}s)"
-tap_is "$(lines '[l["id"] for l in ls]')" "['raises']" "--start-id and --end-id choose the tasks"
+tap_is "$(lines '[l["id"] for l in ls]')" "['raises', 'files']" "--start-id and --end-id choose the tasks"
+# The slot's scoring sandbox was stopped with the request; the next task of
+# the slot is scored in a new one.
+tap_is "$(lines '[(l["score"], l["error"]) for l in ls if l["id"] == "files"]')" "[(1, None)]" \
+  "the slot's next task is scored"
+tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | tr '\n' ' ')" ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl " \
+  "by the slot's second scoring sandbox"
 mock_start "$script"
 printf 'import no_such_module_here\ndef compute_score(a, g, **k):\n    return 1.0\n' >"$set_dir/t/reward.py"
 tap_status 125 "a reward.py whose import fails stops the run before any task" hbench "$set_dir" --task t
