@@ -36,7 +36,8 @@
  * process forked for it, which holds neither the requests' stream nor the
  * result's fd; after it, everything else of the sandbox is killed and
  * reaped (the driver is their subreaper), /tmp and /dev/shm are emptied,
- * and /dev is compared with what it was: a sandbox where that fails ends
+ * and /dev and the System V IPC objects are compared with what they were
+ * (the sandbox has an IPC namespace of its own): a sandbox where that fails ends
  * after its answer, and the runner starts another.  With the root
  * read-only (--read-only), nothing a request can write outlives it, so no
  * answer sees what an earlier one left.
@@ -55,7 +56,8 @@
  * line on a pipe of its own.  Code run inside that process (reward.py's
  * exec of an answer) is reward.py's to trust.  The driver's line carries
  * the request's CPU time ("cpu=USEC"): its process's, what that left
- * (reaped by the driver), and the driver's own.
+ * (reaped by the driver), and the driver's own; ",last" after it says the
+ * sandbox ends after this answer.
  *
  * It imports nothing Python has not loaded at its start but _ctypes (json
  * pulled in re, enum and collections, and importlib.util contextlib: 10 ms
@@ -123,14 +125,22 @@ static const char driver_py[] =
     "        else:\n"
     "            os.unlink(e.path)\n"
     "def dev():\n"
-    "    return sorted((e.name, e.inode(), os.readlink(e.path) if e.is_symlink() else '') for e in "
-    "os.scandir('/dev'))\n"
+    "    # /dev's entries, and the System V IPC objects (the sandbox's own IPC\n"
+    "    # namespace: none at its start), which the next request could find.\n"
+    "    d = [(e.name, e.inode(), e.stat(follow_symlinks=False).st_mode, os.readlink(e.path) if e.is_symlink() else "
+    "'')\n"
+    "         for e in os.scandir('/dev')]\n"
+    "    for k in ('shm', 'sem', 'msg'):\n"
+    "        with open('/proc/sysvipc/' + k) as f:\n"
+    "            d.append(len(f.readlines()))\n"
+    "    return sorted(d, key=repr)\n"
     "def others():\n"
     "    return [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
     "def reset():\n"
     "    # Nothing of one request may reach the next: its processes killed and\n"
     "    # reaped (their CPU time counted), the writable places emptied (the\n"
-    "    # root is read-only), /dev as it was.  False: this sandbox is done.\n"
+    "    # root is read-only), /dev and IPC as they were.  False: this sandbox is\n"
+    "    # done.\n"
     "    cpu = 0.0\n"
     "    for _ in range(100):\n"
     "        try:\n"
@@ -200,10 +210,14 @@ static const char driver_py[] =
     "    _, status, ru = os.wait4(pid, 0)\n"
     "    clean, left = reset()\n"
     "    if over or not res:\n"
-    "        res = error('ProcessError', 'the scoring process ended with status %d and no result' % status)\n"
+    "        how = 'was killed by signal %d' % os.WTERMSIG(status) if os.WIFSIGNALED(status) else \\\n"
+    "            'exited with status %d' % os.WEXITSTATUS(status)\n"
+    "        res = error('ProcessError', 'the scoring process %s, with no result' % how)\n"
     "    # Its CPU time and what it left, and this process's own.\n"
     "    cpu = ru.ru_utime + ru.ru_stime + left + time.process_time() - t0\n"
-    "    write(result_fd, b'\\n' + secret + b' cpu=%d ' % int(cpu * 1e6) + res + b'\\n')\n"
+    "    # \",last\": this sandbox ends after this answer (the runner starts another).\n"
+    "    last = b'' if clean else b',last'\n"
+    "    write(result_fd, b'\\n' + secret + b' cpu=%d%s ' % (int(cpu * 1e6), last) + res + b'\\n')\n"
     "    if not clean:\n"
     "        os._exit(0)\n";
 
@@ -500,18 +514,26 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
   py->cpu = 0;
   char *line = exchange(py, input, (size_t)hl + alen, monotonic_seconds() + o->reward_timeout, cap + sl + 32, &buf,
                         ebuf, sizeof(ebuf), &timed_out);
-  /* "cpu=USEC RESULT": the request's CPU time, then its result. */
+  /* "cpu=USEC[,last] RESULT": the request's CPU time, whether the sandbox
+   * ends after it, then its result. */
+  bool last = false;
   if (line && strncmp(line, "cpu=", 4) == 0) {
     char *end;
     unsigned long long us = strtoull(line + 4, &end, 10);
-    if (end > line + 4 && *end == ' ') {
+    last = strncmp(end, ",last ", 6) == 0;
+    if (end > line + 4 && (*end == ' ' || last)) {
       py->cpu = (double)us / 1e6;
-      line = end + 1;
+      line = end + (last ? 6 : 1);
     } else
       line = NULL;
   }
-  if (line && (*result = bench_py_result(line)) != NULL)
+  if (line && (*result = bench_py_result(line)) != NULL) {
+    /* Stopped now, so that the runner waits for its end before the slot's
+     * next task (BENCH_EXIT_SCORER_STOPPED). */
+    if (last && py->shared)
+      shared_stop(py);
     return 0;
+  }
   if (bench_stop) {
     *why = xstrdup("stopped");
     return -1;

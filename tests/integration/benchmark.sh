@@ -479,13 +479,24 @@ if os.fork() == 0:
     os.execvp("sleep", ["sleep", "601"])
 sys._getframe(1).f_globals["TRUSTED"] = False  # reward.py's, from compute_score's frame
 PY
+# What the driver cannot empty: a System V shared memory segment and a
+# new entry in /dev.  The sandbox ends after that answer, and the next task
+# is scored in a new one.
+cat >"$tmp/taint.py" <<'PY'
+import ctypes, os
+libc = ctypes.CDLL(None, use_errno=True)
+print("shmget: %d" % libc.shmget(0x6875, 4096, 0o1666))  # IPC_CREAT | 0666
+os.symlink("/tmp", "/dev/planted")
+PY
 plant=$(cat "$tmp/plant.py")
-script=$("$AGENT_PY" - "$plant" <<'PY'
+taint=$(cat "$tmp/taint.py")
+script=$("$AGENT_PY" - "$plant" "$taint" <<'PY'
 import json, sys
 w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
 print(json.dumps({"tasks": [
   {"match": "I-PLANT", "steps": [w(sys.argv[1])]},
   {"match": "I-CHECK", "steps": [w("nothing")]},
+  {"match": "I-TAINT", "steps": [w(sys.argv[2])]},
 ]}))
 PY
 )
@@ -493,14 +504,17 @@ mock_start "$script"
 cat >"$set_dir/iso/data.jsonl" <<'JSONL'
 {"id": "plant", "problem_statement": "I-PLANT", "ground_truth": "0", "how": "plant"}
 {"id": "check", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "taint", "problem_statement": "I-TAINT", "ground_truth": "0", "how": "plant"}
+{"id": "check2", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 JSONL
 tap_status 0 "an answer that plants files, a module and processes for the next task's scoring" \
   hbench "$set_dir" --task iso --num-workers 1
 bench_dir
 tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls]')" \
-  "[('plant', 0, None), ('check', 1, None)]" \
+  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None)]" \
   "the next task's scoring, in the same slot's sandbox, finds none of it"
-tap_is "$(ls "$OUT"/runs/.reward-[0-9]*.audit.jsonl | wc -l)" "1" "(one scoring sandbox scored both)"
+tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | tr '\n' ' ')" ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl " \
+  "one scoring sandbox scored the first three; after an IPC object and a /dev entry, a new one the fourth"
 tap_ok "and the run left nothing" leftovers
 
 # ---- a driver that cannot make itself undumpable scores nothing ----
