@@ -189,6 +189,12 @@ static bool handle_signal(struct init_state *s) {
         child = true;
       } else if (s->primary_pid > 0) {
         kill(-s->primary_pid, sig);
+        /* A stopped process holds a terminating signal pending until it
+         * runs again: one the sandbox stopped (a SIGSTOP of the command by
+         * a process of its own) would otherwise never end, nor would hutch
+         * waiting for it. */
+        if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP || sig == SIGQUIT)
+          kill(-s->primary_pid, SIGCONT);
       } else if (sig == SIGTERM || sig == SIGINT || sig == SIGHUP) {
         /* A long-lived sandbox told to stop stops whole. */
         shut_down(0);

@@ -141,10 +141,10 @@ bool bench_spawner_is(pid_t pid);
  * (the runner stops the run; --resume runs the task). */
 extern bool bench_spawner_lost;
 #define BENCH_EXIT_NO_SPAWNER 75
-/* A worker that stopped its slot's scoring sandbox (a failed request):
- * its result is written; the runner waits for that sandbox's end before
- * the slot's next task, which would otherwise find it still answering for
- * a moment, and then gone mid-request. */
+/* A worker that stopped its slot's scoring sandbox (a failed request, or
+ * one the driver said was its last): its result is written; the runner
+ * starts a new one for the slot's next task, which would otherwise find the
+ * old one still answering for a moment, and then gone mid-request. */
 #define BENCH_EXIT_SCORER_STOPPED 76
 int bench_spawner_request(struct bench_child *c, char *const argv[], const int stdio[3], hutch_error_t *err);
 /* 1 with c->status once the spawner said the agent has ended, else 0. */

@@ -52,6 +52,33 @@ static void slot_scorer(const struct bench_opts *o, const struct bench_set *set,
   bench_py_start_shared(&s->scorer, o, set, dir, &why);
 }
 
+/* Scoring sandboxes a worker stopped, on their way out: reaped by the
+ * runner's wait4 loop, or at the run's end. */
+static struct bench_child *retired;
+static size_t n_retired;
+
+/* A slot's scoring sandbox its worker stopped (SIGTERM sent): the slot
+ * starts a new one for its next task at once, and this one is reaped when
+ * it ends, so that the runner never waits on it between tasks. */
+static void slot_scorer_retire(struct slot *s) {
+  if (!s->scorer.running)
+    return; /* ended and reaped already */
+  kill(s->scorer.c.pid, SIGTERM);
+  retired = xrealloc(retired, (n_retired + 1) * sizeof(*retired));
+  retired[n_retired++] = s->scorer.c;
+  s->scorer.running = false;
+  bench_py_end(&s->scorer); /* its pipes closed, not waited for */
+}
+
+static bool retired_reaped(pid_t pid) {
+  for (size_t i = 0; i < n_retired; i++)
+    if (retired[i].pid == pid) {
+      retired[i] = retired[--n_retired];
+      return true;
+    }
+  return false;
+}
+
 /* The runner's end of a slot's scoring sandbox: its input closed (the
  * driver exits), and the sandbox waited for; `now`: stopped at once. */
 static void slot_scorer_end(struct slot *s, bool now) {
@@ -414,6 +441,8 @@ static int run_tasks(struct bench_opts *o) {
     if (k == o->num_workers) {
       /* A slot's scoring sandbox that ended (a worker stopped it after a
        * failed request): started again for the slot's next task. */
+      if (retired_reaped(pid))
+        continue;
       for (long j = 0; j < o->num_workers; j++)
         if (slots[j].scorer.running && slots[j].scorer.c.pid == pid) {
           slots[j].scorer.running = false;
@@ -429,7 +458,7 @@ static int run_tasks(struct bench_opts *o) {
         rc = 125;
     }
     if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_SCORER_STOPPED)
-      slot_scorer_end(&slots[k], true);
+      slot_scorer_retire(&slots[k]);
     const cJSON *row = slots[k].row;
     slots[k].pid = 0;
     running--;
@@ -479,6 +508,13 @@ static int run_tasks(struct bench_opts *o) {
     fputc('\n', stderr);
   for (long k = 0; k < o->num_workers; k++)
     slot_scorer_end(&slots[k], bench_stop || fatal || rc != 0);
+  /* hutch exec removes a sandbox on SIGTERM (init continues a stopped
+   * command); one that does not end is killed after the grace. */
+  for (size_t i = 0; i < n_retired; i++)
+    bench_wait(&retired[i], 30, 10, -1, NULL, 0);
+  free(retired);
+  retired = NULL;
+  n_retired = 0;
   if (rc == 0 && bench_stop)
     rc = 130;
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");

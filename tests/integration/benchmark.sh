@@ -454,6 +454,16 @@ def compute_score(agent_answer, ground_truth, **kw):
             found.append("process " + open("/proc/%s/cmdline" % pid).read())
     if not TRUSTED:
         found.append("reward.py's global")
+    # What the driver's own state decides: writing a file (its size limit,
+    # /tmp's mode), and a lot of output on the stderr pipe it shares.
+    try:
+        import tempfile
+        fd, path = tempfile.mkstemp()
+        os.write(fd, b"x" * 65536)
+        os.close(fd)
+    except Exception as e:
+        found.append("tmp: %r" % e)
+    print("x" * 200000, file=sys.stderr)
     print("found: %s" % found, file=sys.stderr)
     return 0.0 if found else 1.0
 PY
@@ -497,6 +507,14 @@ print(json.dumps({"tasks": [
   {"match": "I-PLANT", "steps": [w(sys.argv[1])]},
   {"match": "I-CHECK", "steps": [w("nothing")]},
   {"match": "I-TAINT", "steps": [w(sys.argv[2])]},
+  # The driver's own state, which a process of the sandbox (the same user)
+  # can change: its file size limit, /tmp's mode, its stderr's flags (a
+  # SIGIO on each read of the pipe), and the driver stopped.
+  {"match": "I-FSIZE", "steps": [w("import os, resource\nresource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (0, 0))\n")]},
+  {"match": "I-CHMOD", "steps": [w("import os\nos.chmod('/tmp', 0o1555)\n")]},
+  {"match": "I-SIGIO", "steps": [w("import fcntl, os\nfcntl.fcntl(2, fcntl.F_SETOWN, os.getppid())\n"
+                                  "fcntl.fcntl(2, fcntl.F_SETFL, fcntl.fcntl(2, fcntl.F_GETFL) | fcntl.FASYNC)\n")]},
+  {"match": "I-STOP", "steps": [w("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")]},
 ]}))
 PY
 )
@@ -506,15 +524,29 @@ cat >"$set_dir/iso/data.jsonl" <<'JSONL'
 {"id": "check", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 {"id": "taint", "problem_statement": "I-TAINT", "ground_truth": "0", "how": "plant"}
 {"id": "check2", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "fsize", "problem_statement": "I-FSIZE", "ground_truth": "0", "how": "plant"}
+{"id": "check3", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "chmodtmp", "problem_statement": "I-CHMOD", "ground_truth": "0", "how": "plant"}
+{"id": "check4", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "sigio", "problem_statement": "I-SIGIO", "ground_truth": "0", "how": "plant"}
+{"id": "check5", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "stop", "problem_statement": "I-STOP", "ground_truth": "0", "how": "plant"}
+{"id": "check6", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 JSONL
-tap_status 0 "an answer that plants files, a module and processes for the next task's scoring" \
-  hbench "$set_dir" --task iso --num-workers 1
+start=$(date +%s)
+tap_status 0 "answers that leave files, a module, processes and changed state for the next task's scoring" \
+  hbench "$set_dir" --task iso --num-workers 1 --reward-timeout 5
+took=$(($(date +%s) - start))
 bench_dir
-tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls]')" \
-  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None)]" \
-  "the next task's scoring, in the same slot's sandbox, finds none of it"
-tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | tr '\n' ' ')" ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl " \
-  "one scoring sandbox scored the first three; after an IPC object and a /dev entry, a new one the fourth"
+tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls if l["id"] != "stop"]')" \
+  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None), ('fsize', 0, None), ('check3', 1, None), ('chmodtmp', 0, None), ('check4', 1, None), ('sigio', 0, None), ('check5', 1, None), ('check6', 1, None)]" \
+  "each next task's scoring, in the slot's scoring sandbox, finds none of it"
+tap_like "$(lines '[l["error"] for l in ls if l["id"] == "stop"][0]')" "took longer than 5 s" \
+  "an answer that stops the driver is that task's error, at --reward-timeout"
+tap_check $((took >= 60)) "and holds up the run no longer (${took}s for 13 tasks)"
+tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | tr '\n' ' ')" \
+  ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl .reward-0-2.audit.jsonl .reward-0-3.audit.jsonl .reward-0-4.audit.jsonl " \
+  "a new scoring sandbox after the IPC object and /dev entry, the file size limit, /tmp's mode, the stopped driver"
 tap_ok "and the run left nothing" leftovers
 
 # ---- a driver that cannot make itself undumpable scores nothing ----

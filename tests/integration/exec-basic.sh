@@ -202,6 +202,17 @@ tap_ok "a command that traps SIGTERM runs" hutch_wait_until 30 grep -qx trapped 
 kill -TERM $pid
 wait $pid
 tap_is "$?" "42" "SIGTERM to hutch is forwarded to the command"
+# A command that a process of the sandbox stopped (here: itself) holds the
+# forwarded SIGTERM pending: init continues it, so it ends, and hutch too.
+"$HUTCH_BIN" exec --rootfs "$img" -- sh -c 'echo stopping; kill -STOP $$; echo resumed' >"$tmp/stop.out" &
+pid=$!
+tap_ok "a command that stops itself" hutch_wait_until 30 grep -qx stopping "$tmp/stop.out"
+sleep 0.2
+kill -TERM $pid
+tap_ok "ends on SIGTERM to hutch all the same" hutch_wait_until 10 sh -c "! kill -0 $pid 2>/dev/null"
+wait $pid
+tap_is "$?" "143" "by that SIGTERM (128+15)"
+kill -KILL $pid 2>/dev/null
 
 # The network helper's failure is reported as itself, not as the broken
 # socket it leaves: in a user namespace that may make no network namespace.
