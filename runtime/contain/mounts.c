@@ -268,6 +268,15 @@ int mounts_open_detached(const struct hutch_bind *binds, const struct file_id *i
     plan->dev_fds[i] = open_tree_clone(path, false);
     if (plan->dev_fds[i] < 0)
       return hutch_error_sys(err, "mounts: clone host device %s", path);
+    /* The node is the host's: where the sandbox's uid 0 is the host's
+     * owner of it (hutch run as root), a read-write bind would let the
+     * sandbox chmod or chown the host's /dev/null.  Read-only, the device
+     * still reads and writes (a write goes to the driver, not the
+     * filesystem); its attributes do not change.  The masks of /proc,
+     * binds of /dev/null, inherit the flag. */
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
+    if (syscall(SYS_mount_setattr, plan->dev_fds[i], "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
+      return hutch_error_sys(err, "mounts: make host device %s read-only", path);
   }
   plan->binds = xcalloc(n_binds ? n_binds : 1, sizeof(*plan->binds));
   for (size_t i = 0; i < n_binds; i++) {

@@ -40,14 +40,18 @@
  * for the next request is compared with what it was at the start: /dev's
  * tree, /tmp's and /dev/shm's modes, owners and ACLs, their free space,
  * the System V IPC objects (the sandbox has an IPC namespace of its own),
- * and the driver's and init's limits, nice value, scheduling, CPU
- * affinity, I/O priority and OOM score.  A sandbox where that fails ends
+ * the sockets of its network namespace (a TIME_WAIT holds a port), the
+ * stderr pipe's size, and the driver's and init's limits, nice value,
+ * scheduling, CPU affinity, I/O priority and OOM score.  A reward.py that
+ * keeps a file or shared memory open from its import would share it with
+ * every request: then each answer is its sandbox's last.  A sandbox where
+ * that fails ends
  * after its answer, and the runner starts another.  With the root
  * read-only (--read-only), nothing a request can write outlives it, so no
  * answer sees what an earlier one left.  The request's process writes its
- * output through a file description of its own (flags it sets stay with
- * it), and POSIX message queues, which no listing shows, cannot be made
- * (RLIMIT_MSGQUEUE 0).
+ * output through a file description of its own (O_ASYNC, F_SETOWN and
+ * O_NONBLOCK stay with it), and POSIX message queues, which no listing
+ * shows, cannot be made (RLIMIT_MSGQUEUE 0).
  *
  * The result goes out on a copy of the original stdout made before any
  * task-set code ran: not inheritable (os.dup), so nothing reward.py starts
@@ -194,6 +198,18 @@ static const char driver_py[] =
     "        r += [read(p + 'limits'), read(p + 'oom_score_adj'), read(p + 'autogroup'),\n"
     "              os.getpriority(os.PRIO_PROCESS, pid), os.sched_getscheduler(pid),\n"
     "              os.sched_getparam(pid).sched_priority, sorted(os.sched_getaffinity(pid)), sched_io(pid)]\n"
+    "    # The stderr pipe's size (the pipe's, whoever sets it), and the sockets\n"
+    "    # of the sandbox's network namespace (a TIME_WAIT holds its port): its\n"
+    "    # counts in sockstat (the rest there is the host's), and unix sockets.\n"
+    "    import fcntl\n"
+    "    r.append(fcntl.fcntl(2, 1032))  # F_GETPIPE_SZ\n"
+    "    for k in ('sockstat', 'sockstat6'):\n"
+    "        t = read('/proc/net/' + k)\n"
+    "        for line in (t if isinstance(t, bytes) else b'').splitlines():\n"
+    "            w = line.split()\n"
+    "            r.append([w[0]] + [w[i + 1] for i in range(1, len(w) - 1, 2) if w[i] in (b'used', b'inuse', b'tw')])\n"
+    "    t = read('/proc/net/unix')\n"
+    "    r.append(t.count(b'\\n') if isinstance(t, bytes) else t)\n"
     "    return r + [attrs('/tmp'), attrs('/dev/shm')] + tree('/dev')\n"
     "def others():\n"
     "    return [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
@@ -232,6 +248,12 @@ static const char driver_py[] =
     "    except Exception:  # RecursionError of a deep tree too\n"
     "        pass\n"
     "    return False, cpu\n"
+    "def held():\n"
+    "    # Open files and shared mappings: what a forked process shares with the\n"
+    "    # driver (an offset, flags, locks, memory), so with later requests.\n"
+    "    shared = [l for l in read('/proc/self/maps').splitlines() if l.split()[1:2] and l.split()[1][3:] == b's']\n"
+    "    return set(os.listdir('/proc/self/fd')), len(shared)\n"
+    "held0 = held()\n"
     "mod = failed = None\n"
     "try:\n"
     "    if sys.argv[2] == 'score' and not undumpable:\n"
@@ -245,6 +267,10 @@ static const char driver_py[] =
     "    spec.loader.exec_module(mod)\n"
     "except BaseException as e:\n"
     "    failed = e\n"
+    "# reward.py that keeps a file or shared memory open from its import shares\n"
+    "# it with every request: then each answer is the sandbox's last (a fresh\n"
+    "# sandbox per task, as without sharing).\n"
+    "alone = held() == held0\n"
     "dev0, state0, space0 = dev(), state(), space()\n"
     "stdin = sys.stdin.buffer\n"
     "while True:\n"
@@ -273,6 +299,7 @@ static const char driver_py[] =
     "        os.close(e)\n"
     "        null = os.open('/dev/null', os.O_RDONLY)\n"
     "        os.dup2(null, 0)\n"
+    "        os.close(null)\n"
     "        res = answer(data)\n"
     "        sys.stderr.flush()\n"
     "        write(w, b'\\n' + res)  # the last line: what code it ran wrote before is not it\n"
@@ -288,6 +315,7 @@ static const char driver_py[] =
     "    over, res = len(res) > 1 << 20, res.rsplit(b'\\n', 1)[-1]\n"
     "    _, status, ru = os.wait4(pid, 0)\n"
     "    clean, left = reset()\n"
+    "    clean = clean and alone\n"
     "    if over or not res:\n"
     "        how = 'was killed by signal %d' % os.WTERMSIG(status) if os.WIFSIGNALED(status) else \\\n"
     "            'exited with status %d' % os.WEXITSTATUS(status)\n"

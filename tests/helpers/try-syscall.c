@@ -219,6 +219,9 @@ static long p_move_mount(void) {
 static long p_mount_setattr(void) {
   return raw(SYS_mount_setattr, -1, 1, -1, 0, 0); /* bad flags: EINVAL */
 }
+static long p_fcntl_setlease(void) {
+  return raw(SYS_fcntl, -1, 1024 /* F_SETLEASE */, 0, 0, 0); /* unfiltered: EBADF */
+}
 static long p_personality_query(void) {
   return raw(SYS_personality, 0xffffffff, 0, 0, 0, 0);
 }
@@ -345,6 +348,7 @@ static const struct probe {
   bool in_child; /* may be killed: run in a child and report its fate */
 } probes[] = {
     {"mount", p_mount, false},
+    {"fcntl-setlease", p_fcntl_setlease, false},
     {"umount2", p_umount2, false},
     {"pivot_root", p_pivot_root, false},
     {"chroot", p_chroot, false},

@@ -464,6 +464,11 @@ def compute_score(agent_answer, ground_truth, **kw):
     except Exception as e:
         found.append("tmp: %r" % e)
     print("x" * 200000, file=sys.stderr)
+    import socket
+    try:
+        socket.socket().bind(("127.0.0.1", 8000))
+    except OSError as e:
+        found.append("port 8000: %r" % e)
     print("found: %s" % found, file=sys.stderr)
     return 0.0 if found else 1.0
 PY
@@ -515,6 +520,10 @@ print(json.dumps({"tasks": [
   {"match": "I-SIGIO", "steps": [w("import fcntl, os\nfcntl.fcntl(2, fcntl.F_SETOWN, os.getppid())\n"
                                   "fcntl.fcntl(2, fcntl.F_SETFL, fcntl.fcntl(2, fcntl.F_GETFL) | fcntl.FASYNC)\n")]},
   {"match": "I-STOP", "steps": [w("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")]},
+  # A port held in TIME_WAIT (its server side closed first) for 60 s.
+  {"match": "I-TW", "steps": [w("import socket\nl = socket.socket()\nl.bind(('127.0.0.1', 8000))\nl.listen()\n"
+                               "c = socket.create_connection(('127.0.0.1', 8000))\ns, _ = l.accept()\n"
+                               "s.close()\nc.close()\nl.close()\n")]},
 ]}))
 PY
 )
@@ -532,6 +541,8 @@ cat >"$set_dir/iso/data.jsonl" <<'JSONL'
 {"id": "check5", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 {"id": "stop", "problem_statement": "I-STOP", "ground_truth": "0", "how": "plant"}
 {"id": "check6", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "timewait", "problem_statement": "I-TW", "ground_truth": "0", "how": "plant"}
+{"id": "check7", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 JSONL
 start=$(date +%s)
 tap_status 0 "answers that leave files, a module, processes and changed state for the next task's scoring" \
@@ -539,14 +550,30 @@ tap_status 0 "answers that leave files, a module, processes and changed state fo
 took=$(($(date +%s) - start))
 bench_dir
 tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls if l["id"] != "stop"]')" \
-  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None), ('fsize', 0, None), ('check3', 1, None), ('chmodtmp', 0, None), ('check4', 1, None), ('sigio', 0, None), ('check5', 1, None), ('check6', 1, None)]" \
+  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None), ('fsize', 0, None), ('check3', 1, None), ('chmodtmp', 0, None), ('check4', 1, None), ('sigio', 0, None), ('check5', 1, None), ('check6', 1, None), ('timewait', 0, None), ('check7', 1, None)]" \
   "each next task's scoring, in the slot's scoring sandbox, finds none of it"
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "stop"][0]')" "took longer than 5 s" \
   "an answer that stops the driver is that task's error, at --reward-timeout"
-tap_check $((took >= 60)) "and holds up the run no longer (${took}s for 13 tasks)"
+tap_check $((took >= 60)) "and holds up the run no longer (${took}s for 15 tasks)"
 tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | tr '\n' ' ')" \
-  ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl .reward-0-2.audit.jsonl .reward-0-3.audit.jsonl .reward-0-4.audit.jsonl " \
-  "a new scoring sandbox after the IPC object and /dev entry, the file size limit, /tmp's mode, the stopped driver"
+  ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl .reward-0-2.audit.jsonl .reward-0-3.audit.jsonl .reward-0-4.audit.jsonl .reward-0-5.audit.jsonl " \
+  "a new scoring sandbox after the IPC object and /dev entry, the file size limit, /tmp's mode, the stopped driver, the TIME_WAIT"
+# A reward.py that keeps a file open from its import: each task reads it
+# from its start, as in a sandbox of its own (which each task then gets).
+mkdir -p "$set_dir/lazy"
+printf 'dataset: "json"\ndata_files: "lazy/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+  >"$set_dir/lazy/config.yaml"
+printf 'abc' >"$set_dir/lazy/cases.txt"
+printf 'CASES = open("/hutch-task/cases.txt")\ndef compute_score(a, g, **k):\n    return 1.0 if CASES.read() == "abc" else 0.0\n' \
+  >"$set_dir/lazy/reward.py"
+printf '{"id": "l1", "problem_statement": "I-CHECK", "ground_truth": "1"}\n{"id": "l2", "problem_statement": "I-CHECK", "ground_truth": "1"}\n' \
+  >"$set_dir/lazy/data.jsonl"
+mock_start "$script"
+tap_status 0 "a reward.py that keeps a file open from its import" hbench "$set_dir" --task lazy --num-workers 1
+bench_dir
+tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls]')" "[('l1', 1, None), ('l2', 1, None)]" \
+  "reads it whole for each task"
+tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | wc -l)" "2" "each task in a scoring sandbox of its own"
 tap_ok "and the run left nothing" leftovers
 
 # ---- a driver that cannot make itself undumpable scores nothing ----

@@ -60,6 +60,23 @@ tap_unlike "$tap_stdout" "hutch-old-root" "the old root's directory is gone"
 # take no writes.
 tap_ok "a program copied to /dev" hx -- sh -c 'cp /bin/busybox /dev/true && if /dev/true 2>/dev/null; then echo ran; else echo refused; fi'
 tap_is "$tap_stdout" "refused" "does not run from there"
+# The device nodes are the host's, bound in: their attributes are the
+# host's too, and the sandbox's uid 0 may own them (hutch run as root).
+# They still read and write; nothing changes them.  The attempts set the
+# mode and owner each node already has: were one to succeed, it would show
+# here without having broken the host's node.
+devs_before=$(stat -c '%n %a %u %g' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty)
+tap_ok "the host's device nodes, from inside" hx -- sh -c '
+  echo x >/dev/null && head -c 8 /dev/zero | wc -c && head -c 8 /dev/urandom | wc -c && echo "devices work"
+  for d in null zero full random urandom tty; do
+    chmod "$(stat -c %a /dev/$d)" /dev/$d 2>/dev/null && echo "chmod of $d took"
+    chown "$(stat -c %u:%g /dev/$d)" /dev/$d 2>/dev/null && echo "chown of $d took"
+    touch /dev/$d 2>/dev/null && echo "touch of $d took"
+  done; echo tried'
+tap_like "$tap_stdout" "devices work" "read and write"
+tap_unlike "$tap_stdout" "took" "but take no chmod, chown or new times"
+tap_is "$(stat -c '%n %a %u %g' /dev/null /dev/zero /dev/full /dev/random /dev/urandom /dev/tty)" "$devs_before" \
+  "the host's nodes are unchanged"
 tap_ok "writes into /proc's masked directories" hx -- sh -c '
   n=0
   for d in /proc/acpi /proc/asound /proc/scsi /proc/driver; do

@@ -40,7 +40,7 @@ declare -A want=(
   [socket-mptcp]=EPERM [socket-mptcp6]=EPERM [socket-udplite]=EPERM
   [socketpair-unix]=OK [socketpair-inet]=EPERM
   [setsockopt-tcp-ulp]=EPERM [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
-  [getpid]=OK [clone-plain]=OK [fork]=OK [thread]=OK
+  [getpid]=OK [clone-plain]=OK [fork]=OK [thread]=OK [fcntl-setlease]=EPERM
   [x32]=SIGSYS
 )
 # int 0x80 is refused by the filter (SIGSYS) or, on kernels without 32-bit
