@@ -162,12 +162,13 @@ char *bench_py_driver_dir(const char *out);
  * kept (the rest read and dropped); -1 for none. */
 int bench_wait(struct bench_child *c, double timeout, double grace, int capture, char **buf, size_t cap);
 
-/* Task-set Python (reward.py, vanilla_llm_prompt.py) in a sandbox of its
- * own, started ahead of its input: python3 -I runs a fixed driver that
- * loads the task folder's module (read-only at /hutch-task) and then waits
- * on its stdin for a per-run secret and the args (marshal data).  Its result comes
- * back as one line on a channel the code it runs cannot reach, marked with
- * that secret: whatever else writes to its stdout cannot pass for it. */
+/* Task-set Python (reward.py, vanilla_llm_prompt.py) in a sandbox, started
+ * ahead of its input: python3 -I runs a fixed driver that loads the task
+ * folder's module (read-only at /hutch-task) and then answers requests on
+ * its stdin, each a secret of its own and the args (marshal data).  Each
+ * result comes back as one line on a channel the code it runs cannot
+ * reach, marked with that secret: whatever else writes to its stdout
+ * cannot pass for it. */
 struct bench_py {
   struct bench_child c;
   int in, out, err; /* the driver's stdin (written), stdout and stderr (read) */
@@ -197,8 +198,9 @@ int bench_py_start(struct bench_py *py, const struct bench_opts *o, const struct
 /* Sends args and waits (o->reward_timeout) for the driver's result. */
 int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON *args, size_t cap, cJSON **result,
                     char **why);
-/* Ends it (without args: the driver exits) and waits for the sandbox's
- * removal.  Safe to call twice and on one never started. */
+/* Ends it (its input closed: the driver exits) and waits for the
+ * sandbox's removal; a shared one (a worker's copy) is only closed.  Safe
+ * to call twice and on one never started. */
 void bench_py_end(struct bench_py *py);
 /* The args of compute_score for an answer. */
 cJSON *bench_score_args(const char *answer, const cJSON *row);

@@ -47,7 +47,15 @@ static void slot_scorer(const struct bench_opts *o, const struct bench_set *set,
                         long k) {
   if (s->scorer.running)
     return;
-  _cleanup_free_ char *dir = xasprintf("%s/runs/.reward-%ld-%u", out, k, s->gen++);
+  /* A name no earlier run on this directory (--resume) took. */
+  char *dir = NULL, *audit = NULL;
+  do {
+    free(dir), free(audit);
+    dir = xasprintf("%s/runs/.reward-%ld-%u", out, k, s->gen++);
+    audit = xasprintf("%s.audit.jsonl", dir);
+  } while (access(audit, F_OK) == 0);
+  free(audit);
+  _cleanup_free_ char *dir_owned = dir;
   _cleanup_free_ char *why = NULL;
   bench_py_start_shared(&s->scorer, o, set, dir, &why);
 }
@@ -86,6 +94,18 @@ static void slot_scorer_end(struct slot *s, bool now) {
     kill(s->scorer.c.pid, SIGTERM);
   s->scorer.shared = false; /* this process is its parent: bench_py_end waits */
   bench_py_end(&s->scorer);
+}
+
+/* Every slot's: all told first (their inputs closed), then waited for, so
+ * that they end side by side. */
+static void slot_scorers_end(struct slot *slots, long n, bool now) {
+  for (long k = 0; k < n; k++)
+    if (slots[k].scorer.in >= 0) {
+      close(slots[k].scorer.in);
+      slots[k].scorer.in = -1;
+    }
+  for (long k = 0; k < n; k++)
+    slot_scorer_end(&slots[k], now);
 }
 
 /* LLM-in-Sandbox's llm_name: openai/ prefixed unless it names a route. */
@@ -185,8 +205,10 @@ static void spawner_lost(bool tty, int status, bool *told) {
 }
 
 /* The task's CPU time (timings.cpu, s): its agent's, which the worker got
- * from the spawner, and its worker's (the task's files, the scoring sandbox
- * and its python3), reaped here. */
+ * from the spawner, its scoring's in the slot's scoring sandbox
+ * (reward_cpu, as the driver counted it), and its worker's (the task's
+ * files; a scoring sandbox of the task's own, with its python3), reaped
+ * here.  The start of a slot's scoring sandbox is no task's. */
 static void add_cpu(cJSON *line, const struct rusage *ru) {
   cJSON *tm = cJSON_GetObjectItemCaseSensitive(line, "timings");
   const cJSON *agent = cJSON_GetObjectItemCaseSensitive(tm, "agent_cpu");
@@ -439,8 +461,8 @@ static int run_tasks(struct bench_opts *o) {
     while (k < o->num_workers && slots[k].pid != pid)
       k++;
     if (k == o->num_workers) {
-      /* A slot's scoring sandbox that ended (a worker stopped it after a
-       * failed request): started again for the slot's next task. */
+      /* A scoring sandbox its worker stopped (retired), or a slot's that
+       * ended on its own: the slot's next task starts a new one. */
       if (retired_reaped(pid))
         continue;
       for (long j = 0; j < o->num_workers; j++)
@@ -457,7 +479,10 @@ static int run_tasks(struct bench_opts *o) {
       if (rc == 0)
         rc = 125;
     }
-    if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_SCORER_STOPPED)
+    /* A worker that stopped using its slot's scoring sandbox, or that
+     * ended other than cleanly (perhaps in the middle of a request): the
+     * slot's next task gets a new one. */
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
       slot_scorer_retire(&slots[k]);
     const cJSON *row = slots[k].row;
     slots[k].pid = 0;
@@ -506,8 +531,7 @@ static int run_tasks(struct bench_opts *o) {
   }
   if (tty && done < total)
     fputc('\n', stderr);
-  for (long k = 0; k < o->num_workers; k++)
-    slot_scorer_end(&slots[k], bench_stop || fatal || rc != 0);
+  slot_scorers_end(slots, o->num_workers, bench_stop || fatal || rc != 0);
   /* hutch exec removes a sandbox on SIGTERM (init continues a stopped
    * command); one that does not end is killed after the grace. */
   for (size_t i = 0; i < n_retired; i++)

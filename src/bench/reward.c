@@ -31,7 +31,7 @@
 
 /* The driver: python3 -I driver.py MODULE FUNC.  It loads the task folder's
  * MODULE first (off the task's critical path: the sandbox and python start
- * beside the slot's first agent), then answers requests on stdin, each a
+ * beside the slot's agent), then answers requests on stdin, each a
  * line "SECRET SIZE" and SIZE bytes of args.  Each request runs in a
  * process forked for it, which holds neither the requests' stream nor the
  * result's fd; after it, everything else of the sandbox is killed and
@@ -70,9 +70,10 @@
  * (reaped by the driver), and the driver's own; ",last" after it says the
  * sandbox ends after this answer.
  *
- * It imports nothing Python has not loaded at its start but _ctypes (json
- * pulled in re, enum and collections, and importlib.util contextlib: 10 ms
- * of CPU, as much as python's start).
+ * It imports little that Python has not loaded at its start (json pulled in
+ * re, enum and collections, and importlib.util contextlib: 10 ms of CPU, as
+ * much as python's start): _ctypes first, then ctypes, resource, fcntl and
+ * select for the checks between requests, once per sandbox.
  * The args come as marshal data (pyargs_put), which marshal.loads turns
  * into values without running anything; the module is loaded by the same
  * functions importlib.util's spec_from_file_location and module_from_spec
@@ -114,7 +115,9 @@ static const char driver_py[] =
     "    return t.encode('utf-8', 'backslashreplace').replace(b'\\\\', b'\\\\\\\\').replace(b'\\n', "
     "b'\\\\n').replace(b'\\0', b'\\\\0')\n"
     "def error(kind, text):\n"
-    "    return b'error ' + esc(kind).replace(b' ', b'\\\\s') + b' ' + esc(text)\n"
+    "    # Cut: an error may quote the whole answer (float(answer)), and the\n"
+    "    # result line must stay well within what the runner reads of it.\n"
+    "    return b'error ' + esc(kind[:200]).replace(b' ', b'\\\\s') + b' ' + esc(text[:4000])\n"
     "def score(mod, a):\n"
     "    if not hasattr(mod, 'compute_score'):\n"
     "        raise AttributeError('reward.py must define compute_score function')\n"
@@ -305,13 +308,28 @@ static const char driver_py[] =
     "        write(w, b'\\n' + res)  # the last line: what code it ran wrote before is not it\n"
     "        os._exit(0)\n"
     "    os.close(w)\n"
-    "    res = b''\n"
+    "    # Its result, read until it has ended (not until the pipe's end: a\n"
+    "    # process it forked and left may hold the pipe open) or past 1 MiB.\n"
+    "    import select\n"
+    "    pfd = os.pidfd_open(pid)\n"
+    "    os.set_blocking(r, False)\n"
+    "    poll = select.poll()\n"
+    "    poll.register(r, select.POLLIN)\n"
+    "    poll.register(pfd, select.POLLIN)\n"
+    "    res, ended = b'', False\n"
     "    while len(res) <= 1 << 20:\n"
-    "        b = os.read(r, 65536)\n"
-    "        if not b:\n"
+    "        ready = dict(poll.poll())\n"
+    "        ended = ended or pfd in ready\n"
+    "        try:\n"
+    "            b = os.read(r, 65536)\n"
+    "        except BlockingIOError:\n"
+    "            b = None\n"
+    "        if b:\n"
+    "            res += b\n"
+    "        elif b == b'' or ended:\n"
     "            break\n"
-    "        res += b\n"
     "    os.close(r)\n"
+    "    os.close(pfd)\n"
     "    over, res = len(res) > 1 << 20, res.rsplit(b'\\n', 1)[-1]\n"
     "    _, status, ru = os.wait4(pid, 0)\n"
     "    clean, left = reset()\n"
@@ -448,8 +466,15 @@ static int py_start(struct bench_py *py, const struct bench_opts *o, const struc
   argv[n] = NULL;
 
   int in[2], out[2], errp[2];
+  in[0] = in[1] = out[0] = out[1] = errp[0] = errp[1] = -1;
   if (pipe2(in, O_CLOEXEC) < 0 || pipe2(out, O_CLOEXEC) < 0 || pipe2(errp, O_CLOEXEC) < 0) {
     *why = hutch_errno_format(errno, "pipe");
+    /* The runner starts scoring sandboxes all run long: none may leak. */
+    int *all[] = {in, out, errp};
+    for (size_t i = 0; i < ARRAY_SIZE(all); i++)
+      for (int j = 0; j < 2; j++)
+        if (all[i][j] >= 0)
+          close(all[i][j]);
     return -1;
   }
   int r = bench_spawn_fds(&py->c, (char *const *)argv, in[0], out[1], errp[1], &err);
@@ -481,12 +506,12 @@ int bench_py_start_shared(struct bench_py *py, const struct bench_opts *o, const
   return py_start(py, o, set, dir, "reward", "score", 0, true, why);
 }
 
-/* A shared scoring sandbox that failed a request, in a worker: stopped
- * (hutch exec removes its sandbox on SIGTERM), for the runner, its parent,
- * to reap and start again; this process's copies of its pipes closed. */
+/* A shared scoring sandbox that failed a request, or said the request was
+ * its last, in a worker: no longer used, this process's copies of its
+ * pipes closed.  The runner, its parent, stops it (the worker exits with
+ * BENCH_EXIT_SCORER_STOPPED): only the parent knows whether its pid is
+ * still its own and not reaped (and reused) already. */
 static void shared_stop(struct bench_py *py) {
-  if (py->running)
-    kill(py->c.pid, SIGTERM);
   py->running = false;
   bench_py_end(py);
 }
@@ -528,7 +553,7 @@ static char *exchange(struct bench_py *py, const char *input, size_t in_len, dou
   /* A shared one's stderr may still hold the end of an earlier task's:
    * not this one's to report. */
   char stale[4096];
-  while (py->shared && py->err >= 0 && read(py->err, stale, sizeof(stale)) > 0)
+  for (int i = 0; i < 64 && py->shared && py->err >= 0 && read(py->err, stale, sizeof(stale)) > 0; i++)
     ;
   fcntl(py->in, F_SETFL, O_NONBLOCK);
   fcntl(py->out, F_SETFL, O_NONBLOCK);
@@ -635,8 +660,8 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
       line = NULL;
   }
   if (line && (*result = bench_py_result(line)) != NULL) {
-    /* Stopped now, so that the runner waits for its end before the slot's
-     * next task (BENCH_EXIT_SCORER_STOPPED). */
+    /* Its last: left now, so that the runner starts the slot's next task
+     * with a new one (BENCH_EXIT_SCORER_STOPPED). */
     if (last && py->shared)
       shared_stop(py);
     return 0;

@@ -210,7 +210,7 @@ static void add_timings(cJSON *res, const cJSON *t, double spawned, double exite
     cJSON_AddNumberToObject(tm, "runner", elapsed - (exited - spawned) - reward);
   cJSON_AddNumberToObject(tm, "own", elapsed - model - tools);
   /* The agent's CPU time, its sandbox's and tools' included; the runner
-   * adds this worker's (its files, the scoring sandbox) as "cpu". */
+   * adds the scoring's and this worker's (its files) as "cpu". */
   if (spawned > 0)
     cJSON_AddNumberToObject(tm, "agent_cpu", agent_cpu);
   /* The scoring's, where the slot's scoring sandbox (not this worker's
@@ -404,7 +404,7 @@ score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
   double r0 = monotonic_seconds();
   /* The slot's scoring sandbox, which the runner started beside the
-   * slot's first agent and keeps; else one of this task's own. */
+   * slot's agent and keeps; else one of this task's own. */
   bool shared = bench_py_usable(bench_scorer);
   int sr = shared ? bench_score_finish(bench_scorer, o, answer, row, &score, &why, NULL)
                   : bench_score(o, set, rdir, answer, row, &score, &why, NULL);

@@ -434,9 +434,17 @@ mkdir -p "$set_dir/iso"
 printf 'dataset: "json"\ndata_files: "iso/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
   >"$set_dir/iso/config.yaml"
 cat >"$set_dir/iso/reward.py" <<'PY'
-import os, sys
+import os, sys, time
 TRUSTED = True
 def compute_score(agent_answer, ground_truth, **kw):
+    if kw["how"] == "forkleft":
+        # A process it forks and leaves, holding what it holds.
+        if os.fork() == 0:
+            time.sleep(30)
+            os._exit(0)
+        return 1.0
+    if kw["how"] == "bigerr":
+        return float(agent_answer)  # a ValueError that quotes it all
     if kw["how"] == "plant":
         exec(agent_answer, {})
         return 0.0
@@ -520,6 +528,7 @@ print(json.dumps({"tasks": [
   {"match": "I-SIGIO", "steps": [w("import fcntl, os\nfcntl.fcntl(2, fcntl.F_SETOWN, os.getppid())\n"
                                   "fcntl.fcntl(2, fcntl.F_SETFL, fcntl.fcntl(2, fcntl.F_GETFL) | fcntl.FASYNC)\n")]},
   {"match": "I-STOP", "steps": [w("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")]},
+  {"match": "I-BIG", "steps": [w("x" * 200000)]},
   # A port held in TIME_WAIT (its server side closed first) for 60 s.
   {"match": "I-TW", "steps": [w("import socket\nl = socket.socket()\nl.bind(('127.0.0.1', 8000))\nl.listen()\n"
                                "c = socket.create_connection(('127.0.0.1', 8000))\ns, _ = l.accept()\n"
@@ -543,18 +552,23 @@ cat >"$set_dir/iso/data.jsonl" <<'JSONL'
 {"id": "check6", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 {"id": "timewait", "problem_statement": "I-TW", "ground_truth": "0", "how": "plant"}
 {"id": "check7", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
+{"id": "forkleft", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "forkleft"}
+{"id": "bigerr", "problem_statement": "I-BIG", "ground_truth": "1", "how": "bigerr"}
+{"id": "check8", "problem_statement": "I-CHECK", "ground_truth": "1", "how": "check"}
 JSONL
 start=$(date +%s)
 tap_status 0 "answers that leave files, a module, processes and changed state for the next task's scoring" \
   hbench "$set_dir" --task iso --num-workers 1 --reward-timeout 5
 took=$(($(date +%s) - start))
 bench_dir
-tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls if l["id"] != "stop"]')" \
-  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None), ('fsize', 0, None), ('check3', 1, None), ('chmodtmp', 0, None), ('check4', 1, None), ('sigio', 0, None), ('check5', 1, None), ('check6', 1, None), ('timewait', 0, None), ('check7', 1, None)]" \
+tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls if l["id"] not in ("stop", "bigerr")]')" \
+  "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None), ('fsize', 0, None), ('check3', 1, None), ('chmodtmp', 0, None), ('check4', 1, None), ('sigio', 0, None), ('check5', 1, None), ('check6', 1, None), ('timewait', 0, None), ('check7', 1, None), ('forkleft', 1, None), ('check8', 1, None)]" \
   "each next task's scoring, in the slot's scoring sandbox, finds none of it"
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "stop"][0]')" "took longer than 5 s" \
   "an answer that stops the driver is that task's error, at --reward-timeout"
-tap_check $((took >= 60)) "and holds up the run no longer (${took}s for 15 tasks)"
+tap_like "$(lines '[l["error"] for l in ls if l["id"] == "bigerr"][0]')" "^reward: ValueError: could not convert string to float: 'xxx" \
+  "an error that quotes a 200 kB answer is that task's error, cut, not a time-out"
+tap_check $((took >= 60)) "and holds up the run no longer (${took}s for 18 tasks, a process left holding the result's pipe among them)"
 tap_is "$(cd "$OUT/runs" && ls .reward-[0-9]*.audit.jsonl | tr '\n' ' ')" \
   ".reward-0-0.audit.jsonl .reward-0-1.audit.jsonl .reward-0-2.audit.jsonl .reward-0-3.audit.jsonl .reward-0-4.audit.jsonl .reward-0-5.audit.jsonl " \
   "a new scoring sandbox after the IPC object and /dev entry, the file size limit, /tmp's mode, the stopped driver, the TIME_WAIT"
