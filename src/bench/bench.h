@@ -222,7 +222,11 @@ int bench_json_keep_numbers(cJSON *v, const char *text, size_t len, hutch_error_
  * member, the last value in the first one's place (after
  * bench_json_keep_numbers, which goes by the text's order). */
 void bench_json_last_wins(cJSON *v);
-/* The driver's result line (after its secret) as {"score"}, {"error",
+/* The head of the driver's result line (after its secret):
+ * "cpu=USEC[,last] ", the request's CPU time and whether the sandbox ends
+ * after it.  Returns what follows it, NULL when the line has no such head. */
+const char *bench_py_result_head(const char *line, int64_t *cpu_us, bool *last);
+/* The driver's result line (after its head) as {"score"}, {"error",
  * "kind"} or {"prompt"}; NULL when it is not one. */
 cJSON *bench_py_result(const char *line);
 

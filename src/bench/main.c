@@ -48,14 +48,14 @@ static void slot_scorer(const struct bench_opts *o, const struct bench_set *set,
   if (s->scorer.running)
     return;
   /* A name no earlier run on this directory (--resume) took. */
-  char *dir = NULL, *audit = NULL;
-  do {
-    free(dir), free(audit);
+  _cleanup_free_ char *dir = NULL;
+  for (;;) {
+    free(dir);
     dir = xasprintf("%s/runs/.reward-%ld-%u", out, k, s->gen++);
-    audit = xasprintf("%s.audit.jsonl", dir);
-  } while (access(audit, F_OK) == 0);
-  free(audit);
-  _cleanup_free_ char *dir_owned = dir;
+    _cleanup_free_ char *audit = xasprintf("%s.audit.jsonl", dir);
+    if (access(audit, F_OK) != 0)
+      break;
+  }
   _cleanup_free_ char *why = NULL;
   bench_py_start_shared(&s->scorer, o, set, dir, &why);
 }

@@ -298,6 +298,30 @@ static bool parse_score(const char *t, double *v) {
   return *end == '\0' && isfinite(*v);
 }
 
+const char *bench_py_result_head(const char *line, int64_t *cpu_us, bool *last) {
+  if (strncmp(line, "cpu=", 4) != 0)
+    return NULL;
+  const char *p = line + 4;
+  int64_t us = 0;
+  size_t digits = 0;
+  /* Digits only (strtoull would take a sign or spaces), at most 18: no
+   * overflow. */
+  for (; *p >= '0' && *p <= '9'; p++, digits++) {
+    if (digits == 18)
+      return NULL;
+    us = us * 10 + (*p - '0');
+  }
+  if (digits == 0)
+    return NULL;
+  *last = strncmp(p, ",last", 5) == 0;
+  if (*last)
+    p += 5;
+  if (*p != ' ')
+    return NULL;
+  *cpu_us = us;
+  return p + 1;
+}
+
 cJSON *bench_py_result(const char *line) {
   const char *sp = strchr(line, ' ');
   if (sp == NULL)

@@ -146,16 +146,6 @@ static const char driver_py[] =
     "            os.rmdir(e.path)\n"
     "        else:\n"
     "            os.unlink(e.path)\n"
-    "def dev():\n"
-    "    # /dev's entries, and the System V IPC objects (the sandbox's own IPC\n"
-    "    # namespace: none at its start), which the next request could find.\n"
-    "    d = [(e.name, e.inode(), e.stat(follow_symlinks=False).st_mode, os.readlink(e.path) if e.is_symlink() else "
-    "'')\n"
-    "         for e in os.scandir('/dev')]\n"
-    "    for k in ('shm', 'sem', 'msg'):\n"
-    "        with open('/proc/sysvipc/' + k) as f:\n"
-    "            d.append(len(f.readlines()))\n"
-    "    return sorted(d, key=repr)\n"
     "def attrs(p):\n"
     "    st = os.stat(p, follow_symlinks=False)\n"
     "    return (p, st.st_mode, st.st_uid, st.st_gid, st.st_ino, sorted(os.listxattr(p, follow_symlinks=False)),\n"
@@ -213,7 +203,12 @@ static const char driver_py[] =
     "            r.append([w[0]] + [w[i + 1] for i in range(1, len(w) - 1, 2) if w[i] in (b'used', b'inuse', b'tw')])\n"
     "    t = read('/proc/net/unix')\n"
     "    r.append(t.count(b'\\n') if isinstance(t, bytes) else t)\n"
-    "    return r + [attrs('/tmp'), attrs('/dev/shm')] + tree('/dev')\n"
+    "    # The System V IPC objects (the sandbox's own IPC namespace: none at its\n"
+    "    # start), which the next request could find.\n"
+    "    for k in ('shm', 'sem', 'msg'):\n"
+    "        with open('/proc/sysvipc/' + k, 'rb') as f:\n"
+    "            r.append(f.read().count(b'\\n'))\n"
+    "    return r + [attrs('/tmp'), attrs('/dev/shm')] + sorted(tree('/dev'), key=repr)\n"
     "def others():\n"
     "    return [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid())]\n"
     "def reset():\n"
@@ -240,7 +235,7 @@ static const char driver_py[] =
     "    try:\n"
     "        for d in ('/tmp', '/dev/shm'):\n"
     "            wipe(d)\n"
-    "        if dev() != dev0 or state() != state0:\n"
+    "        if state() != state0:\n"
     "            return False, cpu\n"
     "        # A deleted file held only in flight (SCM_RIGHTS in a socket that\n"
     "        # holds itself) is freed by the kernel's unix GC, later: wait for it.\n"
@@ -274,7 +269,7 @@ static const char driver_py[] =
     "# it with every request: then each answer is the sandbox's last (a fresh\n"
     "# sandbox per task, as without sharing).\n"
     "alone = held() == held0\n"
-    "dev0, state0, space0 = dev(), state(), space()\n"
+    "state0, space0 = state(), space()\n"
     "stdin = sys.stdin.buffer\n"
     "while True:\n"
     "    head = stdin.readline().split()\n"
@@ -646,20 +641,12 @@ int bench_py_finish(struct bench_py *py, const struct bench_opts *o, const cJSON
   py->cpu = 0;
   char *line = exchange(py, input, (size_t)hl + alen, monotonic_seconds() + o->reward_timeout, cap + sl + 32, &buf,
                         ebuf, sizeof(ebuf), &timed_out);
-  /* "cpu=USEC[,last] RESULT": the request's CPU time, whether the sandbox
-   * ends after it, then its result. */
   bool last = false;
-  if (line && strncmp(line, "cpu=", 4) == 0) {
-    char *end;
-    unsigned long long us = strtoull(line + 4, &end, 10);
-    last = strncmp(end, ",last ", 6) == 0;
-    if (end > line + 4 && (*end == ' ' || last)) {
-      py->cpu = (double)us / 1e6;
-      line = end + (last ? 6 : 1);
-    } else
-      line = NULL;
-  }
-  if (line && (*result = bench_py_result(line)) != NULL) {
+  int64_t cpu_us = 0;
+  const char *res = line ? bench_py_result_head(line, &cpu_us, &last) : NULL;
+  if (res)
+    py->cpu = (double)cpu_us / 1e6;
+  if (res && (*result = bench_py_result(res)) != NULL) {
     /* Its last: left now, so that the runner starts the slot's next task
      * with a new one (BENCH_EXIT_SCORER_STOPPED). */
     if (last && py->shared)

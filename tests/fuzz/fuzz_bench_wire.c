@@ -1,7 +1,9 @@
 /* hutch benchmark's side of the scoring driver's wire (src/bench/pyargs.c).
  * The result line comes from the scoring sandbox, where reward.py runs code
- * the model's answer may shape: bench_py_result must refuse anything but a
- * well-formed "score", "error" or "prompt" line, and never read past it.
+ * the model's answer may shape: bench_py_result_head must take only a
+ * well-formed "cpu=USEC[,last] " head, and bench_py_result refuse anything
+ * but a well-formed "score", "error" or "prompt" line; neither may read
+ * past it.
  * The first byte picks: 's' the result line (the rest of the input, as
  * reward.c cuts it: one line, NUL-terminated), anything else a task set's
  * row and an answer, marshalled as the driver's args. */
@@ -20,10 +22,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     char *nl = strchr(line, '\n');
     if (nl)
       *nl = '\0';
-    cJSON *r = bench_py_result(line);
+    /* Its head, "cpu=USEC[,last] ", then the result proper (the whole
+     * line where it has no head, to try that parser on every input). */
+    int64_t us = -1;
+    bool last = false;
+    const char *rest = bench_py_result_head(line, &us, &last);
+    if (rest && (us < 0 || rest <= line + 4 || rest > line + strlen(line) || rest[-1] != ' '))
+      abort();
+    const char *tail = rest ? rest : line;
+    cJSON *r = bench_py_result(tail);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(r, "score");
     /* A score is a finite number, and only from a "score " line. */
-    if (s && (!cJSON_IsNumber(s) || !isfinite(s->valuedouble) || strncmp(line, "score ", 6) != 0))
+    if (s && (!cJSON_IsNumber(s) || !isfinite(s->valuedouble) || strncmp(tail, "score ", 6) != 0))
       abort();
     cJSON_Delete(r);
     free(line);

@@ -275,6 +275,31 @@ static void py_wire(void) {
       {"{\"score\": 1.0}", NULL},
       {"scores 1.0", NULL},
   };
+  struct {
+    const char *line, *want;
+  } heads[] = {
+      {"cpu=1234 score 1.0", "1234 0 score 1.0"},
+      {"cpu=0,last error K t", "0 1 error K t"},
+      {"cpu=999999999999999999 x", "999999999999999999 0 x"},
+      {"cpu=1000000000000000000 x", NULL}, /* 19 digits: refused before it could overflow */
+      {"cpu= score 1.0", NULL},
+      {"cpu=-5 score 1.0", NULL},
+      {"cpu=+5 score 1.0", NULL},
+      {"cpu= 5 score 1.0", NULL},
+      {"cpu=5,lastx score 1.0", NULL},
+      {"cpu=5,first score 1.0", NULL},
+      {"cpu=5score 1.0", NULL},
+      {"cpu=5", NULL},
+      {"score 1.0", NULL},
+      {"CPU=5 score 1.0", NULL},
+  };
+  for (size_t i = 0; i < ARRAY_SIZE(heads); i++) {
+    int64_t us = -1;
+    bool last = false;
+    const char *rest = bench_py_result_head(heads[i].line, &us, &last);
+    check(rest ? xasprintf("%lld %d %s", (long long)us, last, rest) : xstrdup("(refused)"),
+          heads[i].want ? heads[i].want : "(refused)", heads[i].line);
+  }
   for (size_t i = 0; i < ARRAY_SIZE(res); i++) {
     cJSON *r = bench_py_result(res[i].line);
     check(r ? cJSON_PrintUnformatted(r) : xstrdup("(refused)"), res[i].want ? res[i].want : "(refused)", res[i].line);
