@@ -556,13 +556,23 @@ struct hutch_copy_limits {
 };
 struct hutch_copy_report {
   uint64_t files, dirs, bytes, skipped;
+  uint64_t renamed;    /* out of a sandbox: entries given hutch_output_name()'s name */
   const char *stopped; /* NULL, or the bound that stopped it: "bytes", "entries", "depth" or "time" */
 };
+/* The name a file or directory of a sandbox takes on the host when hutch
+ * chooses it (a tree copied out, a name taken from the sandbox's path):
+ * the name itself, or, for a name that host programs load by themselves
+ * from the directory they run in (.git, HEAD, .envrc, .vscode, hutch.yaml,
+ * ...: hutch-security(7), "What a sandbox hands back"), the name with the
+ * suffix ".sandbox".  One-to-one: no two names of a directory take the
+ * same.  malloc'd. */
+char *hutch_output_name(const char *name);
 /* The contents of host directory src into sandbox directory dest (created). */
 int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char *dest,
                           const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
 /* The contents of sandbox directory src into host directory dest (created;
- * nothing is written outside it).  A missing src copies nothing. */
+ * nothing is written outside it), each name through hutch_output_name(),
+ * files without their execute bits.  A missing src copies nothing. */
 int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
                            const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
 /* One regular file (`hutch cp`): host file src to the sandbox path dest, or
@@ -577,6 +587,19 @@ int hutch_sandbox_copy_file_in(struct hutch_sandbox *sb, const char *src, const 
 int hutch_sandbox_copy_file_out(struct hutch_sandbox *sb, const char *src, const char *dest,
                                 const struct hutch_copy_limits *limits, struct hutch_copy_report *rep,
                                 hutch_error_t *err);
+
+/* hutch's output directories (a `hutch run` run directory, a `hutch
+ * benchmark` directory) hold what sandboxes wrote.  Each is marked with a
+ * file of this name, made by hutch, which a sandbox cannot write there, and
+ * hutch reads no settings file from the current directory when it is at or
+ * below a marked one (hutch-security(7), "What a sandbox hands back"). */
+#define HUTCH_OUTPUT_MARK ".hutch-output"
+/* Marks dir (an existing directory) as an output directory. */
+int hutch_output_mark(const char *dir, hutch_error_t *err);
+/* The marked directory at or above path, physically (symlinks resolved),
+ * malloc'd; NULL when there is none.  A path that cannot be resolved is
+ * taken as marked at itself: the caller then reads nothing from it. */
+char *hutch_output_marked(const char *path);
 
 /* The degraded modes by name, after the options that ask for them, as
  * state.json and the --json output of exec, create and ps list them. */

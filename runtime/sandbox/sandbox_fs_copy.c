@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "audit_sandbox.h"
+#include "outname.h"
 #include "sandbox.h"
 #include "sha256.h"
 #include "util.h"
@@ -29,6 +30,9 @@ struct walk {
   struct hutch_copy_report *rep;
   const struct sfs_owner *owner;    /* of what is created on the destination side; NULL: hutch's own */
   const char *src_name, *dest_name; /* for messages */
+  /* Out of a sandbox: every name through outname_map(), so that nothing
+   * lands under a name a host program loads by itself (outname.h). */
+  bool host_names;
   /* Each file copied, for the audit log: "SHA256HEX\0BYTES\0PATH\0". */
   char *files;
   size_t files_len, files_cap;
@@ -151,20 +155,24 @@ static int copy_entry(struct walk *w, int src, int dest, const char *name, const
     w->rep->skipped++;
     return 0;
   }
+  _cleanup_free_ char *mapped = w->host_names ? outname_map(name) : NULL;
+  const char *to = mapped ? mapped : name;
+  if (mapped && strcmp(mapped, name) != 0)
+    w->rep->renamed++;
   if (S_ISREG(st.st_mode)) {
     _cleanup_close_ int in = sfs_reopen(p, O_RDONLY);
     if (in < 0)
       return hutch_error_sys(err, "open %s/%s", w->src_name, path);
-    return copy_file(w, in, dest, name, path, err);
+    return copy_file(w, in, dest, to, path, err);
   }
-  if (mkdirat(dest, name, 0755) == 0) {
-    _cleanup_close_ int made = openat2_retry(dest, name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+  if (mkdirat(dest, to, 0755) == 0) {
+    _cleanup_close_ int made = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
     if (made < 0 || (w->owner && sfs_own(made, w->owner) < 0))
       return hutch_error_sys(err, "create %s/%s", w->dest_name, path);
   } else if (errno != EEXIST) {
     return hutch_error_sys(err, "create %s/%s", w->dest_name, path);
   }
-  _cleanup_close_ int sub_dest = openat2_retry(dest, name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+  _cleanup_close_ int sub_dest = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
   if (sub_dest < 0 && (errno == ENOTDIR || errno == ELOOP)) {
     w->rep->skipped++; /* something else is in the way on the destination side */
     return 0;
@@ -239,6 +247,10 @@ int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char 
   return r;
 }
 
+char *hutch_output_name(const char *name) {
+  return outname_map(name);
+}
+
 static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
   _cleanup_close_ int out = host_dir(c->dest, true, err);
   if (out < 0)
@@ -252,7 +264,7 @@ static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
       hutch_error_hint(err, "the directory copied back is never reached through a symlink");
     return -1;
   }
-  struct walk w = {.rep = &c->rep, .owner = NULL, .src_name = c->path, .dest_name = c->dest};
+  struct walk w = {.rep = &c->rep, .owner = NULL, .src_name = c->path, .dest_name = c->dest, .host_names = true};
   sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
   int r = walk(&w, in, out, err);
   c->out = w.files;

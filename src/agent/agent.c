@@ -125,8 +125,15 @@ static char *make_run_dir(const char *parent, hutch_error_t *err) {
   strftime(ts, sizeof(ts), "%Y%m%d_%H%M%S", localtime_r(&now, &tm));
   for (int i = 0; i < 10000; i++) {
     char *d = i == 0 ? xasprintf("%s/%s", parent, ts) : xasprintf("%s/%s_%d", parent, ts, i);
-    if (mkdir(d, 0755) == 0)
+    if (mkdir(d, 0755) == 0) {
+      /* Marked before anything of the sandbox's lands in it, so that hutch
+       * run never takes its settings from a copied-back file. */
+      if (hutch_output_mark(d, err) < 0) {
+        free(d);
+        return NULL;
+      }
       return d;
+    }
     int e = errno;
     free(d);
     if (e != EEXIST) {
@@ -678,6 +685,11 @@ teardown:
       log_copy_stop(&r, &rep, s->copy_limit);
       if (rep.skipped)
         trajectory_set(&r.traj, "copy_back_skipped", cJSON_CreateNumber((double)rep.skipped));
+      if (rep.renamed) {
+        run_log(&r, "%llu renamed to NAME.sandbox in %s: names host programs load by themselves (hutch-security(7))",
+                (unsigned long long)rep.renamed, files);
+        trajectory_set(&r.traj, "copy_back_renamed", cJSON_CreateNumber((double)rep.renamed));
+      }
       trajectory_set(&r.traj, "copy_back_limit_hit", cJSON_CreateBool(rep.stopped != NULL));
       if (rep.stopped)
         trajectory_set(&r.traj, "copy_back_stopped", cJSON_CreateString(rep.stopped));

@@ -288,9 +288,23 @@ static int load_file(struct settings *s, const char *explicit_path) {
       fprintf(stderr, "hutch run: warning: LLM_IN_SANDBOX_CONFIG=%s is not a file; looking in the usual places\n", env);
   }
   const char *home = getenv("HOME");
+  /* The current directory's files are not read inside a run or benchmark
+   * directory: a sandbox wrote what is there, and a settings file names
+   * the endpoint that gets the API key. */
+  _cleanup_free_ char *marked = path == NULL ? hutch_output_marked(".") : NULL;
   for (size_t i = 0; path == NULL && i < ARRAY_SIZE(places); i++) {
     if (places[i][0] == '~' && !(home && *home))
       continue;
+    if (places[i][0] != '~' && marked) {
+      if (is_file(places[i])) {
+        _cleanup_free_ char *shown = text_escape_cstr(marked);
+        fprintf(stderr,
+                "hutch run: warning: not reading ./%s: %s is a hutch output directory (it holds %s), whose files "
+                "a sandbox may have written; give --settings FILE to use it\n",
+                places[i], shown, HUTCH_OUTPUT_MARK);
+      }
+      continue;
+    }
     free(found);
     found = places[i][0] == '~' ? xasprintf("%s%s", home, places[i] + 1) : xstrdup(places[i]);
     if (is_file(found))

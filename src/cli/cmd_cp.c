@@ -74,9 +74,13 @@ static void report(const struct hutch_copy_report *rep, bool quiet) {
   if (rep->stopped)
     fprintf(stderr, "hutch cp: stopped at the %s bound; what was copied until then stays\n", rep->stopped);
   if (!quiet && !rep->stopped)
-    fprintf(stderr, "hutch cp: %llu files, %llu directories, %llu bytes copied%s%llu skipped\n",
-            (unsigned long long)rep->files, (unsigned long long)rep->dirs, (unsigned long long)rep->bytes, ", ",
+    fprintf(stderr, "hutch cp: %llu files, %llu directories, %llu bytes copied, %llu skipped\n",
+            (unsigned long long)rep->files, (unsigned long long)rep->dirs, (unsigned long long)rep->bytes,
             (unsigned long long)rep->skipped);
+  if (!quiet && rep->renamed)
+    fprintf(stderr,
+            "hutch cp: %llu renamed to NAME.sandbox: names host programs load by themselves (hutch-security(7))\n",
+            (unsigned long long)rep->renamed);
 }
 
 /* The host side of a copy out, checked as every host path that sandbox
@@ -144,11 +148,18 @@ static int copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
   if (kind == HUTCH_FILE_NONE)
     return hutch_error_set(err, ENOENT, "%s in the sandbox: no such file or directory", src);
   _cleanup_free_ char *target = NULL;
+  bool renamed = false;
   struct stat st;
   if (stat(dest, &st) == 0 && S_ISDIR(st.st_mode)) {
+    /* The name is taken from the sandbox, so it goes through the same map
+     * as every name of a tree copied out: `hutch cp ID:/testbed/.git .`
+     * makes ./.git.sandbox, never a repository git would use here. */
     _cleanup_free_ char *name = last_name(src);
-    if (name[0])
-      target = xasprintf("%s%s%s", dest, dest[strlen(dest) - 1] == '/' ? "" : "/", name);
+    _cleanup_free_ char *host_name = name[0] ? hutch_output_name(name) : NULL;
+    if (host_name) {
+      target = xasprintf("%s%s%s", dest, dest[strlen(dest) - 1] == '/' ? "" : "/", host_name);
+      renamed = strcmp(host_name, name) != 0;
+    }
   }
   const char *to = target ? target : dest;
   /* A path that looks like a directory is copied as one; the runtime
@@ -156,9 +167,10 @@ static int copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
   if ((kind == HUTCH_FILE_DIR || kind == HUTCH_FILE_REGULAR) &&
       check_host_dest(to, kind == HUTCH_FILE_DIR, state_dir, err) < 0)
     return -1;
-  if (kind == HUTCH_FILE_DIR)
-    return hutch_sandbox_copy_out(sb, src, to, lim, rep, err);
-  return hutch_sandbox_copy_file_out(sb, src, to, lim, rep, err);
+  int r = kind == HUTCH_FILE_DIR ? hutch_sandbox_copy_out(sb, src, to, lim, rep, err)
+                                 : hutch_sandbox_copy_file_out(sb, src, to, lim, rep, err);
+  rep->renamed += renamed;
+  return r;
 }
 
 int cmd_cp(int argc, char **argv) {
