@@ -593,7 +593,10 @@ class Sandbox:
         """Copies a sandbox file to host_path, or a sandbox directory's
         contents into host directory host_path.  Nothing is written outside
         host_path and no link is followed: the sandbox's links are skipped,
-        and an existing link at host_path is refused."""
+        and an existing link at host_path is refused.  Inside a directory,
+        names host programs load by themselves (.git, HEAD, .envrc,
+        .vscode, hutch.yaml, ...: hutch-security(7)) come back as
+        NAME.sandbox, and no file comes back executable."""
         host_path = os.fspath(host_path)
         kind = self._h.file_kind(path)
         if kind == "dir":

@@ -212,6 +212,9 @@ char *bench_make_run_dir(const char *output_dir, const char *task, const char *l
     free(dir);
     dir = xasprintf("%s_%d", base, k);
   }
+  /* Its runs/ gets the sandboxes' files: hutch reads no settings there. */
+  if (hutch_output_mark(dir, err) < 0)
+    return NULL;
   char *abs = realpath(dir, NULL);
   if (abs == NULL)
     hutch_error_sys(err, "realpath %s", dir);

@@ -108,6 +108,7 @@ if deb=$(hutch_test_rootfs debian); then
   tap_status 0 "a benchmark task whose model plants the tree in /testbed" \
     "$HUTCH_BIN" benchmark "$tmp/tasks" --task plant --base-url "$MOCK_URL" --model mock --rootfs "$deb" \
     --output-dir "$tmp/bench" --retry-delay 0.05
+  tap_is "$(find "$tmp/bench" -name .hutch-output | wc -l)" "2" "the benchmark's directory and the task's run directory are marked"
   files=$(find "$tmp/bench" -type d -name files | head -n 1)
   if [ -n "$files" ]; then
     check_tree "$files" "hutch benchmark" partial
