@@ -7,8 +7,15 @@
 
 #include "util.h"
 
+/* A reply's text is the model's, up to --max-reply-size: every search is
+ * bounded to the call it is in, the list grows by doubling, and a call
+ * takes at most this many parameters (a tool has a handful), so that the
+ * work stays linear in the text. */
+#define PARAMS_MAX 64
+
 static void add_call(struct text_call **calls, size_t *n, char *name, char *args) {
-  *calls = xrealloc(*calls, (*n + 1) * sizeof(**calls));
+  if ((*n & (*n - 1)) == 0) /* 0, 1, 2, 4...: the list is full */
+    *calls = xrealloc(*calls, (*n ? *n * 2 : 1) * sizeof(**calls));
   (*calls)[*n] = (struct text_call){name, args};
   (*n)++;
 }
@@ -38,11 +45,11 @@ static size_t parse_qwen(const char *content, struct text_call **calls) {
     _cleanup_free_ char *name = xstrndup(p, (size_t)(gt - p));
     cJSON *args = cJSON_CreateObject();
     const char *q = gt + 1;
-    while ((q = strstr(q, "<parameter=")) != NULL && q < end) {
+    for (int k = 0; k < PARAMS_MAX && (q = memmem(q, (size_t)(end - q), "<parameter=", 11)) != NULL; k++) {
       q += strlen("<parameter=");
-      const char *kgt = strchr(q, '>');
-      const char *vend = kgt ? strstr(kgt, "</parameter>") : NULL;
-      if (kgt == NULL || vend == NULL || vend > end)
+      const char *kgt = memchr(q, '>', (size_t)(end - q));
+      const char *vend = kgt ? memmem(kgt, (size_t)(end - kgt), "</parameter>", 12) : NULL;
+      if (kgt == NULL || vend == NULL)
         break;
       _cleanup_free_ char *key = xstrndup(q, (size_t)(kgt - q));
       _cleanup_free_ char *value = trim_value(kgt + 1, (size_t)(vend - kgt - 1));

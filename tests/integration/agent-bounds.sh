@@ -118,7 +118,25 @@ tap_check $(($(rss_mb) >= 400)) "hutch run's peak memory stays under 400 MiB"
 tap_like "$(traj 't["steps"][9]["observation"]')" "undone successfully" "the last edit is undone"
 tap_like "$(traj 't["steps"][10]["observation"]')" "ERROR: .*no longer kept.*64 MiB" \
   "an undo past what the history keeps says so"
-tap_like "$(traj 't["steps"][11]["observation"]')" "STDOUT\]"$'\n'"line 6"$'\n' "and changes nothing"
+tap_like "$(traj 't["steps"][11]["observation"]')" "STDOUT\]"$'\n'"line 6$" "and changes nothing"
+
+# 7. Calls written as text (--tools hutch): 200,000 Qwen3-Coder calls with
+# a parameter tag only at the very end, which each call's search for its
+# parameters went on to.
+mock_start "$(script "[{'content': '<function=nop>\\n</function>' * 200000 + '<parameter=x>'}]")"
+start=$SECONDS
+tap_status 0 "a reply's text with 200,000 calls" hrun_rss "$rss" --query q --tools hutch --max-token-limit 100000000
+tap_check $((SECONDS - start >= 30)) "is read in linear time (under 30 s; it took $((SECONDS - start)) s)"
+tap_is "$(mock_request 1 'sum(1 for m in r["body"]["messages"][3:] if m["role"] == "user")')" "32" \
+  "32 of its calls are answered"
+tap_check $(($(rss_mb) >= 150)) "hutch run's peak memory stays under 150 MiB"
+
+# 8. An error message as long as a reply is cut in the log and on stderr.
+mock_start "$(script "[{'status': 400, 'error': 'no ' * 300000}]")"
+tap_status 3 "an HTTP 400 with a 900 kB message: exit 3" hrun --query q
+tap_check $((${#tap_stderr} >= 10000)) "stderr stays short (${#tap_stderr} bytes)"
+run_dir
+tap_check $(($(stat -c %s "$RUN_DIR/run.log") >= 10000)) "and so does run.log"
 
 mock_stop
 tap_done

@@ -13,6 +13,9 @@ import os
 import sys
 
 out, argv = sys.argv[1], sys.argv[2:]
+# In a sanitizer build, freed memory would stay resident in ASan's
+# quarantine (256 MiB by default) and count as held.
+os.environ["ASAN_OPTIONS"] = ":".join(filter(None, [os.environ.get("ASAN_OPTIONS"), "quarantine_size_mb=0"]))
 pid = os.fork()
 if pid == 0:
     try:
