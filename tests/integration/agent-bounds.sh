@@ -120,12 +120,12 @@ tap_like "$(traj 't["steps"][10]["observation"]')" "ERROR: .*no longer kept.*64 
   "an undo past what the history keeps says so"
 tap_like "$(traj 't["steps"][11]["observation"]')" "STDOUT\]"$'\n'"line 6$" "and changes nothing"
 
-# 7. Calls written as text (--tools hutch): 200,000 Qwen3-Coder calls with
-# a parameter tag only at the very end, which each call's search for its
-# parameters went on to.
-mock_start "$(script "[{'content': '<function=nop>\\n</function>' * 200000 + '<parameter=x>'}]")"
+# 7. Calls written as text (--tools hutch): 60,000 Qwen3-Coder calls, then
+# 4 MB of "<p" before the one parameter tag, which each call's search for
+# its parameters went on to (112 s before it was bounded to the call).
+mock_start "$(script "[{'content': '<function=nop>\\n</function>' * 60000 + '<p' * 2000000 + '<parameter=x>'}]")"
 start=$SECONDS
-tap_status 0 "a reply's text with 200,000 calls" hrun_rss "$rss" --query q --tools hutch --max-token-limit 100000000
+tap_status 0 "a reply's text with 60,000 calls" hrun_rss "$rss" --query q --tools hutch --max-token-limit 100000000
 tap_check $((SECONDS - start >= 30)) "is read in linear time (under 30 s; it took $((SECONDS - start)) s)"
 tap_is "$(mock_request 1 'sum(1 for m in r["body"]["messages"][3:] if m["role"] == "user")')" "32" \
   "32 of its calls are answered"
