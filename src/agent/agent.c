@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "budget.h"
 #include "git_init.h"
 #include "lis_compat.h"
 #include "llm_client.h"
@@ -22,7 +23,6 @@
 #include "observation.h"
 #include "prompt_config.h"
 #include "sandbox_io.h"
-#include "text_calls.h"
 #include "tools.h"
 #include "shell_session.h"
 #include "transfer.h"
@@ -48,7 +48,7 @@ struct run {
   char **env;
   bool net_proxy; /* --net, or the policy's `run` when not given */
   const char *end_reason;
-  long steps;
+  struct budget b; /* steps, conversation bytes, time */
   long prompt_tokens, completion_tokens;
   long last_total;
   int exit_code;
@@ -340,7 +340,7 @@ static cJSON *assistant_message(const struct run *r, const struct llm_reply *rep
 }
 
 static void save(struct run *r) {
-  trajectory_set_steps(&r->traj, r->steps);
+  trajectory_set_steps(&r->traj, r->b.steps);
   cJSON *usage = cJSON_CreateObject();
   cJSON_AddNumberToObject(usage, "prompt_tokens", (double)r->prompt_tokens);
   cJSON_AddNumberToObject(usage, "completion_tokens", (double)r->completion_tokens);
@@ -366,6 +366,10 @@ static void record_settings(struct run *r) {
   cJSON_AddNumberToObject(lim, "max_token_limit", (double)s->max_token_limit);
   cJSON_AddNumberToObject(lim, "tool_timeout", s->tool_timeout);
   cJSON_AddNumberToObject(lim, "llm_timeout", s->llm_timeout);
+  cJSON_AddNumberToObject(lim, "max_calls_per_reply", (double)s->max_calls_per_reply);
+  cJSON_AddNumberToObject(lim, "max_observation_size", (double)s->max_observation_size);
+  cJSON_AddNumberToObject(lim, "max_conversation_size", (double)s->max_conversation_size);
+  cJSON_AddNumberToObject(lim, "run_timeout", s->run_timeout);
   trajectory_set(&r->traj, "limits", lim);
   cJSON *sb = cJSON_CreateObject();
   cJSON_AddStringToObject(sb, "image", s->rootfs ? s->rootfs : "default");
@@ -400,6 +404,64 @@ static const char *interrupted_reason(void) {
   return "interrupted";
 }
 
+/* Answers each call of the reply that goes into the conversation: the
+ * first --max-calls-per-reply are run while the budget lasts, the others
+ * answered "not run"; those past twice that were left out of the reply as
+ * it went back (kept < n_all), which the last answer says.  True when the
+ * model submitted. */
+static bool answer_calls(struct run *r, struct tool_env *env, cJSON *messages, const struct llm_reply *rep,
+                         bool text_mode, size_t n_all) {
+  bool submitted = false;
+  size_t kept = rep->n_calls;
+  for (size_t i = 0; i < kept; i++) {
+    const struct llm_call *c = &rep->calls[i];
+    struct tool_result tr;
+    memset(&tr, 0, sizeof(tr));
+    tr.exit_code = -1;
+    /* Calls after submit are answered, not run: the task is over. */
+    tr.observation = submitted ? xstrdup("ERROR: not run: submit was called before this call.")
+                               : budget_refuse(&r->b, i, n_all, monotonic_seconds());
+    bool ran = tr.observation == NULL;
+    if (ran) {
+      git_wait(r);
+      env->timeout = budget_tool_timeout(&r->b, r->s->tool_timeout, monotonic_seconds());
+      tools_run(env, c->name, c->arguments, &tr);
+      budget_check_time(&r->b, monotonic_seconds());
+      run_log(r, "step %ld: %s %.200s -> %s%d (%.3f s)", r->b.steps, c->name, c->arguments,
+              tr.exit_code >= 0 ? "exit " : "", tr.exit_code, tr.seconds);
+    }
+    if (i + 1 == kept && kept < n_all) {
+      _cleanup_free_ char *note = obs_calls_left_out(n_all - kept);
+      char *with = xasprintf("%s%s", tr.observation, note);
+      free(tr.observation);
+      tr.observation = with;
+    }
+    _cleanup_free_ char *obs = budget_observation(&r->b, tr.observation, ran);
+    if (text_mode) {
+      cJSON_AddItemToArray(messages, message("user", obs));
+    } else {
+      cJSON *tm = message("tool", obs);
+      cJSON_AddStringToObject(tm, "tool_call_id", c->id);
+      /* The reference's tool messages carry no name. */
+      if (env->profile == TOOLS_HUTCH)
+        cJSON_AddStringToObject(tm, "name", c->name);
+      cJSON_AddItemToArray(messages, tm);
+    }
+    trajectory_add(&r->traj, r->b.steps, i == 0 ? rep->content : "", i == 0 ? rep->reasoning : "", c->name,
+                   c->arguments, obs, rep->seconds, tr.seconds, tr.exit_code, c->id);
+    if (tr.submitted)
+      submitted = true;
+    bool stopped = tr.interrupted;
+    tool_result_clear(&tr);
+    if (stopped || agent_stop)
+      break;
+  }
+  if (kept > 0 && kept < n_all)
+    run_log(r, "step %ld: the reply had %zu tool calls: %zu were answered, the others left out", r->b.steps, n_all,
+            kept);
+  return submitted;
+}
+
 static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
   const struct settings *s = r->s;
   cJSON *messages = cJSON_GetObjectItemCaseSensitive(body, "messages");
@@ -414,17 +476,20 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
     env.session = shell_session_new(&r->task, env.shell, r->pc.working_dir);
   run_log(r, "sandbox %s ready (shell: %s%s)", r->task.id, env.shell, env.session ? ", persistent" : "");
   bool submitted = false;
+  long replies = 0;
   while (!submitted) {
     if (agent_stop) {
       r->end_reason = interrupted_reason();
       break;
     }
-    if (r->steps >= s->max_steps) {
+    if (r->b.steps >= s->max_steps) {
       r->end_reason = "max_steps";
       r->exit_code = AGENT_EXIT_UNFINISHED;
       break;
     }
-    append_steps_remaining(messages, s->max_steps - r->steps);
+    if (budget_check_time(&r->b, monotonic_seconds()) || r->b.ended != BUDGET_GOES_ON)
+      break;
+    append_steps_remaining(messages, s->max_steps - r->b.steps);
     long tokens = conversation_tokens(r, messages);
     if (tokens > s->max_token_limit) {
       run_log(r, "token budget spent: about %ld tokens of %ld", tokens, s->max_token_limit);
@@ -439,79 +504,50 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
       r->end_reason = interrupted_reason();
       break;
     }
+    if (st == LLM_TIMED_OUT) {
+      budget_check_time(&r->b, monotonic_seconds());
+      break;
+    }
     if (st != LLM_OK) {
       r->end_reason = "error";
       r->exit_code = fail_error(r, &err, AGENT_EXIT_LLM);
       break;
     }
-    r->steps++;
+    replies++;
     if (s->save_litellm_response)
-      llm_saved_write(r->dir, r->steps, body, &rep, s->base_url, s->api_key);
+      llm_saved_write(r->dir, replies, body, &rep, s->base_url, s->api_key);
     r->prompt_tokens += rep.prompt_tokens;
     r->completion_tokens += rep.completion_tokens;
     if (rep.has_usage)
       r->last_total = rep.total_tokens;
-    bool text_mode = false;
-    struct text_call *tcalls = NULL;
-    size_t n_text = 0;
     /* Calls written as text are hutch's addition: the reference answers
      * such a reply with the no-call reminder. */
-    if (rep.n_calls == 0 && env.profile == TOOLS_HUTCH && (n_text = text_calls_parse(rep.content, &tcalls)) > 0) {
-      text_mode = true;
-      rep.calls = xcalloc(n_text, sizeof(*rep.calls));
-      for (size_t i = 0; i < n_text; i++) {
-        rep.calls[i].id = xasprintf("text_call_%zu", i + 1);
-        rep.calls[i].name = steal_pointer(&tcalls[i].name);
-        rep.calls[i].arguments = steal_pointer(&tcalls[i].arguments);
-      }
-      rep.n_calls = n_text;
-      text_calls_free(tcalls, n_text);
-    }
+    bool text_mode = rep.n_calls == 0 && env.profile == TOOLS_HUTCH && llm_reply_text_calls(&rep);
+    size_t n_all = rep.n_calls;
+    llm_reply_keep_calls(&rep, budget_calls_kept(&r->b, n_all));
+    budget_add_reply(&r->b, &rep, rep.n_calls);
     cJSON_AddItemToArray(messages, assistant_message(r, &rep, !text_mode));
     if (rep.n_calls == 0) {
-      run_log(r, "step %ld: no tool call in the reply; reminding the model", r->steps);
+      /* A reply without a call is a step too. */
+      r->b.steps++;
+      run_log(r, "step %ld: no tool call in the reply; reminding the model", r->b.steps);
       cJSON_AddItemToArray(messages, message("user", OBS_REMINDER));
-      trajectory_add(&r->traj, r->steps, rep.content, rep.reasoning, "", NULL, OBS_REMINDER, rep.seconds, 0, -1, NULL);
+      trajectory_add(&r->traj, r->b.steps, rep.content, rep.reasoning, "", NULL, OBS_REMINDER, rep.seconds, 0, -1,
+                     NULL);
     }
-    for (size_t i = 0; i < rep.n_calls; i++) {
-      struct llm_call *c = &rep.calls[i];
-      struct tool_result tr;
-      if (submitted) {
-        /* Calls after submit are answered, not run: the task is over. */
-        memset(&tr, 0, sizeof(tr));
-        tr.observation = xstrdup("ERROR: not run: submit was called before this call.");
-        tr.exit_code = -1;
-      } else {
-        git_wait(r);
-        tools_run(&env, c->name, c->arguments, &tr);
-      }
-      run_log(r, "step %ld: %s %.200s -> %s%d (%.3f s)", r->steps, c->name, c->arguments,
-              tr.exit_code >= 0 ? "exit " : "", tr.exit_code, tr.seconds);
-      if (text_mode) {
-        cJSON_AddItemToArray(messages, message("user", tr.observation));
-      } else {
-        cJSON *tm = message("tool", tr.observation);
-        cJSON_AddStringToObject(tm, "tool_call_id", c->id);
-        /* The reference's tool messages carry no name. */
-        if (env.profile == TOOLS_HUTCH)
-          cJSON_AddStringToObject(tm, "name", c->name);
-        cJSON_AddItemToArray(messages, tm);
-      }
-      trajectory_add(&r->traj, r->steps, i == 0 ? rep.content : "", i == 0 ? rep.reasoning : "", c->name, c->arguments,
-                     tr.observation, rep.seconds, tr.seconds, tr.exit_code, c->id);
-      if (tr.submitted)
-        submitted = true;
-      bool stopped = tr.interrupted;
-      tool_result_clear(&tr);
-      if (stopped || agent_stop)
-        break;
-    }
+    submitted = answer_calls(r, &env, messages, &rep, text_mode, n_all);
     llm_reply_clear(&rep);
     save(r);
   }
   if (submitted) {
     r->end_reason = "submitted";
     r->exit_code = AGENT_EXIT_SUBMITTED;
+  } else if (budget_end_reason(&r->b) && r->end_reason == NULL) {
+    r->end_reason = budget_end_reason(&r->b);
+    r->exit_code = r->b.ended == BUDGET_TIME ? AGENT_EXIT_TIMEOUT : AGENT_EXIT_UNFINISHED;
+    run_log(r, "%s",
+            r->b.ended == BUDGET_TIME ? "the run's time limit (--run-timeout) is reached"
+                                      : "the run's conversation reached its size limit (--max-conversation-size)");
   }
   if (agent_stop && !submitted) {
     r->end_reason = interrupted_reason();
@@ -538,6 +574,11 @@ int agent_run(const struct settings *s) {
    * benchmark can put them beside its own clock. */
   double t_begin = monotonic_seconds(), t_sb = 0, t_sb_end = 0, t_in = 0, t_in_end = 0, t_out = 0, t_out_end = 0;
   struct run r = {.s = s, .quiet = s->quiet, .exit_code = AGENT_EXIT_RUNTIME};
+  r.b = (struct budget){.max_steps = s->max_steps,
+                        .max_calls = s->max_calls_per_reply,
+                        .max_obs = (size_t)s->max_observation_size,
+                        .max_conv = s->max_conversation_size,
+                        .deadline = t_begin + s->run_timeout};
   hutch_error_t err = NULL;
   int code;
   if (prompt_config_load(s->prompt_config, &r.pc, &err) < 0)
@@ -655,6 +696,7 @@ int agent_run(const struct settings *s) {
         .max_reply = (size_t)s->max_reply_size,
         .min_max_tokens = MIN_MAX_TOKENS,
         .stop = &agent_stop,
+        .deadline = r.b.deadline,
         .log = llm_log,
         .log_data = &r,
     };
@@ -664,7 +706,8 @@ int agent_run(const struct settings *s) {
     code = r.exit_code;
     git_wait(&r);
     /* --verify: in the sandbox as the model left it, before the copy-back. */
-    if (s->verify && !agent_stop && !r.task.removed)
+    /* Not after the time limit: the run is over. */
+    if (s->verify && !agent_stop && !r.task.removed && r.b.ended != BUDGET_TIME)
       verify_run(&r.task, s->verify, r.pc.working_dir, s->tool_timeout, &r.traj);
   }
 
@@ -730,7 +773,7 @@ teardown:
     hutch_error_free(&nerr);
   }
   print_answer(&r);
-  run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.steps, r.dir);
+  run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.b.steps, r.dir);
   printf("%s\n", r.dir);
 out:
   cJSON_Delete(tools);

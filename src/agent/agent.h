@@ -11,6 +11,7 @@
 #define AGENT_EXIT_UNFINISHED 1
 #define AGENT_EXIT_USAGE 2
 #define AGENT_EXIT_LLM 3
+#define AGENT_EXIT_TIMEOUT 124 /* --run-timeout */
 #define AGENT_EXIT_RUNTIME 125
 
 /* Set by the SIGINT/SIGTERM/SIGHUP handler to the signal's number. */

@@ -18,38 +18,65 @@
 /* Entries a directory view lists; its text is clipped far below that. */
 #define EDITOR_LIST_MAX 20000
 
+/* The undo history lives in this process, so it is bounded: the contents
+ * it keeps, at most HISTORY_BYTES in all (one file's worth: any file the
+ * editor takes fits), and its entries.  Past a bound the oldest go first:
+ * an entry's content is dropped but its path stays, so that an undo of
+ * that file says the earlier version is no longer kept. */
+#define HISTORY_BYTES ((size_t)EDITOR_FILE_MAX)
+#define HISTORY_ENTRIES 1024
+/* An entry's len: undoing a create removes the file; the content is gone. */
+#define CREATED SIZE_MAX
+#define DROPPED (SIZE_MAX - 1)
+
 struct edit_history {
   struct edit {
     char *path;
     char *content;
     size_t len;
   } * edits;
-  size_t n;
+  size_t n, cap;
+  size_t bytes; /* of the contents kept */
 };
 
 struct edit_history *edit_history_new(void) {
   return xcalloc(1, sizeof(struct edit_history));
 }
 
+static void history_forget(struct edit_history *h, size_t i) {
+  if (h->edits[i].len < DROPPED)
+    h->bytes -= h->edits[i].len;
+  free(h->edits[i].path);
+  free(h->edits[i].content);
+  memmove(&h->edits[i], &h->edits[i + 1], (h->n - i - 1) * sizeof(*h->edits));
+  h->n--;
+}
+
 void edit_history_free(struct edit_history *h) {
   if (h == NULL)
     return;
-  for (size_t i = 0; i < h->n; i++) {
-    free(h->edits[i].path);
-    free(h->edits[i].content);
-  }
+  while (h->n > 0)
+    history_forget(h, h->n - 1);
   free(h->edits);
   free(h);
 }
 
-static void history_push(struct edit_history *h, const char *path, const char *content, size_t len) {
-  h->edits = xrealloc(h->edits, (h->n + 1) * sizeof(*h->edits));
-  h->edits[h->n].path = xstrdup(path);
-  h->edits[h->n].content = xmalloc(len + 1);
-  memcpy(h->edits[h->n].content, content, len);
-  h->edits[h->n].content[len] = '\0';
-  h->edits[h->n].len = len;
-  h->n++;
+/* Takes content (malloc'd, len bytes; NULL with CREATED). */
+static void history_push(struct edit_history *h, const char *path, char *content, size_t len) {
+  size_t need = len < DROPPED ? len : 0;
+  for (size_t i = 0; i < h->n && h->bytes + need > HISTORY_BYTES; i++)
+    if (h->edits[i].len < DROPPED) {
+      h->bytes -= h->edits[i].len;
+      free(h->edits[i].content);
+      h->edits[i].content = NULL;
+      h->edits[i].len = DROPPED;
+    }
+  if (h->n == HISTORY_ENTRIES)
+    history_forget(h, 0);
+  if (h->n == h->cap)
+    h->edits = xrealloc(h->edits, (h->cap = h->cap ? h->cap * 2 : 16) * sizeof(*h->edits));
+  h->edits[h->n++] = (struct edit){.path = xstrdup(path), .content = content, .len = len};
+  h->bytes += need;
 }
 
 struct ed {
@@ -222,9 +249,11 @@ static char *snippet_result(struct ed *e, const char *what, const char *s, size_
   if (last > total)
     last = total;
   _cleanup_free_ char *snip = numbered(s, len, first, last);
+  /* Clipped as a view is: a snippet's lines may be of any length. */
+  _cleanup_free_ char *clipped = text_clip(snip, OBS_EDITOR_MAX_CHARS);
   return xasprintf("The file %s has been %s. Here's the result of running `cat -n` on a snippet of %s:\n%s"
                    "Review the changes and make sure they are as expected. Edit the file again if necessary.",
-                   e->path, what, e->path, snip);
+                   e->path, what, e->path, clipped);
 }
 
 static int by_bytes(const void *a, const void *b) {
@@ -327,9 +356,7 @@ static char *do_create(struct ed *e, const cJSON *args) {
     return fail(e, xasprintf("File already exists at: %s. Cannot overwrite files using command `create`.", e->path));
   if (write_text(e, text, strlen(text), true, &why) < 0)
     return fail(e, xasprintf("could not create %s: %s", e->path, why));
-  /* Undoing a create removes the file: marked by a length of SIZE_MAX. */
-  history_push(e->env->history, e->path, "", 0);
-  e->env->history->edits[e->env->history->n - 1].len = SIZE_MAX;
+  history_push(e->env->history, e->path, NULL, CREATED);
   *e->exit_code = 0;
   return xasprintf("File created successfully at: %s", e->path);
 }
@@ -370,12 +397,12 @@ static char *do_str_replace(struct ed *e, const cJSON *args) {
   _cleanup_free_ char *why = NULL;
   if (write_text(e, out, out_len, false, &why) < 0)
     return fail(e, xasprintf("could not write %s: %s", e->path, why));
-  history_push(e->env->history, e->path, text, len);
   *e->exit_code = 0;
   size_t line = 1;
   for (size_t i = 0; i < at; i++)
     if (text[i] == '\n')
       line++;
+  history_push(e->env->history, e->path, steal_pointer(&text), len);
   size_t new_lines = 0;
   for (const char *p = new; *p; p++)
     if (*p == '\n')
@@ -421,7 +448,7 @@ static char *do_insert(struct ed *e, const cJSON *args) {
   _cleanup_free_ char *why = NULL;
   if (write_text(e, out, o, false, &why) < 0)
     return fail(e, xasprintf("could not write %s: %s", e->path, why));
-  history_push(e->env->history, e->path, text, len);
+  history_push(e->env->history, e->path, steal_pointer(&text), len);
   *e->exit_code = 0;
   size_t new_lines = count_lines(new, nlen);
   return snippet_result(e, "edited", out, o, (size_t)line + 1, new_lines ? new_lines - 1 : 0);
@@ -434,12 +461,17 @@ static char *do_undo(struct ed *e) {
     i--;
   if (i == 0)
     return fail(e, xasprintf("No edit history found for %s.", e->path));
-  struct edit ed = h->edits[i - 1];
-  memmove(&h->edits[i - 1], &h->edits[i], (h->n - i) * sizeof(*h->edits));
-  h->n--;
+  if (h->edits[i - 1].len == DROPPED)
+    return fail(e, xasprintf("The version of %s before its last edit is no longer kept: the undo history keeps at "
+                             "most %zu MiB of earlier versions, and the oldest go first.",
+                             e->path, HISTORY_BYTES >> 20));
+  struct edit ed = h->edits[i - 1]; /* ours now */
+  h->bytes -= ed.len < DROPPED ? ed.len : 0;
+  h->edits[i - 1] = (struct edit){.len = 0};
+  history_forget(h, i - 1);
   _cleanup_free_ char *why = NULL;
   char *r;
-  if (ed.len == SIZE_MAX) {
+  if (ed.len == CREATED) {
     struct hutch_sandbox *sb = sandbox(e, &why);
     hutch_error_t err = NULL;
     int rr = sb == NULL ? -1 : hutch_sandbox_remove_file(sb, e->path, &err) < 0 ? failed(&err, &why) : 0;

@@ -18,6 +18,7 @@
 
 #define RETRY_AFTER_MAX 600.0
 #define BACKOFF_MAX 60.0
+#define ERROR_TEXT_MAX 2000
 
 struct llm_client {
   struct llm_options o;
@@ -180,7 +181,26 @@ static char *error_text(const struct xfer *x) {
   for (char *p = r; *p; p++)
     if (*p == '\n' || *p == '\r')
       *p = ' ';
+  /* It goes into every retry's log line and the error: a server's message
+   * may be as long as a reply. */
+  size_t n = strlen(r);
+  if (n > ERROR_TEXT_MAX) {
+    n = ERROR_TEXT_MAX;
+    while (n > 0 && ((unsigned char)r[n] & 0xc0) == 0x80)
+      n--;
+    char *cut = xasprintf("%.*s...", (int)n, r);
+    free(r);
+    r = cut;
+  }
   return r;
+}
+
+/* Seconds until the deadline, at most `cap`; cap when there is none. */
+static double until_deadline(const struct llm_client *c, double cap) {
+  if (c->o.deadline <= 0)
+    return cap;
+  double left = c->o.deadline - monotonic_seconds();
+  return left < cap ? left : cap;
 }
 
 enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *out, hutch_error_t *err) {
@@ -192,6 +212,9 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
   for (;;) {
     if (c->o.stop && *c->o.stop)
       return LLM_INTERRUPTED;
+    double timeout = until_deadline(c, c->o.timeout);
+    if (timeout <= 0)
+      return LLM_TIMED_OUT;
     _cleanup_free_ char *payload = cJSON_PrintUnformatted(body);
     struct xfer x = {.max = c->o.max_reply, .retry_after = -1, .stop = c->o.stop};
     CURL *h = c->curl;
@@ -207,8 +230,8 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
     curl_easy_setopt(h, CURLOPT_NOPROGRESS, 0L);
     curl_easy_setopt(h, CURLOPT_XFERINFOFUNCTION, on_progress);
     curl_easy_setopt(h, CURLOPT_XFERINFODATA, &x);
-    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(c->o.timeout * 1000));
-    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(c->o.timeout < 30 ? c->o.timeout * 1000 : 30000));
+    curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)(timeout * 1000) + 1);
+    curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, (long)(timeout < 30 ? timeout * 1000 + 1 : 30000));
     curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
     curl_easy_setopt(h, CURLOPT_USERAGENT, "hutch/" PACKAGE_VERSION);
@@ -225,6 +248,8 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
     last = NULL;
     if (rc == CURLE_ABORTED_BY_CALLBACK && c->o.stop && *c->o.stop)
       return LLM_INTERRUPTED;
+    if (rc == CURLE_OPERATION_TIMEDOUT && until_deadline(c, 1) <= 0)
+      return LLM_TIMED_OUT;
     if (x.too_big) {
       hutch_error_set(err, EFBIG, "the reply is larger than %zu bytes", c->o.max_reply);
       hutch_error_hint(err, "raise --max-reply-size if the server is right to send that much");
@@ -283,7 +308,7 @@ enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *ou
     if (status == 429 && c->gate)
       wait = llm_gate_throttled(c->gate, wait);
     logf_(c, "request failed (%s); try %d of %d in %.2f s", last, tries + 1, c->o.max_tries, wait);
-    if (!nap(wait, c->o.stop))
+    if (!nap(until_deadline(c, wait), c->o.stop))
       return LLM_INTERRUPTED;
     delay = delay * 2 < BACKOFF_MAX ? delay * 2 : BACKOFF_MAX;
   }

@@ -19,6 +19,7 @@ struct llm_options {
   size_t max_reply;
   long min_max_tokens; /* floor when a context-length error lowers max_tokens */
   volatile sig_atomic_t *stop;
+  double deadline;                          /* monotonic seconds: no request, try or wait goes past it; 0: none */
   void (*log)(void *data, const char *msg); /* one formatted line */
   void *log_data;
 };
@@ -41,7 +42,8 @@ struct llm_reply {
   char *raw; /* the reply's body as received (JSON), for --save-litellm-response */
 };
 
-enum llm_status { LLM_OK = 0, LLM_FAILED = -1, LLM_INTERRUPTED = -2 };
+/* LLM_TIMED_OUT: the deadline came first. */
+enum llm_status { LLM_OK = 0, LLM_FAILED = -1, LLM_INTERRUPTED = -2, LLM_TIMED_OUT = -3 };
 
 struct llm_client;
 struct llm_client *llm_client_new(const struct llm_options *opts);
@@ -54,6 +56,11 @@ void llm_client_free(struct llm_client *c);
  * error (and stays lowered for later calls). */
 enum llm_status llm_chat(struct llm_client *c, cJSON *body, struct llm_reply *out, hutch_error_t *err);
 void llm_reply_clear(struct llm_reply *r);
+/* The calls written in the reply's text (text_calls.h), when it has none
+ * of the API's: true when there were any. */
+bool llm_reply_text_calls(struct llm_reply *r);
+/* Only the first n calls stay in the reply. */
+void llm_reply_keep_calls(struct llm_reply *r, size_t n);
 
 /* Pure helpers, unit-tested. */
 /* Parses a 200 reply; -1 with a message on anything malformed. */

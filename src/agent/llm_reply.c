@@ -7,19 +7,46 @@
 
 #include "llm_client.h"
 #include "observation.h"
+#include "text_calls.h"
 #include "util.h"
+
+static void call_clear(struct llm_call *c) {
+  free(c->id);
+  free(c->name);
+  free(c->arguments);
+}
 
 void llm_reply_clear(struct llm_reply *r) {
   free(r->content);
   free(r->reasoning);
-  for (size_t i = 0; i < r->n_calls; i++) {
-    free(r->calls[i].id);
-    free(r->calls[i].name);
-    free(r->calls[i].arguments);
-  }
+  llm_reply_keep_calls(r, 0);
   free(r->calls);
   free(r->raw);
   memset(r, 0, sizeof(*r));
+}
+
+void llm_reply_keep_calls(struct llm_reply *r, size_t n) {
+  for (size_t i = n; i < r->n_calls; i++)
+    call_clear(&r->calls[i]);
+  if (n < r->n_calls)
+    r->n_calls = n;
+}
+
+bool llm_reply_text_calls(struct llm_reply *r) {
+  struct text_call *tcalls = NULL;
+  size_t n = r->n_calls == 0 && r->content ? text_calls_parse(r->content, &tcalls) : 0;
+  if (n == 0)
+    return false;
+  free(r->calls);
+  r->calls = xcalloc(n, sizeof(*r->calls));
+  for (size_t i = 0; i < n; i++) {
+    r->calls[i].id = xasprintf("text_call_%zu", i + 1);
+    r->calls[i].name = steal_pointer(&tcalls[i].name);
+    r->calls[i].arguments = steal_pointer(&tcalls[i].arguments);
+  }
+  r->n_calls = n;
+  text_calls_free(tcalls, n);
+  return true;
 }
 
 char *llm_redact_url(const char *url) {
@@ -41,23 +68,32 @@ static char *opt_string(const cJSON *obj, const char *key) {
   return NULL;
 }
 
-/* content may also be a list of {type: text, text: ...} parts. */
+/* content may also be a list of {type: text, text: ...} parts, joined in
+ * one pass (a reply may hold millions of tiny ones). */
 static char *content_text(const cJSON *msg) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(msg, "content");
   if (cJSON_IsString(v))
     return xstrdup(v->valuestring);
   if (!cJSON_IsArray(v))
     return NULL;
-  char *acc = xstrdup("");
+  size_t len = 0;
   const cJSON *part;
   cJSON_ArrayForEach(part, v) {
     const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
+    if (cJSON_IsString(t))
+      len += strlen(t->valuestring);
+  }
+  char *acc = xmalloc(len + 1);
+  size_t o = 0;
+  cJSON_ArrayForEach(part, v) {
+    const cJSON *t = cJSON_GetObjectItemCaseSensitive(part, "text");
     if (cJSON_IsString(t)) {
-      char *n = xasprintf("%s%s", acc, t->valuestring);
-      free(acc);
-      acc = n;
+      size_t n = strlen(t->valuestring);
+      memcpy(acc + o, t->valuestring, n);
+      o += n;
     }
   }
+  acc[o] = '\0';
   return acc;
 }
 
@@ -116,8 +152,9 @@ int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_e
   int n = cJSON_GetArraySize(calls);
   if (n > 0)
     out->calls = xcalloc((size_t)n, sizeof(*out->calls));
-  for (int i = 0; i < n; i++) {
-    const cJSON *call = cJSON_GetArrayItem(calls, i);
+  /* In one pass: cJSON_GetArrayItem walks the list from its start. */
+  const cJSON *call = calls ? calls->child : NULL;
+  for (int i = 0; i < n; i++, call = call->next) {
     const cJSON *fn = cJSON_GetObjectItemCaseSensitive(call, "function");
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(fn, "name");
     if (!cJSON_IsString(name)) {

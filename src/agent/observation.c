@@ -92,6 +92,34 @@ char *obs_steps_remaining(long n) {
   return xasprintf("\nSteps Remaining: %ld", n);
 }
 
+char *obs_not_run_cap(size_t n_calls, long max_calls) {
+  return xasprintf("ERROR: not run: this reply has %zu tool calls, and at most %ld of one reply are run "
+                   "(--max-calls-per-reply). Send the others in your next reply.",
+                   n_calls, max_calls);
+}
+
+char *obs_not_run_steps(long max_steps) {
+  return xasprintf("ERROR: not run: the run's step budget is spent (--max-steps %ld).", max_steps);
+}
+
+char *obs_not_run_time(void) {
+  return xstrdup("ERROR: not run: the run's time limit is reached (--run-timeout).");
+}
+
+char *obs_not_run_conversation(unsigned long long max) {
+  return xasprintf("ERROR: not run: the run's conversation reached --max-conversation-size (%llu bytes).", max);
+}
+
+char *obs_left_out_conversation(size_t len, unsigned long long max) {
+  return xasprintf("ERROR: the output of this call (%zu bytes) was left out: the run's conversation reached "
+                   "--max-conversation-size (%llu bytes), and the run ends.",
+                   len, max);
+}
+
+char *obs_calls_left_out(size_t n) {
+  return xasprintf("\n[%zu more calls of this reply were not run and are left out of the conversation.]", n);
+}
+
 static size_t utf8_seq(const unsigned char *s, size_t left) {
   uint32_t cp;
   return utf8_decode(s, left, &cp);
@@ -250,6 +278,27 @@ char *text_clip(const char *s, size_t max) {
   if (s[i] == '\0')
     return xstrdup(s);
   return xasprintf("%.*s" OBS_CLIPPED, (int)i, s);
+}
+
+char *text_cut_bytes(const char *s, size_t max) {
+  size_t len = strlen(s);
+  if (len <= max)
+    return xstrdup(s);
+  /* Cut on sequence starts, never inside one. */
+  size_t head = max / 2, tail = len - max / 2;
+  while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+    head--;
+  while (tail < len && ((unsigned char)s[tail] & 0xc0) == 0x80)
+    tail++;
+  _cleanup_free_ char *mark = xasprintf("\n" TRUNC_DIVIDER "\n<Observation truncated in middle: %zu bytes left out, "
+                                        "as one observation keeps at most %zu>\n" TRUNC_DIVIDER "\n",
+                                        tail - head, max);
+  size_t ml = strlen(mark);
+  char *out = xmalloc(head + ml + (len - tail) + 1);
+  memcpy(out, s, head);
+  memcpy(out + head, mark, ml);
+  memcpy(out + head + ml, s + tail, len - tail + 1);
+  return out;
 }
 
 char *text_for_model(const char *s, size_t len, bool capped) {

@@ -43,6 +43,19 @@ char *obs_lis_not_object(const char *name);
 /* "\nSteps Remaining: N" */
 char *obs_steps_remaining(long n);
 
+/* The answers to calls that were not run (budget.c): past the reply's
+ * --max-calls-per-reply, the step budget, the time limit, the
+ * conversation's size; and what replaces an observation that would take
+ * the conversation past its size. */
+char *obs_not_run_cap(size_t n_calls, long max_calls);
+char *obs_not_run_steps(long max_steps);
+char *obs_not_run_time(void);
+char *obs_not_run_conversation(unsigned long long max);
+char *obs_left_out_conversation(size_t len, unsigned long long max);
+/* Appended to the last answer of a reply whose later calls were left out
+ * of the conversation. */
+char *obs_calls_left_out(size_t n);
+
 /* Text clean-up for tool output, each returning a new string. */
 /* Invalid UTF-8 becomes U+FFFD, one for each maximal invalid subpart (as
  * Python's decode(errors="replace")), and so does NUL. */
@@ -55,6 +68,9 @@ char *text_strip_ansi(const char *s);
 char *text_cut_middle(const char *s, int keep);
 /* Longer than max characters: the first max and the clipped marker. */
 char *text_clip(const char *s, size_t max);
+/* Longer than max bytes: about its first and last max/2 bytes (whole
+ * UTF-8 sequences) around a marker that says how many were left out. */
+char *text_cut_bytes(const char *s, size_t max);
 /* The whole pipeline for one captured stream. */
 char *text_for_model(const char *s, size_t len, bool capped);
 

@@ -47,6 +47,10 @@ static const struct setting_def {
     {"max-tries", "max_tries", NULL, K_LONG, offsetof(struct settings, max_tries), true},
     {"retry-delay", "retry_delay", NULL, K_DURATION, offsetof(struct settings, retry_delay), true},
     {"max-reply-size", "max_reply_size", NULL, K_SIZE, offsetof(struct settings, max_reply_size), true},
+    {"max-calls-per-reply", NULL, NULL, K_LONG, offsetof(struct settings, max_calls_per_reply), true},
+    {"max-observation-size", NULL, NULL, K_SIZE, offsetof(struct settings, max_observation_size), true},
+    {"max-conversation-size", NULL, NULL, K_SIZE, offsetof(struct settings, max_conversation_size), true},
+    {"run-timeout", NULL, NULL, K_DURATION, offsetof(struct settings, run_timeout), true},
     {"copy-limit", "copy_limit", NULL, K_SIZE, offsetof(struct settings, copy_limit), true},
     {"shell", NULL, NULL, K_STR, offsetof(struct settings, shell), false},
     {"tools", NULL, NULL, K_STR, offsetof(struct settings, tools), false},
@@ -96,8 +100,9 @@ void settings_usage(FILE *out) {
                "Give an OpenAI-compatible model a sandboxed computer and let it work on TEXT\n"
                "(`--query -` reads it from stdin). Results go to OUTPUT-DIR/YYYYMMDD_HHMMSS/:\n"
                "files/ (the sandbox's output directory), trajectory.json and run.log.\n"
-               "Exit status: 0 submitted, 1 ended without submit (steps or token budget spent),\n"
-               "2 usage, 3 the model's API failed, 125 hutch failed, 130/143 interrupted.\n"
+               "Exit status: 0 submitted, 1 ended without submit (steps, token budget or\n"
+               "conversation size spent), 2 usage, 3 the model's API failed, 124 --run-timeout\n"
+               "reached, 125 hutch failed, 130/143 interrupted.\n"
                "LLM-in-Sandbox's spellings, in parentheses, are accepted as options too, and\n"
                "its variables LLM_NAME, LLM_BASE_URL, LLM_API_KEY, LLM_TEMPERATURE (between\n"
                "the options and the settings file) and LLM_IN_SANDBOX_CONFIG.\n\n"
@@ -108,7 +113,10 @@ void settings_usage(FILE *out) {
                "                             else http://localhost:8000/v1)\n"
                "  --api-key KEY              bearer key (api_key; default $OPENAI_API_KEY, else dummy)\n"
                "  --temperature T            sampling temperature (1.0; not sent to o3/o4 models)\n"
-               "  --max-steps N              model turns before giving up (max_steps; 100)\n"
+               "  --max-steps N              steps before giving up: each tool call run, and each\n"
+               "                             reply without one (max_steps; 100)\n"
+               "  --max-calls-per-reply N    tool calls of one reply that are run; as many more\n"
+               "                             are answered \"not run\", the rest left out (16)\n"
                "  --max-tokens-per-call N    max_tokens of each request (max_tokens_per_call; 65536)\n"
                "  --max-token-limit N        token budget of the conversation (max_token_limit; 65536)\n"
                "  --extra-body JSON          merged into every request body (extra_body)\n"
@@ -116,6 +124,13 @@ void settings_usage(FILE *out) {
                "  --max-tries N              tries of one request on 429/5xx/network errors (5)\n"
                "  --retry-delay SECONDS      first backoff delay, doubled on each retry (1)\n"
                "  --max-reply-size BYTES     largest reply accepted (16M)\n"
+               "  --max-observation-size BYTES\n"
+               "                             one call's output, cut in the middle beyond (64K)\n"
+               "  --max-conversation-size BYTES\n"
+               "                             replies and tool output of the whole run; the run\n"
+               "                             ends past it (16M)\n"
+               "  --run-timeout SECONDS      wall-clock limit of the whole run (4h); the files are\n"
+               "                             still copied back\n"
                "  --save-litellm-response    each request and reply as request_NNN.json and\n"
                "                             response_NNN.json in the run directory\n"
                "                             (save_litellm_response)\n"
@@ -393,6 +408,10 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   s->max_tries = 5;
   s->retry_delay = 1;
   s->max_reply_size = 16u << 20;
+  s->max_calls_per_reply = 16;
+  s->max_observation_size = 64u << 10;
+  s->max_conversation_size = 16u << 20;
+  s->run_timeout = 4 * 3600;
   s->copy_limit = 1u << 30;
   s->temperature = 1.0; /* LLM-in-Sandbox's, sent unless the model refuses it */
 

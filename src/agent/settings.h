@@ -30,6 +30,11 @@ struct settings {
   long max_tries;
   double retry_delay;
   uint64_t max_reply_size;
+  /* What the model may make the run hold (agent.c, budget.c). */
+  long max_calls_per_reply;       /* calls of one reply run; as many again are answered */
+  uint64_t max_observation_size;  /* bytes of one call's observation */
+  uint64_t max_conversation_size; /* bytes of replies and observations of the run */
+  double run_timeout;             /* seconds, the whole run */
   uint64_t copy_limit;
   char *shell;
   char *tools;      /* --tools: lis (default) or hutch */

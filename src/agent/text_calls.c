@@ -7,8 +7,27 @@
 
 #include "util.h"
 
+/* A reply's text is the model's, up to --max-reply-size: every search
+ * reads only up to its match (find) and, inside a call, only the call; the
+ * list grows by doubling; a call takes at most this many parameters (a
+ * tool has a handful).  So the work stays linear in the text. */
+#define PARAMS_MAX 64
+
+/* The first needle in [p, stop), or NULL.  Not strstr or memmem: their
+ * checks in a sanitizer build read the whole haystack at each call. */
+static const char *find(const char *p, const char *stop, const char *needle) {
+  size_t nl = strlen(needle);
+  while (p < stop && (p = memchr(p, needle[0], (size_t)(stop - p))) != NULL && (size_t)(stop - p) >= nl) {
+    if (memcmp(p, needle, nl) == 0)
+      return p;
+    p++;
+  }
+  return NULL;
+}
+
 static void add_call(struct text_call **calls, size_t *n, char *name, char *args) {
-  *calls = xrealloc(*calls, (*n + 1) * sizeof(**calls));
+  if ((*n & (*n - 1)) == 0) /* 0, 1, 2, 4...: the list is full */
+    *calls = xrealloc(*calls, (*n ? *n * 2 : 1) * sizeof(**calls));
   (*calls)[*n] = (struct text_call){name, args};
   (*n)++;
 }
@@ -24,25 +43,22 @@ static char *trim_value(const char *s, size_t len) {
   return xstrndup(s, len);
 }
 
-static size_t parse_qwen(const char *content, struct text_call **calls) {
+static size_t parse_qwen(const char *p, const char *stop, struct text_call **calls) {
   size_t n = 0;
-  const char *p = content;
-  while ((p = strstr(p, "<function=")) != NULL) {
+  while ((p = find(p, stop, "<function=")) != NULL) {
     p += strlen("<function=");
-    const char *gt = strchr(p, '>');
-    if (gt == NULL)
-      break;
-    const char *end = strstr(gt, "</function>");
+    const char *gt = find(p, stop, ">");
+    const char *end = gt ? find(gt, stop, "</function>") : NULL;
     if (end == NULL)
       break;
     _cleanup_free_ char *name = xstrndup(p, (size_t)(gt - p));
     cJSON *args = cJSON_CreateObject();
     const char *q = gt + 1;
-    while ((q = strstr(q, "<parameter=")) != NULL && q < end) {
+    for (int k = 0; k < PARAMS_MAX && (q = find(q, end, "<parameter=")) != NULL; k++) {
       q += strlen("<parameter=");
-      const char *kgt = strchr(q, '>');
-      const char *vend = kgt ? strstr(kgt, "</parameter>") : NULL;
-      if (kgt == NULL || vend == NULL || vend > end)
+      const char *kgt = find(q, end, ">");
+      const char *vend = kgt ? find(kgt, end, "</parameter>") : NULL;
+      if (vend == NULL)
         break;
       _cleanup_free_ char *key = xstrndup(q, (size_t)(kgt - q));
       _cleanup_free_ char *value = trim_value(kgt + 1, (size_t)(vend - kgt - 1));
@@ -58,12 +74,11 @@ static size_t parse_qwen(const char *content, struct text_call **calls) {
   return n;
 }
 
-static size_t parse_hermes(const char *content, struct text_call **calls) {
+static size_t parse_hermes(const char *p, const char *stop, struct text_call **calls) {
   size_t n = 0;
-  const char *p = content;
-  while ((p = strstr(p, "<tool_call>")) != NULL) {
+  while ((p = find(p, stop, "<tool_call>")) != NULL) {
     p += strlen("<tool_call>");
-    const char *end = strstr(p, "</tool_call>");
+    const char *end = find(p, stop, "</tool_call>");
     if (end == NULL)
       break;
     _cleanup_free_ char *body = xstrndup(p, (size_t)(end - p));
@@ -94,9 +109,10 @@ size_t text_calls_parse(const char *content, struct text_call **out) {
   *out = NULL;
   if (content == NULL)
     return 0;
-  size_t n = parse_qwen(content, out);
+  const char *stop = content + strlen(content);
+  size_t n = parse_qwen(content, stop, out);
   if (n == 0)
-    n = parse_hermes(content, out);
+    n = parse_hermes(content, stop, out);
   return n;
 }
 

@@ -68,7 +68,7 @@ tap_like "$(mock_request 3 'r["body"]["messages"][-1]["content"]')" "qwen" "a Qw
 tap_like "$(mock_request 4 'r["body"]["messages"][-1]["role"] + ": " + r["body"]["messages"][-1]["content"]')" \
   $'^user: \nYou forgot to use a function call' "a reply without a call gets the reminder"
 tap_is "$(traj 't["steps"][5]["action"], t["metadata"]["total_steps"]')" \
-  "({'function': '', 'parameters': {}}, 5)" "and counts as a step with an empty action"
+  "({'function': '', 'parameters': {}}, 7)" "and counts as a step with an empty action (as each call does: 3 + 1 + 1 + 1 + 1)"
 
 # ---- max steps ----
 # The sandbox's resource limits: recorded, and an explicit one is never

@@ -37,11 +37,14 @@ cases = json.load(open(sys.argv[1]))
 reqs = [json.loads(l) for l in open(sys.argv[2]) if l.strip()]
 traj = json.load(open(sys.argv[3]))
 out, max_steps = sys.argv[4], int(sys.argv[5])
+steps = 0
 for k, case in enumerate(cases):
+    # Each call run is a step, and a reply without one.
+    steps += max(1, len(case["reply"].get("calls") or []))
     if k + 1 < len(reqs):
         msgs = reqs[k + 1]["body"]["messages"]
         answers = msgs[len(reqs[k]["body"]["messages"]) + 1:]
-        suffix = "\nSteps Remaining: %d" % (max_steps - k - 1)
+        suffix = "\nSteps Remaining: %d" % (max_steps - steps)
         contents = [m["content"] for m in answers]
         if contents and contents[-1].endswith(suffix):
             contents[-1] = contents[-1][:-len(suffix)]

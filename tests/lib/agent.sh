@@ -13,6 +13,8 @@
 #                            under $AGENT_OUT; the run directory is in $RUN_DIR
 #                            (AGENT_EXEC=exec: replace the calling subshell,
 #                            so that $! of `(AGENT_EXEC=exec hrun ...) &` is hutch)
+#   hrun_rss FILE ARGS...    hrun, with the peak memory of hutch run (KiB,
+#                            tests/lib/maxrss.py) written to FILE
 #   traj EXPR                evaluate python EXPR on $RUN_DIR/trajectory.json (`t`)
 
 AGENT_PY=/usr/bin/python3
@@ -59,9 +61,21 @@ mock_count() {
   grep -c . "$MOCK_REQUESTS"
 }
 
+_hrun_opts() {
+  HRUN_OPTS=(--base-url "$MOCK_URL" --model test-model --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT"
+    --retry-delay 0.05 --quiet)
+}
+
 hrun() {
-  ${AGENT_EXEC:-} "$HUTCH_BIN" run --base-url "$MOCK_URL" --model test-model --rootfs "$AGENT_IMAGE" \
-    --output-dir "$AGENT_OUT" --retry-delay 0.05 --quiet "$@"
+  _hrun_opts
+  ${AGENT_EXEC:-} "$HUTCH_BIN" run "${HRUN_OPTS[@]}" "$@"
+}
+
+hrun_rss() {
+  local out=$1
+  shift
+  _hrun_opts
+  "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/maxrss.py" "$out" "$HUTCH_BIN" run "${HRUN_OPTS[@]}" "$@"
 }
 
 # After tap_ok/tap_status of hrun: the run directory it printed.

@@ -1,6 +1,6 @@
 /* hutch run's pure parts: the observation strings the model sees (pinned
  * byte for byte), output clean-up, text tool calls, prompt templates,
- * reply parsing and copy-back path checks. */
+ * reply parsing, the run's budget and copy-back path checks. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "budget.h"
 #include "llm_client.h"
 #include "observation.h"
 #include "git_init.h"
@@ -102,6 +103,78 @@ static void cleanup(void) {
         "white space only: no stdout, no stderr section");
 }
 
+static void byte_cuts(void) {
+  check(text_cut_bytes("abcdef", 6), "abcdef", "an observation of max bytes is kept whole");
+  char *cut = text_cut_bytes("abcdefghij", 4);
+  tap_is_str(cut,
+             "ab\n--------------------------------------------------\n<Observation truncated in middle: 6 bytes left "
+             "out, as one observation keeps at most 4>\n--------------------------------------------------\nij",
+             "past max bytes: the first and last max/2 around a marker");
+  free(cut);
+  /* "é" is two bytes: a cut inside one moves to its start, or past its end. */
+  cut = text_cut_bytes("a\xc3\xa9\xc3\xa9\xc3\xa9"
+                       "b",
+                       4);
+  tap_is_str(cut,
+             "a\n--------------------------------------------------\n<Observation truncated in middle: 6 bytes left "
+             "out, as one observation keeps at most 4>\n--------------------------------------------------\nb",
+             "never inside a UTF-8 sequence");
+  free(cut);
+}
+
+static void budgets(void) {
+  struct budget b = {.max_steps = 5, .max_calls = 2, .max_obs = 10, .max_conv = 100, .deadline = 50};
+  tap_is_int(budget_calls_kept(&b, 3), 3, "a reply's calls up to twice max_calls are kept");
+  tap_is_int(budget_calls_kept(&b, 4), 4, "four of four");
+  tap_is_int(budget_calls_kept(&b, 100000), 4, "the rest are left out");
+  struct budget big = b;
+  big.max_calls = 0x7fffffffffffffffL;
+  tap_is_int(budget_calls_kept(&big, 7), 7, "a huge max_calls does not overflow");
+  tap_ok(budget_refuse(&b, 0, 3, 1) == NULL && budget_refuse(&b, 1, 3, 1) == NULL, "the first max_calls are run");
+  tap_is_int(b.steps, 2, "each a step");
+  check(budget_refuse(&b, 2, 3, 1),
+        "ERROR: not run: this reply has 3 tool calls, and at most 2 of one reply are run (--max-calls-per-reply). "
+        "Send the others in your next reply.",
+        "the next is answered 'not run', with why");
+  b.steps = 5;
+  check(budget_refuse(&b, 0, 1, 1), "ERROR: not run: the run's step budget is spent (--max-steps 5).",
+        "no call past the step budget");
+  b.steps = 0;
+  tap_ok(budget_tool_timeout(&b, 120, 45) == 5 && budget_tool_timeout(&b, 2, 45) == 2,
+         "a tool's timeout ends by the deadline");
+  check(budget_refuse(&b, 0, 1, 50), "ERROR: not run: the run's time limit is reached (--run-timeout).",
+        "no call at the deadline");
+  tap_is_str(budget_end_reason(&b), "time_limit", "and the run ends: time_limit");
+
+  struct budget c = {.max_steps = 99, .max_calls = 9, .max_obs = 10, .max_conv = 1000, .deadline = 1e9};
+  char *o = budget_observation(&c, "0123456789", true);
+  tap_is_str(o, "0123456789", "an observation within both bounds is kept");
+  free(o);
+  o = budget_observation(&c, "0123456789012", true);
+  tap_ok(strstr(o, "<Observation truncated in middle: 3 bytes left out") != NULL, "one past max_obs is cut");
+  tap_ok(budget_end_reason(&c) == NULL, "the run goes on");
+  free(o);
+  tap_ok(c.conv > 100, "counted with its marker");
+  c.conv = 25;
+  c.max_conv = 30;
+  o = budget_observation(&c, "0123456789", true);
+  tap_is_str(o,
+             "ERROR: the output of this call (10 bytes) was left out: the run's conversation reached "
+             "--max-conversation-size (30 bytes), and the run ends.",
+             "an output that would pass max_conv is replaced by a note");
+  free(o);
+  tap_is_str(budget_end_reason(&c), "conversation_limit", "and the run ends: conversation_limit");
+  check(budget_refuse(&c, 0, 1, 1),
+        "ERROR: not run: the run's conversation reached --max-conversation-size (30 bytes).", "no call after that");
+
+  struct budget d = {.max_steps = 99, .max_calls = 9, .max_obs = 10, .max_conv = 8, .deadline = 1e9};
+  struct llm_call call = {.id = "id", .name = "nm", .arguments = "{}"};
+  struct llm_reply rep = {.content = "abc", .calls = &call, .n_calls = 1};
+  budget_add_reply(&d, &rep, 1);
+  tap_is_int(d.conv, 9, "a reply counts its content and calls");
+  tap_is_str(budget_end_reason(&d), "conversation_limit", "a reply past max_conv ends the run");
+}
+
 static void text_calls(void) {
   struct text_call *c;
   size_t n =
@@ -181,6 +254,16 @@ static void replies(void) {
   tap_is_int(llm_shrink_max_tokens("context length exceeded", 4000, 1024), 2000, "else halved");
   tap_is_int(llm_shrink_max_tokens("context length exceeded", 1024, 1024), 0, "not below the floor");
   tap_is_int(llm_shrink_max_tokens("invalid model", 4000, 1024), 0, "other errors are not context errors");
+  const char *parts = "{\"choices\":[{\"message\":{\"content\":[{\"type\":\"text\",\"text\":\"a\"},{\"type\":"
+                      "\"image\"},{\"type\":\"text\",\"text\":\"bc\"}],\"tool_calls\":[{\"function\":{\"name\":"
+                      "\"x\"}},{\"id\":\"q\",\"function\":{\"name\":\"y\",\"arguments\":{\"k\":1}}}]}}]}";
+  tap_ok(llm_parse_reply(parts, strlen(parts), &r, &err) == 0, "content parts and two calls parse");
+  tap_is_str(r.content, "abc", "the text parts joined");
+  tap_ok(r.n_calls == 2 && strcmp(r.calls[0].id, "call_1") == 0 && strcmp(r.calls[0].arguments, "{}") == 0 &&
+             strcmp(r.calls[1].id, "q") == 0 && strcmp(r.calls[1].name, "y") == 0 &&
+             strcmp(r.calls[1].arguments, "{\"k\":1}") == 0,
+         "the calls in order, with their ids and arguments");
+  llm_reply_clear(&r);
   check(llm_redact_url("https://user:secret@api.example/v1"), "https://api.example/v1", "credentials left out of URLs");
 }
 
@@ -260,6 +343,8 @@ int main(void) {
   git_overlap();
   observations();
   cleanup();
+  byte_cuts();
+  budgets();
   text_calls();
   prompts();
   replies();
