@@ -83,6 +83,11 @@ struct hutch_image {
    * an image that is one tree. */
   char **lowers;
 };
+/* The layers an image may have, as in Docker: an image archive, layout or
+ * registry manifest of more is refused before anything is unpacked or
+ * downloaded, and a build stacks no layer on an image of this many trees
+ * (its own and its lowers). */
+#define HUTCH_IMAGE_MAX_LAYERS 127
 void hutch_image_clear(struct hutch_image *image);
 void hutch_image_list_free(struct hutch_image *images, size_t n);
 

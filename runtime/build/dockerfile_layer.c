@@ -172,7 +172,7 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
   struct store_stage stage = {.fd = -1};
   struct hutch_sandbox *sb = NULL;
   int ret = -1, code = 0;
-  if (store_stage_begin(b->store, &stage, err) < 0)
+  if (build_check_depth(&st->top, err) < 0 || store_stage_begin(b->store, &stage, err) < 0)
     return -1;
   _cleanup_free_ char *state_dir = xasprintf("%s/tmp/%s/state", hutch_store_path(b->store), stage.name);
   _cleanup_free_ char *proxy_log = xasprintf("%s/tmp/%s/proxy.log", hutch_store_path(b->store), stage.name);
@@ -245,7 +245,7 @@ static int copy_child(void *data, hutch_error_t *err) {
 int df_layer_make(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const char *key,
                   df_layer_fill_fn fill, void *data, hutch_error_t *err) {
   struct store_stage stage = {.fd = -1};
-  if (store_stage_begin(b->store, &stage, err) < 0)
+  if (build_check_depth(&st->top, err) < 0 || store_stage_begin(b->store, &stage, err) < 0)
     return -1;
   int ret = -1;
   _cleanup_close_ int layer_fd = open(stage.rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

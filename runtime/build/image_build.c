@@ -204,6 +204,19 @@ const char **build_image_trees(const struct hutch_image *img) {
   return trees;
 }
 
+int build_check_depth(const struct hutch_image *top, hutch_error_t *err) {
+  size_t trees = 1;
+  while (top->lowers && top->lowers[trees - 1])
+    trees++;
+  if (trees + 1 <= HUTCH_IMAGE_MAX_LAYERS)
+    return 0;
+  hutch_error_set(err, EFBIG, "%s has %zu layers, one more would make %zu: an image may have at most %d layers",
+                  top->name ? top->name : top->digest, trees, trees + 1, HUTCH_IMAGE_MAX_LAYERS);
+  return hutch_error_hint(err,
+                          "build on an image of fewer layers (join the RUN steps of the Dockerfile that "
+                          "made it), or on its flattened copy (`hutch rootfs export`, then `hutch rootfs import`)");
+}
+
 struct sources_acc {
   struct apt_source **list;
   size_t *n;
@@ -532,6 +545,11 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   catch_signals();
   if (hutch_store_open(store_path, &store, err) < 0 || hutch_policy_load(o->policy, &policy, err) < 0 ||
       build_resolve_base(store, o, &base, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  if (build_check_depth(&base, err) < 0) {
+    hutch_error_wrap(err, "build %s", o->name);
     ret = -1;
     goto out;
   }

@@ -5,7 +5,8 @@
 # (OCI layout and archive, `docker save`, dir: copy) and from a registry;
 # 127 are imported; a layer that a manifest names twice is downloaded once
 # and applied at each of its places (a whiteout between them does not undo
-# the second).
+# the second); a registry's manifest must give each blob's size, which
+# bounds its download.
 . "${HUTCH_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}/tests/lib/tap.sh"
 
 work=$(hutch_test_tmpdir) || exit 1
@@ -135,6 +136,14 @@ b = mktar([(".wh.f", b""), ("g", b"from B\n")])
 summary["repeat"] = oci_layout("repeat", [a, b, a])
 summary["a"], summary["b"] = "sha256:" + sha(a), "sha256:" + sha(b)
 summary["big"] = "sha256:" + sha(big)
+# Descriptors that do not bound their download: a config of no size, one
+# larger than a document may be, a layer of no size.
+for name, edit in [("nosize", lambda m: m["config"].pop("size")),
+                   ("bigcfg", lambda m: m["config"].update(size=100 << 20)),
+                   ("nolayersize", lambda m: m["layers"][0].pop("size"))]:
+    m = json.loads(image([small], name)[1])
+    edit(m)
+    summary[name] = "sha256:" + blob(json.dumps(m).encode())
 json.dump(summary, sys.stdout)
 print()
 EOF
@@ -171,7 +180,10 @@ tap_is "$(cat "$root/g" 2>&1)" "from B" "with the layer between them"
 cat >"$work/registry.json" <<JSON
 {"blobs": "$work/img/blobs",
  "repos": {"test/deep": {"tags": {"v1": "$(json_get deep)"}},
-           "test/repeat": {"tags": {"v1": "$(json_get repeat)"}}}}
+           "test/repeat": {"tags": {"v1": "$(json_get repeat)"}},
+           "test/nosize": {"tags": {"v1": "$(json_get nosize)"}},
+           "test/bigcfg": {"tags": {"v1": "$(json_get bigcfg)"}},
+           "test/nolayersize": {"tags": {"v1": "$(json_get nolayersize)"}}}}
 JSON
 python3 "$HUTCH_SRCDIR/tests/lib/mock-registry.py" "$work/registry.json" "$work/port" "$work/registry.log" \
   2>"$work/registry.err" &
@@ -206,5 +218,16 @@ tap_is "$(gets "/v2/test/repeat/blobs/$(json_get a)")" 1 "the repeated layer is 
 tap_is "$(gets /v2/test/repeat/blobs/)" 3 "three blobs in all: the config and two layers"
 root=$(hutch_rootfs_of rrepeat)
 tap_is "$(cat "$root/f" 2>&1)" "from A" "and applied at both of its places"
+
+
+# Every download is bounded by its descriptor's size, which must be there.
+for r in "nosize:the config no size" "bigcfg:the config 104857600 bytes, more than 4194304" \
+  "nolayersize:layer 1 of 1 no size"; do
+  : >"$work/registry.log"
+  tap_status 125 "a manifest that gives ${r#*:} is refused" "$HUTCH_BIN" rootfs pull "docker://$reg/test/${r%%:*}:v1" \
+    --name "${r%%:*}"
+  tap_like "$tap_stderr" "${r#*:}" "${r%%:*}: the error says why"
+  tap_is "$(gets "/v2/test/${r%%:*}/blobs/")" 0 "${r%%:*}: no blob is downloaded"
+done
 
 tap_done
