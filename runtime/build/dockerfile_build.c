@@ -19,6 +19,7 @@
 #include "image_layers.h"
 #include "manifest.h"
 #include "store.h"
+#include "text_escape.h"
 #include "util.h"
 
 static void strv_set(char ***v, const char *kv) {
@@ -651,6 +652,7 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
     hutch_error_sys(err, "open the build log %s", log ? log : o->log_file);
     goto out;
   }
+  build_output_init(&b.out, o->output_fd, b.log_fd, o->step_log_max, o->log_max);
   df_say(&b, "building %s from %s (log: %s)", o->name, o->dockerfile, log ? log : o->log_file);
   if (hutch_policy_load(o->policy, &b.policy, err) < 0 || idmap_for_caller(&b.maps, err) < 0 ||
       open_context(&b, err) < 0)
@@ -660,8 +662,10 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
     strv_set(&b.allow, *h);
   b.net = o->net >= 0 ? o->net == HUTCH_NET_PROXY : b.allow[0] != NULL;
   ret = build(&b, out, err);
-  if (ret < 0 && b.log_fd >= 0 && err && *err)
-    dprintf(b.log_fd, "error: %s\n", (*err)->msg);
+  if (ret < 0 && b.log_fd >= 0 && err && *err) {
+    _cleanup_free_ char *msg = text_escape_cstr((*err)->msg);
+    dprintf(b.log_fd, "error: %s\n", msg);
+  }
 out:
   if (b.log_fd >= 0)
     close(b.log_fd);

@@ -22,6 +22,7 @@
 
 #include "apt_sources.h"
 #include "build_layer.h"
+#include "build_step.h"
 #include "download.h"
 #include "hutch.h"
 #include "idmap.h"
@@ -464,6 +465,9 @@ int build_copy_layer(struct hutch_sandbox *sb, const char *state_dir, const char
 static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options *o, const struct recipe *rcp,
                      char ***image_env, size_t *n_image_env, hutch_error_t *err) {
   const char *origin = o->recipe;
+  double timeout = o->step_timeout > 0 ? o->step_timeout : BUILD_STEP_DEFAULT_TIMEOUT;
+  struct build_output out;
+  build_output_init(&out, o->output_fd, -1, o->step_log_max, o->log_max);
   _cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   _cleanup_strv_ char **step_env = NULL;
   size_t n_step_env = 0;
@@ -494,11 +498,11 @@ static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options 
         .argv = argv,
         .env = (const char *const *)step_env,
         .workdir = "/",
-        .stdio = {devnull, o->output_fd, o->output_fd},
+        .stdio = {devnull},
     };
     struct hutch_exit ex = {0};
     double t0 = monotonic_seconds();
-    if (hutch_sandbox_exec(sb, &proc, &ex, err) < 0)
+    if (build_step_exec(sb, &proc, timeout, &out, &ex, err) < 0)
       return hutch_error_wrap(err, "step %zu (%s:%d)", i + 1, origin, st->line);
     int code = hutch_exit_code(&ex);
     if (code != 0) {
@@ -513,9 +517,9 @@ static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options 
     /* The package lists are tens of megabytes, stale within days, and
      * fetched again by the next `apt-get update`: not part of the image. */
     const char *argv[] = {"/bin/sh", "-c", "rm -rf /var/lib/apt/lists/* 2>/dev/null; true", NULL};
-    struct hutch_process proc = {.argv = argv, .workdir = "/", .stdio = {devnull, o->output_fd, o->output_fd}};
+    struct hutch_process proc = {.argv = argv, .workdir = "/", .stdio = {devnull}};
     struct hutch_exit ex = {0};
-    if (hutch_sandbox_exec(sb, &proc, &ex, err) < 0)
+    if (build_step_exec(sb, &proc, timeout, &out, &ex, err) < 0)
       return hutch_error_wrap(err, "remove the apt lists");
   }
   return 0;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What a build step can make hutch hold is bounded: a RUN step's output (to
 # the build log and to the terminal) is capped per step and for the whole
 # build, with a line saying how much was dropped, and escaped; output that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # An image's layers are bounded and fetched once: an image of more than 127
 # layers (a 1,000-layer one made of one small blob, and 128) is refused
 # before anything is unpacked or downloaded, in each format hutch imports
