@@ -160,4 +160,38 @@ tap_is "$rc" 125 "a recipe build on it is refused"
 tap_like "$(cat "$work/rmore.err")" "at most 127 layers" "naming the limit"
 tap_unlike "$(cat "$work/rmore.err")" "step 1/1" "before its first step"
 
+# ---- what a build records of its inputs ---------------------------------------
+images() { find "$HUTCH_STORE/images" -mindepth 1 -maxdepth 1 | wc -l; }
+# The recipe's text is kept in the image's meta.json, which is read back
+# with a bound (1 MiB): a recipe near that size makes one too large.
+python3 -c 'import sys; sys.stdout.write("# " + "x" * 1048560 + "\nrun true\n")' >"$work/huge.recipe"
+before=$(images)
+build huge --from "$base" --recipe "$work/huge.recipe" --net none
+tap_is "$rc" 125 "a recipe whose image's meta.json would pass 1 MiB is refused"
+tap_like "$(cat "$work/huge.err")" "meta.json.*more than 1 MiB" "the error says why"
+tap_is "$(images)" "$before" "and no unreadable entry is left in the store"
+# ENV values made large by substitution: an ARG of 60 kB, sixteen times in
+# each of 20 ENV lines (about 19 MB of environment from a 1 kB Dockerfile).
+{
+  echo "FROM $base"
+  echo "ARG A=$(head -c 60000 /dev/zero | tr '\0' a)"
+  for i in $(seq 20); do printf 'ENV B%d=%s\n' "$i" "$(printf '$A%.0s' $(seq 16))"; done
+  echo "RUN true"
+} >"$ctx/state.Dockerfile"
+before=$(images)
+build state -f "$ctx/state.Dockerfile" "$ctx"
+tap_is "$rc" 125 "ENV values that grow past 16 MiB in all are refused"
+tap_like "$(cat "$work/state.err")" "state.Dockerfile:[0-9]+: ENV: .*more than 16 MiB" "at the instruction, naming the limit"
+tap_unlike "$(cat "$work/state.err")" "Step 23/" "before the RUN"
+tap_is "$(images)" "$before" "nothing is left in the store"
+{
+  echo "FROM $base"
+  echo "ARG A=$(head -c 60000 /dev/zero | tr '\0' a)"
+  for i in 1 2; do printf 'LABEL L%d=%s\n' "$i" "$(printf '$A%.0s' $(seq 16))"; done
+} >"$ctx/labels.Dockerfile"
+build labels -f "$ctx/labels.Dockerfile" "$ctx"
+tap_is "$rc" 125 "labels that make the image's meta.json pass 1 MiB are refused"
+tap_like "$(cat "$work/labels.err")" "meta.json.*more than 1 MiB" "the error says why"
+tap_is "$(images)" "$before" "no unreadable entry is left in the store"
+
 tap_done

@@ -145,6 +145,22 @@ for name, edit in [("nosize", lambda m: m["config"].pop("size")),
     m = json.loads(image([small], name)[1])
     edit(m)
     summary[name] = "sha256:" + blob(json.dumps(m).encode())
+# A config whose Env (3 MB, in a document of less than 4 MiB) makes the
+# image's meta.json larger than the store reads back.
+cfg = json.dumps({"architecture": "amd64", "os": "linux",
+                  "config": {"Env": ["V%d=%s" % (i, "x" * 100000) for i in range(30)]},
+                  "rootfs": {"type": "layers", "diff_ids": ["sha256:" + sha(small)]}}).encode()
+man = json.dumps({"schemaVersion": 2, "mediaType": MT,
+                  "config": {"mediaType": "application/vnd.oci.image.config.v1+json",
+                             "digest": "sha256:" + blob(cfg), "size": len(cfg)},
+                  "layers": [{"mediaType": LT, "digest": "sha256:" + blob(small), "size": len(small)}]}).encode()
+lay = os.path.join(out, "bigenv")
+os.makedirs(os.path.join(lay, "blobs", "sha256"))
+for data in [cfg, man, small]:
+    write(os.path.join(lay, "blobs", "sha256", sha(data)), data)
+write(os.path.join(lay, "oci-layout"), b'{"imageLayoutVersion": "1.0.0"}')
+write(os.path.join(lay, "index.json"), json.dumps({"schemaVersion": 2, "manifests": [
+    {"mediaType": MT, "digest": "sha256:" + sha(man), "size": len(man)}]}).encode())
 json.dump(summary, sys.stdout)
 print()
 EOF
@@ -170,6 +186,12 @@ refused "dir: copy" "$work/img/deep-dir"
 refused "OCI layout" "$work/img/over" 128
 tap_ok "an image of 127 layers is imported" "$HUTCH_BIN" rootfs import "$work/img/max" --name max
 tap_is "$tap_stdout" "$(json_get max)" "keyed by its manifest"
+
+before=$(store_files)
+tap_status 125 "an image whose Env would make its meta.json pass 1 MiB is refused" "$HUTCH_BIN" rootfs import \
+  "$work/img/bigenv" --name bigenv
+tap_like "$tap_stderr" "meta.json.*more than 1 MiB" "the error says why"
+tap_is "$(store_files)" "$before" "and no unreadable entry is left in the store"
 
 tap_ok "an image that names a layer twice, a whiteout between" "$HUTCH_BIN" rootfs import "$work/img/repeat" \
   --name repeat
