@@ -41,6 +41,7 @@ struct df_builder {
   bool net;
   int log_fd;
   struct build_output out; /* the terminal and the log, with the caps on what the steps wrote */
+  size_t state_bytes;      /* counted against DF_MAX_STATE */
   size_t n_built, n_cached;
 };
 
