@@ -172,7 +172,7 @@ static void test_recipe(void) {
   recipe_refused(allow_text, "more than 256 `allow` hosts", "one allowed host more than the bound");
   free(allow_text);
   size_t lines = 200000;
-  _cleanup_free_ char *cont = xmalloc(9 + lines * 4 + 3);
+  _cleanup_free_ char *cont = xmalloc(10 + lines * 4 + 3);
   memcpy(cont, "run true\\\n", 10);
   for (size_t i = 0; i < lines; i++)
     memcpy(cont + 10 + i * 4, " x\\\n", 4);
