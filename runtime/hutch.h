@@ -83,6 +83,11 @@ struct hutch_image {
    * an image that is one tree. */
   char **lowers;
 };
+/* The layers an image may have, as in Docker: an image archive, layout or
+ * registry manifest of more is refused before anything is unpacked or
+ * downloaded, and a build stacks no layer on an image of this many trees
+ * (its own and its lowers). */
+#define HUTCH_IMAGE_MAX_LAYERS 127
 void hutch_image_clear(struct hutch_image *image);
 void hutch_image_list_free(struct hutch_image *images, size_t n);
 
@@ -176,6 +181,11 @@ struct hutch_build_options {
   const char *net_policy; /* a policy whose [network] replaces the policy's (with the proxy only) */
   int net;                /* enum hutch_net_mode, or -1: proxy when the recipe needs a network */
   int output_fd;          /* the steps' (and a Debian bootstrap's) stdout and stderr */
+  /* A step is killed past step_timeout seconds and fails the build; of its
+   * output (escaped) step_log_max bytes are shown, and log_max bytes of all
+   * the steps' output.  0: the defaults (1 h, 8 MiB, 64 MiB). */
+  double step_timeout;
+  uint64_t step_log_max, log_max;
   hutch_progress_fn progress;
   hutch_phase_fn phase;
   void *data;
@@ -211,7 +221,10 @@ struct hutch_dockerfile_options {
   const char *auth_file; /* a FROM pulled from a registry: as hutch_pull_options */
   bool tls_insecure;
   int output_fd;        /* progress and the steps' output */
-  const char *log_file; /* the whole build log (NULL: none) */
+  const char *log_file; /* the whole build log (NULL: STORE/logs/build-NAME.log) */
+  /* As in hutch_build_options; the caps hold for the log as for output_fd. */
+  double step_timeout;
+  uint64_t step_log_max, log_max;
   hutch_progress_fn progress;
   hutch_phase_fn phase;
   void *data;

@@ -14,6 +14,9 @@ struct cJSON;
 
 /* The image's trees, its own first, NULL-terminated (image_layers.h). */
 const char **build_image_trees(const struct hutch_image *img);
+/* Refuses a layer on top when that would stack more than
+ * HUTCH_IMAGE_MAX_LAYERS trees. */
+int build_check_depth(const struct hutch_image *top, hutch_error_t *err);
 /* Copy the build sandbox's upper directory (its layer) into dest. */
 int build_copy_layer(struct hutch_sandbox *sb, const char *state_dir, const char *dest, hutch_error_t *err);
 /* Remove what the sandbox wrote about itself (proxy settings, resolv.conf). */

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "hutch.h"
 #include "util.h"
 
 static const char *const kind_names[] = {
@@ -472,6 +473,30 @@ static bool continues(char *line, char escape) {
   return false;
 }
 
+/* A stage's RUN, COPY and ADD each make a layer over a base of one at
+ * least: a stage of more than an image may have is refused before its
+ * first step, not at its 127th.  (The builder checks each layer it makes
+ * too: WORKDIR may make one, and a stage may start from another.) */
+static int check_stage_layers(const struct dockerfile *df, const char *origin, hutch_error_t *err) {
+  size_t layers = 0, from = 0;
+  for (size_t i = 0; i <= df->n; i++) {
+    if (i == df->n || df->instrs[i].kind == DF_FROM) {
+      if (layers + 1 > HUTCH_IMAGE_MAX_LAYERS) {
+        hutch_error_set(err, E2BIG,
+                        "%s:%d: the stage makes %zu layers over its base; an image may have at most %d layers", origin,
+                        df->instrs[from].line, layers, HUTCH_IMAGE_MAX_LAYERS);
+        return hutch_error_hint(err, "join RUN steps (cmd1 && cmd2) and COPY steps to make fewer layers");
+      }
+      layers = 0;
+      from = i;
+      continue;
+    }
+    enum df_kind k = df->instrs[i].kind;
+    layers += k == DF_RUN || k == DF_COPY || k == DF_ADD;
+  }
+  return 0;
+}
+
 int dockerfile_parse(const char *text, const char *origin, struct dockerfile *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   out->escape = '\\';
@@ -536,6 +561,8 @@ int dockerfile_parse(const char *text, const char *origin, struct dockerfile *ou
     if (!from)
       ret = hutch_error_set(err, EINVAL, "%s: no FROM instruction", origin);
   }
+  if (ret == 0)
+    ret = check_stage_layers(out, origin, err);
   if (ret < 0)
     dockerfile_clear(out);
   return ret;

@@ -18,6 +18,10 @@
 #define DF_MAX_INSTRUCTIONS 4096  /* instructions in a file */
 #define DF_MAX_WORDS 1024         /* words (or exec-form elements) of one instruction */
 #define DF_MAX_EXPANDED (1 << 20) /* bytes of one instruction after substitution */
+/* Bytes of ENV, ARG, LABEL, EXPOSE, WORKDIR and USER values a build keeps,
+ * all stages and the copies a stage takes of another counted: substitution
+ * can make each instruction 1 MiB. */
+#define DF_MAX_STATE (16 << 20)
 
 enum df_kind {
   DF_FROM,

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "archive_dl.h"
+#include "build_layer.h"
 #include "curl_dl.h"
 #include "dockerfile_build.h"
 #include "download.h"
@@ -333,7 +334,8 @@ int df_add_url(struct df_builder *b, struct df_stage *st, const struct df_instr 
     return hutch_error_hint(err, "allow the host: --allow HOST[:PORT] (the download goes through hutch's proxy)");
   }
   struct import_budget budget;
-  if (curl_dl_load(err) < 0 || policy_import_budget(b->o->policy, &budget, err) < 0)
+  if (build_check_depth(&st->top, err) < 0 || curl_dl_load(err) < 0 ||
+      policy_import_budget(b->o->policy, &budget, err) < 0)
     return -1;
 
   struct add_proxy ap = {.stop_fd = -1};

@@ -19,6 +19,7 @@
 #include "image_layers.h"
 #include "manifest.h"
 #include "store.h"
+#include "text_escape.h"
 #include "util.h"
 
 static void strv_set(char ***v, const char *kv) {
@@ -52,6 +53,23 @@ static char *strv_join(char *const *v, const char *sep) {
     out = t;
   }
   return out;
+}
+
+static size_t strv_bytes(char *const *v) {
+  size_t n = 0;
+  for (; v && *v; v++)
+    n += strlen(*v) + 1;
+  return n;
+}
+
+/* What a build keeps of its instructions' values grows by n bytes. */
+static int state_add(struct df_builder *b, size_t n, hutch_error_t *err) {
+  b->state_bytes += n;
+  if (b->state_bytes <= DF_MAX_STATE)
+    return 0;
+  hutch_error_set(err, E2BIG, "the build's ENV, ARG, LABEL, EXPOSE, WORKDIR and USER values come to more than %d MiB",
+                  DF_MAX_STATE >> 20);
+  return hutch_error_hint(err, "values that large are not an image's settings: put the data in a file");
 }
 
 static void stage_clear(struct df_stage *st) {
@@ -149,7 +167,11 @@ static int do_from(struct df_builder *b, struct df_stage *stages, size_t n_stage
       cleanup_strvp(&st->shell);
       st->shell = strv_copy(from->shell);
       st->config = cJSON_Duplicate(from->config, true);
-      return 0;
+      _cleanup_free_ char *config = cJSON_PrintUnformatted(st->config);
+      return state_add(b,
+                       strv_bytes(st->env) + strlen(config) + (st->workdir ? strlen(st->workdir) : 0) +
+                           (st->user ? strlen(st->user) : 0),
+                       err);
     }
   if (resolve_image(b, w[0], &st->top, err) < 0)
     return -1;
@@ -159,7 +181,7 @@ static int do_from(struct df_builder *b, struct df_stage *stages, size_t n_stage
   st->workdir = st->top.workdir ? xstrdup(st->top.workdir) : NULL;
   st->user = st->top.user ? xstrdup(st->top.user) : NULL;
   st->config = cJSON_CreateObject();
-  return 0;
+  return state_add(b, strv_bytes(st->env), err);
 }
 
 /* ---- ARG, ENV and the image's defaults ---------------------------------------------- */
@@ -190,6 +212,8 @@ static int do_arg(struct df_builder *b, char ***args, char **global_args, const 
       v = dflt;
     if (v) {
       _cleanup_free_ char *kv = xasprintf("%s=%s", name, v);
+      if (state_add(b, strlen(kv), err) < 0)
+        return -1;
       strv_set(args, kv);
     }
   }
@@ -409,7 +433,7 @@ static int do_instr(struct df_builder *b, struct df_stage *stages, size_t n_stag
   case DF_ENV:
   case DF_LABEL: {
     _cleanup_strv_ char **pairs = df_pairs(in->rest, b->df.escape, env, err);
-    if (pairs == NULL)
+    if (pairs == NULL || state_add(b, strv_bytes(pairs), err) < 0)
       return -1;
     cJSON *labels = cJSON_GetObjectItemCaseSensitive(st->config, "labels");
     if (in->kind == DF_LABEL && labels == NULL)
@@ -429,7 +453,7 @@ static int do_instr(struct df_builder *b, struct df_stage *stages, size_t n_stag
   }
   case DF_EXPOSE: {
     _cleanup_strv_ char **w = df_words(in->rest, b->df.escape, env, true, false, err);
-    if (w == NULL)
+    if (w == NULL || state_add(b, strv_bytes(w), err) < 0)
       return -1;
     cJSON *ports = cJSON_GetObjectItemCaseSensitive(st->config, "exposed_ports");
     if (ports == NULL)
@@ -443,7 +467,7 @@ static int do_instr(struct df_builder *b, struct df_stage *stages, size_t n_stag
   case DF_USER:
   case DF_WORKDIR: {
     _cleanup_strv_ char **w = df_words(in->rest, b->df.escape, env, true, true, err);
-    if (w == NULL)
+    if (w == NULL || state_add(b, strv_bytes(w), err) < 0)
       return -1;
     if (in->kind == DF_USER) {
       free(st->user);
@@ -651,6 +675,7 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
     hutch_error_sys(err, "open the build log %s", log ? log : o->log_file);
     goto out;
   }
+  build_output_init(&b.out, o->output_fd, b.log_fd, o->step_log_max, o->log_max);
   df_say(&b, "building %s from %s (log: %s)", o->name, o->dockerfile, log ? log : o->log_file);
   if (hutch_policy_load(o->policy, &b.policy, err) < 0 || idmap_for_caller(&b.maps, err) < 0 ||
       open_context(&b, err) < 0)
@@ -660,8 +685,10 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
     strv_set(&b.allow, *h);
   b.net = o->net >= 0 ? o->net == HUTCH_NET_PROXY : b.allow[0] != NULL;
   ret = build(&b, out, err);
-  if (ret < 0 && b.log_fd >= 0 && err && *err)
-    dprintf(b.log_fd, "error: %s\n", (*err)->msg);
+  if (ret < 0 && b.log_fd >= 0 && err && *err) {
+    _cleanup_free_ char *msg = text_escape_cstr((*err)->msg);
+    dprintf(b.log_fd, "error: %s\n", msg);
+  }
 out:
   if (b.log_fd >= 0)
     close(b.log_fd);

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "build_step.h"
 #include "dockerfile.h"
 #include "dockerfile_copy.h"
 #include "hutch.h"
@@ -39,10 +40,12 @@ struct df_builder {
   char **global_args; /* ARGs before the first FROM */
   bool net;
   int log_fd;
+  struct build_output out; /* the terminal and the log, with the caps on what the steps wrote */
+  size_t state_bytes;      /* counted against DF_MAX_STATE */
   size_t n_built, n_cached;
 };
 
-/* Printed to the output and the log. */
+/* Printed to the output and the log (escaped: it may quote the Dockerfile). */
 void df_say(struct df_builder *b, const char *fmt, ...) HUTCH_PRINTF(2, 3);
 /* key = sha256(key, parts...) as hex. */
 void df_key_next(char key[SHA256_HEX_SIZE], const char *kind, const char *text, const char *extra);

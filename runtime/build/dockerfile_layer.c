@@ -7,7 +7,6 @@
 #include <cJSON.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -19,6 +18,7 @@
 #include "idmap.h"
 #include "sandbox.h"
 #include "store.h"
+#include "text_escape.h"
 #include "util.h"
 
 void df_say(struct df_builder *b, const char *fmt, ...) {
@@ -26,9 +26,10 @@ void df_say(struct df_builder *b, const char *fmt, ...) {
   va_start(ap, fmt);
   _cleanup_free_ char *line = xvasprintf(fmt, ap);
   va_end(ap);
-  dprintf(b->o->output_fd, "%s\n", line);
+  _cleanup_free_ char *safe = text_escape_cstr(line);
+  dprintf(b->o->output_fd, "%s\n", safe);
   if (b->log_fd >= 0)
-    dprintf(b->log_fd, "%s\n", line);
+    dprintf(b->log_fd, "%s\n", safe);
 }
 
 void df_key_next(char key[SHA256_HEX_SIZE], const char *kind, const char *text, const char *extra) {
@@ -87,24 +88,6 @@ static int commit(struct df_builder *b, struct df_stage *st, struct store_stage 
 
 /* ---- RUN ------------------------------------------------------------------------ */
 
-/* The step's output, to the terminal and to the log. */
-struct tee {
-  int in, out, log;
-};
-static void *tee_main(void *data) {
-  struct tee *t = data;
-  char buf[8192];
-  ssize_t n;
-  while ((n = read(t->in, buf, sizeof(buf))) > 0 || (n < 0 && errno == EINTR)) {
-    if (n <= 0)
-      continue;
-    (void)write_all(t->out, buf, (size_t)n);
-    if (t->log >= 0)
-      (void)write_all(t->log, buf, (size_t)n);
-  }
-  return NULL;
-}
-
 static char **step_env(const struct df_stage *st) {
   size_t n = 0;
   for (char **e = st->args; e && *e; e++)
@@ -125,28 +108,15 @@ static int run_in(struct df_builder *b, struct df_stage *st, struct hutch_sandbo
                   hutch_error_t *err) {
   _cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   _cleanup_strv_ char **env = step_env(st);
-  int pipefd[2];
-  if (pipe2(pipefd, O_CLOEXEC) < 0)
-    return hutch_error_sys(err, "pipe");
-  struct tee t = {pipefd[0], b->o->output_fd, b->log_fd};
-  pthread_t thread;
-  if (pthread_create(&thread, NULL, tee_main, &t) != 0) {
-    close(pipefd[0]);
-    close(pipefd[1]);
-    return hutch_error_set(err, EAGAIN, "start the output thread");
-  }
   struct hutch_process proc = {
       .argv = (const char *const *)argv,
       .env = (const char *const *)env,
       .workdir = st->workdir ? st->workdir : "/",
-      .stdio = {devnull, pipefd[1], pipefd[1]},
+      .stdio = {devnull},
   };
   struct hutch_exit ex = {0};
-  int r = hutch_sandbox_exec(sb, &proc, &ex, err);
-  close(pipefd[1]);
-  pthread_join(thread, NULL);
-  close(pipefd[0]);
-  if (r < 0)
+  double timeout = b->o->step_timeout > 0 ? b->o->step_timeout : BUILD_STEP_DEFAULT_TIMEOUT;
+  if (build_step_exec(sb, &proc, timeout, &b->out, &ex, err) < 0)
     return -1;
   *code = hutch_exit_code(&ex);
   if (*code != 0)
@@ -158,13 +128,14 @@ static int run_in(struct df_builder *b, struct df_stage *st, struct hutch_sandbo
 /* The proxy's audit lines of a RUN step (its sandbox's every request and
  * decision, written by hutch's proxy when the sandbox is destroyed) go to
  * the build log, as ADD's do: the log then says what the build reached.
- * Read with a bound and removed, so the stage commits without it. */
+ * Read with a bound and removed, so the stage commits without it; what the
+ * step chose to ask for is capped and escaped as its output is. */
 static void log_proxy_lines(struct df_builder *b, int stage_fd) {
   size_t len = 0;
   _cleanup_free_ char *lines = read_regular_file_at(stage_fd, "proxy.log", 4 << 20, &len);
   unlinkat(stage_fd, "proxy.log", 0);
-  if (lines && len && b->log_fd >= 0 && write(b->log_fd, lines, len) < 0)
-    hutch_warn("build: write the proxy's lines to the build log: %s", strerror(errno));
+  if (lines && len)
+    build_output_log(&b->out, lines, len);
 }
 
 int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_instr *in, char **argv, const char *key,
@@ -172,7 +143,7 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
   struct store_stage stage = {.fd = -1};
   struct hutch_sandbox *sb = NULL;
   int ret = -1, code = 0;
-  if (store_stage_begin(b->store, &stage, err) < 0)
+  if (build_check_depth(&st->top, err) < 0 || store_stage_begin(b->store, &stage, err) < 0)
     return -1;
   _cleanup_free_ char *state_dir = xasprintf("%s/tmp/%s/state", hutch_store_path(b->store), stage.name);
   _cleanup_free_ char *proxy_log = xasprintf("%s/tmp/%s/proxy.log", hutch_store_path(b->store), stage.name);
@@ -245,7 +216,7 @@ static int copy_child(void *data, hutch_error_t *err) {
 int df_layer_make(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const char *key,
                   df_layer_fill_fn fill, void *data, hutch_error_t *err) {
   struct store_stage stage = {.fd = -1};
-  if (store_stage_begin(b->store, &stage, err) < 0)
+  if (build_check_depth(&st->top, err) < 0 || store_stage_begin(b->store, &stage, err) < 0)
     return -1;
   int ret = -1;
   _cleanup_close_ int layer_fd = open(stage.rootfs, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);

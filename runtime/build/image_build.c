@@ -22,6 +22,7 @@
 
 #include "apt_sources.h"
 #include "build_layer.h"
+#include "build_step.h"
 #include "download.h"
 #include "hutch.h"
 #include "idmap.h"
@@ -202,6 +203,19 @@ const char **build_image_trees(const struct hutch_image *img) {
   for (size_t i = 0; i < n; i++)
     trees[i + 1] = img->lowers[i];
   return trees;
+}
+
+int build_check_depth(const struct hutch_image *top, hutch_error_t *err) {
+  size_t trees = 1;
+  while (top->lowers && top->lowers[trees - 1])
+    trees++;
+  if (trees + 1 <= HUTCH_IMAGE_MAX_LAYERS)
+    return 0;
+  hutch_error_set(err, EFBIG, "%s has %zu layers, one more would make %zu: an image may have at most %d layers",
+                  top->name ? top->name : top->digest, trees, trees + 1, HUTCH_IMAGE_MAX_LAYERS);
+  return hutch_error_hint(err,
+                          "build on an image of fewer layers (join the RUN steps of the Dockerfile that "
+                          "made it), or on its flattened copy (`hutch rootfs export`, then `hutch rootfs import`)");
 }
 
 struct sources_acc {
@@ -451,6 +465,9 @@ int build_copy_layer(struct hutch_sandbox *sb, const char *state_dir, const char
 static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options *o, const struct recipe *rcp,
                      char ***image_env, size_t *n_image_env, hutch_error_t *err) {
   const char *origin = o->recipe;
+  double timeout = o->step_timeout > 0 ? o->step_timeout : BUILD_STEP_DEFAULT_TIMEOUT;
+  struct build_output out;
+  build_output_init(&out, o->output_fd, -1, o->step_log_max, o->log_max);
   _cleanup_close_ int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
   _cleanup_strv_ char **step_env = NULL;
   size_t n_step_env = 0;
@@ -481,11 +498,11 @@ static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options 
         .argv = argv,
         .env = (const char *const *)step_env,
         .workdir = "/",
-        .stdio = {devnull, o->output_fd, o->output_fd},
+        .stdio = {devnull},
     };
     struct hutch_exit ex = {0};
     double t0 = monotonic_seconds();
-    if (hutch_sandbox_exec(sb, &proc, &ex, err) < 0)
+    if (build_step_exec(sb, &proc, timeout, &out, &ex, err) < 0)
       return hutch_error_wrap(err, "step %zu (%s:%d)", i + 1, origin, st->line);
     int code = hutch_exit_code(&ex);
     if (code != 0) {
@@ -500,9 +517,9 @@ static int run_steps(struct hutch_sandbox *sb, const struct hutch_build_options 
     /* The package lists are tens of megabytes, stale within days, and
      * fetched again by the next `apt-get update`: not part of the image. */
     const char *argv[] = {"/bin/sh", "-c", "rm -rf /var/lib/apt/lists/* 2>/dev/null; true", NULL};
-    struct hutch_process proc = {.argv = argv, .workdir = "/", .stdio = {devnull, o->output_fd, o->output_fd}};
+    struct hutch_process proc = {.argv = argv, .workdir = "/", .stdio = {devnull}};
     struct hutch_exit ex = {0};
-    if (hutch_sandbox_exec(sb, &proc, &ex, err) < 0)
+    if (build_step_exec(sb, &proc, timeout, &out, &ex, err) < 0)
       return hutch_error_wrap(err, "remove the apt lists");
   }
   return 0;
@@ -532,6 +549,11 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   catch_signals();
   if (hutch_store_open(store_path, &store, err) < 0 || hutch_policy_load(o->policy, &policy, err) < 0 ||
       build_resolve_base(store, o, &base, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  if (build_check_depth(&base, err) < 0) {
+    hutch_error_wrap(err, "build %s", o->name);
     ret = -1;
     goto out;
   }

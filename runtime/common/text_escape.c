@@ -52,28 +52,35 @@ static bool needs_escape(uint32_t cp) {
          (cp >= 0x2066 && cp <= 0x2069);
 }
 
+size_t text_escape_char(const unsigned char *s, size_t left, char out[TEXT_ESCAPE_MAX + 1], size_t *used) {
+  uint32_t cp;
+  size_t n = utf8_decode(s, left, &cp);
+  if (n == 0) {
+    /* Not UTF-8: a lone byte such as 0x9b is CSI to an 8-bit terminal. */
+    *used = 1;
+    return (size_t)sprintf(out, "\\x%02x", s[0]);
+  }
+  *used = n;
+  /* Those escaped are all below U+10000: four hex digits. */
+  if (needs_escape(cp))
+    return (size_t)(cp < 0x80 ? sprintf(out, "\\x%02x", (unsigned)cp)
+                              : sprintf(out, "\\u%04x", (unsigned)(cp & 0xffff)));
+  memcpy(out, s, n);
+  return n;
+}
+
 char *text_escape_controls(const char *text, size_t len) {
   const unsigned char *s = (const unsigned char *)text;
-  /* At most 6 bytes out ("\u202e") for each byte in. */
-  char *out = malloc(len * 6 + 1);
+  /* At most TEXT_ESCAPE_MAX bytes out ("\u202e") for each byte in. */
+  char *out = malloc(len * TEXT_ESCAPE_MAX + 1);
   if (out == NULL) /* as xmalloc, which lives above this file */
     abort();
   size_t o = 0;
-  for (size_t i = 0; i < len;) {
-    uint32_t cp;
-    size_t n = utf8_decode(s + i, len - i, &cp);
-    if (n == 0) {
-      /* Not UTF-8: a lone byte such as 0x9b is CSI to an 8-bit terminal. */
-      o += (size_t)sprintf(out + o, "\\x%02x", s[i]);
-      i++;
-    } else if (needs_escape(cp)) {
-      o += (size_t)(cp < 0x80 ? sprintf(out + o, "\\x%02x", (unsigned)cp) : sprintf(out + o, "\\u%04x", (unsigned)cp));
-      i += n;
-    } else {
-      memcpy(out + o, s + i, n);
-      o += n;
-      i += n;
-    }
+  char one[TEXT_ESCAPE_MAX + 1];
+  for (size_t i = 0, used; i < len; i += used) {
+    size_t n = text_escape_char(s + i, len - i, one, &used);
+    memcpy(out + o, one, n);
+    o += n;
   }
   out[o] = '\0';
   return out;

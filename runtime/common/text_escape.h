@@ -16,6 +16,11 @@ size_t utf8_decode(const unsigned char *s, size_t left, uint32_t *cp);
  * bytes that are not UTF-8 written as visible escapes (\x1b, \u009b), for
  * printing what a sandbox wrote; malloc'd. */
 char *text_escape_controls(const char *text, size_t len);
+/* The same for the one character at s (left > 0 bytes): its bytes or its
+ * escape in out (not NUL-terminated; out has room for the NUL sprintf
+ * writes), its length returned, and in *used how many bytes of s it took. */
+#define TEXT_ESCAPE_MAX 6
+size_t text_escape_char(const unsigned char *s, size_t left, char out[TEXT_ESCAPE_MAX + 1], size_t *used);
 char *text_escape_cstr(const char *text);
 
 #endif

@@ -185,6 +185,8 @@ int plan_apply(struct hutch_store *store, const struct plan *p, layer_fn get_lay
     return 1;
   if (p->n_layers == 0)
     return hutch_error_set(err, EINVAL, "the image has no layers");
+  if (oci_check_layer_count(p->n_layers, err) < 0)
+    return -1;
   /* One budget for all the layers. */
   const struct idmap_set *maps;
   struct import_budget budget;
@@ -286,6 +288,10 @@ struct pull_ctx {
   struct store_stage area; /* where blobs are downloaded, removed afterwards */
   hutch_progress_fn progress;
   void *progress_data;
+  /* A layer a manifest names again further up is downloaded once: its
+   * (unlinked) file stays open here, at the index of its first place,
+   * until its last place is applied. */
+  int kept[HUTCH_IMAGE_MAX_LAYERS];
 };
 
 /* Download a blob into the pull area (verified by download_file against
@@ -312,8 +318,56 @@ static int pull_blob(struct pull_ctx *c, const char *hex, uint64_t want_size, st
   return 0;
 }
 
+static ssize_t layer_place(const struct plan *p, size_t i, size_t from, size_t to) {
+  for (size_t k = from; k < to; k++)
+    if (strcmp(p->layer_hex[k], p->layer_hex[i]) == 0)
+      return (ssize_t)k;
+  return -1;
+}
+
+/* Applying a layer again is not a no-op (a whiteout between its places
+ * may have removed what it adds): each place is applied, from one
+ * download. */
 static int pull_layer(void *data, const struct plan *p, size_t i, struct blob *out, hutch_error_t *err) {
-  return pull_blob(data, p->layer_hex[i], p->layer_size[i], out, err);
+  struct pull_ctx *c = data;
+  ssize_t first = layer_place(p, i, 0, i);
+  bool again = layer_place(p, i, i + 1, p->n_layers) >= 0;
+  if (first >= 0 && c->kept[first] >= 0) {
+    int fd = again ? dup(c->kept[first]) : c->kept[first];
+    if (fd < 0)
+      return hutch_error_sys(err, "dup");
+    if (!again)
+      c->kept[first] = -1;
+    struct stat st;
+    if (fstat(fd, &st) < 0) {
+      close(fd);
+      return hutch_error_sys(err, "stat the downloaded blob sha256:%.12s", p->layer_hex[i]);
+    }
+    *out = (struct blob){.fd = fd, .offset = 0, .size = (uint64_t)st.st_size};
+    return 0;
+  }
+  if (pull_blob(c, p->layer_hex[i], p->layer_size[i], out, err) < 0)
+    return -1;
+  if (again && (c->kept[i] = dup(out->fd)) < 0) {
+    blob_close(out);
+    return hutch_error_sys(err, "dup");
+  }
+  return 0;
+}
+
+/* Sizes are required in a registry's descriptors (the OCI distribution
+ * spec): they bound each download before it starts. */
+static int check_sizes(const struct oci_manifest *m, hutch_error_t *err) {
+  int r = 0;
+  if (m->config.size > OCI_MAX_DOCUMENT)
+    r = hutch_error_set(err, EFBIG, "the image manifest gives the config %" PRIu64 " bytes, more than %u",
+                        m->config.size, OCI_MAX_DOCUMENT);
+  else if (m->config.size == 0)
+    r = hutch_error_set(err, EBADMSG, "the image manifest gives the config no size");
+  for (size_t i = 0; r == 0 && i < m->n_layers; i++)
+    if (m->layers[i].size == 0)
+      r = hutch_error_set(err, EBADMSG, "the image manifest gives layer %zu of %zu no size", i + 1, m->n_layers);
+  return r < 0 ? hutch_error_hint(err, "the registry's manifest is damaged or hostile; nothing was downloaded") : 0;
 }
 
 /* Resolve the reference to one image manifest for this platform. */
@@ -382,6 +436,8 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
   size_t len = 0;
   struct plan p = {.format = "registry", .source = pretty};
   struct pull_ctx ctx = {.area = {.fd = -1}, .progress = opts->progress, .progress_data = opts->progress_data};
+  for (size_t i = 0; i < ARRAY_SIZE(ctx.kept); i++)
+    ctx.kept[i] = -1;
   struct oci_manifest m = {0};
   int ret = -1;
   if (hutch_store_open(store_path, &store, err) < 0 || registry_client_new(&ref, &opts->registry, &client, err) < 0)
@@ -394,7 +450,8 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
     hutch_debug("pull %s: sha256:%s is in the store already", pretty, p.key);
     ret = 1;
   } else {
-    if (oci_parse_manifest(text, len, &m, err) < 0 || store_stage_begin(store, &ctx.area, err) < 0)
+    if (oci_parse_manifest(text, len, &m, err) < 0 || check_sizes(&m, err) < 0 ||
+        store_stage_begin(store, &ctx.area, err) < 0)
       goto out;
     char chex[SHA256_HEX_SIZE];
     oci_digest_hex(m.config.digest, chex);
@@ -424,6 +481,9 @@ int rootfs_pull_oci(const char *store_path, const char *ref_text, const char *na
 out:
   if (ret < 0)
     hutch_error_wrap(err, "pull %s", pretty);
+  for (size_t i = 0; i < ARRAY_SIZE(ctx.kept); i++)
+    if (ctx.kept[i] >= 0)
+      close(ctx.kept[i]);
   if (ctx.area.rootfs)
     store_stage_abort(store, &ctx.area);
   oci_manifest_clear(&m);

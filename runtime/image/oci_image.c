@@ -137,6 +137,8 @@ int oci_parse_manifest(const char *json, size_t len, struct oci_manifest *out, h
     hutch_error_set(err, EINVAL, "the image manifest has no config or no layers");
     goto out;
   }
+  if (oci_check_layer_count((size_t)cJSON_GetArraySize(layers), err) < 0)
+    goto out;
   if (parse_descriptor(cJSON_GetObjectItemCaseSensitive(j, "config"), "image config", &out->config, err) < 0)
     goto out;
   out->layers = xcalloc((size_t)cJSON_GetArraySize(layers) + 1, sizeof(*out->layers));
@@ -152,6 +154,14 @@ out:
   if (ret < 0)
     oci_manifest_clear(out);
   return ret;
+}
+
+int oci_check_layer_count(size_t n, hutch_error_t *err) {
+  if (n <= HUTCH_IMAGE_MAX_LAYERS)
+    return 0;
+  hutch_error_set(err, EFBIG, "the image has %zu layers; an image may have at most %d", n, HUTCH_IMAGE_MAX_LAYERS);
+  return hutch_error_hint(err, "as in Docker; flatten it (docker export of a container, imported as a root "
+                               "filesystem tarball) or build it with fewer layers");
 }
 
 static char **string_array(const cJSON *arr, size_t *n_out) {
@@ -270,8 +280,13 @@ int docker_parse_save(const char *json, size_t len, const char *want, struct doc
       hutch_error_set(err, EINVAL, "the archive holds %d images (%s)", n, names);
     return hutch_error_hint(err, "choose one with --image NAME");
   }
+  const cJSON *layers = cJSON_GetObjectItemCaseSensitive(chosen, "Layers");
+  if (oci_check_layer_count((size_t)cJSON_GetArraySize(layers), err) < 0) {
+    cJSON_Delete(j);
+    return -1;
+  }
   out->config = xstrdup(str_member(chosen, "Config"));
-  out->layers = string_array(cJSON_GetObjectItemCaseSensitive(chosen, "Layers"), &out->n_layers);
+  out->layers = string_array(layers, &out->n_layers);
   cJSON_Delete(j);
   return 0;
 }

@@ -53,6 +53,9 @@ enum oci_doc_kind oci_doc_kind(const char *media_type, const char *json, size_t 
 /* "sha256:<64 lower-case hex>": copies the hex out.  Other algorithms are refused. */
 bool oci_digest_hex(const char *digest, char hex[SHA256_HEX_SIZE]);
 
+/* Refuses more than HUTCH_IMAGE_MAX_LAYERS layers (oci_parse_manifest and
+ * docker_parse_save call it before reading one). */
+int oci_check_layer_count(size_t n, hutch_error_t *err);
 int oci_parse_index(const char *json, size_t len, struct oci_descriptor **out, size_t *n, hutch_error_t *err);
 int oci_parse_manifest(const char *json, size_t len, struct oci_manifest *out, hutch_error_t *err);
 int oci_parse_config(const char *json, size_t len, struct oci_config *out, hutch_error_t *err);

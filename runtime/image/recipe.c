@@ -124,21 +124,28 @@ int recipe_parse(const char *text, const char *origin, struct recipe *out, hutch
     if (next)
       *next++ = '\0';
     int start = ++lineno;
-    /* A trailing backslash joins the next line (for long `run` commands). */
-    _cleanup_free_ char *joined = xstrdup(line);
+    /* A trailing backslash joins the next line (for long `run` commands),
+     * in a buffer that grows by doubling: a recipe of many short continued
+     * lines costs its length, not its length squared. */
+    size_t len = strlen(line), cap = len + 1;
+    _cleanup_free_ char *joined = xmalloc(cap);
+    memcpy(joined, line, cap);
     for (;;) {
-      size_t len = strlen(joined);
       while (len > 0 && (joined[len - 1] == '\r' || joined[len - 1] == ' ' || joined[len - 1] == '\t'))
         joined[--len] = '\0';
       if (len == 0 || joined[len - 1] != '\\' || next == NULL)
         break;
-      joined[len - 1] = '\0';
       char *after = strchr(next, '\n');
       if (after)
         *after++ = '\0';
-      char *more = xasprintf("%s\n%s", joined, next);
-      free(joined);
-      joined = more;
+      size_t more = strlen(next);
+      if (len + more + 1 > cap) {
+        cap = (len + more + 1) * 2;
+        joined = xrealloc(joined, cap);
+      }
+      joined[len - 1] = '\n';
+      memcpy(joined + len, next, more + 1);
+      len += more;
       next = after;
       lineno++;
     }
@@ -160,11 +167,19 @@ int recipe_parse(const char *text, const char *origin, struct recipe *out, hutch
           ret = hutch_error_set(err, EINVAL, "%s:%d: \"%s\" is not HOST or HOST:PORT", origin, start, w);
           break;
         }
+        if (r.n_allow == RECIPE_MAX_ALLOW) {
+          ret = hutch_error_set(err, E2BIG, "%s:%d: more than %d `allow` hosts", origin, start, RECIPE_MAX_ALLOW);
+          break;
+        }
         strv_push(&r.allow, &r.n_allow, w);
       }
       if (ret == 0 && r.n_allow == before)
         ret = hutch_error_set(err, EINVAL, "%s:%d: `allow` needs at least one HOST", origin, start);
       continue;
+    }
+    if (r.n_steps == RECIPE_MAX_STEPS) {
+      ret = hutch_error_set(err, E2BIG, "%s:%d: more than %d steps", origin, start, RECIPE_MAX_STEPS);
+      break;
     }
     struct recipe_step step = {.line = start};
     if (strcmp(keyword, "apt") == 0) {

@@ -18,6 +18,11 @@
 
 #include "hutch.h"
 
+/* Each step is a command run in the build's sandbox (up to its timeout),
+ * each allowed host an entry of its proxy's allowlist. */
+#define RECIPE_MAX_STEPS 1000
+#define RECIPE_MAX_ALLOW 256
+
 enum recipe_kind { RECIPE_APT, RECIPE_PIP, RECIPE_RUN, RECIPE_ENV };
 
 struct recipe_step {

@@ -340,9 +340,14 @@ struct meta {
   bool ids_preserved;
 };
 
+/* An entry's meta.json is read with this bound, and so never written
+ * larger: an image's Env, labels or recipe cannot make an entry that the
+ * store can no longer read. */
+#define META_MAX (1 << 20)
+
 static int meta_read(struct hutch_store *store, const char *hex, cJSON **out, hutch_error_t *err) {
   _cleanup_free_ char *rel = xasprintf("images/sha256-%s/meta.json", hex);
-  _cleanup_free_ char *text = read_file_at(store->fd, rel, 1 << 20, NULL);
+  _cleanup_free_ char *text = read_file_at(store->fd, rel, META_MAX, NULL);
   if (text == NULL)
     return hutch_error_sys(err, "rootfs store: read %s/%s", store->path, rel);
   cJSON *j = cJSON_Parse(text);
@@ -359,6 +364,10 @@ static int meta_write(struct hutch_store *store, const char *dir_rel, cJSON *j, 
   _cleanup_free_ char *text = cJSON_Print(j);
   _cleanup_free_ char *path = xasprintf("%s/%s/meta.json", store->path, dir_rel);
   size_t len = strlen(text);
+  if (len + 1 >= META_MAX) {
+    hutch_error_set(err, EFBIG, "rootfs store: the image's meta.json would be %zu bytes, more than 1 MiB", len + 1);
+    return hutch_error_hint(err, "its environment, labels or recipe are that large: make them smaller");
+  }
   text = xrealloc(text, len + 2);
   text[len] = '\n';
   text[len + 1] = '\0';

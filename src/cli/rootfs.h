@@ -26,6 +26,18 @@ void cli_format_size(uint64_t bytes, char *buf, size_t len);
  * option) c, naming the option it stopped at. */
 int cli_bad_option(const char *verb, int argc, char **argv, int c);
 
+/* The bounds of a build's steps, options of both kinds of build
+ * (getopt_long values of their own). */
+enum { ROOTFS_OPT_STEP_TIMEOUT = 512, ROOTFS_OPT_STEP_LOG_MAX, ROOTFS_OPT_LOG_MAX };
+#define ROOTFS_STEP_LONGOPTS                                                                                           \
+  {"step-timeout", required_argument, NULL, ROOTFS_OPT_STEP_TIMEOUT},                                                  \
+      {"step-log-max", required_argument, NULL, ROOTFS_OPT_STEP_LOG_MAX}, {                                            \
+    "log-max", required_argument, NULL, ROOTFS_OPT_LOG_MAX                                                             \
+  }
+/* c one of those: its value parsed into the three; 0, or a usage error's status. */
+int rootfs_step_option(const char *verb, int c, const char *arg, double *timeout, uint64_t *step_max,
+                       uint64_t *all_max);
+
 int rootfs_pull(int argc, char **argv, const char *store_path);
 int rootfs_build(int argc, char **argv, const char *store_path);
 /* -f DOCKERFILE (rootfs_dockerfile.c); lis: `hutch build`, LIS's spellings. */

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -35,6 +36,12 @@ static const char build_usage[] = "Usage: hutch rootfs build --from IMAGE --reci
                                   "                   the recipe has apt, pip or allow lines, else none)\n"
                                   "  --net-policy FILE  a policy whose [network] section replaces the policy's\n"
                                   "                   (e.g. allow_address for a mirror on a private address)\n"
+                                  "  --step-timeout DURATION\n"
+                                  "                   a step still running then is killed and the build fails\n"
+                                  "                   (default: 1h; 30s, 90m, 2h)\n"
+                                  "  --step-log-max SIZE  of a step's output, the bytes shown (escaped); the\n"
+                                  "                   rest is dropped and counted (default: 8M)\n"
+                                  "  --log-max SIZE   the same for all the steps' output (default: 64M)\n"
                                   "  --arch ARCH      the architecture of a base that is pulled\n"
                                   "  --policy FILE    the sandbox policy (default: $HUTCH_POLICY or the\n"
                                   "                   installed one)\n"
@@ -53,9 +60,21 @@ static const struct option recipe_longopts[] = {
     {"policy", required_argument, NULL, OPT_POLICY},
     {"store", required_argument, NULL, OPT_STORE},
     {"net-policy", required_argument, NULL, OPT_NET_POLICY},
+    ROOTFS_STEP_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {0},
 };
+
+int rootfs_step_option(const char *verb, int c, const char *arg, double *timeout, uint64_t *step_max,
+                       uint64_t *all_max) {
+  if (c == ROOTFS_OPT_STEP_TIMEOUT && !parse_duration(arg, timeout))
+    return cli_usage_error(verb, "--step-timeout takes a duration such as 30s, 90m or 2h, not \"%s\"", arg);
+  uint64_t *size = c == ROOTFS_OPT_STEP_LOG_MAX ? step_max : c == ROOTFS_OPT_LOG_MAX ? all_max : NULL;
+  if (size && (!hutch_parse_size(arg, size) || *size == 0))
+    return cli_usage_error(verb, "--%s takes a size such as 512K, 8M or 1G, not \"%s\"",
+                           c == ROOTFS_OPT_LOG_MAX ? "log-max" : "step-log-max", arg);
+  return 0;
+}
 
 /* -f picks a Dockerfile build.  Told by a parse of all options either kind
  * of build knows, so that an option's value beginning with -f (--name -fx,
@@ -101,7 +120,7 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
   };
   if (isatty(STDERR_FILENO))
     o.progress = cli_draw_progress;
-  int c;
+  int c, r;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":n:h", recipe_longopts, NULL)) != -1) {
     switch (c) {
@@ -134,6 +153,12 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
     case OPT_STORE:
       store_path = optarg;
       break;
+    case ROOTFS_OPT_STEP_TIMEOUT:
+    case ROOTFS_OPT_STEP_LOG_MAX:
+    case ROOTFS_OPT_LOG_MAX:
+      if ((r = rootfs_step_option("rootfs build", c, optarg, &o.step_timeout, &o.step_log_max, &o.log_max)) != 0)
+        return r;
+      break;
     case 'h':
       fputs(build_usage, stdout);
       return 0;
@@ -149,7 +174,7 @@ int rootfs_build(int argc, char **argv, const char *store_path) {
     return cli_usage_error("rootfs build", "\"%s\" is not a valid image name", o.name);
   _cleanup_error_ hutch_error_t err = NULL;
   struct hutch_build_result res = {0};
-  int r = hutch_image_build(store_path, &o, &res, &err);
+  r = hutch_image_build(store_path, &o, &res, &err);
   cli_progress_end(&prog);
   if (r < 0)
     return cli_fail(&err);

@@ -35,6 +35,11 @@ static const char dockerfile_usage[] =
     "  --net MODE            proxy or none (default: proxy when --allow names a host)\n"
     "  --net-policy FILE     a policy whose [network] section replaces the policy's\n"
     "  --log FILE            the build log (default: STORE/logs/build-NAME.log)\n"
+    "  --step-timeout DURATION  a RUN step still running then is killed and the build\n"
+    "                        fails (default: 1h; 30s, 90m, 2h)\n"
+    "  --step-log-max SIZE   of a RUN step's output, the bytes shown and logged\n"
+    "                        (escaped); the rest is dropped and counted (default: 8M)\n"
+    "  --log-max SIZE        the same for all the steps' output (default: 64M)\n"
     "  --arch ARCH           the architecture of a base that is pulled\n"
     "  --authfile FILE       registry credentials, for a FROM pulled from a registry\n"
     "  --tls-verify=false    no TLS check (or plain HTTP) for that registry\n"
@@ -80,6 +85,7 @@ const struct option rootfs_dockerfile_longopts[] = {
     {"store", required_argument, NULL, OPT_STORE},
     {"authfile", required_argument, NULL, OPT_AUTHFILE},
     {"tls-verify", required_argument, NULL, OPT_TLS_VERIFY},
+    ROOTFS_STEP_LONGOPTS,
     {"help", no_argument, NULL, 'h'},
     {0},
 };
@@ -98,7 +104,7 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
   _cleanup_free_ const char **args = NULL, **allow = NULL;
   _cleanup_strv_ char **from_env = xcalloc(1, sizeof(char *));
   size_t n_args = 0, n_allow = 0, n_env = 0;
-  int c;
+  int c, r;
   optind = 0;
   while ((c = getopt_long(argc, argv, ":f:n:h", rootfs_dockerfile_longopts, NULL)) != -1) {
     switch (c) {
@@ -162,6 +168,12 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
         return cli_usage_error(verb, "--tls-verify takes true or false, not \"%s\"", optarg);
       o.tls_insecure = strcmp(optarg, "false") == 0;
       break;
+    case ROOTFS_OPT_STEP_TIMEOUT:
+    case ROOTFS_OPT_STEP_LOG_MAX:
+    case ROOTFS_OPT_LOG_MAX:
+      if ((r = rootfs_step_option(verb, c, optarg, &o.step_timeout, &o.step_log_max, &o.log_max)) != 0)
+        return r;
+      break;
     case 'h':
       fputs(dockerfile_usage, stdout);
       return 0;
@@ -186,7 +198,7 @@ int rootfs_dockerfile(int argc, char **argv, const char *store_path, bool lis) {
   o.allow = allow;
   _cleanup_error_ hutch_error_t err = NULL;
   struct hutch_build_result res = {0};
-  int r = hutch_dockerfile_build(store_path, &o, &res, &err);
+  r = hutch_dockerfile_build(store_path, &o, &res, &err);
   cli_progress_end(&prog);
   if (r < 0)
     return cli_fail(&err);

@@ -255,7 +255,40 @@ static void check_image_path(void) {
   }
 }
 
+/* A stage of more layers than an image may have is refused at parse time. */
+static void check_layer_count(void) {
+  static const struct {
+    const char *stages; /* the layers each stage makes (RUN, COPY, ADD), comma-separated */
+    bool ok;
+  } cases[] = {{"126", true}, {"127", false}, {"100,100", true}, {"5,127", false}};
+  static const char *const kinds[] = {"RUN true", "COPY a /a", "ADD a /a", "WORKDIR /w", "ENV A=1"};
+  for (size_t c = 0; c < sizeof(cases) / sizeof(cases[0]); c++) {
+    _cleanup_free_ char *text = xstrdup("");
+    for (const char *p = cases[c].stages; *p;) {
+      char *end;
+      long n = strtol(p, &end, 10);
+      char *t = xasprintf("%sFROM x\n", text);
+      free(text);
+      text = t;
+      /* WORKDIR and ENV between them do not count. */
+      for (long i = 0, made = 0; made < n; i++) {
+        made += i % 5 < 3;
+        t = xasprintf("%s%s\n", text, kinds[i % 5]);
+        free(text);
+        text = t;
+      }
+      p = *end ? end + 1 : end;
+    }
+    _cleanup_free_ char *got = parse_error(text);
+    if (cases[c].ok)
+      tap_is_str(got, "OK", "stages of %s layers are parsed", cases[c].stages);
+    else
+      tap_ok(strstr(got, "at most 127 layers") != NULL, "stages of %s layers: refused (%s)", cases[c].stages, got);
+  }
+}
+
 int main(void) {
+  check_layer_count();
   check_image_path();
   check_ignore();
   check_words();

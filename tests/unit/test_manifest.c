@@ -9,6 +9,7 @@
 #include "manifest.h"
 #include "recipe.h"
 #include "tap.h"
+#include "util.h"
 
 #define D64 "5b0ffb1e31d4b85f5a2214f105d1377ba616c453b38ff46c278dc6472b21e2d8"
 
@@ -146,6 +147,38 @@ static void test_recipe(void) {
 
   tap_is_int(recipe_parse("run true\n", "t", &r, NULL), 0, "a one-step recipe");
   tap_ok(!recipe_uses_apt(&r) && r.allow && r.allow[0] == NULL, "no apt, empty allow list");
+  recipe_clear(&r);
+
+  /* Bounds: steps and allowed hosts; continued lines joined in one pass. */
+  for (int n = RECIPE_MAX_STEPS; n <= RECIPE_MAX_STEPS + 1; n++) {
+    _cleanup_free_ char *many = xmalloc((size_t)n * 9 + 1);
+    for (int i = 0; i < n; i++)
+      memcpy(many + i * 9, "run true\n", 9);
+    many[n * 9] = '\0';
+    if (n == RECIPE_MAX_STEPS) {
+      tap_is_int(recipe_parse(many, "t", &r, NULL), 0, "a recipe of %d steps", n);
+      recipe_clear(&r);
+    } else {
+      recipe_refused(many, "t.recipe:1001: more than 1000 steps", "one step more than the bound");
+    }
+  }
+  _cleanup_free_ char *hosts = xstrdup("allow");
+  for (int i = 0; i <= RECIPE_MAX_ALLOW; i++) {
+    char *t = xasprintf("%s h%d.example", hosts, i);
+    free(hosts);
+    hosts = t;
+  }
+  char *allow_text = xasprintf("%s\nrun true\n", hosts);
+  recipe_refused(allow_text, "more than 256 `allow` hosts", "one allowed host more than the bound");
+  free(allow_text);
+  size_t lines = 200000;
+  _cleanup_free_ char *cont = xmalloc(10 + lines * 4 + 3);
+  memcpy(cont, "run true\\\n", 10);
+  for (size_t i = 0; i < lines; i++)
+    memcpy(cont + 10 + i * 4, " x\\\n", 4);
+  memcpy(cont + 10 + lines * 4, "y\n", 3);
+  tap_ok(recipe_parse(cont, "t", &r, NULL) == 0 && r.n_steps == 1 && strlen(r.steps[0].args[0]) == 3 * lines + 6,
+         "200000 continued lines make one step, all of them joined");
   recipe_clear(&r);
 
   recipe_refused("# nothing\n\n", "has no steps", "empty recipe");

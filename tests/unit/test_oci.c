@@ -276,6 +276,37 @@ int main(void) {
   tap_ok(docker_parse_save("{}", 2, NULL, &ds, &err) < 0, "an object is not a docker save manifest");
   hutch_error_free(&err);
 
+  /* ---- at most HUTCH_IMAGE_MAX_LAYERS layers ---- */
+  for (size_t n = HUTCH_IMAGE_MAX_LAYERS; n <= HUTCH_IMAGE_MAX_LAYERS + 1; n++) {
+    bool over = n > HUTCH_IMAGE_MAX_LAYERS;
+    _cleanup_free_ char *layers = xstrdup(""), *names = xstrdup("");
+    for (size_t i = 0; i < n; i++) {
+      char *l = xasprintf("%s%s{\"digest\": \"sha256:" H64 "\", \"size\": 9}", layers, i ? ", " : "");
+      char *m2 = xasprintf("%s%s\"x/layer.tar\"", names, i ? ", " : "");
+      free(layers);
+      free(names);
+      layers = l;
+      names = m2;
+    }
+    _cleanup_free_ char *deep = xasprintf("{\"config\": {\"digest\": \"sha256:" H64 "\", \"size\": 7},"
+                                          " \"layers\": [%s]}",
+                                          layers);
+    int pr = oci_parse_manifest(deep, strlen(deep), &m, &err);
+    _cleanup_free_ char *why = err ? hutch_error_format(err) : xstrdup("");
+    tap_ok(over ? pr < 0 && strstr(why, "at most 127") != NULL : pr == 0 && m.n_layers == n,
+           "a manifest of %zu layers is %s (%s)", n, over ? "refused" : "parsed", why);
+    if (pr == 0)
+      oci_manifest_clear(&m);
+    hutch_error_free(&err);
+    _cleanup_free_ char *dsave = xasprintf("[{\"Config\": \"" H64 ".json\", \"Layers\": [%s]}]", names);
+    pr = docker_parse_save(dsave, strlen(dsave), NULL, &ds, &err);
+    tap_ok(over ? pr < 0 && err && err->errnum == EFBIG : pr == 0 && ds.n_layers == n,
+           "docker save's manifest.json of %zu layers is %s", n, over ? "refused" : "parsed");
+    if (pr == 0)
+      docker_save_clear(&ds);
+    hutch_error_free(&err);
+  }
+
   /* ---- several images in one archive ---- */
   const char *multi = "[{\"Config\": \"" H64 ".json\", \"RepoTags\": [\"localhost/bb:1\"], \"Layers\": [\"a.tar\"]},"
                       " {\"Config\": \"" H64B ".json\", \"RepoTags\": [\"docker.io/library/two:latest\"],"
