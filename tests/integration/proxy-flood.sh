@@ -99,7 +99,7 @@ net_summary() {
   "$py" -c '
 import json, sys
 r = [json.loads(l) for l in open(sys.argv[1]) if json.loads(l)["type"] == "net_summary"][-1]
-print(eval(sys.argv[2]))' "$@"
+print(*eval(sys.argv[2]))' "$@"
 }
 
 # ---- the flood, under the shipped policy ----
@@ -111,11 +111,11 @@ ppid=$(state "$sid" 's["network"]["proxy_pid"]')
 plog=$(state "$sid" 's["network"]["audit_log"]')
 cpu0=$(cpu_ticks "$ppid")
 t0=$(date +%s%N)
-tap_ok "a sandbox loops refused CONNECTs for 4 s" "$HUTCH_BIN" exec --in "$sid" -- python3 /tmp/flood.py 4 2
+tap_ok "a sandbox loops refused CONNECTs for 3 s" "$HUTCH_BIN" exec --in "$sid" -- python3 /tmp/flood.py 3 2
 sent=$tap_stdout
 wall=$((($(date +%s%N) - t0) / 10000000)) # centiseconds
 cpu=$(($(cpu_ticks "$ppid") - cpu0))
-size=$(stat -c %s "$plog")
+size=$(stat -c %s "$plog" 2>/dev/null || echo 999999999)
 tap_diag "the flood: $sent refusals answered in $wall cs; the proxy used $cpu ticks of CPU; proxy.log $size bytes"
 holds "sent > 0" "the refusals were answered ($sent)"
 holds "size <= 4 * 1024 * 1024" "proxy.log stays within the default bound, 4 MiB ($size bytes)"
@@ -126,14 +126,14 @@ logged=${BASH_REMATCH[1]:-0}
 holds "logged <= 200" "refusals past the rate are not each logged ($logged lines for $sent)"
 # The proxy's CPU: the ticks of the flood's wall time it took (USER_HZ 100).
 holds "cpu * 100 < wall * 15" "the proxy used less than 15% of a core meanwhile ($cpu ticks in $wall cs)"
-tap_ok "4 processes hold their last 900 refused connections each, for 3 s" \
-  "$HUTCH_BIN" exec --in "$sid" -- python3 /tmp/flood.py 3 4 hold
+tap_ok "4 processes hold their last 900 refused connections each, for 2 s" \
+  "$HUTCH_BIN" exec --in "$sid" -- python3 /tmp/flood.py 2 4 hold
 rss=$(awk '/^VmHWM/ {print $2}' "/proc/$ppid/status")
 tap_diag "held: $tap_stdout answered; the proxy's peak memory ${rss} KiB"
 holds "rss < 24 * 1024" "the proxy's peak memory stays small (${rss} KiB)"
 tap_ok "hutch rm" "$HUTCH_BIN" rm "$sid"
 alog=$HUTCH_STATE_DIR/.audit/$sid.jsonl
-tap_like "$(types "$alog")" "^start command( net)+ net_summary end$" "the audit log: the proxy's lines, then their summary"
+tap_like "$(types "$alog")" "^start( command)+( net)+ net_summary end$" "the audit log: the proxy's lines, then their summary"
 tap_is "$(net_summary "$alog" 'r["refused"] >= '"$sent"', r["unlogged"] > 0, r["not_joined"]')" \
   "True True 0" "its net_summary counts every refusal answered, and how many were not logged"
 tap_ok "hutch audit verifies it" "$HUTCH_BIN" audit "$alog"
@@ -160,7 +160,7 @@ bid=$tap_stdout
 created+=("$bid")
 blog=$(state "$bid" 's["network"]["audit_log"]')
 tap_ok "the same flood for 2 s" "$HUTCH_BIN" exec --in "$bid" -- sh -c 'cat > /tmp/f.py && python3 /tmp/f.py 2 2' <"$tmp/flood.py"
-bsize=$(stat -c %s "$blog")
+bsize=$(stat -c %s "$blog" 2>/dev/null || echo 999999999)
 holds "bsize <= 16384" "proxy.log stays within log_max ($bsize bytes)"
 tap_like "$(tail -n1 "$blog")" '"decision":"unlogged".*"reason":"the log reached log_max' \
   "its last line says the bound was reached"
