@@ -622,6 +622,13 @@ struct hutch_audit_verdict {
   bool ended;  /* its last record is "end" */
   bool capped; /* [limits] audit_log was reached: records were dropped */
   bool headed; /* PATH.head was there and agrees (else the end record alone closes it) */
+  /* --net proxy: the proxy's log as its records (net_summary, net_unread)
+   * say.  net_requests counts every request, those the proxy counted
+   * without a line of their own (net_unlogged) included; net_not_joined:
+   * its lines left out of this log at its bound. */
+  bool net;
+  bool net_unread; /* the proxy's log could not be read: its requests are unknown */
+  uint64_t net_requests, net_unlogged, net_not_joined;
 };
 /* Verifies the hash chain of the log at path against PATH.head; each line
  * goes to `line` (may be NULL) as read, unescaped.  Returns 0 with the

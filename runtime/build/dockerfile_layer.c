@@ -158,13 +158,16 @@ static int run_in(struct df_builder *b, struct df_stage *st, struct hutch_sandbo
 /* The proxy's audit lines of a RUN step (its sandbox's every request and
  * decision, written by hutch's proxy when the sandbox is destroyed) go to
  * the build log, as ADD's do: the log then says what the build reached.
- * Read with a bound and removed, so the stage commits without it. */
+ * Copied through a buffer (the proxy bounded them: log_max in
+ * hutch-policy(5)) and removed, so the stage commits without it. */
 static void log_proxy_lines(struct df_builder *b, int stage_fd) {
-  size_t len = 0;
-  _cleanup_free_ char *lines = read_regular_file_at(stage_fd, "proxy.log", 4 << 20, &len);
+  _cleanup_close_ int fd = openat(stage_fd, "proxy.log", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   unlinkat(stage_fd, "proxy.log", 0);
-  if (lines && len && b->log_fd >= 0 && write(b->log_fd, lines, len) < 0)
-    hutch_warn("build: write the proxy's lines to the build log: %s", strerror(errno));
+  struct stat st;
+  if (fd < 0 || b->log_fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return;
+  if (copy_all(b->log_fd, fd) < 0)
+    hutch_warn("build: copy the proxy's lines to the build log: %s", strerror(errno));
 }
 
 int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_instr *in, char **argv, const char *key,

@@ -149,7 +149,7 @@ tap_like "$tap_stderr" "network: [0-9]+ requests, 0 allowed, [0-9]+ refused .*no
 
 # ---- the bound: [network] log_max ----
 pol=$tmp/small.policy
-sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|; s|^\[network\]|[network]\nlog_max = 16K|" \
+sed "s|^seccomp = .*|seccomp = $(dirname "$HUTCH_POLICY")/seccomp.json|; /^log_max = /d; s|^\[network\]|[network]\nlog_max = 16K|" \
   "$HUTCH_POLICY" >"$pol"
 tap_ok "policy show" "$HUTCH_BIN" policy show --policy "$pol"
 tap_like "$tap_stdout" "log_max: 16 KiB" "policy show names the proxy log's bound"
