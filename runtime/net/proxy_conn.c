@@ -224,6 +224,8 @@ static void respond(struct conn *c, int status, const char *decision, const char
       snprintf(answer, sizeof(answer),
                "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n%s\n",
                status, status_text(status), strlen(line) + 1, refused, line);
+  if (n < 0 || (size_t)n >= sizeof(answer))
+    n = (int)sizeof(answer) - 1; /* cannot happen: line and refused are bounded above */
   /* What the client sends now is read into a scratch buffer and dropped. */
   buf_free(l->p, &c->c2u);
   buf_free(l->p, &c->u2c);
