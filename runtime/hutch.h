@@ -383,11 +383,15 @@ struct hutch_net_summary {
   bool proxy;          /* the sandbox ran with --net proxy */
   char audit_log[512]; /* the audit log; empty when it went with the sandbox's state */
   uint64_t requests, allowed, refused, errors;
+  uint64_t unlogged;     /* of the requests, counted by the proxy but not logged one by one (log_max, rate) */
   char top_refused[256]; /* the most frequent refusal, "evil.example:443 (not in allowlist) x1" */
+  char unread[256];      /* not empty: the log could not be read, and why (the counts are then unknown) */
 };
-/* Totals of an audit log (hutch_sandbox_config.net_audit_log). */
+/* Totals of an audit log (hutch_sandbox_config.net_audit_log), read as a
+ * stream.  A log that cannot be read: -1, with `unread` set. */
 int hutch_net_summarize(const char *audit_log, struct hutch_net_summary *out, hutch_error_t *err);
-/* "12 requests, 11 allowed, 1 refused (evil.example:443 ...)" */
+/* "12 requests, 11 allowed, 1 refused (evil.example:443 ...)", or that the
+ * log could not be read */
 void hutch_net_summary_format(const struct hutch_net_summary *s, char *buf, size_t len);
 
 struct hutch_process {
@@ -654,6 +658,13 @@ struct hutch_audit_verdict {
   bool ended;  /* its last record is "end" */
   bool capped; /* [limits] audit_log was reached: records were dropped */
   bool headed; /* PATH.head was there and agrees (else the end record alone closes it) */
+  /* --net proxy: the proxy's log as its records (net_summary, net_unread)
+   * say.  net_requests counts every request, those the proxy counted
+   * without a line of their own (net_unlogged) included; net_not_joined:
+   * its lines left out of this log at its bound. */
+  bool net;
+  bool net_unread; /* the proxy's log could not be read: its requests are unknown */
+  uint64_t net_requests, net_unlogged, net_not_joined;
 };
 /* Verifies the hash chain of the log at path against PATH.head; each line
  * goes to `line` (may be NULL) as read, unescaped.  Returns 0 with the

@@ -128,14 +128,24 @@ static int run_in(struct df_builder *b, struct df_stage *st, struct hutch_sandbo
 /* The proxy's audit lines of a RUN step (its sandbox's every request and
  * decision, written by hutch's proxy when the sandbox is destroyed) go to
  * the build log, as ADD's do: the log then says what the build reached.
- * Read with a bound and removed, so the stage commits without it; what the
+ * Copied through a buffer (the proxy bounded them: log_max in
+ * hutch-policy(5)) and removed, so the stage commits without it; what the
  * step chose to ask for is capped and escaped as its output is. */
 static void log_proxy_lines(struct df_builder *b, int stage_fd) {
-  size_t len = 0;
-  _cleanup_free_ char *lines = read_regular_file_at(stage_fd, "proxy.log", 4 << 20, &len);
+  _cleanup_close_ int fd = openat(stage_fd, "proxy.log", O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
   unlinkat(stage_fd, "proxy.log", 0);
-  if (lines && len)
-    build_output_log(&b->out, lines, len);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return;
+  char buf[16384];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    build_output_log(&b->out, buf, (size_t)n);
+  }
 }
 
 int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_instr *in, char **argv, const char *key,

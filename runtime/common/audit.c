@@ -364,6 +364,18 @@ void audit_log_close(struct audit_log *l) {
   l->log_fd = l->head_fd = -1;
 }
 
+/* The head of l; a new one of `cap` (0: the default) while its file is
+ * empty. */
+static int head_load(const struct audit_log *l, uint64_t cap, struct head *h, size_t *head_len, hutch_error_t *err) {
+  *h = (struct head){.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+  enum head_parsed hp = head_read_fd(l->head_fd, h, head_len);
+  if (*head_len > 0 && hp != HEAD_OK)
+    return hutch_error_set(err, EBADMSG, "audit log: %s" AUDIT_HEAD_SUFFIX " %s", l->name, head_problem(hp));
+  if (*head_len == 0)
+    *h = (struct head){.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+  return 0;
+}
+
 /* Under the log's lock: the head read, the log's size checked against it,
  * the records appended, the head updated. */
 static int append_locked(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n,
@@ -371,13 +383,10 @@ static int append_locked(struct audit_log *l, uint64_t cap, const struct audit_r
   struct stat sst;
   if (fstat(l->log_fd, &sst) < 0)
     return hutch_error_sys(err, "audit log: stat %s", l->name);
-  struct head h = {.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+  struct head h;
   size_t head_len;
-  enum head_parsed hp = head_read_fd(l->head_fd, &h, &head_len);
-  if (head_len > 0 && hp != HEAD_OK)
-    return hutch_error_set(err, EBADMSG, "audit log: %s" AUDIT_HEAD_SUFFIX " %s", l->name, head_problem(hp));
-  if (head_len == 0)
-    h = (struct head){.cap = cap ? cap : AUDIT_DEFAULT_CAP};
+  if (head_load(l, cap, &h, &head_len, err) < 0)
+    return -1;
   if ((uint64_t)sst.st_size != h.bytes)
     return hutch_error_set(err, EBADMSG, "audit log: %s holds %" PRIu64 " bytes, its head says %" PRIu64, l->name,
                            (uint64_t)sst.st_size, h.bytes);
@@ -389,6 +398,27 @@ static int append_locked(struct audit_log *l, uint64_t cap, const struct audit_r
   if (h.lines != lines && head_store(l, &h, head_len, r < 0 ? NULL : err) < 0)
     return -1;
   return r;
+}
+
+int audit_log_room(struct audit_log *l, uint64_t *room, hutch_error_t *err) {
+  *room = 0;
+  while (flock(l->log_fd, LOCK_SH) < 0)
+    if (errno != EINTR)
+      return hutch_error_sys(err, "audit log: lock %s", l->name);
+  struct head h;
+  size_t head_len;
+  int r = head_load(l, 0, &h, &head_len, err);
+  (void)flock(l->log_fd, LOCK_UN);
+  if (r < 0)
+    return -1;
+  if (h.state == HEAD_OPEN && h.bytes < h.cap)
+    *room = h.cap - h.bytes;
+  return 0;
+}
+
+size_t audit_rec_line_max(const struct audit_rec *r) {
+  /* line_compose's: a seq of 20 digits, the hash, a time of 24 characters. */
+  return sizeof("{\"seq\":,\"prev\":\"\",\"time\":\"\",\"type\":\"\"}\n") + 20 + 64 + 24 + strlen(r->type) + r->len;
 }
 
 int audit_log_append_n(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, hutch_error_t *err) {
@@ -446,6 +476,27 @@ static void line_type(const char *text, size_t len, char *type, size_t tlen) {
   type[i] = '\0';
 }
 
+/* The value of a number member of a record hutch wrote with numbers only
+ * (net_summary, net_dropped); 0 when absent. */
+static uint64_t line_u64(const char *text, size_t len, const char *key) {
+  char want[40];
+  int n = snprintf(want, sizeof(want), ",\"%s\":", key);
+  const char *p = memmem(text, len, want, (size_t)n);
+  return p ? strtoull(p + n, NULL, 10) : 0;
+}
+
+/* What the records about the proxy's log say, for the verdict. */
+static void line_network(const char *text, size_t len, const char *type, struct audit_verdict *v) {
+  if (strcmp(type, "net_summary") == 0) {
+    v->net = true;
+    v->net_requests = line_u64(text, len, "requests");
+    v->net_unlogged = line_u64(text, len, "unlogged");
+    v->net_not_joined = line_u64(text, len, "not_joined");
+  } else if (strcmp(type, "net_unread") == 0) {
+    v->net = v->net_unread = true;
+  }
+}
+
 static int verify_locked(int log_fd, int head_fd, void (*line)(const char *text, size_t len, uint64_t no, void *data),
                          void *data, struct audit_verdict *v, hutch_error_t *err) {
   *v = (struct audit_verdict){.ok = true};
@@ -492,6 +543,7 @@ static int verify_locked(int log_fd, int head_fd, void (*line)(const char *text,
     ended = strcmp(type, "end") == 0;
     if (strcmp(type, "capped") == 0)
       v->capped = true;
+    line_network(buf, (size_t)n - 1, type, v);
   }
   if (ferror(f))
     return hutch_error_sys(err, "audit log: read");
@@ -534,15 +586,19 @@ int audit_copy_to(int dirfd, const char *name, const char *dest, hutch_error_t *
   _cleanup_free_ char *head_name = xasprintf("%s" AUDIT_HEAD_SUFFIX, name);
   names[1] = head_name;
   for (int i = 0; i < 2; i++) {
-    size_t len;
-    _cleanup_free_ char *data = read_regular_file_at(dirfd, names[i], AUDIT_DEFAULT_CAP * 4, &len);
-    if (data == NULL)
+    /* Copied through a buffer: a log of any bound ([limits] audit_log =
+     * max) costs no more memory than a small one. */
+    _cleanup_close_ int fd = openat(dirfd, names[i], O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) < 0)
       return hutch_error_sys(err, "audit log: read %s", names[i]);
+    if (!S_ISREG(st.st_mode))
+      return hutch_error_set(err, EINVAL, "audit log: %s is not a regular file", names[i]);
     _cleanup_free_ char *to = i == 0 ? xstrdup(dest) : xasprintf("%s" AUDIT_HEAD_SUFFIX, dest);
     /* No fsync, as for the log itself (hutch-audit(5), "Durability"): two
      * of them were 2 to 5 ms of every `hutch run`'s teardown. */
-    if (write_file_replace(to, data, len, 0600) < 0)
-      return hutch_error_sys(err, "audit log: write %s", to);
+    if (copy_file_replace(to, fd, 0600) < 0)
+      return hutch_error_sys(err, "audit log: copy %s to %s", names[i], to);
   }
   return 0;
 }

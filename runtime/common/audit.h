@@ -74,6 +74,12 @@ int audit_log_open(int dirfd, const char *name, struct audit_log *l, hutch_error
 void audit_log_close(struct audit_log *l);
 /* As audit_append_n. */
 int audit_log_append_n(struct audit_log *l, uint64_t cap, const struct audit_rec *recs, size_t n, hutch_error_t *err);
+/* The bytes the log may still take before its cap (0 once capped or
+ * ended), read from its head: what records that may be left out (the
+ * proxy's lines) are measured against. */
+int audit_log_room(struct audit_log *l, uint64_t *room, hutch_error_t *err);
+/* The most bytes r's line takes in a log (its members and the chain's). */
+size_t audit_rec_line_max(const struct audit_rec *r);
 
 /* The result of a verification. */
 struct audit_verdict {
@@ -84,6 +90,12 @@ struct audit_verdict {
   bool ended;  /* the last record is "end" */
   bool capped; /* a "capped" record is in it */
   bool headed; /* a head file was there and was compared */
+  /* The proxy's log (--net proxy), as the records net_summary, net_dropped
+   * and net_unread say: its requests, those it counted without logging
+   * them, its lines not joined to this log; or that it was not read. */
+  bool net;
+  bool net_unread;
+  uint64_t net_requests, net_unlogged, net_not_joined;
 };
 /* Reads the log at log_fd and its head (head_fd, -1 when absent), checking
  * every line's place and hash; each complete line goes to `line` (when not

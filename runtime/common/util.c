@@ -135,12 +135,23 @@ int write_file_at(int dirfd, const char *path, const void *data, size_t len, int
   return 0;
 }
 
-static int replace_file(const char *path, const void *data, size_t len, int mode, bool sync) {
+int copy_all(int fd, int src_fd) {
+  char buf[64 * 1024];
+  ssize_t n;
+  while ((n = read_all(src_fd, buf, sizeof(buf))) > 0)
+    if (write_all(fd, buf, (size_t)n) < 0)
+      return -1;
+  return n < 0 ? -1 : 0;
+}
+
+/* data (src_fd < 0) or all of src_fd, to a temporary name beside path,
+ * then renamed over it. */
+static int replace_file(const char *path, const void *data, size_t len, int src_fd, int mode, bool sync) {
   _cleanup_free_ char *tmp = xasprintf("%s.tmp.%d", path, (int)getpid());
   _cleanup_close_ int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, mode);
   if (fd < 0)
     return -1;
-  if (write_all(fd, data, len) < 0 || (sync && fsync(fd) < 0)) {
+  if ((src_fd >= 0 ? copy_all(fd, src_fd) : write_all(fd, data, len)) < 0 || (sync && fsync(fd) < 0)) {
     int saved = errno;
     unlink(tmp);
     errno = saved;
@@ -156,11 +167,15 @@ static int replace_file(const char *path, const void *data, size_t len, int mode
 }
 
 int write_file_atomic(const char *path, const void *data, size_t len, int mode) {
-  return replace_file(path, data, len, mode, true);
+  return replace_file(path, data, len, -1, mode, true);
 }
 
 int write_file_replace(const char *path, const void *data, size_t len, int mode) {
-  return replace_file(path, data, len, mode, false);
+  return replace_file(path, data, len, -1, mode, false);
+}
+
+int copy_file_replace(const char *path, int src_fd, int mode) {
+  return replace_file(path, NULL, 0, src_fd, mode, false);
 }
 
 /* All of fd, at most max bytes (EFBIG past that), NUL-terminated. */

@@ -82,6 +82,9 @@ char *xvasprintf(const char *fmt, va_list ap) HUTCH_PRINTF(1, 0);
 /* Retry on EINTR; return -1/errno on error, bytes otherwise. */
 ssize_t read_all(int fd, void *buf, size_t len);
 int write_all(int fd, const void *buf, size_t len);
+/* What is left to read of src_fd, written to fd through a buffer of fixed
+ * size; -1/errno on a failed read or write. */
+int copy_all(int fd, int src_fd);
 /* A directory (or an O_PATH fd of one) as a sandboxed command's stdin,
  * stdout or stderr (stream 0-2) would hand it the host's file tree: its
  * /proc/self/fd/N, then "..", walks the host's mounts.  Refused (EISDIR),
@@ -96,6 +99,9 @@ int write_file_atomic(const char *path, const void *data, size_t len, int mode);
  * after a crash of hutch; a crash of the host before the kernel's
  * writeback may leave it empty. */
 int write_file_replace(const char *path, const void *data, size_t len, int mode);
+/* The same with what is left to read of src_fd, copied through a buffer of
+ * fixed size (a file of any size, in bounded memory). */
+int copy_file_replace(const char *path, int src_fd, int mode);
 /* Read a whole file (at most max bytes, NUL-terminated); NULL on error with errno set. */
 char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 

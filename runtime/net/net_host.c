@@ -260,7 +260,10 @@ int net_host_proxy_ready(struct net_host *nh, hutch_error_t *err) {
   return sync_expect(nh->channel, SYNC_READY, NULL, 0, NULL, "network: start the proxy", err);
 }
 
-static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
+/* `grace_ms`: how long it may take to end by itself first (it does once
+ * the sandbox's init is gone, after its last lines: the connections it
+ * closes, what it counted without logging). */
+static void kill_proxy(pid_t pid, uint64_t start_time, bool ours, int grace_ms) {
   if (pid <= 0)
     return;
   int pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
@@ -271,6 +274,10 @@ static void kill_proxy(pid_t pid, uint64_t start_time, bool ours) {
     close(pidfd);
     return;
   }
+  struct pollfd ended = {pidfd, POLLIN, 0};
+  double until = monotonic_seconds() + grace_ms / 1e3;
+  while (grace_ms > 0 && poll(&ended, 1, grace_ms) < 0 && errno == EINTR)
+    grace_ms = (int)((until - monotonic_seconds()) * 1e3);
   syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
   if (ours) {
     while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
@@ -318,7 +325,7 @@ void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
       close(nh->channel);
     nh->channel = -1;
     if (n == 0 && nh->proxy_pid > 0) {
-      kill_proxy(nh->proxy_pid, 0, true);
+      kill_proxy(nh->proxy_pid, 0, true, 0);
       nh->proxy_pid = -1;
     } else if (n == 0) {
       join_proxy_thread(nh, false);
@@ -327,11 +334,9 @@ void net_host_finish(struct net_host *nh, struct hutch_net_summary *summary) {
     }
   }
   if (summary) {
-    memset(summary, 0, sizeof(*summary));
-    summary->proxy = true;
-    hutch_error_t ignored = NULL;
-    if (hutch_net_summarize(nh->audit_log, summary, &ignored) < 0)
-      hutch_error_free(&ignored);
+    hutch_error_t unread = NULL; /* in summary->unread */
+    if (hutch_net_summarize(nh->audit_log, summary, &unread) < 0)
+      hutch_error_free(&unread);
     if (nh->audit_log_in_state)
       summary->audit_log[0] = '\0';
   }
@@ -347,7 +352,7 @@ void net_host_abort(struct net_host *nh) {
     close(nh->channel);
   nh->channel = -1;
   if (nh->proxy_pid > 0)
-    kill_proxy(nh->proxy_pid, 0, true);
+    kill_proxy(nh->proxy_pid, 0, true, 0);
   nh->proxy_pid = -1;
   join_proxy_thread(nh, true);
   if (nh->subnet_held)
@@ -375,28 +380,38 @@ void net_host_clear(struct net_host *nh) {
 }
 
 void net_host_teardown(int state_fd, const char *id, pid_t proxy_pid, uint64_t proxy_start_time) {
+  /* Its init is gone by now: the proxy is ending. */
   if (proxy_pid > 0 && proxy_start_time != 0)
-    kill_proxy(proxy_pid, proxy_start_time, false);
+    kill_proxy(proxy_pid, proxy_start_time, false, 2000);
   subnet_release(state_fd, id);
 }
 
 int hutch_net_summarize(const char *audit_log, struct hutch_net_summary *out, hutch_error_t *err) {
   struct proxy_audit_summary s;
-  if (proxy_audit_summarize(audit_log, &s, err) < 0)
-    return -1;
+  memset(out, 0, sizeof(*out));
   out->proxy = true;
   snprintf(out->audit_log, sizeof(out->audit_log), "%s", audit_log);
+  if (proxy_audit_summarize(audit_log, &s, err) < 0) {
+    /* Never a count of zero for a log that was not read. */
+    snprintf(out->unread, sizeof(out->unread), "%s", (*err)->msg);
+    return -1;
+  }
   out->requests = s.requests;
   out->allowed = s.allowed;
   out->refused = s.refused;
   out->errors = s.errors;
-  out->top_refused[0] = '\0';
+  out->unlogged = s.unlogged;
   if (s.n_top_refused > 0)
     snprintf(out->top_refused, sizeof(out->top_refused), "%s", s.top_refused[0]);
   return 0;
 }
 
 void hutch_net_summary_format(const struct hutch_net_summary *s, char *buf, size_t len) {
+  if (s->unread[0]) {
+    _cleanup_free_ char *why = text_escape_cstr(s->unread);
+    snprintf(buf, len, "requests unknown: the proxy's log could not be read (%s)", why);
+    return;
+  }
   int n = snprintf(buf, len, "%llu request%s, %llu allowed, %llu refused", (unsigned long long)s->requests,
                    s->requests == 1 ? "" : "s", (unsigned long long)s->allowed, (unsigned long long)s->refused);
   if (s->top_refused[0] && n > 0 && (size_t)n < len) {
@@ -405,5 +420,8 @@ void hutch_net_summary_format(const struct hutch_net_summary *s, char *buf, size
     n += snprintf(buf + n, len - (size_t)n, " (%s)", host);
   }
   if (s->errors && n > 0 && (size_t)n < len)
-    snprintf(buf + n, len - (size_t)n, ", %llu failed", (unsigned long long)s->errors);
+    n += snprintf(buf + n, len - (size_t)n, ", %llu failed", (unsigned long long)s->errors);
+  if (s->unlogged && n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, "; %llu counted, not logged (refusals past the rate, or log_max reached)",
+             (unsigned long long)s->unlogged);
 }

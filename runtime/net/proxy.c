@@ -88,6 +88,20 @@ static void set_listening(struct listener *l, bool on) {
     hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: epoll_ctl (listener)");
 }
 
+/* Paused until the sweep after `seconds`: connections wait in the
+ * kernel's backlog meanwhile. */
+static void pause_listener(struct listener *l, double now, double seconds) {
+  if (l->paused_until > 0)
+    return;
+  l->paused_until = now + seconds;
+  set_listening(l, false);
+}
+
+void listener_refused(struct listener *l, double now) {
+  if (!proxy_bucket_take(&l->serve_tokens, PROXY_REFUSALS_SERVED, PROXY_REFUSALS_SERVED, now))
+    pause_listener(l, now, 0.1);
+}
+
 /* A Unix socket's path can be reached by whatever sees the file (a sandbox
  * with a bind of the directory, a process of the same uid): a proxy meant
  * for one process serves only the connections that process made, as the
@@ -116,8 +130,7 @@ static void accept_batch(struct listener *l, double now) {
     if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
       /* Level-triggered: without a pause the loop would spin on it. */
       hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: accept (sandbox %s), pausing for 100 ms", l->sandbox_id);
-      l->paused_until = now + 0.1;
-      set_listening(l, false);
+      pause_listener(l, now, 0.1);
     } else if (errno != EAGAIN) {
       hutch_log_errno(HUTCH_LOG_WARNING, errno, "proxy: accept (sandbox %s)", l->sandbox_id);
     }
@@ -159,6 +172,7 @@ static void sweep(struct proxy *p, double now) {
       l->paused_until = 0;
       set_listening(l, true);
     }
+    proxy_log_tick(l, now);
     for (struct conn *c = l->conns, *next; c; c = next) {
       next = c->next;
       conn_timeout_check(c, now);
@@ -189,10 +203,13 @@ static void bury(struct proxy *p) {
   }
 }
 
+/* Every connection closed and logged, then what was counted instead. */
 static void close_all(struct proxy *p, const char *why) {
-  for (size_t i = 0; i < p->n_listeners; i++)
+  for (size_t i = 0; i < p->n_listeners; i++) {
     while (p->listeners[i]->conns)
       conn_close(p->listeners[i]->conns, why);
+    proxy_log_end(p->listeners[i]);
+  }
   bury(p);
 }
 

@@ -33,13 +33,34 @@ int proxy_add_listener(struct proxy *p, const struct proxy_listener_config *cfg,
 int proxy_run(struct proxy *p, int stop_fd, hutch_error_t *err);
 void proxy_free(struct proxy *p);
 
-/* Totals of an audit log, for the line `hutch` prints after a run. */
+/* A proxy audit log read line by line, in memory of a fixed size whatever
+ * the file's: only a regular file, never through a link.  proxy_log_next
+ * returns 1 with the next line (without its newline, NUL-terminated, cut
+ * at PROXY_LOG_LINE_MAX bytes, valid until the next call), 0 at the end,
+ * -1 when the file cannot be read. */
+#define PROXY_LOG_LINE_MAX (16 * 1024)
+struct proxy_log_reader;
+int proxy_log_open(const char *path, struct proxy_log_reader **out, hutch_error_t *err);
+int proxy_log_next(struct proxy_log_reader *r, const char **line, hutch_error_t *err);
+void proxy_log_close(struct proxy_log_reader *r);
+
+/* Totals of an audit log, for the line `hutch` prints after a run and the
+ * audit log's net_summary.  Lines whose decision is "unlogged" add the
+ * requests the proxy counted without logging them (rate, log_max). */
+struct proxy_refusals;
 struct proxy_audit_summary {
   uint64_t requests, allowed, refused, errors;
+  uint64_t unlogged; /* of the requests, counted without a line of their own */
   uint64_t bytes_up, bytes_down;
-  char top_refused[5][256]; /* "host:port (reason) xN" for the most frequent refusals */
+  uint64_t lines, bad_lines; /* non-empty lines; those not a line of the proxy's */
+  char top_refused[5][256];  /* "host:port (reason) xN" for the most frequent refusals */
   size_t n_top_refused;
+  struct proxy_refusals *refusals; /* while lines are added */
 };
+/* Starting from a zeroed summary: each line, then finish (which frees). */
+void proxy_summary_add_line(struct proxy_audit_summary *s, const char *line);
+void proxy_summary_finish(struct proxy_audit_summary *s);
+/* The whole log, streamed. */
 int proxy_audit_summarize(const char *path, struct proxy_audit_summary *out, hutch_error_t *err);
 
 #endif

@@ -139,8 +139,13 @@ void conn_close(struct conn *c, const char *error) {
         .duration_ms = (now - c->start) * 1000.0,
         .error = c->error[0] ? c->error : NULL,
     };
-    proxy_audit_write(l->audit_fd, &r);
+    proxy_log_request(l, &r, now);
+    if (strcmp(c->decision, "allow") != 0)
+      listener_refused(l, now);
   }
+  if (c->lingers)
+    l->lingering--;
+  c->lingers = false;
   pending_remove(c);
   cancel_job(c);
   uncount(c);
@@ -188,7 +193,9 @@ static const char *status_text(int status) {
 }
 
 /* Answers the client with `status` and a one-line reason, then lingers
- * until the client closes (or PROXY_LINGER passes). */
+ * until the client closes (or PROXY_LINGER passes), unless
+ * PROXY_LINGER_MAX others of its sandbox linger already: then it is
+ * closed once the answer is written.  Its buffers shrink to the answer. */
 static void respond(struct conn *c, int status, const char *decision, const char *rule, const char *reason) {
   char line[200];
   snprintf(line, sizeof(line), "%s", reason);
@@ -202,16 +209,28 @@ static void respond(struct conn *c, int status, const char *decision, const char
   cancel_job(c);
   close_upstream(c);
   uncount(c);
+  struct listener *l = c->l;
+  if (c->state != CONN_LINGER && l->lingering < PROXY_LINGER_MAX) {
+    l->lingering++;
+    c->lingers = true;
+  }
   c->state = CONN_LINGER;
   c->deadline = monotonic_seconds() + PROXY_LINGER;
   char refused[240] = "";
   if (status == 403)
     snprintf(refused, sizeof(refused), "X-Hutch-Refused: %s\r\n", line);
-  c->u2c.start = 0;
+  char answer[sizeof(line) + sizeof(refused) + 160];
   int n =
-      snprintf(c->u2c.data, c->u2c.cap,
+      snprintf(answer, sizeof(answer),
                "HTTP/1.1 %d %s\r\nContent-Type: text/plain\r\nContent-Length: %zu\r\nConnection: close\r\n%s\r\n%s\n",
                status, status_text(status), strlen(line) + 1, refused, line);
+  if (n < 0 || (size_t)n >= sizeof(answer))
+    n = (int)sizeof(answer) - 1; /* cannot happen: line and refused are bounded above */
+  /* What the client sends now is read into a scratch buffer and dropped. */
+  buf_free(l->p, &c->c2u);
+  buf_free(l->p, &c->u2c);
+  buf_init(l->p, &c->u2c, (size_t)n);
+  memcpy(c->u2c.data, answer, (size_t)n);
   c->u2c.end = (size_t)n;
 }
 
@@ -669,7 +688,7 @@ static bool settle(struct conn *c) {
       shutdown(c->client.fd, SHUT_WR);
       c->client_shut = true;
     }
-    if (c->client_eof && buf_len(&c->u2c) == 0) {
+    if ((c->client_eof || !c->lingers) && buf_len(&c->u2c) == 0) {
       conn_close(c, NULL);
       return false;
     }

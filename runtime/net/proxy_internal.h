@@ -25,6 +25,18 @@
 #define PROXY_LINGER 2.0
 /* Longest wait for a name or a connect; the idle timeout when shorter. */
 #define PROXY_CONNECT_TIMEOUT 30.0
+/* Answered errors lingering at once per sandbox; past them an answer is
+ * written and its connection closed at once: a sandbox that opens
+ * connections only to be refused and never closes them makes the proxy
+ * hold no more than these. */
+#define PROXY_LINGER_MAX 64
+/* Refusals and errors answered a second per sandbox (after a burst of as
+ * many) before its listener stops accepting until the bucket has refilled:
+ * a sandbox looping refused requests then makes the proxy work at this
+ * pace, not at its own.  Connections wait in the kernel's backlog. */
+#define PROXY_REFUSALS_SERVED 500
+/* Bytes of log_max kept for the lines that say what was not logged. */
+#define PROXY_LOG_RESERVE 1024
 
 enum endpoint_kind { EP_LISTENER, EP_CLIENT, EP_UPSTREAM, EP_RESOLVER, EP_STOP };
 
@@ -62,6 +74,7 @@ struct conn {
   struct proxy_buf c2u, u2c;
   bool client_eof, up_eof, client_shut, up_shut;
   bool counted;       /* in l->active */
+  bool lingers;       /* in l->lingering: its answer waits for the client to close */
   uint64_t body_left; /* plain HTTP: body bytes still to forward */
   bool sni_pending;
   bool tls_required; /* the tunnel must start with a ClientHello naming host */
@@ -84,12 +97,38 @@ struct conn {
   bool dead;
 };
 
+/* A token bucket: `rate` tokens a second, `burst` at most. */
+struct proxy_bucket {
+  double tokens, at; /* at 0: full */
+};
+/* True (and one token less) when it holds a token at `now`; pure. */
+bool proxy_bucket_take(struct proxy_bucket *b, double rate, double burst, double now);
+
+/* Requests answered without a line of their own in the log. */
+struct proxy_unlogged {
+  uint64_t allowed, refused, errors, bytes_up, bytes_down;
+};
+
 struct listener {
   struct proxy *p;
   struct endpoint ep;
   char *sandbox_id;
   const struct net_policy *policy;
   int audit_fd;
+  /* The log (proxy_audit.c): the bytes this listener wrote to it (a
+   * file shared with others, such as a build's log, counts only those),
+   * whether they reached log_max, what was counted instead, and the
+   * refusals' rate. */
+  uint64_t log_bytes;
+  bool log_full;
+  int log_errno; /* a write failed: the later lines are counted, not written */
+  struct proxy_bucket log_tokens;
+  struct proxy_unlogged rated; /* past the rate, not yet reported */
+  double rated_since;
+  struct proxy_unlogged dropped; /* past log_max, reported when the proxy ends */
+  bool log_ended;
+  struct proxy_bucket serve_tokens; /* refusals answered (PROXY_REFUSALS_SERVED) */
+  unsigned lingering;
   pid_t peer_pid; /* > 0: connections from any other process are closed unserved */
   unsigned active;
   uint64_t bytes_used;
@@ -138,6 +177,9 @@ struct resolve_job *resolver_take_done(struct resolver *r);
 void resolver_free(struct resolver *r);
 /* proxy.c: the proxy's resolver, started on first use; NULL on failure. */
 struct resolver *proxy_resolver(struct proxy *p, hutch_error_t *err);
+/* proxy.c: a refusal or error was answered; past PROXY_REFUSALS_SERVED a
+ * second the listener pauses. */
+void listener_refused(struct listener *l, double now);
 
 /* proxy_audit.c */
 struct audit_record {
@@ -150,8 +192,14 @@ struct audit_record {
   double duration_ms;
   const char *error; /* NULL: null */
 };
-/* One line with one write(): lines of concurrent writers never interleave. */
-void proxy_audit_write(int fd, const struct audit_record *r);
+/* One request's line, with one write() (lines of concurrent writers never
+ * interleave), or counted instead: a refusal or error past
+ * NET_LOG_REFUSALS_PER_SECOND, any request once the log reached log_max. */
+void proxy_log_request(struct listener *l, const struct audit_record *r, double now);
+/* The sweep: the refusals counted past the rate, one line a second. */
+void proxy_log_tick(struct listener *l, double now);
+/* The proxy ends: what is still counted, and what log_max kept out. */
+void proxy_log_end(struct listener *l);
 /* JSON string escaping into a growing buffer (exposed for the unit test). */
 char *proxy_json_escape(const char *s);
 

@@ -1,26 +1,118 @@
-/* Totals of a proxy audit log (proxy_audit_summarize): the file holds the
- * flat JSON objects proxy_audit.c writes, one a line.  Each line is parsed
- * as such an object; a line that is not one (a torn or foreign line) is
- * skipped, never trusted halfway. */
+/* Reading a proxy audit log (proxy.h): line by line through a buffer of
+ * fixed size, whatever the file's size (the sandbox set its pace and chose
+ * its contents), and the totals of its lines.  Each line is parsed as the
+ * flat JSON object proxy_audit.c writes; a line that is not one (a torn or
+ * foreign line) is counted as such, never trusted halfway. */
 #include "config.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "proxy_internal.h"
 #include "util.h"
 
-#define SUMMARY_MAX_LOG (256u << 20)
 #define SUMMARY_MAX_KEYS 512
+#define READ_CHUNK (64 * 1024)
+
+/* ---- the reader ---- */
+
+struct proxy_log_reader {
+  int fd;
+  char *path;
+  char *buf; /* READ_CHUNK + 1, for the NUL after the last line */
+  size_t start, end;
+  bool eof;
+  bool skipping; /* the rest of a line cut at PROXY_LOG_LINE_MAX */
+};
+
+int proxy_log_open(const char *path, struct proxy_log_reader **out, hutch_error_t *err) {
+  *out = NULL;
+  /* Never a FIFO or a device to wait on, never through a link. */
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW);
+  if (fd < 0)
+    return hutch_error_sys(err, "proxy log %s: open", path);
+  struct stat st;
+  if (fstat(fd, &st) < 0)
+    return hutch_error_sys(err, "proxy log %s: stat", path);
+  if (!S_ISREG(st.st_mode))
+    return hutch_error_set(err, EINVAL, "proxy log %s is not a regular file", path);
+  struct proxy_log_reader *r = xcalloc(1, sizeof(*r));
+  r->fd = steal_fd(&fd);
+  r->path = xstrdup(path);
+  r->buf = xmalloc(READ_CHUNK + 1);
+  *out = r;
+  return 0;
+}
+
+void proxy_log_close(struct proxy_log_reader *r) {
+  if (r == NULL)
+    return;
+  close(r->fd);
+  free(r->path);
+  free(r->buf);
+  free(r);
+}
+
+int proxy_log_next(struct proxy_log_reader *r, const char **line, hutch_error_t *err) {
+  for (;;) {
+    char *at = r->buf + r->start;
+    size_t have = r->end - r->start;
+    char *nl = memchr(at, '\n', have);
+    if (nl != NULL) {
+      *nl = '\0';
+      r->start += (size_t)(nl - at) + 1;
+      if (r->skipping) {
+        r->skipping = false;
+        continue;
+      }
+      *line = at;
+      return 1;
+    }
+    if (!r->skipping && have >= PROXY_LOG_LINE_MAX) {
+      /* The rest of the line, to its newline, is dropped. */
+      at[PROXY_LOG_LINE_MAX] = '\0';
+      r->skipping = true;
+      r->start = r->end;
+      *line = at;
+      return 1;
+    }
+    if (r->skipping) {
+      r->start = r->end;
+      have = 0;
+    }
+    if (r->eof) {
+      if (have == 0)
+        return 0;
+      at[have] = '\0'; /* a last line without its newline: torn */
+      r->start = r->end;
+      *line = at;
+      return 1;
+    }
+    memmove(r->buf, at, have);
+    r->start = 0;
+    r->end = have;
+    ssize_t n;
+    while ((n = read(r->fd, r->buf + r->end, READ_CHUNK - r->end)) < 0 && errno == EINTR)
+      ;
+    if (n < 0)
+      return hutch_error_sys(err, "proxy log %s: read", r->path);
+    r->eof = n == 0;
+    r->end += (size_t)n;
+  }
+}
 
 struct fields {
   char decision[16];
   char host[256];
   char rule[160];
   uint64_t port, bytes_up, bytes_down;
+  uint64_t allowed, refused, errors; /* an "unlogged" line's */
 };
 
 /* A JSON string at *p (after the opening quote) into out (truncated). */
@@ -138,6 +230,12 @@ static bool parse_line(const char *line, struct fields *f) {
       f->bytes_up = num;
     else if (!is_str && strcmp(key, "bytes_down") == 0)
       f->bytes_down = num;
+    else if (!is_str && strcmp(key, "allowed") == 0)
+      f->allowed = num;
+    else if (!is_str && strcmp(key, "refused") == 0)
+      f->refused = num;
+    else if (!is_str && strcmp(key, "errors") == 0)
+      f->errors = num;
     skip_ws(&p);
     if (*p == ',') {
       p++;
@@ -155,6 +253,59 @@ struct refusal {
   uint64_t count;
 };
 
+struct proxy_refusals {
+  size_t n;
+  struct refusal e[SUMMARY_MAX_KEYS];
+};
+
+static void count_refusal(struct proxy_audit_summary *s, const struct fields *f) {
+  if (s->refusals == NULL)
+    s->refusals = xcalloc(1, sizeof(*s->refusals));
+  struct proxy_refusals *r = s->refusals;
+  char key[256];
+  snprintf(key, sizeof(key), "%.120s:%" PRIu64 " (%.100s)", f->host[0] ? f->host : "-", f->port, f->rule);
+  size_t i;
+  for (i = 0; i < r->n; i++)
+    if (strcmp(r->e[i].key, key) == 0)
+      break;
+  if (i == r->n && r->n < SUMMARY_MAX_KEYS)
+    snprintf(r->e[r->n++].key, sizeof(r->e[0].key), "%s", key);
+  if (i < r->n)
+    r->e[i].count++;
+}
+
+void proxy_summary_add_line(struct proxy_audit_summary *s, const char *line) {
+  struct fields f;
+  if (*line == '\0')
+    return;
+  s->lines++;
+  if (!parse_line(line, &f)) {
+    s->bad_lines++;
+    return;
+  }
+  s->bytes_up += f.bytes_up;
+  s->bytes_down += f.bytes_down;
+  if (strcmp(f.decision, "unlogged") == 0) {
+    /* Requests the proxy counted instead of logging them. */
+    uint64_t n = f.allowed + f.refused + f.errors;
+    s->requests += n;
+    s->unlogged += n;
+    s->allowed += f.allowed;
+    s->refused += f.refused;
+    s->errors += f.errors;
+    return;
+  }
+  s->requests++;
+  if (strcmp(f.decision, "allow") == 0) {
+    s->allowed++;
+  } else if (strcmp(f.decision, "refuse") == 0) {
+    s->refused++;
+    count_refusal(s, &f);
+  } else {
+    s->errors++;
+  }
+}
+
 static int by_count(const void *a, const void *b) {
   const struct refusal *x = a, *y = b;
   if (x->count != y->count)
@@ -162,48 +313,29 @@ static int by_count(const void *a, const void *b) {
   return strcmp(x->key, y->key);
 }
 
+void proxy_summary_finish(struct proxy_audit_summary *s) {
+  struct proxy_refusals *r = s->refusals;
+  s->refusals = NULL;
+  if (r == NULL)
+    return;
+  qsort(r->e, r->n, sizeof(r->e[0]), by_count);
+  for (size_t i = 0; i < r->n && i < ARRAY_SIZE(s->top_refused); i++) {
+    snprintf(s->top_refused[i], sizeof(s->top_refused[i]), "%.200s x%" PRIu64, r->e[i].key, r->e[i].count);
+    s->n_top_refused++;
+  }
+  free(r);
+}
+
 int proxy_audit_summarize(const char *path, struct proxy_audit_summary *out, hutch_error_t *err) {
   *out = (struct proxy_audit_summary){0};
-  size_t len;
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, SUMMARY_MAX_LOG, &len);
-  if (text == NULL) {
-    if (errno == ENOENT)
-      return 0; /* no request was made */
-    return hutch_error_sys(err, "proxy audit log %s: read", path);
-  }
-  _cleanup_free_ struct refusal *refused = xcalloc(SUMMARY_MAX_KEYS, sizeof(*refused));
-  size_t n_refused = 0;
-  char *cursor = text;
-  while (cursor != NULL) {
-    char *line = strsep(&cursor, "\n");
-    struct fields f;
-    if (*line == '\0' || !parse_line(line, &f))
-      continue;
-    out->requests++;
-    out->bytes_up += f.bytes_up;
-    out->bytes_down += f.bytes_down;
-    if (strcmp(f.decision, "allow") == 0) {
-      out->allowed++;
-    } else if (strcmp(f.decision, "refuse") == 0) {
-      out->refused++;
-      char key[256];
-      snprintf(key, sizeof(key), "%.120s:%" PRIu64 " (%.100s)", f.host[0] ? f.host : "-", f.port, f.rule);
-      size_t i;
-      for (i = 0; i < n_refused; i++)
-        if (strcmp(refused[i].key, key) == 0)
-          break;
-      if (i == n_refused && n_refused < SUMMARY_MAX_KEYS)
-        snprintf(refused[n_refused++].key, sizeof(refused[0].key), "%s", key);
-      if (i < n_refused)
-        refused[i].count++;
-    } else {
-      out->errors++;
-    }
-  }
-  qsort(refused, n_refused, sizeof(*refused), by_count);
-  for (size_t i = 0; i < n_refused && i < ARRAY_SIZE(out->top_refused); i++) {
-    snprintf(out->top_refused[i], sizeof(out->top_refused[i]), "%.200s x%" PRIu64, refused[i].key, refused[i].count);
-    out->n_top_refused++;
-  }
-  return 0;
+  struct proxy_log_reader *r;
+  if (proxy_log_open(path, &r, err) < 0)
+    return -1;
+  const char *line;
+  int n;
+  while ((n = proxy_log_next(r, &line, err)) > 0)
+    proxy_summary_add_line(out, line);
+  proxy_log_close(r);
+  proxy_summary_finish(out);
+  return n;
 }

@@ -16,6 +16,10 @@
 
 #define DEFAULT_MAX_CONNECTIONS 256
 #define DEFAULT_IDLE_TIMEOUT 300.0
+/* The proxy's log: about 14,000 requests of a few hundred bytes each, far
+ * more than a session of package installs makes, and little on the disk
+ * of a host that runs many sandboxes (or keeps many run directories). */
+#define DEFAULT_LOG_MAX ((uint64_t)4 << 20)
 
 void net_policy_init(struct net_policy *p) {
   *p = (struct net_policy){0};
@@ -24,6 +28,7 @@ void net_policy_init(struct net_policy *p) {
   p->n_ports = 2;
   p->max_connections = DEFAULT_MAX_CONNECTIONS;
   p->idle_timeout = DEFAULT_IDLE_TIMEOUT;
+  p->log_max = DEFAULT_LOG_MAX;
   p->sni_check = true;
   p->tls_required[0] = 443;
   p->n_tls_required = 1;
@@ -481,6 +486,15 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
     p->byte_budget = v;
     return NULL;
   }
+  if (strcmp(key, "log_max") == 0) {
+    uint64_t v;
+    /* No "none": the log is on the host's disk, written at the sandbox's
+     * pace. */
+    if (!limits_parse_size(value, false, &v) || v < NET_LOG_MAX_MIN)
+      return "not a size of at least 16K (such as 4M, 64M)";
+    p->log_max = v;
+    return NULL;
+  }
   if (strcmp(key, "sni_check") == 0) {
     if (strcmp(value, "yes") == 0)
       p->sni_check = true;
@@ -508,8 +522,8 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
 }
 
 static const char *const known_keys[] = {"allow",           "allow_address", "resolve",     "ports",
-                                         "max_connections", "idle_timeout",  "byte_budget", "sni_check",
-                                         "tls_required",    "subnet",        "run"};
+                                         "max_connections", "idle_timeout",  "byte_budget", "log_max",
+                                         "sni_check",       "tls_required",  "subnet",      "run"};
 
 bool net_policy_known_key(const char *key) {
   for (size_t i = 0; i < ARRAY_SIZE(known_keys); i++)
@@ -749,6 +763,10 @@ void net_policy_describe(const struct net_policy *p, FILE *out) {
   } else {
     fprintf(out, "  byte_budget: none\n");
   }
+  char log_max[32];
+  hutch_format_size(p->log_max, log_max, sizeof(log_max));
+  fprintf(out, "  log_max: %s (the proxy's log of one sandbox; refusals past %d a second are counted, not logged)\n",
+          log_max, NET_LOG_REFUSALS_PER_SECOND);
   fprintf(out, "  sni_check: %s\n", p->sni_check ? "yes" : "no");
   fprintf(out, "  tls_required:");
   if (p->tls_required_all)

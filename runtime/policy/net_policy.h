@@ -60,6 +60,7 @@ struct net_policy {
   unsigned max_connections; /* concurrent connections per sandbox; default 256 */
   double idle_timeout;      /* seconds without traffic before a connection is closed; default 300 */
   uint64_t byte_budget;     /* bytes both ways per sandbox, 0 = none */
+  uint64_t log_max;         /* bytes of the proxy's log per sandbox (proxy_audit.c); default 4 MiB */
   bool sni_check;           /* CONNECT: a TLS ClientHello's SNI must equal the CONNECT host; default yes */
   struct net_cidr subnet;   /* range the per-sandbox /30 links come from; default 10.89.0.0/16 */
   char *source;             /* file the network part came from, for messages */
@@ -73,6 +74,15 @@ struct net_policy {
   bool run_proxy;
   unsigned run_line;
 };
+
+/* The smallest log_max: room for a burst of refusals and the records
+ * that say what was not logged. */
+#define NET_LOG_MAX_MIN ((uint64_t)16 << 10)
+/* Refusals and errors the proxy logs a second, after a first burst of
+ * NET_LOG_REFUSAL_BURST; the others are answered and counted
+ * (proxy_audit.c). */
+#define NET_LOG_REFUSALS_PER_SECOND 10
+#define NET_LOG_REFUSAL_BURST 100
 
 void net_policy_init(struct net_policy *p); /* the defaults above, nothing allowed */
 void net_policy_clear(struct net_policy *p);

@@ -424,6 +424,7 @@ static void describe_network_json(const struct net_policy *n, bool effective, cJ
     cJSON_AddNumberToObject(o, "byte_budget", (double)n->byte_budget);
   else
     cJSON_AddNullToObject(o, "byte_budget");
+  cJSON_AddNumberToObject(o, "log_max", (double)n->log_max);
   cJSON_AddBoolToObject(o, "sni_check", n->sni_check);
   if (n->tls_required_all) {
     cJSON_AddStringToObject(o, "tls_required", "all");

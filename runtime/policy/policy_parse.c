@@ -168,6 +168,7 @@ static const struct key_spec keys[] = {
     NETWORK_KEY("max_connections", false),
     NETWORK_KEY("idle_timeout", false),
     NETWORK_KEY("byte_budget", false),
+    NETWORK_KEY("log_max", false),
     NETWORK_KEY("sni_check", false),
     NETWORK_KEY("tls_required", false),
     NETWORK_KEY("subnet", false),

@@ -110,5 +110,10 @@ int hutch_audit_verify(const char *path, void (*line)(const char *text, size_t l
   out->ended = v.ended;
   out->capped = v.capped;
   out->headed = v.headed;
+  out->net = v.net;
+  out->net_unread = v.net_unread;
+  out->net_requests = v.net_requests;
+  out->net_unlogged = v.net_unlogged;
+  out->net_not_joined = v.net_not_joined;
   return 0;
 }

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "audit.h"
+#include "audit_proxy.h"
 #include "policy.h"
 #include "sha256.h"
 #include "signal_names.h"
@@ -324,33 +325,6 @@ void audit_sandbox_copy(int state_fd, const char *id, const char *direction, con
 
 /* ---- the end ---- */
 
-/* The proxy's lines, each one record "net" (its JSON kept as a string:
- * the proxy parsed what the sandbox sent, and this log does not trust it
- * to be well-formed), into recs[*k...], grown as needed. */
-static struct audit_rec *proxy_records(const char *proxy_log, struct audit_rec *recs, size_t *k, size_t spare) {
-  size_t len;
-  _cleanup_free_ char *data = proxy_log ? read_regular_file_at(AT_FDCWD, proxy_log, 4 * AUDIT_DEFAULT_CAP, &len) : NULL;
-  if (data == NULL)
-    return recs;
-  size_t n = 0;
-  for (size_t i = 0; i < len; i++)
-    n += data[i] == '\n';
-  recs = xrealloc(recs, (*k + n + 1 + spare) * sizeof(*recs));
-  size_t max = *k + n + 1;
-  for (char *line = data, *nl; *k < max && line < data + len; line = nl + 1) {
-    nl = memchr(line, '\n', (size_t)(data + len - line));
-    if (nl == NULL)
-      nl = data + len;
-    *nl = '\0';
-    if (*line == '\0')
-      continue;
-    audit_rec_init(&recs[*k], "net");
-    audit_rec_str(&recs[*k], "proxy", line);
-    (*k)++;
-  }
-  return recs;
-}
-
 static bool is_log_name(const char *name) {
   size_t l = strlen(name);
   return l >= 7 && l < 58 && strcmp(name + l - 6, ".jsonl") == 0;
@@ -478,24 +452,25 @@ void audit_sandbox_end(int state_fd, const char *id, const struct audit_rec *las
   struct stat st;
   if (dfd < 0 || fstatat(dfd, AUDIT_LOG_NAME, &st, AT_SYMLINK_NOFOLLOW) < 0)
     return; /* no log: the start failed before it, or it has been archived */
-  /* The command, the proxy's lines and the end: one append, one head
-   * update. */
-  size_t n = 0;
-  struct audit_rec *recs = xcalloc(2, sizeof(*recs));
-  if (last_cmd != NULL)
-    recs[n++] = *last_cmd;
-  size_t first_own = n;
-  recs = proxy_records(proxy_log, recs, &n, 1);
-  audit_rec_init(&recs[n], "end");
-  audit_rec_str(&recs[n], "reason", reason);
-  n++;
+  struct audit_log log;
   hutch_error_t err = NULL;
-  if (audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, n, &err) < 0 && err->errnum != EPIPE)
+  if (audit_log_open(dfd, AUDIT_LOG_NAME, &log, &err) < 0) {
     hutch_log_error(HUTCH_LOG_WARNING, err);
-  hutch_error_free(&err);
-  for (size_t i = first_own; i < n; i++)
-    audit_rec_free(&recs[i]);
-  free(recs);
+    hutch_error_free(&err);
+    return;
+  }
+  /* The command, the proxy's lines and the end: one append, one head
+   * update, unless the proxy's lines are many. */
+  struct audit_batch b;
+  audit_batch_init(&b, &log);
+  if (last_cmd != NULL)
+    audit_batch_borrow(&b, last_cmd);
+  if (proxy_log != NULL)
+    audit_proxy_join(&b, proxy_log);
+  audit_rec_str(audit_batch_add(&b, "end"), "reason", reason);
+  audit_batch_flush(&b);
+  audit_batch_free(&b);
+  audit_log_close(&log);
   if (copy_to && audit_copy_to(dfd, AUDIT_LOG_NAME, copy_to, &err) < 0) {
     hutch_log_error(HUTCH_LOG_WARNING, err);
     hutch_error_free(&err);

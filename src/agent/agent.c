@@ -764,13 +764,12 @@ teardown:
   if (r.net_proxy) {
     _cleanup_free_ char *audit_log = xasprintf("%s/proxy.log", r.dir);
     struct hutch_net_summary ns = {0};
-    hutch_error_t nerr = NULL;
-    if (hutch_net_summarize(audit_log, &ns, &nerr) == 0) {
-      char line[512];
-      hutch_net_summary_format(&ns, line, sizeof(line));
-      fprintf(stderr, "network: %s\n", line);
-    }
+    hutch_error_t nerr = NULL; /* in ns.unread, which the line says */
+    hutch_net_summarize(audit_log, &ns, &nerr);
     hutch_error_free(&nerr);
+    char line[512];
+    hutch_net_summary_format(&ns, line, sizeof(line));
+    fprintf(stderr, "network: %s\n", line);
   }
   print_answer(&r);
   run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.b.steps, r.dir);

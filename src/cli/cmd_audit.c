@@ -56,6 +56,25 @@ static void print_line(const char *text, size_t len, uint64_t no, void *data) {
   }
 }
 
+/* "; network: ..." when the log says what became of the proxy's lines:
+ * the requests counted but not logged, the lines left out at the bound,
+ * or that its log could not be read (then its requests are unknown). */
+static const char *network_text(const struct hutch_audit_verdict *v, char *buf, size_t len) {
+  if (!v->net)
+    return "";
+  if (v->net_unread) {
+    snprintf(buf, len, "; network: the proxy's log was not read (see its net_unread record): requests unknown");
+    return buf;
+  }
+  int n = snprintf(buf, len, "; network: %" PRIu64 " requests", v->net_requests);
+  if (v->net_unlogged && n > 0 && (size_t)n < len)
+    n += snprintf(buf + n, len - (size_t)n, ", %" PRIu64 " not logged by the proxy", v->net_unlogged);
+  if (v->net_not_joined && n > 0 && (size_t)n < len)
+    snprintf(buf + n, len - (size_t)n, ", %" PRIu64 " proxy lines not joined (the audit log's bound)",
+             v->net_not_joined);
+  return buf;
+}
+
 int cmd_audit(int argc, char **argv) {
   static const struct option longopts[] = {
       {"json", no_argument, NULL, OPT_JSON},
@@ -102,6 +121,7 @@ int cmd_audit(int argc, char **argv) {
     return cli_fail(&err);
   }
   _cleanup_free_ char *where = text_escape_cstr(path);
+  char net[256];
   if (p.json) {
     cJSON *o = cJSON_CreateObject();
     cJSON_AddStringToObject(o, "log", where);
@@ -115,6 +135,15 @@ int cmd_audit(int argc, char **argv) {
     cJSON_AddBoolToObject(o, "ended", v.ended);
     cJSON_AddBoolToObject(o, "capped", v.capped);
     cJSON_AddBoolToObject(o, "head", v.headed);
+    if (v.net) {
+      cJSON *jn = cJSON_AddObjectToObject(o, "network");
+      cJSON_AddBoolToObject(jn, "read", !v.net_unread);
+      if (!v.net_unread) {
+        cJSON_AddNumberToObject(jn, "requests", (double)v.net_requests);
+        cJSON_AddNumberToObject(jn, "unlogged", (double)v.net_unlogged);
+        cJSON_AddNumberToObject(jn, "not_joined", (double)v.net_not_joined);
+      }
+    }
     cJSON_AddItemToObject(o, "records", p.records);
     _cleanup_free_ char *text = cJSON_Print(o);
     cJSON_Delete(o);
@@ -122,8 +151,9 @@ int cmd_audit(int argc, char **argv) {
   } else {
     cJSON_Delete(p.records);
     if (v.ok)
-      printf("audit: %s: verified, %" PRIu64 " records, %s%s\n", where, v.lines,
-             v.ended ? "ended" : "open (the sandbox still runs)", v.capped ? ", capped: records were dropped" : "");
+      printf("audit: %s: verified, %" PRIu64 " records, %s%s%s\n", where, v.lines,
+             v.ended ? "ended" : "open (the sandbox still runs)", v.capped ? ", capped: records were dropped" : "",
+             network_text(&v, net, sizeof(net)));
     else
       printf("audit: %s: BROKEN: %s\n", where, v.reason);
   }

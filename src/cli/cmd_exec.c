@@ -478,11 +478,16 @@ static void add_network_json(cJSON *parent, enum hutch_net_mode mode, const char
   cJSON_AddStringToObject(o, "mode", mode == HUTCH_NET_PROXY ? "proxy" : "none");
   if (audit_log && audit_log[0])
     cJSON_AddStringToObject(o, "audit_log", audit_log);
-  if (sum && sum->proxy) {
+  if (sum && sum->proxy && sum->unread[0]) {
+    /* Unknown, not zero. */
+    cJSON_AddNullToObject(o, "requests");
+    cJSON_AddStringToObject(o, "unread", sum->unread);
+  } else if (sum && sum->proxy) {
     cJSON_AddNumberToObject(o, "requests", (double)sum->requests);
     cJSON_AddNumberToObject(o, "allowed", (double)sum->allowed);
     cJSON_AddNumberToObject(o, "refused", (double)sum->refused);
     cJSON_AddNumberToObject(o, "errors", (double)sum->errors);
+    cJSON_AddNumberToObject(o, "unlogged", (double)sum->unlogged);
     if (sum->top_refused[0])
       cJSON_AddStringToObject(o, "top_refused", sum->top_refused);
   }

@@ -89,7 +89,7 @@ nlog=$tmp/net.jsonl
 tap_fails "exec --net proxy to a host not allowed" \
   "$HUTCH_BIN" exec --rootfs "$img" --net proxy --allow pkgs.test:8080 --audit "$nlog" -- wget -q -O- http://evil.example/
 tap_ok "its log verifies" "$HUTCH_BIN" audit --quiet "$nlog"
-tap_is "$(types "$nlog")" "start command net end" "start, command, the proxy's decision, end"
+tap_is "$(types "$nlog")" "start command net net_summary end" "start, command, the proxy's decision, its summary, end"
 tap_is "$(field "$nlog" 1 'r["network"], r["allow"][-1]')" "('proxy', 'pkgs.test:8080')" \
   "start: network mode and the allowlist in force (the policy's, then --allow)"
 tap_is "$(field "$nlog" 3 '(lambda p: (p["host"], p["port"], p["decision"]))(__import__("json").loads(r["proxy"]))')" \

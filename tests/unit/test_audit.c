@@ -254,6 +254,48 @@ int main(void) {
     tap_ok(bad == 0 && v.ok && v.lines == 33, "appends through both and by name, interleaved, verify (%s)", v.reason);
   }
 
+  /* The room left under the cap, what a record's line takes at most, and
+   * what the records about the proxy's log tell the verification. */
+  {
+    unlinkat(dfd, "a.jsonl", 0);
+    unlinkat(dfd, "a.jsonl.head", 0);
+    append("start", NULL, NULL, 100000, &rc, &e);
+    struct audit_log l;
+    hutch_error_t err = NULL;
+    uint64_t room = 0;
+    struct stat st;
+    tap_ok(audit_log_open(dfd, "a.jsonl", &l, &err) == 0 && audit_log_room(&l, &room, &err) == 0 &&
+               fstatat(dfd, "a.jsonl", &st, 0) == 0 && room == 100000 - (uint64_t)st.st_size,
+           "audit_log_room: the cap less the log's bytes (%llu)", (unsigned long long)room);
+    struct audit_rec r[3];
+    audit_rec_init(&r[0], "net");
+    audit_rec_str(&r[0], "proxy", "{\"decision\":\"refuse\",\"requests\":7}");
+    audit_rec_init(&r[1], "net_summary");
+    audit_rec_u64(&r[1], "requests", 1234);
+    audit_rec_u64(&r[1], "unlogged", 1000);
+    audit_rec_u64(&r[1], "not_joined", 5);
+    audit_rec_init(&r[2], "net_unread");
+    audit_rec_str(&r[2], "error", "proxy log x is not a regular file");
+    fstatat(dfd, "a.jsonl", &st, 0);
+    off_t before = st.st_size;
+    tap_ok(audit_log_append_n(&l, 0, r, 2, &err) == 0, "a net and a net_summary record");
+    fstatat(dfd, "a.jsonl", &st, 0);
+    tap_ok((size_t)(st.st_size - before) <= audit_rec_line_max(&r[0]) + audit_rec_line_max(&r[1]),
+           "audit_rec_line_max: no line is longer (%lld bytes)", (long long)(st.st_size - before));
+    v = verify("a.jsonl", true);
+    tap_ok(v.ok && v.net && !v.net_unread && v.net_requests == 1234 && v.net_unlogged == 1000 && v.net_not_joined == 5,
+           "the verdict has the summary's requests, those not logged, the lines not joined (not the net line's)");
+    tap_ok(audit_log_append_n(&l, 0, &r[2], 1, &err) == 0, "a net_unread record");
+    v = verify("a.jsonl", true);
+    tap_ok(v.ok && v.net && v.net_unread, "the verdict says the proxy's log was not read");
+    for (int i = 0; i < 3; i++)
+      audit_rec_free(&r[i]);
+    append("end", "reason", "done", 0, &rc, &e);
+    tap_ok(audit_log_room(&l, &room, &err) == 0 && room == 0, "an ended log has no room");
+    audit_log_close(&l);
+    hutch_error_free(&err);
+  }
+
   char when[40];
   audit_format_time(0.25, when, sizeof(when));
   tap_is_str(when, "1970-01-01T00:00:00.250Z", "the epoch");

@@ -219,6 +219,7 @@ static void test_values(void) {
   tap_is_int(p.max_connections, 256, "default max_connections");
   tap_ok(p.idle_timeout == 300.0, "default idle_timeout 300 s");
   tap_ok(p.sni_check && p.byte_budget == 0, "default sni_check yes, no byte budget");
+  tap_ok(p.log_max == 4u << 20, "default log_max 4 MiB");
   _cleanup_error_ hutch_error_t err = NULL;
   tap_ok(net_policy_add_resolve(&p, "Mirror.Test.=127.0.0.1", &err) == 0, "--resolve NAME=ADDR");
   tap_ok(net_policy_add_resolve(&p, "v6.test=[::1]", &err) == 0, "--resolve with a bracketed IPv6 address");
@@ -238,6 +239,10 @@ static void test_values(void) {
   tap_ok(p.byte_budget == 10u << 20, "byte_budget 10M");
   set(&p, "byte_budget", "none");
   tap_ok(p.byte_budget == 0, "byte_budget none");
+  set(&p, "log_max", "16K");
+  tap_ok(p.log_max == 16u << 10, "log_max 16K, the least");
+  set(&p, "log_max", "1G");
+  tap_ok(p.log_max == 1u << 30, "log_max 1G");
   set(&p, "sni_check", "no");
   tap_ok(!p.sni_check, "sni_check no");
   tap_ok(net_policy_tls_required(&p, 443) && !net_policy_tls_required(&p, 80), "default tls_required: 443 only");
@@ -282,6 +287,9 @@ static void test_values(void) {
       {"idle_timeout", "soon", "not a duration"},
       {"idle_timeout", "0", "out of range"},
       {"byte_budget", "lots", "not a size"},
+      {"log_max", "8K", "at least 16K"},
+      {"log_max", "none", "at least 16K"},
+      {"log_max", "max", "at least 16K"},
       {"sni_check", "maybe", "not \"yes\" or \"no\""},
       {"tls_required", "yes", "not a list of ports"},
       {"tls_required", "", "empty list"},
@@ -352,6 +360,7 @@ static void test_policy_section(void) {
                strstr(buf, "resolve: mirror.test -> 127.0.0.1"),
            "describe lists entries, limits and overrides");
     tap_ok(strstr(buf, "  tls_required: 443 (") != NULL, "describe shows tls_required, 443 by default");
+    tap_ok(strstr(buf, "  log_max: 4 MiB (") != NULL, "describe shows log_max, 4 MiB by default");
     free(buf);
     policy_settings_clear(&s);
   }
