@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: Apache-2.0
+ *
+ * kernel-pool POOL [--max N] [--procs K] [--dir DIR]: take as much of a
+ * kernel pool as this process may, the way a hostile sandbox would, and
+ * hold it until stdin ends (at most a minute), then exit 0.
+ * kernel-pool --once POOL: take one unit, print "OK" or the errno's name,
+ * give it back.  Used by tests/integration/kernel-pools.sh and limits.sh
+ * to show that what a sandbox takes leaves the host's share alone.
+ *
+ * While taking, it prints "at N" lines (N units so far; for the byte pools,
+ * MiB, at most every 4 MiB), so that a sandbox killed on the way leaves its
+ * high-water mark in the output; then "took N WHY", WHY being the errno's
+ * name that stopped it or "max" when --max was reached.
+ *
+ * Pools (units):
+ *   aio             native AIO contexts (io_setup; host-wide fs.aio-max-nr)
+ *   inotify         inotify instances (per-user max_inotify_instances)
+ *   inotify-watches watches of one instance, on files it makes in --dir
+ *   timers          POSIX timers (each holds a queued signal: RLIMIT_SIGPENDING)
+ *   mqueue          POSIX message queues of the default size (RLIMIT_MSGQUEUE)
+ *   unix-buffers    MiB queued in unix socket pairs, never read
+ *   pipe-buffers    MiB queued in pipes, never read
+ * --procs K splits the byte pools over K processes (each has its own
+ * RLIMIT_NOFILE); the counts are summed through shared memory.
+ *
+ * Built static: it runs inside any rootfs, busybox's included. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/inotify.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef SIOCOUTQ
+#define SIOCOUTQ 0x5411
+#endif
+#ifndef F_SETPIPE_SZ
+#define F_SETPIPE_SZ 1031
+#endif
+
+#define HOLD_SECONDS 60
+#define MIB (1024 * 1024)
+
+static const char *errname(int e) {
+  const char *n = strerrorname_np(e);
+  return n ? n : "E?";
+}
+
+/* ---- aio ---- */
+typedef unsigned long aio_context_t;
+static long aio_take(void) {
+  /* Large contexts first, then smaller ones into what is left. */
+  static unsigned nr = 4096;
+  for (;;) {
+    aio_context_t ctx = 0;
+    if (syscall(SYS_io_setup, nr, &ctx) == 0)
+      return 1;
+    if (errno != EAGAIN || nr == 1)
+      return -1;
+    nr /= 2;
+  }
+}
+static long aio_once(void) {
+  aio_context_t ctx = 0;
+  if (syscall(SYS_io_setup, 1, &ctx) < 0)
+    return -1;
+  syscall(SYS_io_destroy, ctx);
+  return 0;
+}
+
+/* ---- inotify ---- */
+static long inotify_take(void) {
+  return inotify_init1(IN_CLOEXEC) < 0 ? -1 : 1;
+}
+static long inotify_once(void) {
+  int fd = inotify_init1(IN_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
+static const char *watch_dir = "/tmp";
+static long watches_take(void) {
+  static int ifd = -1;
+  static unsigned long n;
+  if (ifd < 0 && (ifd = inotify_init1(IN_CLOEXEC)) < 0)
+    return -1;
+  char path[PATH_MAX];
+  snprintf(path, sizeof(path), "%s/w%lu", watch_dir, n++);
+  int fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return inotify_add_watch(ifd, path, IN_MODIFY) < 0 ? -1 : 1;
+}
+
+/* ---- timers ---- */
+static long timer_take(void) {
+  struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN};
+  int t; /* the kernel's timer id */
+  return syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &t) < 0 ? -1 : 1;
+}
+static long timer_once(void) {
+  struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGRTMIN};
+  int t;
+  if (syscall(SYS_timer_create, CLOCK_MONOTONIC, &sev, &t) < 0)
+    return -1;
+  syscall(SYS_timer_delete, t);
+  return 0;
+}
+
+/* ---- POSIX message queues ---- */
+static long mq_take(void) {
+  static unsigned long n;
+  char name[64];
+  snprintf(name, sizeof(name), "kernel-pool-%d-%lu", (int)getpid(), n++);
+  /* NULL attributes: the default size (10 messages of 8 KiB). */
+  long fd = syscall(SYS_mq_open, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, NULL);
+  if (fd < 0)
+    return -1;
+  /* Unlinked, it still counts while open, and none is left behind. */
+  syscall(SYS_mq_unlink, name);
+  return 1;
+}
+static long mq_once(void) {
+  char name[64];
+  snprintf(name, sizeof(name), "kernel-pool-once-%d", (int)getpid());
+  long fd = syscall(SYS_mq_open, name, O_CREAT | O_EXCL | O_RDWR | O_CLOEXEC, 0600, NULL);
+  if (fd < 0)
+    return -1;
+  syscall(SYS_mq_unlink, name);
+  close((int)fd);
+  return 0;
+}
+
+/* ---- buffers: bytes queued in a pair of fds nobody reads ---- */
+static char chunk[64 * 1024];
+
+/* Fills the write end; returns the bytes the kernel now holds for it. */
+static long long fill(int wfd, bool is_socket) {
+  long long queued = 0;
+  for (;;) {
+    ssize_t n = write(wfd, chunk, sizeof(chunk));
+    if (n <= 0)
+      break;
+    queued += n;
+  }
+  int outq;
+  /* For a unix socket, SIOCOUTQ is what its queued packets cost in the
+   * kernel (their true size), not just their data. */
+  if (is_socket && ioctl(wfd, SIOCOUTQ, &outq) == 0 && outq > queued)
+    queued = outq;
+  return queued;
+}
+
+/* One process's share: pairs until the fds or the pool run out, or the
+ * shared total reaches the ceiling.  Returns the errno that stopped it, 0
+ * for the ceiling. */
+static int take_buffers(bool sockets, long long max_bytes, _Atomic long long *total) {
+  for (;;) {
+    if (atomic_load(total) >= max_bytes)
+      return 0;
+    int fds[2];
+    int r = sockets ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds)
+                    : pipe2(fds, O_NONBLOCK | O_CLOEXEC);
+    if (r < 0)
+      return errno;
+    if (sockets) {
+      int big = INT_MAX; /* the kernel caps it at net.core.wmem_max */
+      setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    } else {
+      fcntl(fds[1], F_SETPIPE_SZ, 1 << 20); /* refused past the user's share: the default size then */
+    }
+    long long got = fill(sockets ? fds[0] : fds[1], sockets);
+    atomic_fetch_add(total, got);
+  }
+}
+
+static void hold(void) {
+  struct pollfd p = {0, POLLIN, 0};
+  time_t end = time(NULL) + HOLD_SECONDS;
+  char buf[64];
+  while (time(NULL) < end) {
+    int r = poll(&p, 1, 1000);
+    if (r > 0 && read(0, buf, sizeof(buf)) <= 0)
+      return;
+    if (r > 0 && (p.revents & (POLLHUP | POLLERR)))
+      return;
+  }
+}
+
+static int run_buffers(bool sockets, long long max_mib, int procs) {
+  _Atomic long long *total = mmap(NULL, sizeof(*total), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (total == MAP_FAILED)
+    return perror("mmap"), 1;
+  long long max_bytes = max_mib * MIB;
+  int pipe_done[2];
+  if (pipe(pipe_done) < 0)
+    return perror("pipe"), 1;
+  for (int i = 0; i < procs; i++) {
+    pid_t pid = fork();
+    if (pid < 0)
+      return perror("fork"), 1;
+    if (pid == 0) {
+      close(pipe_done[0]);
+      int why = take_buffers(sockets, max_bytes, total);
+      (void)!write(pipe_done[1], &why, sizeof(why));
+      close(pipe_done[1]);
+      hold();
+      _exit(0);
+    }
+  }
+  close(pipe_done[1]);
+  /* Report the total as it grows, until every process has said why it
+   * stopped. */
+  long long shown = 0;
+  int done = 0, why = 0;
+  struct pollfd p = {pipe_done[0], POLLIN, 0};
+  while (done < procs) {
+    long long now = atomic_load(total);
+    if (now - shown >= 4LL * MIB) {
+      printf("at %lld\n", now / MIB);
+      fflush(stdout);
+      shown = now;
+    }
+    if (poll(&p, 1, 1) > 0) {
+      int w;
+      if (read(pipe_done[0], &w, sizeof(w)) != sizeof(w))
+        break;
+      if (w != 0 && why == 0)
+        why = w;
+      done++;
+    }
+  }
+  long long now = atomic_load(total);
+  printf("at %lld\ntook %lld %s\n", now / MIB, now / MIB, why ? errname(why) : "max");
+  fflush(stdout);
+  hold();
+  while (wait(NULL) > 0)
+    ;
+  return 0;
+}
+
+static const struct pool {
+  const char *name;
+  long (*take)(void);
+  long (*once)(void);
+} pools[] = {
+    {"aio", aio_take, aio_once},
+    {"inotify", inotify_take, inotify_once},
+    {"inotify-watches", watches_take, NULL},
+    {"timers", timer_take, timer_once},
+    {"mqueue", mq_take, mq_once},
+    {"unix-buffers", NULL, NULL},
+    {"pipe-buffers", NULL, NULL},
+};
+
+static int usage(FILE *out) {
+  fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] | kernel-pool --once POOL\n"
+               "pools: aio inotify inotify-watches timers mqueue unix-buffers pipe-buffers\n");
+  return out == stdout ? 0 : 2;
+}
+
+int main(int argc, char **argv) {
+  bool once = false;
+  long long max = 1000000;
+  int procs = 1;
+  const char *name = NULL;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--help") == 0)
+      return usage(stdout);
+    if (strcmp(argv[i], "--once") == 0)
+      once = true;
+    else if (strcmp(argv[i], "--max") == 0 && i + 1 < argc)
+      max = atoll(argv[++i]);
+    else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc)
+      procs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
+      watch_dir = argv[++i];
+    else if (name == NULL && argv[i][0] != '-')
+      name = argv[i];
+    else
+      return usage(stderr);
+  }
+  if (name == NULL || max < 1 || procs < 1 || procs > 4096)
+    return usage(stderr);
+  const struct pool *p = NULL;
+  for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++)
+    if (strcmp(pools[i].name, name) == 0)
+      p = &pools[i];
+  if (p == NULL || (once && p->once == NULL)) {
+    fprintf(stderr, "kernel-pool: no such pool%s: %s\n", once ? " for --once" : "", name);
+    return 2;
+  }
+  if (once) {
+    errno = 0;
+    puts(p->once() < 0 ? errname(errno) : "OK");
+    return 0;
+  }
+  if (p->take == NULL)
+    return run_buffers(strcmp(name, "unix-buffers") == 0, max, procs);
+  long long n = 0;
+  int why = 0;
+  while (n < max) {
+    errno = 0;
+    if (p->take() < 0) {
+      why = errno;
+      break;
+    }
+    n++;
+    if (n % 1024 == 0) {
+      printf("at %lld\n", n);
+      fflush(stdout);
+    }
+  }
+  printf("took %lld %s\n", n, why ? errname(why) : "max");
+  fflush(stdout);
+  hold();
+  return 0;
+}
