@@ -394,6 +394,9 @@ static void describe_limits(const struct hutch_policy *p, const char *on_host, F
     fprintf(out, "    in effect: %s\n", disk_in_effect);
   if (effective && l->memory && l->memory != LIMITS_UNLIMITED)
     fprintf(out, "  memory without a cgroup: %s\n", memory_without_cgroup);
+  char pools[256];
+  limits_pools_text(pools, sizeof(pools));
+  fprintf(out, "  kernel pools per sandbox: %s\n", pools);
   limit_text(limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), true, v, sizeof(v));
   fprintf(out, "  image_size: %s%s\n", v, l->image_size ? "" : " (default)");
   limit_text(limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), false, v, sizeof(v));
@@ -467,6 +470,9 @@ static void describe_limits_json(const struct hutch_policy *p, const char *on_ho
   if (effective)
     cJSON_AddStringToObject(o, "memory_without_cgroup", memory_without_cgroup);
 #undef NUM
+  cJSON *pools = cJSON_AddObjectToObject(o, "kernel_pools");
+  for (size_t i = 0; i < limits_n_pools; i++)
+    cJSON_AddNumberToObject(pools, limits_pools[i].key, (double)limits_pools[i].value);
   if (effective)
     cJSON_AddStringToObject(o, "on_this_host", on_host);
 }

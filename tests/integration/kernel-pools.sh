@@ -55,7 +55,7 @@ else
 fi
 tap_ok "the sandbox reads its own limits" hx -- cat /proc/sys/user/max_inotify_instances \
   /proc/sys/user/max_inotify_watches /proc/sys/user/max_fanotify_groups /proc/sys/user/max_fanotify_marks
-tap_is "$(printf '%s' "$tap_stdout" | tr '\n' ' ')" "16 8192 16 8192 " \
+tap_is "$(printf '%s' "$tap_stdout" | tr '\n' ' ')" "16 8192 16 8192" \
   "/proc/sys/user: 16 inotify instances, 8192 watches, 16 fanotify groups, 8192 marks"
 tap_fails "which it cannot raise" hx -- sh -c 'echo 1000 >/proc/sys/user/max_inotify_instances'
 
@@ -75,7 +75,7 @@ else
   hold_end
 fi
 tap_ok "ulimit -i" hx -- sh -c 'ulimit -i; ulimit -q'
-tap_is "$(printf '%s' "$tap_stdout" | tr '\n' ' ')" "1024 128 " \
+tap_is "$(printf '%s' "$tap_stdout" | tr '\n' ' ')" "1024 131072" \
   "RLIMIT_SIGPENDING 1024, RLIMIT_MSGQUEUE 128 KiB in the sandbox"
 
 # ---- POSIX message queues: bytes per user (RLIMIT_MSGQUEUE, 800 KiB by default) ----

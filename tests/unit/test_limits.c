@@ -189,8 +189,35 @@ static void test_new_limits(void) {
   tap_is_int(memwatch_next_ms(2ull << 30, 1ull << 30, 2), 1, "past the limit: 1 ms");
 }
 
+static void test_pools(void) {
+  uint64_t cur, max;
+  limits_pool_rlimit(1024, 96367, 96367, &cur, &max);
+  tap_ok(cur == 1024 && max == 1024, "a pool's rlimit: lowered to the sandbox's share");
+  limits_pool_rlimit(1024, 0, 0, &cur, &max);
+  tap_ok(cur == 0 && max == 0, "a caller's lower limit is kept (RLIMIT_MSGQUEUE 0)");
+  limits_pool_rlimit(1024, 10, RLIM_INFINITY, &cur, &max);
+  tap_ok(cur == 10 && max == 1024, "a lower soft limit stays, the hard one is bounded");
+  limits_pool_rlimit(1024, RLIM_INFINITY, RLIM_INFINITY, &cur, &max);
+  tap_ok(cur == 1024 && max == 1024, "unlimited becomes the share");
+  char text[256];
+  limits_pools_text(text, sizeof(text));
+  tap_is_str(text,
+             "16 inotify instances, 8192 inotify watches, 16 fanotify groups, 8192 fanotify marks, 1024 pending "
+             "signals, 128 KiB of POSIX message queues",
+             "the pools, as policy show lists them");
+  size_t sysctls = 0, rlimits = 0;
+  for (size_t i = 0; i < limits_n_pools; i++) {
+    sysctls += limits_pools[i].sysctl != NULL;
+    rlimits += limits_pools[i].resource >= 0;
+    tap_ok((limits_pools[i].sysctl != NULL) != (limits_pools[i].resource >= 0) && limits_pools[i].value > 0,
+           "each pool is bounded one way: %s", limits_pools[i].what);
+  }
+  tap_ok(sysctls == 4 && rlimits == 2, "four /proc/sys/user limits and two rlimits");
+}
+
 int main(void) {
   test_new_limits();
+  test_pools();
   test_sizes();
   test_cpus();
   test_plan();
