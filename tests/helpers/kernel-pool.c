@@ -19,6 +19,10 @@
  *   timers          POSIX timers (each holds a queued signal: RLIMIT_SIGPENDING)
  *   mqueue          POSIX message queues of the default size (RLIMIT_MSGQUEUE)
  *   unix-buffers    MiB queued in unix socket pairs, never read
+ *   unix-orphans    the same, each sender closed once it has filled its queue
+ *   unix-embryos    MiB a client queued to a listener, then closed: the
+ *                   connection waits in the listener's backlog, never accepted
+ *   tcp-buffers     MiB queued in loopback TCP connections, never read
  *   pipe-buffers    MiB queued in pipes, never read
  * --procs K splits the byte pools over K processes (each has its own
  * RLIMIT_NOFILE); the counts are summed through shared memory.
@@ -41,6 +45,9 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
+#include <sys/un.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -150,46 +157,160 @@ static long mq_once(void) {
   return 0;
 }
 
-/* ---- buffers: bytes queued in a pair of fds nobody reads ---- */
+/* ---- buffers: bytes queued where nobody reads them ---- */
 static char chunk[64 * 1024];
 
-/* Fills the write end; returns the bytes the kernel now holds for it. */
-static long long fill(int wfd, bool is_socket) {
+/* The total of every process, kept up to date write by write, so that a
+ * process killed in the middle of a queue has counted what it queued. */
+static _Atomic long long *shared_total;
+
+/* Fills fd; returns the bytes the kernel now holds for it.  For a unix
+ * socket, SIOCOUTQ is what its queued packets cost (their true size), not
+ * just their data. */
+static long long fill(int fd, bool unix_socket) {
   long long queued = 0;
   for (;;) {
-    ssize_t n = write(wfd, chunk, sizeof(chunk));
+    ssize_t n = write(fd, chunk, sizeof(chunk));
     if (n <= 0)
       break;
     queued += n;
+    atomic_fetch_add(shared_total, n);
   }
   int outq;
-  /* For a unix socket, SIOCOUTQ is what its queued packets cost in the
-   * kernel (their true size), not just their data. */
-  if (is_socket && ioctl(wfd, SIOCOUTQ, &outq) == 0 && outq > queued)
+  if (unix_socket && ioctl(fd, SIOCOUTQ, &outq) == 0 && outq > queued) {
+    atomic_fetch_add(shared_total, outq - queued);
     queued = outq;
+  }
   return queued;
 }
 
-/* One process's share: pairs until the fds or the pool run out, or the
+static void big_buffer(int fd, int which) {
+  int big = INT_MAX; /* the kernel caps it at net.core.wmem_max or rmem_max */
+  setsockopt(fd, SOL_SOCKET, which, &big, sizeof(big));
+}
+
+enum buffers { UNIX_BUFFERS, UNIX_ORPHANS, UNIX_EMBRYOS, TCP_BUFFERS, PIPE_BUFFERS };
+
+/* A socket pair's sender filled, kept (UNIX_BUFFERS) or closed with its
+ * data still queued at the other end (UNIX_ORPHANS). */
+static long long take_unix_pair(bool close_sender) {
+  int fds[2];
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds) < 0)
+    return -errno;
+  big_buffer(fds[0], SO_SNDBUF);
+  long long got = fill(fds[0], true);
+  if (close_sender)
+    close(fds[0]);
+  return got;
+}
+
+/* A client connects to a listener nobody accepts from, fills its queue and
+ * closes: the data waits in the listener's backlog. */
+static long long take_embryo(void) {
+  static int listener = -1;
+  static struct sockaddr_un addr;
+  static unsigned n;
+  for (int tries = 0; tries < 2; tries++) {
+    if (listener < 0) {
+      listener = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+      if (listener < 0)
+        return -errno;
+      addr = (struct sockaddr_un){.sun_family = AF_UNIX};
+      /* abstract: leaves no file */
+      snprintf(addr.sun_path + 1, sizeof(addr.sun_path) - 1, "kernel-pool-%d-%u", (int)getpid(), n++);
+      if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(listener, INT_MAX) < 0)
+        return -errno;
+    }
+    int c = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (c < 0)
+      return -errno;
+    if (connect(c, (struct sockaddr *)&addr, sizeof(addr)) == 0) {
+      big_buffer(c, SO_SNDBUF);
+      long long got = fill(c, true);
+      close(c);
+      return got;
+    }
+    int e = errno;
+    close(c);
+    if (e != EAGAIN)
+      return -e;
+    listener = -1; /* its backlog is full: the next one (this one stays open) */
+  }
+  return -EAGAIN;
+}
+
+/* A loopback TCP connection: the client's send buffer and the server's
+ * receive buffer filled (the bytes written). */
+static long long take_tcp(void) {
+  static int listener = -1;
+  static struct sockaddr_in addr;
+  if (listener < 0) {
+    listener = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (listener < 0)
+      return -errno;
+    big_buffer(listener, SO_RCVBUF);
+    addr = (struct sockaddr_in){.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(addr);
+    if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(listener, 64) < 0 ||
+        getsockname(listener, (struct sockaddr *)&addr, &len) < 0)
+      return -errno;
+  }
+  int c = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (c < 0)
+    return -errno;
+  big_buffer(c, SO_SNDBUF);
+  if (connect(c, (struct sockaddr *)&addr, sizeof(addr)) < 0)
+    return -errno;
+  int s = accept4(listener, NULL, NULL, SOCK_CLOEXEC);
+  if (s < 0)
+    return -errno;
+  fcntl(c, F_SETFL, O_NONBLOCK);
+  long long got = 0;
+  /* The receiver's window opens as the sender fills it: a few rounds. */
+  for (int round = 0; round < 20; round++) {
+    long long more = fill(c, false);
+    got += more;
+    if (more == 0 && round > 2)
+      break;
+    usleep(1000);
+  }
+  return got;
+}
+
+static long long take_pipe(void) {
+  int fds[2];
+  if (pipe2(fds, O_NONBLOCK | O_CLOEXEC) < 0)
+    return -errno;
+  fcntl(fds[1], F_SETPIPE_SZ, 1 << 20); /* refused past the user's share: the default size then */
+  return fill(fds[1], false);
+}
+
+static long long take_unit(enum buffers kind) {
+  switch (kind) {
+  case UNIX_BUFFERS:
+    return take_unix_pair(false);
+  case UNIX_ORPHANS:
+    return take_unix_pair(true);
+  case UNIX_EMBRYOS:
+    return take_embryo();
+  case TCP_BUFFERS:
+    return take_tcp();
+  case PIPE_BUFFERS:
+    return take_pipe();
+  }
+  return -EINVAL;
+}
+
+/* One process's share: units until the fds or the pool run out, or the
  * shared total reaches the ceiling.  Returns the errno that stopped it, 0
  * for the ceiling. */
-static int take_buffers(bool sockets, long long max_bytes, _Atomic long long *total) {
+static int take_buffers(enum buffers kind, long long max_bytes, _Atomic long long *total) {
   for (;;) {
     if (atomic_load(total) >= max_bytes)
       return 0;
-    int fds[2];
-    int r = sockets ? socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds)
-                    : pipe2(fds, O_NONBLOCK | O_CLOEXEC);
-    if (r < 0)
-      return errno;
-    if (sockets) {
-      int big = INT_MAX; /* the kernel caps it at net.core.wmem_max */
-      setsockopt(fds[0], SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
-    } else {
-      fcntl(fds[1], F_SETPIPE_SZ, 1 << 20); /* refused past the user's share: the default size then */
-    }
-    long long got = fill(sockets ? fds[0] : fds[1], sockets);
-    atomic_fetch_add(total, got);
+    long long got = take_unit(kind);
+    if (got < 0)
+      return (int)-got;
   }
 }
 
@@ -206,10 +327,11 @@ static void hold(void) {
   }
 }
 
-static int run_buffers(bool sockets, long long max_mib, int procs) {
+static int run_buffers(enum buffers kind, long long max_mib, int procs) {
   _Atomic long long *total = mmap(NULL, sizeof(*total), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (total == MAP_FAILED)
     return perror("mmap"), 1;
+  shared_total = total;
   long long max_bytes = max_mib * MIB;
   int pipe_done[2];
   if (pipe(pipe_done) < 0)
@@ -220,7 +342,7 @@ static int run_buffers(bool sockets, long long max_mib, int procs) {
       return perror("fork"), 1;
     if (pid == 0) {
       close(pipe_done[0]);
-      int why = take_buffers(sockets, max_bytes, total);
+      int why = take_buffers(kind, max_bytes, total);
       (void)!write(pipe_done[1], &why, sizeof(why));
       close(pipe_done[1]);
       hold();
@@ -268,13 +390,14 @@ static const struct pool {
     {"inotify-watches", watches_take, NULL},
     {"timers", timer_take, timer_once},
     {"mqueue", mq_take, mq_once},
-    {"unix-buffers", NULL, NULL},
-    {"pipe-buffers", NULL, NULL},
 };
+static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans", "unix-embryos", "tcp-buffers",
+                                           "pipe-buffers"};
 
 static int usage(FILE *out) {
   fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] | kernel-pool --once POOL\n"
-               "pools: aio inotify inotify-watches timers mqueue unix-buffers pipe-buffers\n");
+               "pools: aio inotify inotify-watches timers mqueue unix-buffers unix-orphans unix-embryos\n"
+               "       tcp-buffers pipe-buffers\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -301,6 +424,9 @@ int main(int argc, char **argv) {
   }
   if (name == NULL || max < 1 || procs < 1 || procs > 4096)
     return usage(stderr);
+  for (size_t i = 0; i < sizeof(buffer_pools) / sizeof(buffer_pools[0]); i++)
+    if (!once && strcmp(buffer_pools[i], name) == 0)
+      return run_buffers((enum buffers)i, max, procs);
   const struct pool *p = NULL;
   for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++)
     if (strcmp(pools[i].name, name) == 0)
@@ -314,8 +440,6 @@ int main(int argc, char **argv) {
     puts(p->once() < 0 ? errname(errno) : "OK");
     return 0;
   }
-  if (p->take == NULL)
-    return run_buffers(strcmp(name, "unix-buffers") == 0, max, procs);
   long long n = 0;
   int why = 0;
   while (n < max) {

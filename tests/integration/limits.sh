@@ -207,6 +207,25 @@ else
   tap_skip "memfd and System V memory under the watchdog" "the Debian test rootfs is not built"
 fi
 
+# Kernel memory no process maps: socket and pipe buffers filled and never
+# read (tests/helpers/kernel-pool, which prints its running total, so that
+# the last "at" line before the kill is its high-water mark).  A unix socket
+# takes up to twice net.core.wmem_max, a pipe 1 MiB: without counting them,
+# a sandbox under --memory 256M held gigabytes of the host's memory.
+pool=$HUTCH_BUILDDIR/tests/helpers/kernel-pool
+for how in "unix-buffers --procs 4" "unix-orphans --procs 4" "unix-embryos --procs 4" "tcp-buffers --procs 4" \
+  "pipe-buffers --procs 100"; do
+  # shellcheck disable=SC2086 # the pool and its options
+  tap_status 137 "${how%% *} under --no-cgroups --memory 256M: killed" "$HUTCH_BIN" exec --rootfs "$img" \
+    --no-cgroups --memory 256M --bind "$pool:/usr/bin/kernel-pool:ro" -- kernel-pool $how --max 768 </dev/null
+  tap_like "$tap_stderr" "killed: out of memory at 256 MiB" "${how%% *}: reported as out of memory"
+  peak=$(printf '%s\n' "$tap_stdout" | sed -n 's/^at //p' | tail -1)
+  # The watchdog's margin (hutch-security(7)): what the sandbox queues in
+  # one look's interval.
+  tap_check "$([ "${peak:-9999}" -le $((256 + 128)) ] && echo 0 || echo 1)" \
+    "${how%% *}: the sandbox held 256 MiB + 128 MiB at most (peak ${peak:-unknown} MiB)"
+done
+
 # A long-lived sandbox: the processes go, the sandbox stays.
 id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" --no-cgroups --memory 1G 2>/dev/null)
 tap_check $? "create --no-cgroups --memory 1G"
