@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * kernel-pool POOL [--max N] [--procs K] [--dir DIR]: take as much of a
- * kernel pool as this process may, the way a hostile sandbox would, and
- * hold it until stdin ends (at most a minute), then exit 0.
+ * kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M]:
+ * take as much of a kernel pool as this process may, the way a hostile
+ * sandbox would, and hold it until stdin ends but at least S seconds (at
+ * most a minute), then exit 0.
  * kernel-pool --once POOL: take one unit, print "OK" or the errno's name,
  * give it back.  Used by tests/integration/kernel-pools.sh and limits.sh
  * to show that what a sandbox takes leaves the host's share alone.
@@ -24,8 +25,10 @@
  *                   connection waits in the listener's backlog, never accepted
  *   tcp-buffers     MiB queued in loopback TCP connections, never read
  *   pipe-buffers    MiB queued in pipes, never read
+ *   epoll-watches   MiB of epoll watches (200 bytes each in the kernel)
  * --procs K splits the byte pools over K processes (each has its own
- * RLIMIT_NOFILE); the counts are summed through shared memory.
+ * RLIMIT_NOFILE); the counts are summed through shared memory.  --pace M
+ * pauses a quarter of a second after each M MiB of them.
  *
  * Built static: it runs inside any rootfs, busybox's included. */
 #include "config.h"
@@ -41,6 +44,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
@@ -164,6 +169,25 @@ static char chunk[64 * 1024];
  * process killed in the middle of a queue has counted what it queued. */
 static _Atomic long long *shared_total;
 
+/* --pace N: after each N MiB queued (all processes together), a pause of
+ * PACE_PAUSE_MS, so that a watchdog on a busy machine gets to look; what a
+ * test then sees is the watchdog's count, not its race with the filling. */
+static long long pace_bytes;
+#define PACE_PAUSE_MS 250
+
+static void paced(void) {
+  static long long next;
+  if (pace_bytes <= 0)
+    return;
+  long long now = atomic_load(shared_total);
+  if (next == 0)
+    next = pace_bytes;
+  if (now >= next) {
+    usleep(PACE_PAUSE_MS * 1000);
+    next = (now / pace_bytes + 1) * pace_bytes;
+  }
+}
+
 /* Fills fd; returns the bytes the kernel now holds for it.  For a unix
  * socket, SIOCOUTQ is what its queued packets cost (their true size), not
  * just their data. */
@@ -175,6 +199,7 @@ static long long fill(int fd, bool unix_socket) {
       break;
     queued += n;
     atomic_fetch_add(shared_total, n);
+    paced();
   }
   int outq;
   if (unix_socket && ioctl(fd, SIOCOUTQ, &outq) == 0 && outq > queued) {
@@ -189,7 +214,7 @@ static void big_buffer(int fd, int which) {
   setsockopt(fd, SOL_SOCKET, which, &big, sizeof(big));
 }
 
-enum buffers { UNIX_BUFFERS, UNIX_ORPHANS, UNIX_EMBRYOS, TCP_BUFFERS, PIPE_BUFFERS };
+enum buffers { UNIX_BUFFERS, UNIX_ORPHANS, UNIX_EMBRYOS, TCP_BUFFERS, PIPE_BUFFERS, EPOLL_WATCHES };
 
 /* A socket pair's sender filled, kept (UNIX_BUFFERS) or closed with its
  * data still queued at the other end (UNIX_ORPHANS). */
@@ -285,6 +310,33 @@ static long long take_pipe(void) {
   return fill(fds[1], false);
 }
 
+/* Epoll watches: 32 instances, each watching the same eventfds, one more
+ * eventfd a unit.  The bytes are the kernel's objects for them (an item
+ * and a wait-queue entry: 200 bytes, from slabinfo). */
+#define EPOLL_INSTANCES 32
+#define EPOLL_WATCH_BYTES 200
+static long long take_epoll(void) {
+  static int ep[EPOLL_INSTANCES];
+  static bool made;
+  if (!made) {
+    for (int i = 0; i < EPOLL_INSTANCES; i++)
+      if ((ep[i] = epoll_create1(EPOLL_CLOEXEC)) < 0)
+        return -errno;
+    made = true;
+  }
+  int fd = eventfd(0, EFD_CLOEXEC);
+  if (fd < 0)
+    return -errno;
+  struct epoll_event ev = {.events = EPOLLIN};
+  for (int i = 0; i < EPOLL_INSTANCES; i++) {
+    if (epoll_ctl(ep[i], EPOLL_CTL_ADD, fd, &ev) < 0)
+      return -errno;
+    atomic_fetch_add(shared_total, EPOLL_WATCH_BYTES);
+    paced();
+  }
+  return EPOLL_INSTANCES * EPOLL_WATCH_BYTES;
+}
+
 static long long take_unit(enum buffers kind) {
   switch (kind) {
   case UNIX_BUFFERS:
@@ -297,6 +349,8 @@ static long long take_unit(enum buffers kind) {
     return take_tcp();
   case PIPE_BUFFERS:
     return take_pipe();
+  case EPOLL_WATCHES:
+    return take_epoll();
   }
   return -EINVAL;
 }
@@ -314,15 +368,21 @@ static int take_buffers(enum buffers kind, long long max_bytes, _Atomic long lon
   }
 }
 
+/* --hold N: seconds to hold at least, whatever stdin does. */
+static int min_hold;
+
 static void hold(void) {
   struct pollfd p = {0, POLLIN, 0};
-  time_t end = time(NULL) + HOLD_SECONDS;
+  time_t start = time(NULL), end = start + HOLD_SECONDS;
   char buf[64];
   while (time(NULL) < end) {
-    int r = poll(&p, 1, 1000);
-    if (r > 0 && read(0, buf, sizeof(buf)) <= 0)
-      return;
-    if (r > 0 && (p.revents & (POLLHUP | POLLERR)))
+    int r = poll(&p, 1, 100);
+    if (r > 0 && (read(0, buf, sizeof(buf)) <= 0 || (p.revents & (POLLHUP | POLLERR)))) {
+      if (time(NULL) >= start + min_hold)
+        return;
+      p.fd = -1; /* stdin is done: only the time is left */
+    }
+    if (p.fd < 0 && time(NULL) >= start + min_hold)
       return;
   }
 }
@@ -333,6 +393,8 @@ static int run_buffers(enum buffers kind, long long max_mib, int procs) {
     return perror("mmap"), 1;
   shared_total = total;
   long long max_bytes = max_mib * MIB;
+  puts("at 0"); /* a sandbox killed before the first report held less than it */
+  fflush(stdout);
   int pipe_done[2];
   if (pipe(pipe_done) < 0)
     return perror("pipe"), 1;
@@ -391,13 +453,14 @@ static const struct pool {
     {"timers", timer_take, timer_once},
     {"mqueue", mq_take, mq_once},
 };
-static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans", "unix-embryos", "tcp-buffers",
-                                           "pipe-buffers"};
+static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans", "unix-embryos",
+                                           "tcp-buffers",  "pipe-buffers", "epoll-watches"};
 
 static int usage(FILE *out) {
-  fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] | kernel-pool --once POOL\n"
+  fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M]\n"
+               "       kernel-pool --once POOL\n"
                "pools: aio inotify inotify-watches timers mqueue unix-buffers unix-orphans unix-embryos\n"
-               "       tcp-buffers pipe-buffers\n");
+               "       tcp-buffers pipe-buffers epoll-watches\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -415,6 +478,10 @@ int main(int argc, char **argv) {
       max = atoll(argv[++i]);
     else if (strcmp(argv[i], "--procs") == 0 && i + 1 < argc)
       procs = atoi(argv[++i]);
+    else if (strcmp(argv[i], "--pace") == 0 && i + 1 < argc)
+      pace_bytes = atoll(argv[++i]) * MIB;
+    else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
+      min_hold = atoi(argv[++i]);
     else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
       watch_dir = argv[++i];
     else if (name == NULL && argv[i][0] != '-')
