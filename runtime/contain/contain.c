@@ -23,6 +23,7 @@
 #include "in_root.h"
 #include "init_exec.h"
 #include "init_seccomp.h"
+#include "memwatch.h"
 #include "mounts.h"
 #include "net_sandbox.h"
 #include "request.h"
@@ -458,6 +459,15 @@ static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *er
   return 0;
 }
 
+static int step_memory_watch(struct contain_config *cfg, hutch_error_t *err) {
+  /* The watchdog counts the socket buffers of the sandbox's network
+   * namespace, which init is in by now, through a socket that its seccomp
+   * filter would not let it open later. */
+  if (cfg->init.memory_watch && (cfg->init.memwatch_fd = memwatch_open(err)) < 0)
+    return -1;
+  return 0;
+}
+
 static int step_lock_down_init(struct contain_config *cfg, hutch_error_t *err) {
   /* Init and everything it starts hold no capability (an image build: only
    * the file-ownership ones), cannot gain one, and init cannot be ptraced
@@ -573,6 +583,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_read_only_root(cfg, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
+  STEP(step_memory_watch(cfg, &err));
   /* Last before init runs anything: the steps above may still read the
    * caller's strings (--hostname, --bind paths). */
   STEP(step_hide_caller_strings(cfg, &err));
