@@ -19,6 +19,7 @@
  *   inotify-watches watches of one instance, on files it makes in --dir
  *   timers          POSIX timers (each holds a queued signal: RLIMIT_SIGPENDING)
  *   mqueue          POSIX message queues of the default size (RLIMIT_MSGQUEUE)
+ *   ptys            pseudo-terminals of the sandbox's devpts (kernel.pty.max)
  *   unix-buffers    MiB queued in unix socket pairs, never read
  *   unix-orphans    the same, each sender closed once it has filled its queue
  *   unix-embryos    MiB a client queued to a listener, then closed: the
@@ -26,7 +27,8 @@
  *   tcp-buffers     MiB queued in loopback TCP connections, never read
  *   pipe-buffers    MiB queued in pipes, never read
  *   epoll-watches   MiB of epoll watches (200 bytes each in the kernel)
- * --procs K splits the byte pools over K processes (each has its own
+ *   sysv-messages   MiB of System V messages, queued and never received
+ * --procs K splits the pools over K processes (each has its own
  * RLIMIT_NOFILE); the counts are summed through shared memory.  --pace M
  * pauses a quarter of a second after each M MiB of them.
  *
@@ -48,7 +50,9 @@
 #include <sys/eventfd.h>
 #include <sys/inotify.h>
 #include <sys/ioctl.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/msg.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <netinet/in.h>
@@ -138,6 +142,18 @@ static long timer_once(void) {
   return 0;
 }
 
+/* ---- ptys of the sandbox's devpts ---- */
+static long pty_take(void) {
+  return open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC) < 0 ? -1 : 1;
+}
+static long pty_once(void) {
+  int fd = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  close(fd);
+  return 0;
+}
+
 /* ---- POSIX message queues ---- */
 static long mq_take(void) {
   static unsigned long n;
@@ -214,7 +230,16 @@ static void big_buffer(int fd, int which) {
   setsockopt(fd, SOL_SOCKET, which, &big, sizeof(big));
 }
 
-enum buffers { UNIX_BUFFERS, UNIX_ORPHANS, UNIX_EMBRYOS, TCP_BUFFERS, PIPE_BUFFERS, EPOLL_WATCHES };
+enum buffers {
+  UNIX_BUFFERS,
+  UNIX_ORPHANS,
+  UNIX_EMBRYOS,
+  TCP_BUFFERS,
+  PIPE_BUFFERS,
+  EPOLL_WATCHES,
+  SYSV_MESSAGES,
+  COUNTED
+};
 
 /* A socket pair's sender filled, kept (UNIX_BUFFERS) or closed with its
  * data still queued at the other end (UNIX_ORPHANS). */
@@ -337,6 +362,38 @@ static long long take_epoll(void) {
   return EPOLL_INSTANCES * EPOLL_WATCH_BYTES;
 }
 
+/* System V messages of 8 KiB, in queues of the sandbox's IPC namespace,
+ * each as full as kernel.msgmnb lets it be. */
+static long long take_sysv_message(void) {
+  static int q = -1;
+  static struct {
+    long type;
+    char text[8192];
+  } m = {1, {0}};
+  for (int tries = 0; tries < 2; tries++) {
+    if (q < 0 && (q = msgget(IPC_PRIVATE, IPC_CREAT | 0600)) < 0)
+      return -errno;
+    if (msgsnd(q, &m, sizeof(m.text), IPC_NOWAIT) == 0) {
+      atomic_fetch_add(shared_total, (long long)sizeof(m.text));
+      paced();
+      return (long long)sizeof(m.text);
+    }
+    if (errno != EAGAIN)
+      return -errno;
+    q = -1; /* full: the next queue */
+  }
+  return -EAGAIN;
+}
+
+/* A count pool (struct pool) split over --procs processes. */
+static long (*counted_take)(void);
+static long long take_counted(void) {
+  if (counted_take() < 0)
+    return -errno;
+  atomic_fetch_add(shared_total, 1);
+  return 1;
+}
+
 static long long take_unit(enum buffers kind) {
   switch (kind) {
   case UNIX_BUFFERS:
@@ -351,6 +408,10 @@ static long long take_unit(enum buffers kind) {
     return take_pipe();
   case EPOLL_WATCHES:
     return take_epoll();
+  case SYSV_MESSAGES:
+    return take_sysv_message();
+  case COUNTED:
+    return take_counted();
   }
   return -EINVAL;
 }
@@ -387,12 +448,14 @@ static void hold(void) {
   }
 }
 
-static int run_buffers(enum buffers kind, long long max_mib, int procs) {
+/* unit: MIB for the byte pools, 1 for a count pool. */
+static int run_buffers(enum buffers kind, long long max_units, long long unit, int procs) {
   _Atomic long long *total = mmap(NULL, sizeof(*total), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (total == MAP_FAILED)
     return perror("mmap"), 1;
   shared_total = total;
-  long long max_bytes = max_mib * MIB;
+  long long max_bytes = max_units * unit;
+  long long every = unit == 1 ? 1024 : 4 * MIB;
   puts("at 0"); /* a sandbox killed before the first report held less than it */
   fflush(stdout);
   int pipe_done[2];
@@ -419,8 +482,8 @@ static int run_buffers(enum buffers kind, long long max_mib, int procs) {
   struct pollfd p = {pipe_done[0], POLLIN, 0};
   while (done < procs) {
     long long now = atomic_load(total);
-    if (now - shown >= 4LL * MIB) {
-      printf("at %lld\n", now / MIB);
+    if (now - shown >= every) {
+      printf("at %lld\n", now / unit);
       fflush(stdout);
       shown = now;
     }
@@ -434,7 +497,7 @@ static int run_buffers(enum buffers kind, long long max_mib, int procs) {
     }
   }
   long long now = atomic_load(total);
-  printf("at %lld\ntook %lld %s\n", now / MIB, now / MIB, why ? errname(why) : "max");
+  printf("at %lld\ntook %lld %s\n", now / unit, now / unit, why ? errname(why) : "max");
   fflush(stdout);
   hold();
   while (wait(NULL) > 0)
@@ -452,15 +515,16 @@ static const struct pool {
     {"inotify-watches", watches_take, NULL},
     {"timers", timer_take, timer_once},
     {"mqueue", mq_take, mq_once},
+    {"ptys", pty_take, pty_once},
 };
-static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans", "unix-embryos",
-                                           "tcp-buffers",  "pipe-buffers", "epoll-watches"};
+static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans",  "unix-embryos", "tcp-buffers",
+                                           "pipe-buffers", "epoll-watches", "sysv-messages"};
 
 static int usage(FILE *out) {
   fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M]\n"
                "       kernel-pool --once POOL\n"
-               "pools: aio inotify inotify-watches timers mqueue unix-buffers unix-orphans unix-embryos\n"
-               "       tcp-buffers pipe-buffers epoll-watches\n");
+               "pools: aio inotify inotify-watches timers mqueue ptys unix-buffers unix-orphans\n"
+               "       unix-embryos tcp-buffers pipe-buffers epoll-watches sysv-messages\n");
   return out == stdout ? 0 : 2;
 }
 
@@ -493,7 +557,7 @@ int main(int argc, char **argv) {
     return usage(stderr);
   for (size_t i = 0; i < sizeof(buffer_pools) / sizeof(buffer_pools[0]); i++)
     if (!once && strcmp(buffer_pools[i], name) == 0)
-      return run_buffers((enum buffers)i, max, procs);
+      return run_buffers((enum buffers)i, max, MIB, procs);
   const struct pool *p = NULL;
   for (size_t i = 0; i < sizeof(pools) / sizeof(pools[0]); i++)
     if (strcmp(pools[i].name, name) == 0)
@@ -506,6 +570,10 @@ int main(int argc, char **argv) {
     errno = 0;
     puts(p->once() < 0 ? errname(errno) : "OK");
     return 0;
+  }
+  if (procs > 1) {
+    counted_take = p->take;
+    return run_buffers(COUNTED, max, 1, procs);
   }
   long long n = 0;
   int why = 0;

@@ -7,7 +7,8 @@
 # refused (fs.aio-max-nr is one pool for the whole host), and the per-user
 # pools (inotify, pending signals, POSIX message queues) are bounded per
 # sandbox by its own user namespace's limits (hutch-policy(5), "KERNEL
-# POOLS").
+# POOLS"), and the ptys that all devpts instances share by each one's own
+# maximum.
 . "$(dirname "$0")/../lib/tap.sh"
 
 helper=$HUTCH_BUILDDIR/tests/helpers/kernel-pool
@@ -87,6 +88,13 @@ else
   tap_is "$("$helper" --once mqueue)" OK "the user's host process can still mq_open"
   hold_end
 fi
+
+# ---- ptys: kernel.pty.max (4096) less the host's reserve (1024) is one
+# pool for every devpts instance but the host's: each sandbox's own ----
+hold_start ptys --procs 4
+tap_is "$took" "64 ENOSPC" "a sandbox's devpts holds 64 ptys at most (ENOSPC)"
+tap_is "$(hx -- kernel-pool --once ptys)" OK "another sandbox still gets a pty"
+hold_end
 
 rm -rf "$tmp"
 tap_done
