@@ -245,8 +245,14 @@ tap_check $? "create --no-cgroups --memory 1G"
 tap_status 137 "exec --in: 4 x 700 MiB killed" "$HUTCH_BIN" exec --in "$id" -- sh -c "$alloc4"
 tap_like "$tap_stderr" "killed: out of memory at 1 GiB" "exec --in: reported as out of memory"
 tap_ok "the sandbox still runs commands" "$HUTCH_BIN" exec --in "$id" -- true
-# Idle, init does not poll: its CPU time stays put over a second.
-cpu() { awk '{ print $14 + $15 }' "/proc/$(json_get "$("$HUTCH_BIN" ps --json)" '[s["pid"] for s in j if s["id"] == "'"$id"'"][0]')/stat"; }
+# Idle, init does not poll: its CPU time stays put over a second.  Idle
+# from when its last process is gone: the ones killed above can take a
+# moment to give back 700 MiB each, and init looks at them until then.
+initpid=$(json_get "$("$HUTCH_BIN" ps --json)" '[s["pid"] for s in j if s["id"] == "'"$id"'"][0]')
+cpu() { awk '{ print $14 + $15 }' "/proc/$initpid/stat"; }
+alone() { [ -z "$(cat /proc/"$initpid"/task/*/children)" ]; }
+hutch_wait_until 10 alone || tap_diag "init still has processes: $(cat /proc/"$initpid"/task/*/children)"
+sleep 0.1 # its look that found none
 before=$(cpu)
 sleep 1
 tap_is "$(cpu)" "$before" "an idle sandbox's init uses no CPU time"
