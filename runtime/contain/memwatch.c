@@ -190,54 +190,43 @@ static uint64_t fd_bytes(long pid, struct seen *seen) {
   return bytes;
 }
 
-/* System V shared memory no process has attached (nattch 0): the IPC
- * namespace is the sandbox's own, so /proc/sysvipc/shm lists its segments
- * only.  Attached ones are in their processes' RssShmem. */
-static uint64_t sysv_unattached_bytes(void) {
-  FILE *f = fopen("/proc/sysvipc/shm", "re");
+/* The sum over the rows of a /proc/sysvipc table (after its header). */
+static uint64_t sysv_table(const char *path, uint64_t (*row)(const char *line)) {
+  FILE *f = fopen(path, "re");
   if (f == NULL)
     return 0;
   uint64_t bytes = 0;
   char line[512];
-  if (fgets(line, sizeof(line), f) == NULL) { /* the header */
-    fclose(f);
-    return 0;
-  }
-  while (fgets(line, sizeof(line), f) != NULL) {
-    unsigned long long v[16];
-    /* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
-    if (sscanf(line, "%llu %llu %llo %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
-               &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14],
-               &v[15]) == 16 &&
-        v[6] == 0)
-      bytes += v[14];
-  }
+  if (fgets(line, sizeof(line), f) != NULL)
+    while (fgets(line, sizeof(line), f) != NULL)
+      bytes += row(line);
   fclose(f);
   return bytes;
 }
 
+/* System V shared memory no process has attached (nattch 0): the IPC
+ * namespace is the sandbox's own, so /proc/sysvipc/shm lists its segments
+ * only.  Attached ones are in their processes' RssShmem. */
+static uint64_t shm_row(const char *line) {
+  unsigned long long v[16];
+  /* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
+  if (sscanf(line, "%llu %llu %llo %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+             &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9], &v[10], &v[11], &v[12], &v[13], &v[14],
+             &v[15]) == 16 &&
+      v[6] == 0)
+    return v[14];
+  return 0;
+}
+
 /* System V messages queued and not received: kernel memory of the IPC
- * namespace (the sandbox's own, so /proc/sysvipc/msg lists its queues
- * only), up to kernel.msgmni queues of kernel.msgmnb bytes: 500 MiB with
- * the defaults. */
-static uint64_t sysv_message_bytes(void) {
-  FILE *f = fopen("/proc/sysvipc/msg", "re");
-  if (f == NULL)
-    return 0;
-  uint64_t bytes = 0;
-  char line[512];
-  if (fgets(line, sizeof(line), f) == NULL) { /* the header */
-    fclose(f);
-    return 0;
-  }
-  while (fgets(line, sizeof(line), f) != NULL) {
-    unsigned long long key, id, perms, cbytes, qnum;
-    /* key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid stime rtime ctime */
-    if (sscanf(line, "%llu %llu %llo %llu %llu", &key, &id, &perms, &cbytes, &qnum) == 5)
-      bytes += MEMWATCH_SYSV_QUEUE_COST + cbytes + qnum * MEMWATCH_SYSV_MESSAGE_COST;
-  }
-  fclose(f);
-  return bytes;
+ * namespace (/proc/sysvipc/msg lists its queues only), up to kernel.msgmni
+ * queues of kernel.msgmnb bytes: 500 MiB with the defaults. */
+static uint64_t msg_row(const char *line) {
+  unsigned long long key, id, perms, cbytes, qnum;
+  /* key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid stime rtime ctime */
+  if (sscanf(line, "%llu %llu %llo %llu %llu", &key, &id, &perms, &cbytes, &qnum) == 5)
+    return MEMWATCH_SYSV_QUEUE_COST + cbytes + qnum * MEMWATCH_SYSV_MESSAGE_COST;
+  return 0;
 }
 
 /* A number from /proc/sys, or `otherwise`. */
@@ -287,7 +276,7 @@ void memwatch_sum(struct memwatch *w, uint64_t limit, unsigned cpus, uint64_t *b
   struct seen seen = {0};
   push_children(&s, 0);
   if (s.n > 0)
-    *bytes += sysv_unattached_bytes() + sysv_message_bytes();
+    *bytes += sysv_table("/proc/sysvipc/shm", shm_row) + sysv_table("/proc/sysvipc/msg", msg_row);
   char status[4096];
   while (s.n > 0 && *processes < MEMWATCH_MAX_PROCESSES && *bytes <= limit) {
     long pid = s.v[--s.n];
