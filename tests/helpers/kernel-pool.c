@@ -28,6 +28,7 @@
  *   pipe-buffers    MiB queued in pipes, never read
  *   epoll-watches   MiB of epoll watches (200 bytes each in the kernel)
  *   sysv-messages   MiB of System V messages, queued and never received
+ *   sysv-semaphores MiB of System V semaphore sets (64 bytes a semaphore)
  * --procs K splits the pools over K processes (each has its own
  * RLIMIT_NOFILE); the counts are summed through shared memory.  --pace M
  * pauses a quarter of a second after each M MiB of them.
@@ -53,6 +54,7 @@
 #include <sys/ipc.h>
 #include <sys/mman.h>
 #include <sys/msg.h>
+#include <sys/sem.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <netinet/in.h>
@@ -238,6 +240,7 @@ enum buffers {
   PIPE_BUFFERS,
   EPOLL_WATCHES,
   SYSV_MESSAGES,
+  SYSV_SEMAPHORES,
   COUNTED
 };
 
@@ -385,6 +388,24 @@ static long long take_sysv_message(void) {
   return -EAGAIN;
 }
 
+/* System V semaphore sets of kernel.semmsl semaphores (32000 by default),
+ * 64 bytes each in the kernel (a cache line). */
+#define SEM_BYTES 64
+static long long take_sysv_semaphores(void) {
+  static int per_set = 32000;
+  for (;;) {
+    if (semget(IPC_PRIVATE, per_set, IPC_CREAT | 0600) >= 0) {
+      long long got = (long long)per_set * SEM_BYTES;
+      atomic_fetch_add(shared_total, got);
+      paced();
+      return got;
+    }
+    if (errno != EINVAL || per_set <= 250)
+      return -errno;
+    per_set /= 2; /* a smaller kernel.semmsl */
+  }
+}
+
 /* A count pool (struct pool) split over --procs processes. */
 static long (*counted_take)(void);
 static long long take_counted(void) {
@@ -410,6 +431,8 @@ static long long take_unit(enum buffers kind) {
     return take_epoll();
   case SYSV_MESSAGES:
     return take_sysv_message();
+  case SYSV_SEMAPHORES:
+    return take_sysv_semaphores();
   case COUNTED:
     return take_counted();
   }
@@ -517,14 +540,14 @@ static const struct pool {
     {"mqueue", mq_take, mq_once},
     {"ptys", pty_take, pty_once},
 };
-static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans",  "unix-embryos", "tcp-buffers",
-                                           "pipe-buffers", "epoll-watches", "sysv-messages"};
+static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans",  "unix-embryos",  "tcp-buffers",
+                                           "pipe-buffers", "epoll-watches", "sysv-messages", "sysv-semaphores"};
 
 static int usage(FILE *out) {
   fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M]\n"
                "       kernel-pool --once POOL\n"
                "pools: aio inotify inotify-watches timers mqueue ptys unix-buffers unix-orphans\n"
-               "       unix-embryos tcp-buffers pipe-buffers epoll-watches sysv-messages\n");
+               "       unix-embryos tcp-buffers pipe-buffers epoll-watches sysv-messages sysv-semaphores\n");
   return out == stdout ? 0 : 2;
 }
 

@@ -217,7 +217,7 @@ fi
 # the 4 x 700 MiB case above).
 pool=$HUTCH_BUILDDIR/tests/helpers/kernel-pool
 for how in "unix-buffers --procs 4" "unix-orphans --procs 4" "unix-embryos --procs 4" "tcp-buffers --procs 4" \
-  "pipe-buffers --procs 100" "sysv-messages --procs 1"; do
+  "pipe-buffers --procs 100" "sysv-messages --procs 1" "sysv-semaphores --procs 1"; do
   # shellcheck disable=SC2086 # the pool and its options
   tap_status 137 "${how%% *} under --no-cgroups --memory 256M: killed" "$HUTCH_BIN" exec --rootfs "$img" \
     --no-cgroups --memory 256M --bind "$pool:/usr/bin/kernel-pool:ro" -- kernel-pool $how --max 768 --pace 32 --hold 3 </dev/null
