@@ -190,7 +190,8 @@ static uint64_t fd_bytes(long pid, struct seen *seen) {
   return bytes;
 }
 
-/* The sum over the rows of a /proc/sysvipc table (after its header). */
+/* The sum over the rows of a /proc/sysvipc table (after its header).  The
+ * IPC namespace is the sandbox's own: the tables list its objects only. */
 static uint64_t sysv_table(const char *path, uint64_t (*row)(const char *line)) {
   FILE *f = fopen(path, "re");
   if (f == NULL)
@@ -204,9 +205,8 @@ static uint64_t sysv_table(const char *path, uint64_t (*row)(const char *line)) 
   return bytes;
 }
 
-/* System V shared memory no process has attached (nattch 0): the IPC
- * namespace is the sandbox's own, so /proc/sysvipc/shm lists its segments
- * only.  Attached ones are in their processes' RssShmem. */
+/* System V shared memory no process has attached (nattch 0); attached
+ * segments are in their processes' RssShmem. */
 static uint64_t shm_row(const char *line) {
   unsigned long long v[16];
   /* key shmid perms size cpid lpid nattch uid gid cuid cgid atime dtime ctime rss swap */
@@ -218,14 +218,23 @@ static uint64_t shm_row(const char *line) {
   return 0;
 }
 
-/* System V messages queued and not received: kernel memory of the IPC
- * namespace (/proc/sysvipc/msg lists its queues only), up to kernel.msgmni
- * queues of kernel.msgmnb bytes: 500 MiB with the defaults. */
+/* System V messages queued and not received: up to kernel.msgmni queues of
+ * kernel.msgmnb bytes, 500 MiB with the defaults. */
 static uint64_t msg_row(const char *line) {
   unsigned long long key, id, perms, cbytes, qnum;
   /* key msqid perms cbytes qnum lspid lrpid uid gid cuid cgid stime rtime ctime */
   if (sscanf(line, "%llu %llu %llo %llu %llu", &key, &id, &perms, &cbytes, &qnum) == 5)
     return MEMWATCH_SYSV_QUEUE_COST + cbytes + qnum * MEMWATCH_SYSV_MESSAGE_COST;
+  return 0;
+}
+
+/* System V semaphore sets: up to kernel.semmns semaphores of a cache line
+ * each, a billion with the defaults. */
+static uint64_t sem_row(const char *line) {
+  unsigned long long key, id, perms, nsems;
+  /* key semid perms nsems uid gid cuid cgid otime ctime */
+  if (sscanf(line, "%llu %llu %llo %llu", &key, &id, &perms, &nsems) == 4)
+    return MEMWATCH_SYSV_QUEUE_COST + nsems * MEMWATCH_SYSV_SEMAPHORE_COST;
   return 0;
 }
 
@@ -276,7 +285,8 @@ void memwatch_sum(struct memwatch *w, uint64_t limit, unsigned cpus, uint64_t *b
   struct seen seen = {0};
   push_children(&s, 0);
   if (s.n > 0)
-    *bytes += sysv_table("/proc/sysvipc/shm", shm_row) + sysv_table("/proc/sysvipc/msg", msg_row);
+    *bytes += sysv_table("/proc/sysvipc/shm", shm_row) + sysv_table("/proc/sysvipc/msg", msg_row) +
+              sysv_table("/proc/sysvipc/sem", sem_row);
   char status[4096];
   while (s.n > 0 && *processes < MEMWATCH_MAX_PROCESSES && *bytes <= limit) {
     long pid = s.v[--s.n];

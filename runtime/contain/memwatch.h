@@ -7,7 +7,7 @@
  *
  * The sum is the processes' pages and what the kernel holds for them that
  * no process maps and a memory cgroup would have charged: memfds, System V
- * segments and messages, socket buffers (every socket of the sandbox's network
+ * segments, messages and semaphores, socket buffers (every socket of the sandbox's network
  * namespace, from the kernel's sock_diag), pipe buffers, epoll watches,
  * and a fixed cost per thread, open file, socket and pipe for the kernel's
  * own objects. */
@@ -44,9 +44,11 @@
 #define MEMWATCH_PIPE_COST (8192u + 65536u)
 /* an epoll watch: the item and its wait-queue entry */
 #define MEMWATCH_EPOLL_WATCH_COST 256u
-/* a System V message queue, and each message's header besides its text */
+/* a System V message queue or semaphore set, each message's header besides
+ * its text, each semaphore */
 #define MEMWATCH_SYSV_QUEUE_COST 256u
 #define MEMWATCH_SYSV_MESSAGE_COST 64u
+#define MEMWATCH_SYSV_SEMAPHORE_COST 64u
 
 /* Pure: milliseconds until the next look, from the bytes in use, the limit
  * and the CPUs the sandbox can run on: 1 to MEMWATCH_INTERVAL_MS. */

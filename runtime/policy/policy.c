@@ -354,8 +354,9 @@ static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
 static const char memory_without_cgroup[] =
     "RLIMIT_AS per process, and init's watchdog over the whole sandbox: it sums the resident memory "
     "(RssAnon + RssShmem) of every process in it, with the kernel memory no process maps (memfds, System V "
-    "segments and messages, the socket buffers of its network namespace, pipes, epoll watches, threads, open "
-    "files), every 20 ms while any runs and sooner near the limit, and kills them all past the limit (reported as out "
+    "segments, messages and semaphores, the socket buffers of its network namespace, pipes, epoll watches, threads, "
+    "open files), every 20 ms while any runs and sooner near the limit, and kills them all past the limit (reported as "
+    "out "
     "of "
     "memory). Margin: what the sandbox allocates in one interval, at most its allocation rate x 20 ms (2.7 "
     "GiB/s per CPU measured: 110 MiB on 2 CPUs). tmpfs pages ([limits] disk) come on top";
