@@ -129,22 +129,31 @@ struct seen {
   struct ino_set memfds, pipes;
 };
 
-/* An epoll instance's watches: its fdinfo has a "tfd:" line for each. */
+/* An epoll instance's watches: its fdinfo has a "tfd:" line for each,
+ * counted in large reads (a look may meet millions of them). */
 static uint64_t epoll_watches(long pid, const char *fd_name) {
   char path[320]; /* d_name: 256 */
   snprintf(path, sizeof(path), "/proc/%ld/fdinfo/%s", pid, fd_name);
-  FILE *f = fopen(path, "re");
-  if (f == NULL)
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
     return 0;
+  static char buf[64 * 1024];
+  static const char key[] = "\ntfd:";
+  const size_t k = sizeof(key) - 1;
+  /* buf[0] carries the last k - 1 bytes of the read before, so that a key
+   * split between two reads is found; the text starts after a newline. */
+  size_t kept = 1;
+  buf[0] = '\n';
   uint64_t n = 0;
-  char line[256];
-  bool line_start = true;
-  while (fgets(line, sizeof(line), f) != NULL) {
-    if (line_start && strncmp(line, "tfd:", 4) == 0)
+  ssize_t got;
+  while ((got = read(fd, buf + kept, sizeof(buf) - kept)) > 0) {
+    size_t len = kept + (size_t)got;
+    for (const char *p = buf; (p = memmem(p, len - (size_t)(p - buf), key, k)) != NULL; p += k)
       n++;
-    line_start = strchr(line, '\n') != NULL;
+    kept = len < k - 1 ? len : k - 1;
+    memmove(buf, buf + len - kept, kept);
   }
-  fclose(f);
+  close(fd);
   return n;
 }
 

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0
  *
- * kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M]:
+ * kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M] [--pause MS]:
  * take as much of a kernel pool as this process may, the way a hostile
  * sandbox would, and hold it until stdin ends but at least S seconds (at
  * most a minute), then exit 0.
@@ -31,7 +31,7 @@
  *   sysv-semaphores MiB of System V semaphore sets (64 bytes a semaphore)
  * --procs K splits the pools over K processes (each has its own
  * RLIMIT_NOFILE); the counts are summed through shared memory.  --pace M
- * pauses a quarter of a second after each M MiB of them.
+ * pauses after each M MiB of them, 120 ms or --pause MS.
  *
  * Built static: it runs inside any rootfs, busybox's included. */
 #include "config.h"
@@ -187,11 +187,11 @@ static char chunk[64 * 1024];
  * process killed in the middle of a queue has counted what it queued. */
 static _Atomic long long *shared_total;
 
-/* --pace N: after each N MiB queued (all processes together), a pause of
- * PACE_PAUSE_MS, so that a watchdog on a busy machine gets to look; what a
+/* --pace N: after each N MiB queued (all processes together), a pause (of
+ * --pause milliseconds), so that a watchdog on a busy machine gets to look; what a
  * test then sees is the watchdog's count, not its race with the filling. */
 static long long pace_bytes;
-#define PACE_PAUSE_MS 250
+static int pace_pause_ms = 120; /* --pause MS */
 
 static void paced(void) {
   static long long next;
@@ -201,7 +201,7 @@ static void paced(void) {
   if (next == 0)
     next = pace_bytes;
   if (now >= next) {
-    usleep(PACE_PAUSE_MS * 1000);
+    usleep((useconds_t)pace_pause_ms * 1000);
     next = (now / pace_bytes + 1) * pace_bytes;
   }
 }
@@ -544,7 +544,7 @@ static const char *const buffer_pools[] = {"unix-buffers", "unix-orphans",  "uni
                                            "pipe-buffers", "epoll-watches", "sysv-messages", "sysv-semaphores"};
 
 static int usage(FILE *out) {
-  fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M]\n"
+  fprintf(out, "usage: kernel-pool POOL [--max N] [--procs K] [--dir DIR] [--hold S] [--pace M] [--pause MS]\n"
                "       kernel-pool --once POOL\n"
                "pools: aio inotify inotify-watches timers mqueue ptys unix-buffers unix-orphans\n"
                "       unix-embryos tcp-buffers pipe-buffers epoll-watches sysv-messages sysv-semaphores\n");
@@ -567,6 +567,8 @@ int main(int argc, char **argv) {
       procs = atoi(argv[++i]);
     else if (strcmp(argv[i], "--pace") == 0 && i + 1 < argc)
       pace_bytes = atoll(argv[++i]) * MIB;
+    else if (strcmp(argv[i], "--pause") == 0 && i + 1 < argc)
+      pace_pause_ms = atoi(argv[++i]);
     else if (strcmp(argv[i], "--hold") == 0 && i + 1 < argc)
       min_hold = atoi(argv[++i]);
     else if (strcmp(argv[i], "--dir") == 0 && i + 1 < argc)
