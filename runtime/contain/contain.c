@@ -23,6 +23,7 @@
 #include "in_root.h"
 #include "init_exec.h"
 #include "init_seccomp.h"
+#include "memwatch.h"
 #include "mounts.h"
 #include "net_sandbox.h"
 #include "request.h"
@@ -161,11 +162,65 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
     if (setrlimit(l->resource, &rl) < 0)
       return hutch_error_sys(err, "set resource limit %d", l->resource);
   }
+  /* The sandbox's share of its user's pools that the kernel bounds by
+   * rlimit (resource_limits.h: limits_pools): counted per user namespace,
+   * so these hold the sandbox as a whole. */
+  for (size_t i = 0; i < limits_n_pools; i++) {
+    const struct limits_pool *p = &limits_pools[i];
+    struct rlimit rl;
+    if (p->resource < 0)
+      continue;
+    if (getrlimit(p->resource, &rl) < 0)
+      return hutch_error_sys(err, "kernel pools: read the limit of %s", p->what);
+    uint64_t cur, max;
+    limits_pool_rlimit(p->value, rl.rlim_cur, rl.rlim_max, &cur, &max);
+    rl = (struct rlimit){cur, max};
+    if (setrlimit(p->resource, &rl) < 0)
+      return hutch_error_sys(err, "kernel pools: limit %s to %llu", p->what, (unsigned long long)max);
+  }
   /* No core files: they would land in the overlay and can hold secrets.
    * Nothing in the sandbox can raise a hard limit back. */
   struct rlimit core = {0, 0};
   if (setrlimit(RLIMIT_CORE, &core) < 0)
     return hutch_error_sys(err, "set resource limit RLIMIT_CORE");
+  return 0;
+}
+
+/* The sandbox's share of its user's pools that the kernel bounds per user
+ * namespace (/proc/sys/user: inotify, fanotify), set in its own namespace
+ * while this process still has CAP_SYS_RESOURCE there; nothing in the
+ * sandbox gets that capability back to raise them.  Whichever procfs the
+ * files are opened through, they are the writer's user namespace's: the
+ * fresh procfs, not yet mounted, where there is one (it is writable
+ * wherever it can be made); with --proc host-ro, the outer /proc. */
+static int step_user_ns_pools(struct contain_config *cfg, const struct mount_plan *plan, hutch_error_t *err) {
+  int dirfd = cfg->proc_host_ro ? AT_FDCWD : plan->proc_fd;
+  const char *dir = cfg->proc_host_ro ? "/proc/sys/user" : "sys/user";
+  for (size_t i = 0; i < limits_n_pools; i++) {
+    const struct limits_pool *p = &limits_pools[i];
+    if (p->sysctl == NULL)
+      continue;
+    char path[64], value[24];
+    snprintf(path, sizeof(path), "%s/%s", dir, p->sysctl);
+    int n = snprintf(value, sizeof(value), "%llu", (unsigned long long)p->value);
+    _cleanup_close_ int fd = openat(dirfd, path, O_WRONLY | O_CLOEXEC);
+    /* A kernel without the pool (fanotify's limits came in Linux 5.13)
+     * has nothing there to share either. */
+    if (fd < 0 && errno == ENOENT)
+      continue;
+    if (fd >= 0 && write(fd, value, (size_t)n) == n)
+      continue;
+    if (cfg->proc_host_ro && (errno == EROFS || errno == EACCES)) {
+      /* A container's read-only /proc/sys, and no procfs of our own. */
+      dprintf(STDERR_FILENO,
+              "%s: warning: --proc host-ro: /proc/sys is read-only here, so the sandbox shares its user's "
+              "inotify and fanotify limits (hutch-policy(5), KERNEL POOLS)\n",
+              hutch_program_name);
+      return 0;
+    }
+    hutch_error_sys(err, "kernel pools: set /proc/sys/user/%s to %s in the sandbox's user namespace", p->sysctl, value);
+    return -1;
+  }
   return 0;
 }
 
@@ -404,6 +459,15 @@ static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *er
   return 0;
 }
 
+static int step_memory_watch(struct contain_config *cfg, hutch_error_t *err) {
+  /* The watchdog counts the socket buffers of the sandbox's network
+   * namespace, which init is in by now, through a socket that its seccomp
+   * filter would not let it open later. */
+  if (cfg->init.memory_watch && (cfg->init.memwatch_fd = memwatch_open(err)) < 0)
+    return -1;
+  return 0;
+}
+
 static int step_lock_down_init(struct contain_config *cfg, hutch_error_t *err) {
   /* Init and everything it starts hold no capability (an image build: only
    * the file-ownership ones), cannot gain one, and init cannot be ptraced
@@ -489,6 +553,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_etc_in_upper(cfg, &err));
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
+  STEP(step_user_ns_pools(cfg, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, old_root, &err));
   /* The old root, on its directory of a random name, is dropped by the
    * network helper (mounts_detach_old_root): the unmount waits for an RCU
@@ -518,6 +583,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_read_only_root(cfg, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));
+  STEP(step_memory_watch(cfg, &err));
   /* Last before init runs anything: the steps above may still read the
    * caller's strings (--hostname, --bind paths). */
   STEP(step_hide_caller_strings(cfg, &err));

@@ -46,6 +46,7 @@ struct init_state {
   int watch_next_ms; /* and when the next is due after it */
   bool watch_busy;   /* it found processes then: look again */
   bool watch_killed; /* it killed them: their ends are reported as out of memory */
+  struct memwatch watcher;
 };
 
 static const int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGWINCH};
@@ -427,8 +428,10 @@ static int watch_memory(struct init_state *s) {
   double due = s->watched_at + s->watch_next_ms / 1000.0;
   if (s->watch_busy && now < due)
     return (int)((due - now) * 1000) + 1;
+  cpu_set_t set;
+  unsigned cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
   uint64_t bytes, procs;
-  memwatch_sum(&bytes, &procs);
+  memwatch_sum(&s->watcher, s->cfg->memory_watch, cpus, &bytes, &procs);
   s->watched_at = now;
   s->watch_busy = procs > 0;
   if (procs == 0)
@@ -439,8 +442,6 @@ static int watch_memory(struct init_state *s) {
     kill(-1, SIGKILL);
     s->watch_killed = true;
   }
-  cpu_set_t set;
-  unsigned cpus = sched_getaffinity(0, sizeof(set), &set) == 0 ? (unsigned)CPU_COUNT(&set) : 1;
   s->watch_next_ms = memwatch_next_ms(bytes, s->cfg->memory_watch, cpus);
   return s->watch_busy ? s->watch_next_ms : -1;
 }
@@ -470,7 +471,7 @@ static __attribute__((noinline)) void shed_memory(void) {
 
 /* The signals init takes through a signalfd, and its epoll set. */
 static void init_setup(struct init_state *s, struct init_config *cfg) {
-  *s = (struct init_state){.cfg = cfg, .epfd = -1, .sigfd = -1};
+  *s = (struct init_state){.cfg = cfg, .epfd = -1, .sigfd = -1, .watcher = {.diag_fd = cfg->memwatch_fd}};
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);

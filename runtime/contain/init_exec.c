@@ -37,7 +37,7 @@ char *init_exec_path(void) {
 }
 
 #define BLOB_MAGIC "HUTCHINI"
-#define BLOB_VERSION 1u
+#define BLOB_VERSION 2u
 /* Bounds the decoder holds the blob to: a program no larger than the
  * kernel takes, an environment no larger than exec takes. */
 #define BLOB_MAX_ENV_BYTES (1u << 21)
@@ -46,6 +46,7 @@ struct blob_head {
   char magic[8];
   uint32_t version;
   int32_t listen_fd;
+  int32_t memwatch_fd;
   uint64_t nofile, rlimit_as, memory_watch;
   uint32_t die_with_creator;
   uint32_t bpf_len;
@@ -58,6 +59,7 @@ void *init_config_encode(const struct init_config *cfg, size_t *len) {
       .magic = BLOB_MAGIC,
       .version = BLOB_VERSION,
       .listen_fd = cfg->listen_fd,
+      .memwatch_fd = cfg->memwatch_fd,
       .nofile = cfg->nofile,
       .rlimit_as = cfg->rlimit_as,
       .memory_watch = cfg->memory_watch,
@@ -89,8 +91,9 @@ int init_config_decode(void *blob, size_t len, struct init_config *cfg) {
     return -1;
   memcpy(&h, blob, sizeof(h));
   if (memcmp(h.magic, BLOB_MAGIC, sizeof(h.magic)) != 0 || h.version != BLOB_VERSION || h.listen_fd < 0 ||
-      h.bpf_len % SECCOMP_INSN_SIZE != 0 || h.bpf_len > (uint32_t)SECCOMP_MAX_INSNS * SECCOMP_INSN_SIZE ||
-      h.env_bytes > BLOB_MAX_ENV_BYTES || h.n_env > h.env_bytes || len != sizeof(h) + h.bpf_len + h.env_bytes)
+      h.memwatch_fd < -1 || h.bpf_len % SECCOMP_INSN_SIZE != 0 ||
+      h.bpf_len > (uint32_t)SECCOMP_MAX_INSNS * SECCOMP_INSN_SIZE || h.env_bytes > BLOB_MAX_ENV_BYTES ||
+      h.n_env > h.env_bytes || len != sizeof(h) + h.bpf_len + h.env_bytes)
     return -1;
   char *bpf = (char *)blob + sizeof(h);
   char *env = bpf + h.bpf_len, *end = env + h.env_bytes;
@@ -103,6 +106,7 @@ int init_config_decode(void *blob, size_t len, struct init_config *cfg) {
   *cfg = (struct init_config){
       .parent_fd = -1,
       .listen_fd = h.listen_fd,
+      .memwatch_fd = h.memwatch_fd,
       .exec_fd = -1,
       .nofile = h.nofile,
       .rlimit_as = h.rlimit_as,
@@ -130,8 +134,9 @@ void init_exec_small(const struct init_config *cfg) {
   if (fd < 0 || write_all(fd, blob, len) < 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
     return;
-  /* The control socket stays open across the exec; nothing else does. */
-  if (fcntl(cfg->listen_fd, F_SETFD, 0) < 0)
+  /* The control socket and the watchdog's socket stay open across the
+   * exec; nothing else does. */
+  if (fcntl(cfg->listen_fd, F_SETFD, 0) < 0 || (cfg->memwatch_fd >= 0 && fcntl(cfg->memwatch_fd, F_SETFD, 0) < 0))
     return;
   char arg[16];
   snprintf(arg, sizeof(arg), "%d", fd);
@@ -139,4 +144,6 @@ void init_exec_small(const struct init_config *cfg) {
   char *const envp[] = {NULL};
   syscall(SYS_execveat, cfg->exec_fd, "", argv, envp, AT_EMPTY_PATH);
   fcntl(cfg->listen_fd, F_SETFD, FD_CLOEXEC);
+  if (cfg->memwatch_fd >= 0)
+    fcntl(cfg->memwatch_fd, F_SETFD, FD_CLOEXEC);
 }

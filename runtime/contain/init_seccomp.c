@@ -103,7 +103,13 @@ static const struct seccomp_call init_calls[] = {
     CALL(readlink),
 #endif
     CALL(readlinkat, (uint64_t)AT_FDCWD),
+    CALL(readlinkat, 5),
     CALL(lseek, 5),
+    /* memwatch: a memfd's size by its fd's link (memwatch.c), the sockets
+     * through its sock_diag socket (memwatch_sock.c) */
+    CALL(newfstatat, 5, 0, 0, 0),
+    CALL(sendto, 5, 0, 0, 0, 0, 0),
+    CALL(recvfrom, 5, 0, 0, 0, 0, 0),
     /* malloc */
     CALL(brk),
     CALL(mmap, 0, 4096, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, (uint64_t)-1, 0),

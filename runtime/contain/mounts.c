@@ -61,6 +61,10 @@ int mounts_make_private(hutch_error_t *err) {
   return 0;
 }
 
+/* Ptys a sandbox may have at once: terminals for a multiplexer's worth of
+ * shells, a fiftieth of the pool the sandboxes share. */
+#define MOUNTS_PTYS "64"
+
 /* Inodes cost kernel memory that size= does not count: one per 8 KiB of
  * the budget (524,288 for 4 GiB), as many small files as a source tree
  * has, not millions of empty ones. */
@@ -403,8 +407,12 @@ int mounts_setup_dev(struct mount_plan *plan, bool tty_group_mapped, hutch_error
   }
   if (mkdir("/dev/pts", 0755) < 0 || mkdir("/dev/shm", 01777) < 0)
     return hutch_error_sys(err, "mounts: create /dev/pts and /dev/shm");
-  /* A private devpts instance: the sandbox sees only its own ptys. */
-  const char *pts_opts = tty_group_mapped ? "newinstance,ptmxmode=0666,mode=0620,gid=5" : "newinstance,ptmxmode=0666";
+  /* A private devpts instance: the sandbox sees only its own ptys.  Every
+   * instance but the host's draws on one pool (kernel.pty.max less
+   * kernel.pty.reserve, 3072 by default): its own maximum keeps one sandbox
+   * from taking all of it, and with it every other sandbox's `exec -t`. */
+  const char *pts_opts = tty_group_mapped ? "newinstance,ptmxmode=0666,max=" MOUNTS_PTYS ",mode=0620,gid=5"
+                                          : "newinstance,ptmxmode=0666,max=" MOUNTS_PTYS;
   if (mount("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC, pts_opts) < 0)
     return hutch_error_sys(err, "mounts: devpts on /dev/pts");
   /* The sandbox's tmpfs: /dev/shm shares its budget with /tmp and the

@@ -353,10 +353,13 @@ static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
  * (memwatch.h, init.c: watch_memory). */
 static const char memory_without_cgroup[] =
     "RLIMIT_AS per process, and init's watchdog over the whole sandbox: it sums the resident memory "
-    "(RssAnon + RssShmem) of every process in it, every 20 ms while any runs and sooner near the limit, "
-    "and kills them all past the limit (reported as out of memory). Margin: what the sandbox allocates "
-    "in one interval, at most its allocation rate x 20 ms (2.7 GiB/s per CPU measured: 110 MiB on 2 CPUs). "
-    "tmpfs pages ([limits] disk) come on top";
+    "(RssAnon + RssShmem) of every process in it, with the kernel memory no process maps (memfds, System V "
+    "segments, messages and semaphores, the socket buffers of its network namespace, pipes, epoll watches, threads, "
+    "open files), every 20 ms while any runs and sooner near the limit, and kills them all past the limit (reported as "
+    "out "
+    "of "
+    "memory). Margin: what the sandbox allocates in one interval, at most its allocation rate x 20 ms (2.7 "
+    "GiB/s per CPU measured: 110 MiB on 2 CPUs). tmpfs pages ([limits] disk) come on top";
 
 /* What [limits] disk bounds, mode by mode: see sandbox.c and contain.c. */
 static const char disk_in_effect[] =
@@ -394,6 +397,9 @@ static void describe_limits(const struct hutch_policy *p, const char *on_host, F
     fprintf(out, "    in effect: %s\n", disk_in_effect);
   if (effective && l->memory && l->memory != LIMITS_UNLIMITED)
     fprintf(out, "  memory without a cgroup: %s\n", memory_without_cgroup);
+  char pools[256];
+  limits_pools_text(pools, sizeof(pools));
+  fprintf(out, "  kernel pools per sandbox: %s\n", pools);
   limit_text(limits_or_default(l->image_size, LIMITS_DEFAULT_IMAGE_SIZE), true, v, sizeof(v));
   fprintf(out, "  image_size: %s%s\n", v, l->image_size ? "" : " (default)");
   limit_text(limits_or_default(l->image_entries, LIMITS_DEFAULT_IMAGE_ENTRIES), false, v, sizeof(v));
@@ -468,6 +474,9 @@ static void describe_limits_json(const struct hutch_policy *p, const char *on_ho
   if (effective)
     cJSON_AddStringToObject(o, "memory_without_cgroup", memory_without_cgroup);
 #undef NUM
+  cJSON *pools = cJSON_AddObjectToObject(o, "kernel_pools");
+  for (size_t i = 0; i < limits_n_pools; i++)
+    cJSON_AddNumberToObject(pools, limits_pools[i].key, (double)limits_pools[i].value);
   if (effective)
     cJSON_AddStringToObject(o, "on_this_host", on_host);
 }

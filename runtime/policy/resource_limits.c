@@ -208,6 +208,42 @@ void limits_rlimits_gap_names(const struct limits_plan *p, double timeout, char 
   gaps(p, timeout, false, buf, len);
 }
 
+/* A few of each for a sandbox's own programs (a file watcher, tail -f, a
+ * build tool's), an eighth of the usual per-user defaults or less. */
+const struct limits_pool limits_pools[] = {
+    {"inotify_instances", "inotify instances", "max_inotify_instances", -1, 16},
+    {"inotify_watches", "inotify watches", "max_inotify_watches", -1, 8192},
+    {"fanotify_groups", "fanotify groups", "max_fanotify_groups", -1, 16},
+    {"fanotify_marks", "fanotify marks", "max_fanotify_marks", -1, 8192},
+    /* A POSIX timer holds one pending signal from timer_create on. */
+    {"pending_signals", "pending signals", NULL, RLIMIT_SIGPENDING, 1024},
+    /* One queue of the default size (10 messages of 8 KiB: 82 KiB as the
+     * kernel counts it) and some small ones. */
+    {"msgqueue_bytes", "POSIX message queues", NULL, RLIMIT_MSGQUEUE, 128 * 1024},
+};
+const size_t limits_n_pools = ARRAY_SIZE(limits_pools);
+
+void limits_pools_text(char *buf, size_t len) {
+  buf[0] = '\0';
+  for (size_t i = 0; i < limits_n_pools; i++) {
+    const struct limits_pool *p = &limits_pools[i];
+    char item[96];
+    if (p->resource == RLIMIT_MSGQUEUE) {
+      char size[32];
+      hutch_format_size(p->value, size, sizeof(size));
+      snprintf(item, sizeof(item), "%s of %s", size, p->what);
+    } else {
+      snprintf(item, sizeof(item), "%llu %s", (unsigned long long)p->value, p->what);
+    }
+    append(buf, len, item);
+  }
+}
+
+void limits_pool_rlimit(uint64_t value, uint64_t cur, uint64_t max, uint64_t *new_cur, uint64_t *new_max) {
+  *new_max = value < max ? value : max;
+  *new_cur = cur < *new_max ? cur : *new_max;
+}
+
 void hutch_format_size(uint64_t bytes, char *buf, size_t len) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
   size_t u = 0;

@@ -108,6 +108,30 @@ void limits_plan_rlimits(const struct limits_plan *p, double timeout, struct lim
 /* What rlimits leave out, for the degradation note ("" when nothing). */
 void limits_rlimits_gaps(const struct limits_plan *p, double timeout, char *buf, size_t len);
 
+/* Per-user kernel pools (hutch-policy(5), "KERNEL POOLS").  The kernel
+ * counts these per user, and a sandbox's processes are its user's on the
+ * host (uid 0 inside maps to the caller), so one sandbox could take its
+ * user's whole share and leave the user's host processes and other
+ * sandboxes none.  Each sandbox has a user namespace of its own: the
+ * kernel counts the pool there as well as for the user, and stops the
+ * sandbox at these values, set in that namespace (its /proc/sys/user) or
+ * as rlimits of its processes before anything of the sandbox runs.
+ * Neither a cgroup nor the absence of one changes them. */
+struct limits_pool {
+  const char *key;    /* "inotify_instances", for policy show --json */
+  const char *what;   /* "inotify instances", for messages and policy show */
+  const char *sysctl; /* its file under /proc/sys/user, or NULL */
+  int resource;       /* its RLIMIT_*, or -1 */
+  uint64_t value;     /* a count; bytes for RLIMIT_MSGQUEUE */
+};
+extern const struct limits_pool limits_pools[];
+extern const size_t limits_n_pools;
+/* "16 inotify instances, ..., 128 KiB of POSIX message queues". */
+void limits_pools_text(char *buf, size_t len);
+/* An rlimit lowered to `value`, never raised past what the caller had
+ * (which no process in a user namespace may raise). */
+void limits_pool_rlimit(uint64_t value, uint64_t cur, uint64_t max, uint64_t *new_cur, uint64_t *new_max);
+
 /* "512M", "2G", "1.5GiB", "1024", "max" (-> LIMITS_UNLIMITED if allow_max). */
 bool limits_parse_size(const char *s, bool allow_max, uint64_t *out);
 /* "1", "0.5", "2.25" -> thousandths; 0.001 to 4096 CPUs. */

@@ -590,6 +590,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
               .die_with_creator = cfg->die_with_creator,
               .listen_fd = st->listen_fd,
               .exec_fd = -1,
+              .memwatch_fd = -1,
               .sandbox_env = sandbox_env,
               .bpf = st->bpf,
               .bpf_len = st->bpf_len,

@@ -153,6 +153,31 @@ static long p_request_key(void) {
 static long p_io_uring_setup(void) {
   return raw(SYS_io_uring_setup, 1, 0, 0, 0, 0); /* EFAULT */
 }
+/* Native AIO: a real context (its ring comes from the host-wide
+ * fs.aio-max-nr), given back at once; the others on context 0, which no
+ * process has: EINVAL, or EFAULT for io_cancel's result pointer. */
+static long p_io_setup(void) {
+  unsigned long ctx = 0;
+  long r = raw(SYS_io_setup, 1, (long)&ctx, 0, 0, 0);
+  if (r == 0)
+    raw(SYS_io_destroy, (long)ctx, 0, 0, 0, 0);
+  return r;
+}
+static long p_io_submit(void) {
+  return raw(SYS_io_submit, 0, 0, 0, 0, 0);
+}
+static long p_io_getevents(void) {
+  return raw(SYS_io_getevents, 0, 0, 0, 0, 0);
+}
+static long p_io_pgetevents(void) {
+  return raw(SYS_io_pgetevents, 0, 0, 0, 0, 0);
+}
+static long p_io_cancel(void) {
+  return raw(SYS_io_cancel, 0, 1, 1, 0, 0);
+}
+static long p_io_destroy(void) {
+  return raw(SYS_io_destroy, 0, 0, 0, 0, 0);
+}
 static long p_userfaultfd(void) {
   return raw(SYS_userfaultfd, 1 | 2, 0, 0, 0, 0); /* UFFD_USER_MODE_ONLY + a bad flag: EINVAL */
 }
@@ -362,6 +387,12 @@ static const struct probe {
     {"add_key", p_add_key, false},
     {"request_key", p_request_key, false},
     {"io_uring_setup", p_io_uring_setup, false},
+    {"io_setup", p_io_setup, false},
+    {"io_submit", p_io_submit, false},
+    {"io_getevents", p_io_getevents, false},
+    {"io_pgetevents", p_io_pgetevents, false},
+    {"io_cancel", p_io_cancel, false},
+    {"io_destroy", p_io_destroy, false},
     {"userfaultfd", p_userfaultfd, false},
     {"perf_event_open", p_perf_event_open, false},
     {"ptrace", p_ptrace, false},

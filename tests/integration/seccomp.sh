@@ -25,6 +25,8 @@ declare -A want=(
   [clone3]=ENOSYS
   [bpf]=EPERM [keyctl]=EPERM [add_key]=EPERM [request_key]=EPERM
   [io_uring_setup]=EPERM [userfaultfd]=EPERM [perf_event_open]=EPERM
+  [io_setup]=ENOSYS [io_submit]=ENOSYS [io_getevents]=ENOSYS [io_pgetevents]=ENOSYS
+  [io_cancel]=ENOSYS [io_destroy]=ENOSYS
   [ptrace]=EPERM [process_vm_readv]=EPERM [process_vm_writev]=EPERM
   [kexec_load]=EPERM [init_module]=EPERM [finit_module]=EPERM [delete_module]=EPERM
   [open_by_handle_at]=EPERM [name_to_handle_at]=EPERM

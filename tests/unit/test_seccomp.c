@@ -243,6 +243,24 @@ static long p_io_uring_enter(void) {
 static long p_io_uring_register(void) {
   return raw(427, -1, 0, 0, 0, 0);
 }
+static long p_io_setup(void) {
+  return raw(SYS_io_setup, 1, 1, 0, 0, 0); /* unfiltered: EFAULT writing the context */
+}
+static long p_io_submit(void) {
+  return raw(SYS_io_submit, 0, 0, 0, 0, 0);
+}
+static long p_io_getevents(void) {
+  return raw(SYS_io_getevents, 0, 0, 0, 0, 0);
+}
+static long p_io_pgetevents(void) {
+  return raw(SYS_io_pgetevents, 0, 0, 0, 0, 0);
+}
+static long p_io_cancel(void) {
+  return raw(SYS_io_cancel, 0, 1, 1, 0, 0);
+}
+static long p_io_destroy(void) {
+  return raw(SYS_io_destroy, 0, 0, 0, 0, 0);
+}
 static long p_userfaultfd(void) {
   return raw(SYS_userfaultfd, 1 | 2, 0, 0, 0, 0);
 }
@@ -444,6 +462,12 @@ static const struct {
     {"io_uring_setup", p_io_uring_setup, EPERM},
     {"io_uring_enter", p_io_uring_enter, EPERM},
     {"io_uring_register", p_io_uring_register, EPERM},
+    {"io_setup", p_io_setup, ENOSYS},
+    {"io_submit", p_io_submit, ENOSYS},
+    {"io_getevents", p_io_getevents, ENOSYS},
+    {"io_pgetevents", p_io_pgetevents, ENOSYS},
+    {"io_cancel", p_io_cancel, ENOSYS},
+    {"io_destroy", p_io_destroy, ENOSYS},
     {"userfaultfd", p_userfaultfd, EPERM},
     {"perf_event_open", p_perf_event_open, EPERM},
     {"ptrace", p_ptrace, EPERM},
@@ -1000,7 +1024,7 @@ static void test_shipped(const char *tmp) {
   tap_ok(text && strstr(text, "capabilities: none"), "show: capabilities");
   tap_ok(text && strstr(text, "no_new_privs: yes"), "show: no_new_privs");
   tap_ok(text && strstr(text, "default action: errno EPERM (1)"), "show: default action");
-  tap_ok(text && strstr(text, "errno ENOSYS (38) for 9 system calls"), "show: the ENOSYS refusals");
+  tap_ok(text && strstr(text, "errno ENOSYS (38) for 16 system calls"), "show: the ENOSYS refusals");
   tap_ok(text && strstr(text, "ioctl: errno EPERM (1) when request & 0xffffffff == 0x5412 (TIOCSTI)"),
          "show: the TIOCSTI refusal");
   tap_ok(text && strstr(text, "allowed: ") && strstr(text, " system calls\n"), "show: the allowed count");
