@@ -286,4 +286,7 @@ cJSON *bench_one_message(const char *model, const char *prompt, long max_tokens)
  * that is not UTF-8 gets U+FFFD for each bad byte (and for NUL). */
 char *bench_clean_answer(const char *bytes, size_t len);
 
+/* reward_driver.c: the scoring driver's Python source. */
+extern const char bench_driver_py[];
+
 #endif
