@@ -398,7 +398,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "verifier");
     bench_verifier_score(v, &score, &why);
     cJSON_Delete(t);
-    goto done;
+    goto in_range;
   }
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
@@ -417,6 +417,15 @@ score : {
     score = 0;
   }
 }
+in_range:
+  /* A score outside the task set's range (1e300 from a reward.py, or from a
+   * verifier the model could tamper with) is the task's scoring error: it
+   * would be averaged into the run's mean. */
+  if (why == NULL) {
+    _cleanup_free_ char *outside = bench_score_outside(score, &set->range);
+    if (outside)
+      why = xasprintf("%s %s", topts.verifier ? "verifier: scored" : "reward: compute_score returned", outside);
+  }
 done:;
   if (why)
     score = 0;

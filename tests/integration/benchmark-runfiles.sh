@@ -80,7 +80,7 @@ refused '"shard" holds strings' 's[0-9]+/x/benchmark\.json: "shard"' 'meta["shar
 refused 'benchmark.json is a list' 's[0-9]+/x/benchmark\.json' 'raw_meta = "[1, 2]"'
 refused 'line has a numeric id' 's[0-9]+/x/results\.jsonl line 2: "id"' 'lines[1]["id"] = 5'
 refused 'line has a text score' 's[0-9]+/x/results\.jsonl line 1: "score"' 'lines[0]["score"] = "1"'
-refused 'line has an infinite score' 's[0-9]+/x/results\.jsonl line 1: "score"' 'raw_lines = json.dumps(lines[1]) + "\n" + json.dumps(lines[0]).replace("\"score\": 1", "\"score\": 1e999") + "\n"'
+refused 'line has an infinite score' 's[0-9]+/x/results\.jsonl line 2: "score"' 'raw_lines = json.dumps(lines[1]) + "\n" + json.dumps(lines[0]).replace("\"score\": 1", "\"score\": 1e999") + "\n"'
 refused 'line has a score of 1e300' 's[0-9]+/x/results\.jsonl line 1: "score"' 'lines[0]["score"] = 1e300'
 refused 'line has a negative time' 's[0-9]+/x/results\.jsonl line 2: "elapsed_seconds"' 'lines[1]["elapsed_seconds"] = -1'
 refused 'line is not JSON' 's[0-9]+/x/results\.jsonl line 2' 'raw_lines = json.dumps(lines[0]) + "\nnot json\n"'

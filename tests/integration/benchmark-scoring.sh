@@ -92,16 +92,14 @@ def compute_score(agent_answer, ground_truth, **kw):
         raise ValueError("PLANTED " + json.dumps({"M": ns.get("M"), "END": time.time_ns()}))
     return 0.0
 PY
+# forks N: Python that forks N processes, one after the other.
+forks() { printf 'import os\nfor i in range(%d):\n    pid = os.fork()\n    if pid == 0:\n        os._exit(0)\n    os.waitpid(pid, 0)\n' "$1"; }
 # Within what an answer may use: five processes, five files, /tmp's and
 # /dev/shm's times set (then 1 s of nothing), CPU time, and fifty wake-ups
 # of whatever reads the request's result pipe.
-cat >"$tmp/p1.py" <<'PY'
-import os, stat, time
-for i in range(5):
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
+forks 5 >"$tmp/p1.py"
+cat >>"$tmp/p1.py" <<'PY'
+import stat, time
 for i in range(5):
     open("/tmp/f%d" % i, "w").close()
     os.unlink("/tmp/f%d" % i)
@@ -138,14 +136,7 @@ for p in ("/dev/stdin", "/dev/pts", "/dev/fd"):
     except OSError:
         pass
 PY
-cat >"$tmp/p3.py" <<'PY'
-import os
-for i in range(100):
-    pid = os.fork()
-    if pid == 0:
-        os._exit(0)
-    os.waitpid(pid, 0)
-PY
+forks 100 >"$tmp/p3.py"
 cat >"$tmp/pi.py" <<'PY'
 import ctypes, socket
 libc = ctypes.CDLL(None)
@@ -230,7 +221,7 @@ mock_start '[]'
 tap_status 0 "compute_score and a verifier returning scores outside [0, 1]" hbench --task rg --num-workers 2
 bench_dir
 tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
-  "[('huge', 0, 'reward: compute_score returned 1e+300, outside the task set'\"'\"'s score range [0, 1]'), ('inf', 0, 'reward: compute_score returned inf'), ('nan', 0, 'reward: compute_score returned nan'), ('neg', 0, 'reward: compute_score returned -0.5, outside the task set'\"'\"'s score range [0, 1]'), ('one', 1, None), ('over', 0, 'reward: compute_score returned 1.5, outside the task set'\"'\"'s score range [0, 1]'), ('quarter', 0.25, None), ('vhalf', 0.5, None), ('vhuge', 0, 'verifier: scored 1e+300, outside the task set'\"'\"'s score range [0, 1]'), ('zero', 0, None)]" \
+  "[('huge', 0, \"reward: compute_score returned 1e+300, outside the task set's score range [0, 1]\"), ('inf', 0, 'reward: compute_score returned inf'), ('nan', 0, 'reward: compute_score returned nan'), ('neg', 0, \"reward: compute_score returned -0.5, outside the task set's score range [0, 1]\"), ('one', 1, None), ('over', 0, \"reward: compute_score returned 1.5, outside the task set's score range [0, 1]\"), ('quarter', 0.25, None), ('vhalf', 0.5, None), ('vhuge', 0, \"verifier: scored 1e+300, outside the task set's score range [0, 1]\"), ('zero', 0, None)]" \
   "a score outside the range is that task's scoring error, naming the value; NaN and infinities too"
 tap_is "$(json "$OUT/results.json" '(d["total"], d["mean_score"], d["num_errors"])')" "(10, 0.175, 6)" \
   "and is never averaged: the mean is of the scores in range"
@@ -246,7 +237,7 @@ printf '%s\n' '{"id": "fifty", "problem_statement": "RG", "ground_truth": "", "v
 tap_status 0 "a task set declaring hutch_score_min -1 and hutch_score_max 100" hbench --task hr
 bench_dir
 tap_is "$(lines 'sorted((l["id"], l["score"], l["error"]) for l in ls)')" \
-  "[('fifty', 50, None), ('minus', -1, None), ('past', 0, 'reward: compute_score returned 100.5, outside the task set'\"'\"'s score range [-1, 100]')]" \
+  "[('fifty', 50, None), ('minus', -1, None), ('past', 0, \"reward: compute_score returned 100.5, outside the task set's score range [-1, 100]\")]" \
   "scores in its range count, one past it is refused"
 for bad in 'hutch_score_max: x' 'hutch_score_max: inf' $'hutch_score_min: 2\nhutch_score_max: 1'; do
   printf 'dataset: "json"\ndata_files: "bad/data.jsonl"\nsystem_prompt: "s"\n%s\n' "$bad" >"$tmp/set/bad/config.yaml"
