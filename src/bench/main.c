@@ -157,7 +157,9 @@ static int check_reward(const struct bench_opts *o, const struct bench_set *set,
   cJSON_Delete(row);
   if (r == 0 || (kind && strcmp(kind, "ImportError") != 0 && strcmp(kind, "ModuleNotFoundError") != 0))
     return 0;
-  fprintf(stderr, "hutch benchmark: %s: %s\n", set->name, why);
+  /* It may end with what the scoring sandbox wrote on its stderr. */
+  _cleanup_free_ char *shown = text_escape_cstr(why);
+  fprintf(stderr, "hutch benchmark: %s: %s\n", set->name, shown);
   if (kind)
     fprintf(stderr, "hint: the scoring sandbox lacks a Python package reward.py imports: install it in the image "
                     "given with --reward-rootfs (see the task's README)\n");
@@ -517,8 +519,9 @@ static int run_tasks(struct bench_opts *o) {
     add_cpu(line, &ru);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "fatal"))) {
       /* As LLM-in-Sandbox: an authentication error ends the run. */
+      _cleanup_free_ char *shown = text_escape_cstr(id);
       fprintf(stderr, "%shutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", tty ? "\n" : "",
-              id, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
+              shown, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
       fatal = true;
       rc = 3;
       cJSON_Delete(line);

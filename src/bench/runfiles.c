@@ -51,7 +51,12 @@ char *bench_score_outside(double score, const struct bench_range *r) {
 }
 
 bool bench_task_name_ok(const char *name) {
-  return name[0] != '\0' && name[0] != '.' && strchr(name, '/') == NULL;
+  /* A folder's name: it makes part of a run directory's name, printed on a
+   * line of its own. */
+  for (const char *p = name; *p; p++)
+    if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
+      return false;
+  return name[0] != '\0' && name[0] != '.';
 }
 
 /* An integer cJSON holds exactly, in [lo, hi]. */

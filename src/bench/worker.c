@@ -429,12 +429,18 @@ in_range:
 done:;
   if (why)
     score = 0;
-  /* The log: hutch run's own output, then LLM-in-Sandbox's result block. */
+  /* The log: hutch run's own output, then LLM-in-Sandbox's result block,
+   * whose answer and error (which may quote it) are the model's: their
+   * control characters escaped, so that reading the log in a terminal runs
+   * no escape sequence of theirs. */
+  _cleanup_free_ char *shown_id = text_escape_cstr(id), *shown_answer = text_escape_cstr(answer);
+  _cleanup_free_ char *shown_why = why ? text_escape_cstr(why) : NULL, *shown_gt = text_escape_cstr(gt);
   _cleanup_free_ char *block =
-      why ? xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", id, why, gt)
+      why ? xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", shown_id, shown_why, shown_gt)
           : xasprintf("\n%s\n### Result ###\nProblem ID: %s\nAgent Answer: %s\nGround Truth: %s\nScore: %.4f\n%s\n",
-                      "================================================================================", id, answer,
-                      gt, score, "================================================================================");
+                      "================================================================================", shown_id,
+                      shown_answer, shown_gt, score,
+                      "================================================================================");
   append_log(log_path, block);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "id", id);

@@ -266,6 +266,8 @@ static void runfiles(void) {
   check(meta("{\"taskdir\": \"/t\", \"task\": \"../x\"}"), "\"task\" is not the name of a task folder",
         "a folder's name, no path");
   check(meta("{\"taskdir\": \"/t\", \"task\": \".x\"}"), "\"task\" is not the name of a task folder", "no hidden one");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \"a\\nb\"}"), "\"task\" is not the name of a task folder",
+        "no control character");
   check(meta("{\"taskdir\": \"/t\", \"task\": \"t\", \"config\": []}"), "\"config\" is not an object", "config");
   check(meta("{\"taskdir\": \"/t\", \"task\": \"t\", \"config\": {\"mode\": \"x\"}}"),
         "\"config.mode\" is not llm-in-sandbox or llm", "its mode");
