@@ -256,7 +256,9 @@ int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err);
 /* The finished tasks of DIR/results.jsonl (a torn last line is skipped).
  * Each line is checked (bench_line_check against r and shard_dirs, its
  * run_dir opened, bench_open_run_dir); one that fails, and a second line of
- * an id, is left out and appended to refused as {"line": N, "why", "text"}. */
+ * an id, is left out and appended to refused as {"line": N, "why", "text"}.
+ * NULL with errno when there is a results.jsonl that cannot be read (a
+ * symlink, larger than 4 GiB, ...). */
 cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSON *shard_dirs, cJSON *refused);
 /* resume.c: the finished tasks among rows (the run's tasks), *lines: the
  * lines of OUT/results.jsonl that are theirs, each once and checked, with

@@ -72,7 +72,9 @@ static int read_shard(const char *dir, const char *abs, const struct bench_meta 
   cJSON *ls = bench_read_lines(abs, &m->range, NULL, refused);
   const cJSON *r = cJSON_GetArrayItem(refused, 0);
   int rc = 0;
-  if (r)
+  if (ls == NULL)
+    rc = refuse("%s/results.jsonl: %s", dir, strerror(errno));
+  else if (r)
     rc = refuse("%s/results.jsonl line %.0f: %s", dir, cJSON_GetObjectItemCaseSensitive(r, "line")->valuedouble,
                 cJSON_GetObjectItemCaseSensitive(r, "why")->valuestring);
   cJSON_Delete(refused);

@@ -91,8 +91,12 @@ cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSO
   _cleanup_free_ char *path = xasprintf("%s/results.jsonl", dir);
   size_t len = 0, n = 0, count = 0, cap = 0;
   struct kept *all = NULL;
-  /* A regular file only: a symlink or a FIFO in its place is no record. */
+  /* A regular file only: a symlink or a FIFO in its place is no record.
+   * None is no line; one that cannot be read is the caller's error (a run
+   * must not go on as if it had finished nothing, and rewrite it). */
   _cleanup_free_ char *text = read_regular_file_at(AT_FDCWD, path, LINES_MAX, &len);
+  if (text == NULL && errno != ENOENT)
+    return NULL;
   for (size_t i = 0; text && i < len;) {
     char *nl = memchr(text + i, '\n', len - i);
     if (nl == NULL)

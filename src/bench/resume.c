@@ -9,6 +9,7 @@
  * rewritten with the lines kept, without a torn last one. */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +54,11 @@ int bench_resume_lines(const char *out, const struct bench_set *set, const cJSON
   _cleanup_free_ char *aside = xasprintf("%s/results.refused.jsonl", out);
   cJSON *refused = cJSON_CreateArray();
   *lines = bench_read_lines(out, &set->range, merged_from, refused);
+  if (*lines == NULL) {
+    int e = errno;
+    cJSON_Delete(refused);
+    return hutch_error_set(err, e, "read %s", path);
+  }
   /* The run's tasks by id: a line of another task (another range or
    * shard, another task set) is no task of this run. */
   _cleanup_free_ struct row_ref *ids = xcalloc(n_rows + 1, sizeof(*ids));

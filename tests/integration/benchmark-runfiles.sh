@@ -90,6 +90,11 @@ refused 'run_dir is a symlink out of it' 's[0-9]+/x/results\.jsonl line 1: "run_
   'import os; os.symlink("'"$tmp"'/host", d + "/runs/a0"); lines[0]["run_dir"] = "runs/a0"'
 refused 'results.json has a text time' 's[0-9]+/x/results\.json: "elapsed_time_seconds"' 'results["elapsed_time_seconds"] = "x"'
 refused 'task appears twice' 'a0' 'lines.append(line("a0"))'
+shard "$tmp/sl/x" 'pass'
+shard "$tmp/sl/y" 'meta["shard"] = [1, 2]; lines = [line("b0")]'
+ln -sf "$tmp/host/trajectory.json" "$tmp/sl/x/results.jsonl"
+tap_status 2 "merge refuses a shard whose results.jsonl is a symlink" merge "$tmp/sl/x" "$tmp/sl/y"
+tap_like "$tap_stderr" "sl/x/results\.jsonl: " "naming the file"
 shard "$tmp/ok/x" 'pass'
 shard "$tmp/ok/y" 'meta["shard"] = [1, 2]; lines = [line("b0")]'
 tap_status 0 "two good shards merge" merge "$tmp/ok/x" "$tmp/ok/y"
@@ -223,5 +228,14 @@ tap_status 0 "--resume over a line of a task not in the run, and a line twice" "
 tap_is "$(json "$tmp/e5/results.json" '(d["total"], d["mean_score"])')" "(2, 1)" "counts each task of the run once"
 tap_like "$tap_stderr" "\"id\".*ghost" "and says which line it refused"
 tap_is "$(mock_count)" "0" "(nothing to run again)"
+# A results.jsonl that is a symlink (to a host file): no record to go on
+# from, nor to rewrite.
+rm -rf "$tmp/e6"
+cp -a "$RUN" "$tmp/e6"
+cp "$tmp/host/trajectory.json" "$tmp/host-copy.json"
+ln -sf "$tmp/host-copy.json" "$tmp/e6/results.jsonl"
+tap_status 125 "--resume over a results.jsonl that is a symlink is refused" "$HUTCH_BIN" benchmark --resume "$tmp/e6" \
+  --base-url "$MOCK_URL" --model mock --rootfs "$IMAGE" --retry-delay 0.05
+tap_ok "and the file it leads to is untouched" cmp "$tmp/host/trajectory.json" "$tmp/host-copy.json"
 
 tap_done
