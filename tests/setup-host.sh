@@ -28,6 +28,8 @@ packages=(
   skopeo docker-registry apache2-utils python3-cryptography
   # benchmark-slurm.sh: a single-node Slurm of its own; benchmark.sh: report.html in a real browser
   slurm-wlm munge chromium
+  # benchmark-runfiles.sh: summary.md rendered as GitHub renders Markdown
+  cmark-gfm
   # the musl front end (contrib/musl/build-deps): musl, and what building
   # its libraries from their Debian source packages takes
   musl-tools gperf dpkg-dev

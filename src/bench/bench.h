@@ -14,6 +14,13 @@
 #include "hutch.h"
 #include "settings.h"
 
+/* A task set's score range: config.yaml's hutch_score_min and
+ * hutch_score_max ([0, 1] by default, LLM-in-Sandbox's format having none).
+ * A score outside it is the task's scoring error, never averaged. */
+struct bench_range {
+  double min, max;
+};
+
 /* A task folder as LLM-in-Sandbox reads it (config.yaml, the data file,
  * reward.py). */
 struct bench_set {
@@ -28,6 +35,7 @@ struct bench_set {
   char *working_dir, *input_dir, *output_dir;
   cJSON *rows;     /* array of objects, each with a string "id" */
   bool has_reward; /* reward.py is there (tasks with a verifier need none) */
+  struct bench_range range;
 };
 
 int bench_set_load(const char *taskdir, const char *name, struct bench_set *set, hutch_error_t *err);
@@ -61,6 +69,10 @@ struct bench_opts {
   size_t n_agent;
   struct settings s; /* those options as hutch run resolves them */
 };
+
+/* The most shards a run may be cut into (--shard, Slurm's array, --shards;
+ * merge reads the count from a file). */
+#define BENCH_SHARDS_MAX (1L << 20)
 
 /* The shard K of N to run (0 of 1: all), from --shard K/N, else Slurm's
  * job array variables, else JOB_COMPLETION_INDEX with --shards N (shards
@@ -241,8 +253,55 @@ extern volatile sig_atomic_t bench_stop;
 
 /* results.jsonl: one line per finished task, appended whole and fsync()ed. */
 int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err);
-/* The finished tasks of a results.jsonl (a torn last line is skipped). */
-cJSON *bench_read_lines(const char *path);
+/* The finished tasks of DIR/results.jsonl (a torn last line is skipped).
+ * Each line is checked (bench_line_check against r and shard_dirs, its
+ * run_dir opened, bench_open_run_dir); one that fails, and a second line of
+ * an id, is left out and appended to refused as {"line": N, "why", "text"}.
+ * NULL with errno when there is a results.jsonl that cannot be read (a
+ * symlink, larger than 4 GiB, ...). */
+cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSON *shard_dirs, cJSON *refused);
+/* resume.c: the finished tasks among rows (the run's tasks), *lines: the
+ * lines of OUT/results.jsonl that are theirs, each once and checked, with
+ * done[i] for rows[i]; every other line is said on stderr and kept in
+ * OUT/results.refused.jsonl, and results.jsonl rewritten with those kept. */
+int bench_resume_lines(const char *out, const struct bench_set *set, const cJSON *merged_from, const cJSON **rows,
+                       size_t n_rows, bool *done, cJSON **lines, hutch_error_t *err);
+/* The directory of a line's hutch run: its run_dir beneath its shard_dir
+ * (a merged run's line), else beneath out, opened O_PATH with no symlink on
+ * the way (openat2 RESOLVE_BENEATH); -1 with errno (ENOENT: it has none). */
+int bench_open_run_dir(const char *out, const cJSON *line);
+
+/* ---- runfiles.c: what is read back from run directories, checked (pure) ---- */
+/* v as Python's repr writes it: the shortest text that reads back as v. */
+void bench_fmt_double(char buf[32], double v);
+/* NULL when score is a finite number in r, else why not, naming the value
+ * ("1e+300, outside the task set's score range [0, 1]"). */
+char *bench_score_outside(double score, const struct bench_range *r);
+/* Whether name can be a task folder's: not empty, no '/', no leading '.'. */
+bool bench_task_name_ok(const char *name);
+/* benchmark.json: the fields its readers use, each of its type and range. */
+struct bench_meta {
+  const char *taskdir, *task, *mode, *llm_name;
+  const cJSON *config, *merged_from; /* merged_from: NULL but in a merged run */
+  long shard_k, shard_n;
+  struct bench_range range; /* "score_range", [0, 1] when absent */
+};
+/* 0 with *m (pointing into meta), else -1 with *why naming the field. */
+int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why);
+/* A results.jsonl line: id, score (finite; in r, or 0 with an error),
+ * error, elapsed_seconds, tokens, timings, run_dir (bench_run_dir_ok) and
+ * shard_dir (one of shard_dirs, a merged run's merged_from); -1 with *why
+ * naming the field. */
+int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON *shard_dirs, char **why);
+/* Whether rd is a run_dir as the worker writes it: runs/ID/RUN, relative,
+ * no empty component and none beginning with '.'. */
+bool bench_run_dir_ok(const char *rd);
+/* markdown.c: text as a Markdown code span for summary.md (pure): nothing
+ * of it live (no link, image, emphasis, HTML, entity), on one line, at most
+ * max characters then "..."; in_table: '|' escaped for a table's cell. */
+char *bench_md_code(const char *text, size_t max, bool in_table);
+/* reward_driver.c: the scoring driver's Python source. */
+extern const char bench_driver_py[];
 /* results.json and trajectory.json as LLM-in-Sandbox writes them. */
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err);
@@ -251,10 +310,11 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
 int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err);
 /* report.html: the run, each task and its trajectory (traj: trajectory.json's
  * object), self-contained; what a model or sandbox wrote is only data. */
-/* report_images.c: the images at the top of FILES_DIR (a run's files/) as
+/* report_images.c: the images at the top of a run's files/ (run_fd: the
+ * run's directory, bench_open_run_dir) as
  * [{name, src: data: URI} or {name, omitted: why}], taking at most *budget
  * bytes of URIs (decreased by what it takes). */
-cJSON *bench_report_images(const char *files_dir, size_t *budget);
+cJSON *bench_report_images(int run_fd, size_t *budget);
 char *bench_base64(const unsigned char *b, size_t n);
 int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
                        double mean, int errors, double elapsed, hutch_error_t *err);

@@ -23,7 +23,6 @@
 #include "llm_client.h"
 #include "llm_gate.h"
 #include "util.h"
-#include "json_num.h"
 
 volatile sig_atomic_t bench_stop;
 
@@ -158,7 +157,9 @@ static int check_reward(const struct bench_opts *o, const struct bench_set *set,
   cJSON_Delete(row);
   if (r == 0 || (kind && strcmp(kind, "ImportError") != 0 && strcmp(kind, "ModuleNotFoundError") != 0))
     return 0;
-  fprintf(stderr, "hutch benchmark: %s: %s\n", set->name, why);
+  /* It may end with what the scoring sandbox wrote on its stderr. */
+  _cleanup_free_ char *shown = text_escape_cstr(why);
+  fprintf(stderr, "hutch benchmark: %s: %s\n", set->name, shown);
   if (kind)
     fprintf(stderr, "hint: the scoring sandbox lacks a Python package reward.py imports: install it in the image "
                     "given with --reward-rootfs (see the task's README)\n");
@@ -218,10 +219,21 @@ static void add_cpu(cJSON *line, const struct rusage *ru) {
     cJSON_AddNumberToObject(tm, "cpu", agent->valuedouble + scoring + (double)bench_rusage_us(ru) / 1e6);
 }
 
-static bool finished(const cJSON *lines, const char *id) {
-  const cJSON *l;
-  cJSON_ArrayForEach(l, lines) if (strcmp(cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring, id) == 0) return true;
-  return false;
+/* benchmark.json's score_range: the task set's, which a merge checks the
+ * shards' scores against. */
+static int record_range(const char *out, cJSON *meta, const struct bench_range *r, hutch_error_t *err) {
+  cJSON *range = cJSON_CreateArray();
+  cJSON_AddItemToArray(range, cJSON_CreateNumber(r->min));
+  cJSON_AddItemToArray(range, cJSON_CreateNumber(r->max));
+  if (cJSON_GetObjectItemCaseSensitive(meta, "score_range"))
+    cJSON_ReplaceItemInObjectCaseSensitive(meta, "score_range", range);
+  else
+    cJSON_AddItemToObject(meta, "score_range", range);
+  _cleanup_free_ char *text = cJSON_Print(meta);
+  _cleanup_free_ char *path = xasprintf("%s/benchmark.json", out);
+  if (write_file_atomic(path, text, strlen(text), 0644) < 0)
+    return hutch_error_sys(err, "write %s", path);
+  return 0;
 }
 
 /* The run directory: a new one, or --resume's, whose benchmark.json names
@@ -230,25 +242,27 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
   if (o->resume) {
     _cleanup_free_ char *path = xasprintf("%s/benchmark.json", o->resume);
     size_t len = 0;
-    _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 1 << 20, &len);
+    _cleanup_free_ char *text = read_regular_file_at(AT_FDCWD, path, 1 << 20, &len);
+    int e = errno;
     *meta = text ? cJSON_ParseWithLength(text, len) : NULL;
-    const cJSON *td = cJSON_GetObjectItemCaseSensitive(*meta, "taskdir");
-    const cJSON *tk = cJSON_GetObjectItemCaseSensitive(*meta, "task");
-    if (!cJSON_IsString(td) || !cJSON_IsString(tk)) {
-      hutch_error_set(err, text ? EINVAL : errno, "--resume %s: no benchmark.json of hutch benchmark", o->resume);
+    struct bench_meta m;
+    _cleanup_free_ char *why = NULL;
+    if (text == NULL) {
+      hutch_error_set(err, e, "--resume %s: no benchmark.json of hutch benchmark", o->resume);
       return NULL;
     }
-    if ((o->task && strcmp(o->task, tk->valuestring) != 0)) {
-      hutch_error_set(err, EINVAL, "--resume %s ran task '%s', not '%s'", o->resume, tk->valuestring, o->task);
+    if (*meta == NULL || bench_meta_check(*meta, &m, &why) < 0) {
+      hutch_error_set(err, EINVAL, "--resume %s: %s", path, why ? why : "is not JSON");
       return NULL;
     }
-    const cJSON *sh = cJSON_GetObjectItemCaseSensitive(*meta, "shard");
-    if (cJSON_GetArraySize(sh) == 2) {
-      o->shard_k = json_number_to_long(cJSON_GetArrayItem(sh, 0)->valuedouble);
-      o->shard_n = json_number_to_long(cJSON_GetArrayItem(sh, 1)->valuedouble);
+    if ((o->task && strcmp(o->task, m.task) != 0)) {
+      hutch_error_set(err, EINVAL, "--resume %s ran task '%s', not '%s'", o->resume, m.task, o->task);
+      return NULL;
     }
-    free(o->taskdir), o->taskdir = xstrdup(td->valuestring);
-    free(o->task), o->task = xstrdup(tk->valuestring);
+    o->shard_k = m.shard_k;
+    o->shard_n = m.shard_n;
+    free(o->taskdir), o->taskdir = xstrdup(m.taskdir);
+    free(o->task), o->task = xstrdup(m.task);
     /* The finished tasks' results hold only if the rest run the same way;
      * the server's address may change between the two. */
     cJSON *now = make_config(o);
@@ -346,42 +360,36 @@ static int run_tasks(struct bench_opts *o) {
     return fail(&err);
   }
   setenv("HUTCH_LLM_GATE", gate, 1);
-  /* Finished tasks, and the file rewritten without a torn last line. */
-  cJSON *lines = bench_read_lines(jsonl);
-  {
-    size_t cap = 1, len = 0;
-    _cleanup_free_ char *all = xstrdup("");
-    const cJSON *l;
-    cJSON_ArrayForEach(l, lines) {
-      _cleanup_free_ char *t = cJSON_PrintUnformatted(l);
-      size_t n = strlen(t);
-      all = xrealloc(all, cap += n + 1);
-      memcpy(all + len, t, n);
-      all[len + n] = '\n';
-      len += n + 1;
-    }
-    if (write_file_atomic(jsonl, all, len, 0644) < 0) {
-      hutch_error_sys(&err, "write %s", jsonl);
-      cJSON_Delete(lines);
-      cJSON_Delete(meta);
-      bench_set_free(&set);
-      return fail(&err);
-    }
-  }
   size_t n_rows = (size_t)cJSON_GetArraySize(set.rows);
   size_t first = o->start_id >= 0 ? (size_t)o->start_id : 0;
   /* LLM-in-Sandbox's `end_id or len(problems)`: 0 is the end too. */
   size_t end = o->end_id > 0 && (size_t)o->end_id < n_rows ? (size_t)o->end_id : n_rows;
   const cJSON **todo = xcalloc(n_rows + 1, sizeof(*todo));
   size_t n_todo = 0, total = 0;
-  for (size_t i = first; i < end; i++) {
-    if ((long)((i - first) % (size_t)o->shard_n) != o->shard_k)
-      continue;
-    const cJSON *row = cJSON_GetArrayItem(set.rows, (int)i);
-    total++;
-    if (!finished(lines, cJSON_GetObjectItemCaseSensitive(row, "id")->valuestring))
-      todo[n_todo++] = row;
+  /* This run's tasks (its range, its shard), then those not finished. */
+  {
+    const cJSON *r;
+    size_t at = 0;
+    cJSON_ArrayForEach(r, set.rows) {
+      if (at >= first && at < end && (long)((at - first) % (size_t)o->shard_n) == o->shard_k)
+        todo[total++] = r;
+      at++;
+    }
   }
+  cJSON *lines = NULL;
+  _cleanup_free_ bool *finished = xcalloc(total + 1, sizeof(bool));
+  if (record_range(out, meta, &set.range, &err) < 0 ||
+      bench_resume_lines(out, &set, cJSON_GetObjectItemCaseSensitive(meta, "merged_from"), todo, total, finished,
+                         &lines, &err) < 0) {
+    cJSON_Delete(lines);
+    cJSON_Delete(meta);
+    bench_set_free(&set);
+    free(todo);
+    return fail(&err);
+  }
+  for (size_t at = 0; at < total; at++)
+    if (!finished[at])
+      todo[n_todo++] = todo[at];
   bool tty = isatty(2);
   fprintf(stderr, "hutch benchmark: %s: %zu tasks (%zu to run)", set.name, total, n_todo);
   if (o->shard_n > 1)
@@ -511,8 +519,9 @@ static int run_tasks(struct bench_opts *o) {
     add_cpu(line, &ru);
     if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "fatal"))) {
       /* As LLM-in-Sandbox: an authentication error ends the run. */
+      _cleanup_free_ char *shown = text_escape_cstr(id);
       fprintf(stderr, "%shutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", tty ? "\n" : "",
-              id, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
+              shown, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
       fatal = true;
       rc = 3;
       cJSON_Delete(line);

@@ -112,18 +112,14 @@ int bench_write_report(const char *out, const char *task, const cJSON *config, c
     const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
     const cJSON *steps = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(traj, id), "trajectory");
     cJSON_AddItemToObject(t, "steps", cJSON_IsArray(steps) ? cJSON_Duplicate(steps, true) : cJSON_CreateArray());
-    /* The images the agent wrote, from the task's files/ (a merged run's
-     * run_dir is absolute). */
-    const cJSON *rd = cJSON_GetObjectItemCaseSensitive(l, "run_dir");
-    if (cJSON_IsString(rd)) {
-      _cleanup_free_ char *files = rd->valuestring[0] == '/' ? xasprintf("%s/files", rd->valuestring)
-                                                             : xasprintf("%s/%s/files", out, rd->valuestring);
-      cJSON *images = bench_report_images(files, &budget);
-      if (cJSON_GetArraySize(images) > 0)
-        cJSON_AddItemToObject(t, "images", images);
-      else
-        cJSON_Delete(images);
-    }
+    /* The images the agent wrote, from the task's files/, beneath its run
+     * directory (a merged run's: its shard's). */
+    _cleanup_close_ int run_fd = bench_open_run_dir(out, l);
+    cJSON *images = bench_report_images(run_fd, &budget);
+    if (cJSON_GetArraySize(images) > 0)
+      cJSON_AddItemToObject(t, "images", images);
+    else
+      cJSON_Delete(images);
     cJSON_AddItemToArray(tasks, t);
   }
   char *json = cJSON_PrintUnformatted(d);
@@ -191,7 +187,7 @@ int bench_report_run(int argc, char **argv) {
   cJSON_AddStringToObject(line, "status", cJSON_IsString(end) ? end->valuestring : "");
   cJSON_AddStringToObject(line, "agent_answer", answer);
   cJSON_AddNullToObject(line, "ground_truth");
-  cJSON_AddStringToObject(line, "run_dir", abs ? abs : dir);
+  cJSON_AddStringToObject(line, "run_dir", "."); /* RUN_DIR itself */
   cJSON_AddItemToObject(line, "problem_statement",
                         cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(t, "problem_statement"), true));
   double elapsed = 0;

@@ -60,9 +60,9 @@ static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
 
-cJSON *bench_report_images(const char *files_dir, size_t *budget) {
+cJSON *bench_report_images(int run_fd, size_t *budget) {
   cJSON *list = cJSON_CreateArray();
-  _cleanup_close_ int dfd = open(files_dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  _cleanup_close_ int dfd = run_fd >= 0 ? openat(run_fd, "files", O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC) : -1;
   DIR *d = dfd >= 0 ? fdopendir(dup(dfd)) : NULL;
   if (d == NULL)
     return list;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,39 +31,127 @@ int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err) {
   return 0;
 }
 
-cJSON *bench_read_lines(const char *path) {
-  cJSON *lines = cJSON_CreateArray();
-  size_t len = 0;
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, LINES_MAX, &len);
+int bench_open_run_dir(const char *out, const cJSON *line) {
+  const cJSON *rd = cJSON_GetObjectItemCaseSensitive(line, "run_dir");
+  const cJSON *sd = cJSON_GetObjectItemCaseSensitive(line, "shard_dir");
+  if (!cJSON_IsString(rd)) {
+    errno = ENOENT;
+    return -1;
+  }
+  _cleanup_close_ int base = open(cJSON_IsString(sd) ? sd->valuestring : out, O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (base < 0)
+    return -1;
+  /* The run files name it, and they may have been edited: never above
+   * its base, never through a symlink (which could lead anywhere). */
+  return openat2_retry(base, rd->valuestring, O_PATH | O_DIRECTORY, 0,
+                       RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
+}
+
+static void refuse(cJSON *refused, size_t n, const char *text, size_t len, char *why) {
+  cJSON *r = cJSON_CreateObject();
+  cJSON_AddNumberToObject(r, "line", (double)n);
+  cJSON_AddStringToObject(r, "why", why);
+  _cleanup_free_ char *raw = xstrndup(text, len);
+  cJSON_AddStringToObject(r, "text", raw);
+  cJSON_AddItemToArray(refused, r);
+  free(why);
+}
+
+/* A line's problem with its run_dir on the disk (a symlink out of it),
+ * NULL when there is none (or no run_dir, or one that is gone). */
+static char *run_dir_problem(const char *dir, const cJSON *line) {
+  int fd = bench_open_run_dir(dir, line);
+  if (fd >= 0) {
+    close(fd);
+    return NULL;
+  }
+  if (errno == ENOENT)
+    return NULL;
+  const char *rd = cJSON_GetObjectItemCaseSensitive(line, "run_dir")->valuestring;
+  _cleanup_free_ char *shown = text_escape_cstr(rd);
+  if (errno == ELOOP || errno == EXDEV)
+    return xasprintf("\"run_dir\" '%.200s' leads out of its run directory (through a symlink)", shown);
+  return hutch_errno_format(errno, "\"run_dir\" '%.200s'", shown);
+}
+
+struct kept {
+  cJSON *line;
+  size_t n; /* its line number */
+  bool dup;
+};
+
+static int by_id(const void *a, const void *b) {
+  const struct kept *x = *(const struct kept *const *)a, *y = *(const struct kept *const *)b;
+  int c = strcmp(cJSON_GetObjectItemCaseSensitive(x->line, "id")->valuestring,
+                 cJSON_GetObjectItemCaseSensitive(y->line, "id")->valuestring);
+  return c ? c : (x->n > y->n) - (x->n < y->n);
+}
+
+cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSON *shard_dirs, cJSON *refused) {
+  _cleanup_free_ char *path = xasprintf("%s/results.jsonl", dir);
+  size_t len = 0, n = 0, count = 0, cap = 0;
+  struct kept *all = NULL;
+  /* A regular file only: a symlink or a FIFO in its place is no record.
+   * None is no line; one that cannot be read is the caller's error (a run
+   * must not go on as if it had finished nothing, and rewrite it). */
+  _cleanup_free_ char *text = read_regular_file_at(AT_FDCWD, path, LINES_MAX, &len);
+  if (text == NULL && errno != ENOENT)
+    return NULL;
   for (size_t i = 0; text && i < len;) {
     char *nl = memchr(text + i, '\n', len - i);
     if (nl == NULL)
       break; /* torn: the task runs again */
-    cJSON *l = cJSON_ParseWithLength(text + i, (size_t)(nl - text) - i);
-    /* Only a line of the shape the runner writes counts as a finished task
-     * (the readers take id, score and elapsed_seconds as given); anything
-     * else, an edited or foreign line, is run again. */
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "id")) &&
-        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(l, "score")) &&
-        cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(l, "elapsed_seconds")))
-      cJSON_AddItemToArray(lines, l);
-    else
+    size_t ll = (size_t)(nl - text) - i;
+    n++;
+    cJSON *l = cJSON_ParseWithLength(text + i, ll);
+    char *why = NULL;
+    /* Only a line of the shape the runner writes counts as a finished
+     * task; anything else, an edited or foreign line, is refused (and the
+     * task runs again). */
+    if (l == NULL)
+      why = xstrdup("is not JSON");
+    else if (bench_line_check(l, r, shard_dirs, &why) == 0)
+      why = run_dir_problem(dir, l);
+    if (why) {
+      refuse(refused, n, text + i, ll, why);
       cJSON_Delete(l);
+    } else {
+      if (count == cap)
+        all = xrealloc(all, (cap = cap * 2 + 64) * sizeof(*all));
+      all[count++] = (struct kept){l, n, false};
+    }
     i = (size_t)(nl - text) + 1;
   }
+  /* An id's second line is refused: sorted by id, then by line number. */
+  struct kept **order = xcalloc(count + 1, sizeof(*order));
+  for (size_t k = 0; k < count; k++)
+    order[k] = &all[k];
+  qsort(order, count, sizeof(*order), by_id);
+  for (size_t k = 1; k < count; k++)
+    order[k]->dup = strcmp(cJSON_GetObjectItemCaseSensitive(order[k - 1]->line, "id")->valuestring,
+                           cJSON_GetObjectItemCaseSensitive(order[k]->line, "id")->valuestring) == 0;
+  cJSON *lines = cJSON_CreateArray();
+  for (size_t k = 0; k < count; k++) {
+    if (!all[k].dup) {
+      cJSON_AddItemToArray(lines, all[k].line);
+      continue;
+    }
+    _cleanup_free_ char *shown = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(all[k].line, "id")->valuestring);
+    _cleanup_free_ char *raw = cJSON_PrintUnformatted(all[k].line);
+    refuse(refused, all[k].n, raw, strlen(raw), xasprintf("\"id\" '%.200s' has a line already", shown));
+    cJSON_Delete(all[k].line);
+  }
+  free(order);
+  free(all);
   return lines;
 }
 
 /* The steps of a task's run, from its own trajectory.json. */
 static cJSON *steps_of(const char *out, const cJSON *line) {
-  const cJSON *rd = cJSON_GetObjectItemCaseSensitive(line, "run_dir");
-  if (!cJSON_IsString(rd))
-    return cJSON_CreateArray();
-  /* Relative to the run directory, or absolute (a merged run's lines). */
-  _cleanup_free_ char *path = rd->valuestring[0] == '/' ? xasprintf("%s/trajectory.json", rd->valuestring)
-                                                        : xasprintf("%s/%s/trajectory.json", out, rd->valuestring);
+  _cleanup_close_ int run_fd = bench_open_run_dir(out, line);
   size_t len = 0;
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, TRAJ_MAX, &len);
+  /* Never through a symlink in the run's place of trajectory.json. */
+  _cleanup_free_ char *text = run_fd >= 0 ? read_regular_file_at(run_fd, "trajectory.json", TRAJ_MAX, &len) : NULL;
   cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
   cJSON *steps = cJSON_DetachItemFromObjectCaseSensitive(t, "steps");
   cJSON_Delete(t);
@@ -85,28 +174,11 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
   return 0;
 }
 
-/* A table cell: one line, '|' escaped, at most 80 characters.  Markdown
- * viewers render HTML: '<' and '&' (an error may quote the model's answer)
- * are written as entities, which show as themselves. */
-static void cell(FILE *f, const char *text) {
-  size_t n = 0;
-  for (const char *p = text; *p && n < 80; p++, n++) {
-    if (*p == '|')
-      fputs("\\|", f);
-    else if (*p == '<')
-      fputs("&lt;", f);
-    else if (*p == '&')
-      fputs("&amp;", f);
-    else if (*p == '\n' || *p == '\r' || *p == '\t')
-      fputc(' ', f);
-    else
-      fputc(*p, f);
-  }
-  if (strlen(text) > 80)
-    fputs("...", f);
-}
-
-/* summary.md: the run at a glance, for people (results.json is for programs). */
+/* summary.md: the run at a glance, for people (results.json is for
+ * programs).  Every text in it that a task, a model or a run file wrote
+ * (ids, errors, the task's and model's names) is a Markdown code span
+ * (bench_md_code): a Markdown viewer shows it as it is, no link, image or
+ * markup of its own alive. */
 static int write_summary(const char *out, const char *task, const cJSON *config, const cJSON *lines, double mean,
                          int errors, double elapsed, hutch_error_t *err) {
   char *text = NULL;
@@ -114,22 +186,21 @@ static int write_summary(const char *out, const char *task, const cJSON *config,
   FILE *f = open_memstream(&text, &len);
   const cJSON *llm = cJSON_GetObjectItemCaseSensitive(config, "llm_name");
   const cJSON *mode = cJSON_GetObjectItemCaseSensitive(config, "mode");
-  fprintf(f, "# %s: %s, %s\n\n", task, cJSON_IsString(llm) ? llm->valuestring : "?",
-          cJSON_IsString(mode) ? mode->valuestring : "?");
+  _cleanup_free_ char *t = bench_md_code(task, 200, false);
+  _cleanup_free_ char *m = bench_md_code(cJSON_IsString(llm) ? llm->valuestring : "?", 200, false);
+  _cleanup_free_ char *md = bench_md_code(cJSON_IsString(mode) ? mode->valuestring : "?", 200, false);
+  fprintf(f, "# %s: %s, %s\n\n", t, m, md);
   fprintf(f, "| tasks | mean score | errors | time |\n|---:|---:|---:|---:|\n| %d | %.4f | %d | %.1f s |\n\n",
           cJSON_GetArraySize(lines), mean, errors, elapsed);
   fprintf(f, "| id | score | time | error |\n|---|---:|---:|---|\n");
   const cJSON *l;
   cJSON_ArrayForEach(l, lines) {
     const cJSON *e = cJSON_GetObjectItemCaseSensitive(l, "error");
-    const cJSON *t = cJSON_GetObjectItemCaseSensitive(l, "elapsed_seconds");
-    fputs("| ", f);
-    cell(f, cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring);
-    fprintf(f, " | %.4f | %.1f s | ", cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble,
-            cJSON_IsNumber(t) ? t->valuedouble : 0.0);
-    _cleanup_free_ char *safe = text_escape_cstr(cJSON_IsString(e) ? e->valuestring : "");
-    cell(f, safe);
-    fputs(" |\n", f);
+    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(l, "elapsed_seconds");
+    _cleanup_free_ char *id = bench_md_code(cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring, 80, true);
+    _cleanup_free_ char *why = bench_md_code(cJSON_IsString(e) ? e->valuestring : "", 80, true);
+    fprintf(f, "| %s | %.4f | %.1f s | %s |\n", id, cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble,
+            cJSON_IsNumber(tm) ? tm->valuedouble : 0.0, why);
   }
   fclose(f);
   return bench_save(out, "summary.md", text, len, err);
@@ -193,11 +264,13 @@ char *bench_make_run_dir(const char *output_dir, const char *task, const char *l
   char stamp[32];
   time_t now = time(NULL);
   strftime(stamp, sizeof(stamp), "%Y%m%d_%H%M%S", localtime(&now));
-  _cleanup_free_ char *llm = xstrdup(llm_name);
-  for (char *p = llm; *p; p++)
-    if (*p == '/')
+  /* The names as file names ('/' and control characters as '_'): a merge
+   * takes them from a shard's benchmark.json, and the directory's name is
+   * printed as a line of its own. */
+  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_%s", output_dir, stamp, task, llm_name, suffix);
+  for (char *p = base + strlen(output_dir) + 1; *p; p++)
+    if (*p == '/' || (unsigned char)*p < 0x20 || *p == 0x7f)
       *p = '_';
-  _cleanup_free_ char *base = xasprintf("%s/%s_%s_%s_%s", output_dir, stamp, task, llm, suffix);
   _cleanup_free_ char *dir = xstrdup(base);
   if (mkdir_p(output_dir, 0755) < 0) {
     hutch_error_sys(err, "mkdir %s", output_dir);

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <stdbool.h>
 #include <string.h>
@@ -149,6 +150,20 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err) {
   return rows;
 }
 
+/* config.yaml's KEY as a finite number (*v untouched when absent). */
+static int range_key(const struct yaml_map *m, const char *cfg_path, const char *key, double *v, hutch_error_t *err) {
+  const char *text = yaml_map_get(m, key);
+  if (text == NULL)
+    return 0;
+  char *end;
+  errno = 0;
+  double d = strtod(text, &end);
+  if (end == text || *end != '\0' || errno || !isfinite(d))
+    return hutch_error_set(err, EINVAL, "%s: %s '%s' is not a finite number", cfg_path, key, text);
+  *v = d;
+  return 0;
+}
+
 static char *absolute(const char *path) {
   char *r = realpath(path, NULL);
   return r ? r : xstrdup(path);
@@ -225,6 +240,19 @@ int bench_set_load(const char *taskdir, const char *name, struct bench_set *set,
     yaml_map_clear(&pm);
   } else {
     hutch_error_set(err, EINVAL, "%s must have either system_prompt or prompt_config", cfg_path);
+    goto out;
+  }
+  /* The scores a task may have (hutch's keys: LLM-in-Sandbox's format has
+   * none); one outside is the task's scoring error. */
+  set->range = (struct bench_range){0, 1};
+  if (range_key(&m, cfg_path, "hutch_score_min", &set->range.min, err) < 0 ||
+      range_key(&m, cfg_path, "hutch_score_max", &set->range.max, err) < 0)
+    goto out;
+  if (!(set->range.min < set->range.max)) {
+    char lo[32], hi[32];
+    bench_fmt_double(lo, set->range.min);
+    bench_fmt_double(hi, set->range.max);
+    hutch_error_set(err, EINVAL, "%s: hutch_score_min (%s) is not below hutch_score_max (%s)", cfg_path, lo, hi);
     goto out;
   }
   /* Without reward.py, every task needs a verifier (checked per task). */

@@ -398,7 +398,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "verifier");
     bench_verifier_score(v, &score, &why);
     cJSON_Delete(t);
-    goto done;
+    goto in_range;
   }
 score : {
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
@@ -417,15 +417,30 @@ score : {
     score = 0;
   }
 }
+in_range:
+  /* A score outside the task set's range (1e300 from a reward.py, or from a
+   * verifier the model could tamper with) is the task's scoring error: it
+   * would be averaged into the run's mean. */
+  if (why == NULL) {
+    _cleanup_free_ char *outside = bench_score_outside(score, &set->range);
+    if (outside)
+      why = xasprintf("%s %s", topts.verifier ? "verifier: scored" : "reward: compute_score returned", outside);
+  }
 done:;
   if (why)
     score = 0;
-  /* The log: hutch run's own output, then LLM-in-Sandbox's result block. */
+  /* The log: hutch run's own output, then LLM-in-Sandbox's result block,
+   * whose answer and error (which may quote it) are the model's: their
+   * control characters escaped, so that reading the log in a terminal runs
+   * no escape sequence of theirs. */
+  _cleanup_free_ char *shown_id = text_escape_cstr(id), *shown_answer = text_escape_cstr(answer);
+  _cleanup_free_ char *shown_why = why ? text_escape_cstr(why) : NULL, *shown_gt = text_escape_cstr(gt);
   _cleanup_free_ char *block =
-      why ? xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", id, why, gt)
+      why ? xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", shown_id, shown_why, shown_gt)
           : xasprintf("\n%s\n### Result ###\nProblem ID: %s\nAgent Answer: %s\nGround Truth: %s\nScore: %.4f\n%s\n",
-                      "================================================================================", id, answer,
-                      gt, score, "================================================================================");
+                      "================================================================================", shown_id,
+                      shown_answer, shown_gt, score,
+                      "================================================================================");
   append_log(log_path, block);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "id", id);

@@ -58,10 +58,12 @@ tap_is "$(lines 'sorted(set(k for l in ls for k in l["timings"]))')" \
   "results.jsonl: each task's timings, by phase and CPU"
 tap_is "$(lines 'sum(0 < l["timings"]["agent_cpu"] < l["timings"]["cpu"] for l in ls)')" "20" \
   "each task's CPU time is more than its agent's (the scoring sandbox's is added)"
-# A task's CPU counts its agent's sandbox and tools and its scoring sandbox
-# (each reaped by a process of the task): together most of the tree's, of
-# which the rest is the runner's and the spawner's own; never more.
-tap_like "$(lines 'round(sum(l["timings"]["cpu"] for l in ls) / '"$tree_cpu"', 2)')" '^(0\.[5-9][0-9]?|1\.0)$' \
+# A task's CPU counts its agent's sandbox and tools and its scoring (each
+# reaped by a process of the task, but the scoring: the driver's process
+# for the answer, which nobody reaps, reward_cpu): together most of the
+# tree's, of which the rest is the runner's and the spawner's own and the
+# slots' scoring sandboxes' starts; never more.
+tap_like "$(lines 'round(sum(l["timings"]["cpu"] - l["timings"]["reward_cpu"] for l in ls) / '"$tree_cpu"', 2)')" '^(0\.[5-9][0-9]?|1\.0)$' \
   "the tasks' CPU times add up to most of the run's (${tree_cpu} s), not more"
 tap_like "$(cat "$OUT/logs/demo_017.txt")" $'### Result ###\nProblem ID: demo_017\nAgent Answer: 7\nGround Truth: 12\nScore: 0.0000' \
   "logs/ID.txt ends with LLM-in-Sandbox's result block"
@@ -296,7 +298,10 @@ tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^rewar
 tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \
   "its progress line escapes what it quotes"
 tap_unlike "$own_err" $'\x1b' "no escape sequence reaches the terminal"
-tap_like "$(cat "$OUT/summary.md")" $'\n\\| 4 \\| 0.7500 \\| 1 \\| [0-9.]+ s \\|\n.*\\| raises \\| 0.0000 \\| [0-9.]+ s \\| reward: ValueError' \
+tap_like "$(cat "$OUT/logs/raises.txt")" 'ERROR: reward: ValueError: bad \\x1b\[2J answer' \
+  "nor through the task's log, which shows it escaped"
+tap_unlike "$(cat "$OUT/logs/raises.txt")" $'\x1b' "(no escape character in it)"
+tap_like "$(cat "$OUT/summary.md")" $'\n\\| 4 \\| 0.7500 \\| 1 \\| [0-9.]+ s \\|\n.*\\| ` raises ` \\| 0.0000 \\| [0-9.]+ s \\| ` reward: ValueError' \
   "summary.md: the run and each task at a glance"
 tap_is "$(json "$OUT/results.json" '(d["total"], d["num_errors"])')" "(4, 1)" "and only that task's"
 tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"]')" "sys /testbed /testbed/documents /testbed" \
@@ -457,8 +462,11 @@ def compute_score(agent_answer, ground_truth, **kw):
     for p in ("/tmp/planted", "/dev/shm/planted", "/tmp/dir/deep"):
         if os.path.exists(p):
             found.append(p)
+    # Besides this process: init, the driver and the process it forked to
+    # serve this answer (this one's parent).
+    driver = int(open("/proc/%d/stat" % os.getppid()).read().rsplit(")", 1)[1].split()[1])
     for pid in os.listdir("/proc"):
-        if pid.isdigit() and int(pid) not in (1, os.getpid(), os.getppid()):
+        if pid.isdigit() and int(pid) not in (1, driver, os.getppid(), os.getpid()):
             found.append("process " + open("/proc/%s/cmdline" % pid).read())
     if not TRUSTED:
         found.append("reward.py's global")
@@ -516,18 +524,23 @@ taint=$(cat "$tmp/taint.py")
 script=$("$AGENT_PY" - "$plant" "$taint" <<'PY'
 import json, sys
 w = lambda text: {"calls": [["str_replace_editor", {"command": "create", "path": "/testbed/answer.txt", "file_text": text}]]}
+# up: this process's parent and its parent's parent.
+UP = ("import os\nppid = lambda p: int(open('/proc/%d/stat' % p).read().rsplit(')', 1)[1].split()[1])\n"
+      "up = [os.getppid(), ppid(os.getppid())]\n")
 print(json.dumps({"tasks": [
   {"match": "I-PLANT", "steps": [w(sys.argv[1])]},
   {"match": "I-CHECK", "steps": [w("nothing")]},
   {"match": "I-TAINT", "steps": [w(sys.argv[2])]},
   # The driver's own state, which a process of the sandbox (the same user)
   # can change: its file size limit, /tmp's mode, its stderr's flags (a
-  # SIGIO on each read of the pipe), and the driver stopped.
-  {"match": "I-FSIZE", "steps": [w("import os, resource\nresource.prlimit(os.getppid(), resource.RLIMIT_FSIZE, (0, 0))\n")]},
+  # SIGIO on each read of the pipe), and the driver stopped.  The driver is
+  # the parent of the process serving the answer, the answer's process's
+  # parent: both are tried.
+  {"match": "I-FSIZE", "steps": [w(UP + "import resource\nfor p in up:\n    resource.prlimit(p, resource.RLIMIT_FSIZE, (0, 0))\n")]},
   {"match": "I-CHMOD", "steps": [w("import os\nos.chmod('/tmp', 0o1555)\n")]},
   {"match": "I-SIGIO", "steps": [w("import fcntl, os\nfcntl.fcntl(2, fcntl.F_SETOWN, os.getppid())\n"
                                   "fcntl.fcntl(2, fcntl.F_SETFL, fcntl.fcntl(2, fcntl.F_GETFL) | fcntl.FASYNC)\n")]},
-  {"match": "I-STOP", "steps": [w("import os, signal\nos.kill(os.getppid(), signal.SIGSTOP)\n")]},
+  {"match": "I-STOP", "steps": [w(UP + "import signal\nfor p in up:\n    os.kill(p, signal.SIGSTOP)\n")]},
   {"match": "I-BIG", "steps": [w("x" * 200000)]},
   # A port held in TIME_WAIT (its server side closed first) for 60 s.
   {"match": "I-TW", "steps": [w("import socket\nl = socket.socket()\nl.bind(('127.0.0.1', 8000))\nl.listen()\n"
@@ -565,7 +578,7 @@ tap_is "$(lines '[(l["id"], l["score"], l["error"]) for l in ls if l["id"] not i
   "[('plant', 0, None), ('check', 1, None), ('taint', 0, None), ('check2', 1, None), ('fsize', 0, None), ('check3', 1, None), ('chmodtmp', 0, None), ('check4', 1, None), ('sigio', 0, None), ('check5', 1, None), ('check6', 1, None), ('timewait', 0, None), ('check7', 1, None), ('forkleft', 1, None), ('check8', 1, None)]" \
   "each next task's scoring, in the slot's scoring sandbox, finds none of it"
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "stop"][0]')" "took longer than 5 s" \
-  "an answer that stops the driver is that task's error, at --reward-timeout"
+  "an answer that stops the driver (and the process serving it) is that task's error, at --reward-timeout"
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "bigerr"][0]')" "^reward: ValueError: could not convert string to float: 'xxx" \
   "an error that quotes a 200 kB answer is that task's error, cut, not a time-out"
 tap_check $((took >= 60)) "and holds up the run no longer (${took}s for 18 tasks, a process left holding the result's pipe among them)"

@@ -94,8 +94,15 @@ static bool holds(char *s, const char *needle) {
 static void shards(void) {
   check(shard(NULL, 0, NULL, NULL, NULL, NULL), "0/1", "no shard: all tasks");
   check(shard("2/4", 0, "1", NULL, "3", NULL), "2/4", "--shard K/N wins over Slurm's variables");
-  check(shard("4/4", 0, NULL, NULL, NULL, NULL), "--shard wants K/N with 0 <= K < N, got '4/4'", "K below N");
-  check(shard("x", 0, NULL, NULL, NULL, NULL), "--shard wants K/N with 0 <= K < N, got 'x'", "K/N only");
+  check(shard("4/4", 0, NULL, NULL, NULL, NULL), "--shard wants K/N with 0 <= K < N <= 1048576, got '4/4'",
+        "K below N");
+  check(shard("x", 0, NULL, NULL, NULL, NULL), "--shard wants K/N with 0 <= K < N <= 1048576, got 'x'", "K/N only");
+  check(shard("0/1048576", 0, NULL, NULL, NULL, NULL), "0/1048576", "at most 2^20 shards");
+  tap_ok(holds(shard("0/1048577", 0, NULL, NULL, NULL, NULL), "wants K/N"), "one more is refused");
+  tap_ok(holds(shard("0/99999999999999999999", 0, NULL, NULL, NULL, NULL), "wants K/N"),
+         "a count past a long is refused, not clamped");
+  tap_ok(holds(shard(NULL, 0, "0", NULL, "2000000", NULL), "is not a shard"), "so is a Slurm array that large");
+  tap_ok(holds(shard(NULL, 2000000, NULL, NULL, NULL, "0"), "at most 1048576"), "and --shards that large");
   check(shard(NULL, 0, "5", "4", "3", NULL), "1/3", "a Slurm array: the id less the array's first");
   check(shard(NULL, 0, "2", NULL, "3", NULL), "2/3", "an array from 0");
   tap_ok(holds(shard(NULL, 0, "3", NULL, "3", NULL), "is not a shard"), "an id past the count is refused");
@@ -162,6 +169,8 @@ static void task_settings(void) {
   check(vscore("{\"exit_code\": 2, \"last_line\": \"\"}"), "0", "any other: 0.0");
   check(vscore("{\"exit_code\": 1, \"last_line\": \"0.25\"}"), "0.25", "a number on the last line is the score");
   check(vscore("{\"exit_code\": 0, \"last_line\": \"0.5 of 1\"}"), "1", "only a line that is a number");
+  check(vscore("{\"exit_code\": 0, \"last_line\": \"inf\"}"), "inf",
+        "an infinite one is given as it is (the task set's range refuses it)");
   check(vscore("{\"exit_code\": 137, \"timed_out\": true}"), "verifier: timed out", "a timeout is an error");
   check(vscore("null"), "verifier: it did not run (the run ended before it)", "no record is an error");
 }
@@ -186,13 +195,167 @@ static void summary_escapes(void) {
   char *path = xasprintf("%s/summary.md", dir);
   size_t len = 0;
   char *md = read_file_at(AT_FDCWD, path, 1 << 20, &len);
-  tap_ok(md && strstr(md, "<img") == NULL && strstr(md, "<b>") == NULL, "summary.md holds no tag of the model's");
-  tap_ok(md && strstr(md, "&lt;img src=x onerror=alert(1)> &amp; more"), "it shows them as text");
+  tap_ok(md &&
+             strstr(md, "| ` t<b>1 ` | 0.0000 | 1.0 s | ` reward: ValueError: <img src=x onerror=alert(1)> & more ` |"),
+         "summary.md shows the model's tags as text, in code spans");
   free(md);
   free(path);
   cJSON_Delete(lines);
   cJSON_Delete(config);
   remove_tree_at(AT_FDCWD, dir);
+}
+
+/* Markdown: what a task or model wrote is a code span, nothing of it live. */
+static void markdown(void) {
+  check(bench_md_code("", 80, true), "", "empty text: nothing");
+  check(bench_md_code("plain", 80, true), "` plain `", "text in a code span");
+  check(bench_md_code("![x](http://h/?gt=42) [a](javascript:alert(1)) <img src=x> &amp; # h *e* _u_ ~s~", 200, false),
+        "` ![x](http://h/?gt=42) [a](javascript:alert(1)) <img src=x> &amp; # h *e* _u_ ~s~ `",
+        "images, links, tags, entities, headings, emphasis: as they are, inside the span");
+  check(bench_md_code("a|b", 80, true), "` a\\|b `", "a '|' escaped in a table's cell");
+  check(bench_md_code("a|b", 80, false), "` a|b `", "and not elsewhere");
+  check(bench_md_code("a`b", 80, true), "`` a`b ``", "a backtick: a longer fence");
+  check(bench_md_code("x ``` y `", 80, true), "```` x ``` y ` ````", "longer than the longest run");
+  check(bench_md_code("`", 80, true), "`` ` ``", "a lone backtick");
+  check(bench_md_code("one\ntwo\tthree\r", 80, true), "` one two three\\x0d `", "on one line");
+  check(bench_md_code("\x1b[2J\xe2\x80\xae", 80, true), "` \\x1b[2J\\u202e `",
+        "control and bidirectional characters as escapes");
+  check(bench_md_code("abcdefghij", 4, true), "` abcd `...", "cut at max characters");
+  check(bench_md_code("\xc3\xa9\xc3\xa9\xc3\xa9", 2, true), "` \xc3\xa9\xc3\xa9 `...", "characters, not bytes");
+  check(bench_md_code("ab\\|", 80, true), "` ab\\\\| `", "a backslash before '|' stays one (GitHub takes \\| as |)");
+}
+
+static char *meta(const char *json) {
+  cJSON *j = cJSON_Parse(json);
+  struct bench_meta m;
+  char *why = NULL;
+  char *out = bench_meta_check(j, &m, &why) < 0
+                  ? why
+                  : xasprintf("%s %s %s %s %ld/%ld [%g, %g]%s", m.taskdir, m.task, m.mode, m.llm_name, m.shard_k,
+                              m.shard_n, m.range.min, m.range.max, m.merged_from ? " merged" : "");
+  cJSON_Delete(j);
+  return out;
+}
+
+static char *line(const char *json, const char *shards) {
+  cJSON *j = cJSON_Parse(json), *s = shards ? cJSON_Parse(shards) : NULL;
+  struct bench_range r = {0, 1};
+  char *why = NULL;
+  char *out = bench_line_check(j, &r, s, &why) < 0 ? why : xstrdup("ok");
+  cJSON_Delete(j);
+  cJSON_Delete(s);
+  return out;
+}
+
+static char *fmt(double v) {
+  char buf[32];
+  bench_fmt_double(buf, v);
+  return xstrdup(buf);
+}
+
+/* benchmark.json and results.jsonl as merge and --resume read them back. */
+static void runfiles(void) {
+#define META(rest)                                                                                                     \
+  "{\"taskdir\": \"/t\", \"task\": \"demo\", \"config\": {\"mode\": \"llm\", \"llm_name\": \"m\"}" rest "}"
+  check(meta(META(", \"shard\": [1, 3]")), "/t demo llm m 1/3 [0, 1]", "a shard's benchmark.json");
+  check(meta(META(", \"shard\": [0, 1], \"score_range\": [-1, 100], \"merged_from\": [\"/a\"]")),
+        "/t demo llm m 0/1 [-1, 100] merged", "a merged run's, with a score range");
+  check(meta("[]"), "is not a JSON object", "an object");
+  check(meta("{\"task\": \"demo\"}"), "\"taskdir\" is not a path", "taskdir");
+  check(meta("{\"taskdir\": \"/t\", \"task\": 5}"), "\"task\" is not the name of a task folder", "task a string");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \"../x\"}"), "\"task\" is not the name of a task folder",
+        "a folder's name, no path");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \".x\"}"), "\"task\" is not the name of a task folder", "no hidden one");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \"a\\nb\"}"), "\"task\" is not the name of a task folder",
+        "no control character");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \"t\", \"config\": []}"), "\"config\" is not an object", "config");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \"t\", \"config\": {\"mode\": \"x\"}}"),
+        "\"config.mode\" is not llm-in-sandbox or llm", "its mode");
+  check(meta("{\"taskdir\": \"/t\", \"task\": \"t\", \"config\": {\"mode\": \"llm\"}}"),
+        "\"config.llm_name\" is not a string", "its model");
+  const char *bad_shards[] = {"",
+                              ", \"shard\": [0]",
+                              ", \"shard\": [0, 1, 2]",
+                              ", \"shard\": {\"a\": 0, \"b\": 2}",
+                              ", \"shard\": [0.5, 2]",
+                              ", \"shard\": [\"0\", \"2\"]",
+                              ", \"shard\": [2, 2]",
+                              ", \"shard\": [-1, 2]",
+                              ", \"shard\": [0, 0]",
+                              ", \"shard\": [0, 1048577]",
+                              ", \"shard\": [0, 1e300]",
+                              ", \"shard\": [0, -1]",
+                              ", \"shard\": [0, 1e999]"};
+  for (size_t i = 0; i < ARRAY_SIZE(bad_shards); i++) {
+    char *j = xasprintf(META("%s"), bad_shards[i]);
+    char *desc = xasprintf("shard refused:%s", bad_shards[i][0] ? bad_shards[i] + 1 : " none");
+    check(meta(j), "\"shard\" is not [K, N] with 0 <= K < N <= 1048576", desc);
+    free(j);
+    free(desc);
+  }
+  check(meta(META(", \"shard\": [1048575, 1048576]")), "/t demo llm m 1048575/1048576 [0, 1]",
+        "the last shard there may be");
+  check(meta(META(", \"shard\": [0, 1], \"score_range\": [1, 1]")),
+        "\"score_range\" is not [MIN, MAX] of finite numbers, MIN below MAX", "a range's MIN below its MAX");
+  check(meta(META(", \"shard\": [0, 1], \"merged_from\": [\"rel\"]")),
+        "\"merged_from\" is not a list of absolute paths", "merged_from");
+#undef META
+#define LINE(rest) "{\"id\": \"a\", \"score\": 1, \"elapsed_seconds\": 2.5" rest "}"
+  check(line(LINE(""), NULL), "ok", "a results line");
+  check(line(LINE(", \"error\": null, \"run_dir\": \"runs/a/20260101_x\", \"tokens\": 3, \"timings\": {}"), NULL), "ok",
+        "with every field");
+  check(line("{\"id\": 5, \"score\": 1, \"elapsed_seconds\": 1}", NULL), "\"id\" is not a task id", "id");
+  check(line("{\"id\": \"\", \"score\": 1, \"elapsed_seconds\": 1}", NULL), "\"id\" is not a task id", "not empty");
+  check(line("{\"id\": \"a\", \"score\": \"1\", \"elapsed_seconds\": 1}", NULL), "\"score\" is not a finite number",
+        "score a number");
+  check(line("{\"id\": \"a\", \"score\": 1e999, \"elapsed_seconds\": 1}", NULL), "\"score\" is not a finite number",
+        "a finite one");
+  check(line("{\"id\": \"a\", \"score\": 1e300, \"elapsed_seconds\": 1}", NULL),
+        "\"score\" 1e+300, outside the task set's score range [0, 1]", "in the task set's range");
+  check(line("{\"id\": \"a\", \"score\": 0, \"error\": \"x\", \"elapsed_seconds\": 1}", NULL), "ok",
+        "a task's error scores 0");
+  check(line(LINE(", \"error\": 3"), NULL), "\"error\" is not text", "error");
+  check(line("{\"id\": \"a\", \"score\": 1, \"elapsed_seconds\": -1}", NULL),
+        "\"elapsed_seconds\" is not a time in seconds", "a time");
+  check(line(LINE(", \"tokens\": \"many\""), NULL), "\"tokens\" is not a count", "tokens");
+  check(line(LINE(", \"timings\": []"), NULL), "\"timings\" is not an object", "timings");
+  check(line(LINE(", \"run_dir\": \"/etc\""), NULL), "\"run_dir\" '/etc' is not a directory under runs/",
+        "run_dir not absolute");
+  check(line(LINE(", \"run_dir\": \"runs/../../x\""), NULL),
+        "\"run_dir\" 'runs/../../x' is not a directory under runs/", "no ..");
+  check(line(LINE(", \"run_dir\": 7"), NULL), "\"run_dir\" '(not text)' is not a directory under runs/", "text");
+  check(line(LINE(", \"run_dir\": \"/a\\u001b[2J\""), NULL), "\"run_dir\" '/a\\x1b[2J' is not a directory under runs/",
+        "a control character in a name is only shown escaped");
+  check(line(LINE(", \"shard_dir\": \"/s\""), NULL),
+        "\"shard_dir\" is not a shard of this merged run (its merged_from)", "shard_dir only in a merged run");
+  check(line(LINE(", \"shard_dir\": \"/s\""), "[\"/r\", \"/s\"]"), "ok", "one of its shards");
+  check(line(LINE(", \"shard_dir\": 5"), "[\"/s\"]"),
+        "\"shard_dir\" is not a shard of this merged run (its merged_from)", "text");
+  check(line("[]", NULL), "is not a JSON object", "an object");
+#undef LINE
+  const char *dirs[][2] = {{"runs/a/b", "1"},  {"runs/a", "1"},         {"runs/a b/20260101_1", "1"},
+                           {"runs", "0"},      {"runs/", "0"},          {"/runs/a", "0"},
+                           {"runs/../x", "0"}, {"runs/a/../../x", "0"}, {"runs/./a", "0"},
+                           {"runs//a", "0"},   {"runs/a/", "0"},        {"runs/.reward-driver", "0"},
+                           {"x/runs/a", "0"},  {"runsx/a", "0"},        {"", "0"}};
+  for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
+    tap_ok(bench_run_dir_ok(dirs[i][0]) == (dirs[i][1][0] == '1'), "run_dir '%s' %s", dirs[i][0],
+           dirs[i][1][0] == '1' ? "taken" : "refused");
+  check(fmt(100), "100", "100 as Python's repr (without .0)");
+  check(fmt(0.1), "0.1", "0.1");
+  check(fmt(-0.5), "-0.5", "-0.5");
+  check(fmt(100.5), "100.5", "100.5");
+  check(fmt(1e300), "1e+300", "1e+300");
+  check(fmt(5e-324), "5e-324", "the smallest double");
+  check(fmt(1e16), "1e+16", "1e16 with an exponent");
+  check(fmt(0.30000000000000004), "0.30000000000000004", "all the digits it takes");
+  struct bench_range r = {0, 1};
+  check(bench_score_outside(0.5, &r) ? xstrdup("outside") : xstrdup("in"), "in", "0.5 is in [0, 1]");
+  check(bench_score_outside(-0.0, &r) ? xstrdup("outside") : xstrdup("in"), "in", "so is -0");
+  check(bench_score_outside(1.0000000000000002, &r), "1.0000000000000002, outside the task set's score range [0, 1]",
+        "the next double above 1 is not");
+  check(bench_score_outside(__builtin_inf(), &r), "inf, not a finite number", "infinity is no score");
+  check(bench_score_outside(__builtin_nan(""), &r), "nan, not a finite number", "nor NaN");
 }
 
 static char *hex(const char *p, size_t n) {
@@ -308,6 +471,8 @@ static void py_wire(void) {
 }
 
 int main(void) {
+  markdown();
+  runfiles();
   py_wire();
   summary_escapes();
   task_settings();
