@@ -14,7 +14,6 @@ import pytest
 import hutch
 
 DEBIAN = os.environ.get("HUTCH_TEST_DEBIAN_IMAGE")
-pytestmark = pytest.mark.skipif(not DEBIAN, reason="HUTCH_TEST_DEBIAN_IMAGE is not set")
 
 # Writes the bytes of the expression DATA on every pipe the driver holds
 # besides its stdin and stderr (its answer channel), 4 KiB at a time into a
@@ -37,6 +36,8 @@ ATTACK = (
 
 @pytest.fixture(scope="module")
 def deb():
+    if not DEBIAN:
+        pytest.skip("HUTCH_TEST_DEBIAN_IMAGE is not set")
     with hutch.Sandbox(DEBIAN) as s:
         yield s
 
@@ -150,3 +151,30 @@ def test_an_honest_call_with_much_output_is_cut_not_killed(deb):
         assert r.stderr.startswith("eee") and len(r.stderr) < (20 << 20)
         assert r.value.startswith("'vvv") and len(r.value) < (20 << 20)
         assert it.run("kept").value == "'yes'"
+
+
+def test_the_shape_check_takes_every_honest_answer():
+    # Strings full of what the check looks at (quotes, backslashes,
+    # brackets), as the driver's json.dumps writes them.
+    import json
+    import random
+
+    from hutch._interp import FIELD_LIMITS, _shape_ok
+
+    rnd = random.Random(7)
+    alphabet = '"\\[]{}:,nu\u00e9\U0001f600\x00\n '
+
+    def text():
+        return "".join(rnd.choice(alphabet) for _ in range(rnd.randrange(0, 40)))
+
+    for _ in range(2000):
+        err = rnd.choice([None, {"type": text(), "message": text(), "traceback": text()}])
+        figs = [text() for _ in range(rnd.randrange(0, FIELD_LIMITS["max_figures"] + 1))]
+        ans = {"value": rnd.choice([None, text()]), "error": err, "figures": figs, "stdout": text(),
+               "stderr": text(), "truncated": rnd.random() < 0.5, "nonce": "ab" * 16}
+        line = json.dumps(ans)
+        assert _shape_ok(line), line
+    assert not _shape_ok('{"a": [[[[]]]]}')
+    assert not _shape_ok('{"a": "\\\\", "b": [[[]]]}')
+    assert not _shape_ok('{"a": "\\"", "b": [[[]]]}')
+    assert not _shape_ok("[" + "0," * 5000 + "0]")
