@@ -152,6 +152,57 @@ tap_like "$raw" '"nopython": "hutch: python3 \(for python\) is not in this sandb
   "a language whose interpreter the image lacks is named as missing"
 tap_ok "and the sandboxes went with the client" no_sandboxes
 
+# ---- the file tools follow no symlink, as hutch cp does ----
+# The sandbox (the attacker) plants links: to a file only its root may read
+# (/etc/shadow), and to its root, to reach through.  A read, write or
+# listing by such a path is refused, and nothing behind the link changes.
+cat >"$tmp/links.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "l", "version": "0"}})
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+n = [10]
+def tool(name, **a):
+    n[0] += 1
+    r = rpc(n[0], "tools/call", {"name": name, "arguments": dict(id=sid, **a)})["result"]
+    return {"isError": r["isError"], "text": r["content"][0]["text"]}
+tool("sandbox_exec", command="echo 'root:$6$secret' > /etc/shadow && chmod 600 /etc/shadow && "
+     "ln -s /etc/shadow /tmp/shadow && ln -s / /tmp/root && ln -s /etc/nothing-yet /tmp/dangling && "
+     "mkdir -p /work && echo plain > /work/plain")
+out = {
+    "plain": tool("sandbox_read_file", path="/work/plain"),
+    "read link": tool("sandbox_read_file", path="/tmp/shadow"),
+    "read through": tool("sandbox_read_file", path="/tmp/root/etc/shadow"),
+    "write link": tool("sandbox_write_file", path="/tmp/shadow", content="root::0:0\n"),
+    "write through": tool("sandbox_write_file", path="/tmp/root/etc/planted", content="x"),
+    "write dangling": tool("sandbox_write_file", path="/tmp/dangling", content="x"),
+    "list through": tool("sandbox_list_dir", path="/tmp/root/etc"),
+}
+out["after"] = tool("sandbox_exec", command="cat /etc/shadow; ls /etc/planted /etc/nothing-yet 2>/dev/null | wc -l")
+print(json.dumps(out, sort_keys=True))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "the file tools and a sandbox's symlinks" timeout 60 python3 "$tmp/links.py" "$H" mcp --image "$img" --audit-log /dev/null
+links=$tap_stdout
+lget() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])[sys.argv[2]][sys.argv[3]]))' "$links" "$@"; }
+tap_is "$(lget plain text)" '"plain\n"' "a file reached without a symlink is read"
+tap_is "$(lget "read link" isError)" 'true' "read_file of a symlink to /etc/shadow is refused (never followed)"
+tap_like "$(lget "read link" text)" 'symlink' "saying why"
+tap_unlike "$(lget "read link" text)" 'secret' "and nothing of the file behind it comes back"
+tap_is "$(lget "read through" isError)" 'true' "read_file through a symlink to the root is refused"
+tap_unlike "$(lget "read through" text)" 'secret' "nothing of the file comes back"
+tap_is "$(lget "write link" isError)" 'true' "write_file to a symlink is refused"
+tap_is "$(lget "write through" isError)" 'true' "write_file through a symlink to the root is refused"
+tap_is "$(lget "write dangling" isError)" 'true' "write_file to a dangling symlink is refused (it would create its target)"
+tap_is "$(lget "list through" isError)" 'true' "list_dir through a symlink is refused"
+tap_is "$(lget after text)" '"exit code: 0\n--- stdout ---\nroot:$6$secret\n0\n"' \
+  "and the files behind the links are unchanged, none created"
+tap_ok "and the sandbox went with the client" no_sandboxes
+
 # ---- the persistent Python interpreter ----
 cat >"$tmp/py.py" <<'EOF'
 import json, subprocess, sys
