@@ -256,6 +256,10 @@ static cJSON *t_create(struct call *c) {
   };
   struct hutch_sandbox *sb = NULL;
   int r = hutch_sandbox_create(&sc, &sb, &err);
+  /* The file tools go as hutch cp does: the sandbox's symlinks are its
+   * own, never followed for the client, not even inside its root. */
+  if (r == 0)
+    hutch_sandbox_set_no_symlinks(sb, true);
   for (char **e = env; e && *e; e++)
     free(*e);
   free(env);
