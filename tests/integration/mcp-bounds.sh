@@ -85,6 +85,7 @@ def fill(token, n):
         made.append(sid)
     return made, None
 out = {}
+t0 = time.monotonic()
 a, refused = fill(tokens[0], 20)
 out["a"] = len(a)
 out["a refused"] = refused
@@ -93,7 +94,6 @@ out["b"] = st
 out["b with a's session"] = post(tokens[1], '{"jsonrpc":"2.0","id":2,"method":"ping"}', a[0] if a else "00")[0]
 out["a's own"] = post(tokens[0], '{"jsonrpc":"2.0","id":2,"method":"ping"}', a[0] if a else "00")[0]
 # Clients b, c and d take the rest of the server's 64 sessions.
-t0 = time.monotonic()
 for t in tokens[1:4]:
     fill(t, 16)
 took = time.monotonic() - t0
