@@ -557,6 +557,11 @@ int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error
  * NULL-terminated list the caller frees, entries and all. */
 int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned depth, size_t max, char ***out,
                            hutch_error_t *err);
+/* With `on`, the functions above refuse, for this handle, a path that is
+ * or goes through a symlink (ELOOP), as hutch_sandbox_copy_file_* do: no
+ * link the sandbox planted is followed, not even inside its root
+ * (hutch_sandbox_file_kind says HUTCH_FILE_OTHER of a symlink). */
+void hutch_sandbox_set_no_symlinks(struct hutch_sandbox *sb, bool on);
 
 /* Copies between a host directory and a sandbox directory take regular files
  * and directories only (symlinks, FIFOs, devices and sockets are skipped and

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import json
+import math
 import secrets
 import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional
+from typing import List, Optional, Union
 
 from . import _hutch
 
@@ -33,22 +34,47 @@ _proto_fd = os.dup(1)
 os.dup2(2, 1)
 sys.stdout = io.TextIOWrapper(os.fdopen(1, "wb", 0), write_through=True)
 ns = {"__name__": "__main__", "__builtins__": __builtins__}
+# What one answer may hold (bytes of JSON text per field, figures), so that
+# it stays under the host's cap on an answer: past it, a field is cut.
+limits = json.loads(sys.argv[1])
+
+# text, cut (its end kept when tail) so that its JSON takes at most the
+# field's bytes; and whether it was cut.
+def fit(text, field, tail=False):
+    budget = limits[field]
+    if len(text) * 12 <= budget or len(json.dumps(text)) <= budget:
+        return text, False
+    cut = lambda n: text[len(text) - n:] if tail else text[:n]
+    lo, hi = 0, min(len(text), budget)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if len(json.dumps(cut(mid))) <= budget:
+            lo = mid
+        else:
+            hi = mid - 1
+    return cut(lo), True
 
 def figures():
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
-        return []
-    out = []
+        return [], False
+    out, size, cut = [], 0, False
     for n in plt.get_fignums():
         b = io.BytesIO()
         plt.figure(n).savefig(b, format="png")
-        out.append(base64.b64encode(b.getvalue()).decode())
+        f = base64.b64encode(b.getvalue()).decode()
+        if len(out) == limits["max_figures"] or size + len(f) > limits["figures"]:
+            cut = True
+            continue
+        out.append(f)
+        size += len(f)
     plt.close("all")
-    return out
+    return out, cut
 
 def run(code):
     out, err = io.StringIO(), io.StringIO()
     res = {"value": None, "error": None}
+    cut = []
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
             tree = ast.parse(code, "<cell>", "exec")
@@ -59,16 +85,25 @@ def run(code):
             if last is not None:
                 v = eval(compile(last, "<cell>", "eval"), ns)
                 if v is not None:
-                    res["value"] = repr(v)
+                    res["value"], c = fit(repr(v), "value")
+                    cut.append(c)
         except BaseException as e:
-            res["error"] = {"type": type(e).__name__, "message": str(e), "traceback": traceback.format_exc()}
-    res["stdout"] = out.getvalue()
-    res["stderr"] = err.getvalue()
+            (name, c1), (message, c2) = fit(type(e).__name__, "type"), fit(str(e), "message")
+            tb, c3 = fit(traceback.format_exc(), "traceback", tail=True)
+            res["error"] = {"type": name, "message": message, "traceback": tb}
+            cut += [c1, c2, c3]
+    stderr = err.getvalue()
     try:
-        res["figures"] = figures()
+        res["figures"], c = figures()
+        if c:
+            stderr += "hutch: figures past %d, or %d bytes, were dropped\n" % (limits["max_figures"], limits["figures"])
+            cut.append(c)
     except Exception as e:
         res["figures"] = []
-        res["stderr"] += "hutch: figures: %r\n" % (e,)
+        stderr += "hutch: figures: %r\n" % (e,)
+    res["stdout"], c1 = fit(out.getvalue(), "stdout")
+    res["stderr"], c2 = fit(stderr, "stderr")
+    res["truncated"] = any(cut + [c1, c2])
     return res
 
 def main(proto):
@@ -85,7 +120,7 @@ def main(proto):
             if nonce is None:
                 continue  # between calls: the request is read next
             res = {"value": None, "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""},
-                   "stdout": "", "stderr": "", "figures": []}
+                   "stdout": "", "stderr": "", "figures": [], "truncated": False}
         res["nonce"] = nonce
         proto.write(json.dumps(res) + "\n")
         proto.flush()
@@ -96,9 +131,66 @@ main(os.fdopen(_proto_fd, "w"))
 #: After an interrupt (SIGINT) at the timeout, how long the interpreter has
 #: to answer before it is killed and replaced.
 INTERRUPT_GRACE = 2.0
-#: The longest answer taken from the interpreter (what runs in the sandbox
-#: writes it, so it is bounded like any of its output).
-MAX_ANSWER = 256 << 20
+#: The longest answer line taken from the interpreter, in bytes: what runs
+#: in the sandbox writes it, so a longer one ends the interpreter.  16 MiB
+#: is above all the driver sends (its fields are cut to FIELD_LIMITS, 14
+#: MiB in all) and keeps one answer's cost on the host small: the line
+#: (read in linear time), its decoded text (at most 4 bytes a character)
+#: and the figures' bytes, under 100 MiB, parsed in well under a second.
+MAX_ANSWER = 16 << 20
+#: What the driver puts in one answer at most: bytes of JSON text per
+#: field (past them the field is cut and Execution.truncated set), the
+#: figures' base64 in all, and their number (the rest are dropped).
+FIELD_LIMITS = {
+    "stdout": 4 << 20,
+    "stderr": 4 << 20,
+    "value": 1 << 20,
+    "type": 1 << 10,
+    "message": 256 << 10,
+    "traceback": 512 << 10,
+    "figures": 4 << 20,
+    "max_figures": 64,
+}
+#: A call's timeout when neither the call nor the interpreter names one:
+#: every call waits on what runs in the sandbox, so none waits without end
+#: unless asked to (Interpreter(timeout=None)).
+DEFAULT_TIMEOUT = 300.0
+
+# An answer's shape, before it is parsed: its fields' keys and values and
+# the figures are at most this many strings, with this much text between
+# them, and three containers (the answer, its error, its figures).  So a
+# hostile line never makes json.loads recurse deeply or build millions of
+# objects from a few megabytes.
+_MAX_STRINGS = 24 + FIELD_LIMITS["max_figures"]  # 17 keys and values, and the figures
+_MAX_OUTSIDE = 4096
+_MAX_CONTAINERS = 3
+
+
+def _shape_ok(text: str) -> bool:
+    """Whether a line's JSON has at most the answer's strings, text outside
+    them and containers; linear, and allocates a few copies of the text."""
+    # Escaped backslashes, then escaped quotes: what is left of a string is
+    # its content without any quote, so quotes alternate start and end.
+    bare = text.replace("\\\\", "").replace('\\"', "")
+    if bare.count('"') > 2 * _MAX_STRINGS:
+        return False
+    outside = bare.split('"')[0::2]
+    return (
+        sum(len(p) for p in outside) <= _MAX_OUTSIDE
+        and sum(p.count("[") + p.count("{") for p in outside) <= _MAX_CONTAINERS
+    )
+
+
+class _Default:
+    def __repr__(self) -> str:
+        return "DEFAULT_TIMEOUT"
+
+
+#: "No timeout given": the interpreter's default (DEFAULT_TIMEOUT).
+DEFAULT = _Default()
+
+_FIELDS = {"nonce", "stdout", "stderr", "value", "error", "figures", "truncated"}
+_ERROR_FIELDS = {"type", "message", "traceback"}
 
 
 class InterpreterDied(_hutch.Error):
@@ -110,7 +202,9 @@ class InterpreterDied(_hutch.Error):
 class Execution:
     """One call's results: what it printed, the repr of its last expression
     (None when there is none or it is None), the exception it raised (type,
-    message, traceback) and every matplotlib figure it left open, as PNG."""
+    message, traceback) and every matplotlib figure it left open, as PNG.
+    truncated: a field was cut, or figures dropped, to keep the answer
+    within FIELD_LIMITS."""
 
     stdout: str
     stderr: str
@@ -118,6 +212,7 @@ class Execution:
     error: Optional[dict] = None
     figures: List[bytes] = field(default_factory=list)
     timed_out: bool = False
+    truncated: bool = False
 
     @property
     def ok(self) -> bool:
@@ -128,23 +223,29 @@ class Interpreter:
     """A persistent Python interpreter inside a sandbox: run(code) executes
     code in one namespace that survives between calls, as a notebook's
     kernel does.  One call at a time (calls from several threads queue);
-    close() ends it."""
+    close() ends it.  timeout is each call's unless the call names its own:
+    DEFAULT_TIMEOUT seconds by default, None for no bound."""
 
-    def __init__(self, sb, python: str = "python3", timeout: Optional[float] = None):
+    DEFAULT_TIMEOUT = DEFAULT_TIMEOUT
+
+    def __init__(self, sb, python: str = "python3", timeout: Union[None, float, _Default] = DEFAULT):
         self._sb = sb
         self._python = python
-        self._timeout = timeout
+        self._timeout = self.DEFAULT_TIMEOUT if isinstance(timeout, _Default) else timeout
         self._lock = threading.Lock()
         self._proc = None
-        self._buf = b""
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf known to hold no newline
         self._raw_err = bytearray()
         self._err_lock = threading.Lock()
         self._start()
 
     def _start(self) -> None:
         env = ["MPLBACKEND=Agg", "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1"]
-        self._proc = self._sb._h.spawn([self._python, "-u", "-c", DRIVER], env, None, True, True, True)
-        self._buf = b""
+        argv = [self._python, "-u", "-c", DRIVER, json.dumps(FIELD_LIMITS)]
+        self._proc = self._sb._h.spawn(argv, env, None, True, True, True)
+        self._buf = bytearray()
+        self._scanned = 0
         proc = self._proc
         threading.Thread(target=self._pump_stderr, args=(proc,), daemon=True, name="hutch-interp-stderr").start()
 
@@ -160,8 +261,22 @@ class Interpreter:
             return
 
     def _readline(self, deadline: Optional[float]) -> Optional[bytes]:
-        """A line from the interpreter; b"" when it ended, None at the deadline."""
-        while b"\n" not in self._buf:
+        """A line from the interpreter; b"" when it ended, None at the
+        deadline.  Linear in the line's length however it comes (the
+        sandbox can make each read return a few bytes): each read is
+        appended and only its bytes are searched."""
+        while True:
+            nl = self._buf.find(b"\n", self._scanned)
+            if nl >= 0:
+                if nl > MAX_ANSWER:
+                    raise self._bad(f"an answer longer than {MAX_ANSWER} bytes")
+                line = bytes(self._buf[:nl])
+                del self._buf[: nl + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buf)
+            if len(self._buf) > MAX_ANSWER:
+                raise self._bad(f"an answer longer than {MAX_ANSWER} bytes")
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             chunk = self._proc.read(1, 1 << 20, left)
             if chunk is None:
@@ -169,10 +284,6 @@ class Interpreter:
             if not chunk:
                 return b""
             self._buf += chunk
-            if len(self._buf) > MAX_ANSWER:
-                raise self._bad(f"an answer longer than {MAX_ANSWER} bytes")
-        line, self._buf = self._buf.split(b"\n", 1)
-        return line
 
     def _died(self, what: str):
         proc, self._proc = self._proc, None
@@ -198,33 +309,52 @@ class Interpreter:
 
     @staticmethod
     def _answer(line: bytes) -> Optional[dict]:
+        """The answer in line, checked in shape before it is parsed and in
+        every field after; None when it is not one."""
         try:
-            res = json.loads(line)
-        except ValueError:
+            text = line.decode("utf-8")
+            if not _shape_ok(text):
+                return None
+            res = json.loads(text)
+        except (ValueError, RecursionError, MemoryError):
             return None
-        if not isinstance(res, dict):
+        if not isinstance(res, dict) or set(res) != _FIELDS:
             return None
+        err = res["error"]
+        err_ok = err is None or (
+            isinstance(err, dict) and set(err) == _ERROR_FIELDS and all(isinstance(v, str) for v in err.values())
+        )
         ok = (
-            isinstance(res.get("nonce"), str)
-            and isinstance(res.get("stdout"), str)
-            and isinstance(res.get("stderr"), str)
-            and isinstance(res.get("value"), (str, type(None)))
-            and isinstance(res.get("error"), (dict, type(None)))
-            and isinstance(res.get("figures"), list)
+            err_ok
+            and isinstance(res["nonce"], str)
+            and isinstance(res["stdout"], str)
+            and isinstance(res["stderr"], str)
+            and isinstance(res["value"], (str, type(None)))
+            and isinstance(res["figures"], list)
             and all(isinstance(f, str) for f in res["figures"])
+            and isinstance(res["truncated"], bool)
         )
         return res if ok else None
 
+    def _deadline(self, timeout: Optional[float]) -> Optional[float]:
+        if timeout is None or math.isinf(timeout):
+            return None
+        return time.monotonic() + timeout
+
     def run(self, code: str, timeout: Optional[float] = None) -> Execution:
-        """Runs code; its last expression's repr is the value.  At the
-        timeout the call is interrupted (KeyboardInterrupt in the code; the
-        variables stay), or when that does not end it, the interpreter is
-        killed (hutch.TimeoutError; the next call starts a new one)."""
+        """Runs code; its last expression's repr is the value.  timeout
+        (default: the interpreter's, DEFAULT_TIMEOUT unless it was made
+        with another; math.inf for none) bounds the call: the call is then
+        interrupted (KeyboardInterrupt in the code; the variables stay),
+        or when that does not end it, the interpreter is killed
+        (hutch.TimeoutError; the next call starts a new one).  An answer
+        that is not the protocol's (too long, malformed, another call's)
+        kills the interpreter too, and raises hutch.Error."""
         timeout = self._timeout if timeout is None else timeout
         with self._lock:
             if self._proc is None:
                 self._start()
-            deadline = None if timeout is None else time.monotonic() + timeout
+            deadline = self._deadline(timeout)
             # What runs in the sandbox can stop the driver from reading its
             # requests: the write too ends at the deadline.
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
@@ -270,6 +400,7 @@ class Interpreter:
                 error=res["error"],
                 figures=figures,
                 timed_out=timed_out,
+                truncated=res["truncated"],
             )
 
     def restart(self) -> None:

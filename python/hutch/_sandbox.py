@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
 from . import _hutch
+from ._interp import DEFAULT, _Default
 
 if TYPE_CHECKING:
     from ._interp import Interpreter
@@ -533,9 +534,11 @@ class Sandbox:
 
         return run_code(self, code, lang, libraries, timeout, _env(env))
 
-    def interpreter(self, *, python: str = "python3", timeout: Optional[float] = None) -> "Interpreter":
+    def interpreter(self, *, python: str = "python3", timeout: Union[None, float, _Default] = DEFAULT) -> "Interpreter":
         """A persistent Python interpreter in the sandbox whose variables
-        survive between calls (see hutch.Interpreter)."""
+        survive between calls (see hutch.Interpreter); timeout is each
+        call's, hutch.Interpreter.DEFAULT_TIMEOUT unless named (None: no
+        bound)."""
         from ._interp import Interpreter
 
         return Interpreter(self, python=python, timeout=timeout)

@@ -116,7 +116,7 @@ def test_interpreter_protocol_is_hostile_input(deb):
         assert it.run("2 + 2").value == "4"
 
 
-FORGED = '{"nonce": "00000000000000000000000000000000", "stdout": "forged", "stderr": "", "value": "\'forged\'", "error": null, "figures": []}'
+FORGED = '{"nonce": "00000000000000000000000000000000", "stdout": "forged", "stderr": "", "value": "\'forged\'", "error": null, "figures": [], "truncated": false}'
 
 
 @needs_debian

@@ -22,6 +22,7 @@ struct hutch_sandbox {
   struct ctl_pool *ctl_pool;         /* an idle control connection for the next command (sandbox_proc.c) */
   char *audit_copy;                  /* hutch_sandbox_config.audit_copy of the creator, else NULL */
   struct audit_sink *audit_sink;     /* its commands' audit records, from the first (sandbox_proc.c) */
+  bool fs_no_symlinks;               /* hutch_sandbox_set_no_symlinks */
 };
 
 /* The sandbox's root directory as its processes see it (an O_PATH fd the

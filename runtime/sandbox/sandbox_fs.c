@@ -13,14 +13,17 @@
 #include <unistd.h>
 
 #include "paths.h"
+#include "sandbox.h"
 #include "util.h"
 
-/* A path as the sandbox names it: "/" and ".." stop at its root, and an
- * absolute symlink means its own root, as for its processes.  /proc's magic
- * links (/proc/PID/root, fd/N) would lead out: refused. */
-#define RESOLVE_SANDBOX (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
-/* One name below a directory already open, never through a symlink. */
-#define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+void hutch_sandbox_set_no_symlinks(struct hutch_sandbox *sb, bool on) {
+  sb->fs_no_symlinks = on;
+}
+
+/* Whether the call follows no symlink (hutch_sandbox_set_no_symlinks). */
+static bool strict(const struct sfs_call *c) {
+  return (c->resolve & RESOLVE_NO_SYMLINKS) != 0;
+}
 
 int sfs_reopen(int path_fd, int flags) {
   char p[64];
@@ -48,14 +51,17 @@ int sfs_own(int fd, const struct sfs_owner *owner) {
 
 static int fail_open(hutch_error_t *err, const char *what, const char *path) {
   hutch_error_sys(err, "%s %s in the sandbox", what, path);
+  if (errno == ELOOP)
+    return hutch_error_hint(err, "a path here is never resolved through a symlink of the sandbox; name the real path");
   if (errno == ENOSYS)
     return hutch_error_hint(err, "hutch needs openat2(2), Linux 5.6 or later, to reach a sandbox's files");
   return -1;
 }
 
-/* An O_PATH fd of path, its type in *st. */
-static int open_path(int root, const char *path, bool follow, struct stat *st) {
-  int fd = openat2_retry(root, path, O_PATH | (follow ? 0 : O_NOFOLLOW), 0, RESOLVE_SANDBOX);
+/* An O_PATH fd of path, its type in *st; a symlink last is followed when
+ * asked to, unless the call follows none (then the link's own fd). */
+static int open_path(const struct sfs_call *c, const char *path, bool follow, struct stat *st) {
+  int fd = openat2_retry(c->root, path, O_PATH | (follow && !strict(c) ? 0 : O_NOFOLLOW), 0, c->resolve);
   if (fd >= 0 && fstat(fd, st) < 0) {
     int saved = errno;
     close(fd);
@@ -67,7 +73,7 @@ static int open_path(int root, const char *path, bool follow, struct stat *st) {
 
 static int op_kind(struct sfs_call *c, hutch_error_t *err) {
   struct stat st;
-  _cleanup_close_ int fd = open_path(c->root, c->path, true, &st);
+  _cleanup_close_ int fd = open_path(c, c->path, true, &st);
   if (fd >= 0) {
     c->value = S_ISDIR(st.st_mode) ? HUTCH_FILE_DIR : S_ISREG(st.st_mode) ? HUTCH_FILE_REGULAR : HUTCH_FILE_OTHER;
     return 0;
@@ -75,7 +81,7 @@ static int op_kind(struct sfs_call *c, hutch_error_t *err) {
   if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP)
     return fail_open(err, "inspect", c->path);
   /* A dangling or looping symlink, or a magic link: there, but no file. */
-  _cleanup_close_ int link = open_path(c->root, c->path, false, &st);
+  _cleanup_close_ int link = open_path(c, c->path, false, &st);
   c->value = link >= 0 ? HUTCH_FILE_OTHER : HUTCH_FILE_NONE;
   return 0;
 }
@@ -88,11 +94,15 @@ int hutch_sandbox_file_kind(struct hutch_sandbox *sb, const char *path, hutch_er
 }
 
 /* An fd of the regular file at path, opened again with flags. */
-static int open_regular(int root, const char *path, int flags, hutch_error_t *err) {
+static int open_regular(const struct sfs_call *c, const char *path, int flags, hutch_error_t *err) {
   struct stat st;
-  _cleanup_close_ int fd = open_path(root, path, true, &st);
+  _cleanup_close_ int fd = open_path(c, path, true, &st);
   if (fd < 0)
     return fail_open(err, "open", path);
+  if (S_ISLNK(st.st_mode)) {
+    hutch_error_set(err, ELOOP, "%s in the sandbox is a symlink", path);
+    return hutch_error_hint(err, "no symlink of the sandbox is followed here; name the file it points to");
+  }
   if (!S_ISREG(st.st_mode))
     return hutch_error_set(err, S_ISDIR(st.st_mode) ? EISDIR : EINVAL, "%s in the sandbox is not a regular file", path);
   if (sfs_check_fs(fd, path, err) < 0)
@@ -106,7 +116,7 @@ static int open_regular(int root, const char *path, int flags, hutch_error_t *er
 static int op_read(struct sfs_call *c, hutch_error_t *err) {
   const char *path = c->path;
   size_t max = c->max;
-  _cleanup_close_ int fd = open_regular(c->root, path, O_RDONLY, err);
+  _cleanup_close_ int fd = open_regular(c, path, O_RDONLY, err);
   if (fd < 0)
     return -1;
   size_t cap = 65536, n = 0;
@@ -145,25 +155,25 @@ int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t m
   return 0;
 }
 
-int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err) {
-  _cleanup_close_ int cur = openat2_retry(root, "/", O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, uint64_t resolve, hutch_error_t *err) {
+  _cleanup_close_ int cur = openat2_retry(root, "/", O_PATH | O_DIRECTORY, 0, resolve);
   if (cur < 0)
     return fail_open(err, "open", "/");
   for (size_t at = 0, start; paths_next_name(path, &at, &start);) {
     _cleanup_free_ char *prefix = xstrndup(path, at);
     _cleanup_free_ char *name = xstrndup(path + start, at - start);
-    int next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+    int next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, resolve);
     if (next < 0 && errno == ENOENT) {
       if (sfs_check_fs(cur, prefix, err) < 0)
         return -1;
       if (mkdirat(cur, name, 0755) == 0) {
-        _cleanup_close_ int made = openat2_retry(cur, name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+        _cleanup_close_ int made = openat2_retry(cur, name, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_CHILD);
         if (made < 0 || sfs_own(made, owner) < 0)
           return hutch_error_sys(err, "create %s in the sandbox", prefix);
       } else if (errno != EEXIST) {
         return hutch_error_sys(err, "create %s in the sandbox", prefix);
       }
-      next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+      next = openat2_retry(root, prefix, O_PATH | O_DIRECTORY, 0, resolve);
     }
     if (next < 0)
       return fail_open(err, "open", prefix);
@@ -174,7 +184,7 @@ int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_
 }
 
 static int op_mkdirs(struct sfs_call *c, hutch_error_t *err) {
-  return sfs_mkdirs(c->root, &c->owner, c->path, err);
+  return sfs_mkdirs(c->root, &c->owner, c->path, c->resolve, err);
 }
 
 int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
@@ -183,8 +193,8 @@ int hutch_sandbox_mkdirs(struct hutch_sandbox *sb, const char *path, hutch_error
 }
 
 /* The directory path names, checked, as an O_PATH fd. */
-static int open_dir(int root, const char *path, hutch_error_t *err) {
-  _cleanup_close_ int fd = openat2_retry(root, path, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+static int open_dir(const struct sfs_call *c, const char *path, hutch_error_t *err) {
+  _cleanup_close_ int fd = openat2_retry(c->root, path, O_PATH | O_DIRECTORY, 0, c->resolve);
   if (fd < 0)
     return fail_open(err, "open", path);
   if (sfs_check_fs(fd, path, err) < 0)
@@ -193,7 +203,6 @@ static int open_dir(int root, const char *path, hutch_error_t *err) {
 }
 
 static int op_write(struct sfs_call *c, hutch_error_t *err) {
-  int root = c->root;
   const struct sfs_owner *owner = &c->owner;
   const char *path = c->path;
   _cleanup_close_ int fd = -1;
@@ -201,9 +210,9 @@ static int op_write(struct sfs_call *c, hutch_error_t *err) {
     /* What is there is replaced in place (its owner and mode stay), as
      * `cat > path` does; only a missing file is made anew. */
     struct stat st;
-    _cleanup_close_ int probe = open_path(root, path, true, &st);
+    _cleanup_close_ int probe = open_path(c, path, true, &st);
     if (probe >= 0 || errno != ENOENT) {
-      fd = open_regular(root, path, O_WRONLY | O_TRUNC, err);
+      fd = open_regular(c, path, O_WRONLY | O_TRUNC, err);
       if (fd < 0)
         return -1;
     }
@@ -213,12 +222,12 @@ static int op_write(struct sfs_call *c, hutch_error_t *err) {
     _cleanup_free_ char *parent = NULL, *name = NULL;
     if (!sfs_split(path, &parent, &name))
       return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
-    if (c->create && sfs_mkdirs(root, owner, parent, err) < 0)
+    if (c->create && sfs_mkdirs(c->root, owner, parent, c->resolve, err) < 0)
       return -1;
-    _cleanup_close_ int dir = open_dir(root, parent, err);
+    _cleanup_close_ int dir = open_dir(c, parent, err);
     if (dir < 0)
       return -1;
-    fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
+    fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, SFS_RESOLVE_CHILD);
     if (fd < 0 || sfs_own(fd, owner) < 0)
       return hutch_error_sys(err, "create %s in the sandbox", path);
   }
@@ -234,12 +243,11 @@ int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const v
 }
 
 static int op_remove(struct sfs_call *c, hutch_error_t *err) {
-  int root = c->root;
   const char *path = c->path;
   _cleanup_free_ char *parent = NULL, *name = NULL;
   if (!sfs_split(path, &parent, &name))
     return hutch_error_set(err, EINVAL, "%s in the sandbox names no file", path);
-  _cleanup_close_ int dir = openat2_retry(root, parent, O_PATH | O_DIRECTORY, 0, RESOLVE_SANDBOX);
+  _cleanup_close_ int dir = openat2_retry(c->root, parent, O_PATH | O_DIRECTORY, 0, c->resolve);
   if (dir < 0 && (errno == ENOENT || errno == ENOTDIR))
     return 0; /* as rm -f */
   if (dir < 0)
@@ -268,7 +276,7 @@ static void list_add(struct lister *l, char *path) {
 }
 
 static void list_below(struct lister *l, int dir, const char *prefix, unsigned depth) {
-  _cleanup_close_ int fd = openat2_retry(dir, ".", O_RDONLY | O_DIRECTORY, 0, RESOLVE_CHILD);
+  _cleanup_close_ int fd = openat2_retry(dir, ".", O_RDONLY | O_DIRECTORY, 0, SFS_RESOLVE_CHILD);
   _cleanup_dir_ DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
   if (d == NULL)
     return;
@@ -281,14 +289,14 @@ static void list_below(struct lister *l, int dir, const char *prefix, unsigned d
     list_add(l, path);
     if (depth <= 1)
       continue;
-    _cleanup_close_ int sub = openat2_retry(dirfd(d), de->d_name, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+    _cleanup_close_ int sub = openat2_retry(dirfd(d), de->d_name, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_CHILD);
     if (sub >= 0 && sfs_check_fs(sub, path, NULL) == 0)
       list_below(l, sub, path, depth - 1);
   }
 }
 
 static int op_list(struct sfs_call *c, hutch_error_t *err) {
-  _cleanup_close_ int fd = open_dir(c->root, c->path, err);
+  _cleanup_close_ int fd = open_dir(c, c->path, err);
   if (fd < 0)
     return -1;
   struct lister l = {.max = c->max ? c->max : 1};

@@ -7,6 +7,7 @@
 #ifndef HUTCH_SANDBOX_FS_H
 #define HUTCH_SANDBOX_FS_H
 
+#include <linux/openat2.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -48,6 +49,16 @@ uint64_t sfs_budget_bytes_left(const struct sfs_budget *b, uint64_t done);
 
 /* ---- OS (sandbox_fs.c), shared with sandbox_fs_copy.c ---- */
 
+/* How a path inside a sandbox is resolved (openat2's RESOLVE_*).  SANDBOX:
+ * as the sandbox names it ("/" and ".." stop at its root, an absolute
+ * symlink means its own root; /proc's magic links, which would lead out,
+ * are refused).  STRICT: the same, but no symlink at all (ELOOP), as the
+ * copies and a handle set with hutch_sandbox_set_no_symlinks go.  CHILD:
+ * one name below a directory already open, never through a symlink. */
+#define SFS_RESOLVE_SANDBOX (RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS)
+#define SFS_RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+#define SFS_RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
+
 /* Who owns what hutch creates in a sandbox: its root's host ids. */
 struct sfs_owner {
   uid_t uid;
@@ -60,6 +71,7 @@ struct sfs_owner {
 struct sfs_call {
   int root; /* the sandbox's root (O_PATH) */
   struct sfs_owner owner;
+  uint64_t resolve; /* SFS_RESOLVE_SANDBOX, or _STRICT for a handle that follows no symlink */
   const char *path, *dest;
   const void *data;
   size_t len, max;
@@ -74,13 +86,14 @@ struct sfs_call {
 };
 typedef int (*sfs_op)(struct sfs_call *c, hutch_error_t *err);
 
-/* Runs op on the sandbox's files (c's in fields set, root and owner filled
- * here).  A root served by FUSE (--overlay fuse) is only reachable from
+/* Runs op on the sandbox's files (c's in fields set, root, owner and
+ * resolve filled here).  A root served by FUSE (--overlay fuse) is only reachable from
  * inside the sandbox's user namespace: op then runs in a forked helper that
  * joins it, without capabilities, and its results come back by a pipe. */
 int sfs_run(struct hutch_sandbox *sb, sfs_op op, struct sfs_call *c, hutch_error_t *err);
-/* mkdir -p through the sandbox's root; every new directory is its root's. */
-int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, hutch_error_t *err);
+/* mkdir -p through the sandbox's root, resolving each step with `resolve`;
+ * every new directory is its root's. */
+int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, uint64_t resolve, hutch_error_t *err);
 /* Opens an O_PATH fd again for reading or writing, through /proc/self/fd:
  * only a file that was checked first is ever opened for real, so no device
  * or FIFO is opened on the sandbox's say-so. */

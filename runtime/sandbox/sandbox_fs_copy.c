@@ -21,8 +21,6 @@
 #include "sha256.h"
 #include "util.h"
 
-#define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-#define RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 #define CHUNK 65536
 
 struct walk {
@@ -65,7 +63,7 @@ static int stop(struct walk *w, const char *why) {
 /* A new or replaced regular file name below dir; -1 with errno, ENOTSUP when
  * something else is there (it is skipped). */
 static int open_dest_file(int dir, const char *name, const struct sfs_owner *owner) {
-  int fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
+  int fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, SFS_RESOLVE_CHILD);
   if (fd >= 0) {
     if (owner && sfs_own(fd, owner) < 0) {
       close(fd);
@@ -75,7 +73,7 @@ static int open_dest_file(int dir, const char *name, const struct sfs_owner *own
   }
   if (errno != EEXIST)
     return -1;
-  _cleanup_close_ int p = openat2_retry(dir, name, O_PATH | O_NOFOLLOW, 0, RESOLVE_CHILD);
+  _cleanup_close_ int p = openat2_retry(dir, name, O_PATH | O_NOFOLLOW, 0, SFS_RESOLVE_CHILD);
   struct stat st;
   if (p < 0 || fstat(p, &st) < 0)
     return -1;
@@ -140,7 +138,7 @@ static int copy_entry(struct walk *w, int src, int dest, const char *name, const
   int s = stop(w, sfs_budget_entry(&w->budget, depth, monotonic_seconds()));
   if (s)
     return s;
-  _cleanup_close_ int p = openat2_retry(src, name, O_PATH | O_NOFOLLOW, 0, RESOLVE_CHILD);
+  _cleanup_close_ int p = openat2_retry(src, name, O_PATH | O_NOFOLLOW, 0, SFS_RESOLVE_CHILD);
   struct stat st;
   if (p < 0 || fstat(p, &st) < 0) {
     if (errno == ENOENT)
@@ -166,13 +164,13 @@ static int copy_entry(struct walk *w, int src, int dest, const char *name, const
     return copy_file(w, in, dest, to, path, err);
   }
   if (mkdirat(dest, to, 0755) == 0) {
-    _cleanup_close_ int made = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+    _cleanup_close_ int made = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_CHILD);
     if (made < 0 || (w->owner && sfs_own(made, w->owner) < 0))
       return hutch_error_sys(err, "create %s/%s", w->dest_name, path);
   } else if (errno != EEXIST) {
     return hutch_error_sys(err, "create %s/%s", w->dest_name, path);
   }
-  _cleanup_close_ int sub_dest = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, RESOLVE_CHILD);
+  _cleanup_close_ int sub_dest = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_CHILD);
   if (sub_dest < 0 && (errno == ENOTDIR || errno == ELOOP)) {
     w->rep->skipped++; /* something else is in the way on the destination side */
     return 0;
@@ -224,9 +222,9 @@ static int host_dir(const char *path, bool create, hutch_error_t *err) {
 
 static int op_copy_in(struct sfs_call *c, hutch_error_t *err) {
   _cleanup_close_ int in = host_dir(c->path, false, err);
-  if (in < 0 || sfs_mkdirs(c->root, &c->owner, c->dest, err) < 0)
+  if (in < 0 || sfs_mkdirs(c->root, &c->owner, c->dest, SFS_RESOLVE_STRICT, err) < 0)
     return -1;
-  _cleanup_close_ int out = openat2_retry(c->root, c->dest, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT);
+  _cleanup_close_ int out = openat2_retry(c->root, c->dest, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_STRICT);
   if (out < 0)
     return hutch_error_sys(err, "open %s in the sandbox", c->dest);
   struct walk w = {.rep = &c->rep, .owner = &c->owner, .src_name = c->path, .dest_name = c->dest};
@@ -255,7 +253,7 @@ static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
   _cleanup_close_ int out = host_dir(c->dest, true, err);
   if (out < 0)
     return -1;
-  _cleanup_close_ int in = openat2_retry(c->root, c->path, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT);
+  _cleanup_close_ int in = openat2_retry(c->root, c->path, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_STRICT);
   if (in < 0 && errno == ENOENT)
     return 0;
   if (in < 0) {

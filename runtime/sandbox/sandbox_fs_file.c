@@ -19,8 +19,6 @@
 
 #include "util.h"
 
-#define RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
-#define RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 #define CHUNK 65536
 
 /* Why a path that is there cannot be copied: a symlink (never followed),
@@ -51,7 +49,7 @@ static int fail_sandbox_open(hutch_error_t *err, const char *path) {
  * there is refused. */
 static int open_dest(int dir, const char *name, const struct sfs_owner *owner, const char *path, const char *side,
                      hutch_error_t *err) {
-  int fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, RESOLVE_CHILD);
+  int fd = openat2_retry(dir, name, O_WRONLY | O_CREAT | O_EXCL, 0644, SFS_RESOLVE_CHILD);
   if (fd >= 0) {
     if (owner && sfs_own(fd, owner) < 0) {
       close(fd);
@@ -61,7 +59,7 @@ static int open_dest(int dir, const char *name, const struct sfs_owner *owner, c
   }
   if (errno != EEXIST)
     return hutch_error_sys(err, "create %s%s", path, side);
-  _cleanup_close_ int p = openat2_retry(dir, name, O_PATH | O_NOFOLLOW, 0, RESOLVE_CHILD);
+  _cleanup_close_ int p = openat2_retry(dir, name, O_PATH | O_NOFOLLOW, 0, SFS_RESOLVE_CHILD);
   struct stat st;
   if (p < 0 || fstat(p, &st) < 0)
     return hutch_error_sys(err, "open %s%s", path, side);
@@ -115,7 +113,7 @@ static int open_parent(int root, const char *path, char **name, hutch_error_t *e
   _cleanup_free_ char *parent = NULL;
   if (!sfs_split(path, &parent, name))
     return hutch_error_set(err, EINVAL, "%s names no file", path);
-  int fd = root >= 0 ? openat2_retry(root, parent, O_PATH | O_DIRECTORY, 0, RESOLVE_STRICT)
+  int fd = root >= 0 ? openat2_retry(root, parent, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_STRICT)
                      : open(parent, O_PATH | O_DIRECTORY | O_CLOEXEC);
   if (fd < 0)
     return root >= 0 ? fail_sandbox_open(err, parent) : hutch_error_sys(err, "open %s", parent);
@@ -156,7 +154,7 @@ int hutch_sandbox_copy_file_in(struct hutch_sandbox *sb, const char *src, const 
 }
 
 static int op_file_out(struct sfs_call *c, hutch_error_t *err) {
-  _cleanup_close_ int p = openat2_retry(c->root, c->path, O_PATH | O_NOFOLLOW, 0, RESOLVE_STRICT);
+  _cleanup_close_ int p = openat2_retry(c->root, c->path, O_PATH | O_NOFOLLOW, 0, SFS_RESOLVE_STRICT);
   struct stat st;
   if (p < 0 || fstat(p, &st) < 0)
     return fail_sandbox_open(err, c->path);

@@ -41,6 +41,7 @@ static int open_sandbox(struct hutch_sandbox *sb, struct sfs_call *c, hutch_erro
   c->owner.uid = (uid_t)uid;
   c->owner.gid = (gid_t)gid;
   c->owner.chown = c->owner.uid != geteuid() || c->owner.gid != getegid();
+  c->resolve = sb->fs_no_symlinks ? SFS_RESOLVE_STRICT : SFS_RESOLVE_SANDBOX;
   return 0;
 }
 

@@ -36,8 +36,10 @@ enum {
   OPT_MAX_OUTPUT,
   OPT_MAX_FILE,
   OPT_MAX_SANDBOXES,
+  OPT_MAX_SESSIONS,
   OPT_NET,
   OPT_ALLOW,
+  OPT_ALLOW_IMAGE,
   OPT_IDLE,
   OPT_AUDIT_LOG,
 };
@@ -57,8 +59,10 @@ static const struct option mcp_options[] = {
     {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
     {"max-file", required_argument, NULL, OPT_MAX_FILE},
     {"max-sandboxes", required_argument, NULL, OPT_MAX_SANDBOXES},
+    {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
     {"net", required_argument, NULL, OPT_NET},
     {"allow", required_argument, NULL, OPT_ALLOW},
+    {"allow-image", required_argument, NULL, OPT_ALLOW_IMAGE},
     {"idle", required_argument, NULL, OPT_IDLE},
     {"audit-log", required_argument, NULL, OPT_AUDIT_LOG},
     {"help", no_argument, NULL, 'h'},
@@ -74,11 +78,14 @@ static void mcp_usage(FILE *out) {
                "Options:\n"
                "  --listen ADDR:PORT   serve Streamable HTTP at http://ADDR:PORT/mcp (127.0.0.1 or\n"
                "                       [::1] only; port 0 picks one); needs a bearer token\n"
-               "  --token-file FILE    the bearer token (default: $HUTCH_MCP_TOKEN)\n"
+               "  --token-file FILE    the bearer tokens, one a line, each one client's (default:\n"
+               "                       $HUTCH_MCP_TOKEN)\n"
                "  --store DIR          rootfs store\n"
                "  --state-dir DIR      where sandboxes keep their state\n"
                "  --policy FILE        sandbox policy\n"
                "  --image NAME         image of a sandbox whose client names none (default: default)\n"
+               "  --allow-image NAME   an image a client may name besides --image (repeatable; without\n"
+               "                       it, any image in the store)\n"
                "  --memory SIZE        the most memory a client may give a sandbox (default: it may\n"
                "                       set none; the policy's [limits] apply)\n"
                "  --cpus N             the most CPUs a client may give a sandbox\n"
@@ -88,6 +95,8 @@ static void mcp_usage(FILE *out) {
                "  --max-output SIZE    bytes kept of each output stream of a command (default: 1M)\n"
                "  --max-file SIZE      the largest file read or written (default: 16M)\n"
                "  --max-sandboxes N    sandboxes per session at most (default: 8)\n"
+               "  --max-sessions N     HTTP sessions per client (token) at most, of the server's 64\n"
+               "                       (default: 16)\n"
                "  --net MODE           none (default), or proxy: clients may ask for --net proxy\n"
                "  --allow HOST[:PORT]  a host clients may add to a sandbox's allowlist (repeatable)\n"
                "  --idle SECONDS       an HTTP session unused this long ends (default: 1800)\n"
@@ -205,6 +214,13 @@ static int serve_stdio(const struct mcp_config *cfg, struct mcp_session *s) {
   return 0;
 }
 
+/* Appends v to a NULL-terminated list of n entries. */
+static void list_add(const char ***list, size_t *n, const char *v) {
+  *list = xrealloc(*list, (*n + 2) * sizeof(char *));
+  (*list)[(*n)++] = v;
+  (*list)[*n] = NULL;
+}
+
 static bool parse_size_opt(const char *opt, const char *v, uint64_t *out) {
   if (!hutch_parse_size(v, out) || *out == 0) {
     cli_usage_error("mcp", "%s wants a size such as 512M, got '%s'", opt, v);
@@ -213,19 +229,54 @@ static bool parse_size_opt(const char *opt, const char *v, uint64_t *out) {
   return true;
 }
 
-static char *read_token(const char *file, hutch_error_t *err) {
+/* A token file holds at most this many clients' tokens. */
+#define MAX_TOKENS 256
+#define MIN_TOKEN 16
+
+/* The bearer tokens, one a line of the file (blank lines and lines that
+ * start with # aside), each one client's; else $HUTCH_MCP_TOKEN alone.
+ * NULL with *err set, or with nothing set when there is none. */
+static char **read_tokens(const char *file, hutch_error_t *err) {
+  size_t n = 0;
+  char **tokens = xcalloc(MAX_TOKENS + 1, sizeof(char *));
   if (file == NULL) {
     const char *env = getenv("HUTCH_MCP_TOKEN");
-    return env && env[0] ? xstrdup(env) : NULL;
+    if (env && env[0])
+      tokens[n++] = xstrdup(env);
+  } else {
+    _cleanup_free_ char *text = read_file_at(AT_FDCWD, file, 65536, NULL);
+    if (text == NULL) {
+      hutch_error_sys(err, "mcp: read the token file %s", file);
+      free(tokens);
+      return NULL;
+    }
+    unsigned line = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+      line++;
+      l[strcspn(l, "\r")] = '\0';
+      if (l[0] == '\0' || l[0] == '#')
+        continue;
+      bool twice = false;
+      for (size_t i = 0; i < n; i++)
+        twice |= strcmp(tokens[i], l) == 0;
+      if (n == MAX_TOKENS || strlen(l) < MIN_TOKEN || strpbrk(l, " \t") || twice) {
+        hutch_error_set(err, EINVAL, "mcp: %s, line %u: %s", file, line,
+                        n == MAX_TOKENS ? "more than 256 tokens"
+                        : twice         ? "the same token as an earlier line (each line is one client's)"
+                                        : "a token is at least 16 characters, without spaces");
+        hutch_error_hint(err, "one token a line: head -c 32 /dev/urandom | base64 >> FILE");
+        break;
+      }
+      tokens[n++] = xstrdup(l);
+    }
   }
-  size_t len;
-  char *t = read_file_at(AT_FDCWD, file, 4096, &len);
-  if (t == NULL) {
-    hutch_error_sys(err, "mcp: read the token file %s", file);
+  if (n == 0 || (err && *err)) {
+    for (size_t i = 0; i < n; i++)
+      free(tokens[i]);
+    free(tokens);
     return NULL;
   }
-  t[strcspn(t, "\r\n")] = '\0';
-  return t;
+  return tokens;
 }
 
 int cmd_mcp(int argc, char **argv) {
@@ -237,10 +288,10 @@ int cmd_mcp(int argc, char **argv) {
       .max_sandboxes = 8,
       .reaper_fd = -1,
   };
-  const char *listen = NULL, *token_file = NULL, *policy = NULL, *audit = NULL;
-  double idle = 1800;
-  _cleanup_free_ const char **allow = NULL;
-  size_t n_allow = 0;
+  const char *token_file = NULL, *policy = NULL, *audit = NULL;
+  struct mcp_http_config http = {.idle = 1800, .max_sessions = 16};
+  _cleanup_free_ const char **allow = NULL, **images = NULL;
+  size_t n_allow = 0, n_images = 0;
   uint64_t v;
   optind = 1;
   opterr = 0;
@@ -248,7 +299,7 @@ int cmd_mcp(int argc, char **argv) {
   while ((c = getopt_long(argc, argv, "+h", mcp_options, NULL)) != -1) {
     switch (c) {
     case OPT_LISTEN:
-      listen = optarg;
+      http.listen = optarg;
       break;
     case OPT_TOKEN_FILE:
       token_file = optarg;
@@ -279,22 +330,28 @@ int cmd_mcp(int argc, char **argv) {
       break;
     case OPT_CPUS:
     case OPT_PIDS:
-    case OPT_MAX_SANDBOXES: {
+    case OPT_MAX_SANDBOXES:
+    case OPT_MAX_SESSIONS: {
       char *end;
       double d = strtod(optarg, &end);
       if (end == optarg || *end || !(d > 0) || (c != OPT_CPUS && d != (double)(uint64_t)d))
         return cli_usage_error("mcp", "%s wants a positive number, got '%s'", argv[optind - 2], optarg);
+      if (c == OPT_MAX_SESSIONS && d > MCP_MAX_SESSIONS)
+        return cli_usage_error("mcp", "--max-sessions is at most %d (the server's sessions, all clients together)",
+                               MCP_MAX_SESSIONS);
       if (c == OPT_CPUS)
         cfg.max.cpus = d;
       else if (c == OPT_PIDS)
         cfg.max.pids = (uint64_t)d;
-      else
+      else if (c == OPT_MAX_SANDBOXES)
         cfg.max_sandboxes = (unsigned)d;
+      else
+        http.max_sessions = (unsigned)d;
       break;
     }
     case OPT_TIMEOUT:
     case OPT_IDLE:
-      if (!parse_duration(optarg, c == OPT_TIMEOUT ? &cfg.max_timeout : &idle))
+      if (!parse_duration(optarg, c == OPT_TIMEOUT ? &cfg.max_timeout : &http.idle))
         return cli_usage_error("mcp", "%s wants a positive number of seconds, got '%s'", argv[optind - 2], optarg);
       break;
     case OPT_NET:
@@ -303,9 +360,10 @@ int cmd_mcp(int argc, char **argv) {
       cfg.net_proxy = strcmp(optarg, "proxy") == 0;
       break;
     case OPT_ALLOW:
-      allow = xrealloc(allow, (n_allow + 2) * sizeof(char *));
-      allow[n_allow++] = optarg;
-      allow[n_allow] = NULL;
+      list_add(&allow, &n_allow, optarg);
+      break;
+    case OPT_ALLOW_IMAGE:
+      list_add(&images, &n_images, optarg);
       break;
     case OPT_AUDIT_LOG:
       audit = optarg;
@@ -322,17 +380,19 @@ int cmd_mcp(int argc, char **argv) {
   if (n_allow && !cfg.net_proxy)
     return cli_usage_error("mcp", "--allow needs --net proxy");
   cfg.allow = allow;
+  cfg.images = images;
   hutch_error_t err = NULL;
-  _cleanup_free_ char *token = NULL;
-  if (listen) {
-    token = read_token(token_file, &err);
+  _cleanup_strv_ char **tokens = NULL;
+  if (http.listen) {
+    tokens = read_tokens(token_file, &err);
     if (err)
       return cli_fail(&err);
-    if (token == NULL || strlen(token) < 16) {
+    if (tokens == NULL || strlen(tokens[0]) < MIN_TOKEN) {
       fprintf(stderr, "hutch mcp: --listen needs a bearer token of at least 16 characters: set HUTCH_MCP_TOKEN or "
                       "--token-file FILE\nhint: head -c 32 /dev/urandom | base64 > token; chmod 600 token\n");
       return EXIT_USAGE;
     }
+    http.tokens = (const char *const *)tokens;
   } else if (token_file) {
     return cli_usage_error("mcp", "--token-file goes with --listen");
   }
@@ -362,8 +422,8 @@ int cmd_mcp(int argc, char **argv) {
   }
   cfg.reaper_fd = reaper;
   int r = 0;
-  if (listen) {
-    if (mcp_http_serve(&cfg, listen, token, idle, &err) < 0)
+  if (http.listen) {
+    if (mcp_http_serve(&cfg, &http, &err) < 0)
       r = cli_fail(&err);
   } else {
     struct mcp_session s = {0};

@@ -28,6 +28,7 @@ struct mcp_config {
   const char *store, *state_dir;
   struct hutch_policy *policy;
   const char *default_image;
+  const char **images;     /* the images a client may name besides the default (NULL-terminated); NULL: any */
   struct hutch_limits max; /* the most a client may ask for; 0: it may not set that limit */
   double max_timeout;      /* seconds a command may run */
   size_t max_output;       /* bytes kept of each of a command's streams */
@@ -50,6 +51,7 @@ struct mcp_sandbox {
 
 struct mcp_session {
   char id[40];
+  unsigned client; /* HTTP: 1 + the index of its client's token; 0 over stdio */
   bool initialized;
   char version[16];
   struct mcp_sandbox *sandboxes;
@@ -80,6 +82,12 @@ char *mcp_error_reply(const cJSON *id, int code, const char *message);
 /* Valid UTF-8 of len bytes (bad bytes and NULs as U+FFFD); malloc'd. */
 char *mcp_utf8(const char *s, size_t len);
 char *mcp_base64_encode(const unsigned char *data, size_t len);
+/* Whether JSON text has at most the interpreter's answer's shape: two
+ * containers (the answer, its figures), max_strings strings and a few KiB
+ * between them.  Checked in one pass before it is parsed: a nested or
+ * container-heavy line from the sandbox would cost the server time and
+ * memory (a cJSON item of 64 bytes for each "[]," it holds). */
+bool mcp_answer_shape_ok(const char *text, size_t len, unsigned max_strings);
 /* Decodes into out (room for strlen(text) / 4 * 3 + 3 bytes); false on a byte that is not base64. */
 bool mcp_base64_decode(const char *text, unsigned char *out, size_t *len);
 void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
@@ -108,6 +116,10 @@ int mcp_exec(const struct mcp_config *cfg, struct hutch_sandbox *sb, const char 
 void mcp_exec_result_clear(struct mcp_exec_result *r);
 
 /* ---- mcp_python.c ---- */
+/* Figures one answer carries at most (the rest are dropped). */
+#define MCP_MAX_FIGURES 64
+/* Strings of an answer: its keys and values, and the figures. */
+#define MCP_ANSWER_STRINGS (16 + MCP_MAX_FIGURES)
 /* Runs code in the sandbox's interpreter (started when needed): 0 with the
  * driver's JSON reply, 1 with *why when the interpreter ended or was killed
  * (timeout, cancel), -1 on error. */
@@ -116,9 +128,16 @@ int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const c
 void mcp_python_stop(struct mcp_sandbox *m);
 
 /* ---- mcp_http.c ---- */
-/* Serves until *stop; host:port is a loopback address. */
-int mcp_http_serve(const struct mcp_config *cfg, const char *listen, const char *token, double idle,
-                   hutch_error_t *err);
+/* Sessions of the HTTP server, all its clients together. */
+#define MCP_MAX_SESSIONS 64
+struct mcp_http_config {
+  const char *listen;        /* host:port, a loopback address */
+  const char *const *tokens; /* NULL-terminated; each one client's */
+  double idle;               /* seconds a session may go without a request */
+  unsigned max_sessions;     /* per client, at most MCP_MAX_SESSIONS */
+};
+/* Serves until a signal (mcp_stopping). */
+int mcp_http_serve(const struct mcp_config *cfg, const struct mcp_http_config *http, hutch_error_t *err);
 
 /* ---- mcp_reaper.c ---- */
 /* Forks the reaper: it removes every sandbox announced to it and not

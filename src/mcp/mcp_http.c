@@ -2,20 +2,28 @@
  * endpoint (/mcp) taking POSTed JSON-RPC messages and answering each with
  * application/json; DELETE ends a session; GET (a server-initiated event
  * stream) is refused with 405, as the transport allows.  Every request needs
- * the bearer token, and a Host header naming the loopback address and port
- * listened on; an Origin header that is not this loopback address is
- * refused too (DNS rebinding: a page whose name an attacker points at
- * 127.0.0.1 reaches the port with its own name in Host and Origin).  One request served at a time, one per
- * connection (Connection: close), but connections are read side by side,
- * without waiting on any: a client that connects and stalls holds nothing
- * but its own slot.  A tool call's wait watches its own connection, and a
- * client that hangs up cancels it. */
+ * a bearer token, each token being one client's, and a Host header naming
+ * the loopback address and port listened on; an Origin header that is not
+ * this loopback address is refused too (DNS rebinding: a page whose name an
+ * attacker points at 127.0.0.1 reaches the port with its own name in Host
+ * and Origin).  A client reaches only its own sessions, and holds at most
+ * --max-sessions of the server's MCP_MAX_SESSIONS.
+ *
+ * One request is served at a time, one per connection (Connection: close),
+ * but connections are read side by side, without waiting on any.  Anyone on
+ * the machine can connect: until a connection's header block is in and
+ * names a token, it holds one of MAX_UNAUTH slots (the oldest makes room for
+ * a new one), HEADER_SECONDS and MAX_HEADER bytes; past its token it is
+ * never pushed out by those, and has BODY_SECONDS for its body.  A tool
+ * call's wait watches its own connection, and a client that hangs up
+ * cancels it. */
 #include "config.h"
 
 #include "mcp.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <stdio.h>
@@ -27,12 +35,21 @@
 
 #include "util.h"
 
-#define MAX_HEADER 16384
-#define MAX_BODY (32u << 20)
-#define MAX_SESSIONS 64
-#define READ_SECONDS 10.0
-#define MAX_PENDING 16
-#define MAX_INCOMING 64
+#define MAX_HEADER 8192      /* bytes of a header block: read before the token is seen */
+#define MAX_BODY (32u << 20) /* read once it is */
+#define HEADER_SECONDS 3.0   /* for a header block to come whole, from the connection's accept */
+#define BODY_SECONDS 10.0    /* then for its body */
+#define SEND_SECONDS 10.0    /* for an answer to be taken */
+#define MAX_PENDING 16       /* requests read while a call runs, served after it */
+#define MAX_UNAUTH 32        /* connections whose header block is still coming */
+#define MAX_AUTHED 16        /* past their token, their body still coming */
+#define MAX_INCOMING (MAX_UNAUTH + MAX_AUTHED)
+#define ACCEPT_BATCH 16 /* connections accepted at one turn */
+#define LISTEN_BACKLOG 128
+/* A server holding this many sessions is nearly full: a session then ends
+ * after a 30th of --idle without a request (a minute of the default 30). */
+#define NEAR_FULL (MCP_MAX_SESSIONS * 3 / 4)
+#define NEAR_FULL_IDLE_PART 30
 
 struct request {
   char method[8];
@@ -40,6 +57,7 @@ struct request {
   char *headers; /* the raw header block, NUL-terminated */
   char *body;
   size_t body_len;
+  unsigned client; /* 1 + the index of the token it names */
 };
 
 /* The value of header `name` (case-insensitive), copied into buf. */
@@ -62,45 +80,57 @@ static bool header(const struct request *rq, const char *name, char *buf, size_t
   return false;
 }
 
-static bool token_matches(const char *token, const struct request *rq) {
+/* The client whose token rq carries: 1 + the token's index, 0 for none.
+ * Every token is compared to the end: no timing tells how much of one, or
+ * which one, matched. */
+static unsigned token_client(const char *const *tokens, const struct request *rq) {
   char auth[512];
   if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
-    return false;
+    return 0;
   const char *given = auth + 7;
-  size_t a = strlen(given), b = strlen(token);
-  unsigned char diff = a != b;
-  for (size_t i = 0; i < a && i < b; i++)
-    diff |= (unsigned char)(given[i] ^ token[i]); /* no early exit: no timing oracle */
-  return diff == 0;
+  size_t a = strlen(given);
+  unsigned client = 0;
+  for (unsigned t = 0; tokens[t]; t++) {
+    size_t b = strlen(tokens[t]);
+    unsigned char diff = a != b;
+    for (size_t i = 0; i < a && i < b; i++)
+      diff |= (unsigned char)(given[i] ^ tokens[t][i]);
+    client |= (unsigned)(diff == 0) * (t + 1); /* tokens are distinct: one matches at most */
+  }
+  return client;
 }
 
-enum { REQ_BAD = 0, REQ_OK = 1, REQ_UNAUTHORIZED = -1, REQ_MORE = 2 };
+enum { REQ_BAD = 0, REQ_OK = 1, REQ_UNAUTHORIZED = -1, REQ_MORE = 2, REQ_TOO_LARGE = 3 };
 
 /* A connection whose request is being read.  Many are read at once, each
- * as its bytes come, each within READ_SECONDS: a client that connects and
+ * as its bytes come, each by its deadline: a client that connects and
  * sends nothing, or a byte at a time, holds its own slot, never the server. */
 struct conn {
   int fd;
   char *buf;
   size_t len, cap, body_len;
-  char *end; /* the end of the header block, once seen */
-  double deadline;
+  size_t scanned;  /* bytes searched for the header block's end */
+  char *end;       /* the end of the header block, once seen */
+  unsigned client; /* once its token is seen: its client */
+  double since, deadline;
 };
 
-static void conn_init(struct conn *c, int fd, double seconds) {
-  *c = (struct conn){.fd = fd, .cap = MAX_HEADER, .deadline = monotonic_seconds() + seconds};
+static void conn_init(struct conn *c, int fd) {
+  double now = monotonic_seconds();
+  *c = (struct conn){.fd = fd, .cap = MAX_HEADER, .since = now, .deadline = now + HEADER_SECONDS};
   c->buf = xmalloc(c->cap + 1);
 }
 
 /* What has come of c's request, without waiting: REQ_MORE until it is all
  * in (then REQ_OK, rq owning the buffer), REQ_BAD when it is not one,
- * REQ_UNAUTHORIZED as soon as its headers lack the token.  Anyone on the
- * machine can connect to a loopback port: nothing of a body (up to
- * MAX_BODY) is read or allocated before the token is seen. */
-static int conn_read(struct conn *c, struct request *rq, const char *token) {
+ * REQ_TOO_LARGE for a header block past MAX_HEADER, REQ_UNAUTHORIZED as
+ * soon as its headers lack a token.  Anyone on the machine can connect to
+ * a loopback port: nothing of a body (up to MAX_BODY) is read or allocated
+ * before the token is seen, and each byte is searched once. */
+static int conn_read(struct conn *c, struct request *rq, const char *const *tokens) {
   memset(rq, 0, sizeof(*rq));
   if (c->len == c->cap)
-    return REQ_BAD; /* headers past MAX_HEADER */
+    return c->end ? REQ_BAD : REQ_TOO_LARGE;
   ssize_t n = recv(c->fd, c->buf + c->len, c->cap - c->len, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EINTR))
     return REQ_MORE;
@@ -108,11 +138,20 @@ static int conn_read(struct conn *c, struct request *rq, const char *token) {
     return REQ_BAD;
   c->len += (size_t)n;
   c->buf[c->len] = '\0';
-  if (c->end == NULL && (c->end = strstr(c->buf, "\r\n\r\n")) != NULL) {
+  if (c->end == NULL) {
+    size_t from = c->scanned > 3 ? c->scanned - 3 : 0;
+    c->end = memmem(c->buf + from, c->len - from, "\r\n\r\n", 4);
+    c->scanned = c->len;
+    if (c->end == NULL)
+      return c->len == c->cap ? REQ_TOO_LARGE : REQ_MORE;
+    if (memchr(c->buf, '\0', (size_t)(c->end - c->buf)))
+      return REQ_BAD; /* the header block is text */
     c->end[2] = '\0'; /* the header block ends with its last CRLF */
     rq->headers = c->buf;
-    if (!token_matches(token, rq))
+    c->client = token_client(tokens, rq);
+    if (c->client == 0)
       return REQ_UNAUTHORIZED;
+    c->deadline = monotonic_seconds() + BODY_SECONDS;
     char cl[32];
     if (header(rq, "Content-Length", cl, sizeof(cl))) {
       char *e;
@@ -129,13 +168,14 @@ static int conn_read(struct conn *c, struct request *rq, const char *token) {
       c->end = c->buf + off;
     }
   }
-  if (c->end == NULL || c->len < (size_t)(c->end + 4 - c->buf) + c->body_len)
+  if (c->len < (size_t)(c->end + 4 - c->buf) + c->body_len)
     return REQ_MORE;
   if (sscanf(c->buf, "%7s %255s", rq->method, rq->path) != 2)
     return REQ_BAD;
   rq->headers = steal_pointer(&c->buf);
   rq->body = c->end + 4;
   rq->body_len = c->body_len;
+  rq->client = c->client;
   return REQ_OK;
 }
 
@@ -147,14 +187,34 @@ static void conn_free(struct conn *c) {
   c->fd = -1;
 }
 
+/* All of buf to fd (non-blocking) by the deadline; what a client does not
+ * take by then is dropped with it. */
+static void send_by(int fd, const char *buf, size_t len, double deadline) {
+  while (len > 0) {
+    ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n > 0) {
+      buf += n;
+      len -= (size_t)n;
+      continue;
+    }
+    if (n < 0 && errno != EAGAIN && errno != EINTR)
+      return;
+    double left = deadline - monotonic_seconds();
+    struct pollfd p = {fd, POLLOUT, 0};
+    if (left <= 0 || (poll(&p, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR))
+      return;
+  }
+}
+
 static void respond(int fd, int status, const char *reason, const char *extra, const char *body) {
   size_t blen = body ? strlen(body) : 0;
   _cleanup_free_ char *head =
       xasprintf("HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Length: %zu\r\n%s%s\r\n", status, reason, blen,
                 blen ? "Content-Type: application/json\r\n" : "", extra ? extra : "");
-  send(fd, head, strlen(head), MSG_NOSIGNAL);
+  double deadline = monotonic_seconds() + SEND_SECONDS;
+  send_by(fd, head, strlen(head), deadline);
   if (blen)
-    send(fd, body, blen, MSG_NOSIGNAL);
+    send_by(fd, body, blen, deadline);
 }
 
 /* A 401 sent before the body was read: what of it already arrived is
@@ -162,7 +222,7 @@ static void respond(int fd, int status, const char *reason, const char *extra, c
  * the connection under the answer of a small request. */
 static void respond_unauthorized(int fd) {
   char junk[4096];
-  for (int i = 0; i < 256 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
+  for (int i = 0; i < 16 && recv(fd, junk, sizeof(junk), MSG_DONTWAIT) > 0; i++)
     ;
   respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
   shutdown(fd, SHUT_WR);
@@ -181,11 +241,10 @@ struct pending {
 
 struct server {
   const struct mcp_config *cfg;
-  const char *token;
+  const struct mcp_http_config *http;
   char host_ok[3][64]; /* what Host may say: this address, localhost, the loopback */
   bool bare_host_ok;   /* on port 80, Host may leave the port out */
   struct mcp_session *sessions;
-  double idle;
   int lfd;
   struct pending queue[MAX_PENDING];
   size_t n_queued;
@@ -199,10 +258,6 @@ struct watch {
   int fd;
   const struct mcp_session *s;
 };
-
-static bool token_ok(const struct server *srv, const struct request *rq) {
-  return token_matches(srv->token, rq);
-}
 
 /* Whether `name` (HOST:PORT, or HOST alone on port 80) is one of the names
  * this server answers to. */
@@ -231,9 +286,10 @@ static bool origin_ok(const struct server *srv, const struct request *rq) {
   return strncmp(origin, "http://", 7) == 0 && host_name_ok(srv, origin + 7);
 }
 
-static struct mcp_session **session_find(struct server *srv, const char *id) {
+/* Session id of client's: another client's sessions are not its to find. */
+static struct mcp_session **session_find(struct server *srv, const char *id, unsigned client) {
   for (struct mcp_session **p = &srv->sessions; *p; p = &(*p)->next)
-    if (strcmp((*p)->id, id) == 0)
+    if (strcmp((*p)->id, id) == 0 && (*p)->client == client)
       return p;
   return NULL;
 }
@@ -245,10 +301,54 @@ static void session_drop(struct server *srv, struct mcp_session **p) {
   free(s);
 }
 
+static unsigned count_sessions(const struct server *srv, unsigned client) {
+  unsigned n = 0;
+  for (const struct mcp_session *s = srv->sessions; s; s = s->next)
+    n += client == 0 || s->client == client;
+  return n;
+}
+
+/* How long a session may go without a request: --idle, or a 30th of it
+ * while the server is nearly full. */
+static double idle_limit(const struct server *srv) {
+  double idle = srv->http->idle;
+  return count_sessions(srv, 0) >= NEAR_FULL ? idle / NEAR_FULL_IDLE_PART : idle;
+}
+
+/* Sessions whose client has gone quiet end, their sandboxes with them. */
+static void reclaim_idle(struct server *srv) {
+  double now = monotonic_seconds(), limit = idle_limit(srv);
+  for (struct mcp_session **s = &srv->sessions; *s;)
+    if (now - (*s)->last_used > limit)
+      session_drop(srv, s);
+    else
+      s = &(*s)->next;
+}
+
+/* Whether client may start one more session: 0, or the HTTP status that
+ * refuses it, *message saying why and what to do. */
+static int session_room(struct server *srv, unsigned client, char **message) {
+  unsigned mine = count_sessions(srv, client);
+  if (mine >= srv->http->max_sessions) {
+    *message = xasprintf("too many sessions: this client (token %u of the token file) holds %u, the most one client "
+                         "may (hutch mcp --max-sessions); end one (DELETE) or let one go idle for --idle",
+                         client, mine);
+    return 429;
+  }
+  reclaim_idle(srv);
+  if (count_sessions(srv, 0) >= MCP_MAX_SESSIONS) {
+    *message = xasprintf("too many sessions: the server holds %u sessions, its most, for all its clients; one "
+                         "without a request for %.0f s ends while it is this full: try again then",
+                         MCP_MAX_SESSIONS, idle_limit(srv));
+    return 503;
+  }
+  return 0;
+}
+
 /* Whether rq is this session's notifications/cancelled of `request`. */
 static bool cancels(const struct watch *w, const struct request *rq, const cJSON *request) {
   char sid[64];
-  if (strcmp(rq->method, "POST") != 0 || strcmp(rq->path, "/mcp") != 0 || !token_ok(w->srv, rq) ||
+  if (strcmp(rq->method, "POST") != 0 || strcmp(rq->path, "/mcp") != 0 || rq->client != w->s->client ||
       !host_ok(w->srv, rq) || !origin_ok(w->srv, rq) || !header(rq, "Mcp-Session-Id", sid, sizeof(sid)) ||
       strcmp(sid, w->s->id) != 0)
     return false;
@@ -262,11 +362,39 @@ static bool cancels(const struct watch *w, const struct request *rq, const cJSON
   return hit;
 }
 
+/* Connections past their token whose body is still coming. */
+static size_t count_authed(const struct server *srv) {
+  size_t n = 0;
+  for (size_t i = 0; i < srv->n_incoming; i++)
+    n += srv->incoming[i].client != 0;
+  return n;
+}
+
+/* A new connection, in a slot of its own: when every slot of those not past
+ * their token is taken, the oldest of them makes room (a fresh connection
+ * sends its headers at once, and is read at the next turn, before any
+ * more are accepted). */
+static void admit(struct server *srv, int fd) {
+  size_t unauth = 0, oldest = SIZE_MAX;
+  for (size_t i = 0; i < srv->n_incoming; i++) {
+    const struct conn *c = &srv->incoming[i];
+    if (c->client)
+      continue;
+    unauth++;
+    if (oldest == SIZE_MAX || c->since < srv->incoming[oldest].since)
+      oldest = i;
+  }
+  if (unauth >= MAX_UNAUTH) {
+    conn_free(&srv->incoming[oldest]);
+    srv->incoming[oldest] = srv->incoming[--srv->n_incoming];
+  }
+  conn_init(&srv->incoming[srv->n_incoming++], fd);
+}
+
 /* Accepts and reads connections for up to `ms` milliseconds (0: what is
  * there now), without ever waiting on one of them: each complete request
  * joins the queue; with a call running (w), its cancellation is taken
- * instead, and true returned.  When every slot is taken, the oldest
- * connection makes room for a new one. */
+ * instead, and true returned. */
 static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON *request) {
   struct pollfd p[MAX_INCOMING + 1];
   size_t n = srv->n_incoming;
@@ -288,9 +416,12 @@ static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON 
     struct conn *c = &srv->incoming[i];
     int got = REQ_MORE;
     struct request rq;
+    bool was_authed = c->client != 0;
     if (p[i].revents)
-      got = conn_read(c, &rq, srv->token);
-    if (got == REQ_MORE && now < c->deadline)
+      got = conn_read(c, &rq, srv->http->tokens);
+    /* Past its token, its body to come: in a slot of those, or refused. */
+    bool no_room = got == REQ_MORE && !was_authed && c->client && count_authed(srv) > MAX_AUTHED;
+    if (got == REQ_MORE && now < c->deadline && !no_room)
       continue;
     if (got == REQ_OK && !hit && w && cancels(w, &rq, request)) {
       respond(c->fd, 202, "Accepted", NULL, NULL);
@@ -299,11 +430,14 @@ static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON 
     } else if (got == REQ_OK && srv->n_queued < MAX_PENDING) {
       srv->queue[srv->n_queued++] = (struct pending){c->fd, rq};
       c->fd = -1;
-    } else if (got == REQ_OK) {
-      free(rq.headers);
+    } else if (got == REQ_OK || no_room) {
+      if (got == REQ_OK)
+        free(rq.headers);
       respond_error(c->fd, 503, "Service Unavailable", -32000, "too many requests waiting");
     } else if (got == REQ_UNAUTHORIZED) {
       respond_unauthorized(c->fd);
+    } else if (got == REQ_TOO_LARGE) {
+      respond(c->fd, 431, "Request Header Fields Too Large", NULL, NULL);
     } else if (got == REQ_MORE) {
       respond(c->fd, 408, "Request Timeout", NULL, NULL);
     } else {
@@ -312,19 +446,11 @@ static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON 
     conn_free(c);
     srv->incoming[i] = srv->incoming[--srv->n_incoming];
   }
-  if (p[n].revents) {
-    int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC);
-    if (fd >= 0) {
-      if (srv->n_incoming == MAX_INCOMING) {
-        size_t oldest = 0;
-        for (size_t i = 1; i < srv->n_incoming; i++)
-          if (srv->incoming[i].deadline < srv->incoming[oldest].deadline)
-            oldest = i;
-        conn_free(&srv->incoming[oldest]);
-        srv->incoming[oldest] = srv->incoming[--srv->n_incoming];
-      }
-      conn_init(&srv->incoming[srv->n_incoming++], fd, READ_SECONDS);
-    }
+  for (int k = 0; p[n].revents && k < ACCEPT_BATCH; k++) {
+    int fd = accept4(srv->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+    if (fd < 0)
+      break; /* none left (the listening socket does not block), or a passing error */
+    admit(srv, fd);
   }
   return hit;
 }
@@ -345,7 +471,7 @@ static bool conn_gone(void *data, const cJSON *request) {
 static void handle(struct server *srv, int fd, struct request *rq) {
   if (strcmp(rq->path, "/mcp") != 0)
     return respond(fd, 404, "Not Found", NULL, NULL);
-  if (!token_ok(srv, rq))
+  if (rq->client == 0)
     return respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
   if (!host_ok(srv, rq))
     return respond_error(fd, 403, "Forbidden", -32000, "Host is not this server's loopback address and port");
@@ -356,7 +482,7 @@ static void handle(struct server *srv, int fd, struct request *rq) {
   if (header(rq, "MCP-Protocol-Version", version, sizeof(version)) && !mcp_version_supported(version))
     return respond_error(fd, 400, "Bad Request", -32600, "unsupported MCP-Protocol-Version");
   if (strcmp(rq->method, "DELETE") == 0) {
-    struct mcp_session **p = sid[0] ? session_find(srv, sid) : NULL;
+    struct mcp_session **p = sid[0] ? session_find(srv, sid, rq->client) : NULL;
     if (p == NULL)
       return respond(fd, 404, "Not Found", NULL, NULL);
     session_drop(srv, p);
@@ -373,12 +499,12 @@ static void handle(struct server *srv, int fd, struct request *rq) {
   struct mcp_session *s;
   _cleanup_free_ struct mcp_session *fresh = NULL;
   if (init) {
-    unsigned n = 0;
-    for (s = srv->sessions; s; s = s->next)
-      n++;
-    if (n >= MAX_SESSIONS)
-      return respond_error(fd, 503, "Service Unavailable", -32000, "too many sessions");
+    _cleanup_free_ char *why = NULL;
+    int status = session_room(srv, rq->client, &why);
+    if (status)
+      return respond_error(fd, status, status == 429 ? "Too Many Requests" : "Service Unavailable", -32000, why);
     fresh = xcalloc(1, sizeof(*fresh));
+    fresh->client = rq->client;
     unsigned char rnd[16];
     if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
       return respond_error(fd, 500, "Internal Server Error", -32603, "getrandom failed");
@@ -386,7 +512,7 @@ static void handle(struct server *srv, int fd, struct request *rq) {
       sprintf(fresh->id + 2 * i, "%02x", rnd[i]);
     s = fresh;
   } else {
-    struct mcp_session **p = sid[0] ? session_find(srv, sid) : NULL;
+    struct mcp_session **p = sid[0] ? session_find(srv, sid, rq->client) : NULL;
     if (!sid[0])
       return respond_error(fd, 400, "Bad Request", -32600, "no Mcp-Session-Id: initialize first");
     if (p == NULL)
@@ -444,12 +570,12 @@ static int listen_on(const char *spec, struct server *srv, hutch_error_t *err) {
                                    "front of it for anything else");
     }
   }
-  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  int fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   int one = 1;
   if (fd < 0)
     return hutch_error_sys(err, "mcp: socket");
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, 16) < 0 ||
+  if (bind(fd, (struct sockaddr *)&ss, sl) < 0 || listen(fd, LISTEN_BACKLOG) < 0 ||
       getsockname(fd, (struct sockaddr *)&ss, &sl) < 0) {
     hutch_error_sys(err, "mcp: listen on %s", spec);
     close(fd);
@@ -465,10 +591,9 @@ static int listen_on(const char *spec, struct server *srv, hutch_error_t *err) {
   return fd;
 }
 
-int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const char *token, double idle,
-                   hutch_error_t *err) {
-  struct server srv = {.cfg = cfg, .token = token, .idle = idle};
-  _cleanup_close_ int lfd = listen_on(listen_spec, &srv, err);
+int mcp_http_serve(const struct mcp_config *cfg, const struct mcp_http_config *http, hutch_error_t *err) {
+  struct server srv = {.cfg = cfg, .http = http};
+  _cleanup_close_ int lfd = listen_on(http->listen, &srv, err);
   if (lfd < 0)
     return -1;
   srv.lfd = lfd;
@@ -483,13 +608,7 @@ int mcp_http_serve(const struct mcp_config *cfg, const char *listen_spec, const 
       continue;
     }
     pump(&srv, 1000, NULL, NULL);
-    /* Sessions whose client has gone quiet end, their sandboxes with them. */
-    double now = monotonic_seconds();
-    for (struct mcp_session **s = &srv.sessions; *s;)
-      if (now - (*s)->last_used > srv.idle)
-        session_drop(&srv, s);
-      else
-        s = &(*s)->next;
+    reclaim_idle(&srv);
   }
   for (size_t i = 0; i < srv.n_queued; i++) {
     free(srv.queue[i].rq.headers);

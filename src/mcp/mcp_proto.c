@@ -43,6 +43,30 @@ char *mcp_utf8(const char *s, size_t len) {
   return out;
 }
 
+bool mcp_answer_shape_ok(const char *text, size_t len, unsigned max_strings) {
+  unsigned containers = 0, strings = 0;
+  size_t outside = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < len; i++) {
+    char ch = text[i];
+    if (in_string) {
+      if (ch == '\\')
+        i++; /* an escape's next character is never its string's end */
+      else if (ch == '"')
+        in_string = false;
+      continue;
+    }
+    if (ch == '"') {
+      in_string = true;
+      if (++strings > max_strings)
+        return false;
+    } else if (((ch == '[' || ch == '{') && ++containers > 2) || ++outside > 4096) {
+      return false;
+    }
+  }
+  return true;
+}
+
 static char *reply(const cJSON *id, cJSON *result, int code, const char *message) {
   cJSON *r = cJSON_CreateObject();
   cJSON_AddStringToObject(r, "jsonrpc", "2.0");
@@ -71,6 +95,8 @@ void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const 
   cJSON_AddNumberToObject(j, "time", (double)time(NULL));
   if (s->id[0])
     cJSON_AddStringToObject(j, "session", s->id);
+  if (s->client)
+    cJSON_AddNumberToObject(j, "client", s->client);
   cJSON_AddStringToObject(j, "tool", tool);
   if (sandbox)
     cJSON_AddStringToObject(j, "sandbox", sandbox);

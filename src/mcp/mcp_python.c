@@ -20,6 +20,9 @@
 
 #include "util.h"
 
+#define STR_(x) #x
+#define STR(x) STR_(x)
+
 /* The code runs in the driver's process, so it can write on the answer
  * channel too (it is hostile input, like all the sandbox writes): each
  * request carries a nonce drawn here for that call only, and a line counts
@@ -61,27 +64,30 @@ static const char driver[] =
     "        res['error'] = ''.join(traceback.format_exception(type(e), e, e.__traceback__.tb_next))[-limit:]\n"
     "    plt = sys.modules.get('matplotlib.pyplot')\n"
     "    if plt is not None:\n"
-    "        for n in plt.get_fignums():\n"
-    "            b = io.BytesIO()\n"
-    "            try:\n"
-    "                plt.figure(n).savefig(b, format='png'); "
-    "res['figures'].append(base64.b64encode(b.getvalue()).decode())\n"
-    "            except Exception: pass\n"
-    "        plt.close('all')\n"
-    "    for s in (sys.stdout, sys.stderr):\n"
-    "        try: s.close()\n"
-    "        except Exception: pass\n"
-    "    os.dup2(saved[0], 1); os.dup2(saved[1], 2); os.close(saved[0]); os.close(saved[1])\n"
-    "    res['stdout'], cut1 = grab(out); res['stderr'], cut2 = grab(err); res['truncated'] = cut1 or cut2\n"
-    "    return res\n"
-    "def main(requests, proto):\n"
-    "    null = os.open(os.devnull, os.O_RDONLY); os.dup2(null, 0); os.close(null); os.dup2(2, 1)\n"
-    "    for line in requests:\n"
-    "        req = json.loads(line)\n"
-    "        nonce = req['nonce']\n"
-    "        res = run(req['code'])\n"
-    "        proto.write(nonce + ' ' + json.dumps(res) + '\\n'); proto.flush()\n"
-    "main(os.fdopen(os.dup(0), 'r'), os.fdopen(os.dup(1), 'w'))\n";
+    "        for n in plt.get_fignums()[:" STR(
+        MCP_MAX_FIGURES) "]:\n"
+                         "            b = io.BytesIO()\n"
+                         "            try:\n"
+                         "                plt.figure(n).savefig(b, format='png'); "
+                         "res['figures'].append(base64.b64encode(b.getvalue()).decode())\n"
+                         "            except Exception: pass\n"
+                         "        plt.close('all')\n"
+                         "    for s in (sys.stdout, sys.stderr):\n"
+                         "        try: s.close()\n"
+                         "        except Exception: pass\n"
+                         "    os.dup2(saved[0], 1); os.dup2(saved[1], 2); os.close(saved[0]); os.close(saved[1])\n"
+                         "    res['stdout'], cut1 = grab(out); res['stderr'], cut2 = grab(err); res['truncated'] = "
+                         "cut1 or cut2\n"
+                         "    return res\n"
+                         "def main(requests, proto):\n"
+                         "    null = os.open(os.devnull, os.O_RDONLY); os.dup2(null, 0); os.close(null); os.dup2(2, "
+                         "1)\n"
+                         "    for line in requests:\n"
+                         "        req = json.loads(line)\n"
+                         "        nonce = req['nonce']\n"
+                         "        res = run(req['code'])\n"
+                         "        proto.write(nonce + ' ' + json.dumps(res) + '\\n'); proto.flush()\n"
+                         "main(os.fdopen(os.dup(0), 'r'), os.fdopen(os.dup(1), 'w'))\n";
 
 static int start(const struct mcp_config *cfg, struct mcp_sandbox *m, hutch_error_t *err) {
   _cleanup_free_ char *limit = xasprintf("%zu", cfg->max_output);
@@ -145,12 +151,15 @@ int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const c
   cJSON_Delete(req);
   _cleanup_free_ char *msg = xasprintf("%s\n", line);
   free(line);
-  size_t off = 0, len = strlen(msg), cap = 65536, got = 0;
+  size_t off = 0, len = strlen(msg), cap = 65536, got = 0, scanned = 0;
   size_t max = cfg->max_output * 8 + cfg->max_file; /* two streams, escaped, and the figures */
   _cleanup_free_ char *buf = xmalloc(cap + 1);
   double deadline = monotonic_seconds() + timeout;
   for (;;) {
-    char *nl = got ? memchr(buf, '\n', got) : NULL;
+    /* Only what the last read added is searched: linear however the
+     * sandbox writes the line (it can make each read return a few bytes). */
+    char *nl = got > scanned ? memchr(buf + scanned, '\n', got - scanned) : NULL;
+    scanned = got;
     if (nl) {
       /* Only this call's nonce makes the line its answer; the driver
        * writes nothing after it until the next request, so bytes after it
@@ -163,7 +172,14 @@ int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const c
         return 1;
       }
       *nl = '\0';
-      memmove(buf, buf + n + 1, (size_t)(nl - buf) - n);
+      size_t reply_len = (size_t)(nl - buf) - n - 1;
+      memmove(buf, buf + n + 1, reply_len + 1);
+      if (!mcp_answer_shape_ok(buf, reply_len, MCP_ANSWER_STRINGS)) {
+        mcp_python_stop(m);
+        *why = xstrdup("the interpreter sent an answer that is not the driver's in shape (nested, or more containers "
+                       "or strings than its fields): it was killed and its variables are gone");
+        return 1;
+      }
       *reply = steal_pointer(&buf);
       return 0;
     }

@@ -170,11 +170,29 @@ static bool limit_size(struct call *c, const char *key, uint64_t max, uint64_t *
   return true;
 }
 
-static bool host_allowed(const struct mcp_config *cfg, const char *host) {
-  for (const char **a = cfg->allow; a && *a; a++)
-    if (strcmp(*a, host) == 0)
+static bool listed(const char *const *list, const char *name) {
+  for (const char *const *a = list; a && *a; a++)
+    if (strcmp(*a, name) == 0)
       return true;
   return false;
+}
+
+/* The image a client named, when the operator lists the images clients may
+ * start (--allow-image): by the name as listed, so that no other spelling
+ * (a digest, another name of the same tree) slips past the list. */
+static cJSON *image_refused(const struct mcp_config *cfg, const char *name) {
+  if (cfg->images == NULL || strcmp(name, cfg->default_image) == 0 || listed(cfg->images, name))
+    return NULL;
+  _cleanup_free_ char *names = xstrdup(cfg->default_image);
+  for (const char **a = cfg->images; *a; a++) {
+    char *t = xasprintf("%s, %s", names, *a);
+    free(names);
+    names = t;
+  }
+  _cleanup_free_ char *t = xasprintf(
+      "image %s: not an image this server allows (the operator lists them with hutch mcp --allow-image): one of %s",
+      name, names);
+  return result(t, NULL, true);
 }
 
 static cJSON *t_create(struct call *c) {
@@ -219,7 +237,7 @@ static cJSON *t_create(struct call *c) {
   cJSON_ArrayForEach(h, allow) {
     if (!cJSON_IsString(h))
       return bad(c, "invalid params: %s wants an array of hosts", "allow");
-    if (!host_allowed(cfg, h->valuestring)) {
+    if (!listed(cfg->allow, h->valuestring)) {
       _cleanup_free_ char *t =
           xasprintf("allow %s: not a host this server permits (hutch mcp --allow)", h->valuestring);
       return result(t, NULL, true);
@@ -227,8 +245,13 @@ static cJSON *t_create(struct call *c) {
     hosts[i++] = h->valuestring;
   }
   const char *image_name = arg_str(c, "image");
+  if (arg_present(c, "image") && image_name == NULL)
+    return bad(c, "invalid params: %s wants an image name", "image");
   if (image_name == NULL)
     image_name = cfg->default_image;
+  cJSON *refused = image_refused(cfg, image_name);
+  if (refused)
+    return refused;
   hutch_error_t err = NULL;
   struct hutch_store *store = NULL;
   struct hutch_image image = {0};
@@ -256,6 +279,10 @@ static cJSON *t_create(struct call *c) {
   };
   struct hutch_sandbox *sb = NULL;
   int r = hutch_sandbox_create(&sc, &sb, &err);
+  /* The file tools go as hutch cp does: the sandbox's symlinks are its
+   * own, never followed for the client, not even inside its root. */
+  if (r == 0)
+    hutch_sandbox_set_no_symlinks(sb, true);
   for (char **e = env; e && *e; e++)
     free(*e);
   free(env);

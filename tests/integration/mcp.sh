@@ -152,6 +152,64 @@ tap_like "$raw" '"nopython": "hutch: python3 \(for python\) is not in this sandb
   "a language whose interpreter the image lacks is named as missing"
 tap_ok "and the sandboxes went with the client" no_sandboxes
 
+# mcprpc.py, for the scripts below: a stdio server started with
+# sys.argv[1:], initialized, and a JSON-RPC call to it.
+cat >"$tmp/mcprpc.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+EOF
+export PYTHONPATH=$tmp${PYTHONPATH:+:$PYTHONPATH}
+
+# ---- the file tools follow no symlink, as hutch cp does ----
+# The sandbox (the attacker) plants links: to a file only its root may read
+# (/etc/shadow), and to its root, to reach through.  A read, write or
+# listing by such a path is refused, and nothing behind the link changes.
+cat >"$tmp/links.py" <<'EOF'
+from mcprpc import json, p, rpc
+sid = rpc(2, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+n = [10]
+def tool(name, **a):
+    n[0] += 1
+    r = rpc(n[0], "tools/call", {"name": name, "arguments": dict(id=sid, **a)})["result"]
+    return {"isError": r["isError"], "text": r["content"][0]["text"]}
+tool("sandbox_exec", command="echo 'root:$6$secret' > /etc/shadow && chmod 600 /etc/shadow && "
+     "ln -s /etc/shadow /tmp/shadow && ln -s / /tmp/root && ln -s /etc/nothing-yet /tmp/dangling && "
+     "mkdir -p /work && echo plain > /work/plain")
+out = {
+    "plain": tool("sandbox_read_file", path="/work/plain"),
+    "read link": tool("sandbox_read_file", path="/tmp/shadow"),
+    "read through": tool("sandbox_read_file", path="/tmp/root/etc/shadow"),
+    "write link": tool("sandbox_write_file", path="/tmp/shadow", content="root::0:0\n"),
+    "write through": tool("sandbox_write_file", path="/tmp/root/etc/planted", content="x"),
+    "write dangling": tool("sandbox_write_file", path="/tmp/dangling", content="x"),
+    "list through": tool("sandbox_list_dir", path="/tmp/root/etc"),
+}
+out["after"] = tool("sandbox_exec", command="cat /etc/shadow; ls /etc/planted /etc/nothing-yet 2>/dev/null | wc -l")
+print(json.dumps(out, sort_keys=True))
+p.stdin.close(); p.wait()
+EOF
+tap_ok "the file tools and a sandbox's symlinks" timeout 60 python3 "$tmp/links.py" "$H" mcp --image "$img" --audit-log /dev/null
+links=$tap_stdout
+lget() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])[sys.argv[2]][sys.argv[3]]))' "$links" "$@"; }
+tap_is "$(lget plain text)" '"plain\n"' "a file reached without a symlink is read"
+tap_is "$(lget "read link" isError)" 'true' "read_file of a symlink to /etc/shadow is refused (never followed)"
+tap_like "$(lget "read link" text)" 'symlink' "saying why"
+tap_unlike "$(lget "read link" text)" 'secret' "and nothing of the file behind it comes back"
+tap_is "$(lget "read through" isError)" 'true' "read_file through a symlink to the root is refused"
+tap_unlike "$(lget "read through" text)" 'secret' "nothing of the file comes back"
+tap_is "$(lget "write link" isError)" 'true' "write_file to a symlink is refused"
+tap_is "$(lget "write through" isError)" 'true' "write_file through a symlink to the root is refused"
+tap_is "$(lget "write dangling" isError)" 'true' "write_file to a dangling symlink is refused (it would create its target)"
+tap_is "$(lget "list through" isError)" 'true' "list_dir through a symlink is refused"
+tap_is "$(lget after text)" '"exit code: 0\n--- stdout ---\nroot:$6$secret\n0\n"' \
+  "and the files behind the links are unchanged, none created"
+tap_ok "and the sandbox went with the client" no_sandboxes
+
 # ---- the persistent Python interpreter ----
 cat >"$tmp/py.py" <<'EOF'
 import json, subprocess, sys
@@ -212,6 +270,62 @@ if [ -n "$deb" ]; then
   tap_ok "and the sandbox went with the client" no_sandboxes
 else
   tap_skip "forged interpreter answers" "the debian test rootfs is not available"
+fi
+# The code answers for its own call (it can read the call's nonce in the
+# driver's frame) with a line of millions of empty lists, or one long
+# string, 4 KiB at a time into a pipe shrunk to 4 KiB: the server refuses
+# the first before parsing it (parsed, it took 500 MB) and reads both in
+# time linear in their length.
+cat >"$tmp/pyshape.py" <<'EOF'
+import time
+from mcprpc import json, p, rpc
+def peak_mib():
+    for line in open("/proc/%d/status" % p.pid):
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) // 1024
+sids = [rpc(2 + i, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
+        for i in range(2)]
+ATTACK = """
+import fcntl, os, stat, sys
+f = sys._getframe()
+while 'nonce' not in f.f_locals:
+    f = f.f_back
+line = f.f_locals['nonce'].encode() + b' ' + DATA + b'\\n'
+mine = {os.fstat(0).st_ino, os.fstat(1).st_ino, os.fstat(2).st_ino}
+for fd in range(3, 64):
+    try:
+        st = os.fstat(fd)
+        if stat.S_ISFIFO(st.st_mode) and st.st_ino not in mine:
+            fcntl.fcntl(fd, 1031, 4096)  # F_SETPIPE_SZ
+            for i in range(0, len(line), 4096):
+                os.write(fd, line[i : i + 4096])
+    except OSError:
+        pass
+"""
+def attack(i, sid, data):
+    t0 = time.monotonic()
+    r = rpc(i, "tools/call", {"name": "sandbox_python", "arguments": {"id": sid, "timeout": 120,
+                                                                      "code": ATTACK.replace("DATA", data)}})["result"]
+    return {"isError": r["isError"], "text": r["content"][0]["text"], "seconds": round(time.monotonic() - t0, 1)}
+out = {"lists": attack(4, sids[0], "b'{\"a\": [' + b'[],' * (6 << 20) + b'[]]}'"),
+       "string": attack(5, sids[1], "b'\"' + b'x' * (20 << 20) + b'\"'")}
+out["peak"] = peak_mib()
+out["after"] = rpc(6, "tools/call", {"name": "sandbox_python", "arguments": {"id": sids[0], "code": "6 * 7"}})["result"]["structuredContent"]
+print(json.dumps(out, sort_keys=True))
+p.stdin.close(); p.wait()
+EOF
+if [ -n "$deb" ]; then
+  tap_ok "an interpreter whose answers are container-heavy or long" \
+    timeout 300 python3 "$tmp/pyshape.py" "$H" mcp --image "$deb" --audit-log /dev/null
+  shape=$tap_stdout
+  sget() { python3 -c 'import json, sys; print(json.dumps(json.loads(sys.argv[1])[sys.argv[2]]))' "$shape" "$@"; }
+  tap_like "$(sget lists)" '"isError": true.*not the driver.s in shape' "18 MB of empty lists are refused before they are parsed"
+  tap_ok "the server's peak memory stays under 200 MB" python3 -c "import sys; sys.exit(not $(sget peak) < 200)"
+  tap_like "$(sget string)" '"isError": true' "a 20 MB string for an answer is refused"
+  tap_ok "within 30 s (read in linear time)" python3 -c "import json, sys; sys.exit(not json.loads(sys.argv[1])['seconds'] < 30)" "$(sget string)"
+  tap_like "$(sget after)" '"result": "42"' "and a fresh interpreter answers the next call"
+else
+  tap_skip "container-heavy interpreter answers" "the debian test rootfs is not available"
 fi
 cat >"$tmp/nopy.py" <<'EOF'
 import json, subprocess, sys

@@ -125,6 +125,34 @@ static void test_base64(void) {
   tap_ok(!mcp_base64_decode("aG=Vs", out, &got), "so is data after padding");
 }
 
+static bool shape_ok(const char *text) {
+  return mcp_answer_shape_ok(text, strlen(text), MCP_ANSWER_STRINGS);
+}
+
+/* The interpreter's answers, and what the sandbox can write instead. */
+static void test_answer_shape(void) {
+  tap_ok(shape_ok("{\"result\": \"'[{'\", \"error\": null, \"figures\": [\"iVBO\", \"iVBO\"], \"stdout\": "
+                  "\"a \\\"[[[\\\" \\\\\", \"stderr\": \"\", \"truncated\": false}"),
+         "an answer, brackets, quotes and backslashes in its strings");
+  tap_ok(!shape_ok("{\"a\": [[]]}"), "a third container is refused");
+  tap_ok(!shape_ok("{\"a\": \"\\\\\", \"b\": [[]]}"), "after an escaped backslash, a string has ended");
+  tap_ok(!shape_ok("{\"a\": \"\\\"\", \"b\": [[]]}"), "an escaped quote does not end one");
+  char *many = malloc(3 * 2000 + 3);
+  strcpy(many, "[");
+  for (int i = 0; i < 2000; i++)
+    strcat(many, "0, ");
+  strcat(many, "0]");
+  tap_ok(!shape_ok(many), "thousands of numbers between the strings are refused");
+  free(many);
+  char *strings = malloc(5 * (MCP_ANSWER_STRINGS + 1) + 3);
+  strcpy(strings, "[");
+  for (int i = 0; i <= MCP_ANSWER_STRINGS; i++)
+    strcat(strings, "\"\",");
+  strcat(strings, "\"\"]");
+  tap_ok(!shape_ok(strings), "more strings than an answer has are refused");
+  free(strings);
+}
+
 static void test_utf8(void) {
   char *u = mcp_utf8("a\xff"
                      "b\0c\xc3\xa9",
@@ -193,6 +221,7 @@ int main(void) {
   test_protocol();
   test_base64();
   test_utf8();
+  test_answer_shape();
   test_reaper();
   return tap_done();
 }
