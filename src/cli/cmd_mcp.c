@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,6 +43,7 @@ enum {
   OPT_ALLOW_IMAGE,
   OPT_IDLE,
   OPT_AUDIT_LOG,
+  OPT_AUDIT_LOG_MAX,
 };
 
 static const struct option mcp_options[] = {
@@ -65,6 +67,7 @@ static const struct option mcp_options[] = {
     {"allow-image", required_argument, NULL, OPT_ALLOW_IMAGE},
     {"idle", required_argument, NULL, OPT_IDLE},
     {"audit-log", required_argument, NULL, OPT_AUDIT_LOG},
+    {"audit-log-max", required_argument, NULL, OPT_AUDIT_LOG_MAX},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -101,6 +104,8 @@ static void mcp_usage(FILE *out) {
                "  --allow HOST[:PORT]  a host clients may add to a sandbox's allowlist (repeatable)\n"
                "  --idle SECONDS       an HTTP session unused this long ends (default: 1800)\n"
                "  --audit-log FILE     one JSON line per tool call (default: stderr)\n"
+               "  --audit-log-max SIZE past this, --audit-log's FILE becomes FILE.1 and a new one\n"
+               "                       starts (default: 64M)\n"
                "  -h, --help           show this help\n");
 }
 
@@ -289,6 +294,7 @@ int cmd_mcp(int argc, char **argv) {
       .reaper_fd = -1,
   };
   const char *token_file = NULL, *policy = NULL, *audit = NULL;
+  struct mcp_audit audit_log = {.max = 64ull << 20};
   struct mcp_http_config http = {.idle = 1800, .max_sessions = 16};
   _cleanup_free_ const char **allow = NULL, **images = NULL;
   size_t n_allow = 0, n_images = 0;
@@ -368,6 +374,10 @@ int cmd_mcp(int argc, char **argv) {
     case OPT_AUDIT_LOG:
       audit = optarg;
       break;
+    case OPT_AUDIT_LOG_MAX:
+      if (!hutch_parse_size(optarg, &audit_log.max) || audit_log.max < 4096)
+        return cli_usage_error("mcp", "--audit-log-max wants a size of at least 4K, such as 64M, got '%s'", optarg);
+      break;
     case 'h':
       mcp_usage(stdout);
       return 0;
@@ -401,7 +411,13 @@ int cmd_mcp(int argc, char **argv) {
     hutch_error_sys(&err, "mcp: open the audit log %s", audit);
     return cli_fail(&err);
   }
-  cfg.audit = audit_file ? audit_file : stderr;
+  if (audit_file) {
+    struct stat st;
+    audit_log.path = audit;
+    audit_log.size = fstat(fileno(audit_file), &st) == 0 ? (uint64_t)st.st_size : 0;
+  }
+  audit_log.f = audit_file ? audit_file : stderr;
+  cfg.audit = &audit_log;
   if (hutch_policy_load(policy, &cfg.policy, &err) < 0)
     return cli_fail(&err);
   /* A server started for a program (an MCP client) ends with it. */

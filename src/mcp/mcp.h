@@ -23,6 +23,15 @@
 
 #define MCP_LATEST_VERSION "2025-11-25"
 
+/* The audit lines' file.  A client sets the pace of its lines, so a file
+ * the operator names is bounded: past max bytes it becomes PATH.1 (the one
+ * before is dropped) and a new one starts. */
+struct mcp_audit {
+  FILE *f;
+  const char *path; /* NULL: standard error, not rotated */
+  uint64_t max, size;
+};
+
 /* What the operator allows clients (hutch mcp's options). */
 struct mcp_config {
   const char *store, *state_dir;
@@ -36,7 +45,7 @@ struct mcp_config {
   unsigned max_sandboxes;  /* per session */
   bool net_proxy;          /* clients may ask for --net proxy */
   const char **allow;      /* hosts clients may add to the allowlist (NULL-terminated) */
-  FILE *audit;             /* one JSON line per tool call */
+  struct mcp_audit *audit; /* one JSON line per tool call; NULL: none */
   int reaper_fd;           /* mcp_reaper_*; -1: none */
 };
 

@@ -4,9 +4,13 @@
 
 #include "mcp.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -87,6 +91,25 @@ char *mcp_error_reply(const cJSON *id, int code, const char *message) {
   return reply(id, NULL, code, message);
 }
 
+/* The full file becomes PATH.1 and a new one starts under the same stream
+ * (its descriptor replaced), so whoever holds the stream holds the new
+ * file; should that fail, the lines go on in the old one, and the failure
+ * is said once. */
+static void audit_rotate(struct mcp_audit *a) {
+  _cleanup_free_ char *old = xasprintf("%s.1", a->path);
+  fflush(a->f);
+  int fd = rename(a->path, old) == 0 ? open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
+  if (fd < 0 || dup3(fd, fileno(a->f), O_CLOEXEC) < 0) {
+    hutch_warn("mcp: the audit log %s is past %llu bytes and could not start again: %s", a->path,
+               (unsigned long long)a->max, strerror(errno));
+    a->max = UINT64_MAX;
+  } else {
+    a->size = 0;
+  }
+  if (fd >= 0)
+    close(fd);
+}
+
 void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
                const char *outcome, double seconds) {
   if (cfg->audit == NULL)
@@ -103,8 +126,14 @@ void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const 
   cJSON_AddStringToObject(j, "outcome", outcome);
   cJSON_AddNumberToObject(j, "seconds", seconds);
   char *line = cJSON_PrintUnformatted(j);
-  fprintf(cfg->audit, "%s\n", line);
-  fflush(cfg->audit);
+  struct mcp_audit *a = cfg->audit;
+  size_t len = strlen(line) + 1;
+  if (a->path && a->size > 0 && a->size + len > a->max)
+    audit_rotate(a);
+  if (a->f && fprintf(a->f, "%s\n", line) > 0)
+    a->size += len;
+  if (a->f)
+    fflush(a->f);
   free(line);
   cJSON_Delete(j);
 }

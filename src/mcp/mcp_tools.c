@@ -675,7 +675,8 @@ cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const
     c.message = xasprintf("unknown tool: %s", name);
   }
   const char *outcome = r == NULL ? "invalid" : cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) ? "error" : "ok";
-  mcp_audit(cfg, s, name, c.sandbox, outcome, monotonic_seconds() - t0);
+  /* An unknown name is the client's text, of any length: not logged. */
+  mcp_audit(cfg, s, known ? name : "(unknown)", c.sandbox, outcome, monotonic_seconds() - t0);
   cJSON_Delete(empty);
   *code = c.code;
   *message = c.message;

@@ -16,6 +16,30 @@ srv=
 other=hutch-test-mcp-other-$$
 trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; "$H" rootfs rm "$other" >/dev/null 2>&1; rm -rf "$tmp"' EXIT
 
+# ---- the audit log ----
+# A client sets the pace of the audit lines: past --audit-log-max the file
+# starts again (the full one kept as FILE.1), and a tool name the client
+# made up, of any length, is not written.
+cat >"$tmp/audit.py" <<'EOF'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return p.stdout.readline()
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "a", "version": "0"}})
+for i in range(2, 402):
+    rpc(i, "tools/call", {"name": "x" * 10000, "arguments": {}})
+p.stdin.close(); p.wait()
+EOF
+tap_ok "400 calls of a made-up tool, its name 10 kB long, under --audit-log-max 4K" \
+  timeout 120 python3 "$tmp/audit.py" "$H" mcp --image "$img" --audit-log "$tmp/audit.log" --audit-log-max 4K
+tap_ok "the audit log stays within 4 KiB" test "$(stat -c %s "$tmp/audit.log")" -le 4096
+tap_ok "the full one is kept as FILE.1, within 4 KiB too" test "$(stat -c %s "$tmp/audit.log.1" 2>/dev/null || echo 99999)" -le 4096
+tap_is "$(cat "$tmp/audit.log" "$tmp/audit.log.1" 2>/dev/null | grep -c xxxxxxxxxx)" "0" "the made-up name is not written"
+tap_like "$(tail -n 1 "$tmp/audit.log")" '"tool":"\(unknown\)"' "the line says the tool was unknown"
+tap_fails "--audit-log-max below 4K is refused" "$H" mcp --audit-log-max 1K
+
 # ---- the images a client may start ----
 # The same busybox tree under a second name: an image in the store, but not
 # one the operator lists.
