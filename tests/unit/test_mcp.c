@@ -137,7 +137,7 @@ static void test_answer_shape(void) {
   tap_ok(!shape_ok("{\"a\": [[]]}"), "a third container is refused");
   tap_ok(!shape_ok("{\"a\": \"\\\\\", \"b\": [[]]}"), "after an escaped backslash, a string has ended");
   tap_ok(!shape_ok("{\"a\": \"\\\"\", \"b\": [[]]}"), "an escaped quote does not end one");
-  char *many = malloc(3 * 2000 + 3);
+  char *many = malloc(1 + 3 * 2000 + 2 + 1);
   strcpy(many, "[");
   for (int i = 0; i < 2000; i++)
     strcat(many, "0, ");
