@@ -28,7 +28,11 @@
 /* The list of a server with many models (OpenRouter's is hundreds of
  * kilobytes); a longer one is not read as a list. */
 #define MODELS_MAX (8u << 20)
-#define GET_TIMEOUT 60.0
+/* /models answers at once on a server that serves (it waits behind no
+ * generation): a request unanswered this long is given up, and tried again,
+ * sooner than a completion would be.  (vLLM loading its model has bound its
+ * port but does not listen yet: a connection is refused, and tried again.) */
+#define GET_TIMEOUT 30.0
 #define BACKOFF_MAX 10.0
 #define TELL_EVERY 60.0
 /* Models named in a refusal, at most. */
