@@ -161,11 +161,10 @@ static void logf_(struct llm_client *c, const char *fmt, ...) {
   c->o.log(c->o.log_data, msg);
 }
 
-/* The "error.message" of an error reply, or its first bytes. */
-static char *error_text(const struct xfer *x) {
-  if (x->len == 0)
+char *llm_error_message(const char *body, size_t len) {
+  if (len == 0)
     return xstrdup("(empty body)");
-  cJSON *j = cJSON_ParseWithLength(x->buf, x->len);
+  cJSON *j = cJSON_ParseWithLength(body, len);
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(j, "error");
   const cJSON *m = cJSON_IsObject(e) ? cJSON_GetObjectItemCaseSensitive(e, "message") : e;
   if (!cJSON_IsString(m))
@@ -176,7 +175,7 @@ static char *error_text(const struct xfer *x) {
   if (cJSON_IsString(m))
     r = text_utf8_sanitize(m->valuestring, strlen(m->valuestring));
   else
-    r = text_utf8_sanitize(x->buf, x->len > 300 ? 300 : x->len);
+    r = text_utf8_sanitize(body, len > 300 ? 300 : len);
   cJSON_Delete(j);
   for (char *p = r; *p; p++)
     if (*p == '\n' || *p == '\r')
@@ -193,6 +192,10 @@ static char *error_text(const struct xfer *x) {
     r = cut;
   }
   return r;
+}
+
+static char *error_text(const struct xfer *x) {
+  return llm_error_message(x->buf, x->len);
 }
 
 /* Seconds until the deadline, at most `cap`; cap when there is none. */

@@ -70,5 +70,9 @@ long llm_shrink_max_tokens(const char *message, long current, long floor);
 /* The base URL with any user:password@ removed, for logs and trajectories. */
 char *llm_redact_url(const char *url);
 bool llm_is_context_error(const char *message);
+/* An error reply's message ("error.message", "error", "message" or
+ * "detail"), else its first bytes: valid UTF-8 on one line, at most about
+ * 2000 bytes. */
+char *llm_error_message(const char *body, size_t len);
 
 #endif

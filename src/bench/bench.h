@@ -46,6 +46,54 @@ cJSON *bench_parse_rows(const char *text, size_t len, hutch_error_t *err);
 /* id as a file name: '/', NUL and leading dots replaced by '_'. */
 char *bench_safe_name(const char *id);
 
+/* How a task ended, in its results.jsonl line ("end").  The first four are
+ * measured: the task ran as the model made it (finished: scored; timeout:
+ * its time limit; task_error: the task or the model's answer could not be
+ * used; scoring_error: reward.py or the verifier failed) and its score
+ * counts.  The last two are not: the model's API or hutch failed, the task
+ * is not finished, and --resume runs it again. */
+enum bench_end {
+  BENCH_END_FINISHED,
+  BENCH_END_TIMEOUT,
+  BENCH_END_TASK,
+  BENCH_END_SCORING,
+  BENCH_END_API,
+  BENCH_END_INFRA,
+  BENCH_END_N
+};
+extern const char *const bench_end_names[BENCH_END_N];
+/* A line's end: its "end", else (a line of an older hutch) what its error
+ * and exit_code say; -1 for an "end" of no known name. */
+int bench_line_end(const cJSON *line);
+static inline bool bench_end_measured(int end) {
+  return end >= 0 && end <= BENCH_END_SCORING;
+}
+
+/* What a run, or a merge, measured: benchmark.json's "status" and
+ * summary.md's head.  A run is complete when each of its tasks has a
+ * measured end; only then do results.json and trajectory.json (LLM-in-
+ * Sandbox's files, which its readers take for a whole run) exist, unless
+ * a merge is told --allow-partial. */
+struct bench_status {
+  bool complete;
+  const char *stopped; /* why the run stopped early, NULL */
+  long tasks;          /* the run's tasks (a merge's: the shards' given) */
+  long ends[BENCH_END_N];
+  long not_run;
+  /* A merge's: the shards not given, and those given unfinished (their
+   * numbers, the first BENCH_SHARDS_LISTED; and their counts), of shards;
+   * partial: merged all the same (--allow-partial). */
+  const cJSON *missing_shards, *incomplete_shards;
+  long missing, incomplete, shards;
+  bool partial;
+};
+#define BENCH_SHARDS_LISTED 1000
+/* The status as benchmark.json's "status" object. */
+cJSON *bench_status_json(const struct bench_status *st);
+/* The run's status from its lines (those kept of results.jsonl and those
+ * of this run) and its count of tasks. */
+void bench_status_count(struct bench_status *st, const cJSON *lines, long tasks);
+
 struct bench_opts {
   char *taskdir, *task, *mode;
   long num_workers, start_id, end_id, max_response_len; /* -1: unset */
@@ -67,8 +115,21 @@ struct bench_opts {
   char *prompt_path;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
-  struct settings s; /* those options as hutch run resolves them */
+  struct settings s;     /* those options as hutch run resolves them */
+  long max_api_failures; /* tasks in a row ended on an API or hutch failure that stop the run; 0: never */
+  double wait_endpoint;  /* --wait-for-endpoint, seconds; 0: no wait */
+  bool retry_errors;     /* --retry-errors: --resume runs the tasks that ended in errors too */
+  /* The run's status when its files are written (bench_write_outputs):
+   * results.json and trajectory.json only when complete or partial. */
+  const struct bench_status *status;
 };
+
+/* The pre-flight (preflight.c): one request to the model's API before any
+ * task, GET {base}/models (and a completion of one token only when that
+ * cannot tell), retried as a task's request would be, or for up to
+ * o->wait_endpoint seconds; -1 with err when it does not answer, refuses
+ * the key or does not serve the model. */
+int bench_preflight(const struct bench_opts *o, hutch_error_t *err);
 
 /* The most shards a run may be cut into (--shard, Slurm's array, --shards;
  * merge reads the count from a file). */
@@ -102,9 +163,10 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
 
 /* --mode llm: one completion of the task's prompt (vanilla_llm_prompt.py's,
  * else the problem statement); 0 with *answer (the reply's content), else
- * -1 with *why (*fatal: the API refused the key).  Progress to log. */
+ * -1 with *why (*end: BENCH_END_API when the request failed, *fatal: the
+ * API refused the key).  Progress to log. */
 int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *dir, FILE *log,
-                  char **answer, char **why, bool *fatal);
+                  char **answer, char **why, bool *fatal, int *end);
 
 /* compute_score(answer, ground_truth, **row) in a sandbox of its own:
  * 0 with *score, or -1 with *why (the task's error; *kind: the Python
@@ -263,9 +325,12 @@ cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSO
 /* resume.c: the finished tasks among rows (the run's tasks), *lines: the
  * lines of OUT/results.jsonl that are theirs, each once and checked, with
  * done[i] for rows[i]; every other line is said on stderr and kept in
- * OUT/results.refused.jsonl, and results.jsonl rewritten with those kept. */
+ * OUT/results.refused.jsonl, and results.jsonl rewritten with those kept.
+ * A line whose task did not finish (bench_end_measured), or ended in an
+ * error when retry_errors, is moved to OUT/results.retried.jsonl: its task
+ * runs again. */
 int bench_resume_lines(const char *out, const struct bench_set *set, const cJSON *merged_from, const cJSON **rows,
-                       size_t n_rows, bool *done, cJSON **lines, hutch_error_t *err);
+                       size_t n_rows, bool retry_errors, bool *done, cJSON **lines, hutch_error_t *err);
 /* The directory of a line's hutch run: its run_dir beneath its shard_dir
  * (a merged run's line), else beneath out, opened O_PATH with no symlink on
  * the way (openat2 RESOLVE_BENEATH); -1 with errno (ENOENT: it has none). */
@@ -285,11 +350,16 @@ struct bench_meta {
   const cJSON *config, *merged_from; /* merged_from: NULL but in a merged run */
   long shard_k, shard_n;
   struct bench_range range; /* "score_range", [0, 1] when absent */
+  /* "status": has_status false when absent (an older hutch's run, or one
+   * killed before it began); complete, and the run's count of tasks. */
+  bool has_status, complete;
+  long tasks;
 };
 /* 0 with *m (pointing into meta), else -1 with *why naming the field. */
 int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why);
 /* A results.jsonl line: id, score (finite; in r, or 0 with an error),
- * error, elapsed_seconds, tokens, timings, run_dir (bench_run_dir_ok) and
+ * error, end (a known one: finished without an error, any other with
+ * one), elapsed_seconds, tokens, timings, run_dir (bench_run_dir_ok) and
  * shard_dir (one of shard_dirs, a merged run's merged_from); -1 with *why
  * naming the field. */
 int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON *shard_dirs, char **why);
@@ -300,6 +370,10 @@ bool bench_run_dir_ok(const char *rd);
  * of it live (no link, image, emphasis, HTML, entity), on one line, at most
  * max characters then "..."; in_table: '|' escaped for a table's cell. */
 char *bench_md_code(const char *text, size_t max, bool in_table);
+/* summary.c: summary.md, the run at a glance for people (bench_md_code
+ * for every text a task, model or run file wrote); st: its status. */
+int bench_write_summary(const char *out, const char *task, const cJSON *config, const cJSON *lines,
+                        const struct bench_status *st, double elapsed, hutch_error_t *err);
 /* reward_driver.c: the scoring driver's Python source. */
 extern const char bench_driver_py[];
 /* results.json and trajectory.json as LLM-in-Sandbox writes them. */

@@ -166,7 +166,8 @@ static int check_reward(const struct bench_opts *o, const struct bench_set *set,
   return bench_stop ? 130 : 125;
 }
 
-static void progress(bool tty, size_t done, size_t total, double sum, int errors, const cJSON *line) {
+/* measured: the tasks done with a measured end, whose scores sum to sum. */
+static void progress(bool tty, size_t done, size_t total, double sum, size_t measured, int errors, const cJSON *line) {
   if (tty) {
     /* A bar that redraws itself; plain lines when stderr is no terminal. */
     char bar[31];
@@ -174,8 +175,8 @@ static void progress(bool tty, size_t done, size_t total, double sum, int errors
     for (size_t i = 0; i < 30; i++)
       bar[i] = i < fill ? '#' : '.';
     bar[30] = '\0';
-    fprintf(stderr, "\r[%s] %zu/%zu  mean score %.3f  errors %d ", bar, done, total, done ? sum / (double)done : 0.0,
-            errors);
+    fprintf(stderr, "\r[%s] %zu/%zu  mean score %.3f  errors %d ", bar, done, total,
+            measured ? sum / (double)measured : 0.0, errors);
     if (done == total)
       fputc('\n', stderr);
     return;
@@ -185,6 +186,12 @@ static void progress(bool tty, size_t done, size_t total, double sum, int errors
   _cleanup_free_ char *why = cJSON_IsString(e) ? text_escape_cstr(e->valuestring) : NULL;
   /* So may an id, which comes from the task set. */
   _cleanup_free_ char *id = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(line, "id")->valuestring);
+  int end = bench_line_end(line);
+  if (!bench_end_measured(end)) {
+    fprintf(stderr, "[%zu/%zu] %s not finished, %s (%.1f s): %s\n", done, total, id, bench_end_names[end],
+            cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? why : "");
+    return;
+  }
   fprintf(stderr, "[%zu/%zu] %s score %.4f (%.1f s)%s%s\n", done, total, id,
           cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble,
           cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? ": " : "", why ? why : "");
@@ -219,16 +226,23 @@ static void add_cpu(cJSON *line, const struct rusage *ru) {
     cJSON_AddNumberToObject(tm, "cpu", agent->valuedouble + scoring + (double)bench_rusage_us(ru) / 1e6);
 }
 
-/* benchmark.json's score_range: the task set's, which a merge checks the
- * shards' scores against. */
-static int record_range(const char *out, cJSON *meta, const struct bench_range *r, hutch_error_t *err) {
+static void set_key(cJSON *o, const char *key, cJSON *v) {
+  if (cJSON_GetObjectItemCaseSensitive(o, key))
+    cJSON_ReplaceItemInObjectCaseSensitive(o, key, v);
+  else
+    cJSON_AddItemToObject(o, key, v);
+}
+
+/* benchmark.json with its score_range (the task set's, which a merge
+ * checks the shards' scores against) and its status (what the run has
+ * measured, which a merge requires complete). */
+static int record_meta(const char *out, cJSON *meta, const struct bench_range *r, const struct bench_status *st,
+                       hutch_error_t *err) {
   cJSON *range = cJSON_CreateArray();
   cJSON_AddItemToArray(range, cJSON_CreateNumber(r->min));
   cJSON_AddItemToArray(range, cJSON_CreateNumber(r->max));
-  if (cJSON_GetObjectItemCaseSensitive(meta, "score_range"))
-    cJSON_ReplaceItemInObjectCaseSensitive(meta, "score_range", range);
-  else
-    cJSON_AddItemToObject(meta, "score_range", range);
+  set_key(meta, "score_range", range);
+  set_key(meta, "status", bench_status_json(st));
   _cleanup_free_ char *text = cJSON_Print(meta);
   _cleanup_free_ char *path = xasprintf("%s/benchmark.json", out);
   if (write_file_atomic(path, text, strlen(text), 0644) < 0)
@@ -333,11 +347,37 @@ static pid_t start_worker(const struct bench_opts *o, const struct bench_set *se
   _exit(rc == 0 && scorer && !bench_scorer->running ? BENCH_EXIT_SCORER_STOPPED : rc);
 }
 
+/* The model's API answers (bench_preflight), else the run ends before
+ * any task: 3, or 130 when interrupted while it waited. */
+static int preflight(const struct bench_opts *o) {
+  hutch_error_t err = NULL;
+  if (bench_preflight(o, &err) == 0)
+    return 0;
+  if (bench_stop) {
+    hutch_error_free(&err);
+    return 130;
+  }
+  hutch_error_print(stderr, "hutch benchmark", err);
+  hutch_error_free(&err);
+  return 3;
+}
+
+/* Why a run stops after tasks in a row that its model's API (api of them)
+ * or hutch (infra) failed. */
+static char *failures_in_a_row(long api, long infra) {
+  return xasprintf("%ld tasks in a row ended on a failure of %s", api + infra,
+                   infra == 0 ? "the model's API"
+                   : api == 0 ? "hutch"
+                              : "the model's API or of hutch");
+}
+
 static int run_tasks(struct bench_opts *o) {
   hutch_error_t err = NULL;
   cJSON *meta = NULL;
-  _cleanup_free_ char *out = open_run(o, &meta, &err);
-  if (out == NULL) {
+  /* A new run's directory is made once the task set is read and the
+   * model's API answers: a run that cannot start writes nothing. */
+  _cleanup_free_ char *out = o->resume ? open_run(o, &meta, &err) : NULL;
+  if (o->resume && out == NULL) {
     cJSON_Delete(meta);
     return fail(&err);
   }
@@ -346,6 +386,14 @@ static int run_tasks(struct bench_opts *o) {
     cJSON_Delete(meta);
     bench_set_free(&set);
     return fail(&err);
+  }
+  int pre = preflight(o);
+  if (pre == 0 && out == NULL && (out = open_run(o, &meta, &err)) == NULL)
+    pre = fail(&err);
+  if (pre != 0) {
+    cJSON_Delete(meta);
+    bench_set_free(&set);
+    return pre;
   }
   _cleanup_free_ char *logs = xasprintf("%s/logs", out);
   _cleanup_free_ char *jsonl = xasprintf("%s/results.jsonl", out);
@@ -378,9 +426,16 @@ static int run_tasks(struct bench_opts *o) {
   }
   cJSON *lines = NULL;
   _cleanup_free_ bool *finished = xcalloc(total + 1, sizeof(bool));
-  if (record_range(out, meta, &set.range, &err) < 0 ||
-      bench_resume_lines(out, &set, cJSON_GetObjectItemCaseSensitive(meta, "merged_from"), todo, total, finished,
-                         &lines, &err) < 0) {
+  /* Until it ends, the run is not complete, whatever stops it. */
+  struct bench_status status = {.stopped = "it has not ended (it is running, or was killed)", .tasks = (long)total};
+  int r0 = bench_resume_lines(out, &set, cJSON_GetObjectItemCaseSensitive(meta, "merged_from"), todo, total,
+                              o->retry_errors, finished, &lines, &err);
+  if (r0 == 0) {
+    bench_status_count(&status, lines, (long)total);
+    status.complete = false;
+    r0 = record_meta(out, meta, &set.range, &status, &err);
+  }
+  if (r0 < 0) {
     cJSON_Delete(lines);
     cJSON_Delete(meta);
     bench_set_free(&set);
@@ -409,16 +464,19 @@ static int run_tasks(struct bench_opts *o) {
       o->prompt_path = NULL;
     }
   }
-  if (n_todo > 0 && set.has_reward)
-    rc = check_reward(o, &set, out);
+  _cleanup_free_ char *stopped = NULL;
+  if (n_todo > 0 && set.has_reward && (rc = check_reward(o, &set, out)) != 0)
+    stopped = xstrdup(rc == 130 ? "interrupted" : "the task set's reward.py cannot be used");
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
   for (long k = 0; k < o->num_workers; k++)
     slots[k].scorer.in = slots[k].scorer.out = slots[k].scorer.err = -1;
   bool scoring = set.has_reward && rc == 0;
-  size_t next = 0, running = 0, done = total - n_todo;
+  size_t next = 0, running = 0, done = total - n_todo, measured = done;
   double sum = 0;
   int errors = 0;
   bool fatal = false, told = false, lost = false;
+  /* Tasks in a row that ended on a failure of the model's API, of hutch. */
+  long api_row = 0, infra_row = 0;
   const cJSON *l;
   cJSON_ArrayForEach(l, lines) {
     sum += cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble;
@@ -509,6 +567,7 @@ static int run_tasks(struct bench_opts *o) {
       cJSON_AddNumberToObject(line, "score", 0);
       _cleanup_free_ char *why = xasprintf("the worker of this task ended with status %d", st);
       cJSON_AddStringToObject(line, "error", why);
+      cJSON_AddStringToObject(line, "end", bench_end_names[BENCH_END_INFRA]);
       cJSON_AddStringToObject(line, "agent_answer", "");
       cJSON_AddItemToObject(line, "ground_truth",
                             cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(row, "ground_truth"), true));
@@ -517,26 +576,46 @@ static int run_tasks(struct bench_opts *o) {
       cJSON_AddNumberToObject(line, "elapsed_seconds", 0);
     }
     add_cpu(line, &ru);
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "fatal"))) {
-      /* As LLM-in-Sandbox: an authentication error ends the run. */
-      _cleanup_free_ char *shown = text_escape_cstr(id);
-      fprintf(stderr, "%shutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", tty ? "\n" : "",
-              shown, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
-      fatal = true;
-      rc = 3;
-      cJSON_Delete(line);
-      continue;
-    }
+    /* Its record, however it ended: an unfinished task's says why, and
+     * --resume runs it again. */
+    bool auth = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(line, "fatal"));
+    cJSON_DeleteItemFromObjectCaseSensitive(line, "fatal");
     if (bench_append_line(jsonl, line, &err) < 0) {
       cJSON_Delete(line);
       rc = fail(&err);
       continue;
     }
     done++;
-    sum += cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble;
+    int ended = bench_line_end(line);
     errors += cJSON_IsString(cJSON_GetObjectItemCaseSensitive(line, "error"));
-    progress(tty, done, total, sum, errors, line);
+    if (bench_end_measured(ended)) {
+      measured++;
+      sum += cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble;
+      api_row = infra_row = 0;
+    } else {
+      api_row += ended == BENCH_END_API;
+      infra_row += ended != BENCH_END_API;
+    }
+    progress(tty, done, total, sum, measured, errors, line);
     cJSON_AddItemToArray(lines, line);
+    if (stopped || rc != 0)
+      continue;
+    if (auth) {
+      /* As LLM-in-Sandbox: an authentication error ends the run. */
+      _cleanup_free_ char *shown = text_escape_cstr(id);
+      fprintf(stderr, "%shutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", tty ? "\n" : "",
+              shown, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
+      stopped = xstrdup("the model's API refused the key");
+    } else if (o->max_api_failures > 0 && api_row + infra_row >= o->max_api_failures) {
+      stopped = failures_in_a_row(api_row, infra_row);
+      _cleanup_free_ char *why = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
+      fprintf(stderr, "%shutch benchmark: the run stops: %s (--max-api-failures %ld); the last: %s\n", tty ? "\n" : "",
+              stopped, o->max_api_failures, why);
+    }
+    if (stopped) {
+      fatal = true;
+      rc = infra_row > 0 && api_row == 0 && !auth ? 125 : 3;
+    }
   }
   if (tty && done < total)
     fputc('\n', stderr);
@@ -550,13 +629,35 @@ static int run_tasks(struct bench_opts *o) {
   n_retired = 0;
   if (rc == 0 && bench_stop)
     rc = 130;
+  /* What the run measured, and why it stopped if it did. */
+  status.stopped = stopped     ? stopped
+                   : lost      ? "the agent spawner ended"
+                   : rc == 130 ? "interrupted"
+                   : rc != 0   ? "hutch failed"
+                               : NULL;
+  bench_status_count(&status, lines, (long)total);
+  /* Unfinished tasks without a stop: the run went on past them. */
+  if (!status.complete && rc == 0)
+    rc = status.ends[BENCH_END_API] > 0 ? 3 : 125;
+  o->status = &status;
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");
-  if (bench_write_outputs(out, o, config, lines, monotonic_seconds() - start, &err) < 0)
+  double elapsed = monotonic_seconds() - start;
+  if (bench_write_outputs(out, o, config, lines, elapsed, &err) < 0 ||
+      record_meta(out, meta, &set.range, &status, &err) < 0)
     rc = fail(&err);
-  int n = cJSON_GetArraySize(lines);
-  fprintf(stderr, "hutch benchmark: %s: mean score %.4f over %d tasks, %d errors, %.1f s%s\n", set.name,
-          n ? sum / n : 0.0, n, errors, monotonic_seconds() - start,
-          rc == 130 ? "; interrupted: go on with --resume" : "");
+  if (status.complete) {
+    fprintf(stderr, "hutch benchmark: %s: mean score %.4f over %zu tasks, %d errors, %.1f s%s\n", set.name,
+            measured ? sum / (double)measured : 0.0, measured, errors, elapsed,
+            rc == 130 ? "; interrupted: go on with --resume" : "");
+  } else {
+    fprintf(
+        stderr,
+        "hutch benchmark: %s: incomplete, no score: %zu of %zu tasks measured, %ld not finished (%ld the model's API "
+        "failed, %ld hutch), %ld not run%s%s, %.1f s; go on with --resume %s\n",
+        set.name, measured, total, status.ends[BENCH_END_API] + status.ends[BENCH_END_INFRA],
+        status.ends[BENCH_END_API], status.ends[BENCH_END_INFRA], status.not_run, status.stopped ? "; stopped: " : "",
+        status.stopped ? status.stopped : "", elapsed, out);
+  }
   printf("%s\n", out);
   free(slots);
   free(todo);

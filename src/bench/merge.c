@@ -2,9 +2,14 @@
  * run (--shard K/N, a Slurm job array, an Indexed Job) combined into one
  * run directory, as if one machine had run every task.  Shards of another
  * task set or configuration, a shard given twice, a task in two shards are
- * refused; a shard missing is said.  A shard may come from another machine
- * and be anything: every field of its files is checked (runfiles.c) before
- * use, and a malformed one is refused naming its file and field. */
+ * refused.  A shard missing, or one whose run did not complete (its
+ * benchmark.json's status: stopped, killed, tasks the model's API failed),
+ * makes the merge no whole run: it is refused with status 4 and nothing
+ * written, unless --allow-partial, which merges what was measured and
+ * names what is missing in the merged run's files.  A shard may come from
+ * another machine and be anything: every field of its files is checked
+ * (runfiles.c) before use, and a malformed one is refused naming its file
+ * and field. */
 #include "config.h"
 
 #include <errno.h>
@@ -21,8 +26,10 @@
 #include "error.h"
 #include "util.h"
 
-/* Missing shards named one by one, at most. */
+/* Shards named one by one on stderr, at most. */
 #define MISSING_NAMED 10
+/* The exit status of a merge that is no whole run (hutch-benchmark(1)). */
+#define EXIT_PARTIAL 4
 
 static cJSON *read_json(const char *dir, const char *name, bool *exists) {
   _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
@@ -50,6 +57,7 @@ static char *identity(const cJSON *meta) {
   cJSON *m = cJSON_Duplicate(meta, true);
   cJSON_DeleteItemFromObjectCaseSensitive(m, "shard");
   cJSON_DeleteItemFromObjectCaseSensitive(m, "merged_from");
+  cJSON_DeleteItemFromObjectCaseSensitive(m, "status");
   char *text = cJSON_PrintUnformatted(m);
   cJSON_Delete(m);
   return text;
@@ -65,9 +73,12 @@ static int by_long(const void *a, const void *b) {
   return (x > y) - (x < y);
 }
 
-/* Shard DIR's results.jsonl and results.json into lines and *elapsed; 2
- * when a line or field is malformed. */
-static int read_shard(const char *dir, const char *abs, const struct bench_meta *m, cJSON *lines, double *elapsed) {
+/* Shard DIR's results.jsonl and results.json into lines (its measured
+ * tasks') and *elapsed; *complete: its status says complete, and its
+ * lines are its tasks, each measured.  2 when a line or field is
+ * malformed. */
+static int read_shard(const char *dir, const char *abs, const struct bench_meta *m, cJSON *lines, double *elapsed,
+                      bool *complete) {
   cJSON *refused = cJSON_CreateArray();
   cJSON *ls = bench_read_lines(abs, &m->range, NULL, refused);
   const cJSON *r = cJSON_GetArrayItem(refused, 0);
@@ -78,13 +89,22 @@ static int read_shard(const char *dir, const char *abs, const struct bench_meta 
     rc = refuse("%s/results.jsonl line %.0f: %s", dir, cJSON_GetObjectItemCaseSensitive(r, "line")->valuedouble,
                 cJSON_GetObjectItemCaseSensitive(r, "why")->valuestring);
   cJSON_Delete(refused);
+  long measured = 0, n = 0;
   while (rc == 0 && cJSON_GetArraySize(ls) > 0) {
     cJSON *l = cJSON_DetachItemFromArray(ls, 0);
+    n++;
+    /* A task its shard did not finish is not merged as if it had been. */
+    if (!bench_end_measured(bench_line_end(l))) {
+      cJSON_Delete(l);
+      continue;
+    }
+    measured++;
     /* Its run_dir stays relative, beneath the shard's directory. */
     cJSON_AddStringToObject(l, "shard_dir", abs);
     cJSON_AddItemToArray(lines, l);
   }
   cJSON_Delete(ls);
+  *complete = m->has_status && m->complete && measured == n && measured == m->tasks;
   bool exists;
   cJSON *res = read_json(abs, "results.json", &exists);
   const cJSON *e = cJSON_GetObjectItemCaseSensitive(res, "elapsed_time_seconds");
@@ -98,32 +118,66 @@ static int read_shard(const char *dir, const char *abs, const struct bench_meta 
   return rc;
 }
 
-/* The missing shards, the first few by number (the count can be large). */
-static void tell_missing(const long *given, size_t n, long shards) {
-  long missing = shards - (long)n, named = 0;
-  if (missing <= 0)
-    return;
-  fprintf(stderr,
-          "hutch benchmark merge: warning: %ld of %ld shards are missing: their tasks are not in the result:", missing,
-          shards);
-  for (long k = 0, i = 0; k < shards && named < MISSING_NAMED; k++) {
-    while ((size_t)i < n && given[i] < k)
+/* The shards of n that are not in given (sorted), the first
+ * BENCH_SHARDS_LISTED into list; their count. */
+static long missing_shards(const long *given, size_t n_given, long n, cJSON *list) {
+  long missing = n - (long)n_given;
+  for (long k = 0, i = 0, listed = 0; k < n && listed < BENCH_SHARDS_LISTED && listed < missing; k++) {
+    while ((size_t)i < n_given && given[i] < k)
       i++;
-    if ((size_t)i < n && given[i] == k)
+    if ((size_t)i < n_given && given[i] == k)
       continue;
-    fprintf(stderr, " %ld", k);
+    cJSON_AddItemToArray(list, cJSON_CreateNumber((double)k));
+    listed++;
+  }
+  return missing;
+}
+
+/* The missing shards on one line, the first few by number (the count can
+ * be large). */
+static void tell_missing(const cJSON *list, long count, long n) {
+  if (count == 1) {
+    fprintf(stderr, "hutch benchmark merge: shard %.0f of %ld is missing\n", cJSON_GetArrayItem(list, 0)->valuedouble,
+            n);
+    return;
+  }
+  fprintf(stderr, "hutch benchmark merge: %ld of %ld shards are missing:", count, n);
+  long named = 0;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, list) {
+    if (named == MISSING_NAMED)
+      break;
+    fprintf(stderr, " %.0f", e->valuedouble);
     named++;
   }
-  fprintf(stderr, "%s\n", missing > named ? " ..." : "");
+  fprintf(stderr, "%s\n", count > named ? " ..." : "");
+}
+
+/* Why a shard's run is not complete, from its status (text of another
+ * machine's file: escaped, cut). */
+static char *why_incomplete(const cJSON *meta, const struct bench_meta *m) {
+  if (!m->has_status)
+    return xstrdup("its benchmark.json has no status (run by an older hutch, or killed before its first task)");
+  const cJSON *st = cJSON_GetObjectItemCaseSensitive(meta, "status");
+  const cJSON *stopped = cJSON_GetObjectItemCaseSensitive(st, "stopped");
+  if (!m->complete && cJSON_IsString(stopped)) {
+    _cleanup_free_ char *shown = text_escape_cstr(stopped->valuestring);
+    return xasprintf("its run did not complete (%.200s)", shown);
+  }
+  if (!m->complete)
+    return xstrdup("its run did not complete");
+  return xasprintf("its results.jsonl does not hold its %ld tasks, each measured", m->tasks);
 }
 
 static int write_merged(const char *output_dir, const char *task, const struct bench_meta *m, const cJSON *first,
-                        const cJSON *from, const cJSON *lines, double elapsed, size_t n_dirs) {
+                        const cJSON *from, const cJSON *lines, double elapsed, size_t n_dirs,
+                        const struct bench_status *st) {
   hutch_error_t err = NULL;
   _cleanup_free_ char *out = bench_make_run_dir(output_dir, task, m->llm_name, bench_mode_suffix(m->mode), &err);
   struct bench_opts o;
   memset(&o, 0, sizeof(o));
   o.task = (char *)task;
+  o.status = st;
   if (out == NULL) {
     hutch_error_print(stderr, "hutch benchmark merge", err);
     hutch_error_free(&err);
@@ -132,6 +186,8 @@ static int write_merged(const char *output_dir, const char *task, const struct b
   cJSON *meta = cJSON_Duplicate(first, true);
   cJSON_ReplaceItemInObjectCaseSensitive(meta, "shard", cJSON_Parse("[0, 1]"));
   cJSON_AddItemToObject(meta, "merged_from", cJSON_Duplicate(from, true));
+  cJSON_DeleteItemFromObjectCaseSensitive(meta, "status");
+  cJSON_AddItemToObject(meta, "status", bench_status_json(st));
   _cleanup_free_ char *mtext = cJSON_Print(meta);
   cJSON_Delete(meta);
   _cleanup_free_ char *mpath = xasprintf("%s/benchmark.json", out);
@@ -159,7 +215,8 @@ static int write_merged(const char *output_dir, const char *task, const struct b
     hutch_error_free(&err);
     return 125;
   }
-  fprintf(stderr, "hutch benchmark merge: %s: %d tasks from %zu shards\n", task, cJSON_GetArraySize(lines), n_dirs);
+  fprintf(stderr, "hutch benchmark merge: %s: %d tasks from %zu shards%s\n", task, cJSON_GetArraySize(lines), n_dirs,
+          st->partial ? " (partial: --allow-partial)" : "");
   printf("%s\n", out);
   return 0;
 }
@@ -168,14 +225,20 @@ int bench_merge(int argc, char **argv) {
   const char *output_dir = "./output";
   _cleanup_free_ char **dirs = xcalloc((size_t)argc, sizeof(char *));
   size_t n = 0;
+  bool allow_partial = false;
   for (int i = 1; i < argc; i++) {
     if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-      printf("Usage: hutch benchmark merge DIR... [--output-dir DIR]\n\n"
+      printf("Usage: hutch benchmark merge DIR... [--output-dir DIR] [--allow-partial]\n\n"
              "Combine the run directories of the shards of one hutch benchmark run into a\n"
-             "new run directory under --output-dir (./output), printed on stdout.\n");
+             "new run directory under --output-dir (./output), printed on stdout.\n"
+             "A shard missing, or one whose run is incomplete, is refused with status 4 and\n"
+             "nothing written; --allow-partial merges the tasks measured all the same, naming\n"
+             "what is missing in benchmark.json, results.json and summary.md.\n");
       return 0;
     }
-    if (strcmp(argv[i], "--output-dir") == 0 || strcmp(argv[i], "--output_dir") == 0) {
+    if (strcmp(argv[i], "--allow-partial") == 0 || strcmp(argv[i], "--allow_partial") == 0)
+      allow_partial = true;
+    else if (strcmp(argv[i], "--output-dir") == 0 || strcmp(argv[i], "--output_dir") == 0) {
       if (++i >= argc)
         return refuse("%s", "--output-dir wants a directory");
       output_dir = argv[i];
@@ -194,6 +257,8 @@ int bench_merge(int argc, char **argv) {
   _cleanup_free_ long *given = xcalloc(n, sizeof(long));
   struct bench_meta m0 = {0};
   double elapsed = 0;
+  cJSON *incomplete = cJSON_CreateArray();
+  long n_incomplete = 0, tasks = 0;
   for (size_t d = 0; d < n; d++) {
     _cleanup_free_ char *abs = realpath(dirs[d], NULL);
     bool exists = false;
@@ -215,6 +280,7 @@ int bench_merge(int argc, char **argv) {
       rc = refuse("%s is a merge of shards itself: give its shards (its benchmark.json's merged_from)", dirs[d]);
       goto out;
     }
+    _cleanup_free_ char *unfinished = why_incomplete(meta, &m);
     _cleanup_free_ char *id = identity(meta);
     if (first == NULL) {
       first = meta;
@@ -234,9 +300,23 @@ int bench_merge(int argc, char **argv) {
       }
     given[d] = m.shard_k;
     cJSON_AddItemToArray(from, cJSON_CreateString(abs));
-    if ((rc = read_shard(dirs[d], abs, &m, lines, &elapsed)) != 0)
+    bool complete;
+    int before = cJSON_GetArraySize(lines);
+    if ((rc = read_shard(dirs[d], abs, &m, lines, &elapsed, &complete)) != 0)
       goto out;
     rc = 2;
+    /* Its tasks: as its status counts them, else those it measured. */
+    tasks += m.has_status ? m.tasks : cJSON_GetArraySize(lines) - before;
+    if (!complete) {
+      if (n_incomplete < MISSING_NAMED)
+        fprintf(stderr, "hutch benchmark merge: shard %ld of %ld (%s) is incomplete: %s\n", m.shard_k, m.shard_n,
+                dirs[d], unfinished);
+      else if (n_incomplete == MISSING_NAMED)
+        fprintf(stderr, "hutch benchmark merge: and more shards are incomplete\n");
+      if (n_incomplete < BENCH_SHARDS_LISTED)
+        cJSON_AddItemToArray(incomplete, cJSON_CreateNumber((double)m.shard_k));
+      n_incomplete++;
+    }
   }
   /* A task in two shards: the lines sorted by id, neighbours compared. */
   {
@@ -255,9 +335,31 @@ int bench_merge(int argc, char **argv) {
       }
   }
   qsort(given, n, sizeof(*given), by_long);
-  tell_missing(given, n, m0.shard_n);
-  rc = write_merged(output_dir, m0.task, &m0, first, from, lines, elapsed, n);
+  cJSON *missing = cJSON_CreateArray();
+  long n_missing = missing_shards(given, n, m0.shard_n, missing);
+  if (n_missing > 0)
+    tell_missing(missing, n_missing, m0.shard_n);
+  if ((n_missing > 0 || n_incomplete > 0) && !allow_partial) {
+    fprintf(stderr, "hutch benchmark merge: the shards given are not the whole run: nothing is written\n"
+                    "hint: complete them (hutch benchmark --resume DIR goes on with an incomplete shard; run a "
+                    "missing one), then merge again; --allow-partial merges what was measured and names what is "
+                    "missing\n");
+    cJSON_Delete(missing);
+    rc = EXIT_PARTIAL;
+    goto out;
+  }
+  struct bench_status st = {.missing_shards = missing,
+                            .incomplete_shards = incomplete,
+                            .missing = n_missing,
+                            .incomplete = n_incomplete,
+                            .shards = m0.shard_n};
+  bench_status_count(&st, lines, tasks);
+  st.complete = st.complete && n_missing == 0 && n_incomplete == 0;
+  st.partial = !st.complete;
+  rc = write_merged(output_dir, m0.task, &m0, first, from, lines, elapsed, n, &st);
+  cJSON_Delete(missing);
 out:
+  cJSON_Delete(incomplete);
   cJSON_Delete(first);
   cJSON_Delete(lines);
   cJSON_Delete(from);

@@ -11,6 +11,7 @@
 #include "bench.h"
 #include "bench_options.h"
 #include "lis_compat.h"
+#include "options.h"
 #include "util.h"
 
 void bench_usage(FILE *out) {
@@ -19,13 +20,20 @@ void bench_usage(FILE *out) {
                "config.yaml, its data file and reward.py.  Each task is a hutch run in a sandbox\n"
                "of its own; its answer is scored by reward.py's compute_score in another sandbox\n"
                "(no network, bounded).  Results go to OUTPUT-DIR/YYYYMMDD_HHMMSS_NAME_MODEL_LLMinSandbox/:\n"
-               "results.jsonl (a line per finished task), logs/ID.txt, runs/ID/, and at the end\n"
-               "results.json and trajectory.json.  Every other option is hutch run's (hutch-run(1)):\n"
-               "--model, --base-url, --rootfs, --max-steps... and LLM_NAME, LLM_BASE_URL, LLM_API_KEY.\n"
-               "Exit status: 0 done (tasks may have failed: see num_errors), 2 usage, 3 the model's\n"
-               "API refused the key, 125 hutch failed, 130 interrupted (--resume goes on).\n\n"
-               "`hutch benchmark merge DIR... [--output-dir DIR]` combines the run directories\n"
-               "of the shards of one task set into one.\n\n"
+               "results.jsonl (a line per task that ended), logs/ID.txt, runs/ID/, and at the\n"
+               "end of a complete run results.json and trajectory.json.  Every other option is\n"
+               "hutch run's (hutch-run(1)): --model, --base-url, --rootfs, --max-steps... and\n"
+               "LLM_NAME, LLM_BASE_URL, LLM_API_KEY.\n"
+               "Before any task, one request (GET BASE-URL/models) checks that the model's API\n"
+               "answers; a task the API or hutch failed is not finished, and --resume runs it.\n"
+               "Exit status: 0 complete: every task ended as the model made it (some may have\n"
+               "failed: see num_errors); 2 usage; 3 the model's API failed (the pre-flight:\n"
+               "nothing written; or tasks unfinished: --resume goes on); 125 hutch failed\n"
+               "(tasks unfinished: --resume goes on); 130 interrupted (--resume goes on).\n"
+               "Only a complete run writes results.json and trajectory.json.\n\n"
+               "`hutch benchmark merge DIR... [--output-dir DIR] [--allow-partial]` combines\n"
+               "the run directories of the shards of one task set into one (status 4: a shard\n"
+               "is missing or incomplete, and nothing is written).\n\n"
                "Options:\n"
                "  --task NAME                the task folder in TASKDIR (task)\n"
                "  --num-workers N            tasks at once, each in its own sandbox (num_workers;\n"
@@ -36,7 +44,16 @@ void bench_usage(FILE *out) {
                "  --end-id N                 stop before this task (end_id)\n"
                "  --output-dir DIR           where the run directory is made (output_dir; ./output)\n"
                "  --resume DIR               go on with the run in DIR: finished tasks are skipped\n"
-               "  --task-timeout SECONDS     wall-clock limit of one task's hutch run (1800)\n"
+               "  --retry-errors             with --resume: run the tasks that ended in an error\n"
+               "                             (timeout, task_error, scoring_error) again too\n"
+               "  --max-api-failures N       stop the run when N tasks in a row end on a failure\n"
+               "                             of the model's API or of hutch (3; 0: never)\n"
+               "  --wait-for-endpoint DURATION\n"
+               "                             wait up to DURATION (30s, 10m, 1h) for the model's\n"
+               "                             API to answer before the first task (a server\n"
+               "                             still loading)\n"
+               "  --task-timeout SECONDS     wall-clock limit of one task's hutch run (1800),\n"
+               "                             given to it as its --run-timeout\n"
                "  --mode MODE                llm-in-sandbox (default), or llm: the model answers\n"
                "                             without a sandbox (vanilla_llm_prompt.py)\n"
                "  --max-response-len N       recorded in results.json (max_response_len; 65536)\n"
@@ -77,13 +94,17 @@ enum {
   O_RMEM,
   O_SHARD,
   O_SHARDS,
-  O_INFLIGHT
+  O_INFLIGHT,
+  O_APIFAIL,
+  O_WAIT
 };
-static const char *const own[] = {"task",           "num-workers",   "start-id", "end-id",           "output-dir",
-                                  "resume",         "task-timeout",  "mode",     "max-response-len", "reward-rootfs",
-                                  "reward-timeout", "reward-memory", "shard",    "shards",           "max-inflight"};
-/* hutch benchmark sets these for each task itself. */
-static const char *const refused[] = {"query", "input-dir", "prompt-config", "no-die-with-parent"};
+static const char *const own[] = {
+    "task",         "num-workers", "start-id",         "end-id",           "output-dir",       "resume",
+    "task-timeout", "mode",        "max-response-len", "reward-rootfs",    "reward-timeout",   "reward-memory",
+    "shard",        "shards",      "max-inflight",     "max-api-failures", "wait-for-endpoint"};
+/* hutch benchmark sets these for each task itself (--run-timeout from
+ * --task-timeout). */
+static const char *const refused[] = {"query", "input-dir", "prompt-config", "no-die-with-parent", "run-timeout"};
 
 static bool parse_long(const char *v, long *out) {
   char *end;
@@ -151,6 +172,14 @@ static int set_own(struct bench_opts *o, int which, const char *v) {
   case O_SHARDS:
     ok = parse_long(v, &o->shards) && o->shards > 0;
     break;
+  case O_APIFAIL:
+    if (!parse_long(v, &o->max_api_failures))
+      return usage_error("--%s wants a count (0: never stop)", own[which]);
+    break;
+  case O_WAIT:
+    if (!parse_duration(v, &o->wait_endpoint))
+      return usage_error("--%s wants a duration (30s, 10m, 1h), got '%s'", own[which], v);
+    break;
   }
   if (!ok)
     return usage_error("--%s wants a positive number", own[which]);
@@ -169,6 +198,7 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
   o->max_response_len = 65536;
   o->task_timeout = 1800;
   o->reward_timeout = 60;
+  o->max_api_failures = 3;
   o->mode = xstrdup("llm-in-sandbox");
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
@@ -189,6 +219,12 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
     for (char *p = name; *p; p++)
       if (*p == '_')
         *p = '-';
+    if (strcmp(name, "retry-errors") == 0) {
+      if (eq)
+        return usage_error("%s takes no value", "--retry-errors");
+      o->retry_errors = true;
+      continue;
+    }
     int which = -1;
     for (size_t k = 0; k < ARRAY_SIZE(own); k++)
       if (strcmp(name, own[k]) == 0)
@@ -204,7 +240,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
     }
     for (size_t k = 0; k < ARRAY_SIZE(refused); k++)
       if (strcmp(name, refused[k]) == 0)
-        return usage_error("--%s is set by hutch benchmark for each task", name);
+        return usage_error("--%s is set by hutch benchmark for each task%s", name,
+                           strcmp(name, "run-timeout") == 0 ? ": give --task-timeout" : "");
     int kind = settings_option_arg(name);
     if (kind < 0)
       return usage_error("unknown option '%s'", a);
@@ -219,6 +256,8 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
     return usage_error("%s", "TASKDIR is required: the folder that holds the task folders");
   if (o->task == NULL && o->resume == NULL)
     return usage_error("%s", "--task NAME is required");
+  if (o->retry_errors && o->resume == NULL)
+    return usage_error("%s", "--retry-errors goes with --resume DIR: the run whose tasks ended in errors");
   if (strcmp(o->mode, "llm-in-sandbox") != 0 && strcmp(o->mode, "llm") != 0)
     return usage_error("--mode wants llm-in-sandbox or llm, got '%s'", o->mode);
   if (o->num_workers < 0) {

@@ -174,38 +174,6 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
   return 0;
 }
 
-/* summary.md: the run at a glance, for people (results.json is for
- * programs).  Every text in it that a task, a model or a run file wrote
- * (ids, errors, the task's and model's names) is a Markdown code span
- * (bench_md_code): a Markdown viewer shows it as it is, no link, image or
- * markup of its own alive. */
-static int write_summary(const char *out, const char *task, const cJSON *config, const cJSON *lines, double mean,
-                         int errors, double elapsed, hutch_error_t *err) {
-  char *text = NULL;
-  size_t len = 0;
-  FILE *f = open_memstream(&text, &len);
-  const cJSON *llm = cJSON_GetObjectItemCaseSensitive(config, "llm_name");
-  const cJSON *mode = cJSON_GetObjectItemCaseSensitive(config, "mode");
-  _cleanup_free_ char *t = bench_md_code(task, 200, false);
-  _cleanup_free_ char *m = bench_md_code(cJSON_IsString(llm) ? llm->valuestring : "?", 200, false);
-  _cleanup_free_ char *md = bench_md_code(cJSON_IsString(mode) ? mode->valuestring : "?", 200, false);
-  fprintf(f, "# %s: %s, %s\n\n", t, m, md);
-  fprintf(f, "| tasks | mean score | errors | time |\n|---:|---:|---:|---:|\n| %d | %.4f | %d | %.1f s |\n\n",
-          cJSON_GetArraySize(lines), mean, errors, elapsed);
-  fprintf(f, "| id | score | time | error |\n|---|---:|---:|---|\n");
-  const cJSON *l;
-  cJSON_ArrayForEach(l, lines) {
-    const cJSON *e = cJSON_GetObjectItemCaseSensitive(l, "error");
-    const cJSON *tm = cJSON_GetObjectItemCaseSensitive(l, "elapsed_seconds");
-    _cleanup_free_ char *id = bench_md_code(cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring, 80, true);
-    _cleanup_free_ char *why = bench_md_code(cJSON_IsString(e) ? e->valuestring : "", 80, true);
-    fprintf(f, "| %s | %.4f | %.1f s | %s |\n", id, cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble,
-            cJSON_IsNumber(tm) ? tm->valuedouble : 0.0, why);
-  }
-  fclose(f);
-  return bench_save(out, "summary.md", text, len, err);
-}
-
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
                         double elapsed, hutch_error_t *err) {
   cJSON *traj = cJSON_CreateObject();
@@ -232,10 +200,22 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
     cJSON_AddItemToObject(traj, id, e);
   }
   _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", out);
-  int r = write_json(tpath, traj, err);
+  _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
+  /* LLM-in-Sandbox's files hold a whole run (its runner writes them only
+   * at its end): an incomplete run has none, not even an earlier try's;
+   * nor a report.html, whose head is a mean score. */
+  const struct bench_status *st = o->status;
+  bool whole = st == NULL || st->complete || st->partial;
+  int r = whole ? write_json(tpath, traj, err) : 0;
   if (r < 0) {
     cJSON_Delete(traj);
     return r;
+  }
+  if (!whole) {
+    _cleanup_free_ char *report = xasprintf("%s/report.html", out);
+    unlink(tpath);
+    unlink(rpath);
+    unlink(report);
   }
   cJSON *res = cJSON_CreateObject();
   cJSON_AddItemToObject(res, "config", cJSON_Duplicate(config, true));
@@ -244,12 +224,18 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   cJSON_AddNumberToObject(res, "mean_score", total ? sum / total : 0.0);
   cJSON_AddNumberToObject(res, "num_errors", errors);
   cJSON_AddNumberToObject(res, "elapsed_time_seconds", elapsed);
-  _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
-  r = write_json(rpath, res, err);
+  /* A partial merge's: what its score is not over (hutch's keys; a reader
+   * of LLM-in-Sandbox's takes the keys it knows). */
+  if (st && st->partial) {
+    cJSON_AddItemToObject(res, "missing_shards", cJSON_Duplicate(st->missing_shards, true));
+    cJSON_AddItemToObject(res, "incomplete_shards", cJSON_Duplicate(st->incomplete_shards, true));
+  }
+  if (whole)
+    r = write_json(rpath, res, err);
   cJSON_Delete(res);
   if (r >= 0)
-    r = write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);
-  if (r >= 0)
+    r = bench_write_summary(out, o->task, config, lines, st, elapsed, err);
+  if (r >= 0 && whole)
     r = bench_write_report(out, o->task, config, lines, traj, total ? sum / total : 0.0, errors, elapsed, err);
   cJSON_Delete(traj);
   return r;

@@ -6,7 +6,10 @@
  * another shape, a run_dir out of runs/, a score out of range, a task this
  * run does not have, an id twice) is said on stderr and kept aside in
  * results.refused.jsonl, and its task runs again; results.jsonl is
- * rewritten with the lines kept, without a torn last one. */
+ * rewritten with the lines kept, without a torn last one.  A line of a
+ * task that did not finish (the model's API or hutch failed it), or that
+ * ended in an error when --retry-errors asks, is no finished task either:
+ * it is moved to results.retried.jsonl, and its task runs again. */
 #include "config.h"
 
 #include <errno.h>
@@ -49,9 +52,10 @@ static char *jsonl(const cJSON *lines, size_t *len) {
 }
 
 int bench_resume_lines(const char *out, const struct bench_set *set, const cJSON *merged_from, const cJSON **rows,
-                       size_t n_rows, bool *done, cJSON **lines, hutch_error_t *err) {
+                       size_t n_rows, bool retry_errors, bool *done, cJSON **lines, hutch_error_t *err) {
   _cleanup_free_ char *path = xasprintf("%s/results.jsonl", out);
   _cleanup_free_ char *aside = xasprintf("%s/results.refused.jsonl", out);
+  _cleanup_free_ char *retried = xasprintf("%s/results.retried.jsonl", out);
   cJSON *refused = cJSON_CreateArray();
   *lines = bench_read_lines(out, &set->range, merged_from, refused);
   if (*lines == NULL) {
@@ -70,8 +74,20 @@ int bench_resume_lines(const char *out, const struct bench_set *set, const cJSON
     next = l->next;
     struct row_ref key = {cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring, 0};
     const struct row_ref *r = bsearch(&key, ids, n_rows, sizeof(*ids), by_id);
-    if (r) {
+    int end = bench_line_end(l);
+    if (r && (bench_end_measured(end) && !(retry_errors && end != BENCH_END_FINISHED))) {
       done[r->i] = true;
+      continue;
+    }
+    if (r) {
+      /* Its task runs again; its line is kept for the record. */
+      cJSON *line = cJSON_DetachItemViaPointer(*lines, l);
+      _cleanup_free_ char *raw = cJSON_PrintUnformatted(line);
+      cJSON_Delete(line);
+      if (append_text(retried, raw, strlen(raw), err) < 0) {
+        cJSON_Delete(refused);
+        return -1;
+      }
       continue;
     }
     cJSON *line = cJSON_DetachItemViaPointer(*lines, l);

@@ -89,6 +89,7 @@ int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why) {
   m->llm_name = string_of(m->config, "llm_name");
   const cJSON *sh = cJSON_GetObjectItemCaseSensitive(meta, "shard");
   const cJSON *range = cJSON_GetObjectItemCaseSensitive(meta, "score_range");
+  const cJSON *status = cJSON_GetObjectItemCaseSensitive(meta, "status");
   m->merged_from = cJSON_GetObjectItemCaseSensitive(meta, "merged_from");
   if (m->taskdir == NULL || m->taskdir[0] == '\0')
     *why = xstrdup("\"taskdir\" is not a path");
@@ -110,6 +111,9 @@ int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why) {
             !isfinite(cJSON_GetArrayItem(range, 1)->valuedouble) ||
             !(cJSON_GetArrayItem(range, 0)->valuedouble < cJSON_GetArrayItem(range, 1)->valuedouble)))
     *why = xstrdup("\"score_range\" is not [MIN, MAX] of finite numbers, MIN below MAX");
+  else if (status && (!cJSON_IsObject(status) || !cJSON_IsBool(cJSON_GetObjectItemCaseSensitive(status, "complete")) ||
+                      !integer_in(cJSON_GetObjectItemCaseSensitive(status, "tasks"), 0, 9007199254740992.0, &m->tasks)))
+    *why = xstrdup("\"status\" is not an object with \"complete\" (true or false) and \"tasks\" (a count)");
   if (*why == NULL && m->merged_from) {
     const cJSON *d;
     bool ok = cJSON_IsArray(m->merged_from);
@@ -119,6 +123,8 @@ int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why) {
   }
   if (*why)
     return -1;
+  m->has_status = status != NULL;
+  m->complete = status && cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(status, "complete"));
   if (range)
     m->range =
         (struct bench_range){cJSON_GetArrayItem(range, 0)->valuedouble, cJSON_GetArrayItem(range, 1)->valuedouble};
@@ -158,12 +164,18 @@ int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON
   const cJSON *sd = cJSON_GetObjectItemCaseSensitive(line, "shard_dir");
   const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(line, "tokens");
   const cJSON *timings = cJSON_GetObjectItemCaseSensitive(line, "timings");
+  int end = bench_line_end(line);
   if (id == NULL || id[0] == '\0')
     *why = xstrdup("\"id\" is not a task id");
   else if (!cJSON_IsNumber(score) || !isfinite(score->valuedouble))
     *why = xstrdup("\"score\" is not a finite number");
   else if (error && !cJSON_IsNull(error) && !cJSON_IsString(error))
     *why = xstrdup("\"error\" is not text");
+  else if (end < 0)
+    *why = xstrdup("\"end\" is not one of finished, timeout, task_error, scoring_error, api_error, infra_error");
+  else if ((end == BENCH_END_FINISHED) != !cJSON_IsString(error))
+    *why =
+        xstrdup(end == BENCH_END_FINISHED ? "\"end\" is finished, with an error" : "\"end\" is an error, without one");
   else if (!time_of(cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")))
     *why = xstrdup("\"elapsed_seconds\" is not a time in seconds");
   else if (tokens && !time_of(tokens))

@@ -50,7 +50,7 @@ static char *make_prompt(const struct bench_opts *o, const struct bench_set *set
 }
 
 int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *dir, FILE *log,
-                  char **answer, char **why, bool *fatal) {
+                  char **answer, char **why, bool *fatal, int *end) {
   const struct settings *s = &o->s;
   *answer = NULL;
   *fatal = false;
@@ -89,6 +89,7 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
   if (log)
     fprintf(log, "Query:\n%s\n\n", prompt);
   if (st != LLM_OK) {
+    *end = BENCH_END_API;
     *why = st == LLM_INTERRUPTED ? xstrdup("stopped") : hutch_error_format(err);
     *fatal = *why && (strstr(*why, "answered HTTP 401") || strstr(*why, "answered HTTP 403"));
     hutch_error_free(&err);

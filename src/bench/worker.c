@@ -1,8 +1,11 @@
 /* One task, in a worker process of its own: input files and prompts
  * written beside the task's run, hutch run (a sandbox of its own, its
  * deadline), the answer read back bounded, the score computed in another
- * sandbox, the log and result.json written.  A worker stopped by a signal
- * writes no result: the task is not finished, and --resume runs it again. */
+ * sandbox, the log and result.json written, with how the task ended
+ * (bench_end).  A worker stopped by a signal writes no result: the task is
+ * not finished, and --resume runs it again.  The task's time limit is its
+ * hutch run's own (--run-timeout): the run ends by itself, with its files
+ * copied back, and is stopped from here only when it does not. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,7 +23,12 @@
 #include "util.h"
 
 #define ANSWER_MAX (16u << 20)
+/* hutch run's time after its --run-timeout to copy its files back and
+ * remove its sandbox, before it is stopped; then as long again before it
+ * is killed. */
 #define AGENT_GRACE 60.0
+/* What of a failed hutch run's error a result quotes, at most. */
+#define ERROR_QUOTED 1000
 #define AGENT_STDOUT_MAX (1u << 20)
 /* Within a pipe's default capacity: written whole before hutch run starts. */
 #define QUERY_PIPE_MAX 65536
@@ -40,7 +48,9 @@ static char *text_of(const cJSON *v) {
 }
 
 /* input_files: {name: text} (or that object as a JSON string, as the hub
- * stores it); names stay inside the input directory. */
+ * stores it); names stay inside the input directory.  -1: the files could
+ * not be written (hutch's failure), -2: input_files is not of that shape
+ * (the task's). */
 static int write_inputs(const cJSON *row, const char *dir, char **why) {
   const cJSON *f = cJSON_GetObjectItemCaseSensitive(row, "input_files");
   cJSON *parsed = NULL;
@@ -51,6 +61,7 @@ static int write_inputs(const cJSON *row, const char *dir, char **why) {
   int r = -1;
   if (!cJSON_IsObject(f)) {
     *why = xstrdup("input_files is not an object of file names and contents");
+    r = -2;
     goto out;
   }
   if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
@@ -67,6 +78,7 @@ static int write_inputs(const cJSON *row, const char *dir, char **why) {
       bad = strncmp(p, "..", 2) == 0 && (p[2] == '/' || p[2] == '\0');
     if (bad || !cJSON_IsString(e)) {
       *why = xasprintf("input_files: '%s' is not a relative file name with text", name);
+      r = -2;
       goto out;
     }
     _cleanup_free_ char *path = xasprintf("%s/%s", dir, name);
@@ -147,6 +159,24 @@ static bool auth_failure(const char *log_path) {
   size_t len = 0;
   _cleanup_free_ char *text = read_file_at(AT_FDCWD, log_path, 16 << 20, &len);
   return text && (strstr(text, "answered HTTP 401") || strstr(text, "answered HTTP 403"));
+}
+
+/* The error a failed hutch run wrote last to its run.log ("error: ..."),
+ * at most ERROR_QUOTED bytes; NULL when there is none. */
+static char *run_error(const char *run_dir) {
+  if (run_dir == NULL)
+    return NULL;
+  _cleanup_free_ char *path = xasprintf("%s/run.log", run_dir);
+  size_t len = 0;
+  _cleanup_free_ char *text = read_regular_file_at(AT_FDCWD, path, 16 << 20, &len);
+  const char *last = NULL;
+  for (char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+    if (strncmp(p, "error: ", 7) == 0 && strncmp(p, "error: hint: ", 13) != 0)
+      last = p + 7;
+  if (last == NULL)
+    return NULL;
+  size_t n = strcspn(last, "\n");
+  return xstrndup(last, n < ERROR_QUOTED ? n : ERROR_QUOTED);
 }
 
 /* The run's trajectory.json, read once for its usage and timings; NULL
@@ -243,6 +273,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   int agent_exit = -1;
   struct bench_task_opts topts = {0};
   bool fatal = false;
+  /* How the task ended: hutch's failure until the task is under way. */
+  int end = BENCH_END_INFRA;
   double spawned = 0, exited = 0, reward_time = 0, agent_cpu = 0, reward_cpu = 0;
   /* hutch run's stdin: the problem statement on a pipe, -1: in query.txt. */
   _cleanup_close_ int qin = -1;
@@ -284,13 +316,17 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     why = hutch_errno_format(errno, "write %s", dir);
     goto done;
   }
-  if (write_inputs(row, inputs, &why) < 0)
+  int wr = write_inputs(row, inputs, &why);
+  if (wr < 0) {
+    end = wr == -2 ? BENCH_END_TASK : BENCH_END_INFRA;
     goto done;
+  }
+  end = BENCH_END_TASK;
   if (strcmp(o->mode, "llm") == 0) {
     /* LLM-in-Sandbox's vanilla mode: the reply is the answer, as it is. */
     FILE *lf = fopen(log_path, "we");
     char *ans = NULL;
-    int r = bench_vanilla(o, set, row, dir, lf, &ans, &why, &fatal);
+    int r = bench_vanilla(o, set, row, dir, lf, &ans, &why, &fatal, &end);
     if (lf)
       fclose(lf);
     if (bench_stop)
@@ -318,13 +354,16 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     /* The task's own settings come last: they win. */
     for (size_t i = 0; i < topts.n_args; i++)
       argv[n++] = topts.args[i];
+    double limit = topts.timeout > 0 ? topts.timeout : o->task_timeout;
+    _cleanup_free_ char *limit_opt = xasprintf("--run-timeout=%.17g", limit);
+    argv[n++] = limit_opt;
     argv[n++] = "--query=-";
     argv[n++] = out_opt;
     argv[n++] = prompt_opt;
     if (access(inputs, F_OK) == 0)
       argv[n++] = input_opt;
     argv[n] = NULL;
-    double limit = topts.timeout > 0 ? topts.timeout : o->task_timeout;
+    end = BENCH_END_INFRA;
     /* The statement on its pipe, else in query.txt. */
     if (qin < 0 && (qin = open(query, O_RDONLY | O_CLOEXEC)) < 0) {
       why = hutch_errno_format(errno, "open %s", query);
@@ -358,7 +397,7 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     }
     {
       _cleanup_free_ char *out_text = NULL;
-      bench_wait(&c, limit, AGENT_GRACE, opipe[0], &out_text, AGENT_STDOUT_MAX);
+      bench_wait(&c, limit + AGENT_GRACE, AGENT_GRACE, opipe[0], &out_text, AGENT_STDOUT_MAX);
       close(opipe[0]);
       run_dir = last_line(out_text);
     }
@@ -369,20 +408,32 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     if (bench_spawner_lost)
       _exit(BENCH_EXIT_NO_SPAWNER);
     agent_exit = WIFEXITED(c.status) ? WEXITSTATUS(c.status) : 128 + WTERMSIG(c.status);
+    _cleanup_free_ char *failed = agent_exit != 0 && agent_exit != 1 ? run_error(run_dir) : NULL;
     if (c.timed_out) {
-      why = xstrdup("Timeout");
+      /* hutch run did not end by itself at its limit: hutch's failure. */
+      why = xasprintf("Timeout: hutch run was stopped %g s past its --run-timeout of %g s", AGENT_GRACE, limit);
       goto done;
     }
-    if (agent_exit == 3 && auth_failure(log_path)) {
-      why = xstrdup("AuthenticationError: the model's API refused the key (HTTP 401/403)");
-      fatal = true;
+    if (agent_exit == 124) {
+      end = BENCH_END_TIMEOUT;
+      why = xstrdup("Timeout"); /* LLM-in-Sandbox's word */
+      goto done;
+    }
+    if (agent_exit == 3) {
+      end = BENCH_END_API;
+      fatal = auth_failure(log_path) ||
+              (failed && (strstr(failed, "answered HTTP 401") || strstr(failed, "answered HTTP 403")));
+      why = fatal ? xstrdup("AuthenticationError: the model's API refused the key (HTTP 401/403)")
+                  : xasprintf("the model's API failed: %s", failed ? failed : "hutch run exited with status 3");
       goto done;
     }
     if (agent_exit != 0 && agent_exit != 1) {
-      why = xasprintf("hutch run exited with status %d (see logs/%s.txt)", agent_exit, safe);
+      why = xasprintf("hutch run exited with status %d (see logs/%s.txt)%s%s", agent_exit, safe, failed ? ": " : "",
+                      failed ? failed : "");
       goto done;
     }
   }
+  end = BENCH_END_TASK;
   if (run_dir) {
     free(answer);
     answer = read_answer(run_dir, set, &why);
@@ -396,11 +447,13 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
     _cleanup_free_ char *ttext = read_file_at(AT_FDCWD, tpath, (size_t)1 << 30, &tlen);
     cJSON *t = ttext ? cJSON_ParseWithLength(ttext, tlen) : NULL;
     const cJSON *v = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "verifier");
+    end = BENCH_END_SCORING;
     bench_verifier_score(v, &score, &why);
     cJSON_Delete(t);
     goto in_range;
   }
 score : {
+  end = BENCH_END_SCORING;
   _cleanup_free_ char *rdir = xasprintf("%s/reward", dir);
   double r0 = monotonic_seconds();
   /* The slot's scoring sandbox, which the runner started beside the
@@ -429,6 +482,8 @@ in_range:
 done:;
   if (why)
     score = 0;
+  else
+    end = BENCH_END_FINISHED;
   /* The log: hutch run's own output, then LLM-in-Sandbox's result block,
    * whose answer and error (which may quote it) are the model's: their
    * control characters escaped, so that reading the log in a terminal runs
@@ -446,6 +501,7 @@ done:;
   cJSON_AddStringToObject(res, "id", id);
   cJSON_AddNumberToObject(res, "score", score);
   cJSON_AddItemToObject(res, "error", why ? cJSON_CreateString(why) : cJSON_CreateNull());
+  cJSON_AddStringToObject(res, "end", bench_end_names[end]);
   cJSON_AddStringToObject(res, "agent_answer", answer);
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
   cJSON_AddItemToObject(res, "ground_truth", g ? cJSON_Duplicate(g, true) : cJSON_CreateNull());

@@ -26,8 +26,9 @@ open(d + "/files/leak.png", "wb").write(base64.b64decode(
 PY
 
 # shard DIR SPEC: a shard's run directory as hutch benchmark writes it,
-# changed by SPEC (python over meta, lines, results; raw_meta, raw_lines:
-# text instead).
+# changed by SPEC (python over meta, lines, results, status: its
+# benchmark.json's status, None for none, its "tasks" the lines' count
+# unless set; raw_meta, raw_lines: text instead).
 shard() {
   mkdir -p "$1/logs" "$1/runs"
   "$AGENT_PY" - "$1" "$2" <<'PY'
@@ -42,7 +43,10 @@ line = lambda i, **kw: dict({"id": i, "score": 1, "error": None, "agent_answer":
 lines = [line("a0"), line("a1")]
 results = {"elapsed_time_seconds": 2.0}
 raw_meta = raw_lines = None
+status = {"complete": True, "stopped": None}
 exec(spec)
+if status is not None and isinstance(meta, dict):
+    meta["status"] = dict({"tasks": len(lines)}, **status)
 open(d + "/benchmark.json", "w").write(raw_meta if raw_meta is not None else json.dumps(meta))
 open(d + "/results.jsonl", "w").write(raw_lines if raw_lines is not None
                                       else "".join(json.dumps(l) + "\n" for l in lines))
@@ -90,6 +94,11 @@ refused 'run_dir is a symlink out of it' 's[0-9]+/x/results\.jsonl line 1: "run_
   'import os; os.symlink("'"$tmp"'/host", d + "/runs/a0"); lines[0]["run_dir"] = "runs/a0"'
 refused 'results.json has a text time' 's[0-9]+/x/results\.json: "elapsed_time_seconds"' 'results["elapsed_time_seconds"] = "x"'
 refused 'task appears twice' 'a0' 'lines.append(line("a0"))'
+refused '"status" is a list' 's[0-9]+/x/benchmark\.json: "status"' 'status = None; meta["status"] = [1]'
+refused 'status has no task count' 's[0-9]+/x/benchmark\.json: "status"' 'status["tasks"] = "2"'
+refused 'line has an end of no known name' 's[0-9]+/x/results\.jsonl line 1: "end"' 'lines[0]["end"] = "done"'
+refused 'line is finished with an error' 's[0-9]+/x/results\.jsonl line 2: "end"' \
+  'lines[1].update(end="finished", error="x", score=0)'
 shard "$tmp/sl/x" 'pass'
 shard "$tmp/sl/y" 'meta["shard"] = [1, 2]; lines = [line("b0")]'
 ln -sf "$tmp/host/trajectory.json" "$tmp/sl/x/results.jsonl"
@@ -104,8 +113,25 @@ tap_is "$(json "$OUT/results.json" '(d["total"], d["mean_score"], d["num_errors"
 tap_status 2 "a merged run is not taken as a shard" merge "$OUT"
 tap_like "$tap_stderr" "merge of shards" "and the message says to give its shards"
 shard "$tmp/wide/x" 'meta["shard"] = [0, 1 << 20]'
-tap_status 0 "a shard of 1048576 (the most there may be) merges alone" merge "$tmp/wide/x"
+tap_status 4 "a shard of 1048576 (the most there may be) alone is not the whole run" merge "$tmp/wide/x"
 tap_check $(($(printf '%s\n' "$tap_stderr" | wc -l) > 20)) "and the missing ones are told in a few lines, not one each"
+tap_status 0 "it merges alone with --allow-partial" merge "$tmp/wide/x" --allow-partial
+bench_dir
+tap_is "$(json "$OUT/benchmark.json" '(d["status"]["missing_shard_count"], len(d["status"]["missing_shards"]), d["status"]["missing_shards"][:3])')" \
+  "(1048575, 1000, [1, 2, 3])" "benchmark.json counts the missing shards, naming the first thousand"
+tap_like "$(head -n 3 "$OUT/summary.md")" "Partial: shards 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, ... of 1048576 \(1048575 in all\) missing" \
+  "and summary.md the first ten"
+# Shards of an older hutch (no status) and of a run that did not complete.
+shard "$tmp/st/x" 'status = None'
+shard "$tmp/st/y" 'meta["shard"] = [1, 2]; lines = [line("b0", score=0, error="the model\x27s API failed", end="api_error")]; status = {"complete": False, "stopped": "2 tasks in a row ended \x1b[2J", "tasks": 3}'
+tap_status 4 "merge refuses a shard without a status and an incomplete one" merge "$tmp/st/x" "$tmp/st/y"
+tap_like "$tap_stderr" "shard 0 of 2 .*st/x.* is incomplete: its benchmark.json has no status" "naming the first and why"
+tap_like "$tap_stderr" "shard 1 of 2 .*st/y.* is incomplete: its run did not complete \(2 tasks in a row ended \\\\x1b\[2J\)" \
+  "and the second and why, escaped"
+tap_status 0 "--allow-partial merges what they measured" merge "$tmp/st/x" "$tmp/st/y" --allow-partial
+bench_dir
+tap_is "$(json "$OUT/results.json" '(d["total"], d["incomplete_shards"], d["missing_shards"])')" "(2, [0, 1], [])" \
+  "two tasks (b0 did not finish), the incomplete shards named"
 shard "$tmp/wider/x" 'meta["shard"] = [0, (1 << 20) + 1]'
 tap_status 2 "a shard of one more is refused" merge "$tmp/wider/x"
 
@@ -141,7 +167,7 @@ p.feed(open(sys.argv[1]).read())
 live = sorted(set(t for t in p.tags if t in ("a", "img", "em", "strong", "del", "b", "h2", "h3", "script")))
 print(live, p.tags.count("h1"), p.rows, "gt=SECRET" in p.text, "![x](http://h/?gt=ID)" in p.text)
 PY
-)" "[] 1 [4, 4, 4, 4, 4, 4, 4] True True" \
+)" "[] 1 [4, 4, 5, 5, 5, 5, 5] True True" \
     "rendered as GitHub renders it (cmark-gfm): no link, image, emphasis, heading or tag of theirs, no table broken, their text shown"
 else
   tap_skip "summary.md renders with no link, image, emphasis, heading or table broken" \
@@ -150,7 +176,7 @@ fi
 tap_is "$("$AGENT_PY" -c 'import re, sys
 ls = open(sys.argv[1]).read().splitlines()
 print([len(re.findall(r"(?<!\\)\|", l)) for l in ls if l.startswith("|")], [l for l in ls[1:] if l.startswith("#")])' "$OUT/summary.md")" \
-  "[5, 5, 5, 5, 5, 5, 5, 5, 5] []" "summary.md's rows have four cells each, and one heading (its first line)"
+  "[5, 5, 5, 6, 6, 6, 6, 6, 6] []" "summary.md's rows have four and five cells each, and one heading (its first line)"
 
 # ---- --resume: a results line's run_dir stays under runs/ ----
 IMAGE=$(hutch_test_rootfs debian) || { tap_skip "--resume checks" "debian test rootfs unavailable"; tap_done; }

@@ -870,7 +870,9 @@ mock_start '[{"status": 401, "error": "bad key", "repeat": 100}]'
 tap_status 3 "HTTP 401 from the model's API stops the run" hbench "$HUTCH_SRCDIR/examples/tasks" --task demo --num-workers 2
 bench_dir
 tap_like "$tap_stderr" "AuthenticationError.*hint: check the API key" "and says to check the key"
-tap_is "$(lines 'len(ls)')" "0" "no task is recorded as finished (--resume runs them)"
+tap_is "$(lines 'sorted(set(l["end"] for l in ls))')" "['api_error']" \
+  "the tasks that ran are recorded as not finished, api_error (--resume runs them)"
+tap_ok "and there is no results.json" test ! -e "$OUT/results.json"
 tap_ok "nothing is left after it" leftovers
 
 # ---- a hub dataset, usage errors ----
@@ -1057,7 +1059,9 @@ done
 kill -INT -- -"$runner"
 wait "$runner"
 tap_is "$?" "130" "Ctrl-C stops the run with status 130"
-tap_is "$(json "$OUT/results.json" 'd["total"]')" "3" "results.json holds the finished tasks"
+tap_ok "the run is incomplete: it has no results.json" test ! -e "$OUT/results.json"
+tap_is "$(json "$OUT/benchmark.json" '(d["status"]["complete"], d["status"]["ends"]["finished"], d["status"]["not_run"], d["status"]["stopped"])')" \
+  "(False, 3, 1, 'interrupted')" "benchmark.json says so: three tasks finished, one not, interrupted"
 tap_ok "nothing is left after Ctrl-C" leftovers
 
 # ---- SIGTERM (as Ctrl-C's SIGINT): stops cleanly ----
@@ -1073,8 +1077,10 @@ done
 kill -TERM "$runner"
 wait "$runner"
 tap_is "$?" "130" "SIGTERM stops the run with status 130"
-tap_like "$(cat "$tmp/term.err")" "interrupted: go on with --resume" "and says how to go on"
-tap_is "$(json "$OUT/results.json" 'd["total"]')" "3" "results.json holds the finished tasks"
+tap_like "$(cat "$tmp/term.err")" "incomplete, no score: 3 of 4 tasks measured.*stopped: interrupted.*go on with --resume" \
+  "and says how to go on"
+tap_ok "the run is incomplete: it has no results.json" test ! -e "$OUT/results.json"
+tap_like "$(cat "$OUT/summary.md")" "Incomplete: no score.* The run stopped: interrupted" "summary.md says so"
 tap_ok "nothing is left after SIGTERM" leftovers
 
 tap_done

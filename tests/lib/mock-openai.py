@@ -31,6 +31,15 @@ Its "first": [entries] are played, in order, to the first requests of all
 
 Each request's record also holds "inflight": the requests being answered
 when it arrived, itself included.
+
+GET .../models (hutch benchmark's pre-flight) is answered as vLLM answers
+it, apart from the script: {"object": "list", "data": [{"id": NAME, ...}]}
+for each NAME of $MOCK_MODELS (comma-separated; none by default), or with
+the status $MOCK_MODELS_STATUS (e.g. 404, a server without the route).
+With $MOCK_API_KEY, a GET without "Authorization: Bearer $MOCK_API_KEY"
+gets 401 as vLLM's --api-key answers it.  Each GET is recorded in
+REQUESTS.jsonl.get, not in REQUESTS.jsonl.  $MOCK_PORT: the port to listen
+on (a server that comes up where a client already waits).
 """
 import json
 import os
@@ -112,6 +121,25 @@ class Handler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             pass
 
+    def do_GET(self):
+        with lock:
+            with open(requests_path + ".get", "a") as f:
+                f.write(json.dumps({"path": self.path, "authorization": self.headers.get("Authorization"),
+                                    "time": time.time()}) + "\n")
+        key = os.environ.get("MOCK_API_KEY")
+        status = int(os.environ.get("MOCK_MODELS_STATUS") or 200)
+        if key and self.headers.get("Authorization") != "Bearer " + key:
+            self.send(401, json.dumps({"error": "Unauthorized"}).encode())
+        elif not self.path.split("?")[0].endswith("/models"):
+            self.send(404, json.dumps({"detail": "Not Found"}).encode())
+        elif status != 200:
+            self.send(status, json.dumps({"error": {"message": "scripted failure of /models"}}).encode())
+        else:
+            names = [m for m in os.environ.get("MOCK_MODELS", "").split(",") if m]
+            self.send(200, json.dumps({"object": "list", "data": [
+                {"id": m, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": m,
+                 "parent": None, "max_model_len": 32768} for m in names]}).encode())
+
     def do_POST(self):
         self.counted = True
         try:
@@ -167,7 +195,7 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, json.dumps(completion(entry, n)).encode())
 
 
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("MOCK_PORT") or 0)), Handler)
 server.daemon_threads = True
 with open(port_file + ".tmp", "w") as f:
     f.write(str(server.server_address[1]))

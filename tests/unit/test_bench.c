@@ -470,9 +470,80 @@ static void py_wire(void) {
   }
 }
 
+static char *end_of(const char *json) {
+  cJSON *j = cJSON_Parse(json);
+  int end = bench_line_end(j);
+  cJSON_Delete(j);
+  return xstrdup(end < 0 ? "unknown" : bench_end_names[end]);
+}
+
+static char *status_of(const char *lines, long tasks) {
+  cJSON *ls = cJSON_Parse(lines);
+  struct bench_status st = {0};
+  bench_status_count(&st, ls, tasks);
+  cJSON *j = bench_status_json(&st);
+  char *out = cJSON_PrintUnformatted(j);
+  cJSON_Delete(j);
+  cJSON_Delete(ls);
+  return out;
+}
+
+/* How a task ended (its line's "end", or what an older line's error and
+ * exit status say), and what a run measured. */
+static void ends(void) {
+#define LINE(rest) "{\"id\": \"a\", \"score\": 1, \"elapsed_seconds\": 2.5" rest "}"
+  check(end_of("{\"end\": \"api_error\", \"error\": \"x\"}"), "api_error", "a line's end");
+  check(end_of("{\"end\": \"done\"}"), "unknown", "an end of no known name");
+  check(end_of("{\"end\": 3}"), "unknown", "an end that is no name");
+  check(end_of("{\"error\": null, \"exit_code\": 0}"), "finished", "an older line without an error");
+  check(end_of("{\"error\": \"hutch run exited with status 3 (see logs/a.txt)\", \"exit_code\": 3}"), "api_error",
+        "an older line of hutch run's status 3: the model's API failed");
+  check(end_of("{\"error\": \"Timeout\", \"exit_code\": -1}"), "timeout", "its Timeout");
+  check(end_of("{\"error\": \"reward: ValueError: x\", \"exit_code\": 0}"), "scoring_error", "a reward's error");
+  check(end_of("{\"error\": \"verifier: timed out\", \"exit_code\": 1}"), "scoring_error", "a verifier's");
+  check(end_of("{\"error\": \"hutch run exited with status 125 (see logs/a.txt)\", \"exit_code\": 125}"), "infra_error",
+        "hutch run's status 125: hutch failed");
+  check(end_of("{\"error\": \"hutch run exited with status 137\", \"exit_code\": 137}"), "infra_error",
+        "hutch run killed");
+  check(end_of("{\"error\": \"the worker of this task ended with status 9\"}"), "infra_error", "its worker killed");
+  check(end_of("{\"error\": \"input_files is not an object\", \"exit_code\": -1}"), "task_error",
+        "any other error: the task's");
+  check(line("{\"id\": \"a\", \"score\": 0, \"error\": \"x\", \"end\": \"api_error\", \"elapsed_seconds\": 1}", NULL),
+        "ok", "a line of a task not finished");
+  check(line(LINE(", \"end\": \"finished\""), NULL), "ok", "a finished one");
+  check(line(LINE(", \"end\": \"done\""), NULL),
+        "\"end\" is not one of finished, timeout, task_error, scoring_error, api_error, infra_error",
+        "end a known one");
+  check(line("{\"id\": \"a\", \"score\": 0, \"error\": \"x\", \"end\": \"finished\", \"elapsed_seconds\": 1}", NULL),
+        "\"end\" is finished, with an error", "finished without an error");
+  check(line(LINE(", \"end\": \"timeout\""), NULL), "\"end\" is an error, without one", "an error's end with one");
+  check(status_of("[{\"end\": \"finished\"}, {\"end\": \"scoring_error\", \"error\": \"x\"}]", 2),
+        "{\"complete\":true,\"stopped\":null,\"tasks\":2,\"ends\":{\"finished\":1,\"timeout\":0,\"task_error\":0,"
+        "\"scoring_error\":1,\"api_error\":0,\"infra_error\":0},\"not_run\":0}",
+        "every task measured: complete");
+  check(status_of("[{\"end\": \"finished\"}, {\"end\": \"api_error\", \"error\": \"x\"}]", 4),
+        "{\"complete\":false,\"stopped\":null,\"tasks\":4,\"ends\":{\"finished\":1,\"timeout\":0,\"task_error\":0,"
+        "\"scoring_error\":0,\"api_error\":1,\"infra_error\":0},\"not_run\":2}",
+        "a task not finished, two not run: incomplete");
+#define META(rest)                                                                                                     \
+  "{\"taskdir\": \"/t\", \"task\": \"demo\", \"config\": {\"mode\": \"llm\", \"llm_name\": \"m\"}, \"shard\": [0, "    \
+  "1]" rest "}"
+  check(meta(META(", \"status\": {\"complete\": false, \"tasks\": 3}")), "/t demo llm m 0/1 [0, 1]",
+        "benchmark.json with a status");
+  check(meta(META(", \"status\": [true]")),
+        "\"status\" is not an object with \"complete\" (true or false) and \"tasks\" (a count)", "status an object");
+  check(meta(META(", \"status\": {\"complete\": 1, \"tasks\": 3}")),
+        "\"status\" is not an object with \"complete\" (true or false) and \"tasks\" (a count)", "complete a boolean");
+  check(meta(META(", \"status\": {\"complete\": true, \"tasks\": -1}")),
+        "\"status\" is not an object with \"complete\" (true or false) and \"tasks\" (a count)", "tasks a count");
+#undef META
+#undef LINE
+}
+
 int main(void) {
   markdown();
   runfiles();
+  ends();
   py_wire();
   summary_escapes();
   task_settings();
