@@ -320,7 +320,7 @@ tap_is "$(dom 't = totals(d); print(t.get("time"), "|", t.get("model time"), "|"
 mock_start "$(cat <<'JSON'
 [{"content": "R-RUN-THOUGHT", "reasoning": "R-RUN-REASONING",
   "calls": [["str_replace_editor", {"command": "create", "path": "/testbed/a.py", "file_text": "print(6 * 7)\n"}],
-            ["execute_bash", {"command": "python3 /testbed/a.py | tee /testbed/answer.txt"}]],
+            ["execute_bash", {"command": "python3 /testbed/a.py | tee /testbed/output/answer.txt"}]],
   "usage": {"prompt_tokens": 700, "completion_tokens": 70, "total_tokens": 770, "cost": 0.125}},
  {"calls": [["submit", {}]]}]
 JSON
@@ -351,7 +351,7 @@ tap_check $? "no longer than hutch run took ($shown s shown)"
 tap_is "$(dom '
 steps = d.find_all(cls="step")
 print(len(steps), steps[0].find(cls="call").classes(), repr(steps[0].find("pre", "code").text()), steps[1].find("pre", "cmd").text(), "[STDOUT]\n42\n" in steps[1].find("pre", "obs").text(), steps[0].find(cls="tokens").attrs.get("data-in"))' "$tmp/run.dom")" \
-  "3 ['call', 'create'] 'print(6 * 7)\n' python3 /testbed/a.py | tee /testbed/answer.txt True 700" \
+  "3 ['call', 'create'] 'print(6 * 7)\n' python3 /testbed/a.py | tee /testbed/output/answer.txt True 700" \
   "its steps: the file created, the command and its output, the tokens of the call"
 tap_is "$(dom 'print([(i.attrs.get("alt"), i.attrs.get("src", "")[:30]) for i in d.find_all("img")])' "$tmp/run.dom")" \
   "[('plot.png', 'data:image/png;base64,iVBORw0K')]" "the image the agent wrote is shown, embedded as a data: URI"
