@@ -1,8 +1,8 @@
 /* report.js: the script of report.html (report/page.html); SPDX-License-Identifier: Apache-2.0
  * The page reads without it.  It sorts and filters the task table, keeping
  * that in the page's fragment (#sort=-tokens&result=fail&q=text, so that a
- * link holds the view), and opens a task's trajectory for #task-ID (and for
- * #ID, an older page's link).  It reads the page's own DOM and writes text
+ * link holds the view; open=all opens every trajectory), and opens a task's
+ * trajectory for #task-ID (and for #ID, an older page's link).  It reads the page's own DOM and writes text
  * and attributes only: nothing of the page's data is ever parsed as HTML. */
 'use strict';
 (function () {
@@ -78,6 +78,10 @@
     if (scroll) body.closest('.task-detail').scrollIntoView();
   }
 
+  function openAll(open) {
+    for (const d of document.querySelectorAll('.task-detail > details')) d.open = open;
+  }
+
   function fromHash() {
     const raw = location.hash.slice(1);
     if (!raw) return;
@@ -87,6 +91,7 @@
       state.result = p.get('result') || '';
       state.q = p.get('q') || '';
       apply();
+      if (p.get('open') === 'all') openAll(true);
       return;
     }
     let target = document.getElementById(raw);
@@ -135,8 +140,7 @@
       dc.hidden = false;
       dc.addEventListener('click', function (ev) {
         const b = ev.target.closest('button');
-        if (!b) return;
-        for (const d of document.querySelectorAll('.task-detail > details')) d.open = b.dataset.open === '1';
+        if (b) openAll(b.dataset.open === '1');
       });
     }
     apply();

@@ -59,6 +59,10 @@ const char *report_result(double score, const char *error, const struct bench_ra
  * "verifier", "timeout", "api", "agent", "worker", "answer", "input",
  * "prompt" or "other". */
 const char *report_error_kind(const char *error);
+/* The kind of a results.jsonl line's error: its "end" (how hutch benchmark
+ * says the task ended) when it is a word other than "finished", else
+ * report_error_kind of its error. */
+const char *report_line_kind(const cJSON *line);
 /* An id as a fragment of the page (task-ID, row-ID): letters, digits, '_'
  * and '-' as they are, any other byte as .XX. */
 char *report_anchor(const char *id);

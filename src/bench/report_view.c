@@ -32,6 +32,7 @@ const char *report_error_kind(const char *error) {
       {"verifier: ", "verifier"},
       {"Timeout", "timeout"},
       {"AuthenticationError", "api"},
+      {"the model's API failed", "api"},
       {"hutch run exited with status", "agent"},
       {"the worker of this task ended", "worker"},
       {"answer.txt ", "answer"},
@@ -42,6 +43,22 @@ const char *report_error_kind(const char *error) {
     if (strncmp(error, kinds[i].prefix, strlen(kinds[i].prefix)) == 0)
       return kinds[i].kind;
   return "other";
+}
+
+const char *report_line_kind(const cJSON *line) {
+  /* The line's own word for how its task ended, when it has one (a word of
+   * at most 32 letters, digits and '_'), else the error's wording's. */
+  const cJSON *end = cJSON_GetObjectItemCaseSensitive(line, "end");
+  const cJSON *e = cJSON_GetObjectItemCaseSensitive(line, "error");
+  if (cJSON_IsString(end) && strcmp(end->valuestring, "finished") != 0) {
+    size_t n = strlen(end->valuestring);
+    bool word = n > 0 && n <= 32;
+    for (size_t i = 0; word && i < n; i++)
+      word = isalnum((unsigned char)end->valuestring[i]) || end->valuestring[i] == '_';
+    if (word)
+      return end->valuestring;
+  }
+  return report_error_kind(cJSON_IsString(e) ? e->valuestring : NULL);
 }
 
 char *report_anchor(const char *id) {
@@ -164,7 +181,7 @@ cJSON *report_task_view(struct report_ctx *c, const struct report_task *t, const
     double score = report_num(t->line, "score", 0);
     const char *result = report_result(score, error, r);
     cJSON_AddStringToObject(v, "result", result);
-    const char *kind = error ? report_error_kind(error) : NULL;
+    const char *kind = error ? report_line_kind(t->line) : NULL;
     _cleanup_free_ char *label = kind ? xasprintf("error: %s", kind) : xstrdup(result);
     cJSON_AddStringToObject(v, "result_text", label);
     report_addf(v, "score", "%.4f", score);
@@ -242,7 +259,7 @@ cJSON *report_task_view(struct report_ctx *c, const struct report_task *t, const
     _cleanup_free_ char *status = cell(error ? error : end ? end : "");
     cJSON_AddStringToObject(row, "status", status);
     if (error)
-      cJSON_AddStringToObject(row, "kind", report_error_kind(error));
+      cJSON_AddStringToObject(row, "kind", report_line_kind(t->line));
     _cleanup_free_ char *ans = cell(answer ? answer : "");
     _cleanup_free_ char *truth_text = text_of(cJSON_GetObjectItemCaseSensitive(t->line, "ground_truth"));
     _cleanup_free_ char *truth = cell(truth_text);
@@ -324,7 +341,7 @@ static cJSON *error_kinds(const cJSON *lines) {
     const char *e = str(l, "error");
     if (e == NULL)
       continue;
-    const char *kind = report_error_kind(e);
+    const char *kind = report_line_kind(l);
     cJSON *k;
     cJSON_ArrayForEach(k, list) if (strcmp(str(k, "kind"), kind) == 0) break;
     if (k == NULL) {

@@ -184,6 +184,9 @@ tap_is "$(dom 'ids = [r.attrs["data-id"] for r in rows(d)]; print(sorted(ids[:2]
 page dom "$bench_page" "result=fail" >"$tmp/filtered.dom"
 tap_is "$(dom 'print([r.attrs["data-id"] for r in rows(d) if "hidden" not in r.attrs])' "$tmp/filtered.dom")" "['wrong']" \
   "report.html#result=fail: only the failed tasks"
+page dom "$bench_page" "open=all" >"$tmp/open.dom"
+tap_is "$(dom 'print(sorted(set("open" in s.find("details").attrs for s in d.find_all("section", "task-detail"))))' "$tmp/open.dom")" \
+  "[True]" "report.html#open=all: every trajectory open"
 page dom "$bench_page" "result=error" >"$tmp/filtered.dom"
 tap_is "$(dom 'print([r.attrs["data-id"] for r in rows(d) if "hidden" not in r.attrs])' "$tmp/filtered.dom")" "['raises']" \
   "report.html#result=error: only the tasks that ended in an error"
@@ -253,6 +256,8 @@ tap_is "$(dom 'print(len(rows(d)), totals(d).get("mean score"), len(d.by_id("tas
 for w in 1280 480; do
   page shot "$bench_page" $w "$shots/benchmark-$w.png"
   tap_is "$(png_width "$shots/benchmark-$w.png")" "$w" "a screenshot of the benchmark's page, $w pixels wide ($shots/benchmark-$w.png)"
+  page shot "$bench_page" $w "$shots/benchmark-open-$w.png" open=all 3200
+  tap_is "$(png_width "$shots/benchmark-open-$w.png")" "$w" "and with the trajectories open, report.html#open=all ($shots/benchmark-open-$w.png)"
 done
 
 # ---- the page's HTML, CSS and JS are files of the source tree ----

@@ -6,7 +6,9 @@ As a program:
 
     report_page.py dom PAGE [FRAGMENT]        the DOM once the page's script ran
     report_page.py dom-nojs PAGE [FRAGMENT]   the DOM of the page without its script
-    report_page.py shot PAGE WIDTH OUT.png    a screenshot WIDTH pixels wide
+    report_page.py shot PAGE WIDTH OUT.png [FRAGMENT [HEIGHT]]
+                                              a screenshot WIDTH pixels wide
+                                              (and HEIGHT high, 1600)
 
 The DOM comes from `chromium --headless --dump-dom`, which needs script
 (Chromium serializes the DOM with it), so "without its script" is the page
@@ -124,7 +126,9 @@ def main(argv):
             os.unlink(copy)
     elif what == "shot":
         width, out = int(argv[3]), os.path.abspath(argv[4])
-        chromium(["--window-size=%d,1600" % width, "--screenshot=" + out, "--hide-scrollbars"], page)
+        height = int(argv[6]) if len(argv) > 6 else 1600
+        chromium(["--window-size=%d,%d" % (width, height), "--screenshot=" + out, "--hide-scrollbars"], page,
+                 argv[5] if len(argv) > 5 else "")
     else:
         sys.exit("usage: report_page.py dom|dom-nojs PAGE [FRAGMENT] | shot PAGE WIDTH OUT.png")
 

@@ -108,6 +108,18 @@ static void results(void) {
   };
   for (size_t i = 0; i < sizeof(errors) / sizeof(*errors); i++)
     tap_is_str(report_error_kind(errors[i][0]), errors[i][1], "error kind of '%s'", errors[i][0]);
+  static const char *const lines[][2] = {
+      {"{\"error\": \"reward: x\", \"end\": \"scoring_error\"}", "scoring_error"},
+      {"{\"error\": \"the model's API failed: 503\", \"end\": \"api_error\"}", "api_error"},
+      {"{\"error\": \"reward: x\", \"end\": \"finished\"}", "reward"},
+      {"{\"error\": \"reward: x\", \"end\": \"<b>not a word</b>\"}", "reward"},
+      {"{\"error\": \"the model's API failed: 503\"}", "api"},
+  };
+  for (size_t i = 0; i < sizeof(lines) / sizeof(*lines); i++) {
+    cJSON *l = cJSON_Parse(lines[i][0]);
+    tap_is_str(report_line_kind(l), lines[i][1], "the kind of the line %s", lines[i][0]);
+    cJSON_Delete(l);
+  }
   char *a = report_anchor("demo_006");
   tap_is_str(a, "demo_006", "an id of letters, digits and _ is its own anchor");
   free(a);
@@ -222,7 +234,7 @@ static void texts(void) {
   struct report_ctx c = {.budget = REPORT_TEXTS_MAX};
   tap_ok(report_text(&c, NULL) == NULL && report_text(&c, "") == NULL, "no text, no block");
   /* A long text of 3-byte characters: cut at a character, with a note. */
-  size_t n = REPORT_TEXT_MAX + 300;
+  size_t n = (REPORT_TEXT_MAX + 300) / 3 * 3;
   char *big = xmalloc(n + 1);
   for (size_t i = 0; i < n; i += 3)
     memcpy(big + i, "\xe2\x82\xac", 3);
