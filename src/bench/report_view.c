@@ -410,6 +410,8 @@ cJSON *report_bench_view(const struct bench_meta *m, const cJSON *lines, cJSON *
   sums_totals(totals, &all);
   if (m->merged_from)
     report_addf(total(totals, "merged from shards"), "value", "%d", cJSON_GetArraySize(m->merged_from));
+  else if (m->shard_n > 1)
+    report_addf(total(totals, "shard"), "value", "%ld of %ld (0-based)", m->shard_k, m->shard_n);
   /* Objects around the lists, for the templates to show a table once
    * (a section over a list repeats). */
   cJSON *dist = cJSON_AddObjectToObject(b, "distribution");
