@@ -51,6 +51,9 @@ struct run {
   struct budget b; /* steps, conversation bytes, time */
   long prompt_tokens, completion_tokens;
   long last_total;
+  long replies;  /* the model's replies so far: the number of the one in hand */
+  double cost;   /* the cost of the calls, where the endpoint reported it */
+  bool has_cost; /* any call's */
   int exit_code;
 };
 
@@ -345,6 +348,8 @@ static void save(struct run *r) {
   cJSON_AddNumberToObject(usage, "prompt_tokens", (double)r->prompt_tokens);
   cJSON_AddNumberToObject(usage, "completion_tokens", (double)r->completion_tokens);
   cJSON_AddNumberToObject(usage, "total_tokens", (double)(r->prompt_tokens + r->completion_tokens));
+  if (r->has_cost)
+    cJSON_AddNumberToObject(usage, "cost", r->cost);
   trajectory_set(&r->traj, "usage", usage);
   trajectory_set(&r->traj, "end_reason", r->end_reason ? cJSON_CreateString(r->end_reason) : cJSON_CreateNull());
   hutch_error_t err = NULL;
@@ -400,6 +405,19 @@ static long conversation_tokens(struct run *r, cJSON *messages) {
   return est > r->last_total ? est : r->last_total;
 }
 
+/* The step just added came from the reply in hand (its first step: the
+ * one that carries the reply's usage). */
+static void note_reply(struct run *r, const struct llm_reply *rep, bool first) {
+  struct trajectory_reply tr = {.n = r->replies,
+                                .first = first,
+                                .has_usage = rep->has_usage,
+                                .prompt_tokens = rep->prompt_tokens,
+                                .completion_tokens = rep->completion_tokens,
+                                .has_cost = rep->has_cost,
+                                .cost = rep->cost};
+  trajectory_note_reply(&r->traj, &tr);
+}
+
 static const char *interrupted_reason(void) {
   return "interrupted";
 }
@@ -449,6 +467,7 @@ static bool answer_calls(struct run *r, struct tool_env *env, cJSON *messages, c
     }
     trajectory_add(&r->traj, r->b.steps, i == 0 ? rep->content : "", i == 0 ? rep->reasoning : "", c->name,
                    c->arguments, obs, rep->seconds, tr.seconds, tr.exit_code, c->id);
+    note_reply(r, rep, i == 0);
     if (tr.submitted)
       submitted = true;
     bool stopped = tr.interrupted;
@@ -514,6 +533,11 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
       break;
     }
     replies++;
+    r->replies = replies;
+    if (rep.has_cost) {
+      r->cost += rep.cost;
+      r->has_cost = true;
+    }
     if (s->save_litellm_response)
       llm_saved_write(r->dir, replies, body, &rep, s->base_url, s->api_key);
     r->prompt_tokens += rep.prompt_tokens;
@@ -534,6 +558,7 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
       cJSON_AddItemToArray(messages, message("user", OBS_REMINDER));
       trajectory_add(&r->traj, r->b.steps, rep.content, rep.reasoning, "", NULL, OBS_REMINDER, rep.seconds, 0, -1,
                      NULL);
+      note_reply(r, &rep, true);
     }
     submitted = answer_calls(r, &env, messages, &rep, text_mode, n_all);
     llm_reply_clear(&rep);

@@ -37,6 +37,10 @@ struct llm_reply {
   size_t n_calls;
   long prompt_tokens, completion_tokens, total_tokens;
   bool has_usage;
+  /* usage.cost, where the endpoint reports what the call cost (OpenRouter,
+   * LiteLLM's proxy): a finite number, at least 0, in its own unit. */
+  double cost;
+  bool has_cost;
   double seconds; /* wall time including retries */
   int tries;
   char *raw; /* the reply's body as received (JSON), for --save-litellm-response */

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -183,6 +184,11 @@ int llm_parse_reply(const char *text, size_t len, struct llm_reply *out, hutch_e
     out->completion_tokens = token_count(ct);
     out->total_tokens = cJSON_IsNumber(tt) ? token_count(tt) : out->prompt_tokens + out->completion_tokens;
     out->has_usage = true;
+    const cJSON *cost = cJSON_GetObjectItemCaseSensitive(usage, "cost");
+    if (cJSON_IsNumber(cost) && isfinite(cost->valuedouble) && cost->valuedouble >= 0) {
+      out->cost = cost->valuedouble;
+      out->has_cost = true;
+    }
   }
   r = 0;
 out:

@@ -55,6 +55,20 @@ void trajectory_add(struct trajectory *t, long step, const char *thought, const 
   cJSON_AddItemToArray(t->steps, s);
 }
 
+void trajectory_note_reply(struct trajectory *t, const struct trajectory_reply *rep) {
+  cJSON *m =
+      cJSON_GetObjectItemCaseSensitive(cJSON_GetArrayItem(t->steps, cJSON_GetArraySize(t->steps) - 1), "metadata");
+  if (m == NULL)
+    return;
+  cJSON_AddNumberToObject(m, "reply", (double)rep->n);
+  if (rep->first && rep->has_usage) {
+    cJSON_AddNumberToObject(m, "prompt_tokens", (double)rep->prompt_tokens);
+    cJSON_AddNumberToObject(m, "completion_tokens", (double)rep->completion_tokens);
+  }
+  if (rep->first && rep->has_cost)
+    cJSON_AddNumberToObject(m, "cost", rep->cost);
+}
+
 void trajectory_set(struct trajectory *t, const char *key, cJSON *value) {
   cJSON_DeleteItemFromObjectCaseSensitive(t->meta, key);
   cJSON_AddItemToObject(t->meta, key, value);

@@ -382,18 +382,19 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
 
 /* OUT/NAME written atomically with text (len bytes), which it frees. */
 int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err);
-/* report.html: the run, each task and its trajectory (traj: trajectory.json's
- * object), self-contained; what a model or sandbox wrote is only data. */
 /* report_images.c: the images at the top of a run's files/ (run_fd: the
  * run's directory, bench_open_run_dir) as
  * [{name, src: data: URI} or {name, omitted: why}], taking at most *budget
  * bytes of URIs (decreased by what it takes). */
 cJSON *bench_report_images(int run_fd, size_t *budget);
 char *bench_base64(const unsigned char *b, size_t n);
-int bench_write_report(const char *out, const char *task, const cJSON *config, const cJSON *lines, const cJSON *traj,
-                       double mean, int errors, double elapsed, hutch_error_t *err);
+/* OUT/report.html of the benchmark run in OUT (its benchmark.json and the
+ * runs' files), its finished tasks' lines given; elapsed: the run's time
+ * (-1: not known). */
+int bench_write_report(const char *out, const cJSON *lines, double elapsed, hutch_error_t *err);
 
-/* hutch report RUN_DIR (report.c): report.html for one hutch run. */
+/* hutch report DIR (report.c): report.html of a benchmark's run directory
+ * or of a hutch run's. */
 int bench_report_run(int argc, char **argv);
 
 /* A new run directory OUTPUT/YYYYMMDD_HHMMSS_TASK_LLM_SUFFIX (SUFFIX:

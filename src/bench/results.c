@@ -236,7 +236,7 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
   if (r >= 0)
     r = bench_write_summary(out, o->task, config, lines, st, elapsed, err);
   if (r >= 0 && whole)
-    r = bench_write_report(out, o->task, config, lines, traj, total ? sum / total : 0.0, errors, elapsed, err);
+    r = bench_write_report(out, lines, elapsed, err);
   cJSON_Delete(traj);
   return r;
 }

@@ -209,11 +209,16 @@ static void add_timings(cJSON *res, const cJSON *t, double spawned, double exite
   if (t && spawned > 0) {
     const cJSON *h = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "timings");
     const cJSON *st;
+    double last_reply = -1;
     cJSON_ArrayForEach(st, cJSON_GetObjectItemCaseSensitive(t, "steps")) {
       const cJSON *m = cJSON_GetObjectItemCaseSensitive(st, "metadata");
       const cJSON *e = cJSON_GetObjectItemCaseSensitive(m, "exec_time");
       const cJSON *u = cJSON_GetObjectItemCaseSensitive(m, "tool_time");
-      model += cJSON_IsNumber(e) ? e->valuedouble : 0;
+      const cJSON *reply = cJSON_GetObjectItemCaseSensitive(m, "reply");
+      /* The steps of one reply (its calls) each carry its latency: once. */
+      if (!cJSON_IsNumber(reply) || reply->valuedouble != last_reply)
+        model += cJSON_IsNumber(e) ? e->valuedouble : 0;
+      last_reply = cJSON_IsNumber(reply) ? reply->valuedouble : -1;
       tools += cJSON_IsNumber(u) ? u->valuedouble : 0;
     }
     const cJSON *begin = cJSON_GetObjectItemCaseSensitive(h, "begin");

@@ -196,13 +196,13 @@ RUN=$OUT
 # report DIR: what of the host's files report.html holds (its trajectory's
 # observation, its image), and the tasks.
 report() {
-  "$AGENT_PY" - "$1/report.html" <<'PY'
-import json, re, sys
-text = open(sys.argv[1]).read()
-d = json.loads(re.search(r'<script type="application/json" id="data">(.*?)</script>', text, re.S).group(1))
-leaked = [t["id"] for t in d["tasks"] if "HOST-SECRET" in json.dumps(t["steps"]) or
-          any(i["name"] == "leak.png" for i in t.get("images", []))]
-print(leaked, sorted(t["id"] for t in d["tasks"]))
+  PYTHONPATH=$HUTCH_SRCDIR/tests/lib "$AGENT_PY" - "$1/report.html" <<'PY'
+import sys
+import report_page
+d = report_page.parse(open(sys.argv[1], encoding="utf-8").read())
+leaked = [s.attrs["data-id"] for s in d.find_all("section", "task-detail")
+          if "HOST-SECRET" in s.text() or "leak.png" in s.text()]
+print(leaked, sorted(r.attrs["data-id"] for r in d.find_all("tr", "task")))
 PY
 }
 # tampered NAME DESC EXPR: a copy of the run whose line ra has run_dir EXPR

@@ -93,49 +93,7 @@ tap_ok "every task's agent and every slot's scoring sandbox leave audit logs tha
 tap_is "$(lines 'sorted(set(l["timings"]["reward_cpu"] > 0 for l in ls))')" "[True]" \
   "every task was scored by its slot's scoring sandbox (reward_cpu)"
 SINGLE=$OUT
-# report.html in a real browser: headless Chromium renders it and the
-# assertions are on the DOM its script built (the file's own tables are
-# empty; the data travels as JSON); screenshots are kept.
-if command -v chromium >/dev/null || command -v chromium-browser >/dev/null; then
-  shots=${HUTCH_TEST_SHOTS:-$HUTCH_BUILDDIR/tests/integration/benchmark-screenshots/$HUTCH_TEST_MODE}
-  mkdir -p "$shots" 2>/dev/null && [ -w "$shots" ] || shots=$tmp/screenshots
-  mkdir -p "$shots"
-  tap_unlike "$(cat "$OUT/report.html")" "<td>demo_0" "report.html's file holds no table row: the page's script makes them"
-  page=$("$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/render-report.py" "$OUT/report.html" demo_006 "$shots/report.png")
-  tap_like "$page" $'title: hutch benchmark: demo \u2014 openai/mock \\(llm-in-sandbox\\)\nsummary: tasks \\| mean score \\| errors \\| time\nsummary: 20 \\| 0.9500 \\| 0 \\| ' \
-    "report.html renders the run's scores"
-  tap_like "$page" $'\ntask: demo_017 \\| 0.0000 \\| ok \\| [0-9.]+ s \\| 3 \\| 330 \\| 7 \\| 12\n' "each task's score, status, time, steps, tokens, answer"
-  tap_like "$page" 'viewer: "Task demo_006.*step 2: execute_bash  exit 0 .*observation.*STDOUT.*42' \
-    "and report.html#ID shows a task's steps with what the tools answered"
-  tap_ok "a screenshot of the page is taken ($shots/report.png)" test -s "$shots/report.png"
-  run=$(ls -d "$OUT"/runs/demo_006/2*/)
-  run=${run%/}
-  # Images the agent wrote (in files/, as hutch run copied them back): shown
-  # when they are what their bytes say and small; the rest named, not shown.
-  "$AGENT_PY" - "$run/files" <<'PY'
-import base64, os, sys
-d = sys.argv[1]
-dot = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAABAAAAAQCAIAAACQkWg2AAAAGklEQVR4nGP8z8DwnwEPYMIn+f8/A8MoGKEhAP0gAh9uDlMlAAAAAElFTkSuQmCC")
-open(os.path.join(d, "plot.png"), "wb").write(dot)
-open(os.path.join(d, "huge.png"), "wb").write(dot + os.urandom(600 << 10))
-open(os.path.join(d, "script.gif"), "w").write("<svg onload=alert(1)>")
-os.symlink("/etc/passwd", os.path.join(d, "passwd.png"))
-PY
-  tap_status 0 "hutch report RUN_DIR writes the page of one hutch run" "$HUTCH_BIN" report "$run"
-  tap_is "$tap_stdout" "$run/report.html" "into RUN_DIR/report.html"
-  page=$("$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/render-report.py" "$run/report.html" "$(basename "$run")" "$shots/run.png")
-  tap_like "$page" $'title: hutch run: [0-9_]+ \u2014 mock \\(hutch run\\)\n.*\ntask: [0-9_]+ \\|  \\| submitted \\| [0-9.]+ s \\| 3 \\| 330 \\| 42 \\| \n' \
-    "with its end, steps and answer"
-  tap_like "$page" 'viewer: ".*step 2: execute_bash  exit 0 .*42' "and its trajectory"
-  tap_is "$(printf '%s\n' "$page" | grep '^image: ')" "image: plot.png data:image/png;base64,iVBORw0KGgoAAAANSU" \
-    "the image the agent wrote is shown, embedded as a data: URI"
-  tap_like "$page" 'image huge.png \(not shown: larger than 512 KiB\)image plot.pngimage script.gif \(not shown: not a PNG, JPEG, GIF or WebP image\)"' \
-    "a large one, or one whose bytes are not an image, is named and not shown; a symlink is not followed"
-  tap_ok "a screenshot of the run's page is taken ($shots/run.png)" test -s "$shots/run.png"
-else
-  tap_skip "report.html renders in a browser" "chromium is not installed (tests/setup-host.sh)"
-fi
-tap_status 2 "hutch report wants a run directory" "$HUTCH_BIN" report "$tmp"
+# report.html: tests/integration/report.sh.
 
 # ---- the LLM judge (LLM-in-Sandbox's judge.py) ----
 mock_start '{"tasks": [{"match": "CANDIDATE ANSWER TO ASSESS: Paris", "steps": [{"content": "<think>INCORRECT?</think> CORRECT"}]},
@@ -270,29 +228,6 @@ own_err=$tap_stderr
 tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls)')" "[('files', 1), ('inject', 1), ('jail', 1), ('raises', 0)]" \
   "scores: the answer is data to reward.py, the scoring sandbox has no host file and no network"
 tap_ok "the answer was never run as code" test ! -e /tmp/pwned
-# report.html: the answers travel as JSON data, never as HTML.
-tap_is "$("$AGENT_PY" - "$OUT/report.html" <<'PY'
-import html.parser, json, re, sys
-text = open(sys.argv[1]).read()
-class P(html.parser.HTMLParser):
-    def __init__(self):
-        super().__init__()
-        self.tags, self.data, self.cur = [], None, None
-    def handle_starttag(self, tag, attrs):
-        self.tags.append(tag)
-        self.cur = dict(attrs).get("id")
-    def handle_data(self, d):
-        if self.cur == "data" and self.data is None:
-            self.data = d
-p = P()
-p.feed(text)
-d = json.loads(p.data)
-ans = [t["agent_answer"] for t in d["tasks"] if t["id"] == "inject"][0]
-print(len(d["tasks"]), ans.endswith("</script><b id=x>"), "b" in p.tags, text.count("</script>"),
-      bool(re.search(r"(src|href)=|https?://", text.replace(p.data, ""))), d["tasks"][0]["steps"][0]["action"]["function"])
-PY
-)" "4 True False 2 False str_replace_editor" \
-  "report.html: each task and its steps as data; an answer holding </script> ends no element; nothing loaded from outside"
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ValueError: bad .\[2J answer" \
   "a failing compute_score is that task's error"
 tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \

@@ -21,6 +21,8 @@ Script entries:
   {"huge": 50000000}            a 200 body of that many bytes
   {"repeat": N, ...}            the same entry N times
   {"no_usage": true, ...}       a reply without "usage" (as some servers send)
+  {"usage": {...}, ...}         this "usage" instead of 100 prompt and 10
+                                completion tokens (e.g. with OpenRouter's "cost")
 
 For runs in parallel (hutch benchmark), the script may instead be an object
 {"tasks": [{"match": "TEXT", "steps": [entries]}, ...]}: a request plays the
@@ -95,6 +97,8 @@ def completion(entry, n):
     reply = {"id": "cmpl-%d" % n, "object": "chat.completion", "model": "mock",
              "choices": [{"index": 0, "message": msg, "finish_reason": "tool_calls" if calls else "stop"}],
              "usage": {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}}
+    if "usage" in entry:
+        reply["usage"] = entry["usage"]
     if entry.get("no_usage"):
         del reply["usage"]
     return reply

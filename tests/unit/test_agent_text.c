@@ -237,7 +237,18 @@ static void replies(void) {
   tap_is_int(r.n_calls, 1, "one call");
   tap_is_str(r.reasoning, "think", "reasoning_content kept");
   tap_is_int(r.total_tokens, 15, "usage read");
+  tap_ok(!r.has_cost, "no cost when the endpoint reports none");
   llm_reply_clear(&r);
+  const char *costs[] = {"1.5e-3", "-1", "\"0.1\""};
+  for (size_t i = 0; i < ARRAY_SIZE(costs); i++) {
+    _cleanup_free_ char *text = xasprintf("{\"choices\":[{\"message\":{\"content\":\"x\"}}],\"usage\":{"
+                                          "\"prompt_tokens\":1,\"completion_tokens\":1,\"cost\":%s}}",
+                                          costs[i]);
+    tap_ok(llm_parse_reply(text, strlen(text), &r, &err) == 0, "a reply with usage.cost %s parses", costs[i]);
+    tap_ok(i == 0 ? r.has_cost && r.cost == 1.5e-3 : !r.has_cost,
+           i == 0 ? "its cost is read" : "a cost that is no finite number >= 0 is not");
+    llm_reply_clear(&r);
+  }
   const char *garbage[] = {"<html>502 Bad Gateway</html>", "{\"choices\": []}",
                            "{\"choices\":[{\"message\":"
                            "{\"tool_calls\":[{}]}}]}",

@@ -190,7 +190,15 @@ static void summary_escapes(void) {
   memset(&o, 0, sizeof(o));
   o.task = "demo";
   hutch_error_t err = NULL;
-  tap_ok(bench_write_outputs(dir, &o, config, lines, 1.0, &err) == 0, "the outputs are written");
+  /* The run's benchmark.json, which report.html reads; its templates from
+   * the source tree (this program is no hutch of the build tree's). */
+  _cleanup_free_ char *meta = xasprintf("%s/benchmark.json", dir);
+  const char *meta_text = "{\"taskdir\": \"/t\", \"task\": \"demo\", \"config\": {\"llm_name\": \"m\", "
+                          "\"mode\": \"llm-in-sandbox\"}, \"shard\": [0, 1]}";
+  write_file_atomic(meta, meta_text, strlen(meta_text), 0644);
+  setenv("HUTCH_REPORT_DIR", HUTCH_SRCDIR "/report", 1);
+  tap_ok(bench_write_outputs(dir, &o, config, lines, 1.0, &err) == 0, "the outputs are written%s%s", err ? ": " : "",
+         err ? err->msg : "");
   hutch_error_free(&err);
   char *path = xasprintf("%s/summary.md", dir);
   size_t len = 0;
@@ -199,6 +207,13 @@ static void summary_escapes(void) {
              strstr(md, "| ` t<b>1 ` | 0.0000 | 1.0 s | ` reward: ValueError: <img src=x onerror=alert(1)> & more ` |"),
          "summary.md shows the model's tags as text, in code spans");
   free(md);
+  free(path);
+  path = xasprintf("%s/report.html", dir);
+  char *page = read_file_at(AT_FDCWD, path, 1 << 24, &len);
+  tap_ok(page && strstr(page, "&lt;img src=x onerror=alert(1)&gt; &amp; more") && !strstr(page, "<img src=x") &&
+             !strstr(page, "t<b>1"),
+         "report.html shows them as text, escaped");
+  free(page);
   free(path);
   cJSON_Delete(lines);
   cJSON_Delete(config);
