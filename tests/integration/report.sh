@@ -151,7 +151,7 @@ for r in rows(d):
     print(r.attrs["data-id"], [c for c in r.classes() if c in ("pass", "fail", "partial", "error")], cell(r, "result"))' "$tmp/bench.dom")" \
   "edit ['pass'] pass
 half ['partial'] partial
-raises ['error'] error: reward
+raises ['error'] error: scoring_error
 right ['pass'] pass
 wrong ['fail'] fail
 zz\"<i>hostile ['pass'] pass" \
@@ -172,7 +172,7 @@ print([(tr.find("th").text().strip(), tr.find("td").text().strip()) for tr in t.
 tap_is "$(dom '
 t = d.by_id("errors")
 print([[c.text().strip() for c in tr.find_all("td")][:2] for tr in t.find_all("tr") if tr.find("td")] if t else None)' "$tmp/bench.dom")" \
-  "[['reward', '1']]" "the error kinds, counted"
+  "[['scoring_error', '1']]" "the error kinds, counted"
 
 # Sorting and filtering: the state in the fragment, as a link keeps it.
 page dom "$bench_page" "sort=-tokens" >"$tmp/sorted.dom"
