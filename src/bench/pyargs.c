@@ -290,8 +290,14 @@ static char *unescape(const char *s, size_t n) {
 }
 
 /* A score: Python's repr of a finite float, nothing else. */
+/* A score's repr: a float's, an int's, True or False (at most 400
+ * characters: an int past that is no finite float). */
 static bool parse_score(const char *t, double *v) {
-  if (!*t || strspn(t, "+-.0123456789e") != strlen(t))
+  if (strcmp(t, "True") == 0 || strcmp(t, "False") == 0) {
+    *v = t[0] == 'T';
+    return true;
+  }
+  if (!*t || strlen(t) > 400 || strspn(t, "+-.0123456789e") != strlen(t))
     return false;
   char *end;
   *v = strtod(t, &end);
@@ -332,6 +338,7 @@ cJSON *bench_py_result(const char *line) {
   double score;
   if (tag == 5 && strncmp(line, "score", 5) == 0 && parse_score(rest, &score)) {
     cJSON_AddNumberToObject(r, "score", score);
+    cJSON_AddStringToObject(r, "repr", rest);
     return r;
   }
   if (tag == 6 && strncmp(line, "prompt", 6) == 0) {

@@ -1,6 +1,7 @@
 /* The run's records: results.jsonl (one line per finished task, appended
  * whole and synced, so a crash loses at most the tasks in flight), and at
- * the end LLM-in-Sandbox's results.json and trajectory.json. */
+ * the end LLM-in-Sandbox's results.json and trajectory.json (lisfiles.c)
+ * with hutch's summary.md and report.html. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include "util.h"
 
 #define LINES_MAX ((size_t)4 << 30)
-#define TRAJ_MAX ((size_t)1 << 30)
 
 int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err) {
   _cleanup_free_ char *text = cJSON_PrintUnformatted(line);
@@ -146,25 +146,6 @@ cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSO
   return lines;
 }
 
-/* The steps of a task's run, from its own trajectory.json. */
-static cJSON *steps_of(const char *out, const cJSON *line) {
-  _cleanup_close_ int run_fd = bench_open_run_dir(out, line);
-  size_t len = 0;
-  /* Never through a symlink in the run's place of trajectory.json. */
-  _cleanup_free_ char *text = run_fd >= 0 ? read_regular_file_at(run_fd, "trajectory.json", TRAJ_MAX, &len) : NULL;
-  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
-  cJSON *steps = cJSON_DetachItemFromObjectCaseSensitive(t, "steps");
-  cJSON_Delete(t);
-  return cJSON_IsArray(steps) ? steps : (cJSON_Delete(steps), cJSON_CreateArray());
-}
-
-static int write_json(const char *path, cJSON *j, hutch_error_t *err) {
-  _cleanup_free_ char *text = cJSON_Print(j);
-  if (text == NULL || write_file_atomic(path, text, strlen(text), 0644) < 0)
-    return hutch_error_sys(err, "write %s", path);
-  return 0;
-}
-
 int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err) {
   _cleanup_free_ char *path = xasprintf("%s/%s", out, name);
   int r = write_file_atomic(path, text, len, 0644);
@@ -206,9 +187,12 @@ static int write_summary(const char *out, const char *task, const cJSON *config,
   return bench_save(out, "summary.md", text, len, err);
 }
 
-int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
+int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *meta, const cJSON *lines,
                         double elapsed, hutch_error_t *err) {
-  cJSON *traj = cJSON_CreateObject();
+  cJSON *traj = NULL;
+  if (bench_write_lis(out, o->task, meta, lines, elapsed, &traj, err) < 0)
+    return -1;
+  /* hutch's own view: a task with an error scores 0 and counts as one. */
   double sum = 0;
   int total = 0, errors = 0;
   const cJSON *l;
@@ -218,37 +202,9 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
     total++;
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "error")))
       errors++;
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddItemToObject(e, "problem_statement",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "problem_statement"), true));
-    cJSON_AddItemToObject(e, "trajectory", steps_of(out, l));
-    cJSON_AddNumberToObject(e, "reward", cJSON_IsNumber(s) ? s->valuedouble : 0);
-    cJSON_AddItemToObject(e, "agent_answer",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "agent_answer"), true));
-    cJSON_AddItemToObject(e, "ground_truth",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "ground_truth"), true));
-    const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
-    cJSON_DeleteItemFromObjectCaseSensitive(traj, id);
-    cJSON_AddItemToObject(traj, id, e);
   }
-  _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", out);
-  int r = write_json(tpath, traj, err);
-  if (r < 0) {
-    cJSON_Delete(traj);
-    return r;
-  }
-  cJSON *res = cJSON_CreateObject();
-  cJSON_AddItemToObject(res, "config", cJSON_Duplicate(config, true));
-  cJSON_AddStringToObject(res, "task", o->task);
-  cJSON_AddNumberToObject(res, "total", total);
-  cJSON_AddNumberToObject(res, "mean_score", total ? sum / total : 0.0);
-  cJSON_AddNumberToObject(res, "num_errors", errors);
-  cJSON_AddNumberToObject(res, "elapsed_time_seconds", elapsed);
-  _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
-  r = write_json(rpath, res, err);
-  cJSON_Delete(res);
-  if (r >= 0)
-    r = write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);
+  const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");
+  int r = write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);
   if (r >= 0)
     r = bench_write_report(out, o->task, config, lines, traj, total ? sum / total : 0.0, errors, elapsed, err);
   cJSON_Delete(traj);

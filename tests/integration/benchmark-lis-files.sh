@@ -69,12 +69,23 @@ for l in open(sys.argv[1]):
     if d["id"] == sys.argv[2]:
         print(eval(sys.argv[3]))' "$out/results.jsonl" "$@"
 }
-tap_like "$(line edge_api '(d["score"], d["error"])')" "^\(0(\.0)?, '.+'\)$" \
+tap_like "$(line edge_api '(d["score"], d["error"])')" "^\(0(\.0)?, [\"'].+[\"']\)$" \
   "results.jsonl: the task whose model API failed is an error in hutch's own record"
-tap_like "$(line edge_api_late '(d["score"], d["error"])')" "^\(0(\.0)?, '.+'\)$" \
+tap_like "$(line edge_api_late '(d["score"], d["error"])')" "^\(0(\.0)?, [\"'].+[\"']\)$" \
   "results.jsonl: so is the one whose API failed after it wrote its answer (LLM-in-Sandbox scores it)"
 tap_like "$(line edge_raise '(d["agent_answer"], d["error"])')" "^\('boom', '.*ZeroDivisionError.*'\)$" \
   "results.jsonl: a reward.py that raised keeps the answer and the error"
 tap_like "$(cat "$out/summary.md")" "edge_api" "summary.md lists the tasks with hutch's errors"
+
+# Where hutch departs from LLM-in-Sandbox's bytes on purpose: the control
+# characters rich keeps (ESC here) are escaped in the log, so that reading
+# it in a terminal runs nothing of the model's.
+mock_start '{"tasks": [{"match": "E-INT", "steps": [{"content": "clear \u001b[2J now", "calls": [["execute_bash", {"command": "printf int > /testbed/answer.txt"}]]}, {"calls": [["submit", {}]]}]}]}'
+tap_status 0 "a thought with an escape sequence" \
+  "$HUTCH_BIN" benchmark "$GOLDEN/tasks" --task edge --start_id 1 --end_id 2 --model mock --base-url "$MOCK_URL" \
+  --rootfs "$IMAGE" --output-dir "$tmp/out-esc" --retry-delay 0.05
+out=$(printf '%s\n' "$tap_stdout" | tail -n 1)
+tap_like "$(cat "$out/logs/edge_int.txt")" 'clear \\x1b\[2J now' "is shown escaped in logs/ID.txt"
+tap_unlike "$(cat "$out/logs/edge_int.txt")" $'\x1b' "which holds no escape character"
 
 tap_done

@@ -12,6 +12,8 @@
 
 [ -x /usr/bin/python3 ] || tap_skip_all "python3 is needed for the mock model server"
 AGENT_IMAGE=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+# python3 in the image: hutch benchmark scores with it.
+BENCH_IMAGE=$(hutch_test_rootfs debian) || tap_skip_all "debian test rootfs unavailable (tests/setup-host.sh)"
 unset LLM_NAME LLM_BASE_URL LLM_API_KEY LLM_TEMPERATURE LLM_NUM_WORKERS LLM_IN_SANDBOX_CONFIG OPENAI_API_KEY \
   OPENAI_BASE_URL
 tmp=$(hutch_test_tmpdir)
@@ -61,7 +63,7 @@ YAML
 printf '[{"id": "a", "problem_statement": "T-ONE", "ground_truth": "1"}, {"id": "b", "problem_statement": "T-TWO", "ground_truth": "2"}]\n' >"$set_dir/t/data.json"
 printf 'def compute_score(agent_answer, ground_truth, **kw):\n    return 1.0\n' >"$set_dir/t/reward.py"
 hb() {
-  "$HUTCH_BIN" benchmark "$@" --rootfs "$AGENT_IMAGE" --retry-delay 0.05
+  "$HUTCH_BIN" benchmark "$@" --rootfs "$BENCH_IMAGE" --retry-delay 0.05
 }
 mock_start '[]'
 tap_status 0 "benchmark -n 2 -o DIR -a KEY, as llm-in-sandbox benchmark --help lists them" \
@@ -92,15 +94,15 @@ api_key: file-key-0003
 YAML
 tap_status 0 "benchmark: LLM_* variables over the settings file" env LLM_NAME=from-env LLM_BASE_URL="$MOCK_URL" \
   LLM_API_KEY=env-key-0004 LLM_TEMPERATURE=0.25 \
-  "$HUTCH_BIN" benchmark "$set_dir" --task t --settings "$tmp/settings.yaml" --rootfs "$AGENT_IMAGE" -o "$tmp/bo"
+  "$HUTCH_BIN" benchmark "$set_dir" --task t --settings "$tmp/settings.yaml" --rootfs "$BENCH_IMAGE" -o "$tmp/bo"
 tap_is "$(mock_request 0 'r["body"]["model"], r["authorization"], r["body"]["temperature"]')" \
   "('from-env', 'Bearer env-key-0004', 0.25)" "the variables win over the file, as in LLM-in-Sandbox's benchmark"
 mock_start '[]'
 tap_status 0 "benchmark: OPENAI_API_KEY is not read" env OPENAI_API_KEY=openai-key-0005 \
-  "$HUTCH_BIN" benchmark "$set_dir" --task t --model m --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" -o "$tmp/bo"
+  "$HUTCH_BIN" benchmark "$set_dir" --task t --model m --base-url "$MOCK_URL" --rootfs "$BENCH_IMAGE" -o "$tmp/bo"
 tap_is "$(mock_request 0 'r["authorization"]')" "Bearer sk-placeholder" "the key is LLM-in-Sandbox's placeholder"
 tap_status 2 "benchmark: a bad LLM_TEMPERATURE is a usage error" env LLM_TEMPERATURE=warm \
-  "$HUTCH_BIN" benchmark "$set_dir" --task t --model m --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" -o "$tmp/bo"
+  "$HUTCH_BIN" benchmark "$set_dir" --task t --model m --base-url "$MOCK_URL" --rootfs "$BENCH_IMAGE" -o "$tmp/bo"
 tap_like "$tap_stderr" "LLM_TEMPERATURE" "naming the variable"
 
 tap_done

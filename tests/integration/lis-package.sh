@@ -12,6 +12,8 @@
 
 [ -x /usr/bin/python3 ] || tap_skip_all "python3 is needed for the mock model server"
 AGENT_IMAGE=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+# python3 in the image: hutch benchmark scores with it.
+BENCH_IMAGE=$(hutch_test_rootfs debian) || tap_skip_all "debian test rootfs unavailable (tests/setup-host.sh)"
 unset LLM_NAME LLM_BASE_URL LLM_API_KEY LLM_TEMPERATURE LLM_IN_SANDBOX_CONFIG OPENAI_API_KEY OPENAI_BASE_URL PYTHONPATH
 export PATH=/usr/bin:/bin:$PATH
 tmp=$(hutch_test_tmpdir)
@@ -68,7 +70,9 @@ sent_tools() {
 
 # ---- hutch run --lis ----
 mock_start '[]'
-tap_status 0 "run --lis with the package on Python's path" env PYTHONPATH="$site" hrun --query QQ --lis
+export PYTHONPATH=$site
+tap_status 0 "run --lis with the package on Python's path" hrun --query QQ --lis
+unset PYTHONPATH
 tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"]')" \
   "FAKE-LIS system prompt: work in /testbed, read /testbed/input, write /testbed/output." \
   "the system prompt is the package's config/general.yaml's"
@@ -83,8 +87,10 @@ printf 'lis: %s\n' "$pkg" >"$tmp/settings.yaml"
 tap_status 0 "run with 'lis: PATH' in the settings file" hrun --query QQ --settings "$tmp/settings.yaml"
 tap_is "$(sent_tools)" "$want_tools" "the same tools"
 mock_start '[]'
-tap_status 0 "run --lis --prompt_config FILE: the file given wins" env PYTHONPATH="$site" \
+export PYTHONPATH=$site
+tap_status 0 "run --lis --prompt_config FILE: the file given wins" \
   hrun --query QQ --lis --prompt_config "$HUTCH_SRCDIR/prompts/default.yaml"
+unset PYTHONPATH
 tap_unlike "$(mock_request 0 'r["body"]["messages"][0]["content"]')" "FAKE-LIS" "the system prompt is the file's"
 tap_is "$(sent_tools)" "$want_tools" "the tools are still the package's"
 mock_start '[]'
@@ -97,12 +103,12 @@ tap_like "$tap_stderr" "config/general.yaml" "says what is missing"
 # ---- hutch benchmark without TASKDIR: the package's task folders ----
 mock_start '[]'
 tap_status 0 "benchmark --task demo without TASKDIR, the package installed" env PYTHONPATH="$site" \
-  "$HUTCH_BIN" benchmark --task demo --model m --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" -o "$tmp/bo" --lis
+  "$HUTCH_BIN" benchmark --task demo --model m --base-url "$MOCK_URL" --rootfs "$BENCH_IMAGE" -o "$tmp/bo" --lis
 tap_is "$(mock_request 0 'r["body"]["messages"][1]["content"]')" "FAKE-DEMO-ONE
 Steps Remaining: 100" "its task folder is the package's benchmark/demo"
 tap_is "$(sent_tools)" "$want_tools" "with --lis, the tasks get the package's tools"
 tap_status 2 "benchmark --task demo without TASKDIR or the package" \
-  "$HUTCH_BIN" benchmark --task demo --model m --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" -o "$tmp/bo"
+  "$HUTCH_BIN" benchmark --task demo --model m --base-url "$MOCK_URL" --rootfs "$BENCH_IMAGE" -o "$tmp/bo"
 tap_like "$tap_stderr" "TASKDIR.*pip install llm-in-sandbox" "says to give TASKDIR or install the package"
 
 tap_done
