@@ -294,7 +294,8 @@ struct bench_meta {
 /* 0 with *m (pointing into meta), else -1 with *why naming the field. */
 int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why);
 /* A results.jsonl line: id, score (finite; in r, or 0 with an error),
- * error, elapsed_seconds, tokens, timings, run_dir (bench_run_dir_ok) and
+ * error, lis_error, reward_repr (in r unless lis_error), elapsed_seconds,
+ * tokens, timings, run_dir (bench_run_dir_ok) and
  * shard_dir (one of shard_dirs, a merged run's merged_from); -1 with *why
  * naming the field. */
 int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON *shard_dirs, char **why);
@@ -346,10 +347,13 @@ const char *bench_lis_error(const cJSON *line);
 cJSON *bench_lis_reward(const cJSON *line);
 /* results.json's config as LLM-in-Sandbox types it, from benchmark.json. */
 cJSON *bench_lis_config(const cJSON *meta);
-/* trajectory.json (returned in *traj, keyed by id: the report reads it) and
- * results.json, written as LLM-in-Sandbox's runner writes them. */
+/* trajectory.json and results.json, written as LLM-in-Sandbox's runner
+ * writes them. */
 int bench_write_lis(const char *out, const char *task, const cJSON *meta, const cJSON *lines, double elapsed,
-                    cJSON **traj, hutch_error_t *err);
+                    hutch_error_t *err);
+/* The steps of a line's run, from its own trajectory.json (hutch's keys
+ * and all); an empty array without one. */
+cJSON *bench_line_steps(const char *out, const cJSON *line);
 /* Python's f"{v:.4f}" of a reward node. */
 char *bench_lis_score4(const cJSON *reward);
 /* A line's LIS error text for an error of hutch's (why) and the scoring

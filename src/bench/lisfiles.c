@@ -141,8 +141,7 @@ cJSON *bench_lis_config(const cJSON *meta) {
   return r;
 }
 
-/* The steps of a task's run, from its own trajectory.json. */
-static cJSON *steps_of(const char *out, const cJSON *line) {
+cJSON *bench_line_steps(const char *out, const cJSON *line) {
   _cleanup_close_ int run_fd = bench_open_run_dir(out, line);
   size_t len = 0;
   /* Never through a symlink in the run's place of trajectory.json. */
@@ -188,7 +187,7 @@ static int save_text(const char *out, const char *name, char *text, hutch_error_
 }
 
 int bench_write_lis(const char *out, const char *task, const cJSON *meta, const cJSON *lines, double elapsed,
-                    cJSON **traj_out, hutch_error_t *err) {
+                    hutch_error_t *err) {
   cJSON *traj = cJSON_CreateObject();
   /* Python's sum() of the rewards: exact while they are ints and bools,
    * then float additions in the tasks' order. */
@@ -219,7 +218,7 @@ int bench_write_lis(const char *out, const char *task, const cJSON *meta, const 
                           dup_or_null(cJSON_GetObjectItemCaseSensitive(l, "problem_statement")));
     cJSON *steps = cJSON_CreateArray();
     if (lerr == NULL) {
-      cJSON *raw = steps_of(out, l);
+      cJSON *raw = bench_line_steps(out, l);
       const cJSON *st;
       cJSON_ArrayForEach(st, raw) cJSON_AddItemToArray(steps, lis_step(st));
       cJSON_Delete(raw);
@@ -250,9 +249,6 @@ int bench_write_lis(const char *out, const char *task, const cJSON *meta, const 
   cJSON_AddItemToObject(res, "elapsed_time_seconds", bench_pyjson_float(elapsed));
   int r = save_text(out, "results.json", bench_pyjson(res), err);
   cJSON_Delete(res);
-  if (r < 0 || traj_out == NULL)
-    cJSON_Delete(traj);
-  else
-    *traj_out = traj;
+  cJSON_Delete(traj);
   return r;
 }

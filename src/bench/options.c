@@ -17,7 +17,7 @@
 #include "util.h"
 
 void bench_usage(FILE *out) {
-  fprintf(out, "Usage: hutch benchmark TASKDIR --task NAME [OPTIONS] [hutch run OPTIONS]\n\n"
+  fprintf(out, "Usage: hutch benchmark [TASKDIR] --task NAME [OPTIONS] [hutch run OPTIONS]\n\n"
                "Evaluate a model on a task folder of LLM-in-Sandbox's format, TASKDIR/NAME:\n"
                "config.yaml, its data file and reward.py.  Each task is a hutch run in a sandbox\n"
                "of its own; its answer is scored by reward.py's compute_score in another sandbox\n"
@@ -54,7 +54,8 @@ void bench_usage(FILE *out) {
                "  --lis[=DIR]                the tasks get the tool schemas of the installed\n"
                "                             LLM-in-Sandbox (or its package directory DIR)\n"
                "Without TASKDIR, the task folders are those of the installed LLM-in-Sandbox.\n"
-               "LLM-in-Sandbox's command line works too: -d -o -a -n, --noX, and the words\n"
+               "LLM-in-Sandbox's command line works too: -d -o -a -n, \"no\" before a yes/no\n"
+               "option's name, and the words\n"
                "TASK MODEL IMAGE MAX_STEPS TEMPERATURE after TASKDIR.\n"
                "  -h, --help                 show this help\n");
 }

@@ -189,10 +189,12 @@ static int write_summary(const char *out, const char *task, const cJSON *config,
 
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *meta, const cJSON *lines,
                         double elapsed, hutch_error_t *err) {
-  cJSON *traj = NULL;
-  if (bench_write_lis(out, o->task, meta, lines, elapsed, &traj, err) < 0)
+  if (bench_write_lis(out, o->task, meta, lines, elapsed, err) < 0)
     return -1;
-  /* hutch's own view: a task with an error scores 0 and counts as one. */
+  /* hutch's own view, for its summary and report: a task with an error
+   * scores 0 and counts as one; its answer and its run's steps, with
+   * hutch's keys, stay. */
+  cJSON *traj = cJSON_CreateObject();
   double sum = 0;
   int total = 0, errors = 0;
   const cJSON *l;
@@ -202,6 +204,18 @@ int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON
     total++;
     if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "error")))
       errors++;
+    cJSON *e = cJSON_CreateObject();
+    cJSON_AddItemToObject(e, "problem_statement",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "problem_statement"), true));
+    cJSON_AddItemToObject(e, "trajectory", bench_line_steps(out, l));
+    cJSON_AddNumberToObject(e, "reward", cJSON_IsNumber(s) ? s->valuedouble : 0);
+    cJSON_AddItemToObject(e, "agent_answer",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "agent_answer"), true));
+    cJSON_AddItemToObject(e, "ground_truth",
+                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "ground_truth"), true));
+    const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
+    cJSON_DeleteItemFromObjectCaseSensitive(traj, id);
+    cJSON_AddItemToObject(traj, id, e);
   }
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");
   int r = write_summary(out, o->task, config, lines, total ? sum / total : 0.0, errors, elapsed, err);

@@ -569,6 +569,25 @@ static void lis_files(void) {
     bad += nl > p && cells != 100 && !strstr(p, "\xf0\x9f") && !strstr(p, "\xe2\x9a\xa1");
   }
   tap_ok(lines > 10 && bad == 0, "console: each line of a panel or rule is 100 cells wide");
+  struct bench_range r01 = {0, 1};
+  static const struct {
+    const char *line;
+    bool good;
+  } checked[] = {
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"True\",\"elapsed_seconds\":1}", true},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"7\",\"elapsed_seconds\":1}", false},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":\"x\",\"reward_repr\":\"7\",\"elapsed_seconds\":1}", true},
+      {"{\"id\":\"a\",\"score\":1,\"lis_error\":3,\"elapsed_seconds\":1}", false},
+      {"{\"id\":\"a\",\"score\":1,\"reward_repr\":\"1.0; rm\",\"elapsed_seconds\":1}", false},
+      {"{\"id\":\"a\",\"score\":1,\"reward_repr\":1,\"elapsed_seconds\":1}", false},
+  };
+  for (size_t i = 0; i < ARRAY_SIZE(checked); i++) {
+    cJSON *l = cJSON_Parse(checked[i].line);
+    char *why = NULL;
+    tap_ok((bench_line_check(l, &r01, NULL, &why) == 0) == checked[i].good, "line check: %s", checked[i].line);
+    free(why);
+    cJSON_Delete(l);
+  }
 }
 
 int main(void) {
