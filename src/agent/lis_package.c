@@ -31,11 +31,16 @@
 
 extern char **environ;
 
-static const char find_py[] = "import importlib.util\n"
+/* sys.path[0] is the current directory for python3 -c: a directory a
+ * sandbox wrote (a run's files/) must not provide the package, nor
+ * anything imported, so it goes first (sys is built in). */
+#define NO_CWD "import sys\nsys.path[:] = [p for p in sys.path if p not in ('', '.')]\n"
+
+static const char find_py[] = NO_CWD "import importlib.util\n"
                               "s = importlib.util.find_spec('llm_in_sandbox')\n"
                               "print(s.submodule_search_locations[0] if s and s.submodule_search_locations else '')\n";
 
-static const char tools_py[] = "import importlib.util, json, sys\n"
+static const char tools_py[] = NO_CWD "import importlib.util, json\n"
                                "spec = importlib.util.spec_from_file_location('llm_in_sandbox_tools', sys.argv[1])\n"
                                "m = importlib.util.module_from_spec(spec)\n"
                                "spec.loader.exec_module(m)\n"

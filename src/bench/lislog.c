@@ -26,6 +26,7 @@
 
 #define WIDTH 100
 #define BODY (WIDTH - 4) /* inside "│ " and " │" */
+#define FUNCTION_MAX 4096 /* characters of a tool's name shown */
 
 struct u32s {
   uint32_t *c;
@@ -48,8 +49,11 @@ static void push_ascii(struct u32s *s, const char *a) {
     push(s, (unsigned char)*a);
 }
 
-static struct u32s decode(const char *text) {
-  _cleanup_free_ char *clean = text_utf8_sanitize(text, strlen(text));
+/* The first max characters of text and one more, if it has them (at most
+ * 4 bytes a character: a text of megabytes is never decoded whole). */
+static struct u32s decode_prefix(const char *text, size_t max) {
+  size_t len = strnlen(text, max < SIZE_MAX / 4 - 1 ? (max + 1) * 4 : SIZE_MAX);
+  _cleanup_free_ char *clean = text_utf8_sanitize(text, len);
   struct u32s s = {0};
   const unsigned char *p = (const unsigned char *)clean;
   size_t left = strlen(clean);
@@ -61,7 +65,13 @@ static struct u32s decode(const char *text) {
     push(&s, cp);
     p += n, left -= n;
   }
+  if (s.n > max + 1)
+    s.n = max + 1;
   return s;
+}
+
+static struct u32s decode(const char *text) {
+  return decode_prefix(text, SIZE_MAX - 1);
 }
 
 struct out {
@@ -546,7 +556,7 @@ static void rule(struct out *o, const char *title) {
 
 /* text[:max] + "..." when longer, in characters; then rich's escape(). */
 static struct u32s escaped(const char *text, size_t max) {
-  struct u32s s = decode(text ? text : "");
+  struct u32s s = decode_prefix(text ? text : "", max);
   if (s.n > max) {
     s.n = max;
     push_ascii(&s, "...");
@@ -591,7 +601,8 @@ char *bench_lislog(const char *system, const char *user, const cJSON *steps, lon
     const cJSON *action = cJSON_GetObjectItemCaseSensitive(st, "action");
     struct u32s a = {0};
     push_ascii(&a, "[bold]");
-    struct u32s fn = decode(str_of(action, "function"));
+    /* A name is a few words; one of megabytes is cut. */
+    struct u32s fn = decode_prefix(str_of(action, "function"), FUNCTION_MAX - 1);
     push_n(&a, fn.c, fn.n);
     free(fn.c);
     push_ascii(&a, "[/bold]");

@@ -97,6 +97,15 @@ mock_start '[]'
 tap_status 2 "run --lis without the package" hrun --query QQ --lis
 tap_like "$tap_stderr" "pip install llm-in-sandbox" "fails with the command that installs it"
 tap_is "$(mock_count)" "0" "and sends nothing"
+# A package in the current directory (a run's files/, which a sandbox
+# wrote) is not Python's path for hutch: its tools.py never runs on the host.
+cwd=$tmp/cwd
+mkdir -p "$cwd"
+cp -r "$pkg" "$cwd/"
+printf 'import os\nopen(os.path.join(os.path.dirname(__file__), "RAN"), "w")\n' >>"$cwd/llm_in_sandbox/tools.py"
+tap_status 2 "run --lis in a directory that holds a package llm_in_sandbox" \
+  sh -c "cd '$cwd' && exec $(printf '%q ' "$HUTCH_BIN") run --query QQ --model m --lis"
+tap_ok "it is not taken: its tools.py did not run" test ! -e "$cwd/llm_in_sandbox/RAN"
 tap_status 2 "run --lis=PATH of a directory that is not the package" hrun --query QQ --lis="$tmp"
 tap_like "$tap_stderr" "config/general.yaml" "says what is missing"
 

@@ -569,6 +569,20 @@ static void lis_files(void) {
     bad += nl > p && cells != 100 && !strstr(p, "\xf0\x9f") && !strstr(p, "\xe2\x9a\xa1");
   }
   tap_ok(lines > 10 && bad == 0, "console: each line of a panel or rule is 100 cells wide");
+  /* A thought of 8 MiB: read up to what is shown (1000 characters). */
+  size_t big = 8u << 20;
+  char *huge = xmalloc(big + 1);
+  memset(huge, 'y', big);
+  huge[big] = '\0';
+  cJSON *hs = cJSON_CreateArray();
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "thought", huge);
+  cJSON_AddStringToObject(st, "observation", "o");
+  cJSON_AddItemToArray(hs, st);
+  free(huge);
+  _cleanup_free_ char *cut = bench_lislog("S", "U", hs, 1, false);
+  cJSON_Delete(hs);
+  tap_ok(strlen(cut) < 20000 && strstr(cut, "yyy...") != NULL, "console: a long thought cut at 1000 characters and \"...\"");
   struct bench_range r01 = {0, 1};
   static const struct {
     const char *line;
