@@ -36,15 +36,17 @@ extern char **environ;
  * anything imported, so it goes first (sys is built in). */
 #define NO_CWD "import sys\nsys.path[:] = [p for p in sys.path if p not in ('', '.')]\n"
 
-static const char find_py[] = NO_CWD "import importlib.util\n"
-                              "s = importlib.util.find_spec('llm_in_sandbox')\n"
-                              "print(s.submodule_search_locations[0] if s and s.submodule_search_locations else '')\n";
+static const char find_py[] =
+    NO_CWD "import importlib.util\n"
+           "s = importlib.util.find_spec('llm_in_sandbox')\n"
+           "print(s.submodule_search_locations[0] if s and s.submodule_search_locations else '')\n";
 
-static const char tools_py[] = NO_CWD "import importlib.util, json\n"
-                               "spec = importlib.util.spec_from_file_location('llm_in_sandbox_tools', sys.argv[1])\n"
-                               "m = importlib.util.module_from_spec(spec)\n"
-                               "spec.loader.exec_module(m)\n"
-                               "print(json.dumps([m.str_replace_editor_tool, m.execute_bash_tool, m.submit_tool]))\n";
+static const char tools_py[] =
+    NO_CWD "import importlib.util, json\n"
+           "spec = importlib.util.spec_from_file_location('llm_in_sandbox_tools', sys.argv[1])\n"
+           "m = importlib.util.module_from_spec(spec)\n"
+           "spec.loader.exec_module(m)\n"
+           "print(json.dumps([m.str_replace_editor_tool, m.execute_bash_tool, m.submit_tool]))\n";
 
 /* python3 -c CODE ARG: its standard output (at most OUT_MAX bytes), NULL
  * when it could not run or did not exit 0; its stderr is ours. */

@@ -25,7 +25,7 @@
 #include "util.h"
 
 #define WIDTH 100
-#define BODY (WIDTH - 4) /* inside "│ " and " │" */
+#define BODY (WIDTH - 4)  /* inside "│ " and " │" */
 #define FUNCTION_MAX 4096 /* characters of a tool's name shown */
 
 struct u32s {

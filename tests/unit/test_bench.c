@@ -582,15 +582,19 @@ static void lis_files(void) {
   free(huge);
   _cleanup_free_ char *cut = bench_lislog("S", "U", hs, 1, false);
   cJSON_Delete(hs);
-  tap_ok(strlen(cut) < 20000 && strstr(cut, "yyy...") != NULL, "console: a long thought cut at 1000 characters and \"...\"");
+  tap_ok(strlen(cut) < 20000 && strstr(cut, "yyy...") != NULL,
+         "console: a long thought cut at 1000 characters and \"...\"");
   struct bench_range r01 = {0, 1};
   static const struct {
     const char *line;
     bool good;
   } checked[] = {
-      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"True\",\"elapsed_seconds\":1}", true},
-      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"7\",\"elapsed_seconds\":1}", false},
-      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":\"x\",\"reward_repr\":\"7\",\"elapsed_seconds\":1}", true},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"True\",\"elapsed_seconds\":1}",
+       true},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"7\",\"elapsed_seconds\":1}",
+       false},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":\"x\",\"reward_repr\":\"7\",\"elapsed_seconds\":1}",
+       true},
       {"{\"id\":\"a\",\"score\":1,\"lis_error\":3,\"elapsed_seconds\":1}", false},
       {"{\"id\":\"a\",\"score\":1,\"reward_repr\":\"1.0; rm\",\"elapsed_seconds\":1}", false},
       {"{\"id\":\"a\",\"score\":1,\"reward_repr\":1,\"elapsed_seconds\":1}", false},
