@@ -243,6 +243,10 @@ void bench_json_last_wins(cJSON *v);
  * "cpu=USEC[,last] ", the request's CPU time and whether the sandbox ends
  * after it.  Returns what follows it, NULL when the line has no such head. */
 const char *bench_py_result_head(const char *line, int64_t *cpu_us, bool *last);
+/* A score's repr as the driver writes it: a float's, an int's, True or
+ * False (at most 400 characters: an int past that is no finite float),
+ * finite; its value in *v. */
+bool bench_score_repr(const char *t, double *v);
 /* The driver's result line (after its head) as {"score", "repr"},
  * {"error", "kind"} or {"prompt"}; NULL when it is not one. */
 cJSON *bench_py_result(const char *line);

@@ -41,20 +41,17 @@ static bool int_text(const char *t) {
 }
 
 cJSON *bench_lis_reward_node(const char *repr) {
-  if (repr == NULL)
+  double v;
+  if (repr == NULL || !bench_score_repr(repr, &v))
     return NULL;
   if (strcmp(repr, "True") == 0 || strcmp(repr, "False") == 0)
     return cJSON_CreateBool(repr[0] == 'T');
   if (int_text(repr)) {
-    cJSON *n = cJSON_CreateNumber(strtod(repr, NULL));
+    cJSON *n = cJSON_CreateNumber(v);
     n->valuestring = xstrdup(repr);
     return n;
   }
-  if (*repr == '\0' || strlen(repr) > 400 || strspn(repr, "+-.0123456789e") != strlen(repr))
-    return NULL;
-  char *end;
-  double v = strtod(repr, &end);
-  return *end == '\0' ? bench_pyjson_float(v) : NULL;
+  return bench_pyjson_float(v);
 }
 
 cJSON *bench_lis_reward(const cJSON *line) {

@@ -290,9 +290,7 @@ static char *unescape(const char *s, size_t n) {
 }
 
 /* A score: Python's repr of a finite float, nothing else. */
-/* A score's repr: a float's, an int's, True or False (at most 400
- * characters: an int past that is no finite float). */
-static bool parse_score(const char *t, double *v) {
+bool bench_score_repr(const char *t, double *v) {
   if (strcmp(t, "True") == 0 || strcmp(t, "False") == 0) {
     *v = t[0] == 'T';
     return true;
@@ -336,7 +334,7 @@ cJSON *bench_py_result(const char *line) {
   const char *rest = sp + 1;
   cJSON *r = cJSON_CreateObject();
   double score;
-  if (tag == 5 && strncmp(line, "score", 5) == 0 && parse_score(rest, &score)) {
+  if (tag == 5 && strncmp(line, "score", 5) == 0 && bench_score_repr(rest, &score)) {
     cJSON_AddNumberToObject(r, "score", score);
     cJSON_AddStringToObject(r, "repr", rest);
     return r;

@@ -145,20 +145,6 @@ static bool time_of(const cJSON *v) {
   return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble >= 0;
 }
 
-/* A reward's repr as the scoring driver gives it: True, False, an int or a
- * float's text (its value in *v). */
-static bool reward_repr_ok(const char *t, double *v) {
-  if (strcmp(t, "True") == 0 || strcmp(t, "False") == 0) {
-    *v = t[0] == 'T';
-    return true;
-  }
-  if (!*t || strlen(t) > 400 || strspn(t, "+-.0123456789e") != strlen(t))
-    return false;
-  char *end;
-  *v = strtod(t, &end);
-  return *end == '\0' && isfinite(*v);
-}
-
 int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON *shard_dirs, char **why) {
   *why = NULL;
   if (!cJSON_IsObject(line)) {
@@ -189,7 +175,7 @@ int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON
     *why = xstrdup("\"timings\" is not an object");
   else if (lis_error && !cJSON_IsNull(lis_error) && !cJSON_IsString(lis_error))
     *why = xstrdup("\"lis_error\" is not text");
-  else if (repr && !(cJSON_IsString(repr) && reward_repr_ok(repr->valuestring, &reward)))
+  else if (repr && !(cJSON_IsString(repr) && bench_score_repr(repr->valuestring, &reward)))
     *why = xstrdup("\"reward_repr\" is not a score's repr (True, False, an int or a float)");
   else if (rd && (!cJSON_IsString(rd) || !bench_run_dir_ok(rd->valuestring))) {
     _cleanup_free_ char *shown = text_escape_cstr(cJSON_IsString(rd) ? rd->valuestring : "(not text)");
