@@ -269,11 +269,17 @@ static const char *pick_shell(struct run *r) {
   return "sh";
 }
 
-/* Made by hutch itself through the sandbox's root, owned by its root. */
-static int prepare_dirs(struct run *r, hutch_error_t *err) {
-  const char *dirs[] = {r->pc.working_dir, r->pc.input_dir, r->pc.output_dir};
+/* Made by hutch itself through the sandbox's root, owned by its root: the
+ * ones LLM-in-Sandbox's container set-up makes whatever the prompt config
+ * says (WORKING_DIR, WORKING_DIR/input, WORKING_DIR/output), the input
+ * directory only when there is input to copy into it (as its copy does),
+ * and the output directory, which the copy-back reads. */
+static int prepare_dirs(struct run *r, bool with_input, hutch_error_t *err) {
+  _cleanup_free_ char *in = xasprintf("%s/input", r->pc.working_dir);
+  _cleanup_free_ char *out = xasprintf("%s/output", r->pc.working_dir);
+  const char *dirs[] = {r->pc.working_dir, in, out, r->pc.output_dir, with_input ? r->pc.input_dir : NULL};
   for (size_t i = 0; i < ARRAY_SIZE(dirs); i++)
-    if (hutch_sandbox_mkdirs(r->task.sb, dirs[i], err) < 0)
+    if (dirs[i] && hutch_sandbox_mkdirs(r->task.sb, dirs[i], err) < 0)
       return hutch_error_wrap(err, "create the task directories in the sandbox");
   return 0;
 }
@@ -626,9 +632,10 @@ int agent_run(const struct settings *s) {
     prompt_config_clear(&r.pc);
     return AGENT_EXIT_USAGE;
   }
-  tools = s->tools_file ? tools_load_file(s->tools_file, &err)
-                        : tools_schema(strcmp(s->tools, "lis") == 0 ? TOOLS_LIS : TOOLS_HUTCH,
-                                       strcmp(s->shell, "persistent") == 0);
+  tools = s->tools_file   ? tools_load_file(s->tools_file, &err)
+          : s->tools_json ? tools_parse(s->tools_json, strlen(s->tools_json), "--lis: tools.py's schemas", &err)
+                          : tools_schema(strcmp(s->tools, "lis") == 0 ? TOOLS_LIS : TOOLS_HUTCH,
+                                         strcmp(s->shell, "persistent") == 0);
   if (tools == NULL) {
     cJSON_Delete(extra);
     prompt_config_clear(&r.pc);
@@ -675,7 +682,7 @@ int agent_run(const struct settings *s) {
     goto out;
   }
   record_settings(&r);
-  if (prepare_dirs(&r, &err) < 0) {
+  if (prepare_dirs(&r, s->input_dir != NULL, &err) < 0) {
     r.end_reason = "error";
     code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
     goto teardown;

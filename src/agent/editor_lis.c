@@ -19,6 +19,7 @@
 
 #include "observation.h"
 #include "tools.h"
+#include "lis_compat.h"
 #include "util.h"
 #include "json_num.h"
 
@@ -135,19 +136,6 @@ static size_t count_occurrences(const char *s, const char *needle) {
   for (const char *p = s; (p = strstr(p, needle)) != NULL; p += l)
     n++;
   return n;
-}
-
-/* Python's truthiness of a JSON value: null, false, 0, "", [] and {} are false. */
-static bool truthy(const cJSON *v) {
-  if (v == NULL || cJSON_IsNull(v) || cJSON_IsFalse(v))
-    return false;
-  if (cJSON_IsNumber(v))
-    return v->valuedouble != 0;
-  if (cJSON_IsString(v))
-    return v->valuestring[0] != '\0';
-  if (cJSON_IsArray(v) || cJSON_IsObject(v))
-    return v->child != NULL;
-  return true;
 }
 
 /* Python's str() of a JSON value (strings, null, booleans, integers; other
@@ -474,7 +462,7 @@ char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bo
   const cJSON *cmd_v = cJSON_GetObjectItemCaseSensitive(args, "command");
   const cJSON *path_v = cJSON_GetObjectItemCaseSensitive(args, "path");
   *exit_code = 0;
-  if (!truthy(cmd_v) || !truthy(path_v))
+  if (!lis_truthy(cmd_v) || !lis_truthy(path_v))
     return xstrdup("Error: command and path are required.");
   _cleanup_free_ char *cmd = py_str(cmd_v);
   _cleanup_free_ char *path = py_str(path_v);

@@ -106,12 +106,19 @@ char *lis_redact(const char *text, const char *secret) {
   return out;
 }
 
-/* JSON, or the Python literal LLM-in-Sandbox users write (True, False, None). */
 cJSON *lis_parse_extra_body(const char *text) {
+  _cleanup_free_ char *json = lis_extra_body_json(text);
+  return json ? cJSON_Parse(json) : NULL;
+}
+
+/* JSON, or the Python literal LLM-in-Sandbox users write (True, False, None). */
+char *lis_extra_body_json(const char *text) {
   cJSON *j = cJSON_Parse(text);
-  if (j)
-    return j;
-  _cleanup_free_ char *fixed = xmalloc(strlen(text) * 2 + 1);
+  if (j) {
+    cJSON_Delete(j);
+    return xstrdup(text);
+  }
+  char *fixed = xmalloc(strlen(text) * 2 + 1);
   size_t o = 0;
   bool in_str = false;
   char quote = 0;
@@ -155,7 +162,13 @@ cJSON *lis_parse_extra_body(const char *text) {
       fixed[o++] = *p;
   }
   fixed[o] = '\0';
-  return cJSON_Parse(fixed);
+  j = cJSON_Parse(fixed);
+  if (j == NULL) {
+    free(fixed);
+    return NULL;
+  }
+  cJSON_Delete(j);
+  return fixed;
 }
 
 const char *lis_request_model(const char *m) {
@@ -165,4 +178,16 @@ const char *lis_request_model(const char *m) {
     if (strncmp(m, prefixes[i], strlen(prefixes[i])) == 0)
       return m + strlen(prefixes[i]);
   return m;
+}
+
+bool lis_truthy(const cJSON *v) {
+  if (v == NULL || cJSON_IsNull(v) || cJSON_IsFalse(v))
+    return false;
+  if (cJSON_IsNumber(v))
+    return v->valuedouble != 0;
+  if (cJSON_IsString(v))
+    return v->valuestring[0] != '\0';
+  if (cJSON_IsArray(v) || cJSON_IsObject(v))
+    return v->child != NULL;
+  return true;
 }

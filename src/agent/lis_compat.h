@@ -36,9 +36,14 @@ char *lis_redact(const char *text, const char *secret);
 /* --extra-body: JSON, or the Python literal LLM-in-Sandbox users write
  * (True, False, None, single quotes); NULL when neither parses. */
 cJSON *lis_parse_extra_body(const char *text);
+/* The same as JSON text (its numbers as written: 1.0 stays 1.0). */
+char *lis_extra_body_json(const char *text);
 
 /* The model name sent to the server: without LiteLLM's openai/ or
  * hosted_vllm/ routing prefix. */
 const char *lis_request_model(const char *m);
+
+/* Python's truth of a JSON value: null, false, 0, "", [] and {} are false. */
+bool lis_truthy(const cJSON *v);
 
 #endif

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "lis_compat.h"
+#include "lis_package.h"
 #include "options.h"
 #include "util.h"
 #include "yaml_map.h"
@@ -79,10 +80,56 @@ static const struct setting_def {
     {"save-litellm-response", "save_litellm_response", NULL, K_BOOL, offsetof(struct settings, save_litellm_response),
      false},
     {"verify", NULL, NULL, K_STR, offsetof(struct settings, verify), false},
+    {"lis", NULL, NULL, K_STR, offsetof(struct settings, lis), false},
 };
 
-/* LLM-in-Sandbox's environment, between the settings file and the command
- * line (its benchmark command's order: flag > environment > file). */
+bool settings_benchmark_order;
+
+/* LLM-in-Sandbox's run command's parameters in its order: Python Fire
+ * binds the words that are not options to those not given as options, in
+ * this order (llm-in-sandbox run TASK MODEL ...). */
+static const char *const fire_run[] = {"query",
+                                       "model",
+                                       "docker-image",
+                                       "max-steps",
+                                       "temperature",
+                                       "max-token-limit",
+                                       "max-tokens-per-call",
+                                       "input-dir",
+                                       "output-dir",
+                                       "base-url",
+                                       "api-key",
+                                       "prompt-config",
+                                       "save-litellm-response",
+                                       "extra-body",
+                                       "settings"};
+
+/* Fire's short flags of that command: the first letter of each parameter
+ * that no other parameter shares (llm-in-sandbox run --help lists them);
+ * the letters two share, Fire refuses as ambiguous. */
+static const struct {
+  char letter;
+  const char *name;      /* NULL: ambiguous */
+  const char *ambiguous; /* Fire's list of the parameters it could be */
+} fire_short[] = {
+    {'q', "query", NULL},
+    {'d', "docker-image", NULL},
+    {'t', "temperature", NULL},
+    {'i', "input-dir", NULL},
+    {'o', "output-dir", NULL},
+    {'a', "api-key", NULL},
+    {'p', "prompt-config", NULL},
+    {'e', "extra-body", NULL},
+    {'l', NULL, "['llm_name', 'llm_base_url']"},
+    {'m', NULL, "['max_steps', 'max_token_limit', 'max_tokens_per_call']"},
+    {'s', NULL, "['save_litellm_response', 'settings']"},
+};
+
+/* LLM-in-Sandbox's environment: its benchmark command reads the four, between
+ * the command line and the settings file (flag > variable > file); its run
+ * command reads LLM_BASE_URL only, after the file (flag > file > variable),
+ * and hutch run reads LLM_NAME there too, where LLM-in-Sandbox would have
+ * no model at all. */
 static const struct {
   const char *var;
   const char *setting;
@@ -103,13 +150,15 @@ void settings_usage(FILE *out) {
                "Exit status: 0 submitted, 1 ended without submit (steps, token budget or\n"
                "conversation size spent), 2 usage, 3 the model's API failed, 124 --run-timeout\n"
                "reached, 125 hutch failed, 130/143 interrupted.\n"
-               "LLM-in-Sandbox's spellings, in parentheses, are accepted as options too, and\n"
-               "its variables LLM_NAME, LLM_BASE_URL, LLM_API_KEY, LLM_TEMPERATURE (between\n"
-               "the options and the settings file) and LLM_IN_SANDBOX_CONFIG.\n\n"
+               "LLM-in-Sandbox's spellings, in parentheses, are accepted as options too, with\n"
+               "Python Fire's forms (-q -t -a -p -e -i -d -o, \"no\" before a yes/no option's\n"
+               "name, the model as the word after the task), and its run command's order:\n"
+               "options, settings file, LLM_BASE_URL\n"
+               "(and LLM_NAME), OPENAI_API_KEY; LLM_IN_SANDBOX_CONFIG names the settings file.\n\n"
                "Model:\n"
                "  --query TEXT               the task (- reads stdin); or TEXT alone\n"
                "  --model NAME               model name (llm_name); anthropic/ and azure/ refused\n"
-               "  --base-url URL             API base (llm_base_url; default $OPENAI_BASE_URL,\n"
+               "  --base-url URL             API base (llm_base_url; default $LLM_BASE_URL,\n"
                "                             else http://localhost:8000/v1)\n"
                "  --api-key KEY              bearer key (api_key; default $OPENAI_API_KEY, else dummy)\n"
                "  --temperature T            sampling temperature (1.0; not sent to o3/o4 models)\n"
@@ -148,6 +197,8 @@ void settings_usage(FILE *out) {
                "                             byte (default); hutch: hutch's editor (any text file,\n"
                "                             undo_edit, no overwriting create, exact bytes)\n"
                "  --tools-file FILE          JSON array of tool schemas sent instead of hutch's\n"
+               "  --lis[=DIR]                the prompt config and tool schemas of the installed\n"
+               "                             LLM-in-Sandbox (or of its package directory DIR)\n"
                "  --no-reasoning-echo        do not send the model's reasoning_content back\n"
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
                "  --verify CMD               run CMD with /bin/sh -c in the sandbox once the model is\n"
@@ -398,7 +449,92 @@ static char *read_stdin_all(void) {
   return buf;
 }
 
-int settings_parse(int argc, char **argv, struct settings *s) {
+/* Python Fire's forms of LLM-in-Sandbox's command line as hutch's: -t X and
+ * -t=X as --temperature, --noX of a yes/no option as --X=false.  What Fire
+ * refuses (a short flag two parameters share) is refused with its reason,
+ * and --noX of any other option, which Fire sets to False, with hutch's.
+ * NULL with *rc set after a usage error. */
+static char **fire_forms(int argc, char **argv, int *rc) {
+  char **out = xcalloc((size_t)argc + 1, sizeof(char *));
+  bool words = false;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    out[i] = NULL;
+    if (i > 0 && !words && strcmp(a, "--") == 0)
+      words = true;
+    if (i > 0 && !words && a[0] == '-' && a[1] && a[1] != '-' && (a[2] == '\0' || a[2] == '=')) {
+      for (size_t k = 0; k < ARRAY_SIZE(fire_short); k++) {
+        if (fire_short[k].letter != a[1])
+          continue;
+        if (fire_short[k].name == NULL) {
+          *rc = usage_error("The argument '-%c' is ambiguous as it could refer to any of the following arguments: %s "
+                            "(LLM-in-Sandbox's Fire refuses it too): give the long option",
+                            a[1], fire_short[k].ambiguous);
+          goto fail;
+        }
+        out[i] = a[2] == '=' ? xasprintf("--%s=%s", fire_short[k].name, a + 3) : xasprintf("--%s", fire_short[k].name);
+      }
+    } else if (i > 0 && !words && strncmp(a, "--no", 4) == 0 && a[4]) {
+      _cleanup_free_ char *whole = xstrndup(a + 2, strcspn(a + 2, "="));
+      _cleanup_free_ char *name = xstrndup(a + 4, strcspn(a + 4, "="));
+      const struct setting_def *d = find_def(name);
+      if (settings_option_arg(whole) < 0 && d) {
+        if (d->kind != K_BOOL || strchr(a, '=')) {
+          *rc = usage_error("'%s': Python Fire sets %s to False with it, which hutch takes only for a yes/no option "
+                            "(such as --nosave_litellm_response): leave it out",
+                            a, name);
+          goto fail;
+        }
+        out[i] = xasprintf("--%s=false", d->name);
+      }
+    }
+    if (out[i] == NULL)
+      out[i] = xstrdup(a);
+  }
+  return out;
+fail:
+  for (int i = 0; i < argc; i++)
+    free(out[i]);
+  free(out);
+  return NULL;
+}
+
+static void free_argv(char **v, int n) {
+  for (int i = 0; v && i < n; i++)
+    free(v[i]);
+  free(v);
+}
+
+/* --lis: the prompt config (unless one is given) and the tool schemas
+ * (unless --tools-file is) of the installed LLM-in-Sandbox. */
+static int resolve_lis(struct settings *s) {
+  if (s->lis == NULL)
+    return -1;
+  if (strcmp(s->lis, "false") == 0) {
+    free(s->lis);
+    s->lis = NULL;
+    return -1;
+  }
+  hutch_error_t err = NULL;
+  char *pkg = lis_package_find(s->lis, &err);
+  if (pkg == NULL) {
+    hutch_error_print(stderr, "hutch run: --lis", err);
+    hutch_error_free(&err);
+    return EXIT_USAGE;
+  }
+  free(s->lis);
+  s->lis = pkg;
+  if (s->prompt_config == NULL)
+    s->prompt_config = xasprintf("%s/config/general.yaml", pkg);
+  if (s->tools_file == NULL && (s->tools_json = lis_package_tools(pkg, &err)) == NULL) {
+    hutch_error_print(stderr, "hutch run: --lis", err);
+    hutch_error_free(&err);
+    return EXIT_USAGE;
+  }
+  return -1;
+}
+
+int settings_parse(int argc, char **argv_in, struct settings *s) {
   memset(s, 0, sizeof(*s));
   s->max_steps = 100;
   s->max_tokens_per_call = 65536;
@@ -415,16 +551,22 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   s->copy_limit = 1u << 30;
   s->temperature = 1.0; /* LLM-in-Sandbox's, sent unless the model refuses it */
 
+  int r = -1;
+  char **argv = fire_forms(argc, argv_in, &r);
+  if (argv == NULL)
+    return r;
+
   /* Every spelling of every setting as a long option. */
   size_t n_opts = 0;
   struct option *opts = xcalloc(ARRAY_SIZE(defs) * 3 + 8, sizeof(*opts));
   for (size_t i = 0; i < ARRAY_SIZE(defs); i++) {
     const char *names[3] = {defs[i].name, defs[i].alias, defs[i].alias2};
+    /* A flag, or --flag=false as Python Fire takes it; --lis or --lis=DIR. */
+    bool optional = defs[i].kind == K_BOOL || defs[i].offset == offsetof(struct settings, lis);
     for (int k = 0; k < 3; k++)
       if (names[k])
-        /* A flag, or --flag=false as Python Fire takes it. */
-        opts[n_opts++] = (struct option){names[k], defs[i].kind == K_BOOL ? optional_argument : required_argument, NULL,
-                                         OPT_BASE + (int)i};
+        opts[n_opts++] =
+            (struct option){names[k], optional ? optional_argument : required_argument, NULL, OPT_BASE + (int)i};
   }
   opts[n_opts++] = (struct option){"settings", required_argument, NULL, OPT_SETTINGS};
   opts[n_opts++] = (struct option){"env", required_argument, NULL, OPT_ENV};
@@ -433,14 +575,20 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   opts[n_opts++] = (struct option){"allow", required_argument, NULL, OPT_ALLOW};
   opts[n_opts++] = (struct option){"resolve", required_argument, NULL, OPT_RESOLVE};
 
-  /* First pass: the settings file and -h only; the command line wins later. */
+  /* First pass: the settings file, -h, and which settings the command
+   * line gives (the words are bound to the others); it wins later. */
   const char *settings_path = NULL;
+  _cleanup_free_ bool *given = xcalloc(ARRAY_SIZE(defs), sizeof(bool));
   optind = 1;
   opterr = 0;
-  int c, r = -1;
+  int c;
   while ((c = getopt_long(argc, argv, "hq:", opts, NULL)) != -1) {
     if (c == OPT_SETTINGS)
       settings_path = optarg;
+    else if (c == 'q')
+      given[0] = true;
+    else if (c >= OPT_BASE && c < OPT_BASE + (int)ARRAY_SIZE(defs))
+      given[c - OPT_BASE] = true;
     else if (c == 'h' || c == OPT_HELP) {
       settings_usage(stdout);
       r = 0;
@@ -450,23 +598,56 @@ int settings_parse(int argc, char **argv, struct settings *s) {
       goto out;
     }
   }
-  /* LLM-in-Sandbox (Python Fire) takes the query as its one positional argument. */
-  const char *positional = NULL;
-  bool query_flag = false;
-  if (optind < argc) {
-    if (argc - optind > 1) {
-      r = usage_error("unexpected argument '%s' (quote the task: hutch run \"TEXT\")", argv[optind + 1]);
+  /* The words, as Python Fire binds them: to LLM-in-Sandbox's parameters
+   * not given as options, in its order (the task, then the model, ...). */
+  const struct setting_def *pos_def[ARRAY_SIZE(fire_run)];
+  const char *pos_val[ARRAY_SIZE(fire_run)];
+  size_t n_pos = 0;
+  {
+    int w = optind;
+    for (size_t j = 0; j < ARRAY_SIZE(fire_run) && w < argc; j++) {
+      if (strcmp(fire_run[j], "settings") == 0) {
+        if (settings_path == NULL)
+          settings_path = argv[w++];
+        continue;
+      }
+      const struct setting_def *d = find_def(fire_run[j]);
+      if (given[d - defs])
+        continue;
+      pos_def[n_pos] = d;
+      pos_val[n_pos++] = argv[w++];
+    }
+    if (w < argc) {
+      r = usage_error("unexpected argument '%s': LLM-in-Sandbox's parameters are all given (quote the task: hutch run "
+                      "\"TEXT\")",
+                      argv[w]);
       goto out;
     }
-    positional = argv[optind];
   }
   r = load_file(s, settings_path);
   if (r >= 0)
     goto out;
   for (size_t i = 0; i < ARRAY_SIZE(env_defs); i++) {
     const char *v = getenv(env_defs[i].var);
+    if (!(v && *v))
+      continue;
+    const struct setting_def *d = find_def(env_defs[i].setting);
+    if (!settings_benchmark_order) {
+      /* LLM-in-Sandbox's run command: the file first; LLM_API_KEY and
+       * LLM_TEMPERATURE it does not read (its default key is
+       * OPENAI_API_KEY's, its temperature 1.0). */
+      if (d->offset == offsetof(struct settings, api_key) || d->offset == offsetof(struct settings, temperature)) {
+        fprintf(stderr,
+                "hutch run: warning: %s is not read by hutch run, as LLM-in-Sandbox's run command does not read it "
+                "(its benchmark command and hutch benchmark do): give --%s\n",
+                env_defs[i].var, d->name);
+        continue;
+      }
+      if (*(char **)((char *)s + d->offset) != NULL)
+        continue;
+    }
     _cleanup_free_ char *why = NULL;
-    if (v && *v && !apply(s, find_def(env_defs[i].setting), v, &why)) {
+    if (!apply(s, d, v, &why)) {
       r = usage_error("%s: %s", env_defs[i].var, why);
       goto out;
     }
@@ -475,17 +656,19 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   optind = 1;
   while ((c = getopt_long(argc, argv, "hq:", opts, NULL)) != -1) {
     _cleanup_free_ char *why = NULL;
-    if (c == 'q' || (c >= OPT_BASE && c < OPT_BASE + (int)ARRAY_SIZE(defs) &&
-                     defs[c - OPT_BASE].offset == offsetof(struct settings, query)))
-      query_flag = true;
     if (c == 'q') {
       free(s->query);
       s->query = xstrdup(optarg);
     } else if (c >= OPT_BASE && c < OPT_BASE + (int)ARRAY_SIZE(defs)) {
       const struct setting_def *d = &defs[c - OPT_BASE];
-      if (!apply(s, d, d->kind == K_BOOL && optarg == NULL ? "true" : optarg, &why)) {
+      const char *v = optarg ? optarg : d->kind == K_BOOL ? "true" : "";
+      if (!apply(s, d, v, &why)) {
         r = usage_error("%s", why);
         goto out;
+      }
+      if (d->offset == offsetof(struct settings, temperature)) {
+        free(s->temperature_text);
+        s->temperature_text = xstrdup(v);
       }
     } else if (c == OPT_ENV) {
       if (!valid_env_assignment(optarg)) {
@@ -509,16 +692,37 @@ int settings_parse(int argc, char **argv, struct settings *s) {
       (*list)[*n] = NULL;
     }
   }
+  for (size_t k = 0; k < n_pos; k++) {
+    _cleanup_free_ char *why = NULL;
+    if (!apply(s, pos_def[k], pos_val[k], &why)) {
+      r = usage_error("%s", why);
+      goto out;
+    }
+    if (pos_def[k]->offset == offsetof(struct settings, temperature)) {
+      free(s->temperature_text);
+      s->temperature_text = xstrdup(pos_val[k]);
+    }
+  }
 
+  /* OPENAI_BASE_URL: LLM-in-Sandbox hands LiteLLM its own URL (or
+   * http://localhost:8000/v1), so the variable never counts there. */
   const char *env_url = getenv("OPENAI_BASE_URL");
+  s->base_url_given = s->base_url != NULL;
+  if (s->base_url == NULL && env_url && *env_url)
+    fprintf(stderr,
+            "hutch %s: warning: OPENAI_BASE_URL is not read, as LLM-in-Sandbox does not read it: the model is asked "
+            "at http://localhost:8000/v1 (give --base-url or LLM_BASE_URL)\n",
+            settings_benchmark_order ? "benchmark" : "run");
   if (s->base_url == NULL)
-    s->base_url = xstrdup(env_url && *env_url ? env_url : "http://localhost:8000/v1");
+    s->base_url = xstrdup("http://localhost:8000/v1");
+  /* The key: LLM-in-Sandbox's run command leaves LiteLLM the
+   * OPENAI_API_KEY of its environment, else "dummy"; its benchmark command
+   * sets its own, "sk-placeholder" by default. */
   const char *env_key = getenv("OPENAI_API_KEY");
-  if (s->api_key == NULL && env_key && *env_key)
+  if (s->api_key == NULL && !settings_benchmark_order && env_key && *env_key)
     s->api_key = xstrdup(env_key);
-  /* LLM-in-Sandbox's placeholder: some servers want a bearer token of any kind. */
   if (s->api_key == NULL)
-    s->api_key = xstrdup("dummy");
+    s->api_key = xstrdup(settings_benchmark_order ? "sk-placeholder" : "dummy");
   if (s->output_dir == NULL)
     s->output_dir = xstrdup("./output");
   if (s->shell == NULL)
@@ -546,12 +750,6 @@ int settings_parse(int argc, char **argv, struct settings *s) {
     r = usage_error("%s", "--allow, --net-policy and --resolve need --net proxy");
     goto out;
   }
-  if (positional && query_flag) {
-    r = usage_error("the task is given twice: --query and '%s'", positional);
-    goto out;
-  }
-  if (positional)
-    s->query = xstrdup(positional);
   if (s->query == NULL) {
     r = usage_error("%s", "--query TEXT is required (--query - reads it from stdin)");
     goto out;
@@ -571,9 +769,16 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   r = check_lis(s);
   if (r >= 0)
     goto out;
+  r = resolve_lis(s);
 out:
   free(opts);
+  free_argv(argv, argc);
   return r;
+}
+
+const char *settings_canonical(const char *name) {
+  const struct setting_def *d = find_def(name);
+  return d ? d->name : NULL;
 }
 
 int settings_option_arg(const char *name) {
@@ -592,6 +797,8 @@ void settings_free(struct settings *s) {
     if (defs[i].kind == K_STR)
       free(*(char **)((char *)s + defs[i].offset));
   free(s->settings_file);
+  free(s->tools_json);
+  free(s->temperature_text);
   for (size_t i = 0; i < s->n_env; i++)
     free(s->env[i]);
   free(s->env);

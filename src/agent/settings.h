@@ -1,6 +1,8 @@
-/* hutch run's settings: command line (hutch spellings and LLM-in-Sandbox's),
- * LLM-in-Sandbox's environment variables (LLM_NAME...), a settings file with
- * the same keys, then defaults; in that order of precedence. */
+/* hutch run's settings: command line (hutch spellings, LLM-in-Sandbox's, and
+ * Python Fire's forms of them: short flags, --noX, words bound to its
+ * parameters in order), a settings file with the same keys,
+ * LLM-in-Sandbox's environment variables, then defaults, in each command's
+ * order of precedence (settings_benchmark_order). */
 #ifndef HUTCH_AGENT_SETTINGS_H
 #define HUTCH_AGENT_SETTINGS_H
 
@@ -46,6 +48,12 @@ struct settings {
   char *docker_image;
   bool save_litellm_response; /* request_NNN.json, response_NNN.json */
   char *verify;               /* --verify: a command run in the sandbox at the end */
+  /* --lis[=DIR]: "true" or the package directory given, then the one found;
+   * tools_json: its tool schemas, sent instead of hutch's. */
+  char *lis;
+  char *tools_json;
+  bool base_url_given;    /* else the default, http://localhost:8000/v1 */
+  char *temperature_text; /* the temperature as the command line wrote it */
   /* sandbox options shared with hutch exec */
   char *rootfs;
   char *store;
@@ -74,6 +82,15 @@ struct settings {
   size_t n_binds;
 };
 
+/* hutch benchmark's order of precedence, its LLM-in-Sandbox command's: the
+ * command line, then LLM_NAME, LLM_BASE_URL, LLM_API_KEY, LLM_TEMPERATURE,
+ * then the settings file, the key "sk-placeholder" by default and
+ * OPENAI_API_KEY not read.  Else hutch run's, LLM-in-Sandbox's run
+ * command's: the command line, the settings file, LLM_BASE_URL (and
+ * LLM_NAME), OPENAI_API_KEY, "dummy".  Set by hutch-benchmark before any
+ * parse, its forked agents included. */
+extern bool settings_benchmark_order;
+
 /* Returns -1 to go on, else an exit code (0 after --help, 2 on a usage error,
  * already printed). */
 int settings_parse(int argc, char **argv, struct settings *s);
@@ -83,5 +100,8 @@ void settings_free(struct settings *s);
  * For programs that pass options through to hutch run. */
 int settings_option_arg(const char *name);
 void settings_usage(FILE *out);
+/* The hutch spelling of a setting's option NAME (any spelling, without
+ * "--"), NULL when it is none. */
+const char *settings_canonical(const char *name);
 
 #endif

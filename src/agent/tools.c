@@ -111,13 +111,7 @@ cJSON *tools_schema(enum tool_profile profile, bool persistent) {
   return tools;
 }
 
-cJSON *tools_load_file(const char *path, hutch_error_t *err) {
-  size_t len = 0;
-  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 16 << 20, &len);
-  if (text == NULL) {
-    hutch_error_sys(err, "read the tools file %s", path);
-    return NULL;
-  }
+cJSON *tools_parse(const char *text, size_t len, const char *what, hutch_error_t *err) {
   cJSON *tools = cJSON_ParseWithLength(text, len);
   bool ok = cJSON_IsArray(tools) && cJSON_GetArraySize(tools) > 0;
   const cJSON *t;
@@ -125,12 +119,21 @@ cJSON *tools_load_file(const char *path, hutch_error_t *err) {
   if (!ok) {
     cJSON_Delete(tools);
     hutch_error_set(err, EINVAL,
-                    "the tools file %s is not a JSON array of tool objects (the `tools` of an OpenAI "
-                    "chat completions request)",
-                    path);
+                    "%s is not a JSON array of tool objects (the `tools` of an OpenAI chat completions request)", what);
     return NULL;
   }
   return tools;
+}
+
+cJSON *tools_load_file(const char *path, hutch_error_t *err) {
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, path, 16 << 20, &len);
+  if (text == NULL) {
+    hutch_error_sys(err, "read the tools file %s", path);
+    return NULL;
+  }
+  _cleanup_free_ char *what = xasprintf("the tools file %s", path);
+  return tools_parse(text, len, what, err);
 }
 
 /* The reference knows a timeout by timeout(1)'s exit status, 124, so a

@@ -39,6 +39,8 @@ struct tool_result {
  * execute_bash's description tells of the kept shell. */
 cJSON *tools_schema(enum tool_profile profile, bool persistent);
 /* --tools-file: a JSON array of tools sent instead of tools_schema's. */
+/* A tools array in text (what: where it came from, for the error). */
+cJSON *tools_parse(const char *text, size_t len, const char *what, hutch_error_t *err);
 cJSON *tools_load_file(const char *path, hutch_error_t *err);
 /* Runs one call; never fails: problems become the observation. */
 void tools_run(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out);

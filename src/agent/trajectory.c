@@ -29,15 +29,14 @@ void trajectory_add(struct trajectory *t, long step, const char *thought, const 
   cJSON_AddStringToObject(s, "thought", thought ? thought : "");
   cJSON_AddStringToObject(s, "reasoning_content", reasoning ? reasoning : "");
   cJSON *action = cJSON_AddObjectToObject(s, "action");
-  cJSON_AddStringToObject(action, "function", function ? function : "");
-  cJSON *params = arguments ? cJSON_Parse(arguments) : NULL;
-  if (!cJSON_IsObject(params)) {
-    cJSON_Delete(params);
-    params = cJSON_CreateObject();
-    if (arguments && *arguments)
-      cJSON_AddStringToObject(params, "_unparsed", arguments);
-  }
-  cJSON_AddItemToObject(action, "parameters", params);
+  /* The action as LLM-in-Sandbox records it: the arguments as JSON parses
+   * them, an object or not; arguments that are no JSON at all are no call
+   * ({"function": "", "parameters": {}}), and the call as it came is kept
+   * in the step's metadata (unparsed_call). */
+  cJSON *params = arguments ? cJSON_ParseWithOpts(arguments, NULL, true) : cJSON_CreateObject();
+  bool unparsed = params == NULL;
+  cJSON_AddStringToObject(action, "function", function && !unparsed ? function : "");
+  cJSON_AddItemToObject(action, "parameters", unparsed ? cJSON_CreateObject() : params);
   cJSON_AddStringToObject(s, "observation", observation ? observation : "");
   cJSON *m = cJSON_AddObjectToObject(s, "metadata");
   cJSON_AddNumberToObject(m, "step", (double)step);
@@ -49,6 +48,11 @@ void trajectory_add(struct trajectory *t, long step, const char *thought, const 
     cJSON_AddNullToObject(m, "exit_code");
   if (call_id)
     cJSON_AddStringToObject(m, "tool_call_id", call_id);
+  if (unparsed) {
+    cJSON *u = cJSON_AddObjectToObject(m, "unparsed_call");
+    cJSON_AddStringToObject(u, "name", function ? function : "");
+    cJSON_AddStringToObject(u, "arguments", arguments);
+  }
   /* Seconds since the run began when the step ended: with exec_time and
    * tool_time it gives the loop's own cost per step. */
   cJSON_AddNumberToObject(m, "elapsed", monotonic_seconds() - t->start);

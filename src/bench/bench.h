@@ -113,6 +113,9 @@ struct bench_opts {
   /* The tasks' prompt config (the task set's prompts), written once per
    * run; NULL: each task writes its own. */
   char *prompt_path;
+  /* --lis: the installed LLM-in-Sandbox's tool schemas (JSON), and the
+   * file of the run directory that holds them for the tasks. */
+  char *lis, *lis_tools, *lis_tools_path;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
   struct settings s;     /* those options as hutch run resolves them */
@@ -169,10 +172,12 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
                   char **answer, char **why, bool *fatal, int *end);
 
 /* compute_score(answer, ground_truth, **row) in a sandbox of its own:
- * 0 with *score, or -1 with *why (the task's error; *kind: the Python
+ * 0 with *score (*repr: Python's repr of what compute_score returned, a
+ * float's, an int's or a bool's, which LLM-in-Sandbox's files keep; NULL:
+ * not wanted), or -1 with *why (the task's error; *kind: the Python
  * exception's class name when the driver could say it). */
 int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
-                const cJSON *row, double *score, char **why, char **kind);
+                const cJSON *row, double *score, char **why, char **kind, char **repr);
 
 /* Children: started with stdin, stdout and stderr from the given fds
  * (-1: /dev/null); waited for until deadline
@@ -280,7 +285,7 @@ void bench_py_end(struct bench_py *py);
 cJSON *bench_score_args(const char *answer, const cJSON *row);
 /* The score from a finished reward driver (bench_score's contract). */
 int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const char *answer, const cJSON *row,
-                       double *score, char **why, char **kind);
+                       double *score, char **why, char **kind, char **repr);
 
 /* Python's marshal bytes of a JSON value (the driver's args: marshal.loads
  * builds values and runs nothing); NULL for a string marshal cannot hold. */
@@ -300,8 +305,12 @@ void bench_json_last_wins(cJSON *v);
  * "cpu=USEC[,last] ", the request's CPU time and whether the sandbox ends
  * after it.  Returns what follows it, NULL when the line has no such head. */
 const char *bench_py_result_head(const char *line, int64_t *cpu_us, bool *last);
-/* The driver's result line (after its head) as {"score"}, {"error",
- * "kind"} or {"prompt"}; NULL when it is not one. */
+/* A score's repr as the driver writes it: a float's, an int's, True or
+ * False (at most 400 characters: an int past that is no finite float),
+ * finite; its value in *v. */
+bool bench_score_repr(const char *t, double *v);
+/* The driver's result line (after its head) as {"score", "repr"},
+ * {"error", "kind"} or {"prompt"}; NULL when it is not one. */
 cJSON *bench_py_result(const char *line);
 
 /* MODULE.py of the task folder in a sandbox (bench_py_start), FUNC "score"
@@ -359,7 +368,8 @@ struct bench_meta {
 int bench_meta_check(const cJSON *meta, struct bench_meta *m, char **why);
 /* A results.jsonl line: id, score (finite; in r, or 0 with an error),
  * error, end (a known one: finished without an error, any other with
- * one), elapsed_seconds, tokens, timings, run_dir (bench_run_dir_ok) and
+ * one), lis_error, reward_repr (in r unless lis_error), elapsed_seconds,
+ * tokens, timings, run_dir (bench_run_dir_ok) and
  * shard_dir (one of shard_dirs, a merged run's merged_from); -1 with *why
  * naming the field. */
 int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON *shard_dirs, char **why);
@@ -376,9 +386,60 @@ int bench_write_summary(const char *out, const char *task, const cJSON *config, 
                         const struct bench_status *st, double elapsed, hutch_error_t *err);
 /* reward_driver.c: the scoring driver's Python source. */
 extern const char bench_driver_py[];
-/* results.json and trajectory.json as LLM-in-Sandbox writes them. */
-int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
+/* results.json and trajectory.json as LLM-in-Sandbox writes them
+ * (bench_write_lis, meta: benchmark.json), and hutch's summary.md and
+ * report.html. */
+int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *meta, const cJSON *lines,
                         double elapsed, hutch_error_t *err);
+
+/* ---- LLM-in-Sandbox's own files, as its benchmark runner writes them ---- */
+/* pyjson.c (pure): v as Python's json.dump(v, f, indent=2,
+ * ensure_ascii=False) writes it; a number prints from its valuestring when
+ * it has one (its exact text), else as an int when integral, else as a
+ * float. */
+char *bench_pyjson(const cJSON *v);
+/* A number that prints as Python's repr of the float v (1.0, 1e-05, NaN). */
+cJSON *bench_pyjson_float(double v);
+void bench_py_float_repr(char buf[40], double v);
+/* lislog.c (pure): the console log LLM-in-Sandbox's agent prints for a run
+ * (rich's panels and rules, 100 cells wide): the prompts, each step of
+ * steps (trajectory.json's), and when trailing, the rule of the step whose
+ * model call failed.  rich_tables.c holds rich's data it needs. */
+char *bench_lislog(const char *system, const char *user, const cJSON *steps, long max_steps, bool trailing);
+int bench_lislog_cell(uint32_t cp);
+struct lislog_width {
+  uint32_t first, last;
+  int width;
+};
+struct lislog_emoji {
+  const char *name, *text;
+};
+extern const struct lislog_width lislog_widths[];
+extern const size_t lislog_n_widths;
+extern const struct lislog_emoji lislog_emoji[];
+extern const size_t lislog_n_emoji;
+/* lisfiles.c: a results.jsonl line as LLM-in-Sandbox records the task:
+ * its error (NULL: none; a model API that failed is none), its reward (a
+ * float, int or bool node) and whether it keeps the answer and steps. */
+const char *bench_lis_error(const cJSON *line);
+cJSON *bench_lis_reward(const cJSON *line);
+/* results.json's config as LLM-in-Sandbox types it, from benchmark.json. */
+cJSON *bench_lis_config(const cJSON *meta);
+/* trajectory.json and results.json, written as LLM-in-Sandbox's runner
+ * writes them. */
+int bench_write_lis(const char *out, const char *task, const cJSON *meta, const cJSON *lines,
+                    const struct bench_status *st, double elapsed, hutch_error_t *err);
+/* The steps of a line's run, from its own trajectory.json (hutch's keys
+ * and all); an empty array without one. */
+cJSON *bench_line_steps(const char *out, const cJSON *line);
+/* Python's f"{v:.4f}" of a reward node. */
+char *bench_lis_score4(const cJSON *reward);
+/* A line's LIS error text for an error of hutch's (why) and the scoring
+ * exception's class (kind): str(e) when why is "reward: KIND: str(e)". */
+char *bench_lis_error_text(const char *why, const char *kind);
+/* A reward's repr as the driver gave it, checked: True, False, an int or a
+ * float; NULL when it is none of these. */
+cJSON *bench_lis_reward_node(const char *repr);
 
 /* OUT/NAME written atomically with text (len bytes), which it frees. */
 int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err);

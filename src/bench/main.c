@@ -120,11 +120,13 @@ static cJSON *make_config(const struct bench_opts *o) {
   const struct settings *s = &o->s;
   cJSON *c = cJSON_CreateObject();
   cJSON_AddStringToObject(c, "mode", o->mode);
-  const char *image = s->docker_image ? s->docker_image : s->rootfs;
-  cJSON_AddItemToObject(c, "docker_image", image ? cJSON_CreateString(image) : cJSON_CreateNull());
+  /* The image the tasks run in, as given; hutch's own when none is. */
+  const char *image = s->docker_image ? s->docker_image : s->rootfs ? s->rootfs : "default";
+  cJSON_AddStringToObject(c, "docker_image", image);
   _cleanup_free_ char *name = lis_llm_name(s->model);
   cJSON_AddStringToObject(c, "llm_name", name);
-  cJSON_AddStringToObject(c, "llm_base_url", s->base_url);
+  /* As LLM-in-Sandbox records it: the URL given, null for its default. */
+  cJSON_AddItemToObject(c, "llm_base_url", s->base_url_given ? cJSON_CreateString(s->base_url) : cJSON_CreateNull());
   cJSON_AddNumberToObject(c, "max_steps", (double)s->max_steps);
   cJSON_AddNumberToObject(c, "temperature", s->temperature);
   cJSON_AddNumberToObject(c, "max_token_limit", (double)s->max_token_limit);
@@ -153,7 +155,7 @@ static int check_reward(const struct bench_opts *o, const struct bench_set *set,
   _cleanup_free_ char *why = NULL, *kind = NULL;
   double score;
   mkdir_p(dir, 0755);
-  int r = bench_score(o, set, dir, "test", row, &score, &why, &kind);
+  int r = bench_score(o, set, dir, "test", row, &score, &why, &kind, NULL);
   cJSON_Delete(row);
   if (r == 0 || (kind && strcmp(kind, "ImportError") != 0 && strcmp(kind, "ModuleNotFoundError") != 0))
     return 0;
@@ -311,6 +313,12 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
   cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_n));
   cJSON_AddNumberToObject(*meta, "start_id", (double)o->start_id);
   cJSON_AddNumberToObject(*meta, "end_id", (double)o->end_id);
+  /* As the command line wrote them: results.json types them as
+   * LLM-in-Sandbox does (an int temperature, extra_body's numbers). */
+  if (o->s.temperature_text)
+    cJSON_AddStringToObject(*meta, "temperature_text", o->s.temperature_text);
+  if (o->s.extra_body)
+    cJSON_AddStringToObject(*meta, "extra_body_text", o->s.extra_body);
   _cleanup_free_ char *text = cJSON_Print(*meta);
   _cleanup_free_ char *path = xasprintf("%s/benchmark.json", abs);
   if (write_file_atomic(path, text, strlen(text), 0644) < 0) {
@@ -465,7 +473,16 @@ static int run_tasks(struct bench_opts *o) {
     }
   }
   _cleanup_free_ char *stopped = NULL;
-  if (n_todo > 0 && set.has_reward && (rc = check_reward(o, &set, out)) != 0)
+  if (n_todo > 0 && o->lis_tools) {
+    /* --lis: the package's tool schemas, read once, for every task. */
+    o->lis_tools_path = xasprintf("%s/runs/.lis-tools.json", out);
+    if (write_file_atomic(o->lis_tools_path, o->lis_tools, strlen(o->lis_tools), 0644) < 0) {
+      hutch_error_sys(&err, "write %s", o->lis_tools_path);
+      rc = fail(&err);
+      stopped = xstrdup("the --lis tool schemas could not be written");
+    }
+  }
+  if (rc == 0 && n_todo > 0 && set.has_reward && (rc = check_reward(o, &set, out)) != 0)
     stopped = xstrdup(rc == 130 ? "interrupted" : "the task set's reward.py cannot be used");
   struct slot *slots = xcalloc((size_t)o->num_workers, sizeof(*slots));
   for (long k = 0; k < o->num_workers; k++)
@@ -640,9 +657,8 @@ static int run_tasks(struct bench_opts *o) {
   if (!status.complete && rc == 0)
     rc = status.ends[BENCH_END_API] > 0 ? 3 : 125;
   o->status = &status;
-  const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");
   double elapsed = monotonic_seconds() - start;
-  if (bench_write_outputs(out, o, config, lines, elapsed, &err) < 0 ||
+  if (bench_write_outputs(out, o, meta, lines, elapsed, &err) < 0 ||
       record_meta(out, meta, &set.range, &status, &err) < 0)
     rc = fail(&err);
   if (status.complete) {
@@ -684,6 +700,9 @@ static int run(struct bench_opts *o) {
 
 int main(int argc, char **argv) {
   hutch_program_name = "hutch benchmark";
+  /* Its tasks' settings in LLM-in-Sandbox's benchmark order (flag, LLM_*,
+   * file), in this process and the agents forked from it. */
+  settings_benchmark_order = true;
   struct sigaction sa;
   memset(&sa, 0, sizeof(sa));
   sa.sa_handler = on_signal;

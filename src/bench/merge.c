@@ -209,7 +209,7 @@ static int write_merged(const char *output_dir, const char *task, const struct b
   if (err == NULL && write_file_atomic(mpath, mtext, strlen(mtext), 0644) < 0)
     hutch_error_sys(&err, "write %s", mpath);
   if (err == NULL)
-    bench_write_outputs(out, &o, m->config, lines, elapsed, &err);
+    bench_write_outputs(out, &o, first, lines, elapsed, &err);
   if (err) {
     hutch_error_print(stderr, "hutch benchmark merge", err);
     hutch_error_free(&err);

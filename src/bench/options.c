@@ -8,14 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "bench.h"
 #include "bench_options.h"
 #include "lis_compat.h"
+#include "lis_package.h"
 #include "options.h"
 #include "util.h"
 
 void bench_usage(FILE *out) {
-  fprintf(out, "Usage: hutch benchmark TASKDIR --task NAME [OPTIONS] [hutch run OPTIONS]\n\n"
+  fprintf(out, "Usage: hutch benchmark [TASKDIR] --task NAME [OPTIONS] [hutch run OPTIONS]\n\n"
                "Evaluate a model on a task folder of LLM-in-Sandbox's format, TASKDIR/NAME:\n"
                "config.yaml, its data file and reward.py.  Each task is a hutch run in a sandbox\n"
                "of its own; its answer is scored by reward.py's compute_score in another sandbox\n"
@@ -65,6 +68,12 @@ void bench_usage(FILE *out) {
                "  --reward-timeout SECONDS   time limit of one compute_score (60)\n"
                "  --reward-memory SIZE       memory limit of the scoring sandbox (default: the\n"
                "                             policy's, 2G as shipped)\n"
+               "  --lis[=DIR]                the tasks get the tool schemas of the installed\n"
+               "                             LLM-in-Sandbox (or its package directory DIR)\n"
+               "Without TASKDIR, the task folders are those of the installed LLM-in-Sandbox.\n"
+               "LLM-in-Sandbox's command line works too: -d -o -a -n, \"no\" before a yes/no\n"
+               "option's name, and the words\n"
+               "TASK MODEL IMAGE MAX_STEPS TEMPERATURE after TASKDIR.\n"
                "  -h, --help                 show this help\n");
 }
 
@@ -96,12 +105,13 @@ enum {
   O_SHARDS,
   O_INFLIGHT,
   O_APIFAIL,
-  O_WAIT
+  O_WAIT,
+  O_LIS
 };
 static const char *const own[] = {
-    "task",         "num-workers", "start-id",         "end-id",           "output-dir",       "resume",
-    "task-timeout", "mode",        "max-response-len", "reward-rootfs",    "reward-timeout",   "reward-memory",
-    "shard",        "shards",      "max-inflight",     "max-api-failures", "wait-for-endpoint"};
+    "task",         "num-workers", "start-id",         "end-id",           "output-dir",        "resume",
+    "task-timeout", "mode",        "max-response-len", "reward-rootfs",    "reward-timeout",    "reward-memory",
+    "shard",        "shards",      "max-inflight",     "max-api-failures", "wait-for-endpoint", "lis"};
 /* hutch benchmark sets these for each task itself (--run-timeout from
  * --task-timeout). */
 static const char *const refused[] = {"query", "input-dir", "prompt-config", "no-die-with-parent", "run-timeout"};
@@ -180,6 +190,9 @@ static int set_own(struct bench_opts *o, int which, const char *v) {
     if (!parse_duration(v, &o->wait_endpoint))
       return usage_error("--%s wants a duration (30s, 10m, 1h), got '%s'", own[which], v);
     break;
+  case O_LIS:
+    free(o->lis), o->lis = xstrdup(v);
+    break;
   }
   if (!ok)
     return usage_error("--%s wants a positive number", own[which]);
@@ -192,7 +205,38 @@ static void add_agent(struct bench_opts *o, const char *arg) {
   o->agent_argv[o->n_agent] = NULL;
 }
 
-int bench_parse(int argc, char **argv, struct bench_opts *o) {
+/* LLM-in-Sandbox's benchmark command's parameters in its order, as Python
+ * Fire binds words to those not given as options (benchmark TASK MODEL
+ * ...); hutch takes the first five that way. */
+static const char *const fire_bench[] = {"task", "model", "docker-image", "max-steps", "temperature"};
+
+/* Its short flags: the unique first letters (benchmark --help lists them),
+ * the others ambiguous to Fire. */
+static const struct {
+  char letter;
+  const char *name;
+  const char *ambiguous;
+} fire_short[] = {
+    {'d', "--docker-image", NULL},
+    {'o', "--output-dir", NULL},
+    {'a', "--api-key", NULL},
+    {'n', "--num-workers", NULL},
+    {'t', NULL, "['task', 'temperature']"},
+    {'l', NULL, "['llm_name', 'llm_base_url']"},
+    {'m', NULL, "['max_steps', 'max_token_limit', 'max_tokens_per_call', 'max_response_len', 'mode']"},
+    {'e', NULL, "['extra_body', 'end_id']"},
+    {'s', NULL, "['settings', 'start_id', 'save_litellm_response']"},
+};
+
+/* A TASKDIR, the folder that holds task folders: a directory that is not
+ * one itself (a word that is not is LLM-in-Sandbox's TASK). */
+static bool taskdir_like(const char *a) {
+  struct stat st;
+  _cleanup_free_ char *cfg = xasprintf("%s/config.yaml", a);
+  return stat(a, &st) == 0 && S_ISDIR(st.st_mode) && access(cfg, F_OK) != 0;
+}
+
+int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
   memset(o, 0, sizeof(*o));
   o->num_workers = o->start_id = o->end_id = o->max_inflight = -1;
   o->max_response_len = 65536;
@@ -200,16 +244,46 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
   o->reward_timeout = 60;
   o->max_api_failures = 3;
   o->mode = xstrdup("llm-in-sandbox");
-  for (int i = 1; i < argc; i++) {
+  /* Fire's short flags as the long options. */
+  _cleanup_free_ char **argv = xcalloc((size_t)argc + 1, sizeof(char *));
+  _cleanup_free_ char **made = xcalloc((size_t)argc + 1, sizeof(char *));
+  size_t n_made = 0;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv_in[i];
+    argv[i] = argv_in[i];
+    if (i == 0 || a[0] != '-' || a[1] == '\0' || a[1] == '-' || (a[2] != '\0' && a[2] != '=') || a[1] == 'h')
+      continue;
+    for (size_t k = 0; k < ARRAY_SIZE(fire_short); k++) {
+      if (fire_short[k].letter != a[1])
+        continue;
+      if (fire_short[k].name == NULL) {
+        for (size_t j = 0; j < n_made; j++)
+          free(made[j]);
+        return usage_error("The argument '-%c' is ambiguous as it could refer to any of the following arguments: "
+                           "%s (LLM-in-Sandbox's Fire refuses it too): give the long option",
+                           a[1], fire_short[k].ambiguous);
+      }
+      argv[i] = made[n_made++] =
+          a[2] == '=' ? xasprintf("%s=%s", fire_short[k].name, a + 3) : xstrdup(fire_short[k].name);
+    }
+  }
+  const char *words[16];
+  size_t n_words = 0;
+  bool model_given = false, image_given = false, steps_given = false, temp_given = false;
+  int rc = -1;
+  for (int i = 1; i < argc && rc < 0; i++) {
     const char *a = argv[i];
     if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
       bench_usage(stdout);
-      return 0;
+      rc = 0;
+      break;
     }
     if (strncmp(a, "--", 2) != 0 || a[2] == '\0') {
-      if (o->taskdir)
-        return usage_error("unexpected argument '%s' (one TASKDIR)", a);
-      o->taskdir = xstrdup(a);
+      if (n_words == ARRAY_SIZE(words)) {
+        rc = usage_error("unexpected argument '%s'", a);
+        break;
+      }
+      words[n_words++] = a;
       continue;
     }
     _cleanup_free_ char *name = xstrdup(a + 2);
@@ -229,27 +303,108 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
     for (size_t k = 0; k < ARRAY_SIZE(own); k++)
       if (strcmp(name, own[k]) == 0)
         which = (int)k;
-    if (which >= 0) {
-      const char *v = eq ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : NULL;
-      if (v == NULL)
-        return usage_error("%s wants a value", a);
-      int r = set_own(o, which, v);
-      if (r >= 0)
-        return r;
+    if (which == O_LIS && !eq) {
+      /* --lis alone: the installed package; --lis=DIR: that one. */
+      free(o->lis), o->lis = xstrdup("true");
       continue;
     }
-    for (size_t k = 0; k < ARRAY_SIZE(refused); k++)
+    if (which >= 0) {
+      const char *v = eq ? strchr(a, '=') + 1 : i + 1 < argc ? argv[++i] : NULL;
+      if (v == NULL) {
+        rc = usage_error("%s wants a value", a);
+        break;
+      }
+      rc = set_own(o, which, v);
+      continue;
+    }
+    for (size_t k = 0; k < ARRAY_SIZE(refused) && rc < 0; k++)
       if (strcmp(name, refused[k]) == 0)
-        return usage_error("--%s is set by hutch benchmark for each task%s", name,
-                           strcmp(name, "run-timeout") == 0 ? ": give --task-timeout" : "");
+        rc = usage_error("--%s is set by hutch benchmark for each task%s", name,
+                         strcmp(name, "run-timeout") == 0 ? ": give --task-timeout" : "");
+    if (rc >= 0)
+      break;
     int kind = settings_option_arg(name);
-    if (kind < 0)
-      return usage_error("unknown option '%s'", a);
+    if (kind < 0 && strncmp(name, "no", 2) == 0 && settings_option_arg(name + 2) >= 0) {
+      /* Python Fire's --noX: X set to False, which hutch takes for a
+       * yes/no option only. */
+      if (settings_option_arg(name + 2) != 2 || eq) {
+        rc = usage_error("'%s': Python Fire sets %s to False with it, which hutch takes only for a yes/no option "
+                         "(such as --nosave_litellm_response): leave it out",
+                         a, name + 2);
+        break;
+      }
+      _cleanup_free_ char *off = xasprintf("--%s=false", name + 2);
+      add_agent(o, off);
+      continue;
+    }
+    if (kind < 0) {
+      rc = usage_error("unknown option '%s'", a);
+      break;
+    }
+    const char *canon = settings_canonical(name);
+    if (canon) {
+      model_given |= strcmp(canon, "model") == 0;
+      image_given |= strcmp(canon, "docker-image") == 0 || strcmp(canon, "rootfs") == 0;
+      steps_given |= strcmp(canon, "max-steps") == 0;
+      temp_given |= strcmp(canon, "temperature") == 0;
+    }
     add_agent(o, a);
     if (kind == 1 && !eq) {
-      if (i + 1 >= argc)
-        return usage_error("%s wants a value", a);
+      if (i + 1 >= argc) {
+        rc = usage_error("%s wants a value", a);
+        break;
+      }
       add_agent(o, argv[++i]);
+    }
+  }
+  for (size_t j = 0; j < n_made; j++)
+    free(made[j]);
+  if (rc >= 0)
+    return rc;
+  /* The words: TASKDIR first when it is one, then LLM-in-Sandbox's TASK,
+   * MODEL, ... for those not given as options. */
+  size_t w = 0;
+  if (w < n_words && taskdir_like(words[w]))
+    o->taskdir = xstrdup(words[w++]);
+  const bool given[] = {o->task != NULL, model_given, image_given, steps_given, temp_given};
+  for (size_t k = 0; k < ARRAY_SIZE(fire_bench) && w < n_words; k++) {
+    if (given[k])
+      continue;
+    if (k == 0) {
+      o->task = xstrdup(words[w++]);
+      continue;
+    }
+    _cleanup_free_ char *opt = xasprintf("--%s=%s", fire_bench[k], words[w++]);
+    add_agent(o, opt);
+  }
+  if (w < n_words)
+    return usage_error("unexpected argument '%s': give it as an option (TASKDIR comes first, then the task, the model, "
+                       "the image, max_steps and temperature as LLM-in-Sandbox's benchmark takes them)",
+                       words[w]);
+  /* No TASKDIR: LLM-in-Sandbox's own task folders, in its package. */
+  if (o->taskdir == NULL && o->resume == NULL && o->task != NULL) {
+    hutch_error_t err = NULL;
+    _cleanup_free_ char *pkg = lis_package_find(o->lis && strcmp(o->lis, "true") != 0 ? o->lis : NULL, &err);
+    if (pkg == NULL) {
+      _cleanup_free_ char *why = hutch_error_format(err);
+      hutch_error_free(&err);
+      return usage_error("TASKDIR is required, the folder that holds the task folders; without it LLM-in-Sandbox's "
+                         "own are taken from its package, but %s: pip install llm-in-sandbox",
+                         why);
+    }
+    o->taskdir = xasprintf("%s/benchmark", pkg);
+  }
+  /* --lis: the tasks get the package's tool schemas (the task set's
+   * prompts stay theirs): read once, written into the run directory. */
+  if (o->lis) {
+    hutch_error_t err = NULL;
+    _cleanup_free_ char *pkg = lis_package_find(o->lis, &err);
+    if (pkg)
+      o->lis_tools = lis_package_tools(pkg, &err);
+    if (o->lis_tools == NULL) {
+      hutch_error_print(stderr, "hutch benchmark: --lis", err);
+      hutch_error_free(&err);
+      return 2;
     }
   }
   if (o->taskdir == NULL && o->resume == NULL)
@@ -294,6 +449,9 @@ int bench_parse(int argc, char **argv, struct bench_opts *o) {
 }
 
 void bench_opts_free(struct bench_opts *o) {
+  free(o->lis);
+  free(o->lis_tools);
+  free(o->lis_tools_path);
   free(o->taskdir);
   free(o->task);
   free(o->mode);

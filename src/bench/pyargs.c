@@ -290,8 +290,12 @@ static char *unescape(const char *s, size_t n) {
 }
 
 /* A score: Python's repr of a finite float, nothing else. */
-static bool parse_score(const char *t, double *v) {
-  if (!*t || strspn(t, "+-.0123456789e") != strlen(t))
+bool bench_score_repr(const char *t, double *v) {
+  if (strcmp(t, "True") == 0 || strcmp(t, "False") == 0) {
+    *v = t[0] == 'T';
+    return true;
+  }
+  if (!*t || strlen(t) > 400 || strspn(t, "+-.0123456789e") != strlen(t))
     return false;
   char *end;
   *v = strtod(t, &end);
@@ -330,8 +334,9 @@ cJSON *bench_py_result(const char *line) {
   const char *rest = sp + 1;
   cJSON *r = cJSON_CreateObject();
   double score;
-  if (tag == 5 && strncmp(line, "score", 5) == 0 && parse_score(rest, &score)) {
+  if (tag == 5 && strncmp(line, "score", 5) == 0 && bench_score_repr(rest, &score)) {
     cJSON_AddNumberToObject(r, "score", score);
+    cJSON_AddStringToObject(r, "repr", rest);
     return r;
   }
   if (tag == 6 && strncmp(line, "prompt", 6) == 0) {

@@ -1,6 +1,7 @@
 /* The run's records: results.jsonl (one line per finished task, appended
  * whole and synced, so a crash loses at most the tasks in flight), and at
- * the end LLM-in-Sandbox's results.json and trajectory.json. */
+ * the end LLM-in-Sandbox's results.json and trajectory.json (lisfiles.c)
+ * with hutch's summary.md and report.html. */
 #include "config.h"
 
 #include <errno.h>
@@ -18,7 +19,6 @@
 #include "util.h"
 
 #define LINES_MAX ((size_t)4 << 30)
-#define TRAJ_MAX ((size_t)1 << 30)
 
 int bench_append_line(const char *path, const cJSON *line, hutch_error_t *err) {
   _cleanup_free_ char *text = cJSON_PrintUnformatted(line);
@@ -146,25 +146,6 @@ cJSON *bench_read_lines(const char *dir, const struct bench_range *r, const cJSO
   return lines;
 }
 
-/* The steps of a task's run, from its own trajectory.json. */
-static cJSON *steps_of(const char *out, const cJSON *line) {
-  _cleanup_close_ int run_fd = bench_open_run_dir(out, line);
-  size_t len = 0;
-  /* Never through a symlink in the run's place of trajectory.json. */
-  _cleanup_free_ char *text = run_fd >= 0 ? read_regular_file_at(run_fd, "trajectory.json", TRAJ_MAX, &len) : NULL;
-  cJSON *t = text ? cJSON_ParseWithLength(text, len) : NULL;
-  cJSON *steps = cJSON_DetachItemFromObjectCaseSensitive(t, "steps");
-  cJSON_Delete(t);
-  return cJSON_IsArray(steps) ? steps : (cJSON_Delete(steps), cJSON_CreateArray());
-}
-
-static int write_json(const char *path, cJSON *j, hutch_error_t *err) {
-  _cleanup_free_ char *text = cJSON_Print(j);
-  if (text == NULL || write_file_atomic(path, text, strlen(text), 0644) < 0)
-    return hutch_error_sys(err, "write %s", path);
-  return 0;
-}
-
 int bench_save(const char *out, const char *name, char *text, size_t len, hutch_error_t *err) {
   _cleanup_free_ char *path = xasprintf("%s/%s", out, name);
   int r = write_file_atomic(path, text, len, 0644);
@@ -174,70 +155,26 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
   return 0;
 }
 
-int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *config, const cJSON *lines,
+int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *meta, const cJSON *lines,
                         double elapsed, hutch_error_t *err) {
-  cJSON *traj = cJSON_CreateObject();
-  double sum = 0;
-  int total = 0, errors = 0;
-  const cJSON *l;
-  cJSON_ArrayForEach(l, lines) {
-    const cJSON *s = cJSON_GetObjectItemCaseSensitive(l, "score");
-    sum += cJSON_IsNumber(s) ? s->valuedouble : 0;
-    total++;
-    if (cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "error")))
-      errors++;
-    cJSON *e = cJSON_CreateObject();
-    cJSON_AddItemToObject(e, "problem_statement",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "problem_statement"), true));
-    cJSON_AddItemToObject(e, "trajectory", steps_of(out, l));
-    cJSON_AddNumberToObject(e, "reward", cJSON_IsNumber(s) ? s->valuedouble : 0);
-    cJSON_AddItemToObject(e, "agent_answer",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "agent_answer"), true));
-    cJSON_AddItemToObject(e, "ground_truth",
-                          cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(l, "ground_truth"), true));
-    const char *id = cJSON_GetObjectItemCaseSensitive(l, "id")->valuestring;
-    cJSON_DeleteItemFromObjectCaseSensitive(traj, id);
-    cJSON_AddItemToObject(traj, id, e);
-  }
-  _cleanup_free_ char *tpath = xasprintf("%s/trajectory.json", out);
-  _cleanup_free_ char *rpath = xasprintf("%s/results.json", out);
   /* LLM-in-Sandbox's files hold a whole run (its runner writes them only
    * at its end): an incomplete run has none, not even an earlier try's;
    * nor a report.html, whose head is a mean score. */
   const struct bench_status *st = o->status;
   bool whole = st == NULL || st->complete || st->partial;
-  int r = whole ? write_json(tpath, traj, err) : 0;
-  if (r < 0) {
-    cJSON_Delete(traj);
-    return r;
-  }
+  if (whole && bench_write_lis(out, o->task, meta, lines, st, elapsed, err) < 0)
+    return -1;
   if (!whole) {
-    _cleanup_free_ char *report = xasprintf("%s/report.html", out);
-    unlink(tpath);
-    unlink(rpath);
-    unlink(report);
+    static const char *const names[] = {"trajectory.json", "results.json", "report.html"};
+    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
+      _cleanup_free_ char *path = xasprintf("%s/%s", out, names[i]);
+      unlink(path);
+    }
   }
-  cJSON *res = cJSON_CreateObject();
-  cJSON_AddItemToObject(res, "config", cJSON_Duplicate(config, true));
-  cJSON_AddStringToObject(res, "task", o->task);
-  cJSON_AddNumberToObject(res, "total", total);
-  cJSON_AddNumberToObject(res, "mean_score", total ? sum / total : 0.0);
-  cJSON_AddNumberToObject(res, "num_errors", errors);
-  cJSON_AddNumberToObject(res, "elapsed_time_seconds", elapsed);
-  /* A partial merge's: what its score is not over (hutch's keys; a reader
-   * of LLM-in-Sandbox's takes the keys it knows). */
-  if (st && st->partial) {
-    cJSON_AddItemToObject(res, "missing_shards", cJSON_Duplicate(st->missing_shards, true));
-    cJSON_AddItemToObject(res, "incomplete_shards", cJSON_Duplicate(st->incomplete_shards, true));
-  }
-  if (whole)
-    r = write_json(rpath, res, err);
-  cJSON_Delete(res);
-  if (r >= 0)
-    r = bench_write_summary(out, o->task, config, lines, st, elapsed, err);
+  const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");
+  int r = bench_write_summary(out, o->task, config, lines, st, elapsed, err);
   if (r >= 0 && whole)
     r = bench_write_report(out, lines, elapsed, err);
-  cJSON_Delete(traj);
   return r;
 }
 

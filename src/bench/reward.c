@@ -401,10 +401,12 @@ cJSON *bench_score_args(const char *answer, const cJSON *row) {
 }
 
 int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const char *answer, const cJSON *row,
-                       double *score, char **why, char **kind) {
+                       double *score, char **why, char **kind, char **repr) {
   *why = NULL;
   if (kind)
     *kind = NULL;
+  if (repr)
+    *repr = NULL;
   cJSON *args = bench_score_args(answer, row);
   cJSON *res = NULL;
   _cleanup_free_ char *fail = NULL;
@@ -423,6 +425,9 @@ int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const ch
   r = -1;
   if (cJSON_IsNumber(s) && isfinite(s->valuedouble)) {
     *score = s->valuedouble;
+    const cJSON *rp = cJSON_GetObjectItemCaseSensitive(res, "repr");
+    if (repr && cJSON_IsString(rp))
+      *repr = xstrdup(rp->valuestring);
     r = 0;
   } else {
     *why = xasprintf("reward: %s", cJSON_IsString(e) ? e->valuestring : "the driver said nothing");
@@ -434,7 +439,7 @@ int bench_score_finish(struct bench_py *py, const struct bench_opts *o, const ch
 }
 
 int bench_score(const struct bench_opts *o, const struct bench_set *set, const char *dir, const char *answer,
-                const cJSON *row, double *score, char **why, char **kind) {
+                const cJSON *row, double *score, char **why, char **kind, char **repr) {
   struct bench_py py;
   if (bench_py_start(&py, o, set, dir, "reward", "score", 0, why) < 0) {
     char *fail = *why;
@@ -442,9 +447,11 @@ int bench_score(const struct bench_opts *o, const struct bench_set *set, const c
     free(fail);
     if (kind)
       *kind = NULL;
+    if (repr)
+      *repr = NULL;
     return -1;
   }
-  int r = bench_score_finish(&py, o, answer, row, score, why, kind);
+  int r = bench_score_finish(&py, o, answer, row, score, why, kind, repr);
   bench_py_end(&py);
   return r;
 }

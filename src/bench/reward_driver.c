@@ -63,8 +63,9 @@
  * into values without running anything; the module is loaded by the same
  * functions importlib.util's spec_from_file_location and module_from_spec
  * are; prctl is called through _ctypes alone, as ctypes.CDLL would call it
- * (ctypes itself where that fails); and the result is a score's repr or
- * text escaped for one line (\\, \n, \0, and \s for a space in an error's
+ * (ctypes itself where that fails); and the result is a score's repr (a
+ * float's, or an int's or a bool's as compute_score returned it, whose type
+ * LLM-in-Sandbox's files keep) or text escaped for one line (\\, \n, \0, and \s for a space in an error's
  * kind), read back strictly (bench_py_result). */
 #include "config.h"
 
@@ -113,9 +114,11 @@ const char bench_driver_py[] =
     "def score(mod, a):\n"
     "    if not hasattr(mod, 'compute_score'):\n"
     "        raise AttributeError('reward.py must define compute_score function')\n"
-    "    s = float(mod.compute_score(a['answer'], a['ground_truth'], **a['kwargs']))\n"
+    "    v = mod.compute_score(a['answer'], a['ground_truth'], **a['kwargs'])\n"
+    "    s = float(v)\n"
     "    if s - s == 0:  # finite: not inf, nor nan (math is one more .so to load)\n"
-    "        return b'score ' + repr(s).encode()\n"
+    "        # An int or a bool as itself: LLM-in-Sandbox's files keep its type.\n"
+    "        return b'score ' + (repr(v) if type(v) in (bool, int) else repr(s)).encode()\n"
     "    return error('ValueError', 'compute_score returned %r' % s)\n"
     "def prompt(mod, a):\n"
     "    f = getattr(mod, 'create_prompt', None)\n"

@@ -165,6 +165,9 @@ int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON
   const cJSON *tokens = cJSON_GetObjectItemCaseSensitive(line, "tokens");
   const cJSON *timings = cJSON_GetObjectItemCaseSensitive(line, "timings");
   int end = bench_line_end(line);
+  const cJSON *lis_error = cJSON_GetObjectItemCaseSensitive(line, "lis_error");
+  const cJSON *repr = cJSON_GetObjectItemCaseSensitive(line, "reward_repr");
+  double reward = 0;
   if (id == NULL || id[0] == '\0')
     *why = xstrdup("\"id\" is not a task id");
   else if (!cJSON_IsNumber(score) || !isfinite(score->valuedouble))
@@ -182,6 +185,10 @@ int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON
     *why = xstrdup("\"tokens\" is not a count");
   else if (timings && !cJSON_IsObject(timings))
     *why = xstrdup("\"timings\" is not an object");
+  else if (lis_error && !cJSON_IsNull(lis_error) && !cJSON_IsString(lis_error))
+    *why = xstrdup("\"lis_error\" is not text");
+  else if (repr && !(cJSON_IsString(repr) && bench_score_repr(repr->valuestring, &reward)))
+    *why = xstrdup("\"reward_repr\" is not a score's repr (True, False, an int or a float)");
   else if (rd && (!cJSON_IsString(rd) || !bench_run_dir_ok(rd->valuestring))) {
     _cleanup_free_ char *shown = text_escape_cstr(cJSON_IsString(rd) ? rd->valuestring : "(not text)");
     *why = xasprintf("\"run_dir\" '%.200s' is not a directory under runs/", shown);
@@ -198,6 +205,12 @@ int bench_line_check(const cJSON *line, const struct bench_range *r, const cJSON
     _cleanup_free_ char *out = bench_score_outside(score->valuedouble, r);
     if (out)
       *why = xasprintf("\"score\" %s", out);
+  }
+  /* The reward LLM-in-Sandbox's files average, where they see no error. */
+  if (*why == NULL && repr && !cJSON_IsString(lis_error)) {
+    _cleanup_free_ char *out = bench_score_outside(reward, r);
+    if (out)
+      *why = xasprintf("\"reward_repr\" %s", out);
   }
   return *why ? -1 : 0;
 }

@@ -20,6 +20,7 @@
 
 #include "bench.h"
 #include "error.h"
+#include "prompt_config.h"
 #include "util.h"
 
 #define ANSWER_MAX (16u << 20)
@@ -56,8 +57,12 @@ static int write_inputs(const cJSON *row, const char *dir, char **why) {
   cJSON *parsed = NULL;
   if (cJSON_IsString(f) && f->valuestring[0])
     f = parsed = cJSON_Parse(f->valuestring);
-  if (f == NULL || cJSON_IsNull(f) || cJSON_IsString(f))
+  /* No input directory for an empty object either: LLM-in-Sandbox makes
+   * it only for input files (`if input_files:`). */
+  if (f == NULL || cJSON_IsNull(f) || cJSON_IsString(f) || (cJSON_IsObject(f) && f->child == NULL)) {
+    cJSON_Delete(parsed);
     return 0;
+  }
   int r = -1;
   if (!cJSON_IsObject(f)) {
     *why = xstrdup("input_files is not an object of file names and contents");
@@ -145,14 +150,6 @@ static char *last_line(char *text) {
     text[--len] = '\0';
   char *nl = strrchr(text, '\n');
   return len ? xstrdup(nl ? nl + 1 : text) : NULL;
-}
-
-static void append_log(const char *path, const char *text) {
-  int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-  if (fd >= 0) {
-    write_all(fd, text, strlen(text));
-    close(fd);
-  }
 }
 
 static bool auth_failure(const char *log_path) {
@@ -255,6 +252,67 @@ static void add_timings(cJSON *res, const cJSON *t, double spawned, double exite
   cJSON_AddItemToObject(res, "timings", tm);
 }
 
+/* The task's log, logs/ID.txt, as LLM-in-Sandbox's runner writes it: the
+ * console log of its agent (lislog.c) and its result block, or its error
+ * block alone.  hutch run's own output, which went there while the task
+ * ran, is kept as runs/ID/hutch-run.log.  The texts of the model and the
+ * sandbox have their control characters escaped, so that reading the log
+ * in a terminal runs no escape sequence of theirs. */
+static void write_log(const struct bench_opts *o, bool vanilla, const char *log_path, const char *dir, const char *id,
+                      const char *problem, const char *answer, const char *gt, const char *lis_error,
+                      const char *reward_repr, double score, const cJSON *traj) {
+  _cleanup_free_ char *shown_id = text_escape_cstr(id), *shown_answer = text_escape_cstr(answer);
+  _cleanup_free_ char *shown_gt = text_escape_cstr(gt);
+  _cleanup_free_ char *console = NULL;
+  if (vanilla) {
+    /* --mode llm: its Query and Response, as written (bench_vanilla). */
+    size_t len = 0;
+    console = read_file_at(AT_FDCWD, log_path, 16 << 20, &len);
+  } else {
+    _cleanup_free_ char *kept = xasprintf("%s/hutch-run.log", dir);
+    if (rename(log_path, kept) < 0 && errno != ENOENT)
+      unlink(log_path);
+  }
+  if (lis_error) {
+    _cleanup_free_ char *shown_why = text_escape_cstr(lis_error);
+    _cleanup_free_ char *text =
+        xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", shown_id, shown_why, shown_gt);
+    write_file_atomic(log_path, text, strlen(text), 0644);
+    return;
+  }
+  if (!vanilla) {
+    /* The prompts as the task's hutch run rendered them. */
+    struct prompt_config pc;
+    hutch_error_t err = NULL;
+    _cleanup_free_ char *ppath = o->prompt_path ? xstrdup(o->prompt_path) : xasprintf("%s/prompt.yaml", dir);
+    _cleanup_free_ char *sys = NULL, *user = NULL;
+    if (prompt_config_load(ppath, &pc, &err) == 0) {
+      sys = prompt_expand(pc.system_prompt, &pc, NULL);
+      user = prompt_expand(pc.instance_prompt, &pc, problem);
+      prompt_config_clear(&pc);
+    }
+    hutch_error_free(&err);
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(traj, "hutch");
+    const cJSON *end = cJSON_GetObjectItemCaseSensitive(h, "end_reason");
+    /* Its loop had begun another step whose model call failed. */
+    bool trailing = cJSON_IsString(end) &&
+                    (strcmp(end->valuestring, "error") == 0 || strcmp(end->valuestring, "token_limit") == 0 ||
+                     strcmp(end->valuestring, "conversation_limit") == 0);
+    console = bench_lislog(sys ? sys : "", user ? user : problem, cJSON_GetObjectItemCaseSensitive(traj, "steps"),
+                           o->s.max_steps, trailing);
+  }
+  cJSON *reward = reward_repr ? bench_lis_reward_node(reward_repr) : NULL;
+  if (reward == NULL)
+    reward = bench_pyjson_float(score);
+  _cleanup_free_ char *score4 = bench_lis_score4(reward);
+  cJSON_Delete(reward);
+  static const char rule[] = "================================================================================";
+  _cleanup_free_ char *text =
+      xasprintf("%s\n%s\n### Result ###\nProblem ID: %s\nAgent Answer: %s\nGround Truth: %s\nScore: %s\n%s\n",
+                console ? console : "", rule, shown_id, shown_answer, shown_gt, score4, rule);
+  write_file_atomic(log_path, text, strlen(text), 0644);
+}
+
 int bench_run_task(const struct bench_opts *o, const struct bench_set *set, const cJSON *row, const char *out) {
   double start = monotonic_seconds();
   const char *id = str_field(row, "id");
@@ -281,6 +339,11 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   /* How the task ended: hutch's failure until the task is under way. */
   int end = BENCH_END_INFRA;
   double spawned = 0, exited = 0, reward_time = 0, agent_cpu = 0, reward_cpu = 0;
+  /* LLM-in-Sandbox's view of the task (lisfiles.c): what compute_score
+   * returned, as Python's repr, and the scoring exception's class.  A task
+   * whose model API failed is not finished (--resume runs it again): a run
+   * with one writes none of LLM-in-Sandbox's files. */
+  _cleanup_free_ char *reward_repr = NULL, *kind = NULL, *lis_error = NULL;
   /* hutch run's stdin: the problem statement on a pipe, -1: in query.txt. */
   _cleanup_close_ int qin = -1;
 
@@ -351,9 +414,13 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   {
     const char **argv = xcalloc(o->n_agent + topts.n_args + 12, sizeof(char *));
     size_t n = 0;
+    _cleanup_free_ char *tools_opt = o->lis_tools_path ? xasprintf("--tools-file=%s", o->lis_tools_path) : NULL;
     /* hutch-agent's command line as `hutch run` would exec it (its argv[0]
      * is the verb), run in the forked child itself (bench_spawn_agent). */
     argv[n++] = "run";
+    /* --lis's tools, unless the options give a tools file of their own. */
+    if (tools_opt)
+      argv[n++] = tools_opt;
     for (size_t i = 0; i < o->n_agent; i++)
       argv[n++] = o->agent_argv[i];
     /* The task's own settings come last: they win. */
@@ -433,8 +500,8 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       goto done;
     }
     if (agent_exit != 0 && agent_exit != 1) {
-      why = xasprintf("hutch run exited with status %d (see logs/%s.txt)%s%s", agent_exit, safe, failed ? ": " : "",
-                      failed ? failed : "");
+      why = xasprintf("hutch run exited with status %d (see runs/%s/hutch-run.log)%s%s", agent_exit, safe,
+                      failed ? ": " : "", failed ? failed : "");
       goto done;
     }
   }
@@ -464,8 +531,8 @@ score : {
   /* The slot's scoring sandbox, which the runner started beside the
    * slot's agent and keeps; else one of this task's own. */
   bool shared = bench_py_usable(bench_scorer);
-  int sr = shared ? bench_score_finish(bench_scorer, o, answer, row, &score, &why, NULL)
-                  : bench_score(o, set, rdir, answer, row, &score, &why, NULL);
+  int sr = shared ? bench_score_finish(bench_scorer, o, answer, row, &score, &why, &kind, &reward_repr)
+                  : bench_score(o, set, rdir, answer, row, &score, &why, &kind, &reward_repr);
   reward_time = monotonic_seconds() - r0;
   if (shared)
     reward_cpu = bench_scorer->cpu;
@@ -486,22 +553,14 @@ in_range:
   }
 done:;
   if (why)
+    lis_error = bench_lis_error_text(why, kind);
+  if (why)
     score = 0;
   else
     end = BENCH_END_FINISHED;
-  /* The log: hutch run's own output, then LLM-in-Sandbox's result block,
-   * whose answer and error (which may quote it) are the model's: their
-   * control characters escaped, so that reading the log in a terminal runs
-   * no escape sequence of theirs. */
-  _cleanup_free_ char *shown_id = text_escape_cstr(id), *shown_answer = text_escape_cstr(answer);
-  _cleanup_free_ char *shown_why = why ? text_escape_cstr(why) : NULL, *shown_gt = text_escape_cstr(gt);
-  _cleanup_free_ char *block =
-      why ? xasprintf("Problem ID: %s\nERROR: %s\nGround Truth: %s\n", shown_id, shown_why, shown_gt)
-          : xasprintf("\n%s\n### Result ###\nProblem ID: %s\nAgent Answer: %s\nGround Truth: %s\nScore: %.4f\n%s\n",
-                      "================================================================================", shown_id,
-                      shown_answer, shown_gt, score,
-                      "================================================================================");
-  append_log(log_path, block);
+  cJSON *traj = load_trajectory(run_dir);
+  write_log(o, strcmp(o->mode, "llm") == 0, log_path, dir, id, problem, answer, gt, lis_error, reward_repr, score,
+            traj);
   cJSON *res = cJSON_CreateObject();
   cJSON_AddStringToObject(res, "id", id);
   cJSON_AddNumberToObject(res, "score", score);
@@ -511,10 +570,12 @@ done:;
   const cJSON *g = cJSON_GetObjectItemCaseSensitive(row, "ground_truth");
   cJSON_AddItemToObject(res, "ground_truth", g ? cJSON_Duplicate(g, true) : cJSON_CreateNull());
   cJSON_AddStringToObject(res, "problem_statement", problem);
+  cJSON_AddItemToObject(res, "lis_error", lis_error ? cJSON_CreateString(lis_error) : cJSON_CreateNull());
+  if (reward_repr)
+    cJSON_AddStringToObject(res, "reward_repr", reward_repr);
   double elapsed = monotonic_seconds() - start;
   cJSON_AddNumberToObject(res, "elapsed_seconds", elapsed);
   cJSON_AddNumberToObject(res, "exit_code", agent_exit);
-  cJSON *traj = load_trajectory(run_dir);
   add_usage(res, traj);
   add_timings(res, traj, spawned, exited, reward_time, elapsed, agent_cpu, reward_cpu);
   cJSON_Delete(traj);

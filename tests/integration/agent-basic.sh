@@ -107,7 +107,7 @@ working_dir: "/testbed"
 input_dir: "/testbed/documents"
 output_dir: "/testbed"
 YAML
-mock_start '[{"calls": [["execute_bash", {"command": "echo ref > /testbed/answer.txt; ls -d /testbed/documents"}]]}]'
+mock_start '[{"calls": [["execute_bash", {"command": "echo ref > /testbed/answer.txt; ls -d /testbed/input"}]]}]'
 tap_status 0 "LLM-in-Sandbox flag spellings" "$HUTCH_BIN" run --query "ref task" --llm_name m --llm_base_url "$MOCK_URL" \
   --api_key k2 --max_steps 5 --max_tokens_per_call 777 --max_token_limit 100000 --output_dir "$AGENT_OUT" \
   --prompt_config "$pdir/general.yaml" --extra_body "{'chat_template_kwargs': {'thinking': True}}" \
@@ -119,7 +119,9 @@ tap_is "$(mock_request 0 'r["body"]["messages"][0]["content"]')" \
   "$(printf 'You work in /testbed; inputs in /testbed/documents.\nPut \\boxed{} around answers.\n')" \
   "reference prompt YAML: directories substituted, {{}} is a literal brace"
 tap_is "$(cat "$RUN_DIR/files/answer.txt")" "ref" "output_dir /testbed copies the whole working directory back"
-tap_ok "input_dir from the prompt config exists" test -d "$RUN_DIR/files/documents"
+tap_ok "as LLM-in-Sandbox's container, the sandbox has WORKING_DIR/input and /output" \
+  test -d "$RUN_DIR/files/input" -a -d "$RUN_DIR/files/output"
+tap_ok "and no input_dir from the prompt config without input to copy into it" test ! -e "$RUN_DIR/files/documents"
 
 # ---- settings file; --query - ----
 sdir=$(hutch_test_tmpdir)

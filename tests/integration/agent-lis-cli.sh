@@ -22,10 +22,18 @@ mock_start '[]'
 tap_status 0 "a positional query, as LLM-in-Sandbox takes it" hrun "positional task text"
 tap_is "$(mock_request 0 'r["body"]["messages"][1]["content"].count("positional task text")')" "1" \
   "the positional text is the task"
-tap_status 2 "a positional query and --query at once is a usage error" hrun "one" --query two
-tap_like "$tap_stderr" "given twice" "and says so"
-tap_status 2 "two positional words are a usage error" hrun one two
-tap_like "$tap_stderr" "quote the task" "with a hint to quote"
+mock_start '[]'
+tap_status 0 "a positional word and --query: the word is the next parameter, the model" \
+  "$HUTCH_BIN" run one --query QTWO --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT" --quiet
+tap_is "$(mock_request 0 'r["body"]["model"], r["body"]["messages"][1]["content"].count("QTWO")')" "('one', 1)" \
+  "as Python Fire binds it: the query from --query, the model from the word"
+mock_start '[]'
+tap_status 0 "a second positional word is the model, as Python Fire binds it" \
+  "$HUTCH_BIN" run one two --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT" --quiet
+tap_is "$(mock_request 0 'r["body"]["model"]')" "two" "the request names that model"
+tap_status 2 "a third one with --rootfs: the image twice" \
+  "$HUTCH_BIN" run one two img --base-url "$MOCK_URL" --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT" --quiet
+tap_like "$tap_stderr" "docker.image" "a usage error naming docker_image, the third positional parameter"
 
 # ---- defaults: temperature 1.0, Bearer dummy ----
 mock_start '[]'
@@ -54,7 +62,9 @@ tap_is "$(mock_request 0 'r["body"]["chat_template_kwargs"], r["body"]["x"]')" \
   "({'enable_thinking': False, 'list': [True, 'no', False]}, True)" \
   "\"true\"/\"false\" in any case become booleans at any depth; other strings stay"
 
-# ---- precedence: flag > environment > settings file > default ----
+# ---- precedence: LLM-in-Sandbox's run command's: flag > settings file > LLM_BASE_URL > default ----
+# (its benchmark command's order, flag > LLM_* > file, is hutch benchmark's:
+# lis-command-lines.sh)
 sdir=$(hutch_test_tmpdir)
 mock_start '[]'
 cat >"$sdir/llm-in-sandbox.yaml" <<YAML
@@ -63,26 +73,42 @@ llm_base_url: $MOCK_URL
 api_key: file-key-0001
 temperature: 0.5
 YAML
-tap_status 0 "./llm-in-sandbox.yaml alone" sh -c "cd '$sdir' && exec $(printf '%q ' "$HUTCH_BIN") run q \
-  --rootfs '$AGENT_IMAGE' --output-dir '$AGENT_OUT' --quiet"
+# frun [VAR=VALUE...] [OPTION...]: hutch run q in $sdir, where the file is.
+frun() {
+  local envs=()
+  while [[ $1 == *=* ]]; do
+    envs+=("$1")
+    shift
+  done
+  env "${envs[@]}" sh -c "cd '$sdir' && exec $(printf '%q ' "$HUTCH_BIN") run q --rootfs '$AGENT_IMAGE' \
+    --output-dir '$AGENT_OUT' $*"
+}
+tap_status 0 "./llm-in-sandbox.yaml alone" frun --quiet
 tap_is "$(mock_request 0 'r["body"]["model"], r["authorization"], r["body"]["temperature"]')" \
   "('from-file', 'Bearer file-key-0001', 0.5)" "the settings file's values"
-tap_status 0 "LLM_* variables over the file" env LLM_NAME=from-env LLM_API_KEY=env-key-0002 LLM_TEMPERATURE=0.25 \
-  sh -c "cd '$sdir' && exec $(printf '%q ' "$HUTCH_BIN") run q --rootfs '$AGENT_IMAGE' --output-dir '$AGENT_OUT' --quiet"
+tap_status 0 "LLM_* variables and the file" frun LLM_NAME=from-env LLM_API_KEY=env-key-0002 LLM_TEMPERATURE=0.25 \
+  LLM_BASE_URL=http://127.0.0.1:9/v1 --max-tries 1
 tap_is "$(mock_request 1 'r["body"]["model"], r["authorization"], r["body"]["temperature"]')" \
-  "('from-env', 'Bearer env-key-0002', 0.25)" "the environment wins over the file"
-tap_status 0 "flags over the variables" env LLM_NAME=from-env LLM_API_KEY=env-key-0002 LLM_TEMPERATURE=0.25 \
-  sh -c "cd '$sdir' && exec $(printf '%q ' "$HUTCH_BIN") run q --llm_name from-flag --api_key flag-key-0003 \
-  --temperature 0.75 --rootfs '$AGENT_IMAGE' --output-dir '$AGENT_OUT' --quiet"
+  "('from-file', 'Bearer file-key-0001', 0.5)" "the file wins over LLM_NAME, LLM_BASE_URL, as in LLM-in-Sandbox's run"
+tap_like "$tap_stderr" "LLM_TEMPERATURE.*not read by hutch run" "LLM_TEMPERATURE, which its run command ignores, is said to be ignored"
+tap_status 0 "flags over the file and the variables" frun LLM_NAME=from-env LLM_API_KEY=env-key-0002 \
+  LLM_TEMPERATURE=0.25 --llm_name from-flag --api_key flag-key-0003 --temperature 0.75 --quiet
 tap_is "$(mock_request 2 'r["body"]["model"], r["authorization"], r["body"]["temperature"]')" \
-  "('from-flag', 'Bearer flag-key-0003', 0.75)" "the command line wins over the environment"
-tap_status 0 "LLM_BASE_URL over the file's llm_base_url" env LLM_BASE_URL="$MOCK_URL" \
-  sh -c "cd '$sdir' && sed -i 's|^llm_base_url:.*|llm_base_url: http://127.0.0.1:9/v1|' llm-in-sandbox.yaml && \
-  exec $(printf '%q ' "$HUTCH_BIN") run q --rootfs '$AGENT_IMAGE' --output-dir '$AGENT_OUT' --quiet --max-tries 1"
-tap_is "$(mock_count)" "4" "the request reached the server LLM_BASE_URL names"
-tap_status 2 "a bad LLM_TEMPERATURE is a usage error naming the variable" env LLM_TEMPERATURE=warm \
-  "$HUTCH_BIN" run q --model m
-tap_like "$tap_stderr" "LLM_TEMPERATURE" "the message names it"
+  "('from-flag', 'Bearer flag-key-0003', 0.75)" "the command line wins"
+tap_status 0 "without a settings file: LLM_NAME and LLM_BASE_URL" env LLM_NAME=from-env LLM_BASE_URL="$MOCK_URL" \
+  LLM_API_KEY=env-key-0002 OPENAI_API_KEY=openai-key-0004 LLM_TEMPERATURE=0.25 \
+  "$HUTCH_BIN" run q --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT" --quiet
+tap_is "$(mock_request 3 'r["body"]["model"], r["authorization"], r["body"]["temperature"] == 1.0')" \
+  "('from-env', 'Bearer openai-key-0004', True)" \
+  "the variables' model and URL, OPENAI_API_KEY (as LiteLLM reads it) and the default temperature"
+tap_status 0 "a bad LLM_TEMPERATURE is not read by hutch run" env LLM_TEMPERATURE=warm LLM_BASE_URL="$MOCK_URL" \
+  "$HUTCH_BIN" run q --model m --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT" --quiet
+mock_start '[]'
+tap_status 3 "OPENAI_BASE_URL is not read, as LLM-in-Sandbox does not" env OPENAI_BASE_URL="$MOCK_URL" \
+  "$HUTCH_BIN" run q --model m --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT" --max-tries 1 \
+  --llm-timeout 5
+tap_is "$(mock_count)" "0" "no request reached the server it names"
+tap_like "$tap_stderr" "OPENAI_BASE_URL.*not read" "which is said"
 
 # ---- settings paths: hutch's first, then LLM-in-Sandbox's ----
 # One settings file at a time in a fresh directory and HOME; the model

@@ -233,7 +233,7 @@ tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^rewar
 tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \
   "its progress line escapes what it quotes"
 tap_unlike "$own_err" $'\x1b' "no escape sequence reaches the terminal"
-tap_like "$(cat "$OUT/logs/raises.txt")" 'ERROR: reward: ValueError: bad \\x1b\[2J answer' \
+tap_like "$(cat "$OUT/logs/raises.txt")" 'ERROR: bad \\x1b\[2J answer' \
   "nor through the task's log, which shows it escaped"
 tap_unlike "$(cat "$OUT/logs/raises.txt")" $'\x1b' "(no escape character in it)"
 tap_like "$(cat "$OUT/summary.md")" $'\n\\| 4 \\| 0.7500 \\| 1 \\| [0-9.]+ s \\|\n.*\\| ` raises ` \\| 0.0000 \\| [0-9.]+ s \\| ` reward: ValueError' \

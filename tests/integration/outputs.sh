@@ -84,8 +84,8 @@ tap_like "$(traj 't["hutch"].get("copy_back_renamed")')" "^7$" "the trajectory c
 rm -f "$evil_mock" && : >"$evil_mock"
 cp "$RUN_DIR/files/hutch.yaml.sandbox" "$RUN_DIR/files/hutch.yaml"
 mock_start '[]'
-tap_status 0 "a run started in files/ with the user's OPENAI_BASE_URL and key" \
-  env -C "$RUN_DIR/files" OPENAI_BASE_URL="$MOCK_URL" OPENAI_API_KEY=sk-test-secret \
+tap_status 0 "a run started in files/ with the user's LLM_BASE_URL and key" \
+  env -C "$RUN_DIR/files" LLM_BASE_URL="$MOCK_URL" OPENAI_API_KEY=sk-test-secret \
   "$HUTCH_BIN" run --model test-model --rootfs "$AGENT_IMAGE" --output-dir "$tmp/out2" --retry-delay 0.05 --quiet \
   --query again
 tap_is "$(grep -c . "$evil_mock")" "0" "the endpoint a sandbox's hutch.yaml names gets no request (and no key)"

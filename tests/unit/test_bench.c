@@ -185,7 +185,7 @@ static void summary_escapes(void) {
   }
   cJSON *lines = cJSON_Parse("[{\"id\": \"t<b>1\", \"score\": 0, \"elapsed_seconds\": 1, \"error\": "
                              "\"reward: ValueError: <img src=x onerror=alert(1)> & more\"}]");
-  cJSON *config = cJSON_Parse("{\"llm_name\": \"m\", \"mode\": \"llm-in-sandbox\"}");
+  cJSON *metaj = cJSON_Parse("{\"config\": {\"llm_name\": \"m\", \"mode\": \"llm-in-sandbox\"}}");
   struct bench_opts o;
   memset(&o, 0, sizeof(o));
   o.task = "demo";
@@ -197,7 +197,7 @@ static void summary_escapes(void) {
                           "\"mode\": \"llm-in-sandbox\"}, \"shard\": [0, 1]}";
   write_file_atomic(meta, meta_text, strlen(meta_text), 0644);
   setenv("HUTCH_REPORT_DIR", HUTCH_SRCDIR "/report", 1);
-  tap_ok(bench_write_outputs(dir, &o, config, lines, 1.0, &err) == 0, "the outputs are written%s%s", err ? ": " : "",
+  tap_ok(bench_write_outputs(dir, &o, metaj, lines, 1.0, &err) == 0, "the outputs are written%s%s", err ? ": " : "",
          err ? err->msg : "");
   hutch_error_free(&err);
   char *path = xasprintf("%s/summary.md", dir);
@@ -216,7 +216,7 @@ static void summary_escapes(void) {
   free(page);
   free(path);
   cJSON_Delete(lines);
-  cJSON_Delete(config);
+  cJSON_Delete(metaj);
   remove_tree_at(AT_FDCWD, dir);
 }
 
@@ -435,8 +435,12 @@ static void py_wire(void) {
   struct {
     const char *line, *want;
   } res[] = {
-      {"score 0.75", "{\"score\":0.75}"},
-      {"score 1e-05", "{\"score\":1e-05}"},
+      {"score 0.75", "{\"score\":0.75,\"repr\":\"0.75\"}"},
+      {"score 1e-05", "{\"score\":1e-05,\"repr\":\"1e-05\"}"},
+      {"score 1", "{\"score\":1,\"repr\":\"1\"}"},
+      {"score True", "{\"score\":1,\"repr\":\"True\"}"},
+      {"score False", "{\"score\":0,\"repr\":\"False\"}"},
+      {"score true", NULL},
       {"score nan", NULL},
       {"score inf", NULL},
       {"score 1.0x", NULL},
@@ -555,7 +559,142 @@ static void ends(void) {
 #undef LINE
 }
 
+/* LLM-in-Sandbox's files: json.dump's layout and types, rewards, its
+ * error text, its console's wrap and panels (the bytes of whole runs are
+ * tests/integration/benchmark-lis-files.sh's). */
+static void lis_files(void) {
+  cJSON *v = cJSON_Parse("{\"a\": [1, 2.5, \"x\\u0001\\\"\\u00e9\"], \"e\": {}, \"l\": [], \"n\": null, \"t\": true}");
+  check(bench_pyjson(v),
+        "{\n  \"a\": [\n    1,\n    2.5,\n    \"x\\u0001\\\"\xc3\xa9\"\n  ],\n  \"e\": {},\n  \"l\": [],\n  \"n\": "
+        "null,\n"
+        "  \"t\": true\n}",
+        "pyjson: indent 2, ensure_ascii=False, empty containers inline");
+  cJSON_Delete(v);
+  static const struct {
+    double v;
+    const char *want;
+  } floats[] = {{1, "1.0"},
+                {0.1, "0.1"},
+                {1e-05, "1e-05"},
+                {1e16, "1e+16"},
+                {-0.0, "-0.0"},
+                {123.0, "123.0"},
+                {0.5638027191162109, "0.5638027191162109"}};
+  for (size_t i = 0; i < ARRAY_SIZE(floats); i++) {
+    cJSON *f = bench_pyjson_float(floats[i].v);
+    check(bench_pyjson(f), floats[i].want, "pyjson: a float as Python's repr");
+    cJSON_Delete(f);
+  }
+  static const struct {
+    const char *repr, *json, *score4;
+  } rewards[] = {{"1.0", "1.0", "1.0000"},         {"1", "1", "1.0000"},
+                 {"True", "true", "1.0000"},       {"False", "false", "0.0000"},
+                 {"0.12345", "0.12345", "0.1235"}, {"-0", "0", "-0.0000"}};
+  for (size_t i = 0; i < ARRAY_SIZE(rewards); i++) {
+    cJSON *r = bench_lis_reward_node(rewards[i].repr);
+    check(r ? bench_pyjson(r) : xstrdup("(none)"), rewards[i].json, "reward: its type kept");
+    check(r ? bench_lis_score4(r) : xstrdup("(none)"), rewards[i].score4, "reward: Score: as f\"{v:.4f}\"");
+    cJSON_Delete(r);
+  }
+  tap_ok(bench_lis_reward_node("1.0x") == NULL && bench_lis_reward_node("") == NULL, "reward: other text is none");
+  check(bench_lis_error_text("reward: ZeroDivisionError: division by zero", "ZeroDivisionError"), "division by zero",
+        "the error of a reward.py that raised is str(e)");
+  check(bench_lis_error_text("Timeout", NULL), "Timeout", "hutch's own errors as they are");
+  cJSON *line = cJSON_Parse("{\"id\": \"a\", \"score\": 0, \"error\": \"the model's API failed\", \"lis_error\": null, "
+                            "\"reward_repr\": \"1.0\"}");
+  tap_ok(bench_lis_error(line) == NULL, "a line whose model API failed has no error in LLM-in-Sandbox's files");
+  cJSON *rw = bench_lis_reward(line);
+  check(bench_pyjson(rw), "1.0", "and the reward compute_score gave it");
+  cJSON_Delete(rw);
+  cJSON_Delete(line);
+  line = cJSON_Parse("{\"id\": \"a\", \"score\": 0.5, \"error\": \"old\"}");
+  check(xstrdup(bench_lis_error(line)), "old", "a line of an older hutch: its error");
+  rw = bench_lis_reward(line);
+  check(bench_pyjson(rw), "0.0", "and reward 0.0");
+  cJSON_Delete(rw);
+  cJSON_Delete(line);
+  cJSON *meta =
+      cJSON_Parse("{\"config\": {\"mode\": \"llm-in-sandbox\", \"docker_image\": null, \"llm_name\": \"openai/m\", "
+                  "\"llm_base_url\": null, \"max_steps\": 5, \"temperature\": 1, \"max_token_limit\": 9, "
+                  "\"max_tokens_per_call\": 8, \"max_response_len\": 7, \"extra_body\": {\"x\": 1}, "
+                  "\"save_litellm_response\": false}, \"extra_body_text\": \"{'x': 1.0, 'b': 'true'}\"}");
+  cJSON *cfg = bench_lis_config(meta);
+  check(bench_pyjson(cfg),
+        "{\n  \"mode\": \"llm-in-sandbox\",\n  \"docker_image\": \"default\",\n  \"llm_name\": \"openai/m\",\n"
+        "  \"llm_base_url\": null,\n  \"max_steps\": 5,\n  \"temperature\": 1.0,\n  \"max_token_limit\": 9,\n"
+        "  \"max_tokens_per_call\": 8,\n  \"max_response_len\": 7,\n  \"extra_body\": {\n    \"x\": 1.0,\n"
+        "    \"b\": true\n  },\n  \"save_litellm_response\": false\n}",
+        "results.json's config: LLM-in-Sandbox's keys, order and types");
+  cJSON_Delete(cfg);
+  cJSON_AddStringToObject(meta, "temperature_text", "1");
+  cfg = bench_lis_config(meta);
+  check(bench_pyjson(cJSON_GetObjectItemCaseSensitive(cfg, "temperature")), "1",
+        "temperature as the int Python Fire reads from --temperature 1");
+  cJSON_Delete(cfg);
+  cJSON_Delete(meta);
+  /* rich's widths and the console's panels */
+  tap_ok(bench_lislog_cell('a') == 1 && bench_lislog_cell(0x4e2d) == 2 && bench_lislog_cell(0x301) == 0 &&
+             bench_lislog_cell(0x1f600) == 2 && bench_lislog_cell(0x1b) == 0,
+         "cell widths: ASCII 1, CJK 2, combining 0, emoji 2, control 0 (rich's table)");
+  cJSON *steps =
+      cJSON_Parse("[{\"thought\": \":smile: [b]x[/b] \\\\[STDOUT] \\u001b\", \"reasoning_content\": \"\", "
+                  "\"action\": {\"function\": \"submit\", \"parameters\": {}}, \"observation\": \"a\\tb\"}]");
+  _cleanup_free_ char *log = bench_lislog("S", "U", steps, 9, true);
+  cJSON_Delete(steps);
+  tap_ok(strstr(log, "\xf0\x9f\x98\x84 [b]x[/b] [STDOUT] \\x1b") != NULL,
+         "console: emoji codes replaced, escaped markup kept, \\[ shown as [, ESC escaped");
+  tap_ok(strstr(log, "\xe2\x94\x82 a       b ") != NULL, "console: tabs to the next multiple of 8");
+  tap_ok(strstr(log, " Step 1/9 ") && strstr(log, " Step 2/9 "), "console: the step's rule, and the failed step's");
+  size_t lines = 0, bad = 0;
+  for (char *p = log, *nl; (nl = strchr(p, '\n')); p = nl + 1, lines++) {
+    /* every line 100 cells: the box characters are 3 bytes, one cell */
+    size_t cells = 0;
+    for (char *q = p; q < nl; q++)
+      cells += ((unsigned char)*q & 0xc0) != 0x80;
+    bad += nl > p && cells != 100 && !strstr(p, "\xf0\x9f") && !strstr(p, "\xe2\x9a\xa1");
+  }
+  tap_ok(lines > 10 && bad == 0, "console: each line of a panel or rule is 100 cells wide");
+  /* A thought of 8 MiB: read up to what is shown (1000 characters). */
+  size_t big = 8u << 20;
+  char *huge = xmalloc(big + 1);
+  memset(huge, 'y', big);
+  huge[big] = '\0';
+  cJSON *hs = cJSON_CreateArray();
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "thought", huge);
+  cJSON_AddStringToObject(st, "observation", "o");
+  cJSON_AddItemToArray(hs, st);
+  free(huge);
+  _cleanup_free_ char *cut = bench_lislog("S", "U", hs, 1, false);
+  cJSON_Delete(hs);
+  tap_ok(strlen(cut) < 20000 && strstr(cut, "yyy...") != NULL,
+         "console: a long thought cut at 1000 characters and \"...\"");
+  struct bench_range r01 = {0, 1};
+  static const struct {
+    const char *line;
+    bool good;
+  } checked[] = {
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"True\",\"elapsed_seconds\":1}",
+       true},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":null,\"reward_repr\":\"7\",\"elapsed_seconds\":1}",
+       false},
+      {"{\"id\":\"a\",\"score\":0,\"error\":\"x\",\"lis_error\":\"x\",\"reward_repr\":\"7\",\"elapsed_seconds\":1}",
+       true},
+      {"{\"id\":\"a\",\"score\":1,\"lis_error\":3,\"elapsed_seconds\":1}", false},
+      {"{\"id\":\"a\",\"score\":1,\"reward_repr\":\"1.0; rm\",\"elapsed_seconds\":1}", false},
+      {"{\"id\":\"a\",\"score\":1,\"reward_repr\":1,\"elapsed_seconds\":1}", false},
+  };
+  for (size_t i = 0; i < ARRAY_SIZE(checked); i++) {
+    cJSON *l = cJSON_Parse(checked[i].line);
+    char *why = NULL;
+    tap_ok((bench_line_check(l, &r01, NULL, &why) == 0) == checked[i].good, "line check: %s", checked[i].line);
+    free(why);
+    cJSON_Delete(l);
+  }
+}
+
 int main(void) {
+  lis_files();
   markdown();
   runfiles();
   ends();
