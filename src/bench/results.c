@@ -157,19 +157,21 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
 
 int bench_write_outputs(const char *out, const struct bench_opts *o, const cJSON *meta, const cJSON *lines,
                         double elapsed, hutch_error_t *err) {
-  /* LLM-in-Sandbox's files hold a whole run (its runner writes them only
-   * at its end): an incomplete run has none, not even an earlier try's;
-   * nor a report.html, whose head is a mean score. */
+  /* LLM-in-Sandbox's files hold a run that ran every task (its runner
+   * writes them only at its end), as it would have written them: a task
+   * whose model API failed is scored as it ended, where hutch's files say
+   * it is not finished.  A run stopped early has none, not even an earlier
+   * try's.  report.html, whose head is hutch's mean score, is a complete
+   * run's (or a partial merge's, which names what is missing). */
   const struct bench_status *st = o->status;
   bool whole = st == NULL || st->complete || st->partial;
-  if (whole && bench_write_lis(out, o->task, meta, lines, st, elapsed, err) < 0)
+  bool ran_all = whole || (st->stopped == NULL && st->not_run == 0);
+  if (ran_all && bench_write_lis(out, o->task, meta, lines, st, elapsed, err) < 0)
     return -1;
-  if (!whole) {
-    static const char *const names[] = {"trajectory.json", "results.json", "report.html"};
-    for (size_t i = 0; i < ARRAY_SIZE(names); i++) {
-      _cleanup_free_ char *path = xasprintf("%s/%s", out, names[i]);
-      unlink(path);
-    }
+  static const char *const names[] = {"trajectory.json", "results.json", "report.html"};
+  for (size_t i = ran_all ? 2 : 0; !whole && i < ARRAY_SIZE(names); i++) {
+    _cleanup_free_ char *path = xasprintf("%s/%s", out, names[i]);
+    unlink(path);
   }
   const cJSON *config = cJSON_GetObjectItemCaseSensitive(meta, "config");
   int r = bench_write_summary(out, o->task, config, lines, st, elapsed, err);

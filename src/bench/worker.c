@@ -340,10 +340,11 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
   int end = BENCH_END_INFRA;
   double spawned = 0, exited = 0, reward_time = 0, agent_cpu = 0, reward_cpu = 0;
   /* LLM-in-Sandbox's view of the task (lisfiles.c): what compute_score
-   * returned, as Python's repr, and the scoring exception's class.  A task
-   * whose model API failed is not finished (--resume runs it again): a run
-   * with one writes none of LLM-in-Sandbox's files. */
-  _cleanup_free_ char *reward_repr = NULL, *kind = NULL, *lis_error = NULL;
+   * returned, as Python's repr, and the scoring exception's class.  A model
+   * API that kept failing is hutch's error (api_why: the task is not
+   * finished) and none of LLM-in-Sandbox's, which scores the run as it
+   * ended. */
+  _cleanup_free_ char *reward_repr = NULL, *kind = NULL, *api_why = NULL, *lis_error = NULL;
   /* hutch run's stdin: the problem statement on a pipe, -1: in query.txt. */
   _cleanup_close_ int qin = -1;
 
@@ -495,11 +496,15 @@ int bench_run_task(const struct bench_opts *o, const struct bench_set *set, cons
       end = BENCH_END_API;
       fatal = auth_failure(log_path) ||
               (failed && (strstr(failed, "answered HTTP 401") || strstr(failed, "answered HTTP 403")));
-      why = fatal ? xstrdup("AuthenticationError: the model's API refused the key (HTTP 401/403)")
-                  : xasprintf("the model's API failed: %s", failed ? failed : "hutch run exited with status 3");
-      goto done;
+      if (fatal) {
+        why = xstrdup("AuthenticationError: the model's API refused the key (HTTP 401/403)");
+        goto done;
+      }
+      /* Not finished for hutch (--resume runs it again), but scored as it
+       * ended for LLM-in-Sandbox's files, which record no error for it. */
+      api_why = xasprintf("the model's API failed: %s", failed ? failed : "hutch run exited with status 3");
     }
-    if (agent_exit != 0 && agent_exit != 1) {
+    if (agent_exit != 0 && agent_exit != 1 && agent_exit != 3) {
       why = xasprintf("hutch run exited with status %d (see runs/%s/hutch-run.log)%s%s", agent_exit, safe,
                       failed ? ": " : "", failed ? failed : "");
       goto done;
@@ -554,6 +559,12 @@ in_range:
 done:;
   if (why)
     lis_error = bench_lis_error_text(why, kind);
+  if (api_why) {
+    char *both = why ? xasprintf("%s; then %s", api_why, why) : xstrdup(api_why);
+    free(why);
+    why = both;
+    end = BENCH_END_API;
+  }
   if (why)
     score = 0;
   else

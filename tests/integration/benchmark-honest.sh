@@ -125,6 +125,19 @@ tap_is "$(json "$OUT/benchmark.json" '(d["status"]["complete"], d["status"]["tas
   "(False, 20, 2, 18)" "benchmark.json's status: incomplete, 2 API errors, 18 not run"
 tap_like "$(cat "$OUT/summary.md" 2>/dev/null)" "Incomplete: no score" "summary.md says so, and shows no score"
 API=$OUT
+# With --max-api-failures 0 the run goes through every task: LLM-in-Sandbox's
+# files are written as its runner would (the failed runs scored as they
+# ended, no error), hutch's say the tasks are not finished.
+tap_status 3 "--max-api-failures 0: every task is run, and the run is still incomplete (status 3)" \
+  hb "$MOCK_URL" "$demo" --task demo --num-workers 2 --max-tries 1 --max-api-failures 0 --output-dir "$tmp/out/api0"
+bench_dir
+tap_is "$(json "$OUT/results.json" '(d["total"], d["mean_score"], d["num_errors"])' 2>/dev/null)" "(20, 0.0, 0)" \
+  "results.json is LLM-in-Sandbox's view: 20 tasks scored as they ended, no error"
+tap_is "$(json "$OUT/benchmark.json" '(d["status"]["complete"], d["status"]["ends"]["api_error"], d["status"]["not_run"])' 2>/dev/null)" \
+  "(False, 20, 0)" "benchmark.json: incomplete, 20 API errors"
+tap_ok "no report.html (its head would be a mean score)" test ! -e "$OUT/report.html"
+tap_unlike "$tap_stderr" "mean score" "and no mean score printed"
+mock_start '[{"status": 500, "error": "the server is gone", "repeat": 1000}]'
 tap_status 3 "by default the run stops after 3" \
   hb "$MOCK_URL" "$demo" --task demo --num-workers 1 --max-tries 1 --output-dir "$tmp/out/api3"
 bench_dir
@@ -159,7 +172,7 @@ tap_status 0 "--resume --retry-errors runs the task that ended in an error again
 tap_like "$(mock_request 0 'r["body"]["messages"][1]["content"]')" "^H-3" "that task alone"
 tap_is "$(OUT=$WAITED lines 'sorted((l["id"], l["score"], l.get("end")) for l in ls)')" \
   "[('h1', 1, 'finished'), ('h2', 1, 'finished'), ('h3', 1, 'finished'), ('h4', 1, 'finished')]" "now scored"
-tap_is "$(json "$WAITED/results.json" '(d["total"], d["mean_score"], d["num_errors"])')" "(4, 1, 0)" \
+tap_is "$(json "$WAITED/results.json" '(d["total"], d["mean_score"], d["num_errors"])')" "(4, 1.0, 0)" \
   "and results.json says so"
 rm -f "$set/h/fixed"
 tap_status 2 "--retry-errors without --resume is refused" hb "$MOCK_URL" "$set" --task h --retry-errors
