@@ -57,6 +57,7 @@ static const struct setting_def {
     {"tools-file", NULL, NULL, K_STR, offsetof(struct settings, tools_file), false},
     {"no-reasoning-echo", NULL, NULL, K_BOOL, offsetof(struct settings, no_reasoning_echo), false},
     {"quiet", NULL, NULL, K_BOOL, offsetof(struct settings, quiet), false},
+    {"json", NULL, NULL, K_BOOL, offsetof(struct settings, json), false},
     {"no-die-with-parent", NULL, NULL, K_BOOL, offsetof(struct settings, no_die_with_parent), false},
     {"rootfs", NULL, NULL, K_STR, offsetof(struct settings, rootfs), false},
     {"store", NULL, NULL, K_STR, offsetof(struct settings, store), false},
@@ -152,7 +153,10 @@ void settings_usage(FILE *out) {
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
                "  --verify CMD               run CMD with /bin/sh -c in the sandbox once the model is\n"
                "                             done; its status and last line go to trajectory.json\n"
-               "  --quiet                    no progress on stderr\n"
+               "  --quiet                    only warnings and errors on stderr\n"
+               "  --json                     one JSON object per event on stdout, the run\n"
+               "                             directory in the last (see hutch-run(1)); stderr\n"
+               "                             as with --quiet\n"
                "  --no-die-with-parent       go on when the program that started hutch run dies\n"
                "                             (by default the run stops and its sandbox goes)\n"
                "Sandbox (as for hutch exec):\n"

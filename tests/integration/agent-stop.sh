@@ -30,9 +30,10 @@ files() { (cd "$RUN_DIR/files" 2>/dev/null && find . -type f | sort | tr '\n' ' 
 mock_start "$script"
 AGENT_OUT=$(hutch_test_tmpdir)
 rec=$AGENT_OUT/terminal.rec
-_hrun_opts
+HRUN_LOUD=1 _hrun_opts
+# ^C once the live line shows the second step's command running.
 tap_ok "Ctrl-C typed at hutch run's terminal while the second step's command runs" \
-  "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/pty-drive.py" record "$rec" "sleep $nap[^\\n]* [0-9]+ s" -- \
+  "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/pty-drive.py" record "$rec" "step 2: bash echo late[^\\n]* [0-9]+ s, no output" -- \
   "$HUTCH_BIN" run "${HRUN_OPTS[@]}" --net none --query q
 tap_is "$tap_stdout" "status 130" "the run ends with 130"
 RUN_DIR=$(ls -d "$AGENT_OUT"/2* 2>/dev/null | head -n 1)

@@ -77,7 +77,7 @@ execute_bash exit 3 echo three; exit 3
 error True False
 timeout refused submitted
 submitted 0 7 700 70 False
-['end', 'model', 'sandbox', 'start', 'step', 'tool']" "one JSON object per event: start, sandbox, model, tool, step, end"
+['end', 'log', 'model', 'sandbox', 'start', 'step', 'tool']" "one JSON object per event: start, sandbox, model, tool, step, log, end"
 tap_unlike "$json" "$esc" "--json: no escape character on stdout"
 tap_unlike "$json" $'\xc2\x9b' "nor a C1 control"
 tap_like "$json" '\\u001b\[2J\\u009bcleared' "the command's controls are JSON escapes"
@@ -88,7 +88,7 @@ tap_ok "the end event names the run directory" test -s "$RUN_DIR/trajectory.json
 mock_start '[{"calls": [["execute_bash", {"command": "echo start; sleep 3; echo \u001b[2Jdone"}]]}]'
 AGENT_OUT=$(hutch_test_tmpdir)
 rec=$AGENT_OUT/live.rec
-_hrun_opts
+HRUN_LOUD=1 _hrun_opts
 tap_ok "hutch run at a terminal, a command of three seconds" \
   "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/pty-drive.py" record "$rec" -- \
   "$HUTCH_BIN" run "${HRUN_OPTS[@]}" --net none --query q
