@@ -79,6 +79,32 @@ tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].
   "(None, True, 'step', 1, 1)" "the trajectory says the run did not end and files/ is from the end of step 1"
 leftovers
 
+# ---- the copy at each step's end takes what changed; the copy at the end replaces it ----
+mock_start '[{"calls": [["execute_bash", {"command": "echo a > /testbed/output/a"}]]},
+ {"calls": [["execute_bash", {"command": "true"}]]},
+ {"calls": [["execute_bash", {"command": "echo b > /testbed/output/b"}]]},
+ {"calls": [["execute_bash", {"command": "sleep '"$nap"'"}]]}]'
+AGENT_OUT=$(hutch_test_tmpdir)
+(AGENT_EXEC=exec hrun --query q >/dev/null 2>&1) &
+pid=$!
+tap_ok "the run's fourth command runs" hutch_wait_until 30 pgrep -x -f "sleep $nap"
+kill -9 "$pid"
+wait "$pid" 2>/dev/null
+RUN_DIR=$(ls -d "$AGENT_OUT"/2* 2>/dev/null | head -n 1)
+tap_is "$(traj 't["hutch"].get("files_step"), t["hutch"].get("step_copies", {}).get("count"), t["hutch"].get("step_copies", {}).get("files")' 2>&1)" \
+  "(3, 3, 2)" "three copies at the steps' ends, two files copied: an unchanged one is not copied again"
+tap_is "$(files)" "./a ./b " "files/ as step 3 left it"
+leftovers
+mock_start '[{"calls": [["execute_bash", {"command": "echo a > /testbed/output/a; echo b > /testbed/output/b"}]]},
+ {"calls": [["execute_bash", {"command": "rm /testbed/output/b"}]]}]'
+AGENT_OUT=$(hutch_test_tmpdir)
+tap_status 0 "a run that removes a file its first step made" hrun --query q
+run_dir
+tap_is "$(files)" "./a " "the copy at the end replaces what the copies at the steps' ends left"
+tap_is "$(traj 't["hutch"].get("partial"), t["hutch"].get("files_from"), t["hutch"].get("files_step")' 2>&1)" \
+  "(False, 'end', None)" "a run that ended on its own is not partial"
+tap_ok "nothing is left beside files/" test ! -e "$RUN_DIR/files.incomplete" -a ! -e "$RUN_DIR/files.old"
+
 # ---- the copy at each step's end is bounded ----
 # --copy-limit 5000 is also what all of them together may copy: the second
 # rewrite of a 3000-byte file is past it.  They stop for the run; the last
