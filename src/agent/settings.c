@@ -57,7 +57,6 @@ static const struct setting_def {
     {"tools-file", NULL, NULL, K_STR, offsetof(struct settings, tools_file), false},
     {"no-reasoning-echo", NULL, NULL, K_BOOL, offsetof(struct settings, no_reasoning_echo), false},
     {"quiet", NULL, NULL, K_BOOL, offsetof(struct settings, quiet), false},
-    {"json", NULL, NULL, K_BOOL, offsetof(struct settings, json), false},
     {"no-die-with-parent", NULL, NULL, K_BOOL, offsetof(struct settings, no_die_with_parent), false},
     {"rootfs", NULL, NULL, K_STR, offsetof(struct settings, rootfs), false},
     {"store", NULL, NULL, K_STR, offsetof(struct settings, store), false},
@@ -94,7 +93,7 @@ static const struct {
     {"LLM_TEMPERATURE", "temperature"},
 };
 
-enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP, OPT_ALLOW, OPT_RESOLVE };
+enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP, OPT_ALLOW, OPT_RESOLVE, OPT_JSON };
 
 void settings_usage(FILE *out) {
   fprintf(out, "Usage: hutch run [--query] TEXT [OPTIONS]\n\n"
@@ -436,6 +435,10 @@ int settings_parse(int argc, char **argv, struct settings *s) {
   opts[n_opts++] = (struct option){"help", no_argument, NULL, OPT_HELP};
   opts[n_opts++] = (struct option){"allow", required_argument, NULL, OPT_ALLOW};
   opts[n_opts++] = (struct option){"resolve", required_argument, NULL, OPT_RESOLVE};
+  /* The command line's only, no setting: what hutch run writes on stdout
+   * is for its caller to choose (hutch benchmark reads the run directory
+   * there, and refuses it as an option it does not know). */
+  opts[n_opts++] = (struct option){"json", no_argument, NULL, OPT_JSON};
 
   /* First pass: the settings file and -h only; the command line wins later. */
   const char *settings_path = NULL;
@@ -505,6 +508,8 @@ int settings_parse(int argc, char **argv, struct settings *s) {
         goto out;
       }
       s->n_binds++;
+    } else if (c == OPT_JSON) {
+      s->json = true;
     } else if (c == OPT_ALLOW || c == OPT_RESOLVE) {
       char ***list = c == OPT_ALLOW ? &s->allow : &s->resolve;
       size_t *n = c == OPT_ALLOW ? &s->n_allow : &s->n_resolve;

@@ -84,6 +84,17 @@ tap_like "$json" '\\u001b\[2J\\u009bcleared' "the command's controls are JSON es
 RUN_DIR=$("$AGENT_PY" -c 'import json, sys; print(json.loads(sys.stdin.read().splitlines()[-1])["run_dir"])' <<<"$json")
 tap_ok "the end event names the run directory" test -s "$RUN_DIR/trajectory.json"
 
+# What hutch run writes on stdout is its caller's choice: no settings file
+# turns --json on, and hutch benchmark, which reads the run directory
+# there, does not pass it on.
+mock_start '[{"calls": [["execute_bash", {"command": "echo hi"}]]}]'
+printf 'json: true\n' >"$AGENT_OUT/json.yaml"
+tap_status 0 "a settings file with json: true" hrun --query q --net none --settings "$AGENT_OUT/json.yaml"
+tap_is "$(printf '%s\n' "$tap_stdout" | wc -l) $(printf '%s\n' "$tap_stdout" | grep -c '^{')" "1 0" \
+  "its key is not taken: stdout is the run directory"
+tap_status 2 "hutch benchmark refuses --json" "$HUTCH_BIN" benchmark "$AGENT_OUT" --task t --json
+tap_like "$tap_stderr" "--json" "naming it"
+
 # ---- at a terminal: the live line ----
 mock_start '[{"calls": [["execute_bash", {"command": "echo start; sleep 3; echo \u001b[2Jdone"}]]}]'
 AGENT_OUT=$(hutch_test_tmpdir)
