@@ -64,6 +64,21 @@ tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].
   "('interrupted', True, 'end')" "and the trajectory is marked partial"
 tap_is "$("$HUTCH_BIN" ps 2>/dev/null | grep -c running)" "0" "the sandbox is gone"
 
+# ---- SIGTERM, with --shell persistent ----
+mock_start "$script"
+AGENT_OUT=$(hutch_test_tmpdir)
+(AGENT_EXEC=exec hrun --query q --shell persistent >"$AGENT_OUT/term.out" 2>/dev/null) &
+pid=$!
+tap_ok "the run's second command runs in the persistent shell" hutch_wait_until 30 pgrep -x -f "sleep $nap"
+kill -TERM "$pid"
+wait "$pid"
+tap_is "$?" "143" "SIGTERM ends the run with 143"
+RUN_DIR=$(tail -n 1 "$AGENT_OUT/term.out")
+tap_is "$(files)" "./late.txt ./partial.txt ./sub/f " "files/ is copied back"
+tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].get("files_from")' 2>&1)" \
+  "('interrupted', True, 'end')" "and the trajectory is marked partial"
+tap_is "$("$HUTCH_BIN" ps 2>/dev/null | grep -c running)" "0" "the sandbox is gone"
+
 # ---- SIGKILL of hutch run itself ----
 mock_start "$script"
 AGENT_OUT=$(hutch_test_tmpdir)
