@@ -25,6 +25,15 @@ nap=$((200000 + RANDOM))
 script='[{"calls": [["execute_bash", {"command": "echo hi > /testbed/output/partial.txt; mkdir /testbed/output/sub; echo deep > /testbed/output/sub/f"}]]},
  {"calls": [["execute_bash", {"command": "echo late > /testbed/output/late.txt; sleep '"$nap"'"}]]}]'
 files() { (cd "$RUN_DIR/files" 2>/dev/null && find . -type f | sort | tr '\n' ' '); }
+# After a stop, WHAT: files/ copied back whole, the trajectory saying so,
+# the sandbox gone.
+kept() {
+  tap_is "$(files)" "./late.txt ./partial.txt ./sub/f " \
+    "$1: files/ holds the output directory as it was when the command was stopped"
+  tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].get("files_from")' 2>&1)" \
+    "('interrupted', True, 'end')" "$1: the trajectory says the run was stopped, and that files/ was copied at its end"
+  tap_is "$("$HUTCH_BIN" ps 2>/dev/null | grep -c running)" "0" "$1: the sandbox is gone"
+}
 
 # ---- Ctrl-C at a terminal, during a long tool call ----
 mock_start "$script"
@@ -37,13 +46,9 @@ tap_ok "Ctrl-C typed at hutch run's terminal while the second step's command run
   "$HUTCH_BIN" run "${HRUN_OPTS[@]}" --net none --query q
 tap_is "$tap_stdout" "status 130" "the run ends with 130"
 RUN_DIR=$(ls -d "$AGENT_OUT"/2* 2>/dev/null | head -n 1)
-tap_is "$(files)" "./late.txt ./partial.txt ./sub/f " \
-  "files/ holds the output directory as it was when the command was stopped"
+kept "Ctrl-C"
 tap_is "$(cat "$RUN_DIR/files/late.txt" 2>&1)" "late" "what the stopped step wrote is there too"
-tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].get("files_from")' 2>&1)" \
-  "('interrupted', True, 'end')" "the trajectory says the run was stopped, and that files/ was copied at its end"
 tap_like "$(tr -d '\r' <"$rec")" "stopped: copying back /testbed/output" "the terminal says what hutch does after ^C"
-tap_is "$("$HUTCH_BIN" ps 2>/dev/null | grep -c running)" "0" "the sandbox is gone"
 
 # ---- the program that started hutch run is SIGKILLed: hutch run gets SIGTERM ----
 mock_start "$script"
@@ -59,10 +64,7 @@ kill -9 "$parent"
 wait "$parent" 2>/dev/null
 tap_ok "hutch run ends when its parent was SIGKILLed" hutch_wait_until 30 gone "$agent"
 RUN_DIR=$(ls -d "$AGENT_OUT"/2* 2>/dev/null | head -n 1)
-tap_is "$(files)" "./late.txt ./partial.txt ./sub/f " "files/ is copied back"
-tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].get("files_from")' 2>&1)" \
-  "('interrupted', True, 'end')" "and the trajectory is marked partial"
-tap_is "$("$HUTCH_BIN" ps 2>/dev/null | grep -c running)" "0" "the sandbox is gone"
+kept "the parent SIGKILLed"
 
 # ---- SIGTERM, with --shell persistent ----
 mock_start "$script"
@@ -74,10 +76,7 @@ kill -TERM "$pid"
 wait "$pid"
 tap_is "$?" "143" "SIGTERM ends the run with 143"
 RUN_DIR=$(tail -n 1 "$AGENT_OUT/term.out")
-tap_is "$(files)" "./late.txt ./partial.txt ./sub/f " "files/ is copied back"
-tap_is "$(traj 't["hutch"]["end_reason"], t["hutch"].get("partial"), t["hutch"].get("files_from")' 2>&1)" \
-  "('interrupted', True, 'end')" "and the trajectory is marked partial"
-tap_is "$("$HUTCH_BIN" ps 2>/dev/null | grep -c running)" "0" "the sandbox is gone"
+kept "SIGTERM, persistent shell"
 
 # ---- SIGKILL of hutch run itself ----
 mock_start "$script"
