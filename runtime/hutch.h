@@ -521,7 +521,9 @@ void hutch_sandbox_close(struct hutch_sandbox *sb);
 
 /* Signals the process whose pid inside is `leader` and every process that
  * descends from it (the leader too when `self`), from the host: nothing of
- * the sandbox's runs for it.  Processes already gone are no error. */
+ * the sandbox's runs for it.  Processes already gone are no error.  Leader 1
+ * is the sandbox's init: every process in it (and with `self` the init,
+ * which ends the sandbox). */
 int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err);
 
 /* Tie the calling process to its parent, `parent` as read by getppid() at
@@ -597,6 +599,16 @@ int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char 
  * files without their execute bits.  A missing src copies nothing. */
 int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
                            const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
+/* The same into a dest an earlier copy filled, for a copy repeated while
+ * the sandbox works (hutch run's files/ at each step's end): a regular file
+ * whose size and modification time are those of the regular file of its
+ * name in dest is not copied again, a file copied takes its source's
+ * modification time, one larger than the bytes left stops the copy before
+ * dest's file is touched, and nothing in dest is removed (what the sandbox
+ * removed since stays).  rep counts what was copied; the audit log records
+ * a copy that copied something, stopped or failed. */
+int hutch_sandbox_update_out(struct hutch_sandbox *sb, const char *src, const char *dest,
+                             const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
 /* One regular file (`hutch cp`): host file src to the sandbox path dest, or
  * sandbox file src to the host path dest.  dest names the file itself: a
  * new one, or a regular file replaced in place; a symlink, directory or

@@ -58,11 +58,11 @@ static size_t mark_under(struct proc_entry *e, size_t n, pid_t top) {
 
 size_t proc_tree_select(struct proc_entry *e, size_t n, pid_t init, pid_t leader, bool self) {
   /* Every process of a sandbox descends from its init (orphans are given
-   * to it): the leader is looked for among them only. */
+   * to it): the leader is looked for among them only; pid 1 is the init. */
   mark_under(e, n, init);
   pid_t host = 0;
   for (size_t i = 0; i < n; i++)
-    if (e[i].chosen && e[i].inner == leader)
+    if (leader == 1 ? e[i].pid == init : e[i].chosen && e[i].inner == leader)
       host = e[i].pid;
   if (host == 0) {
     for (size_t i = 0; i < n; i++)

@@ -19,7 +19,8 @@ struct proc_entry {
 bool proc_status_parse(const char *status, pid_t *ppid, pid_t *inner);
 /* Marks the descendants of the process whose inner pid is `leader` among
  * those of host pid `init` (a sandbox's init), and the leader itself when
- * `self`; returns how many are marked. */
+ * `self`; returns how many are marked.  Leader 1 is the init: every
+ * process of the sandbox. */
 size_t proc_tree_select(struct proc_entry *e, size_t n, pid_t init, pid_t leader, bool self);
 
 #endif

@@ -78,6 +78,7 @@ struct sfs_call {
   unsigned depth;
   bool create;
   const struct hutch_copy_limits *limits;
+  bool update; /* hutch_sandbox_update_out: what is unchanged in dest is left */
   /* out */
   char *out; /* malloc'd; NUL-terminated */
   size_t out_len;

@@ -1,8 +1,9 @@
 /* Directory trees between the host and a sandbox (hutch.h:
- * hutch_sandbox_copy_in, hutch_sandbox_copy_out).  One walk serves both
- * directions: every entry is opened by one name below a directory already
- * open, never through a symlink, classified with fstat before anything is
- * opened for real, and counted against the copy's bounds. */
+ * hutch_sandbox_copy_in, hutch_sandbox_copy_out, hutch_sandbox_update_out).
+ * One walk serves both directions: every entry is opened by one name below
+ * a directory already open, never through a symlink, classified with fstat
+ * before anything is opened for real, and counted against the copy's
+ * bounds. */
 #include "config.h"
 
 #include "sandbox_fs.h"
@@ -31,6 +32,9 @@ struct walk {
   /* Out of a sandbox: every name through outname_map(), so that nothing
    * lands under a name a host program loads by itself (outname.h). */
   bool host_names;
+  /* hutch_sandbox_update_out: a file whose size and modification time dest
+   * already has is left, a copied file takes its source's time. */
+  bool update;
   /* Each file copied, for the audit log: "SHA256HEX\0BYTES\0PATH\0". */
   char *files;
   size_t files_len, files_cap;
@@ -85,8 +89,10 @@ static int open_dest_file(int dir, const char *name, const struct sfs_owner *own
 }
 
 /* Copies src (open for reading) to a new dest file, within the bytes and
- * the time left.  1: a bound was reached (the partial file is removed). */
-static int copy_file(struct walk *w, int src, int dir, const char *name, const char *path, hutch_error_t *err) {
+ * the time left, with the modification time mtime unless NULL.  1: a bound
+ * was reached (the partial file is removed). */
+static int copy_file(struct walk *w, int src, int dir, const char *name, const char *path, const struct timespec *mtime,
+                     hutch_error_t *err) {
   _cleanup_close_ int out = open_dest_file(dir, name, w->owner);
   if (out < 0 && errno == ENOTSUP) {
     w->rep->skipped++;
@@ -122,6 +128,8 @@ static int copy_file(struct walk *w, int src, int dir, const char *name, const c
     sha256_update(&hash, buf, (size_t)n);
     copied += (uint64_t)n;
   }
+  if (mtime != NULL && futimens(out, (const struct timespec[2]){{.tv_nsec = UTIME_OMIT}, *mtime}) < 0)
+    return hutch_error_sys(err, "set the time of %s/%s", w->dest_name, path);
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_final(&hash, digest);
   note_file(w, digest, copied, path);
@@ -158,10 +166,20 @@ static int copy_entry(struct walk *w, int src, int dest, const char *name, const
   if (mapped && strcmp(mapped, name) != 0)
     w->rep->renamed++;
   if (S_ISREG(st.st_mode)) {
+    if (w->update) {
+      struct stat d;
+      if (fstatat(dest, to, &d, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(d.st_mode) && d.st_size == st.st_size &&
+          d.st_mtim.tv_sec == st.st_mtim.tv_sec && d.st_mtim.tv_nsec == st.st_mtim.tv_nsec)
+        return 0;
+      /* What dest holds stays whole rather than go for a copy that
+       * cannot fit. */
+      if ((uint64_t)st.st_size > sfs_budget_bytes_left(&w->budget, w->rep->bytes))
+        return stop(w, "bytes");
+    }
     _cleanup_close_ int in = sfs_reopen(p, O_RDONLY);
     if (in < 0)
       return hutch_error_sys(err, "open %s/%s", w->src_name, path);
-    return copy_file(w, in, dest, to, path, err);
+    return copy_file(w, in, dest, to, path, w->update ? &st.st_mtim : NULL, err);
   }
   if (mkdirat(dest, to, 0755) == 0) {
     _cleanup_close_ int made = openat2_retry(dest, to, O_PATH | O_DIRECTORY, 0, SFS_RESOLVE_CHILD);
@@ -262,7 +280,12 @@ static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
       hutch_error_hint(err, "the directory copied back is never reached through a symlink");
     return -1;
   }
-  struct walk w = {.rep = &c->rep, .owner = NULL, .src_name = c->path, .dest_name = c->dest, .host_names = true};
+  struct walk w = {.rep = &c->rep,
+                   .owner = NULL,
+                   .src_name = c->path,
+                   .dest_name = c->dest,
+                   .host_names = true,
+                   .update = c->update};
   sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
   int r = walk(&w, in, out, err);
   c->out = w.files;
@@ -270,12 +293,26 @@ static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
   return r;
 }
 
-int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
-                           const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err) {
-  struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
+static int copy_out(struct hutch_sandbox *sb, const char *src, const char *dest, const struct hutch_copy_limits *limits,
+                    bool update, struct hutch_copy_report *rep, hutch_error_t *err) {
+  struct sfs_call c = {.path = src, .dest = dest, .limits = limits, .update = update};
   int r = sfs_run(sb, op_copy_out, &c, err);
   *rep = c.rep;
-  audit_sandbox_copy(sb->state_fd, sb->id, "out", src, dest, c.out, c.out_len, &c.rep, r);
+  /* An update that found nothing changed took nothing out of the sandbox:
+   * repeated at every step, it would fill the log with nothing. */
+  if (!update || r < 0 || c.rep.files > 0 || c.rep.stopped)
+    audit_sandbox_copy(sb->state_fd, sb->id, "out", src, dest, c.out, c.out_len, &c.rep, r);
   free(c.out);
   return r;
+}
+
+int hutch_sandbox_copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
+                           const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err) {
+  return copy_out(sb, src, dest, limits, false, rep, err);
+}
+
+int hutch_sandbox_update_out(struct hutch_sandbox *sb, const char *src, const char *dest,
+                             const struct hutch_copy_limits *limits, struct hutch_copy_report *rep,
+                             hutch_error_t *err) {
+  return copy_out(sb, src, dest, limits, true, rep, err);
 }

@@ -16,6 +16,8 @@
 #include <time.h>
 
 #include "budget.h"
+#include "console.h"
+#include "copy_back.h"
 #include "git_init.h"
 #include "lis_compat.h"
 #include "llm_client.h"
@@ -35,8 +37,7 @@
 
 struct run {
   const struct settings *s;
-  FILE *log;
-  bool quiet;
+  struct console con;
   char *dir;
   struct prompt_config pc;
   struct trajectory traj;
@@ -49,24 +50,19 @@ struct run {
   bool net_proxy; /* --net, or the policy's `run` when not given */
   const char *end_reason;
   struct budget b; /* steps, conversation bytes, time */
+  struct copy_back cb;
   long prompt_tokens, completion_tokens;
   long last_total;
   long replies;  /* the model's replies so far: the number of the one in hand */
   double cost;   /* the cost of the calls, where the endpoint reported it */
   bool has_cost; /* any call's */
+  long model_calls;
+  double model_seconds, tool_seconds;
+  /* The run did not end on its own (yet): true while it goes on, so that
+   * the trajectory of a killed hutch run says so, and after a stop. */
+  bool partial;
   int exit_code;
 };
-
-static void log_line_to_file(struct run *r, const char *kind, const char *msg) {
-  if (r->log == NULL)
-    return;
-  time_t now = time(NULL);
-  struct tm tm;
-  char ts[32];
-  strftime(ts, sizeof(ts), "%Y-%m-%d %H:%M:%S", localtime_r(&now, &tm));
-  fprintf(r->log, "%s %s%s\n", ts, kind, msg);
-  fflush(r->log);
-}
 
 static void run_log(struct run *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 static void run_log(struct run *r, const char *fmt, ...) {
@@ -74,13 +70,7 @@ static void run_log(struct run *r, const char *fmt, ...) {
   va_start(ap, fmt);
   _cleanup_free_ char *raw = xvasprintf(fmt, ap);
   va_end(ap);
-  /* Answers, commands, file and host names come from the sandbox or the
-   * model: neither may drive the user's terminal (run.log is read with cat
-   * and less -R too). */
-  _cleanup_free_ char *msg = text_escape_cstr(raw);
-  log_line_to_file(r, "", msg);
-  if (!r->quiet)
-    fprintf(stderr, "hutch run: %s\n", msg);
+  console_log(&r->con, "", raw);
 }
 
 /* The runtime's log lines (hutch_set_log_handler), escaped already: into
@@ -88,22 +78,15 @@ static void run_log(struct run *r, const char *fmt, ...) {
  * --quiet). */
 static void runtime_log(enum hutch_log_level level, const char *line, void *data) {
   struct run *r = data;
-  const char *kind = hutch_log_level_prefix(level);
-  log_line_to_file(r, kind, line);
-  if (level != HUTCH_LOG_INFO || !r->quiet)
-    fprintf(stderr, "hutch run: %s%s\n", kind, line);
+  console_log(&r->con, hutch_log_level_prefix(level), line);
 }
 
-static void llm_log(void *data, const char *msg) {
+static void log_msg(void *data, const char *msg) {
   run_log(data, "%s", msg);
 }
 
 static int fail_error(struct run *r, hutch_error_t *err, int code) {
-  hutch_error_print(stderr, "hutch run", *err);
-  if (r->log) {
-    hutch_error_print(r->log, "error", *err);
-    fflush(r->log);
-  }
+  console_error(&r->con, *err);
   hutch_error_free(err);
   return code;
 }
@@ -250,6 +233,8 @@ static int setup_sandbox(struct run *r, hutch_error_t *err) {
   }
   r->task.id = xstrdup(hutch_sandbox_id(r->task.sb));
   r->task.stop = &agent_stop;
+  r->task.progress = console_tool_progress;
+  r->task.progress_data = &r->con;
   return 0;
 }
 
@@ -282,22 +267,6 @@ static int prepare_dirs(struct run *r, bool with_input, hutch_error_t *err) {
     if (dirs[i] && hutch_sandbox_mkdirs(r->task.sb, dirs[i], err) < 0)
       return hutch_error_wrap(err, "create the task directories in the sandbox");
   return 0;
-}
-
-/* Which bound ended the copy-back early, in the run's log. */
-static void log_copy_stop(struct run *r, const struct hutch_copy_report *rep, uint64_t copy_limit) {
-  if (rep->stopped == NULL)
-    return;
-  if (strcmp(rep->stopped, "bytes") == 0)
-    run_log(r, "the copy-back stopped at the --copy-limit of %llu bytes: some files are missing",
-            (unsigned long long)copy_limit);
-  else if (strcmp(rep->stopped, "entries") == 0)
-    run_log(r, "the copy-back stopped at %u entries (files, directories and skipped ones): some files are missing",
-            HUTCH_COPY_ENTRIES);
-  else if (strcmp(rep->stopped, "depth") == 0)
-    run_log(r, "the copy-back stopped at a directory %u levels deep: some files are missing", HUTCH_COPY_DEPTH);
-  else
-    run_log(r, "the copy-back stopped after %.0f s, its time limit: some files are missing", HUTCH_COPY_SECONDS);
 }
 
 static cJSON *message(const char *role, const char *content) {
@@ -358,8 +327,11 @@ static void save(struct run *r) {
     cJSON_AddNumberToObject(usage, "cost", r->cost);
   trajectory_set(&r->traj, "usage", usage);
   trajectory_set(&r->traj, "end_reason", r->end_reason ? cJSON_CreateString(r->end_reason) : cJSON_CreateNull());
+  trajectory_set(&r->traj, "partial", cJSON_CreateBool(r->partial));
+  copy_back_record(&r->cb, &r->traj);
   hutch_error_t err = NULL;
   if (trajectory_save(&r->traj, &err) < 0) {
+    console_clear(&r->con);
     hutch_error_print(stderr, "hutch run", err);
     hutch_error_free(&err);
   }
@@ -428,13 +400,19 @@ static const char *interrupted_reason(void) {
   return "interrupted";
 }
 
+/* The reason in a "not run" answer, for the step's line. */
+static const char *not_run_reason(const char *observation) {
+  const char *p = "ERROR: not run: ";
+  return strncmp(observation, p, strlen(p)) == 0 ? observation + strlen(p) : observation;
+}
+
 /* Answers each call of the reply that goes into the conversation: the
  * first --max-calls-per-reply are run while the budget lasts, the others
  * answered "not run"; those past twice that were left out of the reply as
  * it went back (kept < n_all), which the last answer says.  True when the
- * model submitted. */
+ * model submitted; *ran_any when a call was run. */
 static bool answer_calls(struct run *r, struct tool_env *env, cJSON *messages, const struct llm_reply *rep,
-                         bool text_mode, size_t n_all) {
+                         bool text_mode, size_t n_all, bool *ran_any) {
   bool submitted = false;
   size_t kept = rep->n_calls;
   for (size_t i = 0; i < kept; i++) {
@@ -446,14 +424,33 @@ static bool answer_calls(struct run *r, struct tool_env *env, cJSON *messages, c
     tr.observation = submitted ? xstrdup("ERROR: not run: submit was called before this call.")
                                : budget_refuse(&r->b, i, n_all, monotonic_seconds());
     bool ran = tr.observation == NULL;
+    struct step_view v = {.step = r->b.steps,
+                          .tool = c->name,
+                          .arguments = c->arguments,
+                          .call_id = c->id,
+                          .outcome = TOOL_NOT_RUN,
+                          .with_model = i == 0,
+                          .model_seconds = rep->seconds,
+                          .prompt_tokens = rep->prompt_tokens,
+                          .completion_tokens = rep->completion_tokens};
     if (ran) {
       git_wait(r);
       env->timeout = budget_tool_timeout(&r->b, r->s->tool_timeout, monotonic_seconds());
+      console_tool_begin(&r->con, r->b.steps, c->name, c->arguments, c->id);
       tools_run(env, c->name, c->arguments, &tr);
+      console_tool_end(&r->con);
       budget_check_time(&r->b, monotonic_seconds());
-      run_log(r, "step %ld: %s %.200s -> %s%d (%.3f s)", r->b.steps, c->name, c->arguments,
-              tr.exit_code >= 0 ? "exit " : "", tr.exit_code, tr.seconds);
+      r->tool_seconds += tr.seconds;
+      *ran_any = true;
+      v.outcome = tr.outcome;
+      v.exit_code = tr.exit_code;
+      v.error = tr.error;
+      v.timeout = tr.timeout;
+      v.seconds = tr.seconds;
+    } else {
+      v.error = not_run_reason(tr.observation);
     }
+    console_step(&r->con, &v);
     if (i + 1 == kept && kept < n_all) {
       _cleanup_free_ char *note = obs_calls_left_out(n_all - kept);
       char *with = xasprintf("%s%s", tr.observation, note);
@@ -499,7 +496,7 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
                          .history = history};
   if (strcmp(s->shell, "persistent") == 0)
     env.session = shell_session_new(&r->task, env.shell, r->pc.working_dir);
-  run_log(r, "sandbox %s ready (shell: %s%s)", r->task.id, env.shell, env.session ? ", persistent" : "");
+  console_sandbox(&r->con, r->task.id, env.shell, env.session != NULL);
   bool submitted = false;
   long replies = 0;
   while (!submitted) {
@@ -550,6 +547,9 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
     r->completion_tokens += rep.completion_tokens;
     if (rep.has_usage)
       r->last_total = rep.total_tokens;
+    r->model_calls++;
+    r->model_seconds += rep.seconds;
+    console_reply(&r->con, r->model_calls, &rep);
     /* Calls written as text are hutch's addition: the reference answers
      * such a reply with the no-call reminder. */
     bool text_mode = rep.n_calls == 0 && env.profile == TOOLS_HUTCH && llm_reply_text_calls(&rep);
@@ -560,14 +560,26 @@ static void loop(struct run *r, cJSON *body, struct llm_client *llm) {
     if (rep.n_calls == 0) {
       /* A reply without a call is a step too. */
       r->b.steps++;
-      run_log(r, "step %ld: no tool call in the reply; reminding the model", r->b.steps);
+      struct step_view v = {.step = r->b.steps,
+                            .tool = "",
+                            .outcome = TOOL_NO_CALL,
+                            .with_model = true,
+                            .model_seconds = rep.seconds,
+                            .prompt_tokens = rep.prompt_tokens,
+                            .completion_tokens = rep.completion_tokens};
+      console_step(&r->con, &v);
       cJSON_AddItemToArray(messages, message("user", OBS_REMINDER));
       trajectory_add(&r->traj, r->b.steps, rep.content, rep.reasoning, "", NULL, OBS_REMINDER, rep.seconds, 0, -1,
                      NULL);
       note_reply(r, &rep, true);
     }
-    submitted = answer_calls(r, &env, messages, &rep, text_mode, n_all);
+    bool ran_any = false;
+    submitted = answer_calls(r, &env, messages, &rep, text_mode, n_all, &ran_any);
     llm_reply_clear(&rep);
+    /* What the step made, into files/ before the trajectory that says so:
+     * not after submit or a stop, when the copy at the end follows. */
+    if (ran_any && !submitted && !agent_stop && r->b.ended == BUDGET_GOES_ON)
+      copy_back_step(&r->cb, &r->task, r->b.steps, monotonic_seconds() - r->traj.start);
     save(r);
   }
   if (submitted) {
@@ -604,7 +616,8 @@ int agent_run(const struct settings *s) {
   /* hutch's own phases (hutch.timings): monotonic times, so that hutch
    * benchmark can put them beside its own clock. */
   double t_begin = monotonic_seconds(), t_sb = 0, t_sb_end = 0, t_in = 0, t_in_end = 0, t_out = 0, t_out_end = 0;
-  struct run r = {.s = s, .quiet = s->quiet, .exit_code = AGENT_EXIT_RUNTIME};
+  struct run r = {.s = s, .exit_code = AGENT_EXIT_RUNTIME};
+  console_init(&r.con, s->quiet, s->json);
   r.b = (struct budget){.max_steps = s->max_steps,
                         .max_calls = s->max_calls_per_reply,
                         .max_obs = (size_t)s->max_observation_size,
@@ -660,12 +673,14 @@ int agent_run(const struct settings *s) {
     return fail_error(&r, &err, AGENT_EXIT_USAGE);
   }
   _cleanup_free_ char *log_path = xasprintf("%s/run.log", r.dir);
-  r.log = fopen(log_path, "we");
+  r.con.log = fopen(log_path, "we");
   hutch_set_log_handler(runtime_log, &r);
   _cleanup_free_ char *traj_path = xasprintf("%s/trajectory.json", r.dir);
   trajectory_init(&r.traj, traj_path, s->query);
+  copy_back_init(&r.cb, r.dir, r.pc.output_dir, s->copy_limit, log_msg, &r);
+  r.partial = true;
   _cleanup_free_ char *url = llm_redact_url(s->base_url);
-  run_log(&r, "run directory %s; model %s at %s", r.dir, s->model, url);
+  console_start(&r.con, r.dir, s->model, url);
   if (s->settings_file)
     run_log(&r, "settings from %s", s->settings_file);
 
@@ -677,6 +692,7 @@ int agent_run(const struct settings *s) {
   if (sb_rc < 0) {
     record_settings(&r);
     r.end_reason = "error";
+    r.partial = false;
     save(&r);
     code = fail_error(&r, &err, AGENT_EXIT_RUNTIME);
     goto out;
@@ -729,7 +745,7 @@ int agent_run(const struct settings *s) {
         .min_max_tokens = MIN_MAX_TOKENS,
         .stop = &agent_stop,
         .deadline = r.b.deadline,
-        .log = llm_log,
+        .log = log_msg,
         .log_data = &r,
     };
     llm = llm_client_new(&lo);
@@ -745,36 +761,27 @@ int agent_run(const struct settings *s) {
 
 teardown:
   git_wait(&r);
-  /* The copy-back runs even after a stop request: that is when it matters. */
+  /* The copy-back runs even after a stop request: that is when it matters.
+   * What still runs in the sandbox is killed first; its files stay. */
   r.task.stop = NULL;
+  if (agent_stop && !r.task.removed) {
+    task_sandbox_halt(&r.task);
+    run_log(&r, "stopped: copying back %s (bounded by --copy-limit and %.0f s)", r.pc.output_dir, HUTCH_COPY_SECONDS);
+  }
+  r.partial = agent_stop != 0;
+  if (agent_stop)
+    r.end_reason = "interrupted";
   t_out = monotonic_seconds();
   if (!r.task.removed) {
-    _cleanup_free_ char *files = xasprintf("%s/files", r.dir);
-    struct hutch_copy_report rep;
     hutch_error_t cerr = NULL;
-    if (transfer_out(&r.task, r.pc.output_dir, files, s->copy_limit, &rep, &cerr) < 0) {
+    if (copy_back_final(&r.cb, &r.task, &cerr) < 0) {
+      trajectory_set(&r.traj, "copy_back_error", cJSON_CreateString(cerr->msg));
       fail_error(&r, &cerr, 0);
-    } else {
-      run_log(&r, "copied back %llu files, %llu bytes, to %s%s", (unsigned long long)rep.files,
-              (unsigned long long)rep.bytes, files, rep.skipped ? " (symlinks and special files skipped)" : "");
-      log_copy_stop(&r, &rep, s->copy_limit);
-      if (rep.skipped)
-        trajectory_set(&r.traj, "copy_back_skipped", cJSON_CreateNumber((double)rep.skipped));
-      if (rep.renamed) {
-        run_log(&r, "%llu renamed to NAME.sandbox in %s: names host programs load by themselves (hutch-security(7))",
-                (unsigned long long)rep.renamed, files);
-        trajectory_set(&r.traj, "copy_back_renamed", cJSON_CreateNumber((double)rep.renamed));
-      }
-      trajectory_set(&r.traj, "copy_back_limit_hit", cJSON_CreateBool(rep.stopped != NULL));
-      if (rep.stopped)
-        trajectory_set(&r.traj, "copy_back_stopped", cJSON_CreateString(rep.stopped));
     }
   }
   t_out_end = monotonic_seconds();
-  if (agent_stop) {
-    r.end_reason = "interrupted";
+  if (agent_stop)
     code = 128 + agent_stop;
-  }
   {
     cJSON *tm = cJSON_CreateObject();
     cJSON_AddNumberToObject(tm, "begin", t_begin);
@@ -801,11 +808,19 @@ teardown:
     hutch_error_free(&nerr);
     char line[512];
     hutch_net_summary_format(&ns, line, sizeof(line));
+    console_clear(&r.con);
     fprintf(stderr, "network: %s\n", line);
   }
   print_answer(&r);
-  run_log(&r, "end: %s after %ld steps; output in %s", r.end_reason ? r.end_reason : "error", r.b.steps, r.dir);
-  printf("%s\n", r.dir);
+  struct run_totals t = {.end_reason = r.end_reason,
+                         .steps = r.b.steps,
+                         .model_calls = r.model_calls,
+                         .prompt_tokens = r.prompt_tokens,
+                         .completion_tokens = r.completion_tokens,
+                         .seconds = monotonic_seconds() - t_begin,
+                         .model_seconds = r.model_seconds,
+                         .tool_seconds = r.tool_seconds};
+  console_end(&r.con, &t, code, r.partial, r.cb.from, r.dir);
 out:
   cJSON_Delete(tools);
   llm_client_free(llm);
@@ -825,8 +840,9 @@ out:
   }
   free(r.task.id);
   hutch_set_log_handler(NULL, NULL);
-  if (r.log)
-    fclose(r.log);
+  if (r.con.log)
+    fclose(r.con.log);
+  console_free(&r.con);
   free(r.dir);
   return code;
 }

@@ -458,10 +458,11 @@ static char *do_insert(struct lis *e, const cJSON *args) {
   return buf_close(&b);
 }
 
-char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted) {
+char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted, bool *failed) {
   const cJSON *cmd_v = cJSON_GetObjectItemCaseSensitive(args, "command");
   const cJSON *path_v = cJSON_GetObjectItemCaseSensitive(args, "path");
   *exit_code = 0;
+  *failed = true;
   if (!lis_truthy(cmd_v) || !lis_truthy(path_v))
     return xstrdup("Error: command and path are required.");
   _cleanup_free_ char *cmd = py_str(cmd_v);
@@ -482,5 +483,7 @@ char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bo
   else
     r = xasprintf("Unknown command: %s", cmd);
   free(e.abs);
+  /* Every refusal and failure of the reference's editor begins so. */
+  *failed = strncmp(r, "Error", 5) == 0 || strncmp(r, "ERROR", 5) == 0 || strncmp(r, "Unknown command: ", 17) == 0;
   return r;
 }

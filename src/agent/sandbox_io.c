@@ -10,6 +10,10 @@
 
 #include "util.h"
 
+/* Seconds a stopped command gets to end once everything in the sandbox was
+ * sent SIGKILL. */
+#define STOP_GRACE_SECONDS 5.0
+
 /* Returns false at EOF or on error. */
 static bool drain(int fd, struct capture *c, size_t cap) {
   char buf[65536];
@@ -21,6 +25,7 @@ static bool drain(int fd, struct capture *c, size_t cap) {
       return errno == EAGAIN;
     if (n == 0)
       return false;
+    c->seen += (uint64_t)n;
     size_t keep = c->len < cap ? cap - c->len : 0;
     if (keep > (size_t)n)
       keep = (size_t)n;
@@ -33,6 +38,15 @@ static bool drain(int fd, struct capture *c, size_t cap) {
       c->data[c->len] = '\0';
     }
   }
+}
+
+void task_sandbox_halt(struct task_sandbox *t) {
+  if (t->removed || t->halted)
+    return;
+  t->halted = true;
+  hutch_error_t err = NULL;
+  if (hutch_sandbox_signal_tree(t->sb, 1, SIGKILL, false, &err) < 0)
+    hutch_error_free(&err);
 }
 
 /* The stop path ends the sandbox through the handle the task holds:
@@ -68,7 +82,7 @@ int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, stru
   /* Without input the command reads EOF at once. */
   if (req->input == NULL || req->input_len == 0)
     hutch_proc_close_fd(p, 0);
-  double start = monotonic_seconds();
+  double start = monotonic_seconds(), stopped_at = 0;
   size_t in_off = 0;
   bool out_open = true, err_open = true, killed = false;
   for (;;) {
@@ -87,10 +101,20 @@ int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, stru
     int n = poll(pfd, 4, ms);
     if (n < 0 && errno != EINTR)
       break;
-    if (t->stop && *t->stop) {
+    if (t->stop && *t->stop && stopped_at == 0) {
+      /* The command and everything else in the sandbox go; its files stay
+       * for the copy-back. */
       res->interrupted = true;
-      task_sandbox_kill(t);
+      stopped_at = monotonic_seconds();
+      hutch_error_t kerr = NULL;
+      if (hutch_proc_kill(p, &kerr) < 0)
+        hutch_error_free(&kerr);
+      task_sandbox_halt(t);
     }
+    /* What a SIGKILL did not end (a process stuck in the kernel): the
+     * sandbox goes, files and all, rather than hold the run. */
+    if (stopped_at > 0 && monotonic_seconds() > stopped_at + STOP_GRACE_SECONDS)
+      task_sandbox_kill(t);
     bool ended = n > 0 && pfd[0].revents;
     if (req->timeout > 0 && !killed && !ended && monotonic_seconds() >= start + req->timeout) {
       /* Its whole process group goes, as `hutch exec --timeout` does. */
@@ -99,12 +123,17 @@ int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, stru
       if (hutch_proc_kill(p, &kerr) < 0)
         hutch_error_free(&kerr);
     }
-    if (n <= 0)
+    if (n <= 0) {
+      if (t->progress)
+        t->progress(t->progress_data, res->out.seen + res->err.seen);
       continue;
+    }
     if (pfd[1].revents)
       out_open = drain(hutch_proc_fd(p, 1), &res->out, req->cap);
     if (pfd[2].revents)
       err_open = drain(hutch_proc_fd(p, 2), &res->err, req->cap);
+    if (t->progress && (pfd[1].revents || pfd[2].revents))
+      t->progress(t->progress_data, res->out.seen + res->err.seen);
     if (pfd[3].revents & (POLLOUT | POLLERR | POLLHUP)) {
       ssize_t wn = write(in, req->input + in_off, req->input_len - in_off);
       if (wn > 0)

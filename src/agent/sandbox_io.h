@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "hutch.h"
 
@@ -15,12 +16,18 @@ struct task_sandbox {
   const char *const *env;
   volatile sig_atomic_t *stop;
   bool removed;
+  bool halted; /* a stop request killed its processes; its files are still there */
+  /* Called while a command runs (every 200 ms at most, and as output
+   * comes) with the bytes it has written so far: hutch run's live line. */
+  void (*progress)(void *data, uint64_t output_bytes);
+  void *progress_data;
 };
 
 struct capture {
   char *data; /* NUL-terminated; may hold NULs before len */
   size_t len;
   bool capped;
+  uint64_t seen; /* bytes read, those past the cap too */
 };
 
 struct run_result {
@@ -40,7 +47,11 @@ struct run_request {
 
 int task_sandbox_run(struct task_sandbox *t, const struct run_request *req, struct run_result *res, hutch_error_t *err);
 void run_result_clear(struct run_result *r);
-/* Kill the sandbox now (from the stop path); a running command returns. */
+/* The stop path: every process in the sandbox is killed (a running
+ * command returns), and the sandbox stays, with its files, for the
+ * copy-back.  Once only. */
+void task_sandbox_halt(struct task_sandbox *t);
+/* Kill the sandbox now and remove it: what a halt could not end. */
 void task_sandbox_kill(struct task_sandbox *t);
 
 #endif

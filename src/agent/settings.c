@@ -140,7 +140,7 @@ static const struct {
     {"LLM_TEMPERATURE", "temperature"},
 };
 
-enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP, OPT_ALLOW, OPT_RESOLVE };
+enum { OPT_BASE = 1000, OPT_SETTINGS = 2000, OPT_ENV, OPT_BIND, OPT_HELP, OPT_ALLOW, OPT_RESOLVE, OPT_JSON };
 
 void settings_usage(FILE *out) {
   fprintf(out, "Usage: hutch run [--query] TEXT [OPTIONS]\n\n"
@@ -203,7 +203,10 @@ void settings_usage(FILE *out) {
                "  --copy-limit BYTES         most bytes copied back into files/ (1G)\n"
                "  --verify CMD               run CMD with /bin/sh -c in the sandbox once the model is\n"
                "                             done; its status and last line go to trajectory.json\n"
-               "  --quiet                    no progress on stderr\n"
+               "  --quiet                    only warnings and errors on stderr\n"
+               "  --json                     one JSON object per event on stdout, the run\n"
+               "                             directory in the last (see hutch-run(1)); stderr\n"
+               "                             as with --quiet\n"
                "  --no-die-with-parent       go on when the program that started hutch run dies\n"
                "                             (by default the run stops and its sandbox goes)\n"
                "Sandbox (as for hutch exec):\n"
@@ -574,6 +577,10 @@ int settings_parse(int argc, char **argv_in, struct settings *s) {
   opts[n_opts++] = (struct option){"help", no_argument, NULL, OPT_HELP};
   opts[n_opts++] = (struct option){"allow", required_argument, NULL, OPT_ALLOW};
   opts[n_opts++] = (struct option){"resolve", required_argument, NULL, OPT_RESOLVE};
+  /* The command line's only, no setting: what hutch run writes on stdout
+   * is for its caller to choose (hutch benchmark reads the run directory
+   * there, and refuses it as an option it does not know). */
+  opts[n_opts++] = (struct option){"json", no_argument, NULL, OPT_JSON};
 
   /* First pass: the settings file, -h, and which settings the command
    * line gives (the words are bound to the others); it wins later. */
@@ -684,6 +691,8 @@ int settings_parse(int argc, char **argv_in, struct settings *s) {
         goto out;
       }
       s->n_binds++;
+    } else if (c == OPT_JSON) {
+      s->json = true;
     } else if (c == OPT_ALLOW || c == OPT_RESOLVE) {
       char ***list = c == OPT_ALLOW ? &s->allow : &s->resolve;
       size_t *n = c == OPT_ALLOW ? &s->n_allow : &s->n_resolve;

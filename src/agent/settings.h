@@ -43,6 +43,7 @@ struct settings {
   char *tools_file; /* --tools-file: the tools array sent instead */
   bool no_reasoning_echo;
   bool quiet;
+  bool json;               /* --json: one JSON object per event on stdout (console.h) */
   bool no_die_with_parent; /* else the run, and its sandbox, end with the caller */
   /* LLM-in-Sandbox's --docker_image: a store image, pulled when missing. */
   char *docker_image;

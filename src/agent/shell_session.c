@@ -21,6 +21,7 @@ struct stream {
   char *data;
   size_t len, scanned;
   bool trimmed;
+  uint64_t seen; /* bytes read, trimmed ones too */
 };
 
 struct session_proc {
@@ -66,6 +67,7 @@ static bool stream_read(int fd, struct stream *s, size_t cap) {
       return errno == EAGAIN;
     if (n == 0)
       return false;
+    s->seen += (uint64_t)n;
     s->data = xrealloc(s->data, s->len + (size_t)n + 1);
     memcpy(s->data + s->len, buf, (size_t)n);
     s->len += (size_t)n;
@@ -143,7 +145,7 @@ static enum wait_status feed_and_wait(struct shell_session *s, const char *scrip
   bool got_out = false, got_err = false;
   while (!(got_out && got_err)) {
     if (s->t->stop && *s->t->stop) {
-      task_sandbox_kill(s->t);
+      task_sandbox_halt(s->t);
       return W_STOPPED;
     }
     double left = deadline - now();
@@ -158,8 +160,11 @@ static enum wait_status feed_and_wait(struct shell_session *s, const char *scrip
     int n = poll(pfd, 4, ms);
     if (n < 0 && errno != EINTR)
       return W_DIED;
-    if (n <= 0)
+    if (n <= 0) {
+      if (s->t->progress)
+        s->t->progress(s->t->progress_data, out->seen + err->seen);
       continue;
+    }
     if (pfd[1].revents) {
       stream_read(outfd, out, cap);
       got_out = stream_marker(out, tok, value);
@@ -168,6 +173,8 @@ static enum wait_status feed_and_wait(struct shell_session *s, const char *scrip
       stream_read(errfd, err, cap);
       got_err = stream_marker(err, tok, NULL);
     }
+    if (s->t->progress && (pfd[1].revents || pfd[2].revents))
+      s->t->progress(s->t->progress_data, out->seen + err->seen);
     if (pfd[3].revents) {
       ssize_t w = write(in, script + in_off, in_len - in_off);
       if (w > 0)

@@ -142,17 +142,32 @@ static bool timed_out(const struct tool_env *env, bool timed_out, int exit_code)
   return timed_out || (env->profile == TOOLS_LIS && exit_code == 124);
 }
 
+/* A command that could not run: the model is told why, as the reference
+ * tells it. */
+static void not_started(struct tool_result *out, bool interrupted, const char *why) {
+  out->interrupted = interrupted;
+  out->outcome = interrupted ? TOOL_STOPPED : TOOL_NOT_STARTED;
+  out->error = xstrdup(why);
+  out->observation = obs_bash_failure(why);
+}
+
+/* What became of a command that ran. */
+static void ran(struct tool_env *env, struct tool_result *out, bool interrupted, bool killed_at_timeout) {
+  out->interrupted = interrupted;
+  out->outcome = interrupted ? TOOL_STOPPED : killed_at_timeout ? TOOL_TIMED_OUT : TOOL_EXITED;
+  out->timeout = env->timeout;
+}
+
 static void run_in_session(struct tool_env *env, const char *command, struct tool_result *out) {
   struct session_result res;
   hutch_error_t err = NULL;
   if (shell_session_run(env->session, command, env->timeout, BASH_CAPTURE_MAX, &res, &err) < 0) {
-    out->interrupted = res.interrupted;
-    out->observation = obs_bash_failure(err->msg);
+    not_started(out, res.interrupted, err->msg);
     hutch_error_free(&err);
     session_result_clear(&res);
     return;
   }
-  out->interrupted = res.interrupted;
+  ran(env, out, res.interrupted, res.timed_out);
   out->exit_code = res.exit_code;
   _cleanup_free_ char *o = text_for_model(res.out.data, res.out.len, res.out.capped);
   _cleanup_free_ char *e = text_for_model(res.err.data, res.err.len, res.err.capped);
@@ -170,6 +185,8 @@ static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result
   const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
   if (!cJSON_IsString(cmd)) {
     out->observation = obs_bash_failure("execute_bash needs a `command` string");
+    out->outcome = TOOL_REFUSED;
+    out->error = xstrdup("no command string");
     return;
   }
   if (env->session) {
@@ -182,20 +199,19 @@ static void run_bash(struct tool_env *env, const cJSON *args, struct tool_result
   struct run_result res;
   hutch_error_t err = NULL;
   if (task_sandbox_run(env->sandbox, &req, &res, &err) < 0) {
-    out->interrupted = res.interrupted;
-    out->observation = obs_bash_failure(err->msg);
+    not_started(out, res.interrupted, err->msg);
     hutch_error_free(&err);
     run_result_clear(&res);
     return;
   }
-  out->interrupted = res.interrupted;
   _cleanup_free_ char *o = text_for_model(res.out.data, res.out.len, res.out.capped);
   _cleanup_free_ char *e = text_for_model(res.err.data, res.err.len, res.err.capped);
   out->exit_code = hutch_exit_code(&res.exit);
   if (res.exit.setup_failed || res.exit.exec_errno) {
     _cleanup_free_ char *why = hutch_errno_format(res.exit.exec_errno, "%s", res.exit.failure);
-    out->observation = obs_bash_failure(why);
+    not_started(out, res.interrupted, why);
   } else {
+    ran(env, out, res.interrupted, res.exit.timed_out);
     out->observation = obs_bash(out->exit_code, timed_out(env, res.exit.timed_out, out->exit_code), env->timeout, o, e);
   }
   run_result_clear(&res);
@@ -205,31 +221,54 @@ static bool known_tool(const char *name) {
   return strcmp(name, "execute_bash") == 0 || strcmp(name, "str_replace_editor") == 0 || strcmp(name, "submit") == 0;
 }
 
+static void refused(struct tool_result *out, char *observation, const char *why) {
+  out->observation = observation;
+  out->outcome = TOOL_REFUSED;
+  out->error = xstrdup(why);
+}
+
+static void submitted(struct tool_result *out) {
+  out->observation = xstrdup(OBS_SUBMIT);
+  out->submitted = true;
+  out->outcome = TOOL_SUBMITTED;
+}
+
+/* An editor's answer: its first line says why it failed. */
+static void edited(struct tool_result *out, char *result, bool failed) {
+  out->outcome = out->interrupted ? TOOL_STOPPED : failed ? TOOL_EDIT_FAILED : TOOL_EDITED;
+  if (failed)
+    out->error = xstrndup(result, strcspn(result, "\n"));
+  out->observation = obs_editor(result);
+  free(result);
+}
+
 /* The arguments as the reference reads them: JSON first (text that does not
  * parse is answered with the no-call reminder), then the name. */
 static void run_lis(struct tool_env *env, const char *name, const char *arguments, struct tool_result *out) {
   cJSON *args = cJSON_Parse(arguments ? arguments : "");
   if (args == NULL) {
-    out->observation = xstrdup(OBS_REMINDER);
+    refused(out, xstrdup(OBS_REMINDER), "the arguments are not valid JSON");
     return;
   }
   if (!cJSON_IsObject(args)) {
-    out->observation = strcmp(name, "submit") == 0 ? xstrdup(OBS_SUBMIT) : obs_lis_not_object(name);
-    out->submitted = strcmp(name, "submit") == 0;
+    if (strcmp(name, "submit") == 0)
+      submitted(out);
+    else
+      refused(out, obs_lis_not_object(name), "the arguments are not a JSON object");
   } else if (strcmp(name, "submit") == 0) {
-    out->observation = xstrdup(OBS_SUBMIT);
-    out->submitted = true;
+    submitted(out);
   } else if (strcmp(name, "execute_bash") == 0) {
     const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(args, "command");
     if (cmd == NULL || cJSON_IsNull(cmd) || cJSON_IsFalse(cmd) || (cJSON_IsString(cmd) && !cmd->valuestring[0]))
-      out->observation = xstrdup("Error: No command provided.");
+      refused(out, xstrdup("Error: No command provided."), "no command");
     else
       run_bash(env, args, out);
   } else if (strcmp(name, "str_replace_editor") == 0) {
-    _cleanup_free_ char *result = editor_lis_run(env, args, &out->exit_code, &out->interrupted);
-    out->observation = obs_editor(result);
+    bool failed = false;
+    char *result = editor_lis_run(env, args, &out->exit_code, &out->interrupted, &failed);
+    edited(out, result, failed);
   } else {
-    out->observation = obs_unknown_action(name);
+    refused(out, obs_unknown_action(name), "unknown tool");
   }
   cJSON_Delete(args);
 }
@@ -244,22 +283,22 @@ void tools_run(struct tool_env *env, const char *name, const char *arguments, st
     goto out;
   }
   if (!known_tool(name)) {
-    out->observation = obs_unknown_action(name);
+    refused(out, obs_unknown_action(name), "unknown tool");
     goto out;
   }
   args = cJSON_Parse(arguments && *arguments ? arguments : "{}");
   if (!cJSON_IsObject(args)) {
-    out->observation = obs_bad_arguments(name, args ? "they are not a JSON object" : "they are not valid JSON");
+    refused(out, obs_bad_arguments(name, args ? "they are not a JSON object" : "they are not valid JSON"),
+            args ? "the arguments are not a JSON object" : "the arguments are not valid JSON");
     goto out;
   }
   if (strcmp(name, "submit") == 0) {
-    out->observation = xstrdup(OBS_SUBMIT);
-    out->submitted = true;
+    submitted(out);
   } else if (strcmp(name, "execute_bash") == 0) {
     run_bash(env, args, out);
   } else {
-    _cleanup_free_ char *result = editor_run(env, args, &out->exit_code, &out->interrupted);
-    out->observation = obs_editor(result);
+    char *result = editor_run(env, args, &out->exit_code, &out->interrupted);
+    edited(out, result, out->exit_code != 0);
   }
 out:
   cJSON_Delete(args);
@@ -268,5 +307,6 @@ out:
 
 void tool_result_clear(struct tool_result *r) {
   free(r->observation);
+  free(r->error);
   memset(r, 0, sizeof(*r));
 }

@@ -26,12 +26,31 @@ struct tool_env {
   struct shell_session *session; /* --shell persistent; NULL: a fresh shell per command */
 };
 
+/* What became of a call, as hutch run's terminal line and --json say it
+ * (console.h; console_text.c names each for --json, in this order); the
+ * model is told in the observation, in the reference's words. */
+enum tool_outcome {
+  TOOL_EXITED,      /* a command ran and exited: exit_code */
+  TOOL_TIMED_OUT,   /* a command ran past its timeout and was killed */
+  TOOL_NOT_STARTED, /* a command could not be started: error */
+  TOOL_EDITED,      /* the editor did what it was asked */
+  TOOL_EDIT_FAILED, /* the editor refused or failed: error */
+  TOOL_SUBMITTED,
+  TOOL_REFUSED, /* an unknown tool, arguments that cannot be used: error */
+  TOOL_NOT_RUN, /* a budget was spent, or submit came first: error */
+  TOOL_STOPPED, /* a stop request (a signal to hutch run) ended it */
+  TOOL_NO_CALL, /* a reply without a tool call (answered with the reminder) */
+};
+
 struct tool_result {
   char *observation;
   int exit_code; /* of the command a tool ran; -1 when none */
   double seconds;
   bool submitted;
   bool interrupted;
+  enum tool_outcome outcome;
+  char *error;    /* the why of a failed outcome, one line; NULL when none */
+  double timeout; /* TOOL_TIMED_OUT: the timeout it ran past */
 };
 
 /* The "tools" array of a request: the reference's names, parameters,
@@ -48,8 +67,10 @@ void tool_result_clear(struct tool_result *r);
 
 /* str_replace_editor (editor.c). */
 char *editor_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted);
-/* str_replace_editor of --tools lis (editor_lis.c). */
-char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted);
+/* str_replace_editor of --tools lis (editor_lis.c); *failed when the
+ * answer is one of the reference's errors (its exit_code is 0 all the same,
+ * as the reference's editor runs no command of its own). */
+char *editor_lis_run(struct tool_env *env, const cJSON *args, int *exit_code, bool *interrupted, bool *failed);
 struct edit_history *edit_history_new(void);
 void edit_history_free(struct edit_history *h);
 

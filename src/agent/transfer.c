@@ -56,3 +56,14 @@ int transfer_out(struct task_sandbox *t, const char *src, const char *dest, uint
     return hutch_error_wrap(err, "copy %s back", src);
   return 0;
 }
+
+int transfer_update_out(struct task_sandbox *t, const char *src, const char *dest,
+                        const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err) {
+  memset(rep, 0, sizeof(*rep));
+  struct hutch_sandbox *sb = live(t, err);
+  if (sb == NULL)
+    return -1;
+  if (hutch_sandbox_update_out(sb, src, dest, limits, rep, err) < 0)
+    return hutch_error_wrap(err, "copy %s back", src);
+  return 0;
+}

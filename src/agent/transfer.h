@@ -19,6 +19,11 @@ int transfer_in(struct task_sandbox *t, const char *src, const char *dest, struc
 int transfer_out(struct task_sandbox *t, const char *src, const char *dest, uint64_t limit,
                  struct hutch_copy_report *rep, hutch_error_t *err);
 
+/* The same into a dest an earlier copy filled: only what changed since
+ * is copied, within `limits` (hutch_sandbox_update_out). */
+int transfer_update_out(struct task_sandbox *t, const char *src, const char *dest,
+                        const struct hutch_copy_limits *limits, struct hutch_copy_report *rep, hutch_error_t *err);
+
 /* A relative path ("./a/b") that is safe to create under a directory: no
  * "..", no empty or "." components. Pure; unit-tested. */
 bool transfer_safe_relpath(const char *p);

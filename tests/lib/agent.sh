@@ -10,7 +10,8 @@
 #                            ARGs follow in sys.argv[4:])
 #   hrun ARGS...             hutch run against the mock, with the test image
 #                            and the repository's default prompt, output
-#                            under $AGENT_OUT; the run directory is in $RUN_DIR
+#                            under $AGENT_OUT, --quiet (HRUN_LOUD=1: not);
+#                            the run directory is in $RUN_DIR
 #                            (AGENT_EXEC=exec: replace the calling subshell,
 #                            so that $! of `(AGENT_EXEC=exec hrun ...) &` is hutch)
 #   hrun_rss FILE ARGS...    hrun, with the peak memory of hutch run (KiB,
@@ -63,7 +64,8 @@ mock_count() {
 
 _hrun_opts() {
   HRUN_OPTS=(--base-url "$MOCK_URL" --model test-model --rootfs "$AGENT_IMAGE" --output-dir "$AGENT_OUT"
-    --retry-delay 0.05 --quiet)
+    --retry-delay 0.05)
+  [ -n "${HRUN_LOUD:-}" ] || HRUN_OPTS+=(--quiet)
 }
 
 hrun() {

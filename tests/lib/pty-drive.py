@@ -5,7 +5,12 @@ person at a terminal would.  Usage: pty-drive.py SCENARIO -- HUTCH ARGS...
 Prints one "key value" line per observation for the test to check:
   prompt, raw, size, resized, interrupted, stopped, resumed, edited, status,
   restored
-A step that times out prints what came so far and exits 1."""
+A step that times out prints what came so far and exits 1.
+
+pty-drive.py record OUT [PATTERN] -- HUTCH ARGS... runs a command that
+asks nothing of the terminal (`hutch run`): every byte it writes there goes
+to the file OUT, and once PATTERN (a regular expression) has appeared, ^C is
+typed, as a person stopping it would; then "status N"."""
 import fcntl
 import os
 import re
@@ -62,6 +67,7 @@ class Session:
         while True:
             m = rx.search(self.buf)
             if m:
+                self.last = self.buf[:m.end()]
                 self.buf = self.buf[m.end():]
                 return m
             left = deadline - time.monotonic()
@@ -86,9 +92,36 @@ class Session:
         print("restored %s" % ("yes" if stty_g(self.slave) == self.before else "no"))
 
 
+def record(argv, out, pattern):
+    s = Session(argv)
+    if pattern:
+        s.expect(pattern, "the pattern to type ^C at", timeout=60)
+        # What came up to the pattern was consumed by expect: keep it too.
+        seen = s.last
+        s.send(b"\x03")
+    else:
+        seen = b""
+    deadline = time.monotonic() + 60
+    while s.proc.poll() is None and time.monotonic() < deadline:
+        s.read_some(0.1)
+    while s.read_some(0.1):
+        pass
+    with open(out, "wb") as f:
+        f.write(seen + s.buf)
+    if s.proc.poll() is None:
+        s.proc.kill()
+        print("status timeout")
+        return
+    print("status %d" % s.proc.returncode)
+
+
 def main():
     scenario = sys.argv[1]
     argv = sys.argv[sys.argv.index("--") + 1:]
+    if scenario == "record":
+        args = sys.argv[2:sys.argv.index("--")]
+        record(argv, args[0], args[1] if len(args) > 1 else None)
+        return
     s = Session(argv)
     s.expect(r"hutch-pty[$#] ", "the first prompt")
     print("prompt yes")

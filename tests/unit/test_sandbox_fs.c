@@ -79,5 +79,8 @@ int main(void) {
   tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 2, true), 3, "with the shell itself");
   tap_ok(!e[6].chosen, "the same inner pid in another sandbox is left alone");
   tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 99, true), 0, "an unknown leader: none");
+  tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 1, false), 4, "leader 1: every process under the init");
+  tap_ok(!e[0].chosen && !e[5].chosen && !e[6].chosen, "not the init itself, nor another sandbox's processes");
+  tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 1, true), 5, "and the init with them");
   return tap_done();
 }
