@@ -88,6 +88,52 @@ struct bench_status {
   bool partial;
 };
 #define BENCH_SHARDS_LISTED 1000
+
+/* What a run's tasks add up to, for the terminal (progress_text.c). */
+struct bench_totals {
+  size_t done, measured;
+  double sum; /* of the measured scores */
+  int errors;
+  long steps;
+  double tokens_in, tokens_out, tokens_unsplit; /* unsplit: lines with a total only */
+  double model_seconds, tool_seconds;           /* summed over tasks */
+};
+void bench_totals_add(struct bench_totals *t, const cJSON *line);
+/* "[3/20] ID  score 1.0000  4 steps  1234 tokens  2.10 s", with the end's
+ * kind and error where it was not a plain finish; escaped, one line. */
+char *bench_task_line(size_t done, size_t total, const cJSON *line);
+/* The task's --json event. */
+cJSON *bench_task_event(size_t done, size_t total, const cJSON *line);
+/* "[####......] 5/20  2 running  mean 0.600  1 error  1m05s", at most
+ * width - 1 characters (width 0: no bound). */
+char *bench_live_line(const struct bench_totals *t, size_t total, size_t running, double elapsed, size_t width);
+/* "totals over 20 tasks: 80 steps, 56.7k tokens (50000 in, 6700 out),
+ * model 40.1 s, tools 12.0 s" */
+char *bench_totals_line(const struct bench_totals *t);
+/* The runner's terminal (progress.c), the one sink of its messages. */
+/* The --json events' schema, in the start event. */
+#define BENCH_JSON_SCHEMA 1
+enum bench_term_mode { BENCH_TERM_LINES, BENCH_TERM_QUIET, BENCH_TERM_JSON };
+void bench_term_init(enum bench_term_mode mode);
+enum bench_term_mode bench_term_mode(void);
+/* Around the runner's wait for a worker: a second's alarm, which ends the
+ * wait (EINTR) so that the live line is redrawn; nothing where there is no
+ * live line. */
+void bench_term_arm(void);
+void bench_term_disarm(void);
+/* The live line off the screen, before anything else writes to stderr. */
+void bench_term_clear(void);
+/* A line of progress (lines mode only), as printf formats it. */
+void bench_term_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* With --json, the event on a line of stdout; taken. */
+void bench_term_event(cJSON *event);
+/* A task ended: its line, or its event. */
+void bench_term_task(size_t done, size_t total, const cJSON *line);
+/* The live line, at a terminal. */
+void bench_term_live(const struct bench_totals *t, size_t total, size_t running, double elapsed);
+/* The --json end event: the status, the totals, the exit status. */
+cJSON *bench_end_event(const struct bench_totals *t, const struct bench_status *st, double elapsed, int exit_code,
+                       const char *out);
 /* The status as benchmark.json's "status" object. */
 cJSON *bench_status_json(const struct bench_status *st);
 /* The run's status from its lines (those kept of results.jsonl and those
@@ -122,6 +168,7 @@ struct bench_opts {
   long max_api_failures; /* tasks in a row ended on an API or hutch failure that stop the run; 0: never */
   double wait_endpoint;  /* --wait-for-endpoint, seconds; 0: no wait */
   bool retry_errors;     /* --retry-errors: --resume runs the tasks that ended in errors too */
+  bool quiet, json;      /* the runner's terminal (progress.c); not passed to the tasks */
   /* The run's status when its files are written (bench_write_outputs):
    * results.json and trajectory.json only when complete or partial. */
   const struct bench_status *status;

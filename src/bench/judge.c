@@ -19,12 +19,15 @@
 #include "error.h"
 #include "lis_compat.h"
 #include "llm_client.h"
+#include "options.h"
+#include "text_escape.h"
 #include "util.h"
 
 struct judge_opts {
   const char *input, *model, *base_url, *api_key, *output;
-  double temperature;
+  double temperature, wait_endpoint;
   long max_tokens, num_workers, num_repeats;
+  bool allow_errors;
 };
 
 static int usage(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -105,13 +108,25 @@ static int parse(int argc, char **argv, struct judge_opts *o) {
              "  --max-tokens N          (16384)\n"
              "  --num-workers N         requests at once (16)\n"
              "  --num-repeats N         judgments per answer (4)\n"
-             "  --output FILE           where the result goes\n");
+             "  --output FILE           where the result goes\n"
+             "  --wait-for-endpoint DURATION\n"
+             "                          wait up to DURATION (30s, 10m) for the judge's API\n"
+             "  --allow-errors          write the result even when judgments failed, each\n"
+             "                          scored 0 as LLM-in-Sandbox's judge.py does\n\n"
+             "Before any judgment, one request (GET JUDGE-BASE-URL/models) checks that the\n"
+             "judge's API answers.  Exit status: 0 every judgment made; 2 usage; 3 the judge's\n"
+             "API failed (the pre-flight, or judgments: nothing is written without\n"
+             "--allow-errors); 125 hutch failed; 130 interrupted (nothing written).\n");
       return 0;
     }
     _cleanup_free_ char *name = xstrdup(argv[i]);
     for (char *p = name; *p; p++)
       if (*p == '_')
         *p = '-';
+    if (strcmp(name, "--allow-errors") == 0) {
+      o->allow_errors = true;
+      continue;
+    }
     char *eq = strchr(name, '=');
     const char *v = eq ? strchr(argv[i], '=') + 1 : i + 1 < argc ? argv[i + 1] : NULL;
     if (eq)
@@ -131,6 +146,8 @@ static int parse(int argc, char **argv, struct judge_opts *o) {
       o->api_key = v;
     else if (strcmp(name, "--output") == 0)
       o->output = v;
+    else if (strcmp(name, "--wait-for-endpoint") == 0 && parse_duration(v, &o->wait_endpoint))
+      ;
     else if (strcmp(name, "--temperature") == 0)
       o->temperature = strtod(v, &end);
     else if (strcmp(name, "--max-tokens") == 0 && (o->max_tokens = strtol(v, &end, 10)) > 0)
@@ -163,6 +180,29 @@ int bench_judge(int argc, char **argv) {
     fprintf(stderr, "hutch benchmark judge: %s: not a trajectory.json\n", o.input);
     cJSON_Delete(traj);
     return 2;
+  }
+  /* A judge that is down would make every verdict ERROR and every score 0:
+   * it is asked once before any judgment (preflight.c). */
+  {
+    struct bench_opts po;
+    memset(&po, 0, sizeof(po));
+    po.s.model = (char *)o.model;
+    po.s.base_url = (char *)o.base_url;
+    po.s.api_key = (char *)o.api_key;
+    po.s.llm_timeout = 600;
+    po.s.max_tries = 5;
+    po.s.retry_delay = 1;
+    po.s.max_reply_size = 16u << 20;
+    po.wait_endpoint = o.wait_endpoint;
+    hutch_error_t err = NULL;
+    if (bench_preflight(&po, &err) < 0) {
+      int rc = bench_stop ? 130 : 3;
+      if (!bench_stop)
+        hutch_error_print(stderr, "hutch benchmark judge", err);
+      hutch_error_free(&err);
+      cJSON_Delete(traj);
+      return rc;
+    }
   }
   char tmpl[] = "/tmp/hutch-judge.XXXXXX";
   if (mkdtemp(tmpl) == NULL) {
@@ -201,7 +241,8 @@ int bench_judge(int argc, char **argv) {
    * LLM-in-Sandbox's order: CORRECT, INCORRECT, UNKNOWN, ERROR). */
   static const char *const order[] = {"CORRECT", "INCORRECT", "UNKNOWN", "ERROR"};
   cJSON *results = cJSON_CreateObject();
-  long correct = 0, incorrect = 0, unknown = 0, errors = 0, judged = 0;
+  long correct = 0, incorrect = 0, unknown = 0, errors = 0, judged = 0, failed = 0;
+  _cleanup_free_ char *failed_why = NULL;
   double sum = 0;
   for (size_t k = 0; k < n_items; k++) {
     const cJSON *e = cJSON_GetArrayItem(traj, (int)k);
@@ -229,6 +270,11 @@ int bench_judge(int argc, char **argv) {
       cJSON_AddItemToArray(parts, p);
       if (!first_error && cJSON_IsString(cJSON_GetObjectItemCaseSensitive(p, "error")))
         first_error = str_or(p, "error", NULL);
+      if (strcmp(v, "ERROR") == 0) {
+        failed++;
+        if (failed_why == NULL)
+          failed_why = xstrdup(str_or(p, "error", "no verdict"));
+      }
     }
     int best = 0;
     for (int i = 1; i < 4; i++)
@@ -252,6 +298,24 @@ int bench_judge(int argc, char **argv) {
     cJSON_AddItemToObject(results, e->string, a);
   }
   rmdir(tmpl);
+  /* A judgment not made is not a verdict of INCORRECT: without
+   * --allow-errors, nothing is written that would count it as one. */
+  long not_made = (long)total - judged + failed;
+  if (bench_stop || (not_made > 0 && !o.allow_errors)) {
+    cJSON_Delete(results);
+    cJSON_Delete(traj);
+    if (bench_stop) {
+      fprintf(stderr, "hutch benchmark judge: interrupted: nothing written\n");
+      return 130;
+    }
+    _cleanup_free_ char *why = failed_why ? text_escape_cstr(failed_why) : xstrdup("a judge's process ended");
+    fprintf(stderr,
+            "hutch benchmark judge: %ld of %zu judgments were not made (the first: %s): nothing written\n"
+            "hint: check the judge's API and run again; --allow-errors writes them as LLM-in-Sandbox's judge.py "
+            "does, each scored 0\n",
+            not_made, total, why);
+    return 3;
+  }
   cJSON *outj = cJSON_CreateObject();
   _cleanup_free_ char *model =
       lis_refused_prefix(o.model) || strncmp(o.model, "openai/", 7) == 0 || strncmp(o.model, "hosted_vllm/", 12) == 0
@@ -289,8 +353,12 @@ int bench_judge(int argc, char **argv) {
     fprintf(stderr, "hutch benchmark judge: write %s: %s\n", out, strerror(errno));
     return 125;
   }
+  if (not_made > 0)
+    fprintf(stderr,
+            "hutch benchmark judge: warning: %ld of %zu judgments were not made, each scored 0 (--allow-errors)\n",
+            not_made, total);
   fprintf(stderr, "hutch benchmark judge: %ld correct of %zu, mean score %.4f, %ld errors\n", correct, n_items,
           n_items ? sum / (double)n_items : 0.0, errors);
   printf("%s\n", out);
-  return bench_stop ? 130 : 0;
+  return 0;
 }

@@ -140,6 +140,7 @@ static cJSON *make_config(const struct bench_opts *o) {
 }
 
 static int fail(hutch_error_t *err) {
+  bench_term_clear();
   hutch_error_print(stderr, "hutch benchmark", *err);
   hutch_error_free(err);
   return 125;
@@ -168,41 +169,10 @@ static int check_reward(const struct bench_opts *o, const struct bench_set *set,
   return bench_stop ? 130 : 125;
 }
 
-/* measured: the tasks done with a measured end, whose scores sum to sum. */
-static void progress(bool tty, size_t done, size_t total, double sum, size_t measured, int errors, const cJSON *line) {
-  if (tty) {
-    /* A bar that redraws itself; plain lines when stderr is no terminal. */
-    char bar[31];
-    size_t fill = total ? done * 30 / total : 30;
-    for (size_t i = 0; i < 30; i++)
-      bar[i] = i < fill ? '#' : '.';
-    bar[30] = '\0';
-    fprintf(stderr, "\r[%s] %zu/%zu  mean score %.3f  errors %d ", bar, done, total,
-            measured ? sum / (double)measured : 0.0, errors);
-    if (done == total)
-      fputc('\n', stderr);
-    return;
-  }
-  const cJSON *e = cJSON_GetObjectItemCaseSensitive(line, "error");
-  /* An error may quote what a sandbox wrote. */
-  _cleanup_free_ char *why = cJSON_IsString(e) ? text_escape_cstr(e->valuestring) : NULL;
-  /* So may an id, which comes from the task set. */
-  _cleanup_free_ char *id = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(line, "id")->valuestring);
-  int end = bench_line_end(line);
-  if (!bench_end_measured(end)) {
-    fprintf(stderr, "[%zu/%zu] %s not finished, %s (%.1f s): %s\n", done, total, id, bench_end_names[end],
-            cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? why : "");
-    return;
-  }
-  fprintf(stderr, "[%zu/%zu] %s score %.4f (%.1f s)%s%s\n", done, total, id,
-          cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble,
-          cJSON_GetObjectItemCaseSensitive(line, "elapsed_seconds")->valuedouble, why ? ": " : "", why ? why : "");
-}
-
 /* The agent spawner ended before the runner closed its socket (killed, or
  * out of memory): no task can start, and a task whose agent it took had no
  * end of its own.  The run stops; --resume runs the tasks not recorded. */
-static void spawner_lost(bool tty, int status, bool *told) {
+static void spawner_lost(int status, bool *told) {
   if (*told)
     return;
   *told = true;
@@ -210,8 +180,8 @@ static void spawner_lost(bool tty, int status, bool *told) {
   _cleanup_free_ char *how = status < 0            ? xstrdup("the tasks' agents stopped with it")
                              : WIFSIGNALED(status) ? xasprintf("killed by signal %d", WTERMSIG(status))
                                                    : xasprintf("status %d", WEXITSTATUS(status));
-  fprintf(stderr, "%shutch benchmark: the agent spawner ended (%s): the run stops\nhint: go on with --resume\n",
-          tty ? "\n" : "", how);
+  bench_term_clear();
+  fprintf(stderr, "hutch benchmark: the agent spawner ended (%s): the run stops\nhint: go on with --resume\n", how);
 }
 
 /* The task's CPU time (timings.cpu, s): its agent's, which the worker got
@@ -453,11 +423,26 @@ static int run_tasks(struct bench_opts *o) {
   for (size_t at = 0; at < total; at++)
     if (!finished[at])
       todo[n_todo++] = todo[at];
-  bool tty = isatty(2);
-  fprintf(stderr, "hutch benchmark: %s: %zu tasks (%zu to run)", set.name, total, n_todo);
-  if (o->shard_n > 1)
-    fprintf(stderr, " of shard %ld/%ld", o->shard_k, o->shard_n);
-  fprintf(stderr, ", %ld workers, model %s; output %s\n", o->num_workers, o->s.model, out);
+  {
+    _cleanup_free_ char *shard = o->shard_n > 1 ? xasprintf(" of shard %ld/%ld", o->shard_k, o->shard_n) : xstrdup("");
+    _cleanup_free_ char *name = text_escape_cstr(set.name);
+    _cleanup_free_ char *model = text_escape_cstr(o->s.model);
+    _cleanup_free_ char *where = text_escape_cstr(out);
+    bench_term_say("hutch benchmark: %s: %zu tasks (%zu to run)%s, %ld workers, model %s; output %s", name, total,
+                   n_todo, shard, o->num_workers, model, where);
+    cJSON *ev = cJSON_CreateObject();
+    cJSON_AddStringToObject(ev, "event", "start");
+    cJSON_AddNumberToObject(ev, "schema", BENCH_JSON_SCHEMA);
+    cJSON_AddStringToObject(ev, "task_set", set.name);
+    cJSON_AddNumberToObject(ev, "tasks", (double)total);
+    cJSON_AddNumberToObject(ev, "to_run", (double)n_todo);
+    cJSON_AddNumberToObject(ev, "shard", (double)o->shard_k);
+    cJSON_AddNumberToObject(ev, "shards", (double)o->shard_n);
+    cJSON_AddNumberToObject(ev, "workers", (double)o->num_workers);
+    cJSON_AddStringToObject(ev, "model", o->s.model);
+    cJSON_AddStringToObject(ev, "output", out);
+    bench_term_event(ev);
+  }
   int rc = 0;
   double start = monotonic_seconds();
   /* One scoring driver and one prompt config for all the run's tasks:
@@ -488,17 +473,14 @@ static int run_tasks(struct bench_opts *o) {
   for (long k = 0; k < o->num_workers; k++)
     slots[k].scorer.in = slots[k].scorer.out = slots[k].scorer.err = -1;
   bool scoring = set.has_reward && rc == 0;
-  size_t next = 0, running = 0, done = total - n_todo, measured = done;
-  double sum = 0;
-  int errors = 0;
+  size_t next = 0, running = 0;
+  struct bench_totals tot = {0};
+  bool redraw = true; /* the live line, once the tasks start */
   bool fatal = false, told = false, lost = false;
   /* Tasks in a row that ended on a failure of the model's API, of hutch. */
   long api_row = 0, infra_row = 0;
   const cJSON *l;
-  cJSON_ArrayForEach(l, lines) {
-    sum += cJSON_GetObjectItemCaseSensitive(l, "score")->valuedouble;
-    errors += cJSON_IsString(cJSON_GetObjectItemCaseSensitive(l, "error"));
-  }
+  cJSON_ArrayForEach(l, lines) bench_totals_add(&tot, l);
   while (rc == 0 || running > 0) {
     while (rc == 0 && !bench_stop && !fatal && next < n_todo && running < (size_t)o->num_workers) {
       size_t k = 0;
@@ -518,6 +500,11 @@ static int run_tasks(struct bench_opts *o) {
     }
     if (running == 0)
       break;
+    /* After the tasks that ended were replaced: the count running is
+     * right. */
+    if (redraw)
+      bench_term_live(&tot, total, running, monotonic_seconds() - start);
+    redraw = false;
     if ((bench_stop || fatal) && !told) {
       /* Ctrl-C reaches every process of the terminal; SIGTERM only us. */
       for (long k = 0; k < o->num_workers; k++)
@@ -527,14 +514,18 @@ static int run_tasks(struct bench_opts *o) {
     }
     int st;
     struct rusage ru;
+    bench_term_arm();
     pid_t pid = wait4(-1, &st, 0, &ru);
+    int e = errno;
+    bench_term_disarm();
     if (pid < 0) {
-      if (errno == EINTR)
-        continue;
-      break;
+      if (e != EINTR)
+        break;
+      bench_term_live(&tot, total, running, monotonic_seconds() - start);
+      continue;
     }
     if (bench_spawner_is(pid)) {
-      spawner_lost(tty, st, &lost);
+      spawner_lost(st, &lost);
       fatal = true;
       if (rc == 0)
         rc = 125;
@@ -557,7 +548,7 @@ static int run_tasks(struct bench_opts *o) {
     }
     /* The worker found the spawner gone before the runner did. */
     if (WIFEXITED(st) && WEXITSTATUS(st) == BENCH_EXIT_NO_SPAWNER) {
-      spawner_lost(tty, -1, &lost);
+      spawner_lost(-1, &lost);
       fatal = true;
       if (rc == 0)
         rc = 125;
@@ -602,40 +593,39 @@ static int run_tasks(struct bench_opts *o) {
       rc = fail(&err);
       continue;
     }
-    done++;
+    bench_totals_add(&tot, line);
     int ended = bench_line_end(line);
-    errors += cJSON_IsString(cJSON_GetObjectItemCaseSensitive(line, "error"));
     if (bench_end_measured(ended)) {
-      measured++;
-      sum += cJSON_GetObjectItemCaseSensitive(line, "score")->valuedouble;
       api_row = infra_row = 0;
     } else {
       api_row += ended == BENCH_END_API;
       infra_row += ended != BENCH_END_API;
     }
-    progress(tty, done, total, sum, measured, errors, line);
+    bench_term_task(tot.done, total, line);
+    redraw = true;
     cJSON_AddItemToArray(lines, line);
     if (stopped || rc != 0)
       continue;
     if (auth) {
       /* As LLM-in-Sandbox: an authentication error ends the run. */
       _cleanup_free_ char *shown = text_escape_cstr(id);
-      fprintf(stderr, "%shutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", tty ? "\n" : "",
-              shown, cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
+      _cleanup_free_ char *why = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
+      bench_term_clear();
+      fprintf(stderr, "hutch benchmark: %s: %s\nhint: check the API key (--api-key, $LLM_API_KEY)\n", shown, why);
       stopped = xstrdup("the model's API refused the key");
     } else if (o->max_api_failures > 0 && api_row + infra_row >= o->max_api_failures) {
       stopped = failures_in_a_row(api_row, infra_row);
       _cleanup_free_ char *why = text_escape_cstr(cJSON_GetObjectItemCaseSensitive(line, "error")->valuestring);
-      fprintf(stderr, "%shutch benchmark: the run stops: %s (--max-api-failures %ld); the last: %s\n", tty ? "\n" : "",
-              stopped, o->max_api_failures, why);
+      bench_term_clear();
+      fprintf(stderr, "hutch benchmark: the run stops: %s (--max-api-failures %ld); the last: %s\n", stopped,
+              o->max_api_failures, why);
     }
     if (stopped) {
       fatal = true;
       rc = infra_row > 0 && api_row == 0 && !auth ? 125 : 3;
     }
   }
-  if (tty && done < total)
-    fputc('\n', stderr);
+  bench_term_clear();
   slot_scorers_end(slots, o->num_workers, bench_stop || fatal || rc != 0);
   /* hutch exec removes a sandbox on SIGTERM (init continues a stopped
    * command); one that does not end is killed after the grace. */
@@ -661,20 +651,28 @@ static int run_tasks(struct bench_opts *o) {
   if (bench_write_outputs(out, o, meta, lines, elapsed, &err) < 0 ||
       record_meta(out, meta, &set.range, &status, &err) < 0)
     rc = fail(&err);
+  _cleanup_free_ char *name = text_escape_cstr(set.name);
+  _cleanup_free_ char *where = text_escape_cstr(out);
   if (status.complete) {
-    fprintf(stderr, "hutch benchmark: %s: mean score %.4f over %zu tasks, %d errors, %.1f s%s\n", set.name,
-            measured ? sum / (double)measured : 0.0, measured, errors, elapsed,
-            rc == 130 ? "; interrupted: go on with --resume" : "");
+    bench_term_say("hutch benchmark: %s: mean score %.4f over %zu tasks, %d errors, %.1f s%s", name,
+                   tot.measured ? tot.sum / (double)tot.measured : 0.0, tot.measured, tot.errors, elapsed,
+                   rc == 130 ? "; interrupted: go on with --resume" : "");
   } else {
     fprintf(
         stderr,
         "hutch benchmark: %s: incomplete, no score: %zu of %zu tasks measured, %ld not finished (%ld the model's API "
         "failed, %ld hutch), %ld not run%s%s, %.1f s; go on with --resume %s\n",
-        set.name, measured, total, status.ends[BENCH_END_API] + status.ends[BENCH_END_INFRA],
+        name, tot.measured, total, status.ends[BENCH_END_API] + status.ends[BENCH_END_INFRA],
         status.ends[BENCH_END_API], status.ends[BENCH_END_INFRA], status.not_run, status.stopped ? "; stopped: " : "",
-        status.stopped ? status.stopped : "", elapsed, out);
+        status.stopped ? status.stopped : "", elapsed, where);
   }
-  printf("%s\n", out);
+  if (tot.done > 0) {
+    _cleanup_free_ char *totals = bench_totals_line(&tot);
+    bench_term_say("hutch benchmark: %s", totals);
+  }
+  bench_term_event(bench_end_event(&tot, &status, elapsed, rc, out));
+  if (bench_term_mode() != BENCH_TERM_JSON)
+    printf("%s\n", out);
   free(slots);
   free(todo);
   cJSON_Delete(lines);
@@ -724,6 +722,7 @@ int main(int argc, char **argv) {
     bench_opts_free(&o);
     return r;
   }
+  bench_term_init(o.json ? BENCH_TERM_JSON : o.quiet ? BENCH_TERM_QUIET : BENCH_TERM_LINES);
   const char *self = getenv("HUTCH_SELF");
   o.hutch = self && *self ? self : HUTCH_BINDIR "/hutch";
   r = run(&o);

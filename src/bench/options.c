@@ -70,6 +70,9 @@ void bench_usage(FILE *out) {
                "                             policy's, 2G as shipped)\n"
                "  --lis[=DIR]                the tasks get the tool schemas of the installed\n"
                "                             LLM-in-Sandbox (or its package directory DIR)\n"
+               "  --quiet                    print warnings and errors only (on stderr)\n"
+               "  --json                     stdout gets one JSON object per event (start, task,\n"
+               "                             end) and nothing else; stderr as --quiet\n"
                "Without TASKDIR, the task folders are those of the installed LLM-in-Sandbox.\n"
                "LLM-in-Sandbox's command line works too: -d -o -a -n, \"no\" before a yes/no\n"
                "option's name, and the words\n"
@@ -293,10 +296,17 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
     for (char *p = name; *p; p++)
       if (*p == '_')
         *p = '-';
-    if (strcmp(name, "retry-errors") == 0) {
-      if (eq)
-        return usage_error("%s takes no value", "--retry-errors");
-      o->retry_errors = true;
+    /* Yes/no options of hutch benchmark's own. */
+    bool *flag = strcmp(name, "retry-errors") == 0 ? &o->retry_errors
+                 : strcmp(name, "quiet") == 0      ? &o->quiet
+                 : strcmp(name, "json") == 0       ? &o->json
+                                                   : NULL;
+    if (flag) {
+      if (eq) {
+        rc = usage_error("--%s takes no value", name);
+        break;
+      }
+      *flag = true;
       continue;
     }
     int which = -1;

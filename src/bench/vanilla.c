@@ -67,10 +67,14 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
     cJSON_AddItemToObject(body, e->string, cJSON_Duplicate(e, true));
   }
   cJSON_Delete(extra);
+  /* The task's time limit bounds the request, its tries and their waits,
+   * as it bounds a task's hutch run in the other mode. */
+  double limit = o->task_timeout > 0 && o->task_timeout < VANILLA_TIMEOUT ? o->task_timeout : VANILLA_TIMEOUT;
   struct llm_options lo = {
       .base_url = s->base_url,
       .api_key = s->api_key,
-      .timeout = VANILLA_TIMEOUT,
+      .timeout = limit,
+      .deadline = monotonic_seconds() + limit,
       .max_tries = (int)s->max_tries,
       .retry_delay = s->retry_delay,
       .max_reply = (size_t)s->max_reply_size,
@@ -88,6 +92,15 @@ int bench_vanilla(const struct bench_opts *o, const struct bench_set *set, const
   llm_client_free(c);
   if (log)
     fprintf(log, "Query:\n%s\n\n", prompt);
+  if (st == LLM_TIMED_OUT) {
+    /* The model's time is the task's: measured, as a task of the other
+     * mode past its limit is. */
+    *end = BENCH_END_TIMEOUT;
+    *why = xasprintf("Timeout: the model did not answer within the task's time limit (%g s, --task-timeout)", limit);
+    hutch_error_free(&err);
+    llm_reply_clear(&rep);
+    return -1;
+  }
   if (st != LLM_OK) {
     *end = BENCH_END_API;
     *why = st == LLM_INTERRUPTED ? xstrdup("stopped") : hutch_error_format(err);

@@ -187,12 +187,20 @@ static cJSON *load_trajectory(const char *run_dir) {
   return text ? cJSON_ParseWithLength(text, len) : NULL;
 }
 
-/* The run's token count (hutch.usage). */
+/* The run's steps and token counts (hutch.usage), for the terminal's
+ * line and totals and for the report. */
 static void add_usage(cJSON *res, const cJSON *t) {
+  const cJSON *steps = cJSON_GetObjectItemCaseSensitive(t, "steps");
+  if (cJSON_IsArray(steps))
+    cJSON_AddNumberToObject(res, "steps", cJSON_GetArraySize(steps));
   const cJSON *u = cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(t, "hutch"), "usage");
-  const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, "total_tokens");
-  if (cJSON_IsNumber(n))
-    cJSON_AddNumberToObject(res, "tokens", n->valuedouble);
+  static const char *const keys[][2] = {
+      {"total_tokens", "tokens"}, {"prompt_tokens", "tokens_in"}, {"completion_tokens", "tokens_out"}};
+  for (size_t k = 0; k < ARRAY_SIZE(keys); k++) {
+    const cJSON *n = cJSON_GetObjectItemCaseSensitive(u, keys[k][0]);
+    if (cJSON_IsNumber(n))
+      cJSON_AddNumberToObject(res, keys[k][1], n->valuedouble);
+  }
 }
 
 /* hutch's own cost of the task, by phase (results.jsonl "timings"): from

@@ -21,11 +21,6 @@ mkdir -p "$HUTCH_STATE_DIR"
 json() { "$AGENT_PY" -c 'import json, sys; d = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$@"; }
 . "$HUTCH_SRCDIR/tests/lib/bench.sh"
 bench_dir() { OUT=$(printf '%s\n' "$tap_stdout" | tail -n 1); }
-# A TCP port of loopback that nothing listens on (until a test starts the
-# mock there).
-free_port() {
-  "$AGENT_PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 # hb URL ARGS...: hutch benchmark against the model server at URL.
 hb() {
   local url=$1

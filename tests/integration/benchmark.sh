@@ -230,7 +230,7 @@ tap_is "$(lines 'sorted((l["id"], l["score"]) for l in ls)')" "[('files', 1), ('
 tap_ok "the answer was never run as code" test ! -e /tmp/pwned
 tap_like "$(lines '[l["error"] for l in ls if l["id"] == "raises"][0]')" "^reward: ValueError: bad .\[2J answer" \
   "a failing compute_score is that task's error"
-tap_like "$own_err" 'raises score 0.0000 \([0-9.]+ s\): reward: ValueError: bad \\x1b\[2J answer' \
+tap_like "$own_err" 'raises  score 0\.0000  scoring_error  .* s: reward: ValueError: bad \\x1b\[2J answer' \
   "its progress line escapes what it quotes"
 tap_unlike "$own_err" $'\x1b' "no escape sequence reaches the terminal"
 tap_like "$(cat "$OUT/logs/raises.txt")" 'ERROR: bad \\x1b\[2J answer' \

@@ -25,3 +25,9 @@ leftovers() {
   echo "$left"
   return 1
 }
+
+# A TCP port of loopback that nothing listens on (until a test starts the
+# mock there).
+free_port() {
+  "$AGENT_PY" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
+}
