@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The per-command cost an agent loop pays: /bin/true run in a live
  * sandbox, in-process through the runtime library (no hutch process
  * start), both through the process handle (hutch_proc_spawn + wait + free)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Builds the hutch Python package: hutch._hutch over the runtime library.
 
 The extension links runtime/libhutch.a, built with position-independent

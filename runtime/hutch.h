@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch: the sandbox runtime's public interface.
  *
  * Everything the `hutch` command does with sandboxes, rootfs images and
@@ -16,9 +17,16 @@
 #include <stdio.h>
 #include <sys/types.h>
 
+#include "hutch_version.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
+
+/* The library's version: "0.1.0", with " (git DESCRIBE)" where it was built
+ * from a git checkout.  HUTCH_VERSION_* (hutch_version.h) are the header's,
+ * the version a program was compiled against. */
+const char *hutch_version(void);
 
 typedef struct hutch_error {
   int errnum; /* errno of the failed operation, 0 when none applies */

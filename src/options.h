@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pure parsers for command-line values, shared by the verbs. */
 #ifndef HUTCH_OPTIONS_H
 #define HUTCH_OPTIONS_H

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Prepares this machine for the test suite.  Run as root; safe to run again.
 #
 #  - installs the packages the build and the tests use (Debian/Ubuntu);

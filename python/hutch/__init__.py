@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hutch: rootless sandboxes for LLM agents, from Python.
 
     import hutch

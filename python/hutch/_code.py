@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sandbox.run_code: a snippet in one of the languages an image may have."""
 
 from __future__ import annotations

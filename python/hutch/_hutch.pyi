@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Type stubs of the extension module hutch._hutch (python/src/*.c)."""
 
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union

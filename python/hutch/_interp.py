@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sandbox.interpreter(): a persistent Python interpreter in a sandbox."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The reaper: a process of its own that removes the sandboxes a program
 left when it was killed (SIGKILL included, which no atexit handler sees).
 

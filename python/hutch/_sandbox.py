@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The pure-Python layer of hutch over the extension module hutch._hutch."""
 
 from __future__ import annotations

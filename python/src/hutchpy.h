@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The CPython extension hutch._hutch over the runtime library (hutch.h).
  *
  * Locking: every handle (sandbox, process) has a mutex of its own, taken

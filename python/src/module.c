@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch._hutch: errors, images, and the module itself. */
 #include "hutchpy.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch._hutch.Proc: a process running in a sandbox (hutch_proc_*), with
  * its pipes.  Reads, writes and waits run without the GIL, in slices of
  * HPY_SLICE seconds between which they look whether the handle is being

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch._hutch.Sandbox: a long-lived sandbox (hutch_sandbox_*), its
  * processes and its files.  Every call that may block runs without the GIL
  * and under the handle's mutex, so one handle serves several threads. */

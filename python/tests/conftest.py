@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Fixtures for the hutch package's tests: the image they run on comes from
 $HUTCH_TEST_IMAGE (tests/integration/python.sh imports the busybox test
 image), else "hutch-test-busybox"."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """run_code and the persistent interpreter (the Debian test image: python3, gcc;
 the figure round trips with the real matplotlib are in test_figures.py)."""
 

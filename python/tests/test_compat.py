@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """hutch.compat.llm_sandbox: the llm-sandbox session contract."""
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sandbox.exec: a command to its end."""
 
 import hutch

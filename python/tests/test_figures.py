@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Figure round trips with the real matplotlib (the matplotlib test image,
 Debian with python3-matplotlib): every figure a call creates comes back as
 a PNG, which is decoded here to the size it was drawn at."""

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A sandbox's files from the host: no link leads out of it."""
 
 import os

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """What the sandbox can make the host hold through the persistent
 interpreter's answer channel: time, memory and the caller's stack.  The code
 a call runs is the attacker: it finds the answer channel (a pipe of the

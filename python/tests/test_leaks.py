@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """100 sandboxes opened and closed leave no fd and no process behind."""
 
 import gc

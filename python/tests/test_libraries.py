@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """run_code(libraries=...) installs with pip through the sandbox's proxy,
 from a package index this test serves on the host's loopback (the name
 pkgs.test mapped to it with resolve=), and says clearly when the proxy

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Sandbox.spawn: a process to talk to while it runs."""
 
 import signal

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Threads: one sandbox shared, many sandboxes at once, the GIL released."""
 
 import threading

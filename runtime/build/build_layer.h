@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the recipe builder (image_build.c) and the Dockerfile builder share:
  * an image's trees, freezing a build sandbox's upper directory as a layer,
  * and the layer's metadata. */

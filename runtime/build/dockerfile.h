@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Dockerfile subset `hutch rootfs build -f` builds (hutch-rootfs(1),
  * "DOCKERFILES").  Pure: no I/O.  The parser splits the text into
  * instructions (continuations, comments and the escape directive handled,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What ADD does beyond COPY, as Docker does it: a local tar archive
  * (uncompressed, gzip, bzip2, xz or zstd) is unpacked into the
  * destination, and a URL is downloaded (never unpacked).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_dockerfile_build: the instructions of a Dockerfile in order, stage
  * by stage, with the build's state (ARG, ENV, WORKDIR, USER, SHELL, the
  * image's defaults) that substitution and the RUN steps see. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Dockerfile builder's parts: the build's state (dockerfile_build.c)
  * and the layers it makes (dockerfile_layer.c). */
 #ifndef HUTCH_DOCKERFILE_BUILD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* COPY and ADD of a Dockerfile build: what the sources are (the build
  * context, or an earlier stage's stacked trees), .dockerignore, the
  * content hash that keys the build cache, and the copy into a new layer.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The layers of a Dockerfile build.  Each is a store entry whose name is
  * its cache key (the parent's key, the instruction, the build arguments in
  * effect, and for COPY the content hash of its sources): a rebuild finds

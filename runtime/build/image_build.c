@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_image_build: run a recipe (hutch-recipe(5)) in a sandbox on a base
  * image and keep what it changed as a new image: a layer of its own, stacked
  * on the base's tree by overlayfs, never a copy of it. */

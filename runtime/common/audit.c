@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log's chain, bound and head (audit.h); pure but for the
  * appends, copies and reads at the end. */
 #include "config.h"

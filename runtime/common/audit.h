@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A sandbox's audit log (hutch-audit(5)): JSON lines, each carrying the
  * sha256 of the line before it (the first one zeros), appended one write()
  * per line under an exclusive lock, with the last line's hash, the line

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The text of an errno, as hutch prints it and records it (an audit log's
  * "failure", exec --json's "error"): glibc's wording, from every build,
  * whatever its C library (musl words many differently: "Symbolic link

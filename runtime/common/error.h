@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runtime's error contract (see hutch.h): a failing function fills *err
  * and returns -1.  hutch_error_wrap() prefixes the caller's context so that
  * the final message reads from the outermost step inwards. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* User and group id maps for the sandbox's user namespace.
  *
  * The pure half (idmap.c) computes which ranges a user may map from the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The new root's paths as a sandbox's setup reaches them after pivot_root.
  *
  * The image's symlinks are followed as the sandbox's own processes follow

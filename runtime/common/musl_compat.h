@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the musl front end (configure --with-musl-front-end) needs from its
  * C library and musl 1.2 does not declare, where glibc 2.36 does: the new
  * mount API's constants, statx(), renameat2().  Forced into every file of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Where hutch keeps things, and pure checks on names and paths. */
 #ifndef HUTCH_PATHS_H
 #define HUTCH_PATHS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Fields of /proc/PID/stat: the start time that tells a live process from
  * a reused pid, and the bounds of a process's argument and environment
  * strings. */

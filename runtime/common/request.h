@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Pure helpers for describing a process: environment merging and the wire
  * form of an exec request sent to a long-lived sandbox's init. */
 #ifndef HUTCH_REQUEST_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-256 (FIPS 180-4).  The portable block function follows the standard
  * directly; on x86-64 CPUs with the SHA extensions a second one does the same
  * rounds in hardware, which makes hashing a rootfs tarball several times

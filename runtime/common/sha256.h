@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-256 (FIPS 180-4), streaming.  Pure: no I/O, no allocation. */
 #ifndef HUTCH_SHA256_H
 #define HUTCH_SHA256_H

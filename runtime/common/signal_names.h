@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A signal's abbreviation ("KILL" for SIGKILL), as hutch-audit(5) records
  * it: the same text from every build, whatever its C library (glibc's
  * sigabbrev_np() is not in musl). */

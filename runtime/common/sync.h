@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Messages between the host side and the sandbox over an AF_UNIX
  * SOCK_SEQPACKET socket.  Each message keeps its boundaries, so a step's
  * error travels whole: {errno, message, hint}, rebuilt on the receiving side

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Making text safe to print on a terminal.  Much of what hutch prints came
  * from a sandbox (an answer file, a command's output, a file or host name),
  * and a terminal obeys control sequences in it: OSC 52 sets the clipboard,

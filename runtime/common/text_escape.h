@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Text a sandbox wrote, made safe to print: a UTF-8 decoder and the
  * escaping of control and bidirectional characters.  Below util.h and
  * error.h (both use it), so it includes nothing of the runtime. */

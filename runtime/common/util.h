@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Small helpers shared by the whole tree: cleanup attributes so early returns
  * leak nothing, and allocators that abort on OOM (a sandbox runtime that runs
  * out of memory for a 100-byte string has nothing sensible left to do). */

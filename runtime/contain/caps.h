@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Dropping every capability and privilege gain before anything untrusted runs. */
 #ifndef HUTCH_CAPS_H
 #define HUTCH_CAPS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox side of a start: the ordered list of steps the first process
  * in the new namespaces runs before it becomes the sandbox's init. */
 #ifndef HUTCH_CONTAIN_H

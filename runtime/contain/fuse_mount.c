@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --overlay fuse, the child's half (overlay_fuse.h tells the whole story):
  * open /dev/fuse while the host's /dev is still visible, mount the FUSE
  * filesystem on the new root, and hand its connection to the host side,

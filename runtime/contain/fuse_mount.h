@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --overlay fuse, the child's half: see overlay_fuse.h (sandbox/) for the
  * whole story, of which the host side is there. */
 #ifndef HUTCH_FUSE_MOUNT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch-init: the small init a long-lived sandbox's init execs once it is
  * handed over (init_exec.h).  Static, linked with init's own code and
  * nothing of the CLI: it idles in a fraction of the fork's memory. */

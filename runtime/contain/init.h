@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* PID 1 of every sandbox: hutch's own small init.  It reaps zombies,
  * forwards signals, starts the processes it is asked for (a long-lived
  * sandbox receives exec requests on its control socket) and, by exiting,

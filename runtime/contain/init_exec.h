@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The small init of a long-lived sandbox.  Init starts as a fork of the
  * hutch that created the sandbox, with that process's heap, stack and
  * relocated libraries (about 160 KiB of private memory).  Once handed over

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Why init can carry the filter: the profile is the same for every command
  * of a sandbox, and a filter survives clone and execve, so a command that
  * inherits it is filtered exactly as if it had loaded it itself (one filter,

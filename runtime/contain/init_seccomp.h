@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox's seccomp filter, loaded once into its init: every command
  * inherits it from there, and none pays for loading it again. */
 #ifndef HUTCH_INIT_SECCOMP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The memory watchdog of a sandbox without a memory cgroup (the rlimits
  * fallback).  RLIMIT_AS bounds one process; the watchdog bounds them all:
  * init, which the sandbox cannot kill, sums the memory of every process

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox's mount tree.  Host objects (device nodes, bind sources, a
  * fresh procfs) are opened as detached mounts before pivot_root; after it,
  * every path resolves inside the new root, so a symlink in the image can

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The last steps before untrusted code runs.  Capabilities are already
  * gone and no_new_privs and RLIMIT_CORE = 0 set in init (see contain.c), and
  * the seccomp filter is normally init's too (init_seccomp.c), so everything

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Starting one untrusted process inside a set-up sandbox (from its init). */
 #ifndef HUTCH_PAYLOAD_H
 #define HUTCH_PAYLOAD_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_doctor_run: the checks in order, then the verdict; and the two
  * checks that only read the host (cgroups, the outer container). */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The ladder of `hutch doctor`: the report it fills and the checks, one
  * file a concern.  probe_report.c holds the report helpers;
  * probe_ns.c the namespace, id map, procfs, seccomp and network checks;

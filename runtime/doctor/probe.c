@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `hutch doctor`: the probe harness.  Each namespace check is the real
  * operation a sandbox start makes, attempted in a forked child that then
  * exits, so a refusal is seen where it happens (the unshare, the id map

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The checks behind `hutch doctor`.
  *
  * probe.c runs each namespace check as a real attempt in a forked child

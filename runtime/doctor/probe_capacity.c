@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* How many sandboxes may live at once here: every limit an idle sandbox
  * from `hutch create` counts against, with what it allows and, when hutch
  * cannot raise it itself, the command that does.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the host is, read without changing anything: container markers,
  * the user namespace sysctls, masked /proc paths, the cgroup layout; and the
  * fix texts the doctor prints, which depend on where hutch runs. */

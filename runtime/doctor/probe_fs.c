@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The doctor's file system checks: the rootfs store, the state directory,
  * and an overlay mounted the way a sandbox mounts its root. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A veth pair created over rtnetlink: what a networked sandbox needs on top
  * of its loopback.  Run only inside a throwaway network namespace. */
 #include "config.h"

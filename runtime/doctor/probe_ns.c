@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The doctor's namespace checks: the kernel, the user namespace sysctls,
  * a user namespace and its id maps, procfs, the hostname, no_new_privs and
  * seccomp, the network namespace; each one tried in a child (probe.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rows of the doctor's report: add one, set its detail and fix; and
  * the report's public helpers (hutch.h). */
 #include "config.h"

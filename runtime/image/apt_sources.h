@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apt's source lists, one-line ("deb [opts] URI SUITE COMPONENT...") and
  * deb822 ("Types:/URIs:/Suites:/Components:" stanzas).  Pure: text in.
  * `hutch rootfs build` reads them to know which archive hosts a build may

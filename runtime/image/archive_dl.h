@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libarchive, loaded on first use.
  *
  * Only an image import needs libarchive, and loading it (with libxml2 and

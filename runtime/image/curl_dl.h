@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libcurl, loaded on first use.
  *
  * Only pulling an image needs HTTP, and loading libcurl (with its TLS and

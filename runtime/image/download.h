@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Downloading one file over HTTP(S) into place, resumably and verified.
  *
  * The file is written to DEST.part and renamed to DEST only once it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What image_pull.c and image_build.c share. */
 #ifndef HUTCH_IMAGE_H
 #define HUTCH_IMAGE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `hutch rootfs export`: an image of the store written as an archive that
  * podman, skopeo and docker load (hutch_image_export in hutch.h).
  *

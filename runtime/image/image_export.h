@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What `hutch rootfs export` writes, shared with `hutch rootfs push`
  * (image_push.c): an image of the store as one uncompressed layer, its
  * config and its OCI manifest. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading a stacked image's files without mounting it (image_layers.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A stacked image as its sandboxes see it: the image's own tree over its
  * lower trees, where a layer made by `hutch rootfs build` (an overlayfs
  * upper directory) may hold whiteouts (0:0 character devices) that delete

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_image_pull: an image from its manifest (hutch-manifest(5)), or from
  * a registry (docker://, oci.h). */
 #include "config.h"

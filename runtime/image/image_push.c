@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_image_push (`hutch rootfs push NAME docker://REF`): the image as
  * `hutch rootfs export` writes it (one uncompressed layer, its config and
  * an OCI manifest: image_export.h), uploaded blob by blob and named by

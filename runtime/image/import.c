@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Importing into the store: hutch_image_import, which sends `docker save`
  * archives and OCI layouts (compressed or not) to oci.c and unpacks
  * anything else as a plain tarball here, and what every importer writes

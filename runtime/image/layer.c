@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Whiteout names and the written-path set of an image layer (layer.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Rules for applying an image layer onto the tree of the layers below it
  * (OCI image spec, "Representing Changes"): whiteout names and the set of
  * paths a layer has written.  Pure: no I/O. */

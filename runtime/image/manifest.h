@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image manifests (hutch-manifest(5)): where an image's root filesystem
  * tarball is downloaded from, per architecture, and the sha256 it must
  * have.  One small line-based file per image in the rootfs data directory:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCI and Docker images into the rootfs store (oci.h): checking each blob
  * against its digest and applying the layers into one new entry, for an
  * archive or layout (oci_local.c) and a pull from a registry (here). */

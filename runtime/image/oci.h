@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCI and Docker images in the rootfs store: `docker save` archives and OCI
  * image layouts (a directory or a tarball of one) imported from a file, and
  * images pulled from a registry (`hutch rootfs pull docker://...`).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compressed image archives: `docker save IMAGE | gzip > image.tar.gz`, or
  * a compressed OCI layout tarball.  oci_import reads an image archive's
  * members in place, by offset, which a compressed stream does not allow; so

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compressed image archives (`docker save | gzip`, compressed OCI layout
  * tarballs), made readable for oci_import. */
 #ifndef HUTCH_OCI_COMPRESSED_H

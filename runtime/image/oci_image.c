@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsing OCI and Docker v2 image documents (oci_image.h). */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCI image and Docker v2 documents: indexes (manifest lists), manifests,
  * image configs, `docker save`'s manifest.json, and choosing the entry of an
  * index for this host's platform.  Pure: text in, structs out. */

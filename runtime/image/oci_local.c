@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Importing an image from a file or directory (oci_import in oci.h): a
  * docker-archive, an OCI layout or a dir: copy, found by the names it
  * holds, its documents read and verified, its layers handed to plan_apply.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What oci.c (blobs, plans, pulls) and oci_local.c (archives and layouts)
  * share: a blob is a verified byte range of a file, a plan what an image is
  * made of wherever it comes from, applied into one new store entry. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Walking the headers of an uncompressed tar file (oci_tar.h). */
 #include "config.h"
 

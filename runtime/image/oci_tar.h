@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The members of an uncompressed tar file, found by walking its headers:
  * an image archive (`docker save`, an OCI layout tarball) is read in place,
  * each blob as a byte range of the file, without unpacking the archive.

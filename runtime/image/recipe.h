@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image recipes (hutch-recipe(5)): the steps that turn a base image into a
  * new one, one per line:
  *

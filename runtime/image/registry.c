@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Requests to a registry of the OCI distribution API (registry.h): the
  * manifest GETs with their Accept list, the Bearer token dance on a 401,
  * and blob downloads (download.c) verified by digest.  libcurl is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Registries of the OCI distribution API: references, authentication
  * challenges and credentials (registry_ref.c, pure), and the requests
  * (registry.c, through the dlopen()ed libcurl). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Uploads to a registry of the OCI distribution API (registry.h): a blob
  * is checked for with HEAD and sent with a POST and one PUT (the spec's
  * "monolithic" upload after a session is opened), then the manifest is

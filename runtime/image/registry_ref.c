@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image references, authentication challenges and credentials (registry.h).
  * Pure: strings in, strings out. */
 #include "config.h"

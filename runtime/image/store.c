@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The rootfs store: content-addressed images, names, and the stat index that
  * makes re-importing an unchanged file O(1).  See store.h for the layout. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The content-addressed rootfs store (internal side of hutch.h's store API).
  *
  * Layout under the store directory:

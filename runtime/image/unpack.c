@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Unpacking an untrusted rootfs tarball.
  *
  * A child that is root in a new user and mount namespace opens the archive,

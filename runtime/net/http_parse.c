@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* HTTP/1.x request heads for the proxy (http_parse.h): strict on purpose,
  * since every request the proxy lets through is rebuilt from what it
  * understood, and anything it would have to guess about is refused. */

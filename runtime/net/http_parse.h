@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The head of an HTTP/1.x proxy request: pure parsing, no I/O.
  *
  * The proxy accepts two forms only: an absolute URI with the http scheme

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The loopback interface of a new network namespace, which starts down. */
 #ifndef HUTCH_LOOPBACK_H
 #define HUTCH_LOOPBACK_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of --net proxy: the sandbox's effective network policy,
  * its /30, the environment that points its programs at the proxy, and the
  * proxy itself (a thread for a one-shot run, a process for a long-lived

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The sandbox side of --net proxy: run by the sandbox's setup process (root
  * with every capability in the sandbox's user namespace) before it drops
  * them.  It builds the sandbox's only path out: a veth from the sandbox's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* rtnetlink over libmnl.  Every request waits for its ACK: replies are
  * matched by sequence number and port id, attributes of replies are
  * bounds-checked, and a kernel error becomes an errno with a message naming

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* netlink.h in the musl front end, which is built without libmnl: the
  * front end hands every sandbox with --net proxy to hutch-full (front.c)
  * before anything of it exists, so none of these runs.  Should one be

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The proxy's event loop and listeners (proxy.h).  Connections live in
  * proxy_conn.c; this file accepts them, routes epoll events, sweeps the
  * timeouts and enforces each listener's byte budget. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch's allowlist HTTP proxy: the only way out of a --net proxy sandbox.
  *
  * One event loop (epoll) serves any number of listeners, one per sandbox;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The proxy's audit log: one JSON object per line, one write() per line on
  * an O_APPEND descriptor, so that a reader never sees half a line and
  * several proxies may share a file.

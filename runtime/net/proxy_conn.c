@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One client connection of the proxy: request head, decision, upstream
  * connect, then the byte pump.  Sockets are non-blocking and registered
  * edge-triggered once; `can_read`/`can_write` remember readiness until a

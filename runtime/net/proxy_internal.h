@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The proxy's pieces (proxy.c: loop and listeners; proxy_conn.c: one
  * client connection; proxy_resolve.c: resolver threads; proxy_audit.c: the
  * JSON lines).  Internal to those files. */

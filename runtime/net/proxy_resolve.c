@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Name resolution for the proxy: getaddrinfo() blocks, so a few threads
  * run it and hand the results back through an eventfd the event loop
  * watches.  A slow or dead DNS server then delays only the requests that

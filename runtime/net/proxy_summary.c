@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Reading a proxy audit log (proxy.h): line by line through a buffer of
  * fixed size, whatever the file's size (the sandbox set its pace and chose
  * its contents), and the totals of its lines.  Each line is parsed as the

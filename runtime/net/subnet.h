@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-sandbox /30 links for --net proxy: the gateway is .1, the sandbox .2
  * of each block, taken from the policy's [network] subnet.
  *

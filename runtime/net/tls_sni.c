@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SNI of a TLS ClientHello (tls_sni.h), RFC 8446 4.1.2 and RFC 6066 3.
  * Handshake bytes may span several records; they are joined first. */
 #include "config.h"

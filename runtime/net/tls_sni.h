@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The server name (SNI) of a TLS ClientHello: pure parsing, no I/O.
  *
  * A CONNECT tunnel's first client bytes are checked against the CONNECT

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The [network] policy: parsing its values and deciding requests.  Pure
  * code (no I/O, no resolving) so that every rule has a unit test. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The network part of a policy ([network] in hutch-policy(5)) and the
  * proxy's decisions: pure code, no I/O, so every rule is unit-tested.
  *

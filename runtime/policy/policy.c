@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Loading policies, and their compiled seccomp programs through the cache.
  *
  * A sandbox start calls hutch_policy_load() then policy_seccomp_program().

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sandbox policies: the files in policies/ that security teams read.
  *
  * A policy is a small line-based file (hutch-policy(5)):

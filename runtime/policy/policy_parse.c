@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The policy file format (hutch-policy(5)): pure parsing, no I/O.
  *
  * Every key is one row of `keys`: adding a section or a key ([limits],

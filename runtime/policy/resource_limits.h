@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource limits: pure value handling.  Which limits a sandbox gets (the
  * command line over the policy's [limits]), the text the cgroup files
  * want, the rlimits they degrade to, and parsing of what the kernel

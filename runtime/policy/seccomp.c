@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Compiling a parsed profile to classic BPF with libseccomp, and installing
  * a compiled program.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Checks of a compiled program, run in user space on sample calls before
  * the program is used:
  *  - seccomp_program_means: it gives what the profile's rules say, read

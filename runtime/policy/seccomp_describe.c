@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCI `linux.seccomp` profiles, described for `hutch policy show` (text
  * and JSON): which syscalls are allowed, refused, conditional or not known
  * here.  The parsing is seccomp_profile.c. */

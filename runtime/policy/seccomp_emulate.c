@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Running a compiled seccomp program on a given syscall, in user space,
  * as the kernel would (kernel/bpf/core.c, classic BPF as seccomp accepts
  * it): to know before loading a profile into a process what that process's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Seccomp: OCI runtime-spec `linux.seccomp` JSON profiles, compiled once
  * with libseccomp and cached as classic BPF by digest, so no compilation
  * happens on a sandbox start.

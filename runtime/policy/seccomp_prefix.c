@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The answer for most syscalls, put in front of libseccomp's program.
  *
  * The kernel compiles a seccomp program to machine code on every load,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* OCI `linux.seccomp` profiles: parsing and validation (the description
  * of a parsed profile, for `hutch policy show`, is seccomp_describe.c).
  *

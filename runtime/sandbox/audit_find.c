@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_audit_find and hutch_audit_verify (hutch.h): where a sandbox's
  * audit log is, live or archived, and the check of its chain. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The records of a sandbox's audit log (audit_sandbox.h, hutch-audit(5)).
  * Every value a sandbox chose (argv, paths, proxy lines) is escaped and
  * bounded by the record builder (audit.c); the log itself is hutch's. */

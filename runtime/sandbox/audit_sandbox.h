@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a sandbox's audit log records (hutch-audit(5)), written by the
  * host side only, into the sandbox's state directory (no bind reaches it:
  * protected.c): its start, each command, the files copied in and out, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* cgroup v2: where a sandbox's cgroup comes from, its limits, its removal
  * and what it used.  The values come from resource_limits.c; this file does the
  * reading and writing under the cgroup2 mount.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Copying an overlayfs upper directory as it is: modes, owners, times,
  * xattrs (user.overlay.* included), symlinks, hard links, fifos and
  * whiteouts (0/0 character devices).  An image build's layer is made on

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --overlay fuse: fuse-overlayfs as the sandbox's root (see overlay_fuse.h).
  *
  * Where the daemon lives, and why.  fuse-overlayfs must act as root of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --overlay fuse: the sandbox's root served by fuse-overlayfs instead of
  * the kernel's overlayfs, a degraded mode for kernels and outer containers
  * that refuse overlayfs in a user namespace.  Only ever used when asked for.

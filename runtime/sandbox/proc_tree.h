@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A sandbox's process tree as the host's /proc shows it: which processes
  * descend from one of them.  Pure (proc_tree.c); the OS half that reads
  * /proc and signals is sandbox_signal.c. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host paths no sandbox may reach (protected.h).
  *
  * Why all of the store, state directory and cache, read-only too: the state

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host paths no sandbox may reach: hutch's image store, state directory and
  * cache in any way, and the policy's files (and the sandbox's own image)
  * for writing.  A bind, or any host directory into which hutch copies what

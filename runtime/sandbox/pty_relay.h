@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of `hutch exec -t`: the bytes between the caller's
  * terminal (or whatever its stdin and stdout are) and the master of the
  * pty that the sandbox's init opened for the process (payload.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Host side of sandboxes (hutch.h's hutch_run and hutch_sandbox_*). */
 #ifndef HUTCH_SANDBOX_H
 #define HUTCH_SANDBOX_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A long-lived sandbox's files, read and written by hutch from the host
  * through the sandbox's root fd (hutch.h: hutch_sandbox_read_file and the
  * rest).  The pure half (sandbox_fs_path.c) splits paths, tells kernel

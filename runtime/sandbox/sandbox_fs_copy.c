@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Directory trees between the host and a sandbox (hutch.h:
  * hutch_sandbox_copy_in, hutch_sandbox_copy_out, hutch_sandbox_update_out).
  * One walk serves both directions: every entry is opened by one name below

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One regular file between the host and a sandbox (hutch.h:
  * hutch_sandbox_copy_file_in, hutch_sandbox_copy_file_out), under the rules
  * of the tree copies in sandbox_fs_copy.c: the sandbox side is reached

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* sfs_run: an operation on a sandbox's files runs in hutch itself, or, for
  * a FUSE root, in a helper inside the sandbox's user namespace. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the start of a sandbox (sandbox.c) shares with the calls on a live
  * one (sandbox_live.c): the started sandbox before it is handed out.  The
  * wait for a process in a live sandbox is the process handle's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Long-lived sandboxes (`hutch create`, `exec --in`, `rm`, `ps`): create,
  * open by id, init's control socket and the proof it asks (a process in
  * one is sandbox_proc.c's handle), remove, list.  The start itself is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A process in a live sandbox, as a handle (hutch.h: hutch_proc_*), and
  * hutch_sandbox_exec() on top of it.  The process is started by the
  * sandbox's init (init.c) on a control connection of the handle's own:

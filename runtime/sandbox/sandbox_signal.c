@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch_sandbox_signal_tree: signals a process of a sandbox and what
  * descends from it, from the host's /proc, with pidfds: no program of the
  * sandbox's (sh, kill) runs for it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The host side of a sandbox's start: an ordered list of named steps
  * (sandbox_start, at the end), the counterpart of the child's in
  * contain.c (contain_main).  A failed step hands the half-made sandbox

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Per-sandbox state on the host: <state-dir>/<id>/ holds the overlay's
  * upper and work dirs, the mount point of the new root, the control socket
  * of a long-lived sandbox and state.json.  Everything else about a sandbox

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one teardown of a sandbox, for every way one ends: a start that
  * failed half-way (sandbox.c), a one-shot run's end (hutch_run), `hutch rm`
  * and hutch_sandbox_destroy of a live or dead sandbox (sandbox_live.c).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The one teardown of a sandbox (teardown.c): what it needs to know, from
  * a start in this process or from a sandbox's state.json. */
 #ifndef HUTCH_TEARDOWN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Writing id maps and running helpers inside a user namespace (OS side of
  * idmap.h). */
 #include "config.h"

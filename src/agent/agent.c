@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agent loop: ask the model, run its tool calls in the task's sandbox,
  * answer each call, until it submits or a budget runs out. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch-agent: one task, one sandbox, one model conversation. */
 #ifndef HUTCH_AGENT_AGENT_H
 #define HUTCH_AGENT_AGENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch-agent's entry point, apart from main(): `hutch run` execs the
  * hutch-agent program, whose main() is only this; hutch benchmark calls it
  * in a forked child instead (src/bench/child.c), sparing each task an exec

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LLM-in-Sandbox's --docker_image for hutch run: the store's image of that
  * name, else the image pulled from docker://REF and named so. */
 #ifndef HUTCH_AGENT_DOCKER_IMAGE_H

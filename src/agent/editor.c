@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* str_replace_editor.  hutch reads and writes the files itself, from the
  * host through the sandbox's root, so any size and any bytes pass without
  * quoting, and no program of the sandbox's is trusted with them. */

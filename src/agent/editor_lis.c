@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* str_replace_editor as LLM-in-Sandbox 0.2.0 answers it (--tools lis).
  *
  * The reference runs its editor as shell commands in the container (`test`,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LLM-in-Sandbox's set-up step `git init` in the working directory, so the
  * model finds a repository to diff and commit in. */
 #ifndef HUTCH_AGENT_GIT_INIT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON numbers from a model's tool call, as C integers.  The model is
  * hostile input: a number such as 1e300 or -1e19 converted with a plain
  * (long) cast is undefined behaviour, so every conversion goes through

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LLM-in-Sandbox 0.2.0's rules for the request and the run, as pure
  * helpers: which model names it routes elsewhere, when it sends a
  * temperature, its extra_body booleans, its token count, and the store name

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* POST {base}/chat/completions over libcurl: retries with backoff, a
  * per-call timeout, a reply size cap, and the reply read into plain C. */
 #ifndef HUTCH_AGENT_LLM_CLIENT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One request policy shared by several LLM clients in several processes (the
  * workers of hutch benchmark): a cap on requests in flight and a backoff on
  * HTTP 429 that holds every client back, not only the one that was told.

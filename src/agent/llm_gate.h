@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A request policy shared by LLM clients across processes: a cap on
  * requests in flight and a shared backoff on HTTP 429 (llm_gate.c). */
 #pragma once

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pure half of the LLM client: reading replies and error messages. */
 #include "config.h"
 

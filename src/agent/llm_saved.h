@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --save-litellm-response: each request and its reply as LLM-in-Sandbox
  * names them, request_NNN.json and response_NNN.json in the run directory,
  * with the API key left out. */

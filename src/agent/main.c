@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch-agent: the program behind `hutch run` (it is execv()ed by hutch so
  * that libcurl and libyaml never load into the hutch binary itself). */
 #include "config.h"

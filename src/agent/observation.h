@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Every string the model sees from a tool, and the text clean-up applied to
  * tool output.  LLM-in-Sandbox's checkpoints were trained on these exact
  * bytes, so they live here, in one place, pinned by tests/unit/test_agent_text. */

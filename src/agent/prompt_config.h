@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The prompt config: LLM-in-Sandbox's YAML keys (system_prompt,
  * instance_prompt, working_dir, input_dir, output_dir) and its
  * placeholders, so its configs load unchanged. */

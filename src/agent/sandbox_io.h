@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The task's long-lived sandbox, and one command run in it with its stdin
  * fed from memory and its stdout/stderr captured (read concurrently, capped). */
 #ifndef HUTCH_AGENT_SANDBOX_IO_H

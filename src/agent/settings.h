@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch run's settings: command line (hutch spellings, LLM-in-Sandbox's, and
  * Python Fire's forms of them: short flags, --noX, words bound to its
  * parameters in order), a settings file with the same keys,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `--shell persistent`: one shell per task, alive across execute_bash calls,
  * so that cd and export carry over.  Commands are fed through the shell's
  * stdin; stdout and stderr stay two pipes; the end of each command is found

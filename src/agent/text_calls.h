@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Tool calls written in a reply's text, for models served without a tool
  * parser: the Hermes form <tool_call>{"name": ..., "arguments": ...}</tool_call>
  * and the Qwen3-Coder / R2E form <function=NAME><parameter=KEY>VALUE</parameter></function>. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The model's three tools, with LLM-in-Sandbox's names and parameters:
  * execute_bash, str_replace_editor and submit. */
 #ifndef HUTCH_AGENT_TOOLS_H

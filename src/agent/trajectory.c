@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 #include "config.h"
 
 #include "trajectory.h"
@@ -11,6 +12,8 @@
 #include "util.h"
 
 void trajectory_init(struct trajectory *t, const char *path, const char *problem) {
+  /* The flags start false whatever the caller's memory held. */
+  *t = (struct trajectory){0};
   t->path = xstrdup(path);
   t->tmp = xasprintf("%s.tmp", path);
   t->start = monotonic_seconds();

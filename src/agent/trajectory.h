@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* trajectory.json: LLM-in-Sandbox's shape ({problem_statement, steps,
  * metadata.total_steps}) plus hutch's own fields, rewritten atomically after
  * every step so that a crash loses at most the step in flight. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Files in and out of the task's sandbox: --input-dir copied in, the
  * output directory copied back into the run's files/. */
 #ifndef HUTCH_AGENT_TRANSFER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --verify CMD: once the model is done (submit, or its steps or budget
  * spent), CMD runs with /bin/sh -c in the task's own sandbox, as the task
  * left it, and its exit status and last line of output are recorded in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch run --verify CMD: a command run in the task's sandbox after the
  * model is done, its exit status and last line recorded (verify.c). */
 #ifndef HUTCH_AGENT_VERIFY_H

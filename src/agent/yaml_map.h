@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A YAML file whose top level is a mapping of scalars (prompt configs and
  * settings files).  Values that are lists or mappings are skipped. */
 #ifndef HUTCH_AGENT_YAML_MAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark: LLM-in-Sandbox 0.2.0's task folders, one hutch run per
  * task in a sandbox of its own, each answer scored by the task's reward.py
  * in another sandbox (the answer is untrusted: it is data, never code). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark's command line (options.c). */
 #ifndef HUTCH_BENCH_OPTIONS_H
 #define HUTCH_BENCH_OPTIONS_H

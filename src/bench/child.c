@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The runner's children (a task's agent, hutch exec): started with their
  * standard streams set, waited for with a deadline, stopped with SIGTERM
  * (the agent or hutch then removes the sandbox) and killed after a grace

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark judge TRAJECTORY.json: LLM-in-Sandbox's judge.py (the
  * physics and long_context tasks score 0 until judged): each answer is
  * assessed CORRECT or INCORRECT against the official one by a judge model
@@ -20,7 +21,6 @@
 #include "lis_compat.h"
 #include "llm_client.h"
 #include "options.h"
-#include "text_escape.h"
 #include "util.h"
 
 struct judge_opts {

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LLM-in-Sandbox's judge, its pure parts: the prompt (the judge's text is
  * LLM-in-Sandbox's, so that judged scores compare) and the verdict. */
 #include "config.h"

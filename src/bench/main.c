@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch-benchmark: the program behind `hutch benchmark` (execv()ed by hutch,
  * like hutch-agent: libyaml never loads into hutch).  The runner forks one
  * worker per task in flight; each worker runs hutch run and hutch exec. */

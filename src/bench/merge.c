@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark merge DIR...: the run directories of the shards of one
  * run (--shard K/N, a Slurm job array, an Indexed Job) combined into one
  * run directory, as if one machine had run every task.  Shards of another

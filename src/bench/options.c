@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark's command line: its own options (hutch spellings and
  * LLM-in-Sandbox's), and every other option passed through to each task's
  * hutch run, which resolves and checks them once before any task starts. */

@@ -13,7 +13,6 @@
 
 #include "bench.h"
 #include "console_text.h"
-#include "text_escape.h"
 #include "util.h"
 
 /* An error quoted on a task's line, at most: the whole is in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The scoring driver's side of the wire (reward.c): its args as Python
  * marshal data, the numbers of the task rows as Python's json.loads reads
  * them, and its one-line result read back strictly. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* report.html: one self-contained page (no network, no CDN) of a hutch
  * benchmark run or of one hutch run, readable without JavaScript.  The
  * page is report/page.html of hutch's data directory (with task.html,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The images a task's agent wrote, for report.html's viewer: the PNG, JPEG,
  * GIF and WebP files at the top of the run's files/ (what hutch run copied
  * back from the sandbox), each embedded as a data: URI.  The files are the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The run's records: results.jsonl (one line per finished task, appended
  * whole and synced, so a crash loses at most the tasks in flight), and at
  * the end LLM-in-Sandbox's results.json and trajectory.json (lisfiles.c)

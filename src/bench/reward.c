@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* compute_score in a sandbox: reward.py is the task set's code, but the
  * answer it reads is the model's, written in a sandbox; so it runs under
  * hutch exec, without network, bounded in time, memory and processes, and

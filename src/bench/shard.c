@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Which share of a task set this process runs: --shard K/N, else a Slurm
  * job array's SLURM_ARRAY_TASK_ID (less SLURM_ARRAY_TASK_MIN) of
  * SLURM_ARRAY_TASK_COUNT, else a Kubernetes Indexed Job's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The agents' spawner: a process the runner forks before it reads the task
  * set, which forks each task's agent when that task's worker asks.  An
  * agent is a fork with no exec (child.c says why); forked from here, it

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch's own per-task settings, for what LLM-in-Sandbox's format cannot
  * say: a task's optional "hutch" object (which LLM-in-Sandbox passes to
  * compute_score as one more keyword) gives its image, limits, network

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LLM-in-Sandbox's task folder, unchanged: config.yaml (dataset: json,
  * data_files resolved against the folder that holds the task folders,
  * system_prompt, instance_prompt or a legacy prompt_config file), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* --mode llm, LLM-in-Sandbox's vanilla mode: the model answers in one
  * completion, without a sandbox, so that the two modes can be compared on
  * the same tasks.  The prompt is the task folder's

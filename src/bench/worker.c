@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* One task, in a worker process of its own: input files and prompts
  * written beside the task's run, hutch run (a sandbox of its own, its
  * deadline), the answer read back bounded, the score computed in another

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The hutch command: one file per verb, all built on runtime/hutch.h. */
 #ifndef HUTCH_CLI_H
 #define HUTCH_CLI_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What the hutch command's two mains share: hutch-full's (main.c) and the
  * musl front end's (front.c). */
 #include "config.h"

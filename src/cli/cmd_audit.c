@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch audit: print a sandbox's audit log and verify its hash chain
  * (hutch-audit(1), the format in hutch-audit(5)). */
 #include "config.h"

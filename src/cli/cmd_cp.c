@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch cp: files and directories between the host and a live sandbox.
  * Everything goes through the runtime's copies (hutch_sandbox_copy_*),
  * which reach the sandbox's files through its root fd: no program of the

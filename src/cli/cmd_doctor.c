@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch doctor: can a full-isolation sandbox start here, and if not, why
  * and how to fix it. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch exec and hutch create: the sandbox options they share. */
 #include "config.h"
 

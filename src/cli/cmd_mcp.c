@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch mcp: the options, the stdio transport (newline-delimited JSON-RPC
  * on stdin and stdout, the log on stderr) and the server's one way out,
  * which destroys every sandbox. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch policy show: what a sandbox gets under a policy. */
 #include "config.h"
 

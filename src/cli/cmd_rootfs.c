@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch rootfs import|ls|rm: the store of images that sandboxes start from. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch run: the agent loop lives in its own program, hutch-agent, so that
  * libcurl and libyaml never load into `hutch exec`.  This verb only finds
  * that program and hands it the command line. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch ps and hutch rm. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The musl front end: `hutch` when configured --with-musl-front-end.
  *
  * Why it exists: glibc's start-up probes the CPU (CPUID), and where a

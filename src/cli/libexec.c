@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Verbs whose code lives in a program of its own (hutch run: hutch-agent,
  * hutch benchmark: hutch-benchmark), so that libcurl and libyaml never load
  * into the hutch binary: find that program and execv() it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch: a rootless sandbox runtime for LLM agents.  This is hutch-full's
  * main, every verb; the musl front end has its own (front.c). */
 #include "config.h"
@@ -69,7 +70,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (strcmp(verb, "-V") == 0 || strcmp(verb, "--version") == 0) {
-    printf("hutch %s\n", PACKAGE_VERSION);
+    printf("hutch %s\n", hutch_version());
     return 0;
   }
   for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)

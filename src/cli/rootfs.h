@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `hutch rootfs` verbs spread over several files: pull (rootfs_pull.c),
  * build (rootfs_build.c), the rest in cmd_rootfs.c. */
 #ifndef HUTCH_SRC_ROOTFS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch rootfs build: option parsing and printing around hutch_image_build,
  * which runs a recipe (hutch-recipe(5)) in a sandbox on a base image and
  * keeps what it changed as a layer of its own. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch rootfs build -f Dockerfile: option parsing and printing around
  * hutch_dockerfile_build. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch rootfs pull: an image from its manifest (hutch-manifest(5)), or
  * from a registry (docker://): option parsing and printing around
  * hutch_image_pull. */

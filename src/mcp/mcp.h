@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch mcp: the Model Context Protocol server (hutch-mcp(1)).
  *
  * mcp_proto.c  JSON-RPC and the MCP lifecycle: one message in, one reply out

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A command of a tool call in a live sandbox: its output kept up to a bound
  * (the rest read and dropped, so the process never blocks on a full pipe),
  * killed at its timeout, and killed as soon as the client that asked for it

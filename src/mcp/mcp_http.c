@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Streamable HTTP transport of MCP, on a loopback address only: one
  * endpoint (/mcp) taking POSTed JSON-RPC messages and answering each with
  * application/json; DELETE ends a session; GET (a server-initiated event

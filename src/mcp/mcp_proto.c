@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* JSON-RPC 2.0 and the MCP lifecycle (initialize, ping, tools/list,
  * tools/call), independent of the transport: a message in, a reply out. */
 #include "config.h"

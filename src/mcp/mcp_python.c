@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The persistent Python interpreter of a sandbox (tool sandbox_python): one
  * python3 process per sandbox, started at the first call and kept, so
  * variables, imports and functions survive between calls, as a notebook's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The reaper: a child forked before the first sandbox, told by a pipe
  * ("+ID\n", "-ID\n") which sandboxes the server holds.  The pipe's end is
  * the server's end, however it comes (a SIGKILL too): the sandboxes' inits

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tools of hutch mcp.  A client's sandboxes belong to its session: a
  * tool reaches only the sandboxes its own session created, and every
  * request is held to what the operator allows (struct mcp_config). */

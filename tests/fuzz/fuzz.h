@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What every fuzz harness shares.  A harness is one LLVMFuzzerTestOneInput()
  * built twice: with clang -fsanitize=fuzzer for `make fuzz`, and with
  * replay.c's main() for `make check`, which feeds it the seed corpus and

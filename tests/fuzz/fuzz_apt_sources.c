@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* apt's source lists of an image (`hutch rootfs build` reads them from the
  * base image to know which hosts a build may reach), in both formats. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark's side of the scoring driver's wire (src/bench/pyargs.c).
  * The result line comes from the scoring sandbox, where reward.py runs code
  * the model's answer may shape: bench_py_result_head must take only a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The head of a request to the allowlist proxy, as a sandbox sends it, and
  * the head hutch rebuilds from it for upstream. */
 #include "config.h"

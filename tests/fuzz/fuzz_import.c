@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* `hutch rootfs import` of a file: a tarball, a `docker save` or OCI
  * archive, compressed or not.  Each input is imported into a new store in a
  * private temporary directory, removed afterwards, so that no input sees

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* An LLM server's reply (chat completions JSON) and the tool calls a model
  * writes in its text. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The policy file (hutch-policy(5)) and a --net-policy file's [network]. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* /proc/PID/stat and /proc/PID/status of a sandbox's processes: their comm
  * and Name are whatever the sandbox set (prctl PR_SET_NAME, exec of any
  * file name), so the text around them is the sandbox's to shape. */

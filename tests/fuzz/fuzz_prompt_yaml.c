@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The YAML files of hutch run: the prompt config (hutch-prompt(5)), with
  * its prompts expanded as a run does, and the settings file's mapping. */
 #include "config.h"

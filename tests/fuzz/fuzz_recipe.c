@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image recipes (hutch-recipe(5)) and the scripts made from their steps. */
 #include "config.h"
 

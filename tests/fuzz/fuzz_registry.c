@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What a registry (or an image archive) sends: the first byte picks the
  * parser, the rest is its input.  Documents: OCI indexes, manifests and
  * configs, Docker's manifest.json; headers: WWW-Authenticate; and image

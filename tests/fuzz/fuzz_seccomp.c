@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The seccomp profile (OCI runtime-spec JSON): parse, compile to BPF, and
  * check the program as the cache check does. */
 #include "config.h"

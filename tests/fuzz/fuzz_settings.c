@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch run's settings file (hutch.yaml, LLM-in-Sandbox's config.yaml):
  * read through settings_parse() as `hutch run --settings FILE TASK` does,
  * so that every key's value goes through the setting it sets.  The file is

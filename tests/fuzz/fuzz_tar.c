@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The tar walk that tells an image archive from a rootfs tarball and finds
  * an image's members (oci_tar.c), over a file in memory. */
 #define _GNU_SOURCE

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The server name of a TLS ClientHello, as a sandbox sends it. */
 #include "config.h"
 

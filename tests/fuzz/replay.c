@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The replay driver of `make check`: feeds every file of the harness's seed
  * corpus (tests/fuzz/corpus/NAME) and crash cases (tests/fuzz/crashes/NAME)
  * to LLVMFuzzerTestOneInput, one TAP line each.  A crash, a leak or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* deny-userns CMD [ARGS...]: run CMD under a seccomp filter that refuses
  * new namespaces the way Docker's default profile does: unshare(2) and
  * clone(2) with any namespace flag fail with EPERM, clone3(2) with ENOSYS

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The process handle of hutch.h (hutch_proc_*), driven from a program that
  * links the runtime as an embedder would: spawn, read a line of stdout
  * while the process runs, stdin, signals seen by a trap, kill, a wait that

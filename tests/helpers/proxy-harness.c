@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Runs hutch's proxy engine alone, for tests/integration/proxy.sh and
  * bench/proxy: one listener on 127.0.0.1 (an ephemeral port, printed on
  * stdout), served until stdin reaches EOF.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Sandboxes started from a program with other threads, as the Python
  * package and other embedders are: one of those threads may hold a lock of
  * malloc at the very moment the sandbox's first process is cloned, and a

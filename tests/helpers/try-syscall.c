@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* try-syscall NAME: make one system call and print how it ended, as one
  * word: "OK", an errno name ("EPERM", "ENOSYS"...), or for the cases that
  * run in a child, the signal that killed it ("SIGSYS").  Exits 0; 2 on a

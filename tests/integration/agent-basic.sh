@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run end to end against the scripted mock model: a full task, the
 # conversation it sends, calls in one reply and in text, LLM-in-Sandbox's
 # spellings and prompt files, settings files, copy-back, Ctrl-C and kill -9.

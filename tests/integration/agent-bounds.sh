@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What a model (or the sandbox through it) can make `hutch run` hold is
 # bounded: the tool calls of one reply (the rest answered "not run"), each
 # call a step, the bytes of one observation and of the whole conversation,

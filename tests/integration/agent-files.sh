@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run moves files in and out of the sandbox, and the editor reads and
 # writes them, with hutch's own code through the sandbox's root: a model that
 # replaces find, cat or anything else on PATH changes nothing, and the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run as an LLM-in-Sandbox 0.2.0 user meets it: the positional query,
 # LLM_* variables and LLM-in-Sandbox's settings files with its precedence,
 # its defaults (temperature 1.0 but not for o3/o4, Bearer dummy), refused

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run --tools lis (the default) answers the model byte for byte as
 # LLM-in-Sandbox 0.2.0 does.  The expected answers are tests/golden/lis/,
 # written by LLM-in-Sandbox's own code (tests/golden/lis/README); each case's

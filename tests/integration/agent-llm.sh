@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run's LLM client against a misbehaving server: rate limits, 5xx until
 # the tries run out, context-length errors, garbage, a hung server, a huge reply.
 . "$(dirname "$0")/../lib/tap.sh"

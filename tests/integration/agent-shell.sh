@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run --shell persistent (cd and export carry over, stderr apart, exit
 # codes, a timeout interrupts only the command, `exit` is survived), and a
 # whole task in a Debian image: a python3 script written, run, answered.

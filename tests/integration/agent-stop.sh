@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run stopped from outside keeps what the model made.  Ctrl-C at a
 # terminal, SIGTERM, and the death of the program that started it (its
 # parent SIGKILLed: hutch run gets SIGTERM) stop the tool call, copy the

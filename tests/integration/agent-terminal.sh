@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What hutch run shows while it works: a compact line per step (the tool,
 # its command or file in short, what became of it, its time, the model's
 # time and tokens), a live line at a terminal while a tool call runs longer

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch run's tools inside the sandbox: execute_bash (errors, timeouts,
 # output clean-up) and every str_replace_editor command with its errors,
 # in the hutch profile (--tools hutch; agent-lis.sh has the default one).

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The layering rules of the tree, written down once in runtime/layers:
 #  - runtime/ is in folders by concern; a file includes headers of its own
 #    folder, the public header hutch.h, and of the folders its folder's line

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every sandbox leaves an audit log (hutch-audit(5)) that `hutch audit`
 # verifies: a one-shot exec (--audit FILE, and the state directory's
 # archive), create + exec --in + rm, and hutch run (in its run directory);

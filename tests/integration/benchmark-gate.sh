@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch benchmark's workers share one LLM client policy: at most
 # --max-inflight requests in flight across all of them, a 429 told to one
 # holds them all back, and a worker killed mid-request frees its place.

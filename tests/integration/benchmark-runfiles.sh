@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch benchmark reads back files of run directories that may have been
 # tampered with (a shard from another machine, an edited results.jsonl):
 # merge checks every field of a shard's files and refuses a malformed one

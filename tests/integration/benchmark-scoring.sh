@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch benchmark's scoring, attacked from inside: what one answer's code
 # can leave for the next answer scored in the same slot's scoring sandbox
 # through what the kernel counts and stamps (the times of /tmp, /dev/shm and

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch benchmark on a real Slurm: a single-node cluster started here (its own
 # munged, slurmctld and slurmd, all run as the test's user from a slurm.conf
 # in a temporary directory, stopped at the end), contrib/slurm's sbatch script

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch benchmark's agent spawner (the process that forks each task's
 # agent): killed in the middle of a run, it takes the run with it (no task
 # is recorded as finished with an error it did not make, --resume runs the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch benchmark: LLM-in-Sandbox's task folders run unchanged, one hutch run
 # per task in a sandbox of its own, answers scored by reward.py in another
 # sandbox (no network, no host files, bounded), LIS's output layout, a

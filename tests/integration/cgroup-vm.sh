@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Real cgroup v2 limits, proven in a VM this script boots (tests/vm/): the
 # development machines' own cgroups are a hybrid setup that must not be
 # touched.  One boot runs tests/vm/cgroup-suite.sh as root inside the VM;

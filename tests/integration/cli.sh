@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The command line: help, usage errors and exit codes.
 . "$(dirname "$0")/../lib/tap.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Bash completion (completion/hutch): every verb, every option of every
 # verb's --help, image names and sandbox ids, with and without the
 # bash-completion package; `make install` installs it where bash-completion

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch cp: files and directories between the host and a live sandbox, and
 # the sandbox as the attacker: a symlink pointing out of it, a FIFO, a
 # destination that is a link, a file past the byte bound.  Nothing outside

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Ordinary work in a Debian rootfs must succeed under the full sandbox.
 . "$(dirname "$0")/../lib/tap.sh"
 

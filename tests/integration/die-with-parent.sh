@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A one-shot sandbox dies with its caller: when the program that started
 # `hutch exec` or `hutch run` is SIGKILLed, hutch, the sandbox's processes,
 # its state entry and its mounts go too; --no-die-with-parent opts out.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # [limits] disk / --disk: every place a sandbox can write (its writable
 # layer, /tmp, /dev/shm and /dev) is on one size-limited tmpfs of its own, for a
 # one-shot sandbox and a long-lived one alike.  A fill gets ENOSPC inside,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch rootfs build -f: a multi-stage Dockerfile on the busybox test image
 # (ENV, ARG, WORKDIR, USER, COPY --chown, COPY --from, .dockerignore, the
 # image's defaults), the layer cache (a rebuild reuses every layer, a changed

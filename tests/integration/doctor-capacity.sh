@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch doctor names every limit on the number of live sandboxes: its value,
 # how many more sandboxes it allows and the command that raises it; and a
 # start raises the soft RLIMIT_NPROC itself (it clones at the hard limit).

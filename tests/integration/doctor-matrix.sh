@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The nesting matrix: in each environment this machine can build, the
 # verdict of `hutch doctor --json` (ready, and the check that decides it)
 # AND what a sandbox start then does: it runs, or it is refused with the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch doctor: its verdicts on this host, its --json, its exit status; then
 # the environments the test builds itself (namespaces refused by a seccomp
 # filter as in Docker, a zero user namespace limit, a masked /proc as in any

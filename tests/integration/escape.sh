@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Each isolation layer, attacked from inside: every attempt must fail, and the
 # host and the image must be unchanged afterwards.
 . "$(dirname "$0")/../lib/tap.sh"

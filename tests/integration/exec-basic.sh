@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch exec: what an ordinary command sees, and how its end is reported.
 . "$(dirname "$0")/../lib/tap.sh"
 

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch exec -t / -i: a shell at a pseudo-terminal of its own in the
 # sandbox, driven from a pty of the test's as a person at a terminal would
 # (tests/lib/pty-drive.py): the prompt, the window size and its changes,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The musl front end (configure --with-musl-front-end): `hutch` is a static
 # musl program that starts sandboxes and runs commands in them itself, and
 # hands everything else to hutch-full, with the same results.

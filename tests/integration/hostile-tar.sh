@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Archives whose entries try to land outside the image are refused whole:
 # the host is unchanged (a canary outside the store, /etc/hostname), no file
 # appears anywhere outside the store, and the store holds no half image.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # A sandbox is never unreachable: hutch create SIGKILLed at any moment of
 # its start leaves no init (and, with --net proxy, no proxy) that hutch ps
 # does not list, and hutch rm removes what is really there.

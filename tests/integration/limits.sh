@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Resource limits on a host whose cgroups hutch cannot use (cgroup v1 or
 # hybrid, or no delegation): explicit limits are refused with the cause and
 # the fix, the shipped defaults fall back to rlimits with one warning, and

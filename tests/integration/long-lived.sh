@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch create / exec --in / ps / rm: one sandbox, many commands.
 . "$(dirname "$0")/../lib/tap.sh"
 

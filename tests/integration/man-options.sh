@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Every option a verb's --help lists is documented in that verb's man page,
 # and every man page is clean under mandoc's linter.
 . "$HUTCH_SRCDIR/tests/lib/tap.sh"

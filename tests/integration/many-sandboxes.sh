@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Many live sandboxes at once: 200 from `hutch create`, all alive together,
 # each answering `exec --in`, then all removed with nothing left behind
 # (no init, no state directory).  bench/many-sandboxes does the same for

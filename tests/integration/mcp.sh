@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch mcp: the Model Context Protocol over stdio and Streamable HTTP,
 # driven by the official TypeScript client (tests/mcp, pinned in its
 # package-lock.json; `npm ci` there installs it) and by raw JSON-RPC for bad

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The agent's usual work: `hutch run` gets the policy's network (run = proxy
 # in the shipped policy) and `hutch exec` none; pip install and apt-get
 # install in an image with agent.recipe's environment, git clone over HTTP,

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # --net none and --net proxy: the veth to the gateway namespace, the proxy
 # as the only way out, the configuration programs find, and nothing left
 # behind.  The only targets are servers on the host's loopback and the

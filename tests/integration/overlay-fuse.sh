@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # --overlay fuse, the degraded mode for hosts that refuse overlayfs in a user
 # namespace: a real fuse-overlayfs serves the sandbox's root.  Writes land in
 # the upper directory and never in the image; the daemon is in the sandbox's

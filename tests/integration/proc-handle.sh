@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The process handle of hutch.h (hutch_proc_spawn/wait/signal/kill/free),
 # through tests/helpers/proc-handle, a program linking the runtime library:
 # its TAP points are re-told here one by one.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch's own directories are out of every sandbox's reach (issue 13,
 # finding 2): a --bind, read-only or not, that is, contains or lies inside
 # the image store, the state directory or the cache is refused, however the

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch's allowlist HTTP proxy engine, through tests/helpers/proxy-harness:
 # plain HTTP and CONNECT, refusals (unlisted hosts, IP literals, loopback
 # and metadata addresses, SNI mismatch, tunnels without TLS or SNI where

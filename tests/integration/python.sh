@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The Python package (python/, --enable-python): its pytest suite
 # (python/tests) against the busybox test image, each test re-told here as
 # one TAP point.

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch rootfs pull and push against Debian's docker-registry (the CNCF
 # distribution registry), started here on 127.0.0.1 with its own config and
 # storage, filled with skopeo: OCI and Docker schema 2 manifests, image

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Image archives as the real tools write them, imported, and hutch's own
 # (`rootfs export`) read by them: podman save
 # (docker-archive, oci-archive, oci-dir, docker-dir; compressed and not;

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch rootfs build: a recipe run in a sandbox on a base image, frozen as a
 # new image that is a layer over the base (not a copy); a failing step
 # leaves nothing; a layer on a layer; removing a base that a layer needs;

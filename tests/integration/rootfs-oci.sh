@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # OCI and Docker images: `docker save` archives and OCI layouts (directory
 # and tarball) imported, and `pull docker://` from a registry on 127.0.0.1
 # (tests/lib/mock-registry.py) behind a manifest list and a token challenge.

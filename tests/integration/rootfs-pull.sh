@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # hutch rootfs pull: an image from its manifest, served by a local HTTP
 # server (127.0.0.1 only): a verified download and import, an O(1) second
 # pull, a checksum mismatch, an interrupted download resumed with a Range

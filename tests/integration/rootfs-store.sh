@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The rootfs store: import of every compression (recognised by content),
 # instant re-import, names, ls/rm, store layout, crash leftovers, and the
 # ownership an import keeps for root, a user with a subordinate id range and

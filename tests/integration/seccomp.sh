@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The seccomp allowlist inside a real sandbox: tests/helpers/try-syscall makes
 # each call and prints how it ended; refused calls must end with the errno
 # of policies/seccomp.json, ordinary ones must work.  Also: a policy that

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Nothing of hutch's own command line or environment is readable inside a
 # sandbox.  init is a fork of hutch (or of hutch-agent), not an exec, so
 # without care /proc/1/cmdline shows hutch's whole argv: an API key, --env

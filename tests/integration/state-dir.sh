@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The state directory without a login session (issue 13, finding 7): with no
 # XDG_RUNTIME_DIR, an unprivileged hutch uses $TMPDIR/hutch-UID, a name in a
 # directory everyone can write.  Someone else's directory there, one open to

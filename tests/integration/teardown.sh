@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # One teardown (runtime/sandbox/teardown.c) ends every sandbox: a start
 # that fails once its child exists leaves no process, no state directory
 # and no /30; hutch rm removes a live and a dead sandbox whole, and a

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # What a sandbox wrote never drives the user's terminal: the answer hutch run
 # prints (and run.log), the progress lines, and the names in hutch's own
 # messages have their control sequences escaped, except newline and tab.

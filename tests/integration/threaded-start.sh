@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # Sandboxes started from a program with other threads (the Python package,
 # any embedder): a thread holding malloc's lock at the moment the sandbox's
 # first process is made must not leave that process waiting for it forever.

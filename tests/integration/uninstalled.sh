@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # An uninstalled hutch finds its own files: run from its build tree, with
 # no HUTCH_* variable, hutch and hutch run take the policy, prompts and
 # manifests of the source tree; a copy elsewhere (as an installed binary)

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Helpers for the hutch run tests: a scripted OpenAI-compatible mock server
 # (mock-openai.py) and a run wrapper.  Source after tap.sh.

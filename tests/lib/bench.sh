@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Helpers of the hutch benchmark tests.  They read $OUT (a run directory),
 # $tmp (the test's scratch directory, its runs under $tmp/out) and
 # $HUTCH_STATE_DIR.

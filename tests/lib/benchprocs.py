@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Processes of a hutch benchmark run, for the tests that probe them.
 
 find_agent(LOG): the agent the spawner forked for the task whose log is

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A file server on 127.0.0.1 for the download tests.
 
 Usage: http-server.py DIR PORTFILE LOGFILE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """An OCI image layout whose index has two platforms, for the registry tests.
 
 Usage: make-multiarch-layout.py BASE_LAYER.tar DIR TAG HOST_ARCH

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """A PEP 503 simple index of stand-in wheels for pip tests.
 
 Usage: make-pip-index.py DIR [NAME[==VERSION]...]

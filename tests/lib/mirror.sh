@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # The Debian mirror this host's apt uses, for tests that reach it through
 # hutch's proxy: read from the apt sources when the test runs, never
 # written into the repository.

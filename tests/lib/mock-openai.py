@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """An OpenAI-compatible chat completions server that plays a script.
 
 Usage: mock-openai.py SCRIPT.json PORTFILE REQUESTS.jsonl

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A small OCI distribution registry on 127.0.0.1 for the tests.
 
     mock-registry.py CONFIG PORT_FILE LOG_FILE

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Drive `hutch exec -it` from a pseudo-terminal of the test's own, as a
 person at a terminal would.  Usage: pty-drive.py SCENARIO -- HUTCH ARGS...
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Debian's docker-registry (the CNCF distribution registry) for the tests:
 # each one on 127.0.0.1 with its own config file and storage under a test

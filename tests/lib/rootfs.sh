@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # Cached test rootfs tarballs, shared by every test script and run.  Source it.
 #

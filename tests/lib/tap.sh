@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # shellcheck shell=bash
 # TAP for the integration scripts.  Source it, make assertions, end with
 # tap_done.  Everything goes to stdout, which the automake TAP driver reads

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A token service for the distribution registry's token auth, on 127.0.0.1.
 
 Usage: token-server.py KEY.pem CERT.pem SERVICE USERS PORT_FILE LOG_FILE

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // hutch mcp driven by the official MCP TypeScript client, for
 // tests/integration/mcp.sh.  Each line printed is one JSON fact the test
 // checks: {"step": ..., ...}.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Minimal TAP producer for the C unit tests (run under automake's TAP driver). */
 #ifndef HUTCH_TAP_H
 #define HUTCH_TAP_H
@@ -21,21 +22,21 @@ __attribute__((format(printf, 2, 3))) static void tap_ok(int cond, const char *f
   fflush(stdout);
 }
 
-#define tap_is_int(got, want, ...)                                                                             \
-  do {                                                                                                         \
-    long long _g = (long long)(got), _w = (long long)(want);                                                   \
-    tap_ok(_g == _w, __VA_ARGS__);                                                                             \
-    if (_g != _w)                                                                                              \
-      printf("#   got %lld, want %lld\n", _g, _w);                                                             \
+#define tap_is_int(got, want, ...)                                                                                     \
+  do {                                                                                                                 \
+    long long _g = (long long)(got), _w = (long long)(want);                                                           \
+    tap_ok(_g == _w, __VA_ARGS__);                                                                                     \
+    if (_g != _w)                                                                                                      \
+      printf("#   got %lld, want %lld\n", _g, _w);                                                                     \
   } while (0)
 
-#define tap_is_str(got, want, ...)                                                                             \
-  do {                                                                                                         \
-    const char *_g = (got), *_w = (want);                                                                      \
-    int _eq = (_g == NULL && _w == NULL) || (_g != NULL && _w != NULL && strcmp(_g, _w) == 0);                 \
-    tap_ok(_eq, __VA_ARGS__);                                                                                  \
-    if (!_eq)                                                                                                  \
-      printf("#   got \"%s\", want \"%s\"\n", _g ? _g : "(null)", _w ? _w : "(null)");                         \
+#define tap_is_str(got, want, ...)                                                                                     \
+  do {                                                                                                                 \
+    const char *_g = (got), *_w = (want);                                                                              \
+    int _eq = (_g == NULL && _w == NULL) || (_g != NULL && _w != NULL && strcmp(_g, _w) == 0);                         \
+    tap_ok(_eq, __VA_ARGS__);                                                                                          \
+    if (!_eq)                                                                                                          \
+      printf("#   got \"%s\", want \"%s\"\n", _g ? _g : "(null)", _w ? _w : "(null)");                                 \
   } while (0)
 
 static inline int tap_done(void) {

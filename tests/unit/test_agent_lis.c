@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* LLM-in-Sandbox's request rules (lis_compat.c) and its prompt rendering
  * (prompt_expand), as pure functions. */
 #include "config.h"

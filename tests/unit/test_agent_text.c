@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch run's pure parts: the observation strings the model sees (pinned
  * byte for byte), output clean-up, text tool calls, prompt templates,
  * reply parsing, the run's budget and copy-back path checks. */

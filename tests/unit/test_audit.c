@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The audit log's chain (runtime/common/audit.c): records escaped and
  * bounded, appended with their chain and head, the cap, the end; and the
  * verification against an edited byte, a removed line, a cut end, bytes

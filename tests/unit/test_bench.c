@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch benchmark's pure helpers: the data file's two forms, the answer as
  * LLM-in-Sandbox reads it, task ids as file names, and the shard choice. */
 #include "config.h"

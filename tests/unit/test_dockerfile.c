@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The Dockerfile parser and Docker's word processing: forms, flags,
  * directives, continuations, substitution, and hostile input refused with
  * file:line. */

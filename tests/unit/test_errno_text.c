@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* errno_text() gives what glibc's strerror() gives, for every number: the
  * musl front end, whose strerror words many differently, must print and
  * record what hutch-full does. */

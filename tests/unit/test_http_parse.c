@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The proxy's request-head parser: the two accepted forms, the rebuilt
  * upstream head, and every malformed head it must refuse. */
 #include "config.h"

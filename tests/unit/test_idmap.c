@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Id-map computation from /etc/subuid-style contents. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* A stacked image read without mounting it: whiteouts and opaque
  * directories of an upper layer hide what is below them. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The configuration a long-lived init carries over to hutch-init. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Resource limits: the pure parts (runtime/policy/limits.c) and the policy's
  * [limits] section. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The library's one log sink (hutch_set_log_handler) and its one error
  * formatter (hutch_error_format, hutch_errno_format). */
 #include "config.h"

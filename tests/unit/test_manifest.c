@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Image manifests (hutch-manifest(5)) and recipes (hutch-recipe(5)): the pure parsers. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* hutch mcp's pure half: JSON-RPC replies for bad input, version
  * negotiation, the tool list's schemas, base64 and the UTF-8 made of what a
  * sandbox wrote.  No sandbox is started: the tools that need one are asked

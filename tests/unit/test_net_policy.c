@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The [network] policy: host matching, address classes, CIDRs, overrides,
  * and the [network] section of a policy file. */
 #include "config.h"

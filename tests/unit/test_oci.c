@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pure parts of OCI images: references, WWW-Authenticate, credentials,
  * platform selection, whiteout names, the written-path set, documents. */
 #include "config.h"

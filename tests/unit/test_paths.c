@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Name and in-sandbox path checks, exec requests and environment merging. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Policy files: parsing (every error names file:line) and loading. */
 #include "config.h"
 

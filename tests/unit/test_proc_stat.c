@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Parsing /proc/PID/stat: the fields after a comm that holds spaces and
  * parentheses, and what is refused. */
 #include "config.h"

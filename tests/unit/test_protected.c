@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* protected.c: a path that is, contains or lies inside a protected one is
  * refused, however it is spelled; write-only entries refuse read-write use
  * only; what does not exist yet protects what would become its parents. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* run_beside_caller(): a process forked to work beside its parent is moved
  * off the parent's CPU where the parent may run on another, and left alone
  * where it may not. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pure half of sandbox_fs: paths, pseudo file systems, id maps, bounds. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Seccomp profiles: the shipped allowlist, compiled and installed in forked
  * children that then probe system calls; malformed profiles; the cache. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The prefix in front of libseccomp's program (seccomp_prefix.c): what it
  * answers for each class of numbers, what it leaves to the rest, that the
  * kernel's per-call cache can follow it; and the checks on sample calls

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SHA-256 against the FIPS 180-2 test vectors, both block functions, and
  * streaming in odd-sized pieces against one-shot hashing; HMAC-SHA256
  * against the RFC 4231 test cases. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* signal_abbrev() gives what glibc's sigabbrev_np() gives, for every
  * signal: hutch-audit(5) records it, and the musl front end, which has no
  * sigabbrev_np(), must write the same log as the glibc build. */

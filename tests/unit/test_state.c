@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The state directory's pure helpers: mountinfo's discard option, and the
  * emptiness check the spare sandbox directories are taken by. */
 #include "config.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* The pure part of the per-sandbox subnet allocation. */
 #include "config.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* What hutch prints of a sandbox's text: control sequences made visible,
  * everything else left as it is. */
 #include "config.h"

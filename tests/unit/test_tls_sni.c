@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* SNI extraction from a TLS ClientHello: a real one (captured from
  * `openssl s_client -servername pypi.example.org`), the same split over
  * two records, truncations, and garbage. */

@@ -1,4 +1,5 @@
 #!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
 # The cgroup v2 suite, run as root inside the test VM (tests/vm/run-vm, from
 # tests/integration/cgroup-vm.sh): real limits as root, and as an
 # unprivileged user in a subtree delegated the way systemd's user@.service

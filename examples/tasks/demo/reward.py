@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reward of hutch's demo task set: compute_score(agent_answer, ground_truth, **row).
 
 hutch benchmark runs this in a sandbox of its own (no network, bounded time

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Prompt of the demo tasks for a model without a sandbox (LLM-in-Sandbox's --mode llm)."""
 
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """A drop-in for llm-sandbox users: change
 
     from llm_sandbox import SandboxSession

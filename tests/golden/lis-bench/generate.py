@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes what LLM-in-Sandbox 0.2.0's benchmark runner writes for each task
 set of tasks/, played by the scripted model of replies/: its results.json,
 trajectory.json and logs/ID.txt, into out/NAME/.

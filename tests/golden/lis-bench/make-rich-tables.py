@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes src/bench/rich_tables.c: the two tables of the rich library
 (13.3.1, Debian's python3-rich, MIT licence) that shape LLM-in-Sandbox's
 console log, as data: the cell width of each code point (rich's

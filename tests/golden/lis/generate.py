@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the golden tool results of LLM-in-Sandbox 0.2.0 for hutch's tests.
 
 Usage: generate.py LIS_CHECKOUT [OUTDIR]

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reward of the LLM-in-Sandbox-shaped demo set: a case-insensitive match."""
 
 

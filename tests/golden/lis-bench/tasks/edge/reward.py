@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Reward of the edge-case set: an exact match, and answers that make it
 raise or return another type than float."""
 

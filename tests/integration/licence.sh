@@ -1,0 +1,40 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# The project is under the Apache License 2.0: LICENSE holds its text,
+# NOTICE names what of other projects the tree holds, the Python package's
+# metadata says Apache-2.0, and every source file of the tree (code,
+# scripts, build files, man pages, templates, policies, recipes) carries an
+# SPDX line.  The files exempt are data: the golden outputs of other
+# projects' code (tests/golden/**/*.txt, *.json), fuzz corpora and
+# crashes, JSON files (which hold no comment) and markers.
+. "$HUTCH_SRCDIR/tests/lib/tap.sh"
+
+cd "$HUTCH_SRCDIR" || tap_skip_all "no source tree"
+[ -d .git ] && command -v git >/dev/null || tap_skip_all "not a git checkout: the tracked files cannot be listed"
+
+tap_like "$(head -n 4 LICENSE)" "Apache License.*Version 2\.0, January 2004" "LICENSE is the Apache License 2.0"
+tap_like "$(grep -c . LICENSE)" "^1[5-9][0-9]$" "its whole text"
+tap_like "$(cat NOTICE)" "rich 13\.3\.1.*MIT License" "NOTICE names the data of rich's in src/bench/rich_tables.c, with its licence"
+tap_like "$(cat python/pyproject.toml)" 'license = \{text = "Apache-2\.0"\}' "the Python package's metadata says Apache-2.0"
+tap_like "$(cat NEWS)" "Version [0-9]+\.[0-9]+\.[0-9]+" "NEWS says what each version brings"
+
+exempt() {
+  case $1 in
+  tests/golden/*.txt | tests/golden/*/obs/* | tests/golden/lis-prompts/* | tests/golden/lis-bench/out/*) return 0 ;;
+  tests/fuzz/corpus/* | tests/fuzz/crashes/*) return 0 ;;
+  *.json | *.tar | *.png | */py.typed | */.gitkeep | LICENSE | NOTICE) return 0 ;;
+  esac
+  return 1
+}
+missing=()
+n=0
+while IFS= read -r f; do
+  exempt "$f" && continue
+  [ -f "$f" ] || continue
+  n=$((n + 1))
+  # In the first lines, as the tag's convention has it.
+  head -n 3 "$f" | grep -q "SPDX-License-Identifier: Apache-2\.0" || missing+=("$f")
+done < <(git ls-files)
+tap_ok "the tree has source files to check ($n)" test "$n" -gt 500
+tap_is "${missing[*]}" "" "every source file carries an SPDX line in its first three lines"
+tap_done
