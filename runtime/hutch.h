@@ -23,6 +23,10 @@
 extern "C" {
 #endif
 
+/* The library is built with -fvisibility=hidden: what this header declares
+ * is its whole interface, and libhutch.so exports that and nothing else. */
+#pragma GCC visibility push(default)
+
 /* The library's version: "0.1.0", with " (git DESCRIBE)" where it was built
  * from a git checkout.  HUTCH_VERSION_* (hutch_version.h) are the header's,
  * the version a program was compiled against. */
@@ -734,6 +738,8 @@ struct hutch_doctor_report {
 int hutch_doctor_run(const struct hutch_doctor_options *opts, struct hutch_doctor_report *out, hutch_error_t *err);
 void hutch_doctor_report_clear(struct hutch_doctor_report *report);
 const char *hutch_check_status_name(enum hutch_check_status status);
+
+#pragma GCC visibility pop
 
 #ifdef __cplusplus
 }

@@ -34,6 +34,8 @@ packages=(
   # the musl front end (contrib/musl/build-deps): musl, and what building
   # its libraries from their Debian source packages takes
   musl-tools gperf dpkg-dev
+  # abi.sh: libhutch.so's ABI against the last release's
+  abigail-tools
 )
 
 log() { echo "setup-host: $*" >&2; }
