@@ -246,7 +246,7 @@ worst, codes = 0.0, set()
 for _ in range(5):
     t0 = time.monotonic()
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
-    c.request("GET", "/mcp", headers={"Authorization": "Bearer " + sys.argv[2], "Host": u.netloc})
+    c.request("PUT", "/mcp", headers={"Authorization": "Bearer " + sys.argv[2], "Host": u.netloc})
     codes.add(c.getresponse().status)
     worst = max(worst, time.monotonic() - t0)
     time.sleep(0.5)
