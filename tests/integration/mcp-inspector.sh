@@ -7,6 +7,7 @@
 # to model providers; its tools/call checks each structuredContent against
 # the tool's outputSchema.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/mcp.sh"
 
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
@@ -33,14 +34,6 @@ get() { python3 -c 'import json, sys
 text = sys.argv[1]
 o = json.loads(text[text.index("{"):text.rindex("}") + 1])
 print(json.dumps(eval(sys.argv[2])))' "$1" "$2"; }
-no_sandboxes() {
-  for _ in $(seq 200); do
-    [ -z "$("$H" ps 2>/dev/null | awk 'NR > 1')" ] && [ -z "$(ls "$HUTCH_STATE_DIR")" ] && return 0
-    sleep 0.1
-  done
-  "$H" ps >&2
-  return 1
-}
 
 # ---- stdio ----
 tap_ok "tools/list --strict over stdio" stdio --method tools/list --strict
@@ -80,13 +73,7 @@ tap_is "$(get "$tap_stdout" 'o["resources"]')" '[]' "names nothing without a san
 
 # ---- Streamable HTTP ----
 export HUTCH_MCP_TOKEN=test-token-$RANDOM-$RANDOM-$RANDOM
-"$H" mcp --listen 127.0.0.1:0 --image "$img" --audit-log /dev/null 2>"$tmp/http.err" &
-srv=$!
-url=
-for _ in $(seq 400); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
-  sleep 0.05
-done
+mcp_listen "$tmp/http.err" --image "$img" --audit-log /dev/null
 tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server listens"
 http() { inspect "$url" --transport http --header "Authorization: Bearer $HUTCH_MCP_TOKEN" "$@"; }
 tap_ok "tools/list --strict over HTTP" http --method tools/list --strict

@@ -7,6 +7,7 @@
 # side by side: one session's long command does not hold another's calls,
 # and a session's own waiting requests are bounded.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/mcp.sh"
 
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
@@ -20,23 +21,7 @@ trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 
 client() { (cd "$clientdir" && timeout 180 node client.mjs "$@"); }
-fact() {
-  python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        o = json.loads(line)
-        if o.get("step") == sys.argv[2]:
-            print(json.dumps(o.get(sys.argv[3]), ensure_ascii=False)); break' "$@"
-}
 below() { python3 -c "import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))" "$@"; }
-no_sandboxes() {
-  for _ in $(seq 200); do
-    [ -z "$("$H" ps 2>/dev/null | awk 'NR > 1')" ] && [ -z "$(ls "$HUTCH_STATE_DIR")" ] && return 0
-    sleep 0.1
-  done
-  "$H" ps >&2
-  return 1
-}
 
 # resources FILE WHERE: the checks of one run of the resources scenario.
 resources_checks() {
@@ -73,13 +58,7 @@ tap_ok "stdio: its sandboxes went with the client" no_sandboxes
 
 # ---- HTTP ----
 export HUTCH_MCP_TOKEN=test-token-$RANDOM-$RANDOM-$RANDOM
-"$H" mcp --listen 127.0.0.1:0 --image "$img" --audit-log /dev/null 2>"$tmp/http.err" &
-srv=$!
-url=
-for _ in $(seq 400); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
-  sleep 0.05
-done
+mcp_listen "$tmp/http.err" --image "$img" --audit-log /dev/null
 tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server listens"
 client resources http "$url" "$HUTCH_MCP_TOKEN" >"$tmp/http" 2>"$tmp/http.client.err"
 tap_check $? "the resources scenario over HTTP (notifications on the GET event stream)" ||

@@ -6,6 +6,7 @@
 # input.  Sandboxes are sessions: they persist across calls, go with their
 # session, and none outlives the server, not even a SIGKILLed one.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/mcp.sh"
 
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
@@ -19,25 +20,7 @@ trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
 chmod 755 "$tmp"
 
 client() { (cd "$clientdir" && timeout 120 node client.mjs "$@"); }
-# fact FILE STEP KEY: the JSON value of KEY in the line of STEP.
-fact() {
-  python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        o = json.loads(line)
-        if o.get("step") == sys.argv[2]:
-            print(json.dumps(o.get(sys.argv[3]), ensure_ascii=False)); break' "$@"
-}
-# Nothing of ours left: no sandbox in hutch ps, no payload running (each
-# within 20 s, for a slow build).
-no_sandboxes() {
-  for _ in $(seq 200); do
-    [ -z "$("$H" ps 2>/dev/null | awk 'NR > 1')" ] && [ -z "$(ls "$HUTCH_STATE_DIR")" ] && return 0
-    sleep 0.1
-  done
-  "$H" ps >&2
-  return 1
-}
+# No payload running (within 20 s, for a slow build).
 payload_gone() { # MARKER
   for _ in $(seq 200); do
     pgrep -x -f "sleep $1" >/dev/null || return 0
@@ -414,13 +397,7 @@ tap_status 2 "--listen without a token is refused" env -u HUTCH_MCP_TOKEN "$H" m
 export HUTCH_MCP_TOKEN=test-token-$RANDOM-$RANDOM-$RANDOM
 tap_fails "--listen on an address that is not loopback is refused" timeout 10 "$H" mcp --listen 0.0.0.0:0
 tap_like "$tap_stderr" "loopback" "saying so"
-"$H" mcp --listen 127.0.0.1:0 --image "$img" --audit-log /dev/null 2>"$tmp/http.err" &
-srv=$!
-url=
-for _ in $(seq 400); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
-  sleep 0.05
-done
+mcp_listen "$tmp/http.err" --image "$img" --audit-log /dev/null
 tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server says where it listens"
 client session http "$url" "$HUTCH_MCP_TOKEN" >"$tmp/http" 2>"$tmp/http.client.err"
 tap_check $? "the TypeScript client runs a session over Streamable HTTP"
