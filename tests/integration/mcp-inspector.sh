@@ -9,15 +9,10 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/mcp.sh"
 
-img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+mcp_setup
 command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
 inspector=$HUTCH_SRCDIR/tests/mcp/node_modules/.bin/mcp-inspector
 [ -x "$inspector" ] || tap_skip_all "the MCP Inspector is not installed: run npm ci in tests/mcp"
-tmp=$(hutch_test_tmpdir)
-H=$HUTCH_BIN
-srv=
-trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"
 # The Inspector keeps a catalog of servers: in this test's directory.
 export MCP_CATALOG_PATH=$tmp/catalog.json HOME=$tmp
 
@@ -85,9 +80,5 @@ tap_like "$tap_stdout$tap_stderr" '32002|not found' "is not found"
 tap_fails "without the token" inspect "$url" --transport http --method tools/list
 tap_like "$tap_stdout$tap_stderr" '401|Unauthorized|auth_required' "the Inspector is refused (401: it asks for authorization)"
 
-kill -TERM "$srv"
-wait "$srv"
-tap_check $? "SIGTERM ends the server cleanly"
-srv=
-tap_ok "and every sandbox with it" no_sandboxes
+mcp_stop
 tap_done

@@ -9,16 +9,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/mcp.sh"
 
-img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
-command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
-clientdir=$HUTCH_SRCDIR/tests/mcp
-[ -d "$clientdir/node_modules/@modelcontextprotocol/sdk" ] ||
-  tap_skip_all "the MCP TypeScript client is not installed: run npm ci in tests/mcp"
-tmp=$(hutch_test_tmpdir)
-H=$HUTCH_BIN
-srv=
-trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"
+mcp_setup client
 
 client() { (cd "$clientdir" && timeout 180 node client.mjs "$@"); }
 below() { python3 -c "import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))" "$@"; }

@@ -8,16 +8,7 @@
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/mcp.sh"
 
-img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
-command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
-clientdir=$HUTCH_SRCDIR/tests/mcp
-[ -d "$clientdir/node_modules/@modelcontextprotocol/sdk" ] ||
-  tap_skip_all "the MCP TypeScript client is not installed: run npm ci in tests/mcp"
-tmp=$(hutch_test_tmpdir)
-H=$HUTCH_BIN
-srv=
-trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"
+mcp_setup client
 
 client() { (cd "$clientdir" && timeout 120 node client.mjs "$@"); }
 # No payload running (within 20 s, for a slow build).
@@ -485,10 +476,6 @@ tap_is "$(fact "$tmp/vanish-http" vanishing step)" '"vanishing"' "an HTTP client
 tap_ok "the command it started is killed" payload_gone "$m3"
 tap_ok "the server goes on" kill -0 "$srv"
 tap_like "$("$H" ps | awk 'NR > 1')" "[0-9a-f]" "keeping the session's sandbox until the session ends"
-kill -TERM "$srv"
-wait "$srv"
-tap_check $? "SIGTERM ends the server cleanly"
-srv=
-tap_ok "and every sandbox with it" no_sandboxes
+mcp_stop
 
 tap_done

@@ -39,3 +39,32 @@ mcp_listen() {
     sleep 0.05
   done
 }
+
+# mcp_setup: what every MCP test needs: img (the busybox test image), tmp
+# (its directory, removed at the end with any server left), H, srv; with
+# `client`, also node and the TypeScript client (clientdir), else the test
+# is skipped, saying why.
+mcp_setup() {
+  img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
+  if [ "${1:-}" = client ]; then
+    command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
+    clientdir=$HUTCH_SRCDIR/tests/mcp
+    [ -d "$clientdir/node_modules/@modelcontextprotocol/sdk" ] ||
+      tap_skip_all "the MCP TypeScript client is not installed: run npm ci in tests/mcp"
+  fi
+  tmp=$(hutch_test_tmpdir)
+  H=$HUTCH_BIN
+  srv=
+  trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
+  chmod 755 "$tmp"
+}
+
+# mcp_stop: SIGTERM to the server mcp_listen started, which must end
+# cleanly and leave no sandbox.
+mcp_stop() {
+  kill -TERM "$srv"
+  wait "$srv"
+  tap_check $? "SIGTERM ends the server cleanly"
+  srv=
+  tap_ok "and every sandbox with it" no_sandboxes
+}
