@@ -183,8 +183,17 @@ static bool stdio_gone(void *data, const cJSON *request) {
   return false;
 }
 
+/* A notification (a subscribed resource changed), between the replies:
+ * one thread writes them all. */
+static void stdio_notify(struct mcp_session *s, const char *json) {
+  (void)s;
+  if (write_all(STDOUT_FILENO, json, strlen(json)) == 0)
+    write_all(STDOUT_FILENO, "\n", 1);
+}
+
 static int serve_stdio(const struct mcp_config *cfg, struct mcp_session *s) {
   struct line_reader r = {0};
+  s->notify = stdio_notify;
   for (;;) {
     char *nl;
     while ((nl = r.len ? memchr(r.buf, '\n', r.len) : NULL) == NULL && !r.eof && !mcp_stopping) {
@@ -193,9 +202,11 @@ static int serve_stdio(const struct mcp_config *cfg, struct mcp_session *s) {
         r.eof = true;
         break;
       }
+      /* Waiting for the client, the subscribed files are looked at. */
       struct pollfd p = {STDIN_FILENO, POLLIN, 0};
-      if (poll(&p, 1, -1) > 0)
+      if (poll(&p, 1, 1000) > 0)
         fill(&r);
+      mcp_watches_poll(cfg, s);
     }
     if (nl == NULL)
       break; /* the client went away (EOF), or a signal */

@@ -1,16 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hutch mcp: the Model Context Protocol server (hutch-mcp(1)).
  *
- * mcp_proto.c  JSON-RPC and the MCP lifecycle: one message in, one reply out
- * mcp_tools.c  the tools: sandboxes as sessions, their files and commands
- * mcp_exec.c   a bounded command in a sandbox, cancelled when its client goes
- * mcp_http.c   the Streamable HTTP transport on a loopback address
- * mcp_reaper.c the process that removes the sandboxes of a killed server
+ * mcp_proto.c     JSON-RPC and the MCP lifecycle: one message in, one reply out
+ * mcp_schema.c    the tools' definitions (schemas, annotations) and the check
+ *                 of a call's arguments against them
+ * mcp_tools.c     the tools: sandboxes as sessions, their files and commands
+ * mcp_resources.c a sandbox's files as resources, and subscriptions to them
+ * mcp_prompts.c   the prompts
+ * mcp_exec.c      a bounded command in a sandbox, cancelled when its client goes
+ * mcp_http.c      the Streamable HTTP transport on a loopback address
+ * mcp_worker.c    over HTTP, each session's own thread and its queue
+ * mcp_reaper.c    the process that removes the sandboxes of a killed server
  * src/cli/cmd_mcp.c parses the options and runs the stdio transport.
  *
- * One thread does everything: the sandboxes die with the thread that created
- * them (hutch_sandbox_config.die_with_creator), so a SIGKILLed server takes
- * them along, and the reaper removes what they left. */
+ * A session's requests are served by one thread, in order: over stdio the
+ * only one, over HTTP a thread of the session's own.  Its sandboxes die with
+ * that thread (hutch_sandbox_config.die_with_creator), so a SIGKILLed server
+ * takes them along, and the reaper removes what they left. */
 #ifndef HUTCH_MCP_H
 #define HUTCH_MCP_H
 
@@ -23,6 +29,14 @@
 #include "hutch.h"
 
 #define MCP_LATEST_VERSION "2025-11-25"
+
+#define MCP_STR_(x) #x
+#define MCP_STR(x) MCP_STR_(x)
+
+static inline void mcp_cjson_freep(cJSON **j) {
+  cJSON_Delete(*j);
+}
+#define _cleanup_cjson_ __attribute__((cleanup(mcp_cjson_freep)))
 
 /* The audit lines' file.  A client sets the pace of its lines, so a file
  * the operator names is bounded: past max bytes it becomes PATH.1 (the one
@@ -54,9 +68,20 @@ struct mcp_sandbox {
   struct hutch_sandbox *sb;
   char id[40];
   char *image;
+  char *workdir; /* its image's working directory, where resources/list looks */
   int64_t created;
   struct hutch_proc *py; /* its persistent Python interpreter, NULL until asked for */
   struct mcp_sandbox *next;
+};
+
+/* A resource a client subscribed to (resources/subscribe): what its file
+ * held when last looked at, to tell a change. */
+struct mcp_watch {
+  char *uri, *sandbox, *path;
+  int state; /* 0: read (size, hash); else the errno that kept it from being read */
+  size_t size;
+  uint64_t hash;
+  struct mcp_watch *next;
 };
 
 struct mcp_session {
@@ -65,8 +90,13 @@ struct mcp_session {
   bool initialized;
   char version[16];
   struct mcp_sandbox *sandboxes;
-  double last_used;
-  struct mcp_session *next;
+  struct mcp_watch *watches;
+  unsigned n_watches;
+  double next_poll; /* monotonic time of the watches' next look */
+  /* Sends a server-initiated message (a notification) to the client, when
+   * the transport has a way to; NULL: none. */
+  void (*notify)(struct mcp_session *s, const char *json);
+  void *notify_data;
 };
 
 /* Asked while a call waits: true when the client went away or cancelled
@@ -76,6 +106,10 @@ struct mcp_cancel {
   bool (*gone)(void *data, const cJSON *request);
   void *data;
   const cJSON *request;
+  /* Set by mcp_handle_message: the session whose watches are looked at
+   * while the call waits (mcp_call_gone). */
+  const struct mcp_config *cfg;
+  struct mcp_session *session;
 };
 
 /* ---- mcp_proto.c ---- */
@@ -100,17 +134,68 @@ char *mcp_base64_encode(const unsigned char *data, size_t len);
 bool mcp_answer_shape_ok(const char *text, size_t len, unsigned max_strings);
 /* Decodes into out (room for strlen(text) / 4 * 3 + 3 bytes); false on a byte that is not base64. */
 bool mcp_base64_decode(const char *text, unsigned char *out, size_t *len);
+/* One audit line (from any thread: the lines are written whole). */
 void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
                const char *outcome, double seconds);
+/* Asked by a call while it waits (every 200 ms at most): looks at the
+ * session's watches when they are due, and says whether the call is to end
+ * (the server stops, the client went away or cancelled it). */
+bool mcp_call_gone(struct mcp_cancel *cancel);
+
+/* ---- mcp_schema.c ---- */
+/* The tools (tools/list): openWorldHint says whether their commands may
+ * reach a network, which the operator decides (--net proxy). */
+cJSON *mcp_tools_list(const struct mcp_config *cfg);
+/* Whether name is a tool of this server. */
+bool mcp_tool_known(const char *name);
+/* NULL when args fit the tool's inputSchema (types, enums, bounds, the
+ * required ones, no others), else why not (malloc'd), for the model. */
+char *mcp_args_check(const char *tool, const cJSON *args);
 
 /* ---- mcp_tools.c ---- */
-cJSON *mcp_tools_list(void);
 /* The result of tools/call (a CallToolResult), or NULL with *code and
- * *message set for a protocol error (unknown tool, bad arguments). */
+ * *message set for a protocol error (an unknown tool). */
 cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,
                       struct mcp_cancel *cancel, int *code, char **message);
-/* Destroys every sandbox of the session. */
+/* The session's sandbox of that id, or NULL. */
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
+/* Destroys every sandbox of the session, and drops its watches. */
 void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s);
+
+/* ---- mcp_resources.c ---- */
+/* Subscriptions a session holds at most, and how often their files are
+ * looked at: every MCP_WATCH_SECONDS, and never more than a tenth of the
+ * session's time (a look that took t waits 10 t before the next). */
+#define MCP_MAX_WATCHES 16
+#define MCP_WATCH_SECONDS 2.0
+/* The files resources/list names of each sandbox: regular files under its
+ * working directory, MCP_RESOURCE_DEPTH levels down, at most
+ * MCP_RESOURCE_FILES of them; pages of MCP_RESOURCE_PAGE. */
+#define MCP_RESOURCE_DEPTH 3
+#define MCP_RESOURCE_FILES 256
+#define MCP_RESOURCE_PAGE 100
+/* Each method returns its result, or NULL with *code and *message set for
+ * a JSON-RPC error. */
+cJSON *mcp_resources_list(const struct mcp_config *cfg, struct mcp_session *s, const cJSON *params, int *code,
+                          char **message);
+cJSON *mcp_resource_templates(void);
+cJSON *mcp_resources_read(const struct mcp_config *cfg, struct mcp_session *s, const cJSON *params, int *code,
+                          char **message);
+cJSON *mcp_resources_subscribe(const struct mcp_config *cfg, struct mcp_session *s, const cJSON *params, bool on,
+                               int *code, char **message);
+/* Looks at the watched files when due; a change is sent (s->notify) as
+ * notifications/resources/updated. */
+void mcp_watches_poll(const struct mcp_config *cfg, struct mcp_session *s);
+void mcp_watches_clear(struct mcp_session *s);
+/* "sandbox://ID/PATH", PATH's bytes percent-encoded where a URI needs it;
+ * malloc'd. */
+char *mcp_resource_uri(const char *id, const char *path);
+/* The sandbox id and absolute path of such a URI (malloc'd), or false. */
+bool mcp_resource_parse(const char *uri, char **id, char **path);
+
+/* ---- mcp_prompts.c ---- */
+cJSON *mcp_prompts_list(void);
+cJSON *mcp_prompts_get(const cJSON *params, int *code, char **message);
 
 /* ---- mcp_exec.c ---- */
 struct mcp_exec_result {
@@ -138,8 +223,13 @@ int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const c
 void mcp_python_stop(struct mcp_sandbox *m);
 
 /* ---- mcp_http.c ---- */
-/* Sessions of the HTTP server, all its clients together. */
+/* Sessions of the HTTP server, all its clients together: each has a thread
+ * of its own, so at most this many calls run at once. */
 #define MCP_MAX_SESSIONS 64
+/* Requests a session holds waiting behind its running one (429 past it),
+ * and the server all sessions together (503 past it). */
+#define MCP_SESSION_QUEUE 8
+#define MCP_MAX_QUEUED 64
 struct mcp_http_config {
   const char *listen;        /* host:port, a loopback address */
   const char *const *tokens; /* NULL-terminated; each one client's */

@@ -100,7 +100,7 @@ int mcp_exec(const struct mcp_config *cfg, struct hutch_sandbox *sb, const char 
       else if (w < 0 && errno != EAGAIN && errno != EINTR)
         in_off = input_len; /* the process closed its stdin */
     }
-    if (!r->cancelled && (mcp_stopping || (cancel && cancel->gone && cancel->gone(cancel->data, cancel->request)))) {
+    if (!r->cancelled && mcp_call_gone(cancel)) {
       r->cancelled = true;
       hutch_proc_kill(p, NULL);
     }

@@ -10,17 +10,21 @@
  * and Origin).  A client reaches only its own sessions, and holds at most
  * --max-sessions of the server's MCP_MAX_SESSIONS.
  *
- * One request is served at a time, one per connection (Connection: close),
- * but connections are read side by side, without waiting on any.  Anyone on
- * the machine can connect: until a connection's header block is in and
- * names a token, it holds one of MAX_UNAUTH slots (the oldest makes room for
- * a new one), HEADER_SECONDS and MAX_HEADER bytes; past its token it is
- * never pushed out by those, and has BODY_SECONDS for its body.  A tool
- * call's wait watches its own connection, and a client that hangs up
- * cancels it. */
+ * This, the main thread, reads connections side by side, one request per
+ * connection (Connection: close), without waiting on any, and routes each
+ * request: a session's requests go to its own thread (mcp_worker.c), which
+ * answers them in order, so that sessions do not wait on each other.  A
+ * GET opens the session's event stream (server-sent events), on which its
+ * thread sends notifications (a subscribed resource that changed).
+ * Anyone on the machine can connect: until a connection's header block is
+ * in and names a token, it holds one of MAX_UNAUTH slots (the oldest makes
+ * room for a new one), HEADER_SECONDS and MAX_HEADER bytes; past its token
+ * it is never pushed out by those, and has BODY_SECONDS for its body.  A
+ * tool call's wait watches its own connection, and a client that hangs up,
+ * or cancels it, ends it. */
 #include "config.h"
 
-#include "mcp.h"
+#include "mcp_http.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -41,7 +45,6 @@
 #define HEADER_SECONDS 3.0   /* for a header block to come whole, from the connection's accept */
 #define BODY_SECONDS 10.0    /* then for its body */
 #define SEND_SECONDS 10.0    /* for an answer to be taken */
-#define MAX_PENDING 16       /* requests read while a call runs, served after it */
 #define MAX_UNAUTH 32        /* connections whose header block is still coming */
 #define MAX_AUTHED 16        /* past their token, their body still coming */
 #define MAX_INCOMING (MAX_UNAUTH + MAX_AUTHED)
@@ -52,17 +55,8 @@
 #define NEAR_FULL (MCP_MAX_SESSIONS * 3 / 4)
 #define NEAR_FULL_IDLE_PART 30
 
-struct request {
-  char method[8];
-  char path[256];
-  char *headers; /* the raw header block, NUL-terminated */
-  char *body;
-  size_t body_len;
-  unsigned client; /* 1 + the index of the token it names */
-};
-
 /* The value of header `name` (case-insensitive), copied into buf. */
-static bool header(const struct request *rq, const char *name, char *buf, size_t len) {
+static bool header(const struct mcp_request *rq, const char *name, char *buf, size_t len) {
   size_t n = strlen(name);
   for (const char *line = strstr(rq->headers, "\r\n"); line && line[2]; line = strstr(line + 2, "\r\n")) {
     const char *h = line + 2;
@@ -84,7 +78,7 @@ static bool header(const struct request *rq, const char *name, char *buf, size_t
 /* The client whose token rq carries: 1 + the token's index, 0 for none.
  * Every token is compared to the end: no timing tells how much of one, or
  * which one, matched. */
-static unsigned token_client(const char *const *tokens, const struct request *rq) {
+static unsigned token_client(const char *const *tokens, const struct mcp_request *rq) {
   char auth[512];
   if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
     return 0;
@@ -128,7 +122,7 @@ static void conn_init(struct conn *c, int fd) {
  * soon as its headers lack a token.  Anyone on the machine can connect to
  * a loopback port: nothing of a body (up to MAX_BODY) is read or allocated
  * before the token is seen, and each byte is searched once. */
-static int conn_read(struct conn *c, struct request *rq, const char *const *tokens) {
+static int conn_read(struct conn *c, struct mcp_request *rq, const char *const *tokens) {
   memset(rq, 0, sizeof(*rq));
   if (c->len == c->cap)
     return c->end ? REQ_BAD : REQ_TOO_LARGE;
@@ -188,9 +182,7 @@ static void conn_free(struct conn *c) {
   c->fd = -1;
 }
 
-/* All of buf to fd (non-blocking) by the deadline; what a client does not
- * take by then is dropped with it. */
-static void send_by(int fd, const char *buf, size_t len, double deadline) {
+bool mcp_http_send(int fd, const char *buf, size_t len, double deadline) {
   while (len > 0) {
     ssize_t n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (n > 0) {
@@ -199,23 +191,27 @@ static void send_by(int fd, const char *buf, size_t len, double deadline) {
       continue;
     }
     if (n < 0 && errno != EAGAIN && errno != EINTR)
-      return;
+      return false;
     double left = deadline - monotonic_seconds();
     struct pollfd p = {fd, POLLOUT, 0};
     if (left <= 0 || (poll(&p, 1, (int)(left * 1000) + 1) < 0 && errno != EINTR))
-      return;
+      return false;
   }
+  return true;
 }
 
-static void respond(int fd, int status, const char *reason, const char *extra, const char *body) {
+void mcp_http_respond(int fd, int status, const char *reason, const char *extra, const char *body) {
   size_t blen = body ? strlen(body) : 0;
   _cleanup_free_ char *head =
       xasprintf("HTTP/1.1 %d %s\r\nConnection: close\r\nContent-Length: %zu\r\n%s%s\r\n", status, reason, blen,
                 blen ? "Content-Type: application/json\r\n" : "", extra ? extra : "");
   double deadline = monotonic_seconds() + SEND_SECONDS;
-  send_by(fd, head, strlen(head), deadline);
-  if (blen)
-    send_by(fd, body, blen, deadline);
+  if (mcp_http_send(fd, head, strlen(head), deadline) && blen)
+    mcp_http_send(fd, body, blen, deadline);
+}
+
+static void respond(int fd, int status, const char *reason, const char *extra, const char *body) {
+  mcp_http_respond(fd, status, reason, extra, body);
 }
 
 /* A 401 sent before the body was read: what of it already arrived is
@@ -229,35 +225,21 @@ static void respond_unauthorized(int fd) {
   shutdown(fd, SHUT_WR);
 }
 
-static void respond_error(int fd, int status, const char *reason, int code, const char *message) {
-  _cleanup_free_ char *body = mcp_error_reply(NULL, code, message);
+static void respond_error(int fd, int status, const char *reason, const cJSON *id, int code, const char *message) {
+  _cleanup_free_ char *body = mcp_error_reply(id, code, message);
   respond(fd, status, reason, NULL, body);
 }
-
-/* A connection accepted while a call ran, its request read: served after. */
-struct pending {
-  int fd;
-  struct request rq;
-};
 
 struct server {
   const struct mcp_config *cfg;
   const struct mcp_http_config *http;
   char host_ok[3][64]; /* what Host may say: this address, localhost, the loopback */
   bool bare_host_ok;   /* on port 80, Host may leave the port out */
-  struct mcp_session *sessions;
+  struct mcp_pool pool;
+  struct mcp_hsession *sessions; /* under pool.lock; those ending too, until joined */
   int lfd;
-  struct pending queue[MAX_PENDING];
-  size_t n_queued;
   struct conn incoming[MAX_INCOMING]; /* being read */
   size_t n_incoming;
-};
-
-/* What a running call watches: its own connection, and new ones. */
-struct watch {
-  struct server *srv;
-  int fd;
-  const struct mcp_session *s;
 };
 
 /* Whether `name` (HOST:PORT, or HOST alone on port 80) is one of the names
@@ -275,37 +257,33 @@ static bool host_name_ok(const struct server *srv, const char *name) {
 /* DNS rebinding: a browser sends the attacker's name in Host (and in Origin,
  * which not every request carries).  A request without Host is not HTTP/1.1
  * and is refused too. */
-static bool host_ok(const struct server *srv, const struct request *rq) {
+static bool host_ok(const struct server *srv, const struct mcp_request *rq) {
   char host[256];
   return header(rq, "Host", host, sizeof(host)) && host_name_ok(srv, host);
 }
 
-static bool origin_ok(const struct server *srv, const struct request *rq) {
+static bool origin_ok(const struct server *srv, const struct mcp_request *rq) {
   char origin[256];
   if (!header(rq, "Origin", origin, sizeof(origin)))
     return true;
   return strncmp(origin, "http://", 7) == 0 && host_name_ok(srv, origin + 7);
 }
 
-/* Session id of client's: another client's sessions are not its to find. */
-static struct mcp_session **session_find(struct server *srv, const char *id, unsigned client) {
-  for (struct mcp_session **p = &srv->sessions; *p; p = &(*p)->next)
-    if (strcmp((*p)->id, id) == 0 && (*p)->client == client)
-      return p;
+/* Under pool.lock: the session id of client's, not ending.  Another
+ * client's sessions are not its to find. */
+static struct mcp_hsession *session_find(struct server *srv, const char *id, unsigned client) {
+  for (struct mcp_hsession *h = srv->sessions; h; h = h->next)
+    if (strcmp(h->s.id, id) == 0 && h->s.client == client && !atomic_load(&h->ending))
+      return h;
   return NULL;
 }
 
-static void session_drop(struct server *srv, struct mcp_session **p) {
-  struct mcp_session *s = *p;
-  *p = s->next;
-  mcp_session_end(srv->cfg, s);
-  free(s);
-}
-
+/* Under pool.lock: sessions held, ending ones too (their thread still
+ * holds sandboxes). */
 static unsigned count_sessions(const struct server *srv, unsigned client) {
   unsigned n = 0;
-  for (const struct mcp_session *s = srv->sessions; s; s = s->next)
-    n += client == 0 || s->client == client;
+  for (const struct mcp_hsession *h = srv->sessions; h; h = h->next)
+    n += client == 0 || h->s.client == client;
   return n;
 }
 
@@ -316,18 +294,36 @@ static double idle_limit(const struct server *srv) {
   return count_sessions(srv, 0) >= NEAR_FULL ? idle / NEAR_FULL_IDLE_PART : idle;
 }
 
-/* Sessions whose client has gone quiet end, their sandboxes with them. */
-static void reclaim_idle(struct server *srv) {
+/* Sessions whose client has gone quiet end, their sandboxes with them (a
+ * session whose call runs, or whose requests wait, is not quiet); the
+ * threads of ended sessions are joined. */
+static void reclaim(struct server *srv) {
+  pthread_mutex_lock(&srv->pool.lock);
   double now = monotonic_seconds(), limit = idle_limit(srv);
-  for (struct mcp_session **s = &srv->sessions; *s;)
-    if (now - (*s)->last_used > limit)
-      session_drop(srv, s);
-    else
-      s = &(*s)->next;
+  for (struct mcp_hsession *h = srv->sessions; h; h = h->next)
+    if (!atomic_load(&h->ending) && h->running == NULL && h->head == NULL && now - h->last_used > limit)
+      mcp_worker_end(h, -1);
+  struct mcp_hsession *done = NULL;
+  for (struct mcp_hsession **p = &srv->sessions; *p;) {
+    struct mcp_hsession *h = *p;
+    if (h->done) {
+      *p = h->next;
+      h->next = done;
+      done = h;
+    } else {
+      p = &h->next;
+    }
+  }
+  pthread_mutex_unlock(&srv->pool.lock);
+  while (done) {
+    struct mcp_hsession *h = done;
+    done = h->next;
+    mcp_worker_join(h);
+  }
 }
 
-/* Whether client may start one more session: 0, or the HTTP status that
- * refuses it, *message saying why and what to do. */
+/* Under pool.lock: whether client may start one more session: 0, or the
+ * HTTP status that refuses it, *message saying why and what to do. */
 static int session_room(struct server *srv, unsigned client, char **message) {
   unsigned mine = count_sessions(srv, client);
   if (mine >= srv->http->max_sessions) {
@@ -336,7 +332,6 @@ static int session_room(struct server *srv, unsigned client, char **message) {
                          client, mine);
     return 429;
   }
-  reclaim_idle(srv);
   if (count_sessions(srv, 0) >= MCP_MAX_SESSIONS) {
     *message = xasprintf("too many sessions: the server holds %u sessions, its most, for all its clients; one "
                          "without a request for %.0f s ends while it is this full: try again then",
@@ -344,23 +339,6 @@ static int session_room(struct server *srv, unsigned client, char **message) {
     return 503;
   }
   return 0;
-}
-
-/* Whether rq is this session's notifications/cancelled of `request`. */
-static bool cancels(const struct watch *w, const struct request *rq, const cJSON *request) {
-  char sid[64];
-  if (strcmp(rq->method, "POST") != 0 || strcmp(rq->path, "/mcp") != 0 || rq->client != w->s->client ||
-      !host_ok(w->srv, rq) || !origin_ok(w->srv, rq) || !header(rq, "Mcp-Session-Id", sid, sizeof(sid)) ||
-      strcmp(sid, w->s->id) != 0)
-    return false;
-  cJSON *m = cJSON_ParseWithLength(rq->body, rq->body_len);
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(m, "method");
-  const cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(params, "requestId");
-  bool hit = cJSON_IsString(method) && strcmp(method->valuestring, "notifications/cancelled") == 0 && id && request &&
-             cJSON_Compare(id, request, true);
-  cJSON_Delete(m);
-  return hit;
 }
 
 /* Connections past their token whose body is still coming. */
@@ -392,11 +370,11 @@ static void admit(struct server *srv, int fd) {
   conn_init(&srv->incoming[srv->n_incoming++], fd);
 }
 
-/* Accepts and reads connections for up to `ms` milliseconds (0: what is
- * there now), without ever waiting on one of them: each complete request
- * joins the queue; with a call running (w), its cancellation is taken
- * instead, and true returned. */
-static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON *request) {
+static bool handle(struct server *srv, int fd, struct mcp_request *rq);
+
+/* Accepts and reads connections for up to `ms` milliseconds, without ever
+ * waiting on one of them: each complete request is routed at once. */
+static void pump(struct server *srv, int ms) {
   struct pollfd p[MAX_INCOMING + 1];
   size_t n = srv->n_incoming;
   for (size_t i = 0; i < n; i++)
@@ -409,14 +387,13 @@ static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON 
       ms = left > 0 ? (int)(left * 1000) + 1 : 0;
   }
   if (poll(p, n + 1, ms) < 0)
-    return false;
-  bool hit = false;
+    return;
   now = monotonic_seconds();
   /* From the end: a finished connection is replaced by the last one. */
   for (size_t i = n; i-- > 0;) {
     struct conn *c = &srv->incoming[i];
     int got = REQ_MORE;
-    struct request rq;
+    struct mcp_request rq;
     bool was_authed = c->client != 0;
     if (p[i].revents)
       got = conn_read(c, &rq, srv->http->tokens);
@@ -424,17 +401,12 @@ static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON 
     bool no_room = got == REQ_MORE && !was_authed && c->client && count_authed(srv) > MAX_AUTHED;
     if (got == REQ_MORE && now < c->deadline && !no_room)
       continue;
-    if (got == REQ_OK && !hit && w && cancels(w, &rq, request)) {
-      respond(c->fd, 202, "Accepted", NULL, NULL);
+    if (got == REQ_OK) {
+      if (handle(srv, c->fd, &rq))
+        c->fd = -1; /* a session's thread answers it */
       free(rq.headers);
-      hit = true;
-    } else if (got == REQ_OK && srv->n_queued < MAX_PENDING) {
-      srv->queue[srv->n_queued++] = (struct pending){c->fd, rq};
-      c->fd = -1;
-    } else if (got == REQ_OK || no_room) {
-      if (got == REQ_OK)
-        free(rq.headers);
-      respond_error(c->fd, 503, "Service Unavailable", -32000, "too many requests waiting");
+    } else if (no_room) {
+      respond_error(c->fd, 503, "Service Unavailable", NULL, -32000, "too many requests coming in");
     } else if (got == REQ_UNAUTHORIZED) {
       respond_unauthorized(c->fd);
     } else if (got == REQ_TOO_LARGE) {
@@ -453,87 +425,166 @@ static bool pump(struct server *srv, int ms, const struct watch *w, const cJSON 
       break; /* none left (the listening socket does not block), or a passing error */
     admit(srv, fd);
   }
-  return hit;
 }
 
-/* The call's client hung up, or cancelled it.  A client keeps its
- * connection open after cancelling and sends notifications/cancelled on
- * another: connections that come meanwhile are read as they come; the
- * cancellation is taken, anything else waits its turn. */
-static bool conn_gone(void *data, const cJSON *request) {
-  struct watch *w = data;
-  char junk[512];
-  ssize_t n = recv(w->fd, junk, sizeof(junk), MSG_DONTWAIT);
-  if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR))
-    return true;
-  return pump(w->srv, 0, w, request);
-}
-
-static void handle(struct server *srv, int fd, struct request *rq) {
-  if (strcmp(rq->path, "/mcp") != 0)
-    return respond(fd, 404, "Not Found", NULL, NULL);
-  if (rq->client == 0)
-    return respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
-  if (!host_ok(srv, rq))
-    return respond_error(fd, 403, "Forbidden", -32000, "Host is not this server's loopback address and port");
-  if (!origin_ok(srv, rq))
-    return respond_error(fd, 403, "Forbidden", -32000, "Origin is not this server's loopback address and port");
-  char sid[64] = "", version[32];
-  header(rq, "Mcp-Session-Id", sid, sizeof(sid));
-  if (header(rq, "MCP-Protocol-Version", version, sizeof(version)) && !mcp_version_supported(version))
-    return respond_error(fd, 400, "Bad Request", -32600, "unsupported MCP-Protocol-Version");
-  if (strcmp(rq->method, "DELETE") == 0) {
-    struct mcp_session **p = sid[0] ? session_find(srv, sid, rq->client) : NULL;
-    if (p == NULL)
-      return respond(fd, 404, "Not Found", NULL, NULL);
-    session_drop(srv, p);
-    return respond(fd, 200, "OK", NULL, NULL);
+/* initialize: a new session, answered here (it touches no sandbox), its
+ * thread started for what follows. */
+static void initialize(struct server *srv, int fd, struct mcp_request *rq) {
+  _cleanup_free_ char *why = NULL;
+  reclaim(srv); /* the room idle sessions leave is counted */
+  pthread_mutex_lock(&srv->pool.lock);
+  int status = session_room(srv, rq->client, &why);
+  pthread_mutex_unlock(&srv->pool.lock);
+  if (status)
+    return respond_error(fd, status, status == 429 ? "Too Many Requests" : "Service Unavailable", NULL, -32000, why);
+  struct mcp_hsession *h = xcalloc(1, sizeof(*h));
+  h->pool = &srv->pool;
+  h->s.client = rq->client;
+  unsigned char rnd[16];
+  if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd)) {
+    free(h);
+    return respond_error(fd, 500, "Internal Server Error", NULL, -32603, "getrandom failed");
   }
-  if (strcmp(rq->method, "POST") != 0)
-    return respond(fd, 405, "Method Not Allowed", "Allow: POST, DELETE\r\n", NULL);
-  cJSON *msg = cJSON_ParseWithLength(rq->body, rq->body_len);
-  const cJSON *method = cJSON_GetObjectItemCaseSensitive(msg, "method");
-  bool init = cJSON_IsString(method) && strcmp(method->valuestring, "initialize") == 0;
-  cJSON_Delete(msg);
-  if (msg == NULL)
-    return respond_error(fd, 400, "Bad Request", -32700, "parse error: not JSON");
-  struct mcp_session *s;
-  _cleanup_free_ struct mcp_session *fresh = NULL;
-  if (init) {
-    _cleanup_free_ char *why = NULL;
-    int status = session_room(srv, rq->client, &why);
-    if (status)
-      return respond_error(fd, status, status == 429 ? "Too Many Requests" : "Service Unavailable", -32000, why);
-    fresh = xcalloc(1, sizeof(*fresh));
-    fresh->client = rq->client;
-    unsigned char rnd[16];
-    if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
-      return respond_error(fd, 500, "Internal Server Error", -32603, "getrandom failed");
-    for (size_t i = 0; i < sizeof(rnd); i++)
-      sprintf(fresh->id + 2 * i, "%02x", rnd[i]);
-    s = fresh;
-  } else {
-    struct mcp_session **p = sid[0] ? session_find(srv, sid, rq->client) : NULL;
-    if (!sid[0])
-      return respond_error(fd, 400, "Bad Request", -32600, "no Mcp-Session-Id: initialize first");
-    if (p == NULL)
-      return respond_error(fd, 404, "Not Found", -32001, "session not found (ended or expired)");
-    s = *p;
+  for (size_t i = 0; i < sizeof(rnd); i++)
+    sprintf(h->s.id + 2 * i, "%02x", rnd[i]);
+  _cleanup_free_ char *reply = mcp_handle_message(srv->cfg, &h->s, rq->body, rq->body_len, NULL);
+  if (!h->s.initialized) {
+    free(h);
+    if (reply == NULL)
+      return respond(fd, 202, "Accepted", NULL, NULL); /* a notification named initialize */
+    return respond(fd, 200, "OK", NULL, reply);
   }
-  s->last_used = monotonic_seconds();
-  struct watch w = {.srv = srv, .fd = fd, .s = s};
-  struct mcp_cancel cancel = {.fd = fd, .gone = conn_gone, .data = &w};
-  _cleanup_free_ char *reply = mcp_handle_message(srv->cfg, s, rq->body, rq->body_len, &cancel);
-  s->last_used = monotonic_seconds();
-  _cleanup_free_ char *extra = NULL;
-  if (fresh && s->initialized) {
-    extra = xasprintf("Mcp-Session-Id: %s\r\n", s->id);
-    fresh->next = srv->sessions;
-    srv->sessions = steal_pointer(&fresh);
+  hutch_error_t err = NULL;
+  if (mcp_worker_start(h, &err) < 0) {
+    _cleanup_free_ char *msg = hutch_error_format(err);
+    hutch_error_free(&err);
+    free(h);
+    return respond_error(fd, 500, "Internal Server Error", NULL, -32603, msg);
   }
-  if (reply == NULL)
-    return respond(fd, 202, "Accepted", NULL, NULL);
+  h->last_used = monotonic_seconds();
+  pthread_mutex_lock(&srv->pool.lock);
+  h->next = srv->sessions;
+  srv->sessions = h;
+  pthread_mutex_unlock(&srv->pool.lock);
+  _cleanup_free_ char *extra = xasprintf("Mcp-Session-Id: %s\r\n", h->s.id);
   respond(fd, 200, "OK", extra, reply);
+}
+
+/* GET: the session's event stream, which its thread writes to from now on
+ * (chunked: it has no length). */
+static bool open_stream(int fd, struct mcp_hsession *h) {
+  static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n"
+                             "Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n";
+  if (!mcp_http_send(fd, head, sizeof(head) - 1, monotonic_seconds() + SEND_SECONDS))
+    return false;
+  if (h->stream_new >= 0)
+    close(h->stream_new);
+  h->stream_new = fd;
+  return true;
+}
+
+/* Whether rq may be routed at all; if not, it was answered. */
+static bool admissible(struct server *srv, int fd, const struct mcp_request *rq) {
+  char version[32];
+  if (strcmp(rq->path, "/mcp") != 0)
+    respond(fd, 404, "Not Found", NULL, NULL);
+  else if (rq->client == 0)
+    respond(fd, 401, "Unauthorized", "WWW-Authenticate: Bearer\r\n", NULL);
+  else if (!host_ok(srv, rq))
+    respond_error(fd, 403, "Forbidden", NULL, -32000, "Host is not this server's loopback address and port");
+  else if (!origin_ok(srv, rq))
+    respond_error(fd, 403, "Forbidden", NULL, -32000, "Origin is not this server's loopback address and port");
+  else if (header(rq, "MCP-Protocol-Version", version, sizeof(version)) && !mcp_version_supported(version))
+    respond_error(fd, 400, "Bad Request", NULL, -32600, "unsupported MCP-Protocol-Version");
+  else if (strcmp(rq->method, "POST") != 0 && strcmp(rq->method, "DELETE") != 0 && strcmp(rq->method, "GET") != 0)
+    respond(fd, 405, "Method Not Allowed", "Allow: GET, POST, DELETE\r\n", NULL);
+  else
+    return true;
+  return false;
+}
+
+static const char session_busy[] = "too many requests waiting in this session (" MCP_STR(
+    MCP_SESSION_QUEUE) " behind the one it runs): wait for their answers";
+
+/* Routes a request: true when the connection went to a session's thread
+ * (which answers and closes it), false when it was answered here. */
+static bool handle(struct server *srv, int fd, struct mcp_request *rq) {
+  if (!admissible(srv, fd, rq))
+    return false;
+  char sid[64] = "";
+  header(rq, "Mcp-Session-Id", sid, sizeof(sid));
+  bool post = strcmp(rq->method, "POST") == 0;
+  _cleanup_cjson_ cJSON *msg = post ? cJSON_ParseWithLength(rq->body, rq->body_len) : NULL;
+  if (post && msg == NULL) {
+    respond_error(fd, 400, "Bad Request", NULL, -32700, "parse error: not JSON");
+    return false;
+  }
+  const char *method = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(msg, "method"));
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(msg, "id");
+  if (method && strcmp(method, "initialize") == 0) {
+    initialize(srv, fd, rq);
+    return false;
+  }
+  if (!sid[0]) {
+    respond_error(fd, 400, "Bad Request", NULL, -32600, "no Mcp-Session-Id: initialize first");
+    return false;
+  }
+  pthread_mutex_lock(&srv->pool.lock);
+  struct mcp_hsession *h = session_find(srv, sid, rq->client);
+  bool taken = false;
+  int status = 0;
+  const char *why = NULL;
+  if (h == NULL) {
+    status = 404;
+    why = "session not found (ended or expired)";
+  } else if (strcmp(rq->method, "DELETE") == 0) {
+    mcp_worker_end(h, fd);
+    taken = true;
+  } else if (!post) {
+    taken = open_stream(fd, h);
+  } else if (method && id) {
+    /* A request: its session's thread answers it, in turn. */
+    if (h->queued >= MCP_SESSION_QUEUE) {
+      status = 429;
+      why = session_busy;
+    } else if (srv->pool.queued >= MCP_MAX_QUEUED) {
+      status = 503;
+      why = "too many requests waiting in the server, all sessions together: try again shortly";
+    } else {
+      struct mcp_job *j = xcalloc(1, sizeof(*j));
+      j->fd = fd;
+      j->rq = *rq;
+      rq->headers = NULL; /* the job's now, the body with it */
+      j->id = cJSON_Duplicate(id, true);
+      mcp_worker_enqueue(h, j);
+      taken = true;
+    }
+  } else {
+    /* A notification or a response: answered here, touching no sandbox. */
+    const cJSON *params = cJSON_GetObjectItemCaseSensitive(msg, "params");
+    if (method && strcmp(method, "notifications/cancelled") == 0)
+      mcp_worker_cancel(h, cJSON_GetObjectItemCaseSensitive(params, "requestId"));
+    h->last_used = monotonic_seconds();
+  }
+  pthread_mutex_unlock(&srv->pool.lock);
+  if (status) {
+    respond_error(fd, status,
+                  status == 404   ? "Not Found"
+                  : status == 429 ? "Too Many Requests"
+                                  : "Service Unavailable",
+                  id, status == 404 ? -32001 : -32000, why);
+  } else if (!taken && post) {
+    /* No session state is reached for a message that is not a request. */
+    _cleanup_free_ char *reply =
+        mcp_handle_message(srv->cfg, &(struct mcp_session){.initialized = true}, rq->body, rq->body_len, NULL);
+    if (reply)
+      respond(fd, 200, "OK", NULL, reply);
+    else
+      respond(fd, 202, "Accepted", NULL, NULL);
+  } else if (!taken) {
+    respond(fd, 500, "Internal Server Error", NULL, NULL); /* a stream the client did not take */
+  }
+  return taken;
 }
 
 /* "127.0.0.1:PORT" or "[::1]:PORT" (or localhost): loopback only. */
@@ -593,31 +644,28 @@ static int listen_on(const char *spec, struct server *srv, hutch_error_t *err) {
 }
 
 int mcp_http_serve(const struct mcp_config *cfg, const struct mcp_http_config *http, hutch_error_t *err) {
-  struct server srv = {.cfg = cfg, .http = http};
+  struct server srv = {.cfg = cfg, .http = http, .pool = {.lock = PTHREAD_MUTEX_INITIALIZER, .cfg = cfg}};
   _cleanup_close_ int lfd = listen_on(http->listen, &srv, err);
   if (lfd < 0)
     return -1;
   srv.lfd = lfd;
   while (!mcp_stopping) {
-    /* First what came while a call ran, in order. */
-    if (srv.n_queued) {
-      struct pending q = srv.queue[0];
-      memmove(srv.queue, srv.queue + 1, --srv.n_queued * sizeof(srv.queue[0]));
-      handle(&srv, q.fd, &q.rq);
-      free(q.rq.headers);
-      close(q.fd);
-      continue;
-    }
-    pump(&srv, 1000, NULL, NULL);
-    reclaim_idle(&srv);
-  }
-  for (size_t i = 0; i < srv.n_queued; i++) {
-    free(srv.queue[i].rq.headers);
-    close(srv.queue[i].fd);
+    pump(&srv, 1000);
+    reclaim(&srv);
   }
   for (size_t i = 0; i < srv.n_incoming; i++)
     conn_free(&srv.incoming[i]);
-  while (srv.sessions)
-    session_drop(&srv, &srv.sessions);
+  /* Every session ends: its call is ended, its sandboxes destroyed. */
+  pthread_mutex_lock(&srv.pool.lock);
+  for (struct mcp_hsession *h = srv.sessions; h; h = h->next)
+    mcp_worker_end(h, -1);
+  struct mcp_hsession *all = srv.sessions;
+  srv.sessions = NULL;
+  pthread_mutex_unlock(&srv.pool.lock);
+  while (all) {
+    struct mcp_hsession *h = all;
+    all = h->next;
+    mcp_worker_join(h);
+  }
   return 0;
 }

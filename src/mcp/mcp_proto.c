@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* JSON-RPC 2.0 and the MCP lifecycle (initialize, ping, tools/list,
- * tools/call), independent of the transport: a message in, a reply out. */
+/* JSON-RPC 2.0 and the MCP lifecycle (initialize, ping), and the methods
+ * of tools, resources and prompts, independent of the transport: a message
+ * in, a reply out. */
 #include "config.h"
 
 #include "mcp.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -92,6 +94,12 @@ char *mcp_error_reply(const cJSON *id, int code, const char *message) {
   return reply(id, NULL, code, message);
 }
 
+bool mcp_call_gone(struct mcp_cancel *cancel) {
+  if (cancel && cancel->session)
+    mcp_watches_poll(cancel->cfg, cancel->session);
+  return mcp_stopping || (cancel && cancel->gone && cancel->gone(cancel->data, cancel->request));
+}
+
 /* The full file becomes PATH.1 and a new one starts under the same stream
  * (its descriptor replaced), so whoever holds the stream holds the new
  * file; should that fail, the lines go on in the old one, and the failure
@@ -111,6 +119,9 @@ static void audit_rotate(struct mcp_audit *a) {
     close(fd);
 }
 
+/* Over HTTP each session's thread writes its own lines. */
+static pthread_mutex_t audit_lock = PTHREAD_MUTEX_INITIALIZER;
+
 void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
                const char *outcome, double seconds) {
   if (cfg->audit == NULL)
@@ -129,12 +140,14 @@ void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const 
   char *line = cJSON_PrintUnformatted(j);
   struct mcp_audit *a = cfg->audit;
   size_t len = strlen(line) + 1;
+  pthread_mutex_lock(&audit_lock);
   if (a->path && a->size > 0 && a->size + len > a->max)
     audit_rotate(a);
   if (a->f && fprintf(a->f, "%s\n", line) > 0)
     a->size += len;
   if (a->f)
     fflush(a->f);
+  pthread_mutex_unlock(&audit_lock);
   free(line);
   cJSON_Delete(j);
 }
@@ -150,12 +163,18 @@ static cJSON *initialize(struct mcp_session *s, const cJSON *params) {
   cJSON *caps = cJSON_AddObjectToObject(r, "capabilities");
   cJSON *tools = cJSON_AddObjectToObject(caps, "tools");
   cJSON_AddBoolToObject(tools, "listChanged", false);
+  cJSON *resources = cJSON_AddObjectToObject(caps, "resources");
+  cJSON_AddBoolToObject(resources, "subscribe", true);
+  cJSON_AddBoolToObject(resources, "listChanged", false);
+  cJSON *prompts = cJSON_AddObjectToObject(caps, "prompts");
+  cJSON_AddBoolToObject(prompts, "listChanged", false);
   cJSON *info = cJSON_AddObjectToObject(r, "serverInfo");
   cJSON_AddStringToObject(info, "name", "hutch");
   cJSON_AddStringToObject(info, "version", PACKAGE_VERSION);
   cJSON_AddStringToObject(r, "instructions",
                           "Sandboxes are sessions: create one with sandbox_create, pass its id to the other tools, "
-                          "and destroy it with sandbox_destroy; all of them go when this session ends.");
+                          "and destroy it with sandbox_destroy; all of them go when this session ends. Their files "
+                          "are resources too: sandbox://ID/PATH.");
   s->initialized = true;
   return r;
 }
@@ -198,7 +217,7 @@ char *mcp_handle_message(const struct mcp_config *cfg, struct mcp_session *s, co
     out = reply(id, NULL, -32600, "the session is not initialized: send initialize first");
   } else if (strcmp(m, "tools/list") == 0) {
     cJSON *r = cJSON_CreateObject();
-    cJSON_AddItemToObject(r, "tools", mcp_tools_list());
+    cJSON_AddItemToObject(r, "tools", mcp_tools_list(cfg));
     out = reply(id, r, 0, NULL);
   } else if (strcmp(m, "tools/call") == 0) {
     const cJSON *name = cJSON_GetObjectItemCaseSensitive(params, "name");
@@ -209,12 +228,34 @@ char *mcp_handle_message(const struct mcp_config *cfg, struct mcp_session *s, co
     }
     int code = 0;
     _cleanup_free_ char *why = NULL;
-    if (cancel)
+    if (cancel) {
       cancel->request = id;
+      cancel->cfg = cfg;
+      cancel->session = s;
+    }
     cJSON *r = mcp_tools_call(cfg, s, name->valuestring, args, cancel, &code, &why);
     out = r ? reply(id, r, 0, NULL) : reply(id, NULL, code, why);
+  } else if (strcmp(m, "resources/templates/list") == 0) {
+    out = reply(id, mcp_resource_templates(), 0, NULL);
+  } else if (strcmp(m, "prompts/list") == 0) {
+    out = reply(id, mcp_prompts_list(), 0, NULL);
+  } else if (strncmp(m, "resources/", 10) == 0 || strcmp(m, "prompts/get") == 0) {
+    int code = -32601;
+    _cleanup_free_ char *why = NULL;
+    cJSON *r = NULL;
+    if (strcmp(m, "resources/list") == 0)
+      r = mcp_resources_list(cfg, s, params, &code, &why);
+    else if (strcmp(m, "resources/read") == 0)
+      r = mcp_resources_read(cfg, s, params, &code, &why);
+    else if (strcmp(m, "resources/subscribe") == 0 || strcmp(m, "resources/unsubscribe") == 0)
+      r = mcp_resources_subscribe(cfg, s, params, m[10] == 's', &code, &why);
+    else if (strcmp(m, "prompts/get") == 0)
+      r = mcp_prompts_get(params, &code, &why);
+    else
+      why = xasprintf("method not found: %.64s", m);
+    out = r ? reply(id, r, 0, NULL) : reply(id, NULL, code, why);
   } else {
-    _cleanup_free_ char *why = xasprintf("method not found: %s", m);
+    _cleanup_free_ char *why = xasprintf("method not found: %.64s", m);
     out = reply(id, NULL, -32601, why);
   }
 done:

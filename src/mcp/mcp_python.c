@@ -189,7 +189,7 @@ int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const c
       *why = xasprintf("timed out after %.3g s: the interpreter was killed and its variables are gone", timeout);
       return 1;
     }
-    if (mcp_stopping || (cancel && cancel->gone && cancel->gone(cancel->data, cancel->request))) {
+    if (mcp_call_gone(cancel)) {
       mcp_python_stop(m);
       *why = xstrdup("cancelled: the interpreter was killed and its variables are gone");
       return 1;

@@ -1,7 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The tools of hutch mcp.  A client's sandboxes belong to its session: a
  * tool reaches only the sandboxes its own session created, and every
- * request is held to what the operator allows (struct mcp_config). */
+ * request is held to what the operator allows (struct mcp_config).  A tool
+ * that cannot do what it was asked, for whatever reason (arguments that do
+ * not fit its schema, a limit above the server's, a command that fails),
+ * returns a result with isError and the reason, for the model to read;
+ * every other result carries structuredContent that fits the tool's
+ * outputSchema (mcp_schema.c). */
 #include "config.h"
 
 #include "mcp.h"
@@ -13,70 +18,6 @@
 #include <time.h>
 
 #include "util.h"
-
-#define ID_PROP "\"id\":{\"type\":\"string\",\"description\":\"the sandbox's id (sandbox_create)\"}"
-#define PATH_PROP(what) "\"path\":{\"type\":\"string\",\"description\":\"" what "\"}"
-
-static const struct tool {
-  const char *name, *description, *schema;
-} tools[] = {
-    {"sandbox_create",
-     "Create a sandbox (an isolated Linux machine) and return its id. It lives until sandbox_destroy or the end of "
-     "this session.",
-     "{\"type\":\"object\",\"properties\":{"
-     "\"image\":{\"type\":\"string\",\"description\":\"rootfs image name (default: the server's)\"},"
-     "\"memory\":{\"type\":\"string\",\"description\":\"memory limit, such as 512M\"},"
-     "\"cpus\":{\"type\":\"number\"},\"pids\":{\"type\":\"integer\"},"
-     "\"disk\":{\"type\":\"string\",\"description\":\"writable space, such as 1G\"},"
-     "\"net\":{\"type\":\"string\",\"enum\":[\"none\",\"proxy\"]},"
-     "\"allow\":{\"type\":\"array\",\"items\":{\"type\":\"string\"},\"description\":\"hosts to reach through the "
-     "proxy, among those the server permits\"}}}"},
-    {"sandbox_exec", "Run a shell command (sh -c) in a sandbox; returns its exit code, stdout and stderr.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"command\":{\"type\":\"string\"},"
-     "\"timeout\":{\"type\":\"number\",\"description\":\"seconds\"},\"workdir\":{\"type\":\"string\"},"
-     "\"stdin\":{\"type\":\"string\"}},\"required\":[\"id\",\"command\"]}"},
-    {"sandbox_run_code",
-     "Run a program in a language (python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java) in a sandbox; its "
-     "interpreter or compiler must be in the sandbox's image.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"language\":{\"type\":\"string\"},\"code\":{\"type\":"
-     "\"string\"},\"timeout\":{\"type\":\"number\"}},\"required\":[\"id\",\"language\",\"code\"]}"},
-    {"sandbox_python",
-     "Run Python code in the sandbox's persistent interpreter: variables, imports and functions survive between "
-     "calls. Returns stdout, stderr, the value of a last expression, the exception, and matplotlib figures as PNG "
-     "images.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP ",\"code\":{\"type\":\"string\"},\"timeout\":{\"type\":"
-     "\"number\"}},\"required\":[\"id\",\"code\"]}"},
-    {"sandbox_write_file", "Write a file in a sandbox (its directories are made); content is text, or base64.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP
-     "," PATH_PROP("absolute path in the sandbox") ","
-                                                   "\"content\":{\"type\":\"string\"},\"encoding\":{\"type\":"
-                                                   "\"string\",\"enum\":[\"utf-8\",\"base64\"]}},"
-                                                   "\"required\":[\"id\",\"path\",\"content\"]}"},
-    {"sandbox_read_file", "Read a regular file of a sandbox: text, or base64 when it is not UTF-8.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP
-     "," PATH_PROP("absolute path in the sandbox") "},"
-                                                   "\"required\":[\"id\",\"path\"]}"},
-    {"sandbox_list_dir", "List the paths under a directory of a sandbox.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP
-     "," PATH_PROP("absolute directory in the sandbox") ","
-                                                        "\"depth\":{\"type\":\"integer\",\"minimum\":1,\"maximum\":8}},"
-                                                        "\"required\":[\"id\",\"path\"]}"},
-    {"sandbox_list", "List this session's sandboxes.", "{\"type\":\"object\",\"properties\":{}}"},
-    {"sandbox_destroy", "Kill everything in a sandbox and remove it.",
-     "{\"type\":\"object\",\"properties\":{" ID_PROP "},\"required\":[\"id\"]}"},
-};
-
-cJSON *mcp_tools_list(void) {
-  cJSON *a = cJSON_CreateArray();
-  for (size_t i = 0; i < ARRAY_SIZE(tools); i++) {
-    cJSON *t = cJSON_CreateObject();
-    cJSON_AddStringToObject(t, "name", tools[i].name);
-    cJSON_AddStringToObject(t, "description", tools[i].description);
-    cJSON_AddItemToObject(t, "inputSchema", cJSON_Parse(tools[i].schema));
-    cJSON_AddItemToArray(a, t);
-  }
-  return a;
-}
 
 /* A tool's result: text for the model, and the same facts as structured content. */
 static cJSON *result(const char *text, cJSON *structured, bool is_error) {
@@ -103,21 +44,22 @@ static cJSON *tool_error(hutch_error_t *err) {
 struct call {
   const struct mcp_config *cfg;
   struct mcp_session *s;
+  const char *tool;
   const cJSON *args;
   struct mcp_cancel *cancel;
-  int code;
-  char *message;
-  const char *sandbox; /* for the audit */
+  char sandbox[40]; /* for the audit: the sandbox it reached */
+  bool invalid;     /* the arguments were refused: so says the audit */
 };
 
-/* A protocol error: bad arguments (-32602). */
+/* Arguments the tool cannot take: a tool error, for the model to correct. */
 __attribute__((format(printf, 2, 3))) static cJSON *bad(struct call *c, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  c->code = -32602;
-  c->message = xvasprintf(fmt, ap);
+  _cleanup_free_ char *why = xvasprintf(fmt, ap);
   va_end(ap);
-  return NULL;
+  _cleanup_free_ char *text = xasprintf("%s: %s", c->tool, why);
+  c->invalid = true;
+  return result(text, NULL, true);
 }
 
 static const char *arg_str(struct call *c, const char *key) {
@@ -129,6 +71,13 @@ static bool arg_present(struct call *c, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(c->args, key) != NULL;
 }
 
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id) {
+  for (struct mcp_sandbox *m = s->sandboxes; m; m = m->next)
+    if (strcmp(m->id, id) == 0)
+      return m;
+  return NULL;
+}
+
 /* The session's sandbox named by "id", or NULL (then *why says why). */
 static struct mcp_sandbox **find(struct call *c, const char **why) {
   const char *id = arg_str(c, "id");
@@ -136,10 +85,13 @@ static struct mcp_sandbox **find(struct call *c, const char **why) {
     *why = "wants \"id\", a sandbox id from sandbox_create";
     return NULL;
   }
-  c->sandbox = id;
   for (struct mcp_sandbox **p = &c->s->sandboxes; *p; p = &(*p)->next)
-    if (strcmp((*p)->id, id) == 0)
+    if (strcmp((*p)->id, id) == 0) {
+      /* A copy, kept past a sandbox_destroy; an id no sandbox has is the
+       * client's text, of any length: not audited. */
+      snprintf(c->sandbox, sizeof(c->sandbox), "%s", (*p)->id);
       return p;
+    }
   *why = "no sandbox of this session has that id (sandbox_list names them)";
   return NULL;
 }
@@ -156,7 +108,7 @@ static bool limit_size(struct call *c, const char *key, uint64_t max, uint64_t *
     return true;
   uint64_t n;
   if (v == NULL || !hutch_parse_size(v, &n) || n == 0) {
-    *fail = bad(c, "invalid params: %s wants a size such as 512M", key);
+    *fail = bad(c, "argument %s wants a size such as 512M or 1G", key);
     return false;
   }
   if (max == 0 || n > max) {
@@ -212,32 +164,22 @@ static cJSON *t_create(struct call *c) {
     return fail;
   const cJSON *cpus = cJSON_GetObjectItemCaseSensitive(c->args, "cpus");
   const cJSON *pids = cJSON_GetObjectItemCaseSensitive(c->args, "pids");
-  if (cpus && (!cJSON_IsNumber(cpus) || cpus->valuedouble <= 0))
-    return bad(c, "invalid params: %s wants a positive number", "cpus");
-  if (pids && (!cJSON_IsNumber(pids) || pids->valuedouble < 1))
-    return bad(c, "invalid params: %s wants a positive whole number", "pids");
   if ((cpus && cpus->valuedouble > cfg->max.cpus) || (pids && pids->valuedouble > (double)cfg->max.pids))
     return result("cpus or pids is above what this server allows (hutch mcp --cpus, --pids)", NULL, true);
   lim.cpus = cpus ? cpus->valuedouble : 0;
   lim.pids = pids ? (uint64_t)pids->valuedouble : 0;
   const char *net = arg_str(c, "net");
-  if (arg_present(c, "net") && (net == NULL || (strcmp(net, "none") != 0 && strcmp(net, "proxy") != 0)))
-    return bad(c, "invalid params: %s wants none or proxy", "net");
   bool proxy = net && strcmp(net, "proxy") == 0;
   if (proxy && !cfg->net_proxy)
     return result("net proxy: this server gives sandboxes no network (hutch mcp --net proxy)", NULL, true);
   const cJSON *allow = cJSON_GetObjectItemCaseSensitive(c->args, "allow");
-  if (allow && !cJSON_IsArray(allow))
-    return bad(c, "invalid params: %s wants an array of hosts", "allow");
   size_t n_allow = (size_t)cJSON_GetArraySize(allow);
   if (n_allow && !proxy)
-    return bad(c, "invalid params: %s needs net proxy", "allow");
+    return bad(c, "argument allow needs net proxy");
   _cleanup_free_ const char **hosts = xcalloc(n_allow + 1, sizeof(char *));
   size_t i = 0;
   const cJSON *h;
   cJSON_ArrayForEach(h, allow) {
-    if (!cJSON_IsString(h))
-      return bad(c, "invalid params: %s wants an array of hosts", "allow");
     if (!listed(cfg->allow, h->valuestring)) {
       _cleanup_free_ char *t =
           xasprintf("allow %s: not a host this server permits (hutch mcp --allow)", h->valuestring);
@@ -246,8 +188,6 @@ static cJSON *t_create(struct call *c) {
     hosts[i++] = h->valuestring;
   }
   const char *image_name = arg_str(c, "image");
-  if (arg_present(c, "image") && image_name == NULL)
-    return bad(c, "invalid params: %s wants an image name", "image");
   if (image_name == NULL)
     image_name = cfg->default_image;
   cJSON *refused = image_refused(cfg, image_name);
@@ -275,7 +215,7 @@ static cJSON *t_create(struct call *c) {
       .limits = lim,
       .net = proxy ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
       .net_allow = n_allow ? hosts : NULL,
-      /* Tied to this (the only) thread: a killed server takes it along. */
+      /* Tied to the session's thread: a killed server takes it along. */
       .die_with_creator = true,
   };
   struct hutch_sandbox *sb = NULL;
@@ -305,10 +245,11 @@ static cJSON *t_create(struct call *c) {
     m->sb = sb;
     snprintf(m->id, sizeof(m->id), "%s", hutch_sandbox_id(sb));
     m->image = xstrdup(sc.image);
+    m->workdir = xstrdup(image.workdir && image.workdir[0] == '/' ? image.workdir : "/");
     m->created = (int64_t)time(NULL);
     m->next = c->s->sandboxes;
     c->s->sandboxes = m;
-    c->sandbox = m->id;
+    snprintf(c->sandbox, sizeof(c->sandbox), "%s", m->id);
     cJSON *st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "id", m->id);
     cJSON_AddStringToObject(st, "image", m->image);
@@ -333,10 +274,12 @@ static void destroy_one(const struct mcp_config *cfg, struct mcp_sandbox *m) {
     hutch_error_free(&err);
   }
   free(m->image);
+  free(m->workdir);
   free(m);
 }
 
 void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s) {
+  mcp_watches_clear(s);
   while (s->sandboxes) {
     struct mcp_sandbox *m = s->sandboxes;
     s->sandboxes = m->next;
@@ -352,8 +295,10 @@ static cJSON *t_destroy(struct call *c) {
   struct mcp_sandbox *m = *p;
   *p = m->next;
   _cleanup_free_ char *t = xasprintf("destroyed sandbox %s", m->id);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "id", m->id);
   destroy_one(c->cfg, m);
-  return result(t, NULL, false);
+  return result(t, st, false);
 }
 
 static cJSON *t_list(struct call *c) {
@@ -374,19 +319,11 @@ static cJSON *t_list(struct call *c) {
   return result(text[0] ? text : "no sandboxes\n", st, false);
 }
 
-/* The call's timeout: the client's, within the operator's bound. */
-static bool call_timeout(struct call *c, double *out, cJSON **fail) {
+/* The call's timeout: the client's (its schema holds it above 0), within
+ * the operator's bound. */
+static double call_timeout(struct call *c) {
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(c->args, "timeout");
-  *out = c->cfg->max_timeout;
-  if (t == NULL)
-    return true;
-  if (!cJSON_IsNumber(t) || t->valuedouble <= 0) {
-    *fail = bad(c, "invalid params: %s wants a positive number of seconds", "timeout");
-    return false;
-  }
-  if (t->valuedouble < *out)
-    *out = t->valuedouble;
-  return true;
+  return t && t->valuedouble < c->cfg->max_timeout ? t->valuedouble : c->cfg->max_timeout;
 }
 
 static cJSON *exec_result(struct mcp_exec_result *r) {
@@ -405,15 +342,14 @@ static cJSON *exec_result(struct mcp_exec_result *r) {
       xasprintf("exit code: %d%s%s\n%s%s%s%s%s", code, r->exit.timed_out ? " (timed out: killed)" : "",
                 r->out_cut || r->err_cut ? " (output truncated)" : "", out[0] ? "--- stdout ---\n" : "", out,
                 out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "", err[0] ? "--- stderr ---\n" : "", err);
-  return result(text, st, false);
+  /* A command that failed is the model's to see as such: a tool error,
+   * with everything a successful one returns. */
+  return result(text, st, code != 0);
 }
 
 static cJSON *run(struct call *c, struct mcp_sandbox *m, const char *const *argv, const char *workdir,
                   const char *input) {
-  double timeout;
-  cJSON *fail = NULL;
-  if (!call_timeout(c, &timeout, &fail))
-    return fail;
+  double timeout = call_timeout(c);
   hutch_error_t err = NULL;
   struct mcp_exec_result r;
   if (mcp_exec(c->cfg, m->sb, argv, workdir, input, input ? strlen(input) : 0, timeout, c->cancel, &r, &err) < 0) {
@@ -432,10 +368,8 @@ static cJSON *t_exec(struct call *c) {
     return no_sandbox(why);
   const char *cmd = arg_str(c, "command");
   const char *workdir = arg_str(c, "workdir");
-  if (cmd == NULL)
-    return bad(c, "invalid params: %s wants a shell command", "command");
   if (workdir && workdir[0] != '/')
-    return bad(c, "invalid params: %s wants an absolute path", "workdir");
+    return bad(c, "argument workdir wants an absolute path, such as /tmp");
   const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
   return run(c, *p, argv, workdir, arg_str(c, "stdin"));
 }
@@ -461,24 +395,12 @@ static const struct {
     {"java", "java", "d=$(mktemp -d) && printf %s \"$0\" >\"$d/Main.java\" && exec java \"$d/Main.java\""},
 };
 
-static const char *lang_alias(const char *lang) {
-  static const char *const aliases[][2] = {{"python3", "python"}, {"node", "javascript"}, {"js", "javascript"},
-                                           {"c++", "cpp"},        {"golang", "go"},       {"R", "r"}};
-  for (size_t i = 0; i < ARRAY_SIZE(aliases); i++)
-    if (strcmp(lang, aliases[i][0]) == 0)
-      return aliases[i][1];
-  return lang;
-}
-
 static cJSON *t_run_code(struct call *c) {
   const char *why;
   struct mcp_sandbox **p = find(c, &why);
   if (p == NULL)
     return no_sandbox(why);
   const char *lang = arg_str(c, "language"), *code = arg_str(c, "code");
-  if (lang == NULL || code == NULL)
-    return bad(c, "invalid params: %s", "sandbox_run_code wants a language and code");
-  lang = lang_alias(lang);
   for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {
     if (strcmp(lang, langs[i].lang) != 0)
       continue;
@@ -489,8 +411,27 @@ static cJSON *t_run_code(struct call *c) {
     const char *argv[] = {"/bin/sh", "-c", script, code, NULL};
     return run(c, *p, argv, NULL, NULL);
   }
-  return bad(c, "invalid params: unknown language %s (python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java)",
-             lang);
+  return bad(c, "unknown language %s", lang); /* the schema's enum names those of langs[] */
+}
+
+/* The interpreter's answer, as the schema has it.  The code it ran can
+ * rewrite the driver's answer (json.dumps is in its reach): each field is
+ * taken only with its type, and nothing else is. */
+static cJSON *python_structured(const cJSON *answer, unsigned figures) {
+  cJSON *st = cJSON_CreateObject();
+  static const char *const strings[] = {"stdout", "stderr"}, *const optional[] = {"result", "error"};
+  for (size_t i = 0; i < ARRAY_SIZE(strings); i++) {
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, strings[i]));
+    cJSON_AddStringToObject(st, strings[i], v ? v : "");
+  }
+  for (size_t i = 0; i < ARRAY_SIZE(optional); i++) {
+    const char *v = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(answer, optional[i]));
+    if (v) /* absent when there is none: a nullable type ports badly to some model providers' schemas */
+      cJSON_AddStringToObject(st, optional[i], v);
+  }
+  cJSON_AddNumberToObject(st, "figures", figures);
+  cJSON_AddBoolToObject(st, "truncated", cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(answer, "truncated")));
+  return st;
 }
 
 static cJSON *t_python(struct call *c) {
@@ -499,22 +440,16 @@ static cJSON *t_python(struct call *c) {
   if (p == NULL)
     return no_sandbox(why);
   const char *code = arg_str(c, "code");
-  if (code == NULL)
-    return bad(c, "invalid params: %s wants Python code", "code");
-  double timeout;
-  cJSON *fail = NULL;
-  if (!call_timeout(c, &timeout, &fail))
-    return fail;
   hutch_error_t err = NULL;
   _cleanup_free_ char *reply = NULL, *ended = NULL;
-  int r = mcp_python_call(c->cfg, *p, code, timeout, c->cancel, &reply, &ended, &err);
+  int r = mcp_python_call(c->cfg, *p, code, call_timeout(c), c->cancel, &reply, &ended, &err);
   if (r < 0)
     return tool_error(&err);
   if (r > 0)
     return result(ended, NULL, true);
-  cJSON *st = cJSON_Parse(reply);
-  if (!cJSON_IsObject(st)) {
-    cJSON_Delete(st);
+  cJSON *answer = cJSON_Parse(reply);
+  if (!cJSON_IsObject(answer)) {
+    cJSON_Delete(answer);
     mcp_python_stop(*p);
     return result("the interpreter answered something that is not its protocol: it was killed", NULL, true);
   }
@@ -525,7 +460,7 @@ static cJSON *t_python(struct call *c) {
                              {"error", "--- exception ---\n"}};
   _cleanup_free_ char *text = xstrdup("");
   for (size_t i = 0; i < ARRAY_SIZE(fields); i++) {
-    const cJSON *v = cJSON_GetObjectItemCaseSensitive(st, fields[i][0]);
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(answer, fields[i][0]);
     if (!cJSON_IsString(v) || v->valuestring[0] == '\0')
       continue;
     size_t l = strlen(v->valuestring);
@@ -533,10 +468,12 @@ static cJSON *t_python(struct call *c) {
     free(text);
     text = t;
   }
-  const cJSON *error = cJSON_GetObjectItemCaseSensitive(st, "error");
+  const cJSON *error = cJSON_GetObjectItemCaseSensitive(answer, "error");
   cJSON *out = result(text[0] ? text : "(no output)\n", NULL, cJSON_IsString(error));
   /* Each figure as an image the client can show. */
-  cJSON *figures = cJSON_DetachItemFromObjectCaseSensitive(st, "figures"), *f;
+  const cJSON *figures = cJSON_GetObjectItemCaseSensitive(answer, "figures"), *f;
+  if (!cJSON_IsArray(figures))
+    figures = NULL;
   cJSON *content = cJSON_GetObjectItem(out, "content");
   unsigned n = 0;
   cJSON_ArrayForEach(f, figures) {
@@ -549,13 +486,12 @@ static cJSON *t_python(struct call *c) {
     cJSON_AddItemToArray(content, img);
     n++;
   }
-  cJSON_Delete(figures);
-  cJSON_AddNumberToObject(st, "figures", n);
-  cJSON_AddItemToObject(out, "structuredContent", st);
+  cJSON_AddItemToObject(out, "structuredContent", python_structured(answer, n));
+  cJSON_Delete(answer);
   return out;
 }
 
-/* An absolute path argument. */
+/* An absolute path argument, or NULL. */
 static const char *path_arg(struct call *c) {
   const char *path = arg_str(c, "path");
   return path && path[0] == '/' ? path : NULL;
@@ -567,19 +503,20 @@ static cJSON *t_write(struct call *c) {
   if (p == NULL)
     return no_sandbox(why);
   const char *path = path_arg(c), *content = arg_str(c, "content"), *enc = arg_str(c, "encoding");
-  if (path == NULL || content == NULL)
-    return bad(c, "invalid params: %s", "sandbox_write_file wants an absolute path and content");
-  if (enc && strcmp(enc, "utf-8") != 0 && strcmp(enc, "base64") != 0)
-    return bad(c, "invalid params: %s wants utf-8 or base64", "encoding");
+  if (path == NULL)
+    return bad(c, "argument path wants an absolute path, such as /tmp/notes.txt");
   _cleanup_free_ unsigned char *bytes = NULL;
   size_t len = strlen(content);
   if (enc && strcmp(enc, "base64") == 0) {
     bytes = xmalloc(len / 4 * 3 + 3);
     if (!mcp_base64_decode(content, bytes, &len))
-      return bad(c, "invalid params: %s is not base64", "content");
+      return bad(c, "argument content is not base64 (encoding base64)");
   }
-  if (len > c->cfg->max_file)
-    return result("content: larger than this server writes (hutch mcp --max-file)", NULL, true);
+  if (len > c->cfg->max_file) {
+    _cleanup_free_ char *t = xasprintf("content: %zu bytes, more than this server writes (%zu: hutch mcp --max-file)",
+                                       len, c->cfg->max_file);
+    return result(t, NULL, true);
+  }
   hutch_error_t err = NULL;
   _cleanup_free_ char *parent = xstrdup(path);
   char *slash = strrchr(parent, '/');
@@ -588,7 +525,10 @@ static cJSON *t_write(struct call *c) {
       hutch_sandbox_write_file((*p)->sb, path, bytes ? (const void *)bytes : content, len, false, &err) < 0)
     return tool_error(&err);
   _cleanup_free_ char *t = xasprintf("wrote %zu bytes to %s", len, path);
-  return result(t, NULL, false);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "path", path);
+  cJSON_AddNumberToObject(st, "bytes", (double)len);
+  return result(t, st, false);
 }
 
 static cJSON *t_read(struct call *c) {
@@ -598,7 +538,7 @@ static cJSON *t_read(struct call *c) {
     return no_sandbox(why);
   const char *path = path_arg(c);
   if (path == NULL)
-    return bad(c, "invalid params: %s wants an absolute path", "path");
+    return bad(c, "argument path wants an absolute path, such as /etc/os-release");
   hutch_error_t err = NULL;
   _cleanup_free_ char *data = NULL;
   size_t len;
@@ -615,6 +555,9 @@ static cJSON *t_read(struct call *c) {
   return result(utf8 ? text : b64, st, false);
 }
 
+/* Paths sandbox_list_dir returns at most. */
+#define MAX_LISTED 10000
+
 static cJSON *t_list_dir(struct call *c) {
   const char *why;
   struct mcp_sandbox **p = find(c, &why);
@@ -623,31 +566,32 @@ static cJSON *t_list_dir(struct call *c) {
   const char *path = path_arg(c);
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(c->args, "depth");
   if (path == NULL)
-    return bad(c, "invalid params: %s wants an absolute path", "path");
-  if (d && (!cJSON_IsNumber(d) || d->valuedouble < 1 || d->valuedouble > 8))
-    return bad(c, "invalid params: %s wants 1 to 8", "depth");
+    return bad(c, "argument path wants an absolute directory, such as /tmp");
   hutch_error_t err = NULL;
   char **paths = NULL;
-  if (hutch_sandbox_list_dir((*p)->sb, path, d ? (unsigned)d->valuedouble : 1, 10000, &paths, &err) < 0)
+  /* One more than is returned: whether there were more is said. */
+  if (hutch_sandbox_list_dir((*p)->sb, path, d ? (unsigned)d->valuedouble : 1, MAX_LISTED + 1, &paths, &err) < 0)
     return tool_error(&err);
   cJSON *arr = cJSON_CreateArray();
-  size_t total = 0;
-  for (char **q = paths; *q; q++)
-    total += strlen(*q) + 1;
-  char *text = xmalloc(total + 1), *o = text;
-  for (char **q = paths; *q; q++) {
-    _cleanup_free_ char *u = mcp_utf8(*q, strlen(*q));
-    cJSON_AddItemToArray(arr, cJSON_CreateString(u));
-    o += sprintf(o, "%s\n", *q);
+  _cleanup_free_ char *text = NULL;
+  size_t len = 0, cap = 0, n = 0;
+  for (char **q = paths; *q; q++, n++) {
+    if (n < MAX_LISTED) {
+      _cleanup_free_ char *u = mcp_utf8(*q, strlen(*q));
+      cJSON_AddItemToArray(arr, cJSON_CreateString(u));
+      text_append(&text, &len, &cap, u, strlen(u));
+      text_append(&text, &len, &cap, "\n", 1);
+    }
     free(*q);
   }
-  *o = '\0';
   free(paths);
-  _cleanup_free_ char *utext = mcp_utf8(text, strlen(text));
-  free(text);
+  if (n > MAX_LISTED)
+    text_appendf(&text, &len, &cap, "(more than %d paths: the rest are left out)\n", MAX_LISTED);
   cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "path", path);
   cJSON_AddItemToObject(st, "paths", arr);
-  return result(utext, st, false);
+  cJSON_AddBoolToObject(st, "truncated", n > MAX_LISTED);
+  return result(text ? text : "", st, false);
 }
 
 static const struct {
@@ -661,25 +605,28 @@ static const struct {
 
 cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,
                       struct mcp_cancel *cancel, int *code, char **message) {
+  *code = 0;
+  *message = NULL;
+  if (!mcp_tool_known(name)) {
+    /* A protocol error, as the specification has it.  The name is the
+     * client's text, of any length: the audit line does not hold it. */
+    *code = -32602;
+    *message = xasprintf("unknown tool: %.64s%s (tools/list names them)", name, strlen(name) > 64 ? "..." : "");
+    mcp_audit(cfg, s, "(unknown)", NULL, "invalid", 0);
+    return NULL;
+  }
   cJSON *empty = args ? NULL : cJSON_CreateObject();
-  struct call c = {.cfg = cfg, .s = s, .args = args ? args : empty, .cancel = cancel};
+  struct call c = {.cfg = cfg, .s = s, .tool = name, .args = args ? args : empty, .cancel = cancel};
   double t0 = monotonic_seconds();
   cJSON *r = NULL;
-  bool known = false;
-  for (size_t i = 0; i < ARRAY_SIZE(handlers); i++)
-    if (strcmp(name, handlers[i].name) == 0) {
-      known = true;
+  _cleanup_free_ char *why = mcp_args_check(name, c.args);
+  if (why)
+    r = bad(&c, "%s", why);
+  for (size_t i = 0; r == NULL && i < ARRAY_SIZE(handlers); i++)
+    if (strcmp(name, handlers[i].name) == 0)
       r = handlers[i].fn(&c);
-    }
-  if (!known) {
-    c.code = -32602;
-    c.message = xasprintf("unknown tool: %s", name);
-  }
-  const char *outcome = r == NULL ? "invalid" : cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) ? "error" : "ok";
-  /* An unknown name is the client's text, of any length: not logged. */
-  mcp_audit(cfg, s, known ? name : "(unknown)", c.sandbox, outcome, monotonic_seconds() - t0);
+  const char *outcome = c.invalid ? "invalid" : cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) ? "error" : "ok";
+  mcp_audit(cfg, s, name, c.sandbox[0] ? c.sandbox : NULL, outcome, monotonic_seconds() - t0);
   cJSON_Delete(empty);
-  *code = c.code;
-  *message = c.message;
   return r;
 }

@@ -8,6 +8,7 @@
 # the loopback port: connections that have not shown a token are bounded
 # in number, time and bytes, and never push out one that has.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/mcp.sh"
 
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 tmp=$(hutch_test_tmpdir)
@@ -74,14 +75,7 @@ tap_like "$(iget other text)" "not an image this server allows.*--allow-image" "
 for c in a b c d e; do printf 'client-%s-%s%s\n' "$c" "$RANDOM$RANDOM" "$RANDOM$RANDOM"; done >"$tmp/tokens"
 chmod 600 "$tmp/tokens"
 # --idle 120: idle sessions of a nearly full server end after 4 s (1/30).
-"$H" mcp --listen 127.0.0.1:0 --token-file "$tmp/tokens" --idle 120 --image "$img" --audit-log /dev/null \
-  2>"$tmp/http.err" &
-srv=$!
-url=
-for _ in $(seq 400); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
-  sleep 0.05
-done
+mcp_listen "$tmp/http.err" --token-file "$tmp/tokens" --idle 120 --image "$img" --audit-log /dev/null
 tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server with five tokens listens"
 
 cat >"$tmp/sessions.py" <<'EOF'
@@ -246,7 +240,7 @@ worst, codes = 0.0, set()
 for _ in range(5):
     t0 = time.monotonic()
     c = http.client.HTTPConnection(u.hostname, u.port, timeout=30)
-    c.request("GET", "/mcp", headers={"Authorization": "Bearer " + sys.argv[2], "Host": u.netloc})
+    c.request("PUT", "/mcp", headers={"Authorization": "Bearer " + sys.argv[2], "Host": u.netloc})
     codes.add(c.getresponse().status)
     worst = max(worst, time.monotonic() - t0)
     time.sleep(0.5)

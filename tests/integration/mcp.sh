@@ -6,38 +6,12 @@
 # input.  Sandboxes are sessions: they persist across calls, go with their
 # session, and none outlives the server, not even a SIGKILLed one.
 . "$(dirname "$0")/../lib/tap.sh"
+. "$(dirname "$0")/../lib/mcp.sh"
 
-img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
-command -v node >/dev/null || tap_skip_all "node is not installed (apt-get install nodejs npm)"
-clientdir=$HUTCH_SRCDIR/tests/mcp
-[ -d "$clientdir/node_modules/@modelcontextprotocol/sdk" ] ||
-  tap_skip_all "the MCP TypeScript client is not installed: run npm ci in tests/mcp"
-tmp=$(hutch_test_tmpdir)
-H=$HUTCH_BIN
-srv=
-trap '[ -n "$srv" ] && kill -9 "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT
-chmod 755 "$tmp"
+mcp_setup client
 
 client() { (cd "$clientdir" && timeout 120 node client.mjs "$@"); }
-# fact FILE STEP KEY: the JSON value of KEY in the line of STEP.
-fact() {
-  python3 -c 'import json, sys
-for line in open(sys.argv[1]):
-    if line.startswith("{"):
-        o = json.loads(line)
-        if o.get("step") == sys.argv[2]:
-            print(json.dumps(o.get(sys.argv[3]), ensure_ascii=False)); break' "$@"
-}
-# Nothing of ours left: no sandbox in hutch ps, no payload running (each
-# within 20 s, for a slow build).
-no_sandboxes() {
-  for _ in $(seq 200); do
-    [ -z "$("$H" ps 2>/dev/null | awk 'NR > 1')" ] && [ -z "$(ls "$HUTCH_STATE_DIR")" ] && return 0
-    sleep 0.1
-  done
-  "$H" ps >&2
-  return 1
-}
+# No payload running (within 20 s, for a slow build).
 payload_gone() { # MARKER
   for _ in $(seq 200); do
     pgrep -x -f "sleep $1" >/dev/null || return 0
@@ -56,6 +30,12 @@ tap_is "$(fact "$tmp/stdio" tools/list tools)" \
   "tools/list lists the tools"
 tap_is "$(fact "$tmp/stdio" exec stdout)" '"kept\n"' "a session across calls: the second call sees the first's file"
 tap_is "$(fact "$tmp/stdio" exec exit_code)" '3' "with the command's exit code"
+tap_is "$(fact "$tmp/stdio" exec isError)" 'true' "a command that does not exit 0 is a tool error, its output returned"
+tap_is "$(fact "$tmp/stdio" "tool metadata" titled)" '9' "every tool has a title"
+tap_is "$(fact "$tmp/stdio" "tool metadata" annotated)" '9' "and the four annotations"
+tap_is "$(fact "$tmp/stdio" "tool metadata" output)" '9' "and an outputSchema (each result checked against it by the client)"
+tap_is "$(fact "$tmp/stdio" "tool metadata" described)" '9' "and a description on every input parameter"
+tap_like "$(fact "$tmp/stdio" "tool metadata" languages)" '^\["python", "bash", "sh", ' "run_code's languages are an enum"
 tap_is "$(fact "$tmp/stdio" read content)" '"héllo\n"' "write_file then read_file round-trips text"
 tap_is "$(fact "$tmp/stdio" binary content)" '"AP8BAg=="' "and bytes that are not UTF-8, as base64"
 tap_is "$(fact "$tmp/stdio" list_dir paths)" '["/work", "/work/bin", "/work/dir", "/work/dir/hello.txt"]' "list_dir"
@@ -66,8 +46,11 @@ tap_is "$(fact "$tmp/stdio" "after cancel" stdout)" '"next\n"' "and the next cal
 tap_ok "right away (the cancelled command was killed)" python3 -c "import sys; sys.exit(not $(fact "$tmp/stdio" "after cancel" seconds) < 5)"
 tap_is "$(fact "$tmp/stdio" "unknown sandbox" isError)" 'true' "an unknown sandbox id is a tool error"
 tap_is "$(fact "$tmp/stdio" "read outside" text)" '"sandbox\n"' "a path with .. stays inside the sandbox"
-tap_is "$(fact "$tmp/stdio" "unknown tool" code)" '-32602' "an unknown tool is JSON-RPC error -32602"
-tap_is "$(fact "$tmp/stdio" "bad arguments" code)" '-32602' "missing arguments too"
+tap_is "$(fact "$tmp/stdio" "unknown tool" code)" '-32602' "an unknown tool is JSON-RPC error -32602 (a protocol error)"
+tap_is "$(fact "$tmp/stdio" "missing command" isError)" 'true' "a missing argument is a tool error (isError), not -32602"
+tap_like "$(fact "$tmp/stdio" "missing command" text)" 'missing argument command' "naming the argument"
+tap_is "$(fact "$tmp/stdio" "unknown language" isError)" 'true' "so is an unknown language"
+tap_like "$(fact "$tmp/stdio" "unknown language" text)" 'wants one of: python, bash' "naming the languages"
 tap_is "$(fact "$tmp/stdio" "list after destroy" ids)" '[]' "destroy removes the sandbox from the session"
 tap_is "$(fact "$tmp/stdio" closed step)" '"closed"' "the client closes"
 tap_ok "the end of the session removed the sandbox it left" no_sandboxes
@@ -128,9 +111,10 @@ r = rpc(11, "tools/call", {"name": "sandbox_create", "arguments": {"image": "no-
 out["image"] = r["isError"]
 sid = rpc(12, "tools/call", {"name": "sandbox_create", "arguments": {}})["result"]["structuredContent"]["id"]
 r = rpc(13, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "cobol", "code": "x"}})
-out["cobol"] = r.get("error", {}).get("code")
+out["cobol"] = r["result"]["isError"]
 r = rpc(14, "tools/call", {"name": "sandbox_run_code", "arguments": {"id": sid, "language": "python", "code": "1"}})
 out["nopython"] = r["result"]["structuredContent"]["stderr"]
+out["nopython_error"] = r["result"]["isError"]
 print(json.dumps(out, sort_keys=True))
 p.stdin.close(); p.wait()
 EOF
@@ -148,9 +132,10 @@ tap_like "$raw" '"memory_over": true' "a limit above the server's maximum is ref
 tap_like "$raw" '"memory_ok": true' "one within it is not refused by the server (the runtime applies it, or refuses it without a cgroup)"
 tap_like "$raw" '"net": true' "a network the server does not give is refused"
 tap_like "$raw" '"image": true' "an unknown image is a tool error"
-tap_like "$raw" '"cobol": -32602' "run_code in an unknown language is -32602"
+tap_like "$raw" '"cobol": true' "run_code in an unknown language is a tool error"
 tap_like "$raw" '"nopython": "hutch: python3 \(for python\) is not in this sandbox image' \
   "a language whose interpreter the image lacks is named as missing"
+tap_like "$raw" '"nopython_error": true' "as a tool error"
 tap_ok "and the sandboxes went with the client" no_sandboxes
 
 # mcprpc.py, for the scripts below: a stdio server started with
@@ -403,13 +388,7 @@ tap_status 2 "--listen without a token is refused" env -u HUTCH_MCP_TOKEN "$H" m
 export HUTCH_MCP_TOKEN=test-token-$RANDOM-$RANDOM-$RANDOM
 tap_fails "--listen on an address that is not loopback is refused" timeout 10 "$H" mcp --listen 0.0.0.0:0
 tap_like "$tap_stderr" "loopback" "saying so"
-"$H" mcp --listen 127.0.0.1:0 --image "$img" --audit-log /dev/null 2>"$tmp/http.err" &
-srv=$!
-url=
-for _ in $(seq 400); do
-  url=$(grep -o 'http://127.0.0.1:[0-9]*/mcp' "$tmp/http.err" 2>/dev/null) && break
-  sleep 0.05
-done
+mcp_listen "$tmp/http.err" --image "$img" --audit-log /dev/null
 tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server says where it listens"
 client session http "$url" "$HUTCH_MCP_TOKEN" >"$tmp/http" 2>"$tmp/http.client.err"
 tap_check $? "the TypeScript client runs a session over Streamable HTTP"
@@ -419,6 +398,7 @@ tap_is "$(fact "$tmp/http" exec stdout)" '"kept\n"' "a session across HTTP calls
 tap_is "$(fact "$tmp/http" "after cancel" stdout)" '"next\n"' "a cancelled HTTP call ends"
 tap_ok "and the next is answered right away" python3 -c "import sys; sys.exit(not $(fact "$tmp/http" "after cancel" seconds) < 5)"
 tap_is "$(fact "$tmp/http" "unknown tool" code)" '-32602' "errors as JSON-RPC errors"
+tap_is "$(fact "$tmp/http" "missing command" isError)" 'true' "tool errors as results"
 tap_is "$(fact "$tmp/http" closed step)" '"closed"' "the client ends its session (DELETE)"
 tap_ok "which removed its sandboxes" no_sandboxes
 
@@ -441,14 +421,16 @@ tap_like "$(curl -s -X POST "${auth[@]}" -H "Host: evil.example:$port" -d "$init
   "the 403 is a JSON-RPC error"
 tap_is "$(post POST "${auth[@]}" -H "Host: 127.0.0.1:$port" -H 'Origin: http://evil.example:'"$port" -d "$init")" \
   403 "a good Host with a foreign Origin: 403"
-tap_is "$(post GET "${auth[@]}" -H "Host: localhost:$port")" 405 "Host localhost:PORT is this server (GET: 405)"
-tap_is "$(post GET "${auth[@]}" -H "Host: LOCALHOST:$port" -H "Origin: http://localhost:$port")" 405 \
+tap_is "$(post PUT "${auth[@]}" -H "Host: localhost:$port")" 405 "Host localhost:PORT is this server (PUT: 405)"
+tap_is "$(post PUT "${auth[@]}" -H "Host: LOCALHOST:$port" -H "Origin: http://localhost:$port")" 405 \
   "in any case, with its Origin"
 tap_is "$(post POST "${auth[@]}" -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')" 400 "no session id: 400"
 tap_is "$(post POST "${auth[@]}" -H 'Mcp-Session-Id: 00' -d '{"jsonrpc":"2.0","id":2,"method":"tools/list"}')" 404 \
   "an unknown session: 404"
 tap_is "$(post POST "${auth[@]}" -d '{nope')" 400 "a body that is not JSON: 400"
-tap_is "$(post GET "${auth[@]}")" 405 "GET (no server-initiated stream): 405"
+tap_is "$(post PUT "${auth[@]}")" 405 "a method the transport has not: 405"
+tap_is "$(post GET "${auth[@]}")" 400 "GET (a session's event stream) without a session: 400"
+tap_is "$(post GET "${auth[@]}" -H 'Mcp-Session-Id: 00')" 404 "of an unknown session: 404"
 
 # Anyone on the machine may connect: a request without the token is turned
 # away at its headers, before its body is waited for or held in memory.
@@ -479,7 +461,7 @@ for _ in range(4):
     idle.append(s)
 time.sleep(0.3)
 t0 = time.monotonic()
-code = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "60", "-X", "GET",
+code = subprocess.run(["curl", "-s", "-o", "/dev/null", "-w", "%{http_code}", "-m", "60", "-X", "PUT",
                        "-H", "Authorization: Bearer " + sys.argv[2], sys.argv[1]],
                       capture_output=True, text=True).stdout
 print(code, round(time.monotonic() - t0, 1))
@@ -494,10 +476,6 @@ tap_is "$(fact "$tmp/vanish-http" vanishing step)" '"vanishing"' "an HTTP client
 tap_ok "the command it started is killed" payload_gone "$m3"
 tap_ok "the server goes on" kill -0 "$srv"
 tap_like "$("$H" ps | awk 'NR > 1')" "[0-9a-f]" "keeping the session's sandbox until the session ends"
-kill -TERM "$srv"
-wait "$srv"
-tap_check $? "SIGTERM ends the server cleanly"
-srv=
-tap_ok "and every sandbox with it" no_sandboxes
+mcp_stop
 
 tap_done

@@ -8,9 +8,17 @@
 //   node client.mjs vanish stdio MARKER HUTCH_BIN [ARGS...]
 //   node client.mjs vanish http MARKER URL TOKEN
 //   node client.mjs forge stdio HUTCH_BIN [ARGS...]
+//   node client.mjs resources stdio HUTCH_BIN [ARGS...]
+//   node client.mjs resources http URL TOKEN
+//   node client.mjs concurrent http URL TOKEN
+//
+// The client checks each tool result's structuredContent against the
+// tool's outputSchema itself (once tools/list has been read): a result
+// that does not match throws, and the scenario ends with "exception".
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
 const [scenario, kind, ...rest] = process.argv.slice(2);
 const say = (step, o = {}) => console.log(JSON.stringify({ step, ...o }));
@@ -39,8 +47,18 @@ async function session(args) {
     protocol: t.protocolVersion ?? null,
     session: t.sessionId ?? null,
   });
-  const tools = (await client.listTools()).tools.map((x) => x.name).sort();
+  const toolList = (await client.listTools()).tools;
+  const tools = toolList.map((x) => x.name).sort();
   say("tools/list", { tools });
+  const hints = ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"];
+  say("tool metadata", {
+    titled: toolList.filter((x) => typeof x.title === "string").length,
+    annotated: toolList.filter((x) => hints.every((h) => typeof x.annotations?.[h] === "boolean")).length,
+    output: toolList.filter((x) => x.outputSchema?.type === "object").length,
+    described: toolList.filter((x) =>
+      Object.values(x.inputSchema.properties ?? {}).every((p) => typeof p.description === "string")).length,
+    languages: toolList.find((x) => x.name === "sandbox_run_code")?.inputSchema.properties.language.enum ?? null,
+  });
 
   const created = await client.callTool({ name: "sandbox_create", arguments: {} });
   const id = structured(created).id;
@@ -49,7 +67,7 @@ async function session(args) {
   // A session across calls: what one call leaves, the next one sees.
   await client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo kept > /tmp/state" } });
   const again = await client.callTool({ name: "sandbox_exec", arguments: { id, command: "cat /tmp/state; exit 3" } });
-  say("exec", { stdout: structured(again).stdout, exit_code: structured(again).exit_code });
+  say("exec", { stdout: structured(again).stdout, exit_code: structured(again).exit_code, isError: Boolean(again.isError) });
 
   await client.callTool({ name: "sandbox_write_file", arguments: { id, path: "/work/dir/hello.txt", content: "héllo\n" } });
   const read = await client.callTool({ name: "sandbox_read_file", arguments: { id, path: "/work/dir/hello.txt" } });
@@ -86,11 +104,12 @@ async function session(args) {
   say("read outside", { isError: Boolean(escape.isError), text: text(escape) });
   for (const [label, req] of [
     ["unknown tool", { name: "no_such_tool", arguments: {} }],
-    ["bad arguments", { name: "sandbox_exec", arguments: { id } }],
+    ["missing command", { name: "sandbox_exec", arguments: { id } }],
+    ["unknown language", { name: "sandbox_run_code", arguments: { id, language: "cobol", code: "x" } }],
   ]) {
     try {
-      await client.callTool(req);
-      say(label, { code: null });
+      const r = await client.callTool(req);
+      say(label, { code: null, isError: Boolean(r.isError), text: text(r) });
     } catch (e) {
       say(label, { code: e.code ?? null, message: String(e.message) });
     }
@@ -159,8 +178,120 @@ async function forge(args) {
   say("closed");
 }
 
+// A sandbox's files as resources: listed, read, and watched.
+async function resources(args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  const t = transport(args);
+  await client.connect(t);
+  say("capabilities", { resources: client.getServerCapabilities()?.resources ?? null });
+  const updates = [];
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push({ uri: n.params.uri, at: Date.now() }));
+  await client.listTools();
+  const id = structured(await client.callTool({ name: "sandbox_create", arguments: {} })).id;
+  await client.callTool({ name: "sandbox_exec", arguments: { id, command:
+    "mkdir -p /work/r && echo one > /work/r/a.txt && printf '\\377\\000' > /work/r/bin && ln -s /etc/passwd /work/r/link" } });
+  const uri = `sandbox://${id}/work/r/a.txt`;
+  const all = [];
+  let page = await client.listResources();
+  for (;;) {
+    all.push(...page.resources);
+    if (!page.nextCursor) break;
+    page = await client.listResources({ cursor: page.nextCursor });
+  }
+  say("list", { found: all.some((r) => r.uri === uri), link: all.some((r) => r.uri.endsWith("/work/r/link")),
+    mime: all.find((r) => r.uri === uri)?.mimeType ?? null });
+  const read = await client.readResource({ uri });
+  say("read", { text: read.contents[0].text ?? null, mime: read.contents[0].mimeType });
+  const bin = await client.readResource({ uri: `sandbox://${id}/work/r/bin` });
+  say("read binary", { blob: bin.contents[0].blob ?? null });
+  for (const [label, u] of [["read link", `sandbox://${id}/work/r/link`], ["read missing", `sandbox://${id}/nope`],
+    ["read other", "sandbox://0123/etc/passwd"]]) {
+    try {
+      await client.readResource({ uri: u });
+      say(label, { code: null });
+    } catch (e) {
+      say(label, { code: e.code ?? null, message: String(e.message) });
+    }
+  }
+  const templates = await client.listResourceTemplates();
+  say("templates", { uriTemplate: templates.resourceTemplates[0]?.uriTemplate ?? null });
+
+  const wait = async (n, seconds) => {
+    const until = Date.now() + seconds * 1000;
+    while (updates.length < n && Date.now() < until) await new Promise((r) => setTimeout(r, 100));
+    return updates.length >= n;
+  };
+  await client.subscribeResource({ uri });
+  const later = `sandbox://${id}/work/r/later.txt`;
+  await client.subscribeResource({ uri: later }); // a file that is not there yet
+  let t0 = Date.now();
+  await client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo two > /work/r/a.txt" } });
+  say("changed", { told: await wait(1, 15), uri: updates[0]?.uri ?? null, seconds: ((updates[0]?.at ?? Date.now()) - t0) / 1000 });
+  // A change made while a call of the session still runs is told meanwhile.
+  t0 = Date.now();
+  const slow = client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo made > /work/r/later.txt; sleep 6" } });
+  const during = await wait(2, 15);
+  const first = updates[1]?.at ?? Date.now();
+  await slow;
+  say("during a call", { told: during, uri: updates[1]?.uri ?? null, before_end: first < Date.now() - 1000,
+    seconds: (first - t0) / 1000 });
+  await client.unsubscribeResource({ uri });
+  await client.callTool({ name: "sandbox_exec", arguments: { id, command: "echo three > /work/r/a.txt" } });
+  await new Promise((r) => setTimeout(r, 5000));
+  say("unsubscribed", { updates: updates.filter((u) => u.uri === uri).length });
+  await client.callTool({ name: "sandbox_destroy", arguments: { id } });
+  say("destroyed", { told: await wait(3, 15), uri: updates[2]?.uri ?? null });
+
+  const prompts = await client.listPrompts();
+  say("prompts", { names: prompts.prompts.map((p) => p.name).sort() });
+  const got = await client.getPrompt({ name: "sandbox_task", arguments: { task: "print the date" } });
+  say("prompt", { text: got.messages[0].content.text });
+  if (kind === "http") await t.terminateSession();
+  await client.close();
+  say("closed");
+}
+
+// Two sessions over HTTP: one's long command does not hold the other's
+// calls; a session's own requests wait in turn, at most 8 of them.
+async function concurrent(args) {
+  const open = async () => {
+    const c = new Client({ name: "hutch-test", version: "1.0.0" });
+    await c.connect(transport(args));
+    await c.listTools();
+    return c;
+  };
+  const a = await open(), b = await open();
+  const ida = structured(await a.callTool({ name: "sandbox_create", arguments: {} })).id;
+  const idb = structured(await b.callTool({ name: "sandbox_create", arguments: {} })).id;
+  let t0 = Date.now();
+  const long = a.callTool({ name: "sandbox_exec", arguments: { id: ida, command: "sleep 8; echo slept" } })
+    .then((r) => ({ stdout: structured(r).stdout, seconds: (Date.now() - t0) / 1000 }));
+  await new Promise((r) => setTimeout(r, 1000));
+  let t1 = Date.now();
+  const listed = await b.callTool({ name: "sandbox_list", arguments: {} });
+  const ran = await b.callTool({ name: "sandbox_exec", arguments: { id: idb, command: "echo b" } });
+  say("other session", { ids: structured(listed).sandboxes.map((s) => s.id), idb, stdout: structured(ran).stdout,
+    seconds: (Date.now() - t1) / 1000 });
+  // A's own requests wait behind its long one: 8 are held, the 9th refused.
+  t1 = Date.now();
+  const queued = await Promise.allSettled(Array.from({ length: 9 }, () =>
+    a.callTool({ name: "sandbox_list", arguments: {} })));
+  const refused = queued.filter((q) => q.status === "rejected");
+  say("same session", { answered: queued.length - refused.length, refused: refused.length,
+    status: refused.map((q) => q.reason?.code ?? null), why: refused.map((q) => String(q.reason?.message ?? q.reason)).join(" | "),
+    seconds: (Date.now() - t1) / 1000 });
+  say("long", await long);
+  for (const c of [a, b]) {
+    await c.transport.terminateSession();
+    await c.close();
+  }
+  say("closed");
+}
+
 try {
   if (scenario === "session") await session(rest);
+  else if (scenario === "resources") await resources(rest);
+  else if (scenario === "concurrent") await concurrent(rest);
   else if (scenario === "forge") await forge(rest);
   else if (scenario === "vanish") await vanish(rest[0], rest.slice(1));
   else throw new Error(`unknown scenario ${scenario}`);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* hutch mcp's pure half: JSON-RPC replies for bad input, version
- * negotiation, the tool list's schemas, base64 and the UTF-8 made of what a
- * sandbox wrote.  No sandbox is started: the tools that need one are asked
+ * negotiation, the tool list's schemas and annotations, arguments checked
+ * against them (tool errors, not protocol errors), resource URIs, prompts,
+ * base64 and the UTF-8 made of what a sandbox wrote.  No sandbox is started: the tools that need one are asked
  * about ids that do not exist.  The reaper is run on a state directory of
  * records left by sandboxes that died before they were recorded (empty
  * directories, which hutch_sandbox_remove removes). */
@@ -65,8 +66,10 @@ static void test_protocol(void) {
   tap_ok(mcp_version_supported("2024-11-05") && !mcp_version_supported("2024-10-07") && !mcp_version_supported(NULL),
          "the revisions spoken");
   tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\"}", NULL), 0, "ping");
-  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/list\"}", NULL), -32601,
+  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"no/such\"}", NULL), -32601,
              "an unknown method: -32601");
+  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/nosuch\"}", NULL), -32601,
+             "an unknown resources/ method too");
   tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"tools/call\",\"params\":{\"name\":\"x\"}}", NULL),
              -32602, "an unknown tool: -32602");
   tap_is_int(code_of(&s,
@@ -94,6 +97,43 @@ static void test_protocol(void) {
   cJSON_Delete(r);
   tap_ok(s.sandboxes == NULL, "and nothing was created");
 
+  /* Input validation: tool errors the model reads, as the 2025-11-25
+   * revision has it, not JSON-RPC errors. */
+  static const struct {
+    const char *args, *want, *what;
+  } invalid[] = {
+      {"\"name\":\"sandbox_exec\",\"arguments\":{\"id\":\"x\"}", "missing argument command: the shell command",
+       "a missing command"},
+      {"\"name\":\"sandbox_exec\",\"arguments\":{\"id\":\"x\",\"command\":3}", "argument command wants a string",
+       "a command that is not a string"},
+      {"\"name\":\"sandbox_exec\",\"arguments\":{\"id\":\"x\",\"command\":\"true\",\"cmd\":\"x\"}",
+       "unknown argument cmd: sandbox_exec takes id, command, timeout, workdir, stdin", "an argument it does not take"},
+      {"\"name\":\"sandbox_exec\",\"arguments\":{\"id\":\"x\",\"command\":\"true\",\"timeout\":0}",
+       "argument timeout wants a number above 0", "a timeout of 0"},
+      {"\"name\":\"sandbox_run_code\",\"arguments\":{\"id\":\"x\",\"language\":\"cobol\",\"code\":\"x\"}",
+       "argument language wants one of: python, bash, sh, javascript, ruby, perl, r, c, cpp, go, java",
+       "an unknown language"},
+      {"\"name\":\"sandbox_list_dir\",\"arguments\":{\"id\":\"x\",\"path\":\"/\",\"depth\":9}",
+       "argument depth wants a number 1 to 8", "a depth past 8"},
+      {"\"name\":\"sandbox_list_dir\",\"arguments\":{\"id\":\"x\",\"path\":\"/\",\"depth\":1.5}",
+       "argument depth wants an integer", "a depth that is not whole"},
+      {"\"name\":\"sandbox_create\",\"arguments\":{\"allow\":[1]}", "argument allow wants an array of strings",
+       "hosts that are not strings"},
+  };
+  for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+    char *msg = NULL;
+    if (asprintf(&msg, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{%s}}", invalid[i].args) < 0)
+      abort();
+    r = NULL;
+    int code = code_of(&s, msg, &r);
+    const char *text =
+        cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "content"), 0), "text"));
+    tap_ok(code == 0 && cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) && text && strstr(text, invalid[i].want),
+           "%s: a tool error saying so (%s)", invalid[i].what, text ? text : "no text");
+    cJSON_Delete(r);
+    free(msg);
+  }
+
   code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}", &r);
   const cJSON *tools = cJSON_GetObjectItem(r, "tools"), *t;
   int n = 0, schemas = 0;
@@ -104,6 +144,132 @@ static void test_protocol(void) {
   }
   tap_is_int(n, 9, "tools/list: 9 tools");
   tap_is_int(schemas, 9, "each with an object inputSchema");
+  int described = 0, outputs = 0, annotated = 0, titled = 0;
+  cJSON_ArrayForEach(t, tools) {
+    const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"), *p;
+    bool all = true;
+    cJSON_ArrayForEach(p, props) all &= cJSON_IsString(cJSON_GetObjectItem(p, "description"));
+    described += all;
+    const cJSON *out = cJSON_GetObjectItem(t, "outputSchema");
+    outputs += cJSON_IsObject(out) && strcmp(cJSON_GetObjectItem(out, "type")->valuestring, "object") == 0 &&
+               cJSON_IsArray(cJSON_GetObjectItem(out, "required"));
+    const cJSON *a = cJSON_GetObjectItem(t, "annotations");
+    annotated += cJSON_IsBool(cJSON_GetObjectItem(a, "readOnlyHint")) &&
+                 cJSON_IsBool(cJSON_GetObjectItem(a, "destructiveHint")) &&
+                 cJSON_IsBool(cJSON_GetObjectItem(a, "idempotentHint")) &&
+                 cJSON_IsBool(cJSON_GetObjectItem(a, "openWorldHint"));
+    titled += cJSON_IsString(cJSON_GetObjectItem(t, "title"));
+  }
+  tap_is_int(described, 9, "every input parameter of every tool is described");
+  tap_is_int(outputs, 9, "each tool has an object outputSchema");
+  tap_is_int(annotated, 9, "and the four annotations");
+  tap_is_int(titled, 9, "and a title");
+  cJSON_Delete(r);
+}
+
+/* The annotation `hint` of tool `name` in tools/list, with or without --net proxy. */
+static bool hint(const char *name, const char *hint, bool net) {
+  struct mcp_config c = cfg;
+  c.net_proxy = net;
+  cJSON *tools = mcp_tools_list(&c), *t;
+  bool v = false;
+  cJSON_ArrayForEach(t, tools) {
+    if (strcmp(cJSON_GetObjectItem(t, "name")->valuestring, name) == 0)
+      v = cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(t, "annotations"), hint));
+  }
+  cJSON_Delete(tools);
+  return v;
+}
+
+static void test_annotations(void) {
+  tap_ok(hint("sandbox_read_file", "readOnlyHint", false) && hint("sandbox_list", "readOnlyHint", false) &&
+             hint("sandbox_list_dir", "readOnlyHint", false),
+         "the tools that only read say so");
+  tap_ok(!hint("sandbox_exec", "readOnlyHint", false) && hint("sandbox_exec", "destructiveHint", false) &&
+             hint("sandbox_destroy", "destructiveHint", false) && hint("sandbox_write_file", "destructiveHint", false),
+         "commands, writes and destroy are destructive");
+  tap_ok(!hint("sandbox_create", "destructiveHint", false) && !hint("sandbox_create", "idempotentHint", false),
+         "create destroys nothing and makes a new sandbox each time");
+  tap_ok(hint("sandbox_write_file", "idempotentHint", false) && !hint("sandbox_exec", "idempotentHint", false),
+         "writing the same file twice is idempotent; a command is not");
+  tap_ok(!hint("sandbox_exec", "openWorldHint", false) && hint("sandbox_exec", "openWorldHint", true) &&
+             hint("sandbox_python", "openWorldHint", true) && !hint("sandbox_read_file", "openWorldHint", true),
+         "a command reaches an open world only when the server gives a network (--net proxy)");
+}
+
+static void test_resources(void) {
+  struct mcp_session s = {0};
+  cJSON *r = NULL;
+  code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}", &r);
+  const cJSON *caps = cJSON_GetObjectItem(r, "capabilities");
+  tap_ok(cJSON_IsTrue(cJSON_GetObjectItem(cJSON_GetObjectItem(caps, "resources"), "subscribe")) &&
+             cJSON_IsObject(cJSON_GetObjectItem(caps, "prompts")),
+         "initialize offers resources with subscriptions, and prompts");
+  cJSON_Delete(r);
+  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}", &r), 0, "resources/list");
+  tap_is_int(cJSON_GetArraySize(cJSON_GetObjectItem(r, "resources")), 0, "names nothing without a sandbox");
+  cJSON_Delete(r);
+  tap_is_int(code_of(&s,
+                     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                     "\"sandbox://abc/etc/passwd\"}}",
+                     NULL),
+             -32002, "a file of a sandbox of no session: resource not found (-32002)");
+  tap_is_int(code_of(&s,
+                     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":"
+                     "\"file:///etc/passwd\"}}",
+                     NULL),
+             -32002, "a file:// of the host: not found either");
+  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{}}", NULL), -32602,
+             "no uri: invalid params");
+  tap_is_int(code_of(&s,
+                     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/subscribe\",\"params\":{\"uri\":"
+                     "\"sandbox://abc/x\"}}",
+                     NULL),
+             -32002, "subscribing to one: not found");
+  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"resources/templates/list\"}", &r), 0,
+             "resources/templates/list");
+  tap_is_str(cJSON_GetStringValue(cJSON_GetObjectItem(
+                 cJSON_GetArrayItem(cJSON_GetObjectItem(r, "resourceTemplates"), 0), "uriTemplate")),
+             "sandbox://{id}{+path}", "one template: a sandbox's file");
+  cJSON_Delete(r);
+
+  char *uri = mcp_resource_uri("ab12", "/a b/\xc3\xbc%?#");
+  tap_is_str(uri, "sandbox://ab12/a%20b/%C3%BC%25%3F%23", "a URI percent-encodes what a path needs");
+  char *id = NULL, *path = NULL;
+  tap_ok(mcp_resource_parse(uri, &id, &path) && strcmp(id, "ab12") == 0 && strcmp(path, "/a b/\xc3\xbc%?#") == 0,
+         "and is read back");
+  free(uri);
+  free(id);
+  free(path);
+  static const char *const bad[] = {"sandbox://ab12",   "sandbox:///etc",     "sandbox://zz/etc", "sandbox://ab/a%00b",
+                                    "sandbox://ab/a%2", "sandbox://ab/a?b=c", "file:///etc/x",    "sandbox://ab/x#y"};
+  int refused = 0;
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+    refused += !mcp_resource_parse(bad[i], &id, &path);
+  tap_is_int(refused, 8, "URIs that name no sandbox file (no path, no id, a NUL, a query) are refused");
+}
+
+static void test_prompts(void) {
+  struct mcp_session s = {.initialized = true};
+  cJSON *r = NULL;
+  code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"prompts/list\"}", &r);
+  tap_is_int(cJSON_GetArraySize(cJSON_GetObjectItem(r, "prompts")), 2, "prompts/list: 2 prompts");
+  cJSON_Delete(r);
+  tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"prompts/get\",\"params\":{\"name\":\"x\"}}", NULL),
+             -32602, "an unknown prompt: -32602");
+  tap_is_int(code_of(&s,
+                     "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"prompts/get\",\"params\":{\"name\":\"sandbox_task\"}}",
+                     NULL),
+             -32602, "a missing required argument: -32602");
+  tap_is_int(code_of(&s,
+                     "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"prompts/get\",\"params\":{\"name\":\"sandbox_task\","
+                     "\"arguments\":{\"task\":\"count the words of README\"}}}",
+                     &r),
+             0, "prompts/get");
+  const char *text = cJSON_GetStringValue(cJSON_GetObjectItem(
+      cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "messages"), 0), "content"), "text"));
+  tap_ok(text && strstr(text, "sandbox_create") && strstr(text, "Task:\ncount the words of README\n"),
+         "a user message with the task");
   cJSON_Delete(r);
 }
 
@@ -220,6 +386,9 @@ static void test_reaper(void) {
 
 int main(void) {
   test_protocol();
+  test_annotations();
+  test_resources();
+  test_prompts();
   test_base64();
   test_utf8();
   test_answer_shape();
