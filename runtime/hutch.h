@@ -551,7 +551,10 @@ int hutch_die_with_parent(pid_t parent, hutch_error_t *err);
  * program of the sandbox runs, and no path leaves that root (".." and
  * absolute symlinks stay inside, /proc's magic links are refused, and so is
  * any file on a kernel pseudo file system such as /proc or /sys).  What is
- * created belongs to the sandbox's root.  `path` is absolute inside. */
+ * created belongs to the sandbox's root.  `path` is absolute inside.  Each
+ * file written, read, removed or copied (below) is recorded in the
+ * sandbox's audit log with its size and sha256 (hutch-audit(5)): a caller
+ * adds nothing for it. */
 
 enum hutch_file_kind { HUTCH_FILE_NONE, HUTCH_FILE_REGULAR, HUTCH_FILE_DIR, HUTCH_FILE_OTHER };
 /* As the sandbox's `test -d`, `-f`, `-e || -L` would say (symlinks inside

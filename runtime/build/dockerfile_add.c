@@ -423,6 +423,7 @@ int df_add_url(struct df_builder *b, struct df_stage *st, const struct df_instr 
   c.context = false;
   c.ignore = NULL;
   c.sources = sources;
+  c.audit_from = url;
   memcpy(st->key, key, sizeof(key));
   ret = df_layer_copy(b, st, in, &c, NULL, st->key, err);
 out:
@@ -525,6 +526,7 @@ static int fill_add(struct df_builder *b, const char *layer, int layer_fd, void 
     struct unpack_stats stats = {0};
     if (unpack_archive(&req, digest, &stats, err) < 0)
       return hutch_error_wrap(err, "ADD %s: unpack it", f->items[i].rel);
+    build_audit_file(&b->audit, "unpack", f->items[i].rel, f->tmpl->dest, (uint64_t)s.st_size, digest);
     used_bytes += stats.size;
     used_entries += stats.headers;
     if (stats.skipped_special)

@@ -354,7 +354,7 @@ static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stage
   }
   if (url)
     return df_add_url(b, st, in, w[0], &c, err);
-  _cleanup_free_ char *extra = NULL, *sources = NULL, *text = NULL;
+  _cleanup_free_ char *extra = NULL, *sources = NULL, *text = NULL, *from = NULL;
   int tree_fds[512];
   size_t n_trees = 0;
   int ret = -1;
@@ -378,6 +378,8 @@ static int do_copy(struct df_builder *b, struct df_stage *stages, size_t n_stage
     }
     /* A stage's layers are named by their keys: its key stands for its content. */
     extra = xasprintf("from %s", src->key);
+    from = xasprintf("stage %s", in->from);
+    c.audit_from = from;
   } else {
     tree_fds[0] = dup(b->ctx_fd);
     n_trees = 1;
@@ -607,6 +609,14 @@ static int build(struct df_builder *b, struct hutch_build_result *out, hutch_err
     } else {
       r = do_instr(b, stages, n_stages - 1, &stages[n_stages - 1], in, &code, err);
     }
+    const char *key = n_stages ? stages[n_stages - 1].key : NULL;
+    bool layered = in->kind == DF_RUN || in->kind == DF_COPY || in->kind == DF_ADD || in->kind == DF_WORKDIR;
+    build_audit_step(&b->audit, b->origin, in->line, in->text,
+                     r < 0     ? "failed"
+                     : r == 1  ? "cached"
+                     : layered ? "made"
+                               : "done",
+                     r >= 0 ? key : NULL, r < 0 && code > 0 ? code : -1);
     if (r < 0) {
       if (code > 0) {
         df_say(b, "%s:%d: %s failed; no image was made", b->origin, in->line, df_kind_name(in->kind));
@@ -619,7 +629,7 @@ static int build(struct df_builder *b, struct hutch_build_result *out, hutch_err
     if (r == 1) {
       b->n_cached++;
       df_say(b, " ---> cached %.12s", stages[n_stages - 1].key);
-    } else if (in->kind == DF_RUN || in->kind == DF_COPY || in->kind == DF_ADD || in->kind == DF_WORKDIR) {
+    } else if (layered) {
       b->n_built++;
       df_say(b, " ---> %.12s in %.2f s", stages[n_stages - 1].key, monotonic_seconds() - t0);
     }
@@ -652,7 +662,8 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
     return hutch_error_sys(err, "read %s", o->dockerfile);
   if (strlen(text) != len)
     return hutch_error_set(err, EINVAL, "%s: a NUL byte in a Dockerfile", o->dockerfile);
-  struct df_builder b = {.o = o, .origin = o->dockerfile, .ctx_fd = -1, .log_fd = -1};
+  struct df_builder b = {
+      .o = o, .origin = o->dockerfile, .ctx_fd = -1, .log_fd = -1, .audit = {.log = {.log_fd = -1, .head_fd = -1}}};
   if (dockerfile_parse(text, o->dockerfile, &b.df, err) < 0)
     return -1;
   int ret = -1;
@@ -685,7 +696,10 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
   for (const char *const *h = o->allow; h && *h; h++)
     strv_set(&b.allow, *h);
   b.net = o->net >= 0 ? o->net == HUTCH_NET_PROXY : b.allow[0] != NULL;
+  if (build_audit_start(&b.audit, log ? log : o->log_file, o, text, len, b.policy, b.net, err) < 0)
+    goto out;
   ret = build(&b, out, err);
+  build_audit_end(&b.audit, ret == 0, ret < 0 && err && *err ? (*err)->msg : NULL);
   if (ret < 0 && b.log_fd >= 0 && err && *err) {
     _cleanup_free_ char *msg = text_escape_cstr((*err)->msg);
     dprintf(b.log_fd, "error: %s\n", msg);

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "build_audit.h"
 #include "build_step.h"
 #include "dockerfile.h"
 #include "dockerfile_copy.h"
@@ -41,8 +42,9 @@ struct df_builder {
   char **global_args; /* ARGs before the first FROM */
   bool net;
   int log_fd;
-  struct build_output out; /* the terminal and the log, with the caps on what the steps wrote */
-  size_t state_bytes;      /* counted against DF_MAX_STATE */
+  struct build_output out;  /* the terminal and the log, with the caps on what the steps wrote */
+  size_t state_bytes;       /* counted against DF_MAX_STATE */
+  struct build_audit audit; /* the build's audit log (build_audit.h) */
   size_t n_built, n_cached;
 };
 

@@ -499,14 +499,29 @@ static int copy_entry(const struct df_copy *c, const char *rel, int fd, const st
     return hutch_error_sys(err, "create %s", dest);
   char buf[65536];
   ssize_t n;
-  while ((n = read(in, buf, sizeof(buf))) > 0)
+  uint64_t bytes = 0;
+  struct sha256_ctx hash;
+  sha256_init(&hash);
+  while ((n = read(in, buf, sizeof(buf))) > 0) {
     if (write_all(out, buf, (size_t)n) < 0)
       return hutch_error_sys(err, "write %s", dest);
+    if (c->copied)
+      sha256_update(&hash, buf, (size_t)n);
+    bytes += (uint64_t)n;
+  }
   if (n < 0)
     return hutch_error_sys(err, "read %s", rel);
   struct timespec times[2] = {st->st_atim, st->st_mtim};
   if (fchown(out, c->uid, c->gid) < 0 || fchmod(out, mode) < 0 || futimens(out, times) < 0)
     return hutch_error_sys(err, "set the owner and mode of %s", dest);
+  if (c->copied) {
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_final(&hash, digest);
+    _cleanup_free_ char *path = xasprintf("/%s", dest);
+    audit_files_add(&c->copied->list, digest, bytes, path);
+    c->copied->files++;
+    c->copied->bytes += bytes;
+  }
   return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include "audit.h"
 #include "error.h"
 #include "sha256.h"
 
@@ -30,6 +31,14 @@ void df_ignore_clear(struct df_ignore *ig);
 /* Whether the context path rel ("a/b") is excluded. */
 bool df_ignored(const struct df_ignore *ig, const char *rel);
 
+/* What a copy wrote into the layer, for the build's audit log: each
+ * regular file's path in the image, size and sha256, hashed as it was
+ * copied (a link or a directory is not listed). */
+struct df_copied {
+  uint64_t files, bytes;
+  struct audit_files list;
+};
+
 struct df_copy {
   const int *trees; /* source trees, top first: the context (one), or a stage's layers */
   size_t n_trees;
@@ -42,6 +51,10 @@ struct df_copy {
   uid_t uid;        /* owner of what is copied (in the sandbox's ids) */
   gid_t gid;
   int chmod; /* mode bits for files and directories copied, or -1 */
+  /* df_copy_into: where its files are listed (NULL: nowhere), and what the
+   * audit log names as where they come from (NULL: "context" or "stage"). */
+  struct df_copied *copied;
+  const char *audit_from;
 };
 
 /* Update ctx with everything the copy would read (names, types, modes,

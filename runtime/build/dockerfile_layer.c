@@ -11,9 +11,11 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "build_audit.h"
 #include "build_layer.h"
 #include "dockerfile_build.h"
 #include "idmap.h"
@@ -212,16 +214,55 @@ struct copy_job {
   const struct df_copy *copy;
   const char *dir;
   int layer_fd;
+  int list_fd; /* where the child hands back what it copied (copied_header, then the list), -1: nowhere */
+};
+
+struct copied_header {
+  uint64_t files, bytes, list_len;
 };
 
 /* In a user namespace with the caller's maps: the owners COPY --chown
  * names are the sandbox's ids. */
 static int copy_child(void *data, hutch_error_t *err) {
   struct copy_job *job = data;
-  if (job->copy)
-    return df_copy_into(job->copy, job->layer_fd, err);
-  _cleanup_close_ int fd = -1;
-  return df_layer_mkdirs(job->layer_fd, job->dir, 0, 0, &fd, err);
+  if (job->copy == NULL) {
+    _cleanup_close_ int fd = -1;
+    return df_layer_mkdirs(job->layer_fd, job->dir, 0, 0, &fd, err);
+  }
+  struct df_copied copied = {0};
+  struct df_copy c = *job->copy;
+  c.copied = job->list_fd >= 0 ? &copied : NULL;
+  int r = df_copy_into(&c, job->layer_fd, err);
+  /* What was copied is handed back whether or not the copy went through. */
+  struct copied_header h = {copied.files, copied.bytes, copied.list.len};
+  if (job->list_fd >= 0 && (write_all(job->list_fd, &h, sizeof(h)) < 0 ||
+                            (h.list_len && write_all(job->list_fd, copied.list.data, copied.list.len) < 0)))
+    r = r < 0 ? r : hutch_error_sys(err, "hand back the files copied");
+  free(copied.list.data);
+  return r;
+}
+
+/* What the child copied, into the build's audit log. */
+static void audit_copied(struct df_builder *b, const struct df_copy *copy, int fd, bool ok) {
+  struct copied_header h = {0};
+  _cleanup_free_ char *list = NULL;
+  if (pread(fd, &h, sizeof(h), 0) != (ssize_t)sizeof(h))
+    h = (struct copied_header){0};
+  if (h.list_len > AUDIT_FILES_MAX)
+    h.list_len = 0;
+  if (h.list_len) {
+    list = xmalloc(h.list_len);
+    if (pread(fd, list, h.list_len, sizeof(h)) != (ssize_t)h.list_len)
+      h.list_len = 0;
+  }
+  _cleanup_free_ const char **sources = xcalloc(copy->n_sources + 1, sizeof(*sources));
+  for (size_t i = 0; i < copy->n_sources; i++)
+    sources[i] = copy->sources[i];
+  build_audit_copy(&b->audit,
+                   copy->audit_from ? copy->audit_from
+                   : copy->context  ? "context"
+                                    : "stage",
+                   sources, copy->dest, list, h.list_len, h.files, h.bytes, ok);
 }
 
 int df_layer_make(struct df_builder *b, struct df_stage *st, const struct df_instr *in, const char *key,
@@ -246,8 +287,17 @@ out:
 
 int df_layer_fill_copy(struct df_builder *b, const struct df_copy *copy, const char *dir, int layer_fd,
                        hutch_error_t *err) {
-  struct copy_job job = {copy, dir, layer_fd};
-  return userns_run(b->maps, 0, copy_child, &job, err);
+  _cleanup_close_ int list_fd = -1;
+  if (copy != NULL && b->audit.log.log_fd >= 0) {
+    list_fd = memfd_create("hutch-copied", MFD_CLOEXEC);
+    if (list_fd < 0)
+      return hutch_error_sys(err, "COPY: memfd_create for the audit log's list of files");
+  }
+  struct copy_job job = {copy, dir, layer_fd, list_fd};
+  int r = userns_run(b->maps, 0, copy_child, &job, err);
+  if (list_fd >= 0)
+    audit_copied(b, copy, list_fd, r >= 0);
+  return r;
 }
 
 struct copy_fill {

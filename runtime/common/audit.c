@@ -153,6 +153,106 @@ void audit_rec_strv(struct audit_rec *r, const char *key, const char *const *v) 
     rec_truncated(r, key);
 }
 
+void audit_rec_file(struct audit_rec *r, const char *direction, const char *op, const char *path, uint64_t bytes,
+                    const char *hex) {
+  audit_rec_str(r, "direction", direction);
+  audit_rec_str(r, "op", op);
+  audit_rec_str(r, "path", path);
+  if (hex == NULL)
+    return;
+  audit_rec_u64(r, "bytes", bytes);
+  char digest[8 + SHA256_HEX_SIZE];
+  snprintf(digest, sizeof(digest), "sha256:%s", hex);
+  audit_rec_str(r, "sha256", digest);
+}
+
+void audit_rec_caller(struct audit_rec *r) {
+  audit_rec_str(r, "hutch", PACKAGE_VERSION);
+  audit_rec_u64(r, "uid", getuid());
+  audit_rec_u64(r, "gid", getgid());
+  audit_rec_u64(r, "euid", geteuid());
+  audit_rec_i64(r, "pid", getpid());
+}
+
+void audit_rec_u64s(struct audit_rec *r, const char *const *keys, const uint64_t *values, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    audit_rec_u64(r, keys[i], values[i]);
+}
+
+struct audit_rec *audit_recs_add(struct audit_recs *rs, const char *type) {
+  if (rs->n == rs->cap) {
+    rs->cap = rs->cap ? rs->cap * 2 : 8;
+    rs->v = xrealloc(rs->v, rs->cap * sizeof(*rs->v));
+  }
+  audit_rec_init(&rs->v[rs->n], type);
+  return &rs->v[rs->n++];
+}
+
+void audit_recs_free(struct audit_recs *rs) {
+  for (size_t i = 0; i < rs->n; i++)
+    audit_rec_free(&rs->v[i]);
+  free(rs->v);
+  *rs = (struct audit_recs){0};
+}
+
+struct file_recs {
+  struct audit_recs *rs;
+  const char *direction;
+};
+
+static void add_file_rec(const char *hex, uint64_t bytes, const char *path, void *data) {
+  struct file_recs *f = data;
+  audit_rec_file(audit_recs_add(f->rs, "file"), f->direction, "copy", path, bytes, hex);
+}
+
+size_t audit_recs_files(struct audit_recs *rs, const char *direction, const char *list, size_t len) {
+  struct file_recs f = {rs, direction};
+  return audit_files_each(list, len, add_file_rec, &f);
+}
+
+void audit_files_add(struct audit_files *f, const uint8_t digest[SHA256_DIGEST_SIZE], uint64_t bytes,
+                     const char *path) {
+  char hex[SHA256_HEX_SIZE], size[24];
+  sha256_hex(digest, hex);
+  int n = snprintf(size, sizeof(size), "%" PRIu64, bytes);
+  size_t plen = strnlen(path, AUDIT_VALUE_MAX + 1);
+  size_t want = sizeof(hex) + (size_t)n + 1 + plen + 1;
+  if (f->len + want > AUDIT_FILES_MAX)
+    return;
+  if (f->len + want > f->cap) {
+    f->cap = (f->len + want) * 2;
+    f->data = xrealloc(f->data, f->cap);
+  }
+  char *p = f->data + f->len;
+  memcpy(p, hex, sizeof(hex));
+  memcpy(p + sizeof(hex), size, (size_t)n + 1);
+  memcpy(p + sizeof(hex) + (size_t)n + 1, path, plen);
+  p[want - 1] = '\0';
+  f->len += want;
+}
+
+size_t audit_files_each(const char *list, size_t len,
+                        void (*fn)(const char *hex, uint64_t bytes, const char *path, void *data), void *data) {
+  size_t count = 0;
+  const char *p = list, *end = list ? list + len : NULL;
+  while (p && p < end) {
+    const char *hex = p;
+    const char *bytes = hex + strnlen(hex, (size_t)(end - hex)) + 1;
+    if (bytes >= end)
+      break;
+    const char *path = bytes + strnlen(bytes, (size_t)(end - bytes)) + 1;
+    if (path >= end)
+      break;
+    size_t plen = strnlen(path, (size_t)(end - path));
+    if (path + plen >= end)
+      break; /* not terminated: cut short */
+    p = path + plen + 1;
+    fn(hex, strtoull(bytes, NULL, 10), path, data);
+    count++;
+  }
+  return count;
+}
+
 double audit_now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);

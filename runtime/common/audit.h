@@ -16,6 +16,7 @@
 #include <stdio.h>
 
 #include "error.h"
+#include "sha256.h"
 
 #define AUDIT_LOG_NAME "audit.jsonl"
 #define AUDIT_HEAD_SUFFIX ".head"
@@ -46,6 +47,45 @@ void audit_rec_bool(struct audit_rec *r, const char *key, bool v);
 void audit_rec_null(struct audit_rec *r, const char *key);
 /* A list of strings (NULL-terminated; NULL: null), cut as strings are. */
 void audit_rec_strv(struct audit_rec *r, const char *key, const char *const *v);
+/* Who writes the log: "hutch" (its version), "uid", "gid", "euid", "pid". */
+void audit_rec_caller(struct audit_rec *r);
+/* A "file" record's members: what hutch wrote into (direction "in") or
+ * read out of ("out") a sandbox, by `op`, with its size and the sha256 of
+ * its bytes in hex (NULL: no content, as for a removal). */
+void audit_rec_file(struct audit_rec *r, const char *direction, const char *op, const char *path, uint64_t bytes,
+                    const char *hex);
+
+/* The files of a copy, hashed as they were copied, for their "file"
+ * records: "SHA256HEX\0BYTES\0PATH\0" each, a flat buffer so that a copy
+ * made in a helper process hands it back in one piece.  Bounded: a path is
+ * kept up to one byte past AUDIT_VALUE_MAX (the record cuts it and says
+ * so), and past AUDIT_FILES_MAX bytes further files are not listed (the
+ * copy's record counts them: "files" against "listed"). */
+#define AUDIT_FILES_MAX (16u << 20)
+struct audit_files {
+  char *data;
+  size_t len, cap;
+};
+void audit_files_add(struct audit_files *f, const uint8_t digest[SHA256_DIGEST_SIZE], uint64_t bytes, const char *path);
+/* Each entry of a list (as a helper sent it back: never trusted to end in
+ * a NUL) to fn; returns how many. */
+size_t audit_files_each(const char *list, size_t len,
+                        void (*fn)(const char *hex, uint64_t bytes, const char *path, void *data), void *data);
+
+/* Records gathered for one append (a copy's files, then the copy). */
+struct audit_recs {
+  struct audit_rec *v;
+  size_t n, cap;
+};
+/* A new record of `type` at the end of rs. */
+struct audit_rec *audit_recs_add(struct audit_recs *rs, const char *type);
+/* A "file" record (op "copy") for each entry of an audit_files list;
+ * returns how many. */
+size_t audit_recs_files(struct audit_recs *rs, const char *direction, const char *list, size_t len);
+/* n numbers, keys[i]:values[i] (a copy's counts). */
+void audit_rec_u64s(struct audit_rec *r, const char *const *keys, const uint64_t *values, size_t n);
+void audit_recs_free(struct audit_recs *rs);
+
 /* "2026-12-02T00:38:26.123Z" of a CLOCK_REALTIME time. */
 void audit_format_time(double realtime, char *buf, size_t len);
 double audit_now(void);

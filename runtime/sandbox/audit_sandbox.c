@@ -40,16 +40,6 @@ static void warn_unless_gone(hutch_error_t *err) {
   }
 }
 
-static void append_or_warn(int state_fd, const char *id, const struct audit_rec *recs, size_t n) {
-  _cleanup_close_ int dfd = sandbox_dir(state_fd, id);
-  hutch_error_t err = NULL;
-  if (dfd < 0)
-    hutch_error_sys(&err, "audit log: open sandbox %s's directory", id);
-  else
-    audit_append_n(dfd, AUDIT_LOG_NAME, 0, recs, n, &err);
-  warn_unless_gone(&err);
-}
-
 /* ---- a handle's sink ---- */
 
 struct audit_sink {
@@ -120,11 +110,7 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
   audit_rec_init(&r, "start");
   audit_rec_str(&r, "sandbox", id);
   audit_rec_str(&r, "kind", long_lived ? "long-lived" : "one-shot");
-  audit_rec_str(&r, "hutch", PACKAGE_VERSION);
-  audit_rec_u64(&r, "uid", getuid());
-  audit_rec_u64(&r, "gid", getgid());
-  audit_rec_u64(&r, "euid", geteuid());
-  audit_rec_i64(&r, "pid", getpid());
+  audit_rec_caller(&r);
   audit_rec_str(&r, "policy", policy->path);
   _cleanup_free_ char *policy_digest = xasprintf("sha256:%s", policy->file_digest);
   audit_rec_str(&r, "policy_digest", policy_digest);
@@ -236,14 +222,17 @@ struct audit_rec audit_cmd_finish(struct audit_cmd *c, const struct hutch_exit *
     if (ex->usage.cpu_usec || ex->usage.memory_peak) {
       audit_rec_double(&c->rec, "cpu_seconds", (double)ex->usage.cpu_usec / 1e6);
       audit_rec_u64(&c->rec, "memory_peak", ex->usage.memory_peak);
+      audit_rec_str(&c->rec, "usage_from", "cgroup");
     } else if (ru != NULL) {
       audit_rec_double(&c->rec, "cpu_seconds",
                        (double)(ru->ru_utime.tv_sec + ru->ru_stime.tv_sec) +
                            (double)(ru->ru_utime.tv_usec + ru->ru_stime.tv_usec) / 1e6);
       audit_rec_u64(&c->rec, "memory_peak", (uint64_t)ru->ru_maxrss * 1024);
+      audit_rec_str(&c->rec, "usage_from", "wait4");
     } else {
       audit_rec_null(&c->rec, "cpu_seconds");
       audit_rec_null(&c->rec, "memory_peak");
+      audit_rec_null(&c->rec, "usage_from");
     }
   }
   /* Bytes of output: known where it went into regular files. */
@@ -279,49 +268,55 @@ void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char 
   audit_rec_free(&r);
 }
 
-/* ---- copies ---- */
+/* ---- files ---- */
 
-void audit_sandbox_copy(int state_fd, const char *id, const char *direction, const char *src, const char *dest,
-                        const char *files, size_t len, const struct hutch_copy_report *rep, int result) {
-  size_t n = 0, cap = 8;
-  struct audit_rec *recs = xcalloc(cap, sizeof(*recs));
-  const char *p = files, *end = files ? files + len : NULL;
-  while (p && p < end) {
-    const char *hex = p;
-    const char *bytes = hex + strnlen(hex, (size_t)(end - hex)) + 1;
-    if (bytes >= end)
-      break;
-    const char *path = bytes + strnlen(bytes, (size_t)(end - bytes)) + 1;
-    if (path >= end)
-      break;
-    p = path + strnlen(path, (size_t)(end - path)) + 1;
-    if (n + 1 >= cap) {
-      cap *= 2;
-      recs = xrealloc(recs, cap * sizeof(*recs));
-    }
-    audit_rec_init(&recs[n], "file");
-    audit_rec_str(&recs[n], "direction", direction);
-    audit_rec_str(&recs[n], "path", path);
-    audit_rec_u64(&recs[n], "bytes", strtoull(bytes, NULL, 10));
-    _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
-    audit_rec_str(&recs[n], "sha256", digest);
-    n++;
+/* The host side of a copy as an absolute path: the log does not record
+ * the directory the caller worked in.  Joined, not resolved (no link on the
+ * host is followed for the log). */
+static char *host_path(const char *p) {
+  char cwd[4096];
+  if (p == NULL || p[0] == '/' || getcwd(cwd, sizeof(cwd)) == NULL)
+    return xstrdup(p ? p : "");
+  return xasprintf("%s%s%s", cwd, strcmp(cwd, "/") == 0 ? "" : "/", p);
+}
+
+void audit_sandbox_copy(struct audit_sink *sink, const struct audit_copy_desc *d, const char *files, size_t len,
+                        const struct hutch_copy_report *rep, int result) {
+  struct audit_recs rs = {0};
+  size_t listed = audit_recs_files(&rs, d->direction, files, len);
+  bool in = strcmp(d->direction, "in") == 0;
+  _cleanup_free_ char *host = host_path(in ? d->src : d->dest);
+  struct audit_rec *r = audit_recs_add(&rs, "copy");
+  audit_rec_str(r, "direction", d->direction);
+  audit_rec_str(r, "kind", d->kind);
+  audit_rec_str(r, "from", in ? host : d->src);
+  audit_rec_str(r, "to", in ? d->dest : host);
+  static const char *const keys[] = {"files", "listed", "dirs", "bytes", "skipped", "renamed"};
+  const uint64_t counts[] = {rep->files, listed, rep->dirs, rep->bytes, rep->skipped, rep->renamed};
+  audit_rec_u64s(r, keys, counts, ARRAY_SIZE(keys));
+  audit_rec_str(r, "stopped", rep->stopped);
+  audit_rec_bool(r, "ok", result >= 0);
+  if (sink != NULL)
+    sink_append(sink, rs.v, rs.n);
+  audit_recs_free(&rs);
+}
+
+void audit_sandbox_file(struct audit_sink *sink, const char *op, const char *direction, const char *path,
+                        const void *data, size_t len, bool ok) {
+  if (sink == NULL)
+    return;
+  char hex[SHA256_HEX_SIZE];
+  if (data != NULL) {
+    uint8_t digest[SHA256_DIGEST_SIZE];
+    sha256_buffer(data, len, digest);
+    sha256_hex(digest, hex);
   }
-  audit_rec_init(&recs[n], "copy");
-  audit_rec_str(&recs[n], "direction", direction);
-  audit_rec_str(&recs[n], "from", src);
-  audit_rec_str(&recs[n], "to", dest);
-  audit_rec_u64(&recs[n], "files", rep->files);
-  audit_rec_u64(&recs[n], "dirs", rep->dirs);
-  audit_rec_u64(&recs[n], "bytes", rep->bytes);
-  audit_rec_u64(&recs[n], "skipped", rep->skipped);
-  audit_rec_str(&recs[n], "stopped", rep->stopped);
-  audit_rec_bool(&recs[n], "ok", result >= 0);
-  n++;
-  append_or_warn(state_fd, id, recs, n);
-  for (size_t i = 0; i < n; i++)
-    audit_rec_free(&recs[i]);
-  free(recs);
+  struct audit_rec r;
+  audit_rec_init(&r, "file");
+  audit_rec_file(&r, direction, op, path, len, data ? hex : NULL);
+  audit_rec_bool(&r, "ok", ok);
+  sink_append(sink, &r, 1);
+  audit_rec_free(&r);
 }
 
 /* ---- the end ---- */

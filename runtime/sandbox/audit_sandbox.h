@@ -48,10 +48,23 @@ void audit_cmd_end(struct audit_cmd *c, const struct hutch_exit *ex, const char 
 struct audit_rec audit_cmd_finish(struct audit_cmd *c, const struct hutch_exit *ex, const char *how,
                                   const struct rusage *ru);
 
-/* The files of a copy: "SHA256HEX\0BYTES\0PATH\0" each, as the walk
- * (sandbox_fs_copy.c) collected them. */
-void audit_sandbox_copy(int state_fd, const char *id, const char *direction, const char *src, const char *dest,
-                        const char *files, size_t len, const struct hutch_copy_report *rep, int result);
+/* A copy between the host and a sandbox: its files (an audit_files list,
+ * as the copy collected them) as "file" records, then its "copy" record,
+ * in one append.  `kind`: "tree" (a directory), "update" (a directory
+ * brought up to date: unchanged files are not copied) or "file" (one
+ * file; its path is the one in the sandbox). */
+struct audit_copy_desc {
+  const char *direction; /* "in", "out" */
+  const char *kind;
+  const char *src, *dest;
+};
+void audit_sandbox_copy(struct audit_sink *sink, const struct audit_copy_desc *d, const char *files, size_t len,
+                        const struct hutch_copy_report *rep, int result);
+/* One file hutch wrote into a sandbox (op "write", direction "in") or read
+ * out of it ("read", "out"), its bytes hashed here; or removed ("remove",
+ * "in"; data NULL).  `ok`: whether the operation succeeded. */
+void audit_sandbox_file(struct audit_sink *sink, const char *op, const char *direction, const char *path,
+                        const void *data, size_t len, bool ok);
 
 /* The end: the last command's record (a one-shot's; may be NULL), the
  * proxy's lines (its log `proxy_log`, may be NULL) and the end record in

@@ -31,6 +31,10 @@ struct hutch_sandbox {
  * of the init over the control socket for a sandbox opened by id. */
 int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err);
 
+/* Where the handle's audit records go (audit_sandbox.h): its commands',
+ * and the files it writes into or reads out of the sandbox. */
+struct audit_sink *sandbox_audit_sink(struct hutch_sandbox *sb);
+
 /* Signals that reach hutch while it waits are forwarded to the sandbox;
  * they are read from a signalfd, and the caller's mask is restored after. */
 struct forwarder {

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
+/* A sandbox's single files (sandbox_fs.h); each one written into, read out
+ * of or removed from the sandbox is recorded in its audit log. */
 #include "config.h"
 
 #include "sandbox_fs.h"
@@ -13,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "audit_sandbox.h"
 #include "paths.h"
 #include "sandbox.h"
 #include "util.h"
@@ -153,6 +156,7 @@ int hutch_sandbox_read_file(struct hutch_sandbox *sb, const char *path, size_t m
     return -1;
   *data = c.out ? c.out : xstrdup("");
   *len = c.out_len;
+  audit_sandbox_file(sandbox_audit_sink(sb), "read", "out", path, *data, *len, true);
   return 0;
 }
 
@@ -240,7 +244,10 @@ static int op_write(struct sfs_call *c, hutch_error_t *err) {
 int hutch_sandbox_write_file(struct hutch_sandbox *sb, const char *path, const void *data, size_t len, bool create,
                              hutch_error_t *err) {
   struct sfs_call c = {.path = path, .data = data, .len = len, .create = create};
-  return sfs_run(sb, op_write, &c, err);
+  int r = sfs_run(sb, op_write, &c, err);
+  /* A write that failed is recorded too: its file may hold part of it. */
+  audit_sandbox_file(sandbox_audit_sink(sb), "write", "in", path, data ? data : "", data ? len : 0, r >= 0);
+  return r;
 }
 
 static int op_remove(struct sfs_call *c, hutch_error_t *err) {
@@ -262,7 +269,10 @@ static int op_remove(struct sfs_call *c, hutch_error_t *err) {
 
 int hutch_sandbox_remove_file(struct hutch_sandbox *sb, const char *path, hutch_error_t *err) {
   struct sfs_call c = {.path = path};
-  return sfs_run(sb, op_remove, &c, err);
+  int r = sfs_run(sb, op_remove, &c, err);
+  if (r >= 0)
+    audit_sandbox_file(sandbox_audit_sink(sb), "remove", "in", path, NULL, 0, true);
+  return r;
 }
 
 struct lister {

@@ -36,26 +36,9 @@ struct walk {
   /* hutch_sandbox_update_out: a file whose size and modification time dest
    * already has is left, a copied file takes its source's time. */
   bool update;
-  /* Each file copied, for the audit log: "SHA256HEX\0BYTES\0PATH\0". */
-  char *files;
-  size_t files_len, files_cap;
+  /* Each file copied, hashed as it was, for the audit log. */
+  struct audit_files files;
 };
-
-static void note_file(struct walk *w, const uint8_t digest[SHA256_DIGEST_SIZE], uint64_t bytes, const char *path) {
-  char hex[SHA256_HEX_SIZE], size[24];
-  sha256_hex(digest, hex);
-  int n = snprintf(size, sizeof(size), "%" PRIu64, bytes);
-  size_t plen = strlen(path);
-  size_t want = sizeof(hex) + (size_t)n + 1 + plen + 1;
-  if (w->files_len + want > w->files_cap) {
-    w->files_cap = (w->files_len + want) * 2;
-    w->files = xrealloc(w->files, w->files_cap);
-  }
-  memcpy(w->files + w->files_len, hex, sizeof(hex));
-  memcpy(w->files + w->files_len + sizeof(hex), size, (size_t)n + 1);
-  memcpy(w->files + w->files_len + sizeof(hex) + (size_t)n + 1, path, plen + 1);
-  w->files_len += want;
-}
 
 /* Where the walk stops: 1 when a bound was reached (recorded), 0 to go on. */
 static int stop(struct walk *w, const char *why) {
@@ -133,7 +116,7 @@ static int copy_file(struct walk *w, int src, int dir, const char *name, const c
     return hutch_error_sys(err, "set the time of %s/%s", w->dest_name, path);
   uint8_t digest[SHA256_DIGEST_SIZE];
   sha256_final(&hash, digest);
-  note_file(w, digest, copied, path);
+  audit_files_add(&w->files, digest, copied, path);
   w->rep->files++;
   w->rep->bytes += copied;
   return 0;
@@ -249,8 +232,8 @@ static int op_copy_in(struct sfs_call *c, hutch_error_t *err) {
   struct walk w = {.rep = &c->rep, .owner = &c->owner, .src_name = c->path, .dest_name = c->dest};
   sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
   int r = walk(&w, in, out, err);
-  c->out = w.files;
-  c->out_len = w.files_len;
+  c->out = w.files.data;
+  c->out_len = w.files.len;
   return r;
 }
 
@@ -259,7 +242,8 @@ int hutch_sandbox_copy_in(struct hutch_sandbox *sb, const char *src, const char 
   struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
   int r = sfs_run(sb, op_copy_in, &c, err);
   *rep = c.rep;
-  audit_sandbox_copy(sb->state_fd, sb->id, "in", src, dest, c.out, c.out_len, &c.rep, r);
+  struct audit_copy_desc d = {"in", "tree", src, dest};
+  audit_sandbox_copy(sandbox_audit_sink(sb), &d, c.out, c.out_len, &c.rep, r);
   free(c.out);
   return r;
 }
@@ -289,8 +273,8 @@ static int op_copy_out(struct sfs_call *c, hutch_error_t *err) {
                    .update = c->update};
   sfs_budget_init(&w.budget, c->limits, monotonic_seconds());
   int r = walk(&w, in, out, err);
-  c->out = w.files;
-  c->out_len = w.files_len;
+  c->out = w.files.data;
+  c->out_len = w.files.len;
   return r;
 }
 
@@ -301,8 +285,10 @@ static int copy_out(struct hutch_sandbox *sb, const char *src, const char *dest,
   *rep = c.rep;
   /* An update that found nothing changed took nothing out of the sandbox:
    * repeated at every step, it would fill the log with nothing. */
-  if (!update || r < 0 || c.rep.files > 0 || c.rep.stopped)
-    audit_sandbox_copy(sb->state_fd, sb->id, "out", src, dest, c.out, c.out_len, &c.rep, r);
+  if (!update || r < 0 || c.rep.files > 0 || c.rep.stopped) {
+    struct audit_copy_desc d = {"out", update ? "update" : "tree", src, dest};
+    audit_sandbox_copy(sandbox_audit_sink(sb), &d, c.out, c.out_len, &c.rep, r);
+  }
   free(c.out);
   return r;
 }

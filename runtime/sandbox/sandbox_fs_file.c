@@ -6,7 +6,9 @@
  * classified with fstat on an O_PATH fd before it is opened for real (no
  * FIFO or device is ever opened), the destination is a new file or a
  * regular file replaced in place (never a symlink, never a directory), and
- * the bytes and the time are bounded, as streams rather than in memory. */
+ * the bytes and the time are bounded, as streams rather than in memory.
+ * Each copy is recorded in the sandbox's audit log, the file's sha256
+ * taken as its bytes go by. */
 #include "config.h"
 
 #include "sandbox_fs.h"
@@ -18,6 +20,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "audit_sandbox.h"
+#include "sandbox.h"
+#include "sha256.h"
 #include "util.h"
 
 #define CHUNK 65536
@@ -72,14 +77,19 @@ static int open_dest(int dir, const char *name, const struct sfs_owner *owner, c
   return fd;
 }
 
-/* in to out within the copy's bounds; on a bound reached the partial file
- * (name below dir) is removed and rep->stopped says which. */
-static int stream(int in, int out, int dir, const char *name, const struct hutch_copy_limits *limits,
-                  struct hutch_copy_report *rep, const char *src, hutch_error_t *err) {
+/* in to out within the copy's bounds, hashed as it goes; the file copied
+ * goes into c's out as an audit_files list, named `path` (its path in the
+ * sandbox).  On a bound reached the partial file (name below dir) is
+ * removed and rep->stopped says which. */
+static int stream(struct sfs_call *c, int in, int out, int dir, const char *name, const char *path,
+                  hutch_error_t *err) {
+  struct hutch_copy_report *rep = &c->rep;
   struct sfs_budget b;
-  sfs_budget_init(&b, limits, monotonic_seconds());
+  sfs_budget_init(&b, c->limits, monotonic_seconds());
   uint64_t left = sfs_budget_bytes_left(&b, 0), copied = 0;
   _cleanup_free_ char *buf = xmalloc(CHUNK);
+  struct sha256_ctx hash;
+  sha256_init(&hash);
   for (;;) {
     if (monotonic_seconds() >= b.deadline) {
       rep->stopped = "time";
@@ -90,10 +100,16 @@ static int stream(int in, int out, int dir, const char *name, const struct hutch
     if (n < 0 && errno == EINTR)
       continue;
     if (n < 0)
-      return hutch_error_sys(err, "read %s", src);
+      return hutch_error_sys(err, "read %s", c->path);
     if (n == 0) {
       rep->files = 1;
       rep->bytes = copied;
+      uint8_t digest[SHA256_DIGEST_SIZE];
+      sha256_final(&hash, digest);
+      struct audit_files files = {0};
+      audit_files_add(&files, digest, copied, path);
+      c->out = files.data;
+      c->out_len = files.len;
       return 0;
     }
     if ((uint64_t)n > left - copied) {
@@ -102,6 +118,7 @@ static int stream(int in, int out, int dir, const char *name, const struct hutch
     }
     if (write_all(out, buf, (size_t)n) < 0)
       return hutch_error_sys(err, "write %s", name);
+    sha256_update(&hash, buf, (size_t)n);
     copied += (uint64_t)n;
   }
   unlinkat(dir, name, 0);
@@ -142,7 +159,7 @@ static int op_file_in(struct sfs_call *c, hutch_error_t *err) {
   _cleanup_close_ int out = open_dest(dir, name, &c->owner, c->dest, " in the sandbox", err);
   if (out < 0)
     return -1;
-  return stream(in, out, dir, name, c->limits, &c->rep, c->path, err);
+  return stream(c, in, out, dir, name, c->dest, err);
 }
 
 int hutch_sandbox_copy_file_in(struct hutch_sandbox *sb, const char *src, const char *dest,
@@ -151,6 +168,9 @@ int hutch_sandbox_copy_file_in(struct hutch_sandbox *sb, const char *src, const 
   struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
   int r = sfs_run(sb, op_file_in, &c, err);
   *rep = c.rep;
+  struct audit_copy_desc d = {"in", "file", src, dest};
+  audit_sandbox_copy(sandbox_audit_sink(sb), &d, c.out, c.out_len, &c.rep, r);
+  free(c.out);
   return r;
 }
 
@@ -173,7 +193,7 @@ static int op_file_out(struct sfs_call *c, hutch_error_t *err) {
   _cleanup_close_ int out = open_dest(dir, name, NULL, c->dest, "", err);
   if (out < 0)
     return -1;
-  return stream(in, out, dir, name, c->limits, &c->rep, c->path, err);
+  return stream(c, in, out, dir, name, c->path, err);
 }
 
 int hutch_sandbox_copy_file_out(struct hutch_sandbox *sb, const char *src, const char *dest,
@@ -182,5 +202,8 @@ int hutch_sandbox_copy_file_out(struct hutch_sandbox *sb, const char *src, const
   struct sfs_call c = {.path = src, .dest = dest, .limits = limits};
   int r = sfs_run(sb, op_file_out, &c, err);
   *rep = c.rep;
+  struct audit_copy_desc d = {"out", "file", src, dest};
+  audit_sandbox_copy(sandbox_audit_sink(sb), &d, c.out, c.out_len, &c.rep, r);
+  free(c.out);
   return r;
 }

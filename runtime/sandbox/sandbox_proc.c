@@ -58,9 +58,8 @@ static struct ctl_pool *pool_get(struct hutch_sandbox *sb) {
   return pool;
 }
 
-/* The handle's audit sink, made at its first command (CAS: threads may
- * spawn at once). */
-static struct audit_sink *sandbox_audit_sink(struct hutch_sandbox *sb) {
+/* Made at the handle's first record (CAS: threads may spawn at once). */
+struct audit_sink *sandbox_audit_sink(struct hutch_sandbox *sb) {
   struct audit_sink *sink = __atomic_load_n(&sb->audit_sink, __ATOMIC_ACQUIRE);
   if (sink != NULL)
     return sink;

@@ -2,7 +2,8 @@
 /* The audit log's chain (runtime/common/audit.c): records escaped and
  * bounded, appended with their chain and head, the cap, the end; and the
  * verification against an edited byte, a removed line, a cut end, bytes
- * appended behind the writer's back. */
+ * appended behind the writer's back; a copy's list of files (bounded, read
+ * back only to its last whole entry) and the file record. */
 #include "config.h"
 
 #include <errno.h>
@@ -17,6 +18,23 @@
 #include "sha256.h"
 #include "tap.h"
 #include "util.h"
+
+/* What audit_files_each hands its callback: "HEX BYTES PATH" of the first
+ * two entries (the path's first 40 bytes), and each path's length. */
+struct collected {
+  size_t n;
+  char line[2][128];
+  size_t path_len[2];
+};
+
+static void collect(const char *hex, uint64_t bytes, const char *path, void *data) {
+  struct collected *c = data;
+  if (c->n < 2) {
+    snprintf(c->line[c->n], sizeof(c->line[0]), "%s %llu %.40s", hex, (unsigned long long)bytes, path);
+    c->path_len[c->n] = strlen(path);
+  }
+  c->n++;
+}
 
 static char dir[64];
 static int dfd;
@@ -295,6 +313,51 @@ int main(void) {
     tap_ok(audit_log_room(&l, &room, &err) == 0 && room == 0, "an ended log has no room");
     audit_log_close(&l);
     hutch_error_free(&err);
+  }
+
+  {
+    /* A copy's list of files: paths kept to one byte past the value's
+     * bound, the list bounded, and a list cut short (as a helper's answer
+     * could be) read only up to its last whole entry. */
+    struct audit_files f = {0};
+    uint8_t d[SHA256_DIGEST_SIZE];
+    sha256_buffer("abc", 3, d);
+    audit_files_add(&f, d, 3, "dir/a.txt");
+    char *long_path = xmalloc(AUDIT_VALUE_MAX + 100);
+    memset(long_path, 'p', AUDIT_VALUE_MAX + 99);
+    long_path[AUDIT_VALUE_MAX + 99] = '\0';
+    audit_files_add(&f, d, 7, long_path);
+    struct collected c = {0};
+    size_t n = audit_files_each(f.data, f.len, collect, &c);
+    tap_ok(n == 2 && c.n == 2, "two files listed, two read back");
+    tap_is_str(c.line[0], "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad 3 dir/a.txt",
+               "an entry: the sha256 (of \"abc\"), the size, the path");
+    tap_ok(c.path_len[1] == AUDIT_VALUE_MAX + 1, "a long path is kept to one byte past the bound (%zu)", c.path_len[1]);
+    c = (struct collected){0};
+    tap_ok(audit_files_each(f.data, f.len - 1, collect, &c) == 1 && c.n == 1,
+           "a list cut short is read to its last whole entry");
+    c = (struct collected){0};
+    tap_ok(audit_files_each(NULL, 0, collect, &c) == 0, "no list, no entry");
+    struct audit_files many = {0};
+    for (int i = 0; i < 5000; i++)
+      audit_files_add(&many, d, 1, long_path);
+    tap_ok(many.len <= AUDIT_FILES_MAX && many.len + 4200 > AUDIT_FILES_MAX, "the list stops at its bound (%zu bytes)",
+           many.len);
+    free(many.data);
+    free(long_path);
+
+    struct audit_rec r;
+    audit_rec_init(&r, "file");
+    audit_rec_file(&r, "in", "write", "/t/we\"ird\nname", 3,
+                   "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    tap_ok(r.data != NULL && strstr(r.data, ",\"path\":\"/t/we\\\"ird\\u000aname\"") != NULL,
+           "a file record's path is escaped (%s)", r.data ? r.data : "");
+    audit_rec_free(&r);
+    audit_rec_init(&r, "file");
+    audit_rec_file(&r, "in", "remove", "/t/x", 0, NULL);
+    tap_ok(strstr(r.data, "bytes") == NULL && strstr(r.data, "sha256") == NULL, "a removal has no size nor sha256");
+    audit_rec_free(&r);
+    free(f.data);
   }
 
   char when[40];
