@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "curl_dl.h"
 #include "layer.h"
 #include "oci_image.h"
 #include "oci_tar.h"
@@ -128,6 +129,16 @@ static void build_gzip(FILE *f) {
   fwrite("\x1f\x8b\x08\x00", 1, 4, f);
 }
 
+/* The credentials found for domain (and repo): want, or none (NULL). */
+static void auth_is(const char *json, const char *domain, const char *repo, const char *want, const char *what) {
+  char *got = registry_auth_lookup_repo(json, domain, repo);
+  if (want)
+    tap_is_str(got, want, "%s", what);
+  else
+    tap_ok(got == NULL, "%s", what);
+  free(got);
+}
+
 int main(void) {
   /* ---- references: Docker's naming rules ---- */
   ref_ok("docker://ubuntu", "docker.io", "registry-1.docker.io", "library/ubuntu", "latest", NULL, false);
@@ -214,6 +225,50 @@ int main(void) {
   a = registry_auth_lookup_repo(scoped, "reg.test", NULL);
   tap_is_str(a, "aG9zdA==", "without a repository only the host's key applies");
   free(a);
+  /* Keys as libcurl reads URLs: ports, IPv6 literals, userinfo, no scheme. */
+  const char *tricky = "{\"auths\": {\"[::1]:5000\": {\"auth\": \"djY=\"},"
+                       " \"https://[fd00::2]:8443/v2/\": {\"auth\": \"djZi\"},"
+                       " \"https://someone@reg.test:5000/\": {\"auth\": \"dXNlcg==\"},"
+                       " \"reg.test:5001/team/./app/../app\": {\"auth\": \"ZG90\"},"
+                       " \"http://a b/\": {\"auth\": \"c3BhY2U=\"},"
+                       " \"127.0.0.1:5000@evil.test\": {\"auth\": \"ZXZpbA==\"}}}";
+  auth_is(tricky, "[::1]:5000", NULL, "djY=", "an IPv6 literal with a port, no scheme");
+  auth_is(tricky, "[fd00::2]:8443", NULL, "djZi", "an IPv6 literal in a URL with an API path");
+  auth_is(tricky, "reg.test:5000", NULL, "dXNlcg==", "a user in the key is not part of the host");
+  auth_is(tricky, "reg.test:5001", "team/app", "ZG90", "a key's path is read with its dot segments resolved");
+  auth_is(tricky, "127.0.0.1:5000", NULL, NULL, "a key whose host is after an '@' is not the loopback registry's");
+  auth_is(tricky, "evil.test", NULL, "ZXZpbA==", "it is that host's");
+  auth_is(tricky, "a b", NULL, NULL, "a key libcurl refuses names no registry");
+
+  /* Plain http only for loopback. */
+  tap_ok(registry_host_is_loopback("127.0.0.1:5000") && registry_host_is_loopback("127.8.9.10") &&
+             registry_host_is_loopback("[::1]:5000") && registry_host_is_loopback("localhost:80"),
+         "127.0.0.0/8, ::1 and localhost are loopback");
+  tap_ok(!registry_host_is_loopback("127.0.0.1.example.com") && !registry_host_is_loopback("127.evil.test:5000") &&
+             !registry_host_is_loopback("[::2]:5000") && !registry_host_is_loopback("localhost.example.com") &&
+             !registry_host_is_loopback("128.0.0.1"),
+         "a name that starts like a loopback address is not one");
+  ref_ok("docker://127.0.0.1.example.com/img", "127.0.0.1.example.com", "127.0.0.1.example.com", "img", "latest", NULL,
+         false);
+
+  /* URLs through libcurl's parser. */
+  struct curl_dl_url u;
+  tap_ok(curl_dl_url_parse("http://user:pw@[::1]:8080/a/../b?q#f", 0, &u, NULL) == 0 && strcmp(u.scheme, "http") == 0 &&
+             u.user && strcmp(u.host, "[::1]") == 0 && strcmp(u.port, "8080") == 0 && strcmp(u.path, "/b") == 0,
+         "a URL's parts: userinfo, IPv6 literal, port, a normalised path");
+  curl_dl_url_clear(&u);
+  tap_ok(curl_dl_url_parse("http://:pw@h/", 0, &u, NULL) == 0 && u.user && u.port == NULL,
+         "a password alone counts as userinfo; no port when none is written");
+  curl_dl_url_clear(&u);
+  tap_ok(curl_dl_url_parse("reg.test/x", CURLU_DEFAULT_SCHEME, &u, NULL) == 0 && strcmp(u.scheme, "https") == 0 &&
+             strcmp(u.host, "reg.test") == 0,
+         "no scheme: the default one, when asked for");
+  curl_dl_url_clear(&u);
+  hutch_error_t uerr = NULL;
+  tap_ok(curl_dl_url_parse("reg.test/x", 0, &u, &uerr) < 0 && uerr != NULL, "no scheme: refused otherwise");
+  hutch_error_free(&uerr);
+  tap_ok(curl_dl_url_parse("http://h:99999/", 0, &u, NULL) < 0, "a port past 65535 is refused");
+  tap_ok(curl_dl_url_parse("http://u:p@ss@h/", 0, &u, NULL) < 0, "so is a second '@'");
 
   /* ---- platform selection ---- */
   struct oci_descriptor d[] = {
