@@ -5,6 +5,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "curl_dl.h"
 #include "layer.h"
@@ -63,7 +64,7 @@ static void tar_add(FILE *f, const char *name, char type, const char *data, size
   unsigned char h[512] = {0};
   size_t len = data ? strlen(data) : 0;
   snprintf((char *)h, 100, "%s", name);
-  if (type == '2') { /* a symlink: data is its target */
+  if (type == '2' || type == '1') { /* a symlink or a hard link: data is its target */
     snprintf((char *)h + 157, 100, "%s", data);
     data = NULL;
     len = 0;
@@ -125,6 +126,66 @@ static void build_rootfs(FILE *f) {
 static void build_truncated(FILE *f) {
   tar_add(f, "index.json", '0', "{}", 1 << 20);
 }
+/* A pax extended header of one record, "LEN key=value\n". */
+static void pax_add(FILE *f, const char *key, const char *value) {
+  size_t body = strlen(key) + strlen(value) + 3, len = body + 1;
+  while (snprintf(NULL, 0, "%zu", len) + body != len)
+    len++;
+  char rec[512];
+  snprintf(rec, sizeof(rec), "%zu %s=%s\n", len, key, value);
+  tar_add(f, "PaxHeader/x", 'x', rec, 0);
+}
+/* Names and a size from pax records and a GNU long name, a hard link. */
+static void build_extended(FILE *f) {
+  pax_add(f, "path", "blobs/sha256/" H64);
+  tar_add(f, "short-name-replaced", '0', "pax named", 0);
+  tar_add(f, "././@LongLink", 'L', "blobs/sha256/" H64B, 0);
+  tar_add(f, "cut-name", '0', "gnu named", 0);
+  pax_add(f, "size", "11");
+  tar_add(f, "pax-sized", '0', NULL, 0); /* 0 in the header, 11 bytes of data */
+  char data[512] = "pax sized!!";
+  fwrite(data, 1, sizeof(data), f);
+  tar_add(f, "hard", '1', "index.json", 0);
+  tar_add(f, "index.json", '0', "{}", 0);
+}
+static void build_damaged(FILE *f) {
+  tar_add(f, "index.json", '0', "{}", 0);
+  char junk[512];
+  memset(junk, 'J', sizeof(junk));
+  fwrite(junk, 1, sizeof(junk), f);
+}
+
+/* The bytes of a member, read where the index says they are. */
+static bool member_is(FILE *f, const struct tar_index *idx, const char *name, const char *want) {
+  const struct tar_member *m = tar_index_find(idx, name);
+  char buf[64] = {0};
+  return m && m->size == strlen(want) && m->size < sizeof(buf) &&
+         pread(fileno(f), buf, m->size, (off_t)m->offset) == (ssize_t)m->size && strcmp(buf, want) == 0;
+}
+
+static void extended_members(void) {
+  FILE *f = tmpfile();
+  build_extended(f);
+  char end[1024] = {0};
+  fwrite(end, 1, sizeof(end), f);
+  fflush(f);
+  struct tar_index idx;
+  hutch_error_t err = NULL;
+  off_t before = lseek(fileno(f), 0, SEEK_CUR);
+  tap_is_int(tar_index_read(fileno(f), &idx, &err), 1, "an image archive of pax and GNU headers");
+  tap_ok(lseek(fileno(f), 0, SEEK_CUR) == before, "the file's offset is left as it was");
+  tap_ok(member_is(f, &idx, "blobs/sha256/" H64, "pax named") && !tar_index_find(&idx, "short-name-replaced"),
+         "a pax path names the member, and its bytes are where the index says");
+  tap_ok(member_is(f, &idx, "blobs/sha256/" H64B, "gnu named") && !tar_index_find(&idx, "cut-name"),
+         "so does a GNU long name");
+  tap_ok(member_is(f, &idx, "pax-sized", "pax sized!!") && member_is(f, &idx, "index.json", "{}"),
+         "a pax size replaces the header's, and the members after it are still found");
+  tap_ok(tar_index_find(&idx, "hard") == NULL, "a hard link is no blob");
+  tar_index_clear(&idx);
+  hutch_error_free(&err);
+  fclose(f);
+}
+
 static void build_gzip(FILE *f) {
   fwrite("\x1f\x8b\x08\x00", 1, 4, f);
 }
@@ -455,6 +516,8 @@ int main(void) {
   tap_is_int(tar_walk(build_rootfs, &ti), 0, "a rootfs tarball is not an image archive");
   tap_is_int(tar_walk(build_gzip, &ti), 0, "a compressed file is not one either");
   tap_is_int(tar_walk(build_truncated, &ti), -1, "a member larger than the file is an error");
+  tap_is_int(tar_walk(build_damaged, &ti), -1, "a damaged header after what marks an image archive is an error");
+  extended_members();
 
   /* ---- User ---- */
   tap_ok(oci_user_is_root(NULL) && oci_user_is_root("") && oci_user_is_root("root") && oci_user_is_root("0") &&
