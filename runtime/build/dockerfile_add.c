@@ -288,14 +288,17 @@ static void get_setup(void *curl, void *data) {
 
 /* ---- the file's name and place ---------------------------------------------------- */
 
-/* The last component of the URL's path ("" when it has none). */
-static char *url_file_name(const char *url) {
-  const char *p = strstr(url, "://") + 3;
-  p += strcspn(p, "/?#");
-  size_t len = strcspn(p, "?#");
-  _cleanup_free_ char *path = xstrndup(p, len);
-  char *slash = strrchr(path, '/');
-  return xstrdup(slash ? slash + 1 : "");
+/* The last component of the URL's path as libcurl reads it, still
+ * percent-encoded ("" when it has none); NULL, with err, for a URL libcurl
+ * refuses. */
+static char *url_file_name(const char *url, hutch_error_t *err) {
+  struct curl_dl_url u;
+  if (curl_dl_url_parse(url, 0, &u, err) < 0)
+    return NULL;
+  const char *slash = u.path ? strrchr(u.path, '/') : NULL;
+  char *name = xstrdup(slash ? slash + 1 : u.path ? u.path : "");
+  curl_dl_url_clear(&u);
+  return name;
 }
 
 /* The layer keyed (stage's key, ADD, text, extra) into *key; 1 when the
@@ -319,7 +322,9 @@ int df_add_url(struct df_builder *b, struct df_stage *st, const struct df_instr 
                const struct df_copy *tmpl, hutch_error_t *err) {
   if (tmpl->n_sources != 1)
     return hutch_error_set(err, ENOTSUP, "ADD of a URL (%s) takes one source: one ADD for each URL", url);
-  _cleanup_free_ char *name = url_file_name(url);
+  _cleanup_free_ char *name = url_file_name(url, err);
+  if (name == NULL)
+    return hutch_error_wrap(err, "ADD %s", url);
   if (tmpl->dest_is_dir && !usable_name(name))
     return hutch_error_set(err, EINVAL, "ADD %s: no file name in the URL: give the destination file's name", url);
   if (!usable_name(name)) {

@@ -15,6 +15,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "base64.h"
 #include "error.h"
 #include "text_escape.h"
 

@@ -36,6 +36,8 @@
   X(archive_entry_set_uid)                                                                                             \
   X(archive_entry_size)                                                                                                \
   X(archive_entry_size_is_set)                                                                                         \
+  X(archive_entry_sparse_count)                                                                                        \
+  X(archive_entry_symlink)                                                                                             \
   X(archive_entry_uid)                                                                                                 \
   X(archive_entry_xattr_add_entry)                                                                                     \
   X(archive_entry_xattr_clear)                                                                                         \
@@ -43,6 +45,7 @@
   X(archive_entry_xattr_next)                                                                                          \
   X(archive_entry_xattr_reset)                                                                                         \
   X(archive_errno)                                                                                                     \
+  X(archive_filter_bytes)                                                                                              \
   X(archive_filter_count)                                                                                              \
   X(archive_error_string)                                                                                              \
   X(archive_read_data_block)                                                                                           \
@@ -51,6 +54,7 @@
   X(archive_read_next_header)                                                                                          \
   X(archive_read_open)                                                                                                 \
   X(archive_read_open_fd)                                                                                              \
+  X(archive_read_open2)                                                                                                \
   X(archive_read_support_filter_bzip2)                                                                                 \
   X(archive_read_support_filter_gzip)                                                                                  \
   X(archive_read_support_filter_lz4)                                                                                   \

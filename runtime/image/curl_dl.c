@@ -5,6 +5,8 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util.h"
 
@@ -51,4 +53,57 @@ void curl_dl_http_defaults(CURL *curl, const char *url, char *errbuf) {
   CURL(curl_easy_setopt)(curl, CURLOPT_CONNECTTIMEOUT, CONNECT_TIMEOUT);
   CURL(curl_easy_setopt)(curl, CURLOPT_LOW_SPEED_LIMIT, STALL_BYTES);
   CURL(curl_easy_setopt)(curl, CURLOPT_LOW_SPEED_TIME, STALL_SECONDS);
+}
+
+/* A part, copied off libcurl's allocator; NULL when the URL has none. */
+static char *url_part(CURLU *h, CURLUPart part) {
+  char *v = NULL;
+  if (CURL(curl_url_get)(h, part, &v, 0) != CURLUE_OK || v == NULL)
+    return NULL;
+  char *copy = xstrdup(v);
+  CURL(curl_free)(v);
+  return copy;
+}
+
+static CURLU *url_open(const char *url, unsigned flags, hutch_error_t *err) {
+  if (curl_dl_load(err) < 0)
+    return NULL;
+  CURLU *h = CURL(curl_url)();
+  if (h == NULL) {
+    hutch_error_set(err, ENOMEM, "libcurl: make a URL handle");
+    return NULL;
+  }
+  CURLUcode rc = CURL(curl_url_set)(h, CURLUPART_URL, url, flags);
+  if (rc != CURLUE_OK) {
+    CURL(curl_url_cleanup)(h);
+    hutch_error_set(err, EINVAL, "libcurl's URL parser refuses it (CURLUcode %d)", (int)rc);
+    return NULL;
+  }
+  return h;
+}
+
+int curl_dl_url_parse(const char *url, unsigned flags, struct curl_dl_url *out, hutch_error_t *err) {
+  memset(out, 0, sizeof(*out));
+  CURLU *h = url_open(url, flags, err);
+  if (h == NULL)
+    return -1;
+  out->scheme = url_part(h, CURLUPART_SCHEME);
+  out->host = url_part(h, CURLUPART_HOST);
+  out->port = url_part(h, CURLUPART_PORT);
+  out->path = url_part(h, CURLUPART_PATH);
+  /* A password alone is userinfo too. */
+  out->user = url_part(h, CURLUPART_USER);
+  if (out->user == NULL && (out->user = url_part(h, CURLUPART_PASSWORD)) != NULL)
+    out->user[0] = '\0';
+  CURL(curl_url_cleanup)(h);
+  return 0;
+}
+
+void curl_dl_url_clear(struct curl_dl_url *u) {
+  free(u->scheme);
+  free(u->user);
+  free(u->host);
+  free(u->port);
+  free(u->path);
+  memset(u, 0, sizeof(*u));
 }

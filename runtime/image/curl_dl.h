@@ -31,7 +31,11 @@
   X(curl_easy_escape)                                                                                                  \
   X(curl_free)                                                                                                         \
   X(curl_slist_append)                                                                                                 \
-  X(curl_slist_free_all)
+  X(curl_slist_free_all)                                                                                               \
+  X(curl_url)                                                                                                          \
+  X(curl_url_cleanup)                                                                                                  \
+  X(curl_url_get)                                                                                                      \
+  X(curl_url_set)
 
 struct curl_dl {
 #define HUTCH_CURL_MEMBER(f) __typeof__(&f) f;
@@ -52,5 +56,19 @@ int curl_dl_load(hutch_error_t *err);
  * number of redirects, our user agent, and timeouts that drop a stalled
  * connection instead of hanging. */
 void curl_dl_http_defaults(CURL *curl, const char *url, char *errbuf);
+
+/* A URL as libcurl's URL parser (CURLU) reads it, the parser of the
+ * transfer that will fetch it: hutch reads no URL by hand.  Each part is
+ * malloc'd, NULL when the URL has none; host keeps an IPv6 literal's
+ * brackets ("[::1]"), port is only one written in the URL, path is
+ * normalised ("a/../b" is "b") and left percent-encoded, and a user or
+ * password makes user non-NULL.  flags are curl_url_set()'s
+ * (CURLU_DEFAULT_SCHEME for a URL whose scheme may be left out).  Loads
+ * libcurl; -1 when it cannot, or when the parser refuses the URL. */
+struct curl_dl_url {
+  char *scheme, *user, *host, *port, *path;
+};
+int curl_dl_url_parse(const char *url, unsigned flags, struct curl_dl_url *out, hutch_error_t *err);
+void curl_dl_url_clear(struct curl_dl_url *u);
 
 #endif

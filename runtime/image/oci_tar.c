@@ -1,84 +1,77 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Walking the headers of an uncompressed tar file (oci_tar.h). */
+/* The headers of an uncompressed tar file, read by libarchive (oci_tar.h).
+ *
+ * libarchive's tar reader walks them: ustar, GNU long names and links, pax
+ * records (a pax "size" included), which a walker by hand would have to
+ * keep up with; only each member's place in the file, which libarchive
+ * does not hand out, is taken from how far it has read (the data follows
+ * the header at once in an uncompressed tar).  The reader is given the
+ * file through pread() and told to skip each member's data without
+ * reading it, so a rootfs tarball still costs a read of the headers only,
+ * and the descriptor's offset is left as it was for the unpacker.
+ *
+ * What it costs against the walker by hand it replaced (medians of 21, the
+ * files in the page cache): a 2 MB busybox rootfs of 287 members, 0.29
+ * against 0.48 ms; 17 000 and 20 000 members (rootfs tarballs of 500 and
+ * 580 MB), 59 against 45 ms and 97 against 61 ms, libarchive's work for
+ * each entry (its name conversions above all); an image archive of five
+ * members, 15 against 12 us.  Loading libarchive (2.8 ms) is paid by the
+ * import that follows anyway, and the tens of milliseconds are under 1% of
+ * importing those tarballs (unpacking them takes seconds): not a reason
+ * to keep a parser of our own, which had already missed pax "size"
+ * records. */
 #include "config.h"
 
 #include "oci_tar.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include "archive_dl.h"
 #include "layer.h"
 #include "oci_image.h"
 #include "util.h"
 
-#define BLOCK 512
 /* More members than any image archive has: a bound on what a hostile file
- * can make us allocate. */
+ * can make us allocate (libarchive bounds the headers' own sizes). */
 #define MAX_MEMBERS 100000
-#define MAX_LONGNAME 65536
+/* What libarchive is handed at a time: the headers of a rootfs tarball's
+ * small files come several to a read, a large member's data is skipped. */
+#define READ_SIZE 16384
 
-static uint64_t octal(const unsigned char *p, size_t len) {
-  /* GNU base-256 for sizes of 8 GiB and more. */
-  if (p[0] & 0x80) {
-    uint64_t v = p[0] & 0x7f;
-    for (size_t i = 1; i < len; i++)
-      v = (v << 8) | p[i];
-    return v;
+struct tar_source {
+  int fd;
+  uint64_t pos;
+  int read_errno; /* the first failed pread()'s */
+  unsigned char buf[READ_SIZE];
+};
+
+static la_ssize_t source_read(struct archive *a, void *data, const void **out) {
+  struct tar_source *s = data;
+  ssize_t n;
+  do
+    n = pread(s->fd, s->buf, sizeof(s->buf), (off_t)s->pos);
+  while (n < 0 && errno == EINTR);
+  if (n < 0) {
+    s->read_errno = errno;
+    ARCHIVE(archive_set_error)(a, errno, "read at byte %llu", (unsigned long long)s->pos);
+    return -1;
   }
-  uint64_t v = 0;
-  size_t i = 0;
-  while (i < len && (p[i] == ' ' || p[i] == '\0'))
-    i++;
-  for (; i < len && p[i] >= '0' && p[i] <= '7'; i++)
-    v = v * 8 + (uint64_t)(p[i] - '0');
-  return v;
+  s->pos += (uint64_t)n;
+  *out = s->buf;
+  return n;
 }
 
-bool tar_header_valid(const unsigned char b[BLOCK]) {
-  uint64_t want = octal(b + 148, 8);
-  uint64_t sum = 0;
-  for (size_t i = 0; i < BLOCK; i++)
-    sum += (i >= 148 && i < 156) ? ' ' : b[i];
-  if (sum != want || sum == 8 * ' ')
-    return false;
-  return memcmp(b + 257, "ustar", 5) == 0 || b[156] == '0' || b[156] == '\0' || b[156] == '5';
+/* A member's data, passed over unread: its size was checked against the
+ * file's before the next header is asked for. */
+static la_int64_t source_skip(struct archive *a, void *data, la_int64_t request) {
+  struct tar_source *s = data;
+  s->pos += (uint64_t)request;
+  return request;
 }
 
-static bool all_zero(const unsigned char *b) {
-  for (size_t i = 0; i < BLOCK; i++)
-    if (b[i])
-      return false;
-  return true;
-}
-
-/* The value of `key` in a pax extended header's records, NULL when absent. */
-static char *pax_value(const char *data, size_t len, const char *key) {
-  size_t off = 0, klen = strlen(key);
-  char *value = NULL;
-  while (off < len) {
-    char *end;
-    unsigned long reclen = strtoul(data + off, &end, 10);
-    if (reclen == 0 || end >= data + len || *end != ' ' || off + reclen > len)
-      break;
-    const char *kv = end + 1;
-    size_t kvlen = (size_t)(data + off + reclen - kv);
-    if (kvlen > klen + 1 && strncmp(kv, key, klen) == 0 && kv[klen] == '=') {
-      free(value);
-      value = xstrndup(kv + klen + 1, kvlen - klen - 2); /* without the '\n' */
-    }
-    off += reclen;
-  }
-  return value;
-}
-
-static char *header_name(const unsigned char *b, size_t off, size_t len) {
-  return xstrndup((const char *)b + off, strnlen((const char *)b + off, len));
-}
-
-/* Every header is read, since the member that marks an image archive may
- * come last (podman writes manifest.json at the end): an image archive that
- * is not understood must be refused, never unpacked as a tree.  A rootfs
- * tarball costs one 512-byte read per member here. */
 int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
   struct stat st;
@@ -86,83 +79,50 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
     return hutch_error_sys(err, "stat the archive");
   if (!S_ISREG(st.st_mode))
     return 0;
-  uint64_t fsize = (uint64_t)st.st_size, off = 0;
-  _cleanup_free_ char *longname = NULL, *longlink = NULL;
-  unsigned char b[BLOCK];
+  if (archive_dl_load(err) < 0)
+    return -1;
+  uint64_t fsize = (uint64_t)st.st_size;
+  _cleanup_free_ struct tar_source *src = xcalloc(1, sizeof(*src));
+  src->fd = fd;
+  struct archive *a = ARCHIVE(archive_read_new)();
+  if (a == NULL)
+    return hutch_error_set(err, ENOMEM, "libarchive: a reader");
+  /* tar alone, and no decompression: a compressed file is not an image
+   * archive here (the unpacker takes it). */
+  ARCHIVE(archive_read_support_format_tar)(a);
   struct tar_index idx = {0};
   bool marked = false, overflow = false;
   int ret = 0;
+  if (ARCHIVE(archive_read_open2)(a, src, NULL, source_read, source_skip, NULL) != ARCHIVE_OK)
+    goto damaged;
   for (;;) {
-    if (off + BLOCK > fsize)
+    struct archive_entry *e;
+    int r = ARCHIVE(archive_read_next_header)(a, &e);
+    if (r == ARCHIVE_EOF)
       break;
-    if (pread(fd, b, BLOCK, (off_t)off) != BLOCK) {
-      ret = hutch_error_sys(err, "read the archive at byte %llu", (unsigned long long)off);
-      goto fail;
-    }
-    if (all_zero(b))
-      break;
-    if (!tar_header_valid(b)) {
-      if (!marked)
-        goto not_tar; /* a compressed file, or a damaged tarball the unpacker reports */
-      ret = hutch_error_set(err, EINVAL, "the archive has a damaged header at byte %llu", (unsigned long long)off);
-      goto fail;
-    }
-    uint64_t size = octal(b + 124, 12);
-    uint64_t data = off + BLOCK;
-    char type = (char)b[156];
-    if (size > fsize || data + size > fsize) {
-      _cleanup_free_ char *raw = longname ? xstrdup(longname) : header_name(b, 0, 100);
-      _cleanup_free_ char *clean = layer_clean_path(raw);
+    if (r != ARCHIVE_OK && r != ARCHIVE_WARN)
+      goto damaged;
+    uint64_t data = (uint64_t)ARCHIVE(archive_filter_bytes)(a, 0);
+    int64_t esize = ARCHIVE(archive_entry_size)(e);
+    uint64_t size = esize > 0 ? (uint64_t)esize : 0;
+    const char *raw = ARCHIVE(archive_entry_pathname)(e);
+    _cleanup_free_ char *clean = layer_clean_path(raw ? raw : "");
+    if (size > fsize || data > fsize - size) {
       if (!marked && !oci_archive_member_name(clean))
         goto not_tar;
-      ret = hutch_error_set(err, EINVAL, "the archive is truncated (a member at byte %llu)", (unsigned long long)off);
+      ret = hutch_error_set(err, EINVAL, "the archive is truncated (a member at byte %llu)", (unsigned long long)data);
       goto fail;
     }
-    off = data + ((size + BLOCK - 1) / BLOCK) * BLOCK;
-    if (type == 'L' || type == 'K' || type == 'x') {
-      if (size > MAX_LONGNAME)
-        continue;
-      _cleanup_free_ char *text = xmalloc(size + 1);
-      if (pread(fd, text, size, (off_t)data) != (ssize_t)size) {
-        ret = hutch_error_sys(err, "read the archive at byte %llu", (unsigned long long)data);
-        goto fail;
-      }
-      text[size] = '\0';
-      if (type == 'x') {
-        char *p = pax_value(text, size, "path");
-        if (p) {
-          free(longname);
-          longname = p;
-        }
-        p = pax_value(text, size, "linkpath");
-        if (p) {
-          free(longlink);
-          longlink = p;
-        }
-      } else {
-        char **slot = type == 'L' ? &longname : &longlink;
-        free(*slot);
-        *slot = xstrndup(text, size);
-      }
-      continue;
-    }
-    if (type == 'g')
-      continue;
-    char name[BLOCK];
-    if (longname) {
-      snprintf(name, sizeof(name), "%s", longname);
-      free(longname);
-      longname = NULL;
-    } else if (memcmp(b + 257, "ustar", 5) == 0 && b[345]) {
-      snprintf(name, sizeof(name), "%.155s/%.100s", (const char *)b + 345, (const char *)b);
-    } else {
-      snprintf(name, sizeof(name), "%.100s", (const char *)b);
-    }
-    _cleanup_free_ char *link = longlink ? steal_pointer(&longlink) : header_name(b, 157, 100);
-    _cleanup_free_ char *clean = layer_clean_path(name);
     marked = marked || oci_archive_marker(clean);
-    if (type != '0' && type != '\0' && type != '7' && type != '2')
-      continue; /* directories, hard links, devices: an image archive's blobs are files or symlinks to them */
+    /* Files and symlinks: an image archive's blobs are files or symlinks
+     * to them.  Not hard links, directories or devices, and not a sparse
+     * file, whose data is not one range of the archive. */
+    mode_t type = ARCHIVE(archive_entry_filetype)(e);
+    bool file =
+        type == AE_IFREG && ARCHIVE(archive_entry_hardlink)(e) == NULL && ARCHIVE(archive_entry_sparse_count)(e) == 0;
+    const char *link = type == AE_IFLNK ? ARCHIVE(archive_entry_symlink)(e) : NULL;
+    if (raw == NULL || !(file || link))
+      continue;
     if (overflow || idx.n >= MAX_MEMBERS) {
       overflow = true;
       continue;
@@ -170,9 +130,9 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
     idx.members = xrealloc(idx.members, (idx.n + 1) * sizeof(*idx.members));
     idx.members[idx.n++] = (struct tar_member){
         .name = steal_pointer(&clean),
-        .link = type == '2' ? steal_pointer(&link) : NULL,
+        .link = link ? xstrdup(link) : NULL,
         .offset = data,
-        .size = type == '2' ? 0 : size,
+        .size = link ? 0 : size,
     };
   }
   if (!marked)
@@ -181,12 +141,28 @@ int tar_index_read(int fd, struct tar_index *out, hutch_error_t *err) {
     ret = hutch_error_set(err, E2BIG, "the image archive has more than %d members", MAX_MEMBERS);
     goto fail;
   }
+  ARCHIVE(archive_read_free)(a);
   *out = idx;
   return 1;
+damaged:
+  if (src->read_errno) {
+    errno = src->read_errno;
+    ret = hutch_error_sys(err, "read the archive");
+    goto fail;
+  }
+  /* Before what marks an image archive: a compressed file, or a damaged
+   * tarball the unpacker reports. */
+  if (!marked)
+    goto not_tar;
+  ret = hutch_error_set(err, EINVAL, "the image archive is damaged at byte %llu: %s",
+                        (unsigned long long)ARCHIVE(archive_filter_bytes)(a, 0), ARCHIVE(archive_error_string)(a));
+  goto fail;
 not_tar:
+  ARCHIVE(archive_read_free)(a);
   tar_index_clear(&idx);
   return 0;
 fail:
+  ARCHIVE(archive_read_free)(a);
   tar_index_clear(&idx);
   return ret;
 }

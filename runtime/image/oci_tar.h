@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The members of an uncompressed tar file, found by walking its headers:
- * an image archive (`docker save`, an OCI layout tarball) is read in place,
- * each blob as a byte range of the file, without unpacking the archive.
+/* The members of an uncompressed tar file, found by walking its headers
+ * with libarchive (loaded for it): an image archive (`docker save`, an OCI
+ * layout tarball) is read in place, each blob as a byte range of the file,
+ * without unpacking the archive.
  * Names are only ever compared with the names an index or manifest gives,
  * never used as paths. */
 #ifndef HUTCH_OCI_TAR_H
@@ -37,8 +38,5 @@ const struct tar_member *tar_index_resolve(const struct tar_index *idx, const ch
 /* Pure: where the symlink `member` -> `target` points, as a cleaned member
  * name; NULL for an absolute target or one above the archive's top. */
 char *tar_link_target(const char *member, const char *target);
-
-/* Pure: is this 512-byte block a valid ustar/GNU header (checksum)? */
-bool tar_header_valid(const unsigned char block[512]);
 
 #endif

@@ -382,22 +382,21 @@ static int authenticate(struct registry_client *c, const char *www_authenticate,
     hutch_error_set(err, EACCES, "registry %s: unsupported authentication \"%s\"", c->domain, www_authenticate);
     goto out;
   }
-  if (strncmp(ch.realm, "https://", 8) != 0 && strncmp(ch.realm, "http://", 7) != 0) {
+  struct curl_dl_url realm;
+  if (curl_dl_url_parse(ch.realm, 0, &realm, NULL) < 0 || realm.host == NULL || realm.scheme == NULL ||
+      (strcmp(realm.scheme, "https") != 0 && strcmp(realm.scheme, "http") != 0)) {
+    curl_dl_url_clear(&realm);
     hutch_error_set(err, EACCES, "registry %s: the token realm \"%s\" is not an http(s) URL", c->domain, ch.realm);
     goto out;
   }
   /* A token service on plain http would see the credentials in clear:
    * only a loopback one may (the same rule as for registries). */
-  if (strncmp(ch.realm, "http://", 7) == 0) {
-    struct registry_ref tmp;
-    _cleanup_free_ char *fake = xasprintf("%.*s/x", (int)strcspn(ch.realm + 7, "/"), ch.realm + 7);
-    bool loop = registry_ref_parse(fake, &tmp, NULL) == 0 && tmp.plain_http;
-    registry_ref_clear(&tmp);
-    if (!loop) {
-      hutch_error_set(err, EACCES, "registry %s: the token realm %s is plain http on a host that is not loopback",
-                      c->domain, ch.realm);
-      goto out;
-    }
+  bool clear_text = strcmp(realm.scheme, "http") == 0 && !registry_host_is_loopback(realm.host);
+  curl_dl_url_clear(&realm);
+  if (clear_text) {
+    hutch_error_set(err, EACCES, "registry %s: the token realm %s is plain http on a host that is not loopback",
+                    c->domain, ch.realm);
+    goto out;
   }
   scope = ch.scope ? xstrdup(ch.scope) : xasprintf("repository:%s:pull", c->repo);
   char *esc_service = ch.service ? CURL(curl_easy_escape)(NULL, ch.service, 0) : NULL;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Registries of the OCI distribution API: references, authentication
- * challenges and credentials (registry_ref.c, pure), and the requests
- * (registry.c, through the dlopen()ed libcurl). */
+/* Registries of the OCI distribution API: references and authentication
+ * challenges (registry_ref.c, pure), credentials (registry_auth.c) and the
+ * requests (registry.c), these two through the dlopen()ed libcurl. */
 #ifndef HUTCH_REGISTRY_H
 #define HUTCH_REGISTRY_H
 
@@ -35,6 +35,12 @@ struct registry_ref {
 /* "[docker://][DOMAIN/]PATH[:TAG][@DIGEST]". */
 int registry_ref_parse(const char *ref, struct registry_ref *out, hutch_error_t *err);
 void registry_ref_clear(struct registry_ref *ref);
+/* Is "host[:port]" (or "[v6]:port") localhost or a loopback address
+ * (127.0.0.0/8, ::1)?  Only there may plain http carry an image or
+ * credentials. */
+bool registry_host_is_loopback(const char *domain);
+/* Is it Docker Hub, under any of its names? */
+bool registry_domain_is_hub(const char *domain);
 /* "docker.io/library/ubuntu:latest" or "...@sha256:..." (new string). */
 char *registry_ref_format(const struct registry_ref *ref);
 
@@ -47,7 +53,8 @@ int registry_challenge_parse(const char *header, struct registry_challenge *out)
 void registry_challenge_clear(struct registry_challenge *c);
 
 /* The base64 "user:password" of `domain` in a Docker/podman auth file's
- * "auths" (keys may carry a scheme and a path); NULL when none. */
+ * "auths" (keys may carry a scheme and a path); NULL when none, or when
+ * libcurl, which reads the keys, cannot be loaded. */
 char *registry_auth_lookup(const char *auth_json, const char *domain);
 /* The same for a repository: a key "host/ns" or "host/ns/repo" (podman's)
  * applies to the repositories under it, and the longest one wins. */

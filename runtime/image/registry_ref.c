@@ -1,10 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Image references, authentication challenges and credentials (registry.h).
- * Pure: strings in, strings out. */
+/* Image references and authentication challenges (registry.h).  Pure:
+ * strings in, strings out. */
 #include "config.h"
 
 #include "registry.h"
 
+#include <arpa/inet.h>
 #include <cJSON.h>
 #include <ctype.h>
 #include <string.h>
@@ -21,7 +22,7 @@ const struct registry_defaults registry_defaults = {
     .default_tag = "latest",
 };
 
-static bool is_hub(const char *domain) {
+bool registry_domain_is_hub(const char *domain) {
   if (strcmp(domain, registry_defaults.hub_domain) == 0)
     return true;
   for (const char *const *a = registry_defaults.hub_aliases; *a; a++)
@@ -39,9 +40,17 @@ static char *host_only(const char *domain) {
   return xstrndup(domain, strcspn(domain, ":"));
 }
 
-static bool is_loopback(const char *domain) {
+bool registry_host_is_loopback(const char *domain) {
   _cleanup_free_ char *h = host_only(domain);
-  return strcmp(h, "localhost") == 0 || strcmp(h, "::1") == 0 || strncmp(h, "127.", 4) == 0;
+  /* An address, not a name that starts like one: 127.0.0.1.example.com is
+   * anywhere. */
+  struct in_addr a4;
+  struct in6_addr a6;
+  if (inet_pton(AF_INET, h, &a4) == 1)
+    return (ntohl(a4.s_addr) >> 24) == 127;
+  if (inet_pton(AF_INET6, h, &a6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&a6);
+  return strcmp(h, "localhost") == 0;
 }
 
 /* A path component: lower-case letters and digits, separated by one '.',
@@ -144,7 +153,7 @@ int registry_ref_parse(const char *ref, struct registry_ref *out, hutch_error_t 
       break;
     p = end + 1;
   }
-  bool hub = is_hub(out->domain);
+  bool hub = registry_domain_is_hub(out->domain);
   if (hub) {
     free(out->domain);
     out->domain = xstrdup(registry_defaults.hub_domain);
@@ -154,7 +163,7 @@ int registry_ref_parse(const char *ref, struct registry_ref *out, hutch_error_t 
   out->host = xstrdup(hub ? registry_defaults.hub_api_host : out->domain);
   if (out->tag == NULL && out->digest == NULL)
     out->tag = xstrdup(registry_defaults.default_tag);
-  out->plain_http = is_loopback(out->domain);
+  out->plain_http = registry_host_is_loopback(out->domain);
   return 0;
 }
 
@@ -247,59 +256,4 @@ void registry_challenge_clear(struct registry_challenge *c) {
   free(c->service);
   free(c->scope);
   memset(c, 0, sizeof(*c));
-}
-
-/* ---- credentials -------------------------------------------------------- */
-
-/* A key of "auths": "[scheme://]host[/path]".  Docker's own keys carry
- * an API path ("https://index.docker.io/v1/"), which names the host only;
- * podman's may name a namespace or a repository ("host/team"). */
-static void auth_key_split(const char *key, char **host, char **path) {
-  const char *s = strstr(key, "://");
-  s = s ? s + 3 : key;
-  size_t hlen = strcspn(s, "/");
-  *host = xstrndup(s, hlen);
-  const char *p = s[hlen] ? s + hlen + 1 : "";
-  size_t plen = strlen(p);
-  while (plen > 0 && p[plen - 1] == '/')
-    plen--;
-  if ((plen == 2 && (strncmp(p, "v1", 2) == 0 || strncmp(p, "v2", 2) == 0)))
-    plen = 0;
-  *path = xstrndup(p, plen);
-}
-
-char *registry_auth_lookup_repo(const char *auth_json, const char *domain, const char *repo) {
-  cJSON *j = auth_json ? cJSON_Parse(auth_json) : NULL;
-  const cJSON *auths = cJSON_GetObjectItemCaseSensitive(j, "auths");
-  char *found = NULL;
-  size_t found_len = 0;
-  bool hub = is_hub(domain);
-  const cJSON *entry;
-  cJSON_ArrayForEach(entry, auths) {
-    if (entry->string == NULL)
-      continue;
-    _cleanup_free_ char *host = NULL, *path = NULL;
-    auth_key_split(entry->string, &host, &path);
-    if (!(strcmp(host, domain) == 0 || (hub && is_hub(host))))
-      continue;
-    /* The most specific key that holds the repository wins, as podman
-     * chooses. */
-    size_t plen = strlen(path);
-    if (plen > 0 && (repo == NULL || strncmp(repo, path, plen) != 0 || (repo[plen] != '\0' && repo[plen] != '/')))
-      continue;
-    if (found && plen + 1 <= found_len)
-      continue;
-    const cJSON *a = cJSON_GetObjectItemCaseSensitive(entry, "auth");
-    if (cJSON_IsString(a) && a->valuestring[0]) {
-      free(found);
-      found = xstrdup(a->valuestring);
-      found_len = plen + 1;
-    }
-  }
-  cJSON_Delete(j);
-  return found;
-}
-
-char *registry_auth_lookup(const char *auth_json, const char *domain) {
-  return registry_auth_lookup_repo(auth_json, domain, NULL);
 }

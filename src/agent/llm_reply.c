@@ -51,16 +51,6 @@ bool llm_reply_text_calls(struct llm_reply *r) {
   return true;
 }
 
-char *llm_redact_url(const char *url) {
-  const char *scheme = strstr(url, "://");
-  const char *host = scheme ? scheme + 3 : url;
-  const char *slash = strchr(host, '/');
-  const char *at = strchr(host, '@');
-  if (at == NULL || (slash && at > slash))
-    return xstrdup(url);
-  return xasprintf("%.*s%s", (int)(host - url), url, at + 1);
-}
-
 /* ---- reply parsing ---- */
 
 static char *opt_string(const cJSON *obj, const char *key) {

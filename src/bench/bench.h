@@ -496,7 +496,6 @@ int bench_save(const char *out, const char *name, char *text, size_t len, hutch_
  * [{name, src: data: URI} or {name, omitted: why}], taking at most *budget
  * bytes of URIs (decreased by what it takes). */
 cJSON *bench_report_images(int run_fd, size_t *budget);
-char *bench_base64(const unsigned char *b, size_t n);
 /* OUT/report.html of the benchmark run in OUT (its benchmark.json and the
  * runs' files), its finished tasks' lines given; elapsed: the run's time
  * (-1: not known). */

@@ -35,28 +35,6 @@ static const char *image_type(const unsigned char *b, size_t n) {
   return NULL;
 }
 
-char *bench_base64(const unsigned char *b, size_t n) {
-  static const char a[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  char *out = xmalloc((n + 2) / 3 * 4 + 1), *o = out;
-  size_t i = 0;
-  for (; i + 2 < n; i += 3) {
-    unsigned v = (unsigned)b[i] << 16 | (unsigned)b[i + 1] << 8 | b[i + 2];
-    *o++ = a[v >> 18];
-    *o++ = a[(v >> 12) & 63];
-    *o++ = a[(v >> 6) & 63];
-    *o++ = a[v & 63];
-  }
-  if (i < n) {
-    unsigned v = (unsigned)b[i] << 16 | (i + 1 < n ? (unsigned)b[i + 1] << 8 : 0);
-    *o++ = a[v >> 18];
-    *o++ = a[(v >> 12) & 63];
-    *o++ = i + 1 < n ? a[(v >> 6) & 63] : '=';
-    *o++ = '=';
-  }
-  *o = '\0';
-  return out;
-}
-
 static int by_name(const void *a, const void *b) {
   return strcmp(*(char *const *)a, *(char *const *)b);
 }
@@ -101,7 +79,7 @@ cJSON *bench_report_images(int run_fd, size_t *budget) {
     if (why) {
       cJSON_AddStringToObject(img, "omitted", why);
     } else {
-      _cleanup_free_ char *b64 = bench_base64((const unsigned char *)bytes, len);
+      _cleanup_free_ char *b64 = base64_encode(bytes, len);
       _cleanup_free_ char *uri = xasprintf("data:%s;base64,%s", type, b64);
       *budget -= strlen(uri);
       cJSON_AddStringToObject(img, "src", uri);

@@ -263,43 +263,11 @@ done:
   return out;
 }
 
-static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
+/* The runtime's codec (base64.h), under the names mcp.h gives it. */
 char *mcp_base64_encode(const unsigned char *data, size_t len) {
-  char *out = xmalloc((len + 2) / 3 * 4 + 1), *o = out;
-  for (size_t i = 0; i < len; i += 3) {
-    uint32_t v =
-        (uint32_t)data[i] << 16 | (i + 1 < len ? (uint32_t)data[i + 1] << 8 : 0) | (i + 2 < len ? data[i + 2] : 0);
-    *o++ = b64[v >> 18 & 63];
-    *o++ = b64[v >> 12 & 63];
-    *o++ = i + 1 < len ? b64[v >> 6 & 63] : '=';
-    *o++ = i + 2 < len ? b64[v & 63] : '=';
-  }
-  *o = '\0';
-  return out;
+  return base64_encode(data, len);
 }
 
 bool mcp_base64_decode(const char *text, unsigned char *out, size_t *len) {
-  uint32_t acc = 0;
-  int bits = 0;
-  size_t n = 0, pad = 0;
-  for (const char *p = text; *p; p++) {
-    if (*p == '=') {
-      pad++;
-      continue;
-    }
-    const char *at = strchr(b64, *p);
-    if (at == NULL || pad)
-      return false;
-    acc = acc << 6 | (uint32_t)(at - b64);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out[n++] = (unsigned char)(acc >> bits);
-    }
-  }
-  if (pad > 2)
-    return false;
-  *len = n;
-  return true;
+  return base64_decode(text, strlen(text), out, len);
 }

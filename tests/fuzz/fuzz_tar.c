@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The tar walk that tells an image archive from a rootfs tarball and finds
- * an image's members (oci_tar.c), over a file in memory. */
+ * an image's members (oci_tar.c, libarchive's reader), over a file in
+ * memory. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -34,8 +35,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     tar_index_clear(&idx);
   }
   hutch_error_free(&err);
-  if (size >= 512)
-    tar_header_valid(data);
   close(fd);
   return 0;
 }

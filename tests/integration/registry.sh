@@ -222,7 +222,11 @@ cat >"$work/mock.json" <<JSON
  "repos": {"test/redirect": {"tags": {"v1": "$host_manifest"}, "auth": "alice:s3cret",
                              "redirect": "http://localhost:PORT"},
            "test/big": {"tags": {"v1": "$host_manifest"}, "oversize": 1048576},
-           "test/upload": {"tags": {}, "auth": "alice:s3cret", "upload": "http://localhost:PORT/elsewhere-upload"}}}
+           "test/upload": {"tags": {}, "auth": "alice:s3cret", "upload": "http://localhost:PORT/elsewhere-upload"},
+           "test/realm-name": {"tags": {"v1": "$host_manifest"}, "auth": "alice:s3cret",
+                               "realm": "http://127.0.0.1.invalid:PORT/token"},
+           "test/realm-user": {"tags": {"v1": "$host_manifest"}, "auth": "alice:s3cret",
+                               "realm": "http://127.0.0.1:PORT@example.invalid/token"}}}
 JSON
 python3 "$HUTCH_SRCDIR/tests/lib/mock-registry.py" "$work/mock.json" "$work/mock.port" "$work/mock.log" \
   >/dev/null 2>"$work/mock.err" &
@@ -251,5 +255,10 @@ tap_status 125 "an upload Location on another host is refused" "$HUTCH_BIN" root
   "$work/mock-auth.json" bb "docker://$mock/test/upload:1"
 tap_like "$tap_stderr" "not on http://127.0.0.1" "the error names the registry's own address"
 tap_unlike "$(mock_log)" "elsewhere-upload" "nothing is sent there"
+for repo in realm-name realm-user; do
+  tap_status 125 "a plain http token realm on a host named like a loopback address ($repo) is refused" \
+    "$HUTCH_BIN" rootfs pull --authfile "$work/mock-auth.json" "docker://$mock/test/$repo:v1" --name "m-$repo"
+  tap_like "$tap_stderr" "not loopback" "the error says the realm's host is not loopback"
+done
 
 tap_done

@@ -12,8 +12,9 @@ CONFIG is JSON written by the test:
                             "oversize": N,               # optional: N more bytes after every blob
                             "redirect": "http://H:PORT", # optional: blobs are a 307 to
                                                          #   H:PORT/elsewhere/DIGEST (PORT: this one's)
-                            "upload": "http://H:PORT/x"}}} # optional: an upload's POST answers 202
+                            "upload": "http://H:PORT/x", # optional: an upload's POST answers 202
                                                          #   with this Location
+                            "realm": "http://H:PORT/t"}}} # optional: the challenge's token realm
 Endpoints: GET /v2/, GET /v2/NAME/manifests/TAG|DIGEST, GET /v2/NAME/blobs/DIGEST
 (each needs a Bearer token: a 401 carries the challenge), GET /token (the
 token service), GET /elsewhere/DIGEST (a blob without any token: where
@@ -77,7 +78,9 @@ class Handler(BaseHTTPRequestHandler):
     def challenge(self, repo):
         host = "127.0.0.1:%d" % self.server.server_address[1]
         scope = ',scope="repository:%s:pull"' % repo if repo else ""
-        value = 'Bearer realm="http://%s/token",service="mock-registry"%s' % (host, scope)
+        realm = config["repos"].get(repo, {}).get("realm", "http://%s/token" % host) if repo else "http://%s/token" % host
+        realm = realm.replace("PORT", str(self.server.server_address[1]))
+        value = 'Bearer realm="%s",service="mock-registry"%s' % (realm, scope)
         body = json.dumps({"errors": [{"code": "UNAUTHORIZED", "message": "authentication required"}]}).encode()
         self.send(401, body, extra=[("WWW-Authenticate", value)])
 

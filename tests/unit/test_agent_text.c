@@ -277,6 +277,18 @@ static void replies(void) {
          "the calls in order, with their ids and arguments");
   llm_reply_clear(&r);
   check(llm_redact_url("https://user:secret@api.example/v1"), "https://api.example/v1", "credentials left out of URLs");
+  check(llm_redact_url("http://localhost:8000/v1"), "http://localhost:8000/v1", "a URL without credentials as written");
+  check(llm_redact_url("http://user:s3cret@[::1]:8000/v1"), "http://[::1]:8000/v1",
+        "credentials before an IPv6 literal and a port");
+  check(llm_redact_url("http://key@api.example:443/v1?x=1"), "http://api.example:443/v1?x=1",
+        "a user without password");
+  check(llm_redact_url("user:secret@api.example:8000/v1"), "http://api.example:8000/v1",
+        "no scheme: read as libcurl connects (http)");
+  check(llm_redact_url("http://api.example/v1?mail=a@b.example"), "http://api.example/v1?mail=a@b.example",
+        "an '@' in the query is no credential");
+  check(llm_redact_url("http://user:p@ss@api.example/v1"), "http://api.example/v1",
+        "a URL libcurl refuses: nothing of the password (up to the last '@') shown");
+  check(llm_redact_url("http://u:p;auth=x@api.example/"), "http://api.example/", "login options go too");
 }
 
 static void paths(void) {

@@ -5,7 +5,9 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include "curl_dl.h"
 #include "layer.h"
 #include "oci_image.h"
 #include "oci_tar.h"
@@ -62,7 +64,7 @@ static void tar_add(FILE *f, const char *name, char type, const char *data, size
   unsigned char h[512] = {0};
   size_t len = data ? strlen(data) : 0;
   snprintf((char *)h, 100, "%s", name);
-  if (type == '2') { /* a symlink: data is its target */
+  if (type == '2' || type == '1') { /* a symlink or a hard link: data is its target */
     snprintf((char *)h + 157, 100, "%s", data);
     data = NULL;
     len = 0;
@@ -124,8 +126,78 @@ static void build_rootfs(FILE *f) {
 static void build_truncated(FILE *f) {
   tar_add(f, "index.json", '0', "{}", 1 << 20);
 }
+/* A pax extended header of one record, "LEN key=value\n". */
+static void pax_add(FILE *f, const char *key, const char *value) {
+  size_t body = strlen(key) + strlen(value) + 3, len = body + 1;
+  while (snprintf(NULL, 0, "%zu", len) + body != len)
+    len++;
+  char rec[512];
+  snprintf(rec, sizeof(rec), "%zu %s=%s\n", len, key, value);
+  tar_add(f, "PaxHeader/x", 'x', rec, 0);
+}
+/* Names and a size from pax records and a GNU long name, a hard link. */
+static void build_extended(FILE *f) {
+  pax_add(f, "path", "blobs/sha256/" H64);
+  tar_add(f, "short-name-replaced", '0', "pax named", 0);
+  tar_add(f, "././@LongLink", 'L', "blobs/sha256/" H64B, 0);
+  tar_add(f, "cut-name", '0', "gnu named", 0);
+  pax_add(f, "size", "11");
+  tar_add(f, "pax-sized", '0', NULL, 0); /* 0 in the header, 11 bytes of data */
+  char data[512] = "pax sized!!";
+  fwrite(data, 1, sizeof(data), f);
+  tar_add(f, "hard", '1', "index.json", 0);
+  tar_add(f, "index.json", '0', "{}", 0);
+}
+static void build_damaged(FILE *f) {
+  tar_add(f, "index.json", '0', "{}", 0);
+  char junk[512];
+  memset(junk, 'J', sizeof(junk));
+  fwrite(junk, 1, sizeof(junk), f);
+}
+
+/* The bytes of a member, read where the index says they are. */
+static bool member_is(FILE *f, const struct tar_index *idx, const char *name, const char *want) {
+  const struct tar_member *m = tar_index_find(idx, name);
+  char buf[64] = {0};
+  return m && m->size == strlen(want) && m->size < sizeof(buf) &&
+         pread(fileno(f), buf, m->size, (off_t)m->offset) == (ssize_t)m->size && strcmp(buf, want) == 0;
+}
+
+static void extended_members(void) {
+  FILE *f = tmpfile();
+  build_extended(f);
+  char end[1024] = {0};
+  fwrite(end, 1, sizeof(end), f);
+  fflush(f);
+  struct tar_index idx;
+  hutch_error_t err = NULL;
+  off_t before = lseek(fileno(f), 0, SEEK_CUR);
+  tap_is_int(tar_index_read(fileno(f), &idx, &err), 1, "an image archive of pax and GNU headers");
+  tap_ok(lseek(fileno(f), 0, SEEK_CUR) == before, "the file's offset is left as it was");
+  tap_ok(member_is(f, &idx, "blobs/sha256/" H64, "pax named") && !tar_index_find(&idx, "short-name-replaced"),
+         "a pax path names the member, and its bytes are where the index says");
+  tap_ok(member_is(f, &idx, "blobs/sha256/" H64B, "gnu named") && !tar_index_find(&idx, "cut-name"),
+         "so does a GNU long name");
+  tap_ok(member_is(f, &idx, "pax-sized", "pax sized!!") && member_is(f, &idx, "index.json", "{}"),
+         "a pax size replaces the header's, and the members after it are still found");
+  tap_ok(tar_index_find(&idx, "hard") == NULL, "a hard link is no blob");
+  tar_index_clear(&idx);
+  hutch_error_free(&err);
+  fclose(f);
+}
+
 static void build_gzip(FILE *f) {
   fwrite("\x1f\x8b\x08\x00", 1, 4, f);
+}
+
+/* The credentials found for domain (and repo): want, or none (NULL). */
+static void auth_is(const char *json, const char *domain, const char *repo, const char *want, const char *what) {
+  char *got = registry_auth_lookup_repo(json, domain, repo);
+  if (want)
+    tap_is_str(got, want, "%s", what);
+  else
+    tap_ok(got == NULL, "%s", what);
+  free(got);
 }
 
 int main(void) {
@@ -214,6 +286,50 @@ int main(void) {
   a = registry_auth_lookup_repo(scoped, "reg.test", NULL);
   tap_is_str(a, "aG9zdA==", "without a repository only the host's key applies");
   free(a);
+  /* Keys as libcurl reads URLs: ports, IPv6 literals, userinfo, no scheme. */
+  const char *tricky = "{\"auths\": {\"[::1]:5000\": {\"auth\": \"djY=\"},"
+                       " \"https://[fd00::2]:8443/v2/\": {\"auth\": \"djZi\"},"
+                       " \"https://someone@reg.test:5000/\": {\"auth\": \"dXNlcg==\"},"
+                       " \"reg.test:5001/team/./app/../app\": {\"auth\": \"ZG90\"},"
+                       " \"http://a b/\": {\"auth\": \"c3BhY2U=\"},"
+                       " \"127.0.0.1:5000@evil.test\": {\"auth\": \"ZXZpbA==\"}}}";
+  auth_is(tricky, "[::1]:5000", NULL, "djY=", "an IPv6 literal with a port, no scheme");
+  auth_is(tricky, "[fd00::2]:8443", NULL, "djZi", "an IPv6 literal in a URL with an API path");
+  auth_is(tricky, "reg.test:5000", NULL, "dXNlcg==", "a user in the key is not part of the host");
+  auth_is(tricky, "reg.test:5001", "team/app", "ZG90", "a key's path is read with its dot segments resolved");
+  auth_is(tricky, "127.0.0.1:5000", NULL, NULL, "a key whose host is after an '@' is not the loopback registry's");
+  auth_is(tricky, "evil.test", NULL, "ZXZpbA==", "it is that host's");
+  auth_is(tricky, "a b", NULL, NULL, "a key libcurl refuses names no registry");
+
+  /* Plain http only for loopback. */
+  tap_ok(registry_host_is_loopback("127.0.0.1:5000") && registry_host_is_loopback("127.8.9.10") &&
+             registry_host_is_loopback("[::1]:5000") && registry_host_is_loopback("localhost:80"),
+         "127.0.0.0/8, ::1 and localhost are loopback");
+  tap_ok(!registry_host_is_loopback("127.0.0.1.example.com") && !registry_host_is_loopback("127.evil.test:5000") &&
+             !registry_host_is_loopback("[::2]:5000") && !registry_host_is_loopback("localhost.example.com") &&
+             !registry_host_is_loopback("128.0.0.1"),
+         "a name that starts like a loopback address is not one");
+  ref_ok("docker://127.0.0.1.example.com/img", "127.0.0.1.example.com", "127.0.0.1.example.com", "img", "latest", NULL,
+         false);
+
+  /* URLs through libcurl's parser. */
+  struct curl_dl_url u;
+  tap_ok(curl_dl_url_parse("http://user:pw@[::1]:8080/a/../b?q#f", 0, &u, NULL) == 0 && strcmp(u.scheme, "http") == 0 &&
+             u.user && strcmp(u.host, "[::1]") == 0 && strcmp(u.port, "8080") == 0 && strcmp(u.path, "/b") == 0,
+         "a URL's parts: userinfo, IPv6 literal, port, a normalised path");
+  curl_dl_url_clear(&u);
+  tap_ok(curl_dl_url_parse("http://:pw@h/", 0, &u, NULL) == 0 && u.user && u.port == NULL,
+         "a password alone counts as userinfo; no port when none is written");
+  curl_dl_url_clear(&u);
+  tap_ok(curl_dl_url_parse("reg.test/x", CURLU_DEFAULT_SCHEME, &u, NULL) == 0 && strcmp(u.scheme, "https") == 0 &&
+             strcmp(u.host, "reg.test") == 0,
+         "no scheme: the default one, when asked for");
+  curl_dl_url_clear(&u);
+  hutch_error_t uerr = NULL;
+  tap_ok(curl_dl_url_parse("reg.test/x", 0, &u, &uerr) < 0 && uerr != NULL, "no scheme: refused otherwise");
+  hutch_error_free(&uerr);
+  tap_ok(curl_dl_url_parse("http://h:99999/", 0, &u, NULL) < 0, "a port past 65535 is refused");
+  tap_ok(curl_dl_url_parse("http://u:p@ss@h/", 0, &u, NULL) < 0, "so is a second '@'");
 
   /* ---- platform selection ---- */
   struct oci_descriptor d[] = {
@@ -400,6 +516,8 @@ int main(void) {
   tap_is_int(tar_walk(build_rootfs, &ti), 0, "a rootfs tarball is not an image archive");
   tap_is_int(tar_walk(build_gzip, &ti), 0, "a compressed file is not one either");
   tap_is_int(tar_walk(build_truncated, &ti), -1, "a member larger than the file is an error");
+  tap_is_int(tar_walk(build_damaged, &ti), -1, "a damaged header after what marks an image archive is an error");
+  extended_members();
 
   /* ---- User ---- */
   tap_ok(oci_user_is_root(NULL) && oci_user_is_root("") && oci_user_is_root("root") && oci_user_is_root("0") &&
