@@ -20,7 +20,7 @@ packages=(
   autoconf automake pkg-config make gcc libc6-dev
   libseccomp-dev libcap-dev libcurl4-openssl-dev libcjson-dev libmnl-dev libarchive-dev libyaml-dev
   busybox-static mmdebstrap uidmap zstd xz-utils python3 mandoc bubblewrap hyperfine
-  python3-dev python3-setuptools python3-pytest
+  python3-dev python3-setuptools python3-pytest python3-wheel python3-venv python3-pip
   # the cgroup v2 VM suite (tests/vm): an emulator and a kernel to boot in it
   qemu-system-x86 linux-image-amd64 cpio
   # --overlay fuse, and the nested-container cells of the doctor matrix

@@ -30,6 +30,7 @@ from ._hutch import (
     parse_size,
 )
 from ._code import LibraryError
+from ._errors import error_str as _error_str
 from ._interp import Execution, Interpreter, InterpreterDied
 from ._sandbox import (
     Process,
@@ -43,6 +44,11 @@ from ._sandbox import (
     remove_image,
     sandboxes,
 )
+
+# str(e) says the hint too; e.message and e.hint are None unless set.
+Error.__str__ = _error_str  # type: ignore[method-assign]
+Error.message = None  # type: ignore[attr-defined]
+Error.hint = None  # type: ignore[attr-defined]
 
 __all__ = [
     "Error",

@@ -11,7 +11,7 @@ import signal
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import List, Optional, Union
+from typing import Any, Dict, List, Optional, Union
 
 from . import _hutch
 
@@ -27,8 +27,25 @@ from . import _hutch
 # call (an answer written ahead, or by a thread it left running, is refused
 # and the interpreter killed); within its own call it decides its own
 # results anyway.
-DRIVER = r"""
-import ast, base64, contextlib, io, json, os, sys, traceback
+# How deep a parsed JSON value nests, without recursing: the driver holds
+# the value's application/json to a depth before it sends it, and the host
+# holds what it reads to the same (the one source, run on both sides).
+JSON_DEPTH = r"""
+def json_depth(obj):
+    deepest, todo = 0, [(obj, 1)]
+    while todo:
+        o, d = todo.pop()
+        if isinstance(o, (list, dict)):
+            deepest = max(deepest, d)
+            todo.extend((v, d + 1) for v in (o.values() if isinstance(o, dict) else o))
+    return deepest
+"""
+_json_ns: Dict[str, Any] = {}
+exec(JSON_DEPTH, _json_ns)
+_json_depth = _json_ns["json_depth"]
+
+DRIVER = JSON_DEPTH + r"""
+import ast, base64, contextlib, io, json, linecache, os, sys, traceback
 # The answer channel: a copy of stdout kept by main() only, not inherited
 # by what the code starts; fd 1 becomes stderr's.
 _proto_fd = os.dup(1)
@@ -55,14 +72,19 @@ def fit(text, field, tail=False):
             hi = mid - 1
     return cut(lo), True
 
-def figures():
+# The figures the call left open, as PNG, but the one that is its value
+# (returned as that).
+def figures(value_fig):
     plt = sys.modules.get("matplotlib.pyplot")
     if plt is None:
         return [], False
     out, size, cut = [], 0, False
     for n in plt.get_fignums():
+        fig = plt.figure(n)
+        if fig is value_fig:
+            continue
         b = io.BytesIO()
-        plt.figure(n).savefig(b, format="png")
+        fig.savefig(b, format="png")
         f = base64.b64encode(b.getvalue()).decode()
         if len(out) == limits["max_figures"] or size + len(f) > limits["figures"]:
             cut = True
@@ -72,30 +94,94 @@ def figures():
     plt.close("all")
     return out, cut
 
-def run(code):
+# The traceback from the user's code on: the driver's frames above the
+# first cell's are left out.
+def user_traceback(e):
+    tb = e.__traceback__
+    while tb is not None and not tb.tb_frame.f_code.co_filename.startswith("<cell "):
+        tb = tb.tb_next
+    if tb is None:  # raised before any cell ran (SyntaxError, an interrupt)
+        return "".join(traceback.format_exception_only(type(e), e))
+    return "".join(traceback.format_exception(type(e), e, tb))
+
+# The object's rich representations, as Jupyter shows them: text/html,
+# image/png and application/json from its _repr_html_, _repr_png_ and
+# _repr_json_, and a matplotlib figure as PNG.  Each is kept whole or
+# dropped, within the answer's "data" bytes in all.
+REPRS = (("text/html", "_repr_html_"), ("image/png", "_repr_png_"), ("application/json", "_repr_json_"))
+
+def rich(v, notes):
+    data, left, cut = {}, limits["data"], False
+    mpl = sys.modules.get("matplotlib.figure")
+    for mime, name in REPRS:
+        try:
+            if mime == "image/png" and mpl is not None and isinstance(v, mpl.Figure):
+                b = io.BytesIO()
+                v.savefig(b, format="png")
+                r = b.getvalue()
+            else:
+                # Looked up on the type: an object that answers every name
+                # (__getattr__) does not claim every representation.
+                f = getattr(type(v), name, None)
+                r = f(v) if callable(f) else None
+            if isinstance(r, tuple):  # (data, metadata)
+                r = r[0] if r else None
+            if r is None:
+                continue
+            if mime == "image/png":
+                raw = bytes(r) if isinstance(r, (bytes, bytearray)) else base64.b64decode(r, validate=True)
+                r = base64.b64encode(raw).decode()
+            elif mime == "application/json":
+                r = json.dumps(json.loads(r) if isinstance(r, str) else r)
+                if json_depth(json.loads(r)) > limits["json_depth"]:
+                    raise ValueError("nested deeper than %d" % limits["json_depth"])
+            elif not isinstance(r, str):
+                raise TypeError("%s returned %s, not str" % (name, type(r).__name__))
+        except Exception as e:
+            notes.append("hutch: %s of the value: %s: %s\n" % (mime, type(e).__name__, e))
+            continue
+        size = len(json.dumps(r))
+        if size > left:
+            notes.append("hutch: %s of the value dropped: %d bytes, over what is left of the %d bytes its "
+                         "representations share\n" % (mime, size, limits["data"]))
+            cut = True
+            continue
+        data[mime] = r
+        left -= size
+    return data, cut
+
+def run(code, n):
     out, err = io.StringIO(), io.StringIO()
-    res = {"value": None, "error": None}
-    cut = []
+    res = {"value": None, "error": None, "data": {}}
+    cut, notes = [], []
+    value_fig = None
+    name = "<cell %d>" % n
+    # Source lines for the cell's frames in tracebacks, now and later.
+    linecache.cache[name] = (len(code), None, code.splitlines(True), name)
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            tree = ast.parse(code, "<cell>", "exec")
+            tree = ast.parse(code, name, "exec")
             last = None
             if tree.body and isinstance(tree.body[-1], ast.Expr):
                 last = ast.Expression(tree.body.pop().value)
-            exec(compile(tree, "<cell>", "exec"), ns)
+            exec(compile(tree, name, "exec"), ns)
             if last is not None:
-                v = eval(compile(last, "<cell>", "eval"), ns)
+                v = eval(compile(last, name, "eval"), ns)
                 if v is not None:
                     res["value"], c = fit(repr(v), "value")
                     cut.append(c)
+                    res["data"], c = rich(v, notes)
+                    cut.append(c)
+                    if "image/png" in res["data"]:
+                        value_fig = v
         except BaseException as e:
-            (name, c1), (message, c2) = fit(type(e).__name__, "type"), fit(str(e), "message")
-            tb, c3 = fit(traceback.format_exc(), "traceback", tail=True)
-            res["error"] = {"type": name, "message": message, "traceback": tb}
+            (tname, c1), (message, c2) = fit(type(e).__name__, "type"), fit(str(e), "message")
+            tb, c3 = fit(user_traceback(e), "traceback", tail=True)
+            res["error"] = {"type": tname, "message": message, "traceback": tb}
             cut += [c1, c2, c3]
-    stderr = err.getvalue()
+    stderr = err.getvalue() + "".join(notes)
     try:
-        res["figures"], c = figures()
+        res["figures"], c = figures(value_fig)
         if c:
             stderr += "hutch: figures past %d, or %d bytes, were dropped\n" % (limits["max_figures"], limits["figures"])
             cut.append(c)
@@ -108,6 +194,7 @@ def run(code):
     return res
 
 def main(proto):
+    n = 0
     while True:
         nonce = None
         try:
@@ -116,12 +203,13 @@ def main(proto):
                 break
             req = json.loads(line)
             nonce = req["nonce"]
-            res = run(req["code"])
+            n += 1
+            res = run(req["code"], n)
         except KeyboardInterrupt:
             if nonce is None:
                 continue  # between calls: the request is read next
             res = {"value": None, "error": {"type": "KeyboardInterrupt", "message": "", "traceback": ""},
-                   "stdout": "", "stderr": "", "figures": [], "truncated": False}
+                   "data": {}, "stdout": "", "stderr": "", "figures": [], "truncated": False}
         res["nonce"] = nonce
         proto.write(json.dumps(res) + "\n")
         proto.flush()
@@ -134,14 +222,17 @@ main(os.fdopen(_proto_fd, "w"))
 INTERRUPT_GRACE = 2.0
 #: The longest answer line taken from the interpreter, in bytes: what runs
 #: in the sandbox writes it, so a longer one ends the interpreter.  16 MiB
-#: is above all the driver sends (its fields are cut to FIELD_LIMITS, 14
+#: is above all the driver sends (its fields are cut to FIELD_LIMITS, 15.75
 #: MiB in all) and keeps one answer's cost on the host small: the line
-#: (read in linear time), its decoded text (at most 4 bytes a character)
-#: and the figures' bytes, under 100 MiB, parsed in well under a second.
+#: (read in linear time), its decoded text (at most 4 bytes a character),
+#: the figures' bytes and the value's JSON (at most 2 MiB of text), under
+#: 150 MiB, parsed in well under a second.
 MAX_ANSWER = 16 << 20
 #: What the driver puts in one answer at most: bytes of JSON text per
 #: field (past them the field is cut and Execution.truncated set), the
-#: figures' base64 in all, and their number (the rest are dropped).
+#: figures' base64 in all, and their number (the rest are dropped); "data"
+#: is the value's rich representations together (each kept whole or
+#: dropped, which sets truncated too).
 FIELD_LIMITS = {
     "stdout": 4 << 20,
     "stderr": 4 << 20,
@@ -151,7 +242,14 @@ FIELD_LIMITS = {
     "traceback": 512 << 10,
     "figures": 4 << 20,
     "max_figures": 64,
+    "data": 2 << 20,
 }
+#: How deep the value's application/json may nest: the caller's repr() or
+#: json.dumps() of it recurses once per level.
+JSON_MAX_DEPTH = 100
+#: The rich representations of a call's value (Execution.data) besides
+#: text/plain, the repr.
+MIME_TYPES = ("text/html", "image/png", "application/json")
 #: A call's timeout when neither the call nor the interpreter names one:
 #: every call waits on what runs in the sandbox, so none waits without end
 #: unless asked to (Interpreter(timeout=None)).
@@ -159,12 +257,12 @@ DEFAULT_TIMEOUT = 300.0
 
 # An answer's shape, before it is parsed: its fields' keys and values and
 # the figures are at most this many strings, with this much text between
-# them, and three containers (the answer, its error, its figures).  So a
-# hostile line never makes json.loads recurse deeply or build millions of
-# objects from a few megabytes.
-_MAX_STRINGS = 24 + FIELD_LIMITS["max_figures"]  # 17 keys and values, and the figures
+# them, and four containers (the answer, its error, its figures, its
+# data).  So a hostile line never makes json.loads recurse deeply or build
+# millions of objects from a few megabytes.
+_MAX_STRINGS = 32 + FIELD_LIMITS["max_figures"]  # 24 keys and values, and the figures
 _MAX_OUTSIDE = 4096
-_MAX_CONTAINERS = 3
+_MAX_CONTAINERS = 4
 
 
 def _shape_ok(text: str) -> bool:
@@ -190,7 +288,7 @@ class _Default:
 #: "No timeout given": the interpreter's default (DEFAULT_TIMEOUT).
 DEFAULT = _Default()
 
-_FIELDS = {"nonce", "stdout", "stderr", "value", "error", "figures", "truncated"}
+_FIELDS = {"nonce", "stdout", "stderr", "value", "error", "figures", "truncated", "data"}
 _ERROR_FIELDS = {"type", "message", "traceback"}
 
 
@@ -203,9 +301,16 @@ class InterpreterDied(_hutch.Error):
 class Execution:
     """One call's results: what it printed, the repr of its last expression
     (None when there is none or it is None), the exception it raised (type,
-    message, traceback) and every matplotlib figure it left open, as PNG.
-    truncated: a field was cut, or figures dropped, to keep the answer
-    within FIELD_LIMITS."""
+    message, traceback of the call's code) and every matplotlib figure it
+    left open, as PNG.
+
+    data is the last expression's display data, as a Jupyter kernel's
+    execute_result holds it: "text/plain" (the repr, as value), and where
+    the value has them "text/html" (its _repr_html_), "image/png" (PNG
+    bytes: its _repr_png_, or a matplotlib figure drawn) and
+    "application/json" (its _repr_json_, parsed).  Empty without a value.
+    truncated: a field was cut, or figures or a representation dropped, to
+    keep the answer within FIELD_LIMITS."""
 
     stdout: str
     stderr: str
@@ -214,6 +319,19 @@ class Execution:
     figures: List[bytes] = field(default_factory=list)
     timed_out: bool = False
     truncated: bool = False
+    data: Dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def html(self) -> Optional[str]:
+        return self.data.get("text/html")
+
+    @property
+    def png(self) -> Optional[bytes]:
+        return self.data.get("image/png")
+
+    @property
+    def json(self) -> Any:
+        return self.data.get("application/json")
 
     @property
     def ok(self) -> bool:
@@ -243,7 +361,7 @@ class Interpreter:
 
     def _start(self) -> None:
         env = ["MPLBACKEND=Agg", "PYTHONUNBUFFERED=1", "PYTHONDONTWRITEBYTECODE=1"]
-        argv = [self._python, "-u", "-c", DRIVER, json.dumps(FIELD_LIMITS)]
+        argv = [self._python, "-u", "-c", DRIVER, json.dumps(dict(FIELD_LIMITS, json_depth=JSON_MAX_DEPTH))]
         self._proc = self._sb._h.spawn(argv, env, None, True, True, True)
         self._buf = bytearray()
         self._scanned = 0
@@ -325,8 +443,16 @@ class Interpreter:
         err_ok = err is None or (
             isinstance(err, dict) and set(err) == _ERROR_FIELDS and all(isinstance(v, str) for v in err.values())
         )
+        data = res["data"]
+        data_ok = (
+            isinstance(data, dict)
+            and set(data) <= set(MIME_TYPES)
+            and all(isinstance(v, str) for v in data.values())
+            and (res["value"] is not None or not data)
+        )
         ok = (
             err_ok
+            and data_ok
             and isinstance(res["nonce"], str)
             and isinstance(res["stdout"], str)
             and isinstance(res["stderr"], str)
@@ -336,6 +462,27 @@ class Interpreter:
             and isinstance(res["truncated"], bool)
         )
         return res if ok else None
+
+    def _data(self, value: Optional[str], sent: Dict[str, str]) -> Dict[str, Any]:
+        """Execution.data from the answer's: the PNG decoded and the JSON
+        parsed (at most FIELD_LIMITS["data"] of text, already read), each
+        checked; what is not well-formed breaks the protocol."""
+        data: Dict[str, Any] = {} if value is None else {"text/plain": value}
+        for mime in MIME_TYPES:
+            if mime not in sent:
+                continue
+            try:
+                if mime == "image/png":
+                    data[mime] = base64.b64decode(sent[mime], validate=True)
+                elif mime == "application/json":
+                    data[mime] = json.loads(sent[mime])
+                    if _json_depth(data[mime]) > JSON_MAX_DEPTH:
+                        raise ValueError("nested too deep")
+                else:
+                    data[mime] = sent[mime]
+            except (ValueError, RecursionError):
+                raise self._bad(f"a malformed {mime} value") from None
+        return data
 
     def _deadline(self, timeout: Optional[float]) -> Optional[float]:
         if timeout is None or math.isinf(timeout):
@@ -391,6 +538,7 @@ class Interpreter:
                 figures = [base64.b64decode(f, validate=True) for f in res["figures"]]
             except ValueError:
                 raise self._bad("a malformed figure") from None
+            data = self._data(res["value"], res["data"])
             with self._err_lock:
                 raw = bytes(self._raw_err).decode("utf-8", "replace")
                 self._raw_err.clear()
@@ -402,6 +550,7 @@ class Interpreter:
                 figures=figures,
                 timed_out=timed_out,
                 truncated=res["truncated"],
+                data=data,
             )
 
     def restart(self) -> None:

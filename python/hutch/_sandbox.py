@@ -16,7 +16,8 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple, Union
 
-from . import _hutch
+from . import _hutch, _paths
+from ._errors import pythonize
 from ._interp import DEFAULT, _Default
 
 if TYPE_CHECKING:
@@ -77,7 +78,15 @@ def _usage(d: Mapping) -> Usage:
     return Usage(**{k: d.get(k, 0) for k in Usage.__dataclass_fields__})
 
 
-def _result(out: bytes, err: bytes, ex: Mapping, out_trunc: bool = False, err_trunc: bool = False) -> Result:
+def _result(out: bytes, err: bytes, ex: Mapping, out_trunc: bool = False, err_trunc: bool = False,
+            streams: bool = True) -> Result:
+    """streams: out and err are what it wrote, read to their end (exec,
+    communicate); else they were its streams, read elsewhere."""
+    if ex["failure"] and streams:
+        # Nothing ran to say why (exit code 125, 126 or 127): hutch says it
+        # on the stream a shell would ("hutch: execute /x: No such file or
+        # directory"), as hutch exec does.
+        err += b"hutch: " + ex["failure"].encode("utf-8", "replace") + b"\n"
     return Result(
         exit_code=ex["exit_code"],
         stdout=out,
@@ -240,7 +249,7 @@ class Process:
     @property
     def exit(self) -> Optional[Result]:
         """How it ended (stdout and stderr empty: they were its streams), or None while it runs."""
-        return None if self._exit is None else _result(b"", b"", self._exit)
+        return None if self._exit is None else _result(b"", b"", self._exit, streams=False)
 
     def communicate(self, input: Union[None, bytes, str] = None, timeout: Optional[float] = None) -> Result:
         """Feeds input to its stdin, reads its stdout and stderr to the end
@@ -410,6 +419,8 @@ class Sandbox:
             raise ValueError(f"net must be 'none' or 'proxy', not {net!r}")
         if allow and net != "proxy":
             raise ValueError("allow needs net='proxy'")
+        if policy is None:
+            policy = _paths.default_policy()
         _reaper.ready()
         self._h = _hutch.Sandbox(
             image=image,
@@ -450,7 +461,9 @@ class Sandbox:
 
     def limits(self) -> Dict[str, object]:
         """How its limits were applied: mode ("cgroup", "rlimits", "none"), degraded, reason."""
-        return self._h.limits()
+        limits = self._h.limits()
+        limits["reason"] = pythonize(limits["reason"])
+        return limits
 
     def close(self) -> None:
         """Destroys a sandbox made by this handle; lets go of an attached one."""

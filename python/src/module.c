@@ -35,16 +35,37 @@ static PyObject *error_type(int errnum) {
   return Error;
 }
 
+/* The runtime's text as a Python caller reads it: hutch._errors.pythonize
+ * spells the command's options as this package's arguments (--no-cgroups:
+ * no_cgroups=True).  The text as it is when that cannot be done. */
+static PyObject *pythonized(const char *text) {
+  PyObject *s = PyUnicode_DecodeUTF8(text, strlen(text), "replace");
+  if (s == NULL)
+    return NULL;
+  PyObject *mod = PyImport_ImportModule("hutch._errors");
+  PyObject *out = mod ? PyObject_CallMethod(mod, "pythonize", "O", s) : NULL;
+  Py_XDECREF(mod);
+  if (out != NULL && PyUnicode_Check(out)) {
+    Py_DECREF(s);
+    return out;
+  }
+  Py_XDECREF(out);
+  PyErr_Clear();
+  return s;
+}
+
 PyObject *hpy_raise_errno(int errnum, const char *msg, const char *hint) {
   char *text = errnum ? hutch_errno_format(errnum, "%s", msg) : strdup(msg);
   PyObject *type = error_type(errnum);
-  PyObject *exc = PyObject_CallFunction(type, "s", text ? text : msg);
+  PyObject *t = pythonized(text ? text : msg);
   free(text);
+  PyObject *exc = t ? PyObject_CallFunctionObjArgs(type, t, NULL) : NULL;
+  Py_XDECREF(t);
   if (exc == NULL)
     return NULL;
   PyObject *e = errnum ? PyLong_FromLong(errnum) : Py_NewRef(Py_None);
-  PyObject *m = PyUnicode_DecodeUTF8(msg, strlen(msg), "replace");
-  PyObject *h = hint ? PyUnicode_DecodeUTF8(hint, strlen(hint), "replace") : Py_NewRef(Py_None);
+  PyObject *m = pythonized(msg);
+  PyObject *h = hint ? pythonized(hint) : Py_NewRef(Py_None);
   if (e && m && h && PyObject_SetAttrString(exc, "errno", e) == 0 && PyObject_SetAttrString(exc, "message", m) == 0 &&
       PyObject_SetAttrString(exc, "hint", h) == 0)
     PyErr_SetObject(type, exc);
@@ -270,6 +291,24 @@ static PyObject *py_check_host_path(PyObject *self, PyObject *args, PyObject *kw
   Py_RETURN_NONE;
 }
 
+/* The policy a sandbox takes when none is named, as hutch_policy_load
+ * finds it ($HUTCH_POLICY, the administrator's, the installed one): its
+ * path once it has loaded; raises as loading it does. */
+static PyObject *py_default_policy_path(PyObject *self, PyObject *unused) {
+  hutch_error_t err = NULL;
+  struct hutch_policy *policy = NULL;
+  int r;
+  Py_BEGIN_ALLOW_THREADS;
+  r = hutch_policy_load(NULL, &policy, &err);
+  Py_END_ALLOW_THREADS;
+  if (r < 0)
+    return hpy_raise(&err);
+  const char *p = hutch_policy_path(policy);
+  PyObject *s = PyUnicode_DecodeFSDefault(p ? p : "");
+  hutch_policy_free(policy);
+  return s;
+}
+
 static PyObject *py_sandboxes(PyObject *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"state_dir", NULL};
   const char *state_dir = NULL;
@@ -362,6 +401,9 @@ static PyMethodDef methods[] = {
      "remove_sandbox(id, state_dir=None): remove a sandbox, killing what runs in it."},
     {"remove_image", (PyCFunction)(void (*)(void))py_remove_image, METH_VARARGS | METH_KEYWORDS,
      "remove_image(name, store=None): remove an image from the store."},
+    {"default_policy_path", py_default_policy_path, METH_NOARGS,
+     "default_policy_path() -> str: the policy a sandbox takes when none is named; raises when it cannot be "
+     "loaded."},
     {"parse_size", py_parse_size, METH_O, "parse_size(str) -> int: '512M', '2G', '1.5GiB' in bytes."},
     {"check_host_path", (PyCFunction)(void (*)(void))py_check_host_path, METH_VARARGS | METH_KEYWORDS,
      "check_host_path(path, writable=False, store=None, state_dir=None): raises when sandbox content may not "

@@ -268,11 +268,14 @@ static PyObject *exit_dict(const struct hutch_exit *ex) {
   PyObject *usage = hpy_usage_dict(&ex->usage);
   if (usage == NULL)
     return NULL;
+  /* Why it could not be started, with the errno's text, as hutch exec says it. */
+  char *failure = ex->failure[0] ? hutch_errno_format(ex->exec_errno, "%s", ex->failure) : NULL;
   PyObject *d = Py_BuildValue("{s:i,s:i,s:i,s:O,s:O,s:i,s:O,s:s,s:d,s:N}", "exit_code", hutch_exit_code(ex), "status",
                               ex->status, "signal", ex->signal, "timed_out", ex->timed_out ? Py_True : Py_False,
                               "oom_killed", ex->usage.oom_killed ? Py_True : Py_False, "exec_errno", ex->exec_errno,
-                              "setup_failed", ex->setup_failed ? Py_True : Py_False, "failure", ex->failure,
+                              "setup_failed", ex->setup_failed ? Py_True : Py_False, "failure", failure ? failure : "",
                               "wall_seconds", ex->wall_seconds, "usage", usage);
+  free(failure);
   return d;
 }
 

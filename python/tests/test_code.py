@@ -117,7 +117,7 @@ def test_interpreter_protocol_is_hostile_input(deb):
         assert it.run("2 + 2").value == "4"
 
 
-FORGED = '{"nonce": "00000000000000000000000000000000", "stdout": "forged", "stderr": "", "value": "\'forged\'", "error": null, "figures": [], "truncated": false}'
+FORGED = '{"nonce": "00000000000000000000000000000000", "stdout": "forged", "stderr": "", "value": "\'forged\'", "error": null, "figures": [], "truncated": false, "data": {}}'
 
 
 @needs_debian

@@ -35,9 +35,27 @@ def test_timeout_kills(sb):
 
 
 def test_missing_program(sb):
+    # Nothing ran to say why: hutch says it on stderr, with the errno's
+    # text, as hutch exec does.
     r = sb.exec(["/no/such/program"])
-    assert r.exit_code == 127
-    assert r.failure
+    assert r.exit_code == 127 and r.stdout == b""
+    assert r.failure == "execute /no/such/program: No such file or directory"
+    assert r.stderr == b"hutch: execute /no/such/program: No such file or directory\n"
+
+
+def test_program_not_executable(sb):
+    sb.write_file("/tmp/plain", "not a program")
+    r = sb.exec(["/tmp/plain"], stdin="")
+    assert r.exit_code == 126
+    assert r.stderr.endswith(b": Permission denied\n") and b"/tmp/plain" in r.stderr, r.stderr
+
+
+def test_a_failure_to_start_is_not_in_a_spawned_streams(sb):
+    # A spawned process's streams are its own: the failure is in .exit.
+    p = sb.spawn(["/no/such/program"])
+    assert p.wait(30) == 127
+    assert p.stderr.read() == b""
+    assert p.exit.failure == "execute /no/such/program: No such file or directory" and p.exit.stderr == b""
 
 
 def test_killed_by_signal(sb):

@@ -70,6 +70,24 @@ def test_interpreter_returns_each_figure_as_png(mpl):
         assert r.value == "2" and r.figures == []
 
 
+def test_a_figure_as_the_value_is_its_png(mpl):
+    # As Jupyter shows a figure that is a cell's value: image/png in its
+    # display data, and not once more among the open figures.
+    with mpl.interpreter() as it:
+        r = it.run(
+            "import matplotlib.pyplot as plt\n"
+            "other = plt.figure(figsize=(1, 1), dpi=30); plt.plot([0, 1])\n"
+            "fig, ax = plt.subplots(figsize=(3, 2), dpi=50); ax.plot([1, 2])\n"
+            "fig",
+            timeout=120,
+        )
+        assert r.ok, r.error
+        assert r.value.startswith("<Figure size 150x100")
+        assert png_size(r.data["image/png"]) == (150, 100) and r.png is r.data["image/png"]
+        assert [png_size(f) for f in r.figures] == [(30, 30)]
+        assert set(r.data) == {"text/plain", "image/png"}
+
+
 def test_llm_sandbox_session_plots():
     with SandboxSession(lang="python", image=MPL, enable_plotting=True) as s:
         r = s.run(DRAW, timeout=120)

@@ -160,7 +160,7 @@ def test_the_shape_check_takes_every_honest_answer():
     import json
     import random
 
-    from hutch._interp import FIELD_LIMITS, _shape_ok
+    from hutch._interp import FIELD_LIMITS, MIME_TYPES, _shape_ok
 
     rnd = random.Random(7)
     alphabet = '"\\[]{}:,nu\u00e9\U0001f600\x00\n '
@@ -171,11 +171,12 @@ def test_the_shape_check_takes_every_honest_answer():
     for _ in range(2000):
         err = rnd.choice([None, {"type": text(), "message": text(), "traceback": text()}])
         figs = [text() for _ in range(rnd.randrange(0, FIELD_LIMITS["max_figures"] + 1))]
+        data = {m: text() for m in MIME_TYPES if rnd.random() < 0.5}
         ans = {"value": rnd.choice([None, text()]), "error": err, "figures": figs, "stdout": text(),
-               "stderr": text(), "truncated": rnd.random() < 0.5, "nonce": "ab" * 16}
+               "stderr": text(), "truncated": rnd.random() < 0.5, "nonce": "ab" * 16, "data": data}
         line = json.dumps(ans)
         assert _shape_ok(line), line
     assert not _shape_ok('{"a": [[[[]]]]}')
-    assert not _shape_ok('{"a": "\\\\", "b": [[[]]]}')
-    assert not _shape_ok('{"a": "\\"", "b": [[[]]]}')
+    assert not _shape_ok('{"a": "\\\\", "b": [[[[]]]]}')
+    assert not _shape_ok('{"a": "\\"", "b": [[[[]]]]}')
     assert not _shape_ok("[" + "0," * 5000 + "0]")
