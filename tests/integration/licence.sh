@@ -6,7 +6,8 @@
 # scripts, build files, man pages, templates, policies, recipes) carries an
 # SPDX line.  The files exempt are data: the golden outputs of other
 # projects' code (tests/golden/**/*.txt, *.json), fuzz corpora and
-# crashes, JSON files (which hold no comment) and markers.
+# crashes, JSON files (which hold no comment), markers and the ABI
+# records abidw generates (abi/).
 . "$HUTCH_SRCDIR/tests/lib/tap.sh"
 
 cd "$HUTCH_SRCDIR" || tap_skip_all "no source tree"
@@ -22,7 +23,7 @@ exempt() {
   case $1 in
   tests/golden/*.txt | tests/golden/*/obs/* | tests/golden/lis-prompts/* | tests/golden/lis-bench/out/*) return 0 ;;
   tests/fuzz/corpus/* | tests/fuzz/crashes/*) return 0 ;;
-  *.json | *.tar | *.png | */py.typed | */.gitkeep | LICENSE | NOTICE) return 0 ;;
+  *.json | *.tar | *.png | */py.typed | */.gitkeep | LICENSE | NOTICE | abi/*.abi) return 0 ;;
   esac
   return 1
 }
