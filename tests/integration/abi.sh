@@ -9,6 +9,9 @@
 if [ "${HUTCH_TEST_MODE:-root}" != root ]; then
   tap_skip_all "the rootless run has no build tree"
 fi
+if grep -q '^SAN_CFLAGS = -fsanitize' "$HUTCH_BUILDDIR/Makefile" 2>/dev/null; then
+  tap_skip_all "built with sanitizers: the ABI recorded is that of the release build"
+fi
 command -v abidw >/dev/null && command -v abidiff >/dev/null ||
   tap_skip_all "abigail-tools is not installed (apt-get install abigail-tools)"
 cc=${CC:-cc}

@@ -9,6 +9,9 @@
 if [ "${HUTCH_TEST_MODE:-root}" != root ]; then
   tap_skip_all "the rootless run has no build tree to install from"
 fi
+if grep -q '^SAN_CFLAGS = -fsanitize' "$HUTCH_BUILDDIR/Makefile" 2>/dev/null; then
+  tap_skip_all "built with sanitizers: a program linked with the sanitized libhutch.so needs the sanitizer runtime loaded first; what is installed is the release build"
+fi
 command -v pkg-config >/dev/null || tap_skip_all "no pkg-config here"
 cc=${CC:-cc}
 command -v "$cc" >/dev/null || tap_skip_all "no C compiler here"
