@@ -42,11 +42,13 @@ void hutch_error_free(hutch_error_t *err);
 /* "msg: strerror(errnum)" followed by "\nhint: ..." when there is a hint. */
 void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err);
 /* The one formatter of an error: "msg: strerror(errnum)", or "msg" alone
- * when errnum is 0 (never "Success"), without the hint; malloc'd ("" for
- * no error). */
+ * when errnum is 0 (never "Success"), when msg says strerror(errnum)
+ * already (case ignored), or when it names an HTTP status ("HTTP 401"),
+ * which the errno only sorts; without the hint; malloc'd ("" for no
+ * error). */
 char *hutch_error_format(const hutch_error_t err);
 /* The same for an errno without an error object: "FMT: strerror(errnum)",
- * or FMT alone when errnum is 0; malloc'd. */
+ * or FMT alone in the same cases; malloc'd. */
 char *hutch_errno_format(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the library's log -------------------------------------------------- */
