@@ -39,7 +39,15 @@ struct bench_set {
   struct bench_range range;
 };
 
+/* -1 with *err on failure, BENCH_SET_MISSING when the task folder, its
+ * config.yaml or its data file is not there (a mistake of the command
+ * line's, which bench_task_list helps to mend). */
+#define BENCH_SET_MISSING (-2)
 int bench_set_load(const char *taskdir, const char *name, struct bench_set *set, hutch_error_t *err);
+/* "the tasks in TASKDIR: a, b, c" (sorted, at most BENCH_TASK_LIST_MAX
+ * named), or what is wrong with TASKDIR; malloc'd. */
+#define BENCH_TASK_LIST_MAX 40
+char *bench_task_list(const char *taskdir);
 void bench_set_free(struct bench_set *set);
 /* The rows' data as LLM-in-Sandbox's `datasets` json loader takes it: a
  * JSON array, or JSON lines. */

@@ -361,10 +361,17 @@ static int run_tasks(struct bench_opts *o) {
     return fail(&err);
   }
   struct bench_set set;
-  if (bench_set_load(o->taskdir, o->task, &set, &err) < 0) {
+  int loaded = bench_set_load(o->taskdir, o->task, &set, &err);
+  if (loaded < 0) {
     cJSON_Delete(meta);
     bench_set_free(&set);
-    return fail(&err);
+    if (loaded != BENCH_SET_MISSING)
+      return fail(&err);
+    /* A task that is not there is the command line's mistake: which are. */
+    fail(&err);
+    _cleanup_free_ char *tasks = bench_task_list(o->taskdir);
+    fprintf(stderr, "hutch benchmark: %s\n", tasks);
+    return 2;
   }
   int pre = preflight(o);
   if (pre == 0 && out == NULL && (out = open_run(o, &meta, &err)) == NULL)

@@ -31,9 +31,10 @@ void bench_usage(FILE *out) {
                "Before any task, one request (GET BASE-URL/models) checks that the model's API\n"
                "answers; a task the API or hutch failed is not finished, and --resume runs it.\n"
                "Exit status: 0 complete: every task ended as the model made it (some may have\n"
-               "failed: see num_errors); 2 usage; 3 the model's API failed (the pre-flight:\n"
-               "nothing written; or tasks unfinished: --resume goes on); 125 hutch failed\n"
-               "(tasks unfinished: --resume goes on); 130 interrupted (--resume goes on).\n"
+               "failed: see num_errors); 2 usage (a task folder not there too); 3 the model's\n"
+               "API failed (the pre-flight: nothing written; or tasks unfinished: --resume\n"
+               "goes on); 125 hutch failed (tasks unfinished: --resume goes on); 130\n"
+               "interrupted (--resume goes on).\n"
                "Only a complete run writes results.json and trajectory.json.\n\n"
                "`hutch benchmark merge DIR... [--output-dir DIR] [--allow-partial]` combines\n"
                "the run directories of the shards of one task set into one (status 4: a shard\n"
@@ -240,6 +241,23 @@ static bool taskdir_like(const char *a) {
   return stat(a, &st) == 0 && S_ISDIR(st.st_mode) && access(cfg, F_OK) != 0;
 }
 
+/* A first word that is a path (no task's name has a '/') but no TASKDIR:
+ * a task folder itself, or nothing. */
+static int taskdir_mistake(const char *a) {
+  struct stat st;
+  if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode))
+    return usage_error("TASKDIR '%s' is no directory: give the folder that holds the task folders", a);
+  _cleanup_free_ char *copy = xstrdup(a);
+  size_t n = strlen(copy);
+  while (n > 1 && copy[n - 1] == '/')
+    copy[--n] = '\0';
+  char *slash = strrchr(copy, '/');
+  const char *name = slash ? slash + 1 : copy;
+  const char *parent = slash == copy ? "/" : slash ? (*slash = '\0', copy) : ".";
+  return usage_error("'%s' is a task folder itself: TASKDIR is the folder that holds it (hutch benchmark %s --task %s)",
+                     a, parent, name);
+}
+
 int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
   memset(o, 0, sizeof(*o));
   o->num_workers = o->start_id = o->end_id = o->max_inflight = -1;
@@ -377,6 +395,8 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
   size_t w = 0;
   if (w < n_words && taskdir_like(words[w]))
     o->taskdir = xstrdup(words[w++]);
+  else if (w < n_words && strchr(words[w], '/'))
+    return taskdir_mistake(words[w]);
   const bool given[] = {o->task != NULL, model_given, image_given, steps_given, temp_given};
   for (size_t k = 0; k < ARRAY_SIZE(fire_bench) && w < n_words; k++) {
     if (given[k])
