@@ -173,6 +173,11 @@ struct bench_opts {
   char *lis, *lis_tools, *lis_tools_path;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
+  /* hutch benchmark's own options as given, "--name=value"; and all the
+   * options a new run records in benchmark.json for its --resume
+   * (resume_opts.h), once they are resolved. */
+  char **own_given, **record;
+  size_t n_own_given, n_record;
   struct settings s;     /* those options as hutch run resolves them */
   long max_api_failures; /* tasks in a row ended on an API or hutch failure that stop the run; 0: never */
   double wait_endpoint;  /* --wait-for-endpoint, seconds; 0: no wait */

@@ -23,6 +23,7 @@
 #include "lis_compat.h"
 #include "llm_client.h"
 #include "llm_gate.h"
+#include "resume_opts.h"
 #include "util.h"
 
 volatile sig_atomic_t bench_stop;
@@ -256,13 +257,13 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
     cJSON *then = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(*meta, "config"), true);
     cJSON_DeleteItemFromObjectCaseSensitive(now, "llm_base_url");
     cJSON_DeleteItemFromObjectCaseSensitive(then, "llm_base_url");
-    bool same = cJSON_Compare(now, then, true);
-    _cleanup_free_ char *want = cJSON_PrintUnformatted(then);
+    _cleanup_free_ char *diff = resume_config_diff(then, now);
     cJSON_Delete(now);
     cJSON_Delete(then);
-    if (!same) {
-      hutch_error_set(err, 0, "--resume %s ran with other settings: %s", o->resume, want);
-      hutch_error_hint(err, "give the options of the first run again (its benchmark.json holds them)");
+    if (diff) {
+      hutch_error_set(err, 0, "--resume %s ran with other settings: %s", o->resume, diff);
+      hutch_error_hint(err, "give the options of the first run again, or none: --resume DIR alone takes those its "
+                            "benchmark.json recorded");
       return NULL;
     }
     return realpath(o->resume, NULL);
@@ -279,6 +280,10 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
   cJSON_AddStringToObject(*meta, "taskdir", td ? td : o->taskdir);
   cJSON_AddStringToObject(*meta, "task", o->task);
   cJSON_AddItemToObject(*meta, "config", make_config(o));
+  /* What --resume DIR alone goes on with (resume_opts.h). */
+  cJSON *opts = cJSON_AddArrayToObject(*meta, "options");
+  for (size_t i = 0; i < o->n_record; i++)
+    cJSON_AddItemToArray(opts, cJSON_CreateString(o->record[i]));
   cJSON *sh = cJSON_AddArrayToObject(*meta, "shard");
   cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_k));
   cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_n));
