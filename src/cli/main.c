@@ -21,7 +21,7 @@ static const struct {
     {"create", cmd_create, "start a long-lived sandbox and print its id"},
     {"ps", cmd_ps, "list sandboxes"},
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
-    {"rootfs", cmd_rootfs, "import, list and remove rootfs images"},
+    {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
