@@ -313,6 +313,11 @@ struct hutch_limits_status {
   bool degraded;    /* weaker than cgroup limits (rlimits, or a limit left out) */
   char reason[512]; /* why degraded and how to fix it; empty otherwise */
   char cgroup[256]; /* the sandbox's cgroup directory, empty without one */
+  /* Limits fell back to rlimits on a host without a usable cgroup: the
+   * warning of it ("limits: no cgroup here: ..."), which stderr gets once a
+   * day per state directory (not at all with the policy's fallback_quiet),
+   * and --json and state.json every time; empty otherwise. */
+  char warning[256];
   /* The writable layer is on the host's disk, outside [limits] disk (the
    * degraded mode HUTCH_DEGRADED_DISK_UNBOUNDED). */
   bool disk_unbounded;

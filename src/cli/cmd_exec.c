@@ -456,6 +456,9 @@ static void add_limits_json(cJSON *parent, const struct hutch_limits_status *l) 
     cJSON_AddStringToObject(o, "reason", l->reason);
   if (l->cgroup[0])
     cJSON_AddStringToObject(o, "cgroup", l->cgroup);
+  /* Said on stderr once a day; here every time. */
+  if (l->warning[0])
+    cJSON_AddStringToObject(o, "warning", l->warning);
 }
 
 /* Only what the kernel reported: a missing field means "unknown". */
