@@ -42,11 +42,13 @@ void hutch_error_free(hutch_error_t *err);
 /* "msg: strerror(errnum)" followed by "\nhint: ..." when there is a hint. */
 void hutch_error_print(FILE *out, const char *prog, const hutch_error_t err);
 /* The one formatter of an error: "msg: strerror(errnum)", or "msg" alone
- * when errnum is 0 (never "Success"), without the hint; malloc'd ("" for
- * no error). */
+ * when errnum is 0 (never "Success"), when msg says strerror(errnum)
+ * already (case ignored), or when it names an HTTP status ("HTTP 401"),
+ * which the errno only sorts; without the hint; malloc'd ("" for no
+ * error). */
 char *hutch_error_format(const hutch_error_t err);
 /* The same for an errno without an error object: "FMT: strerror(errnum)",
- * or FMT alone when errnum is 0; malloc'd. */
+ * or FMT alone in the same cases; malloc'd. */
 char *hutch_errno_format(int errnum, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ---- the library's log -------------------------------------------------- */
@@ -311,6 +313,11 @@ struct hutch_limits_status {
   bool degraded;    /* weaker than cgroup limits (rlimits, or a limit left out) */
   char reason[512]; /* why degraded and how to fix it; empty otherwise */
   char cgroup[256]; /* the sandbox's cgroup directory, empty without one */
+  /* Limits fell back to rlimits on a host without a usable cgroup: the
+   * warning of it ("limits: no cgroup here: ..."), which stderr gets once a
+   * day per state directory (not at all with the policy's fallback_quiet),
+   * and --json and state.json every time; empty otherwise. */
+  char warning[256];
   /* The writable layer is on the host's disk, outside [limits] disk (the
    * degraded mode HUTCH_DEGRADED_DISK_UNBOUNDED). */
   bool disk_unbounded;

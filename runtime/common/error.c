@@ -3,11 +3,14 @@
 
 #include "error.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "errno_text.h"
 #include "text_escape.h"
@@ -99,6 +102,29 @@ void hutch_error_free(hutch_error_t *err) {
   *err = NULL;
 }
 
+/* Whether msg holds `text`, case ignored ("no such file or directory"). */
+static bool holds_text(const char *msg, const char *text) {
+  size_t n = strlen(text);
+  for (const char *p = msg; *p; p++)
+    if (strncasecmp(p, text, n) == 0)
+      return true;
+  return false;
+}
+
+/* Whether msg names an HTTP status ("answered HTTP 401"): the errno that
+ * goes with it only sorts the status for callers (EACCES for 401, EPROTO
+ * for a 500) and would tell a reader less than the status does. */
+static bool names_http_status(const char *msg) {
+  for (const char *p = strstr(msg, "HTTP "); p != NULL; p = strstr(p + 1, "HTTP ")) {
+    const char *d = p + 5;
+    bool word = p == msg || !isalnum((unsigned char)p[-1]);
+    if (word && isdigit((unsigned char)d[0]) && isdigit((unsigned char)d[1]) && isdigit((unsigned char)d[2]) &&
+        !isalnum((unsigned char)d[3]))
+      return true;
+  }
+  return false;
+}
+
 char *hutch_errno_format(int errnum, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
@@ -111,7 +137,12 @@ char *hutch_errno_format(int errnum, const char *fmt, ...) {
   if (errnum == 0)
     return msg;
   char *out, unknown[32];
-  if (asprintf(&out, "%s: %s", msg, errno_text(errnum, unknown)) < 0)
+  const char *text = errno_text(errnum, unknown);
+  /* Said once: not after a message that says it already, nor after an
+   * HTTP status, which the errno only stands for. */
+  if (holds_text(msg, text) || names_http_status(msg))
+    return msg;
+  if (asprintf(&out, "%s: %s", msg, text) < 0)
     abort();
   free(msg);
   return out;

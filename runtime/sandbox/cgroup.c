@@ -557,15 +557,14 @@ int cgroup_setup_limits(const struct limits_plan *plan, const char *id, double t
   /* errno adds nothing to these causes but EACCES/EBUSY, which they name. */
   _cleanup_free_ char *why = xasprintf("%s%s%s", cause->msg, gaps[0] ? "; not limited: " : "", gaps);
   status_set(st, "rlimits", true, why);
-  /* One short line on every start: what is not limited, and where the
-   * cause and the fix are (the whole of it is in state.json and --json).
-   * Only a policy the user writes may silence it. */
-  if (!plan->fallback_quiet) {
-    char names[128];
-    limits_rlimits_gap_names(plan, timeout, names, sizeof(names));
-    hutch_warn("limits: no cgroup here: rlimits per process%s%s%s; see `hutch doctor`",
-               plan->memory_src ? ", memory watched by init" : "", names[0] ? "; not limited: " : "", names);
-  }
+  /* One short line: what is not limited, and where the cause and the fix
+   * are (the whole of it is in state.json and --json).  The start prints
+   * it (sandbox_start.c: once a day; a policy the user writes may silence
+   * it); --json always carries it. */
+  char names[128];
+  limits_rlimits_gap_names(plan, timeout, names, sizeof(names));
+  snprintf(st->warning, sizeof(st->warning), "limits: no cgroup here: rlimits per process%s%s%s; see `hutch doctor`",
+           plan->memory_src ? ", memory watched by init" : "", names[0] ? "; not limited: " : "", names);
   hutch_error_free(&cause);
   return 0;
 }

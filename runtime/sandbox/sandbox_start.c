@@ -507,6 +507,10 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
     return -1;
   out->limits.disk_unbounded = st->disk_unbounded;
   out->cg_setup_seconds = monotonic_seconds() - cg_start;
+  /* Every start on such a host would say it: once a day is enough to be
+   * seen (hutch doctor, --json and state.json say it every time). */
+  if (out->limits.warning[0] && !plan.fallback_quiet && state_stamp_due(out->state_fd, STATE_STAMP_NO_CGROUP))
+    hutch_warn("%s", out->limits.warning);
   return 0;
 }
 

@@ -4,6 +4,7 @@
 #include "state.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stddef.h>
@@ -154,6 +155,28 @@ int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t
     return read_key(rootfd, key, err) == 0 ? 0 : hutch_error_set(err, EIO, "seccomp cache key: vanished");
   errno = saved;
   return hutch_error_sys(err, "seccomp cache key: link");
+}
+
+bool state_stamp_due(int rootfd, const char *name) {
+  /* A new stamp: due, and now marked. */
+  _cleanup_close_ int fd =
+      openat(rootfd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0600);
+  if (fd >= 0)
+    return true;
+  if (errno != EEXIST)
+    return true; /* it cannot be kept: said every time rather than never */
+  fd = openat(rootfd, name, O_WRONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+  struct stat st;
+  /* Only a private regular file of ours counts (not a link, a FIFO, a
+   * device, or a file someone else may set the time of). */
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || st.st_uid != geteuid() || (st.st_mode & 022) ||
+      st.st_nlink != 1)
+    return true;
+  time_t now = time(NULL);
+  if (st.st_mtime <= now && now - st.st_mtime < STATE_STAMP_PERIOD)
+    return false;
+  futimens(fd, NULL);
+  return true;
 }
 
 void state_new_id(char id[40]) {
@@ -339,6 +362,8 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
       cJSON_AddStringToObject(l, "reason", st->limits.reason);
     if (st->limits.cgroup[0])
       cJSON_AddStringToObject(l, "cgroup", st->limits.cgroup);
+    if (st->limits.warning[0])
+      cJSON_AddStringToObject(l, "warning", st->limits.warning);
   }
   cJSON *n = cJSON_AddObjectToObject(o, "network");
   cJSON_AddStringToObject(n, "mode", st->net.proxy ? "proxy" : "none");
@@ -420,6 +445,7 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
         {"mode", offsetof(struct hutch_limits_status, mode), sizeof(st->limits.mode)},
         {"reason", offsetof(struct hutch_limits_status, reason), sizeof(st->limits.reason)},
         {"cgroup", offsetof(struct hutch_limits_status, cgroup), sizeof(st->limits.cgroup)},
+        {"warning", offsetof(struct hutch_limits_status, warning), sizeof(st->limits.warning)},
     };
     for (size_t i = 0; i < ARRAY_SIZE(fields); i++)
       if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(l, fields[i].key)))

@@ -50,6 +50,14 @@ int state_open_root(const char *opt, char **used, hutch_error_t *err);
 int state_cache_key(int rootfd, uint8_t key[STATE_CACHE_KEY_SIZE], hutch_error_t *err);
 /* A fresh random id. */
 void state_new_id(char id[40]);
+/* A notice said at most once per STATE_STAMP_PERIOD per state directory:
+ * true when it is due (the stamp file `name` in rootfd is missing or older,
+ * and is then created or touched), false when it was said within the
+ * period.  A stamp that is not a private regular file of the user's (a
+ * symlink, a FIFO, another's) is never followed or written: due. */
+#define STATE_STAMP_PERIOD (24 * 60 * 60)
+#define STATE_STAMP_NO_CGROUP ".warned-no-cgroup"
+bool state_stamp_due(int rootfd, const char *name);
 /* mkdir <root>/<id> (or a spare emptied sandbox directory renamed to it),
  * with upper/, work/ and root/ in it when `layers`; returns the sandbox dir
  * fd. */

@@ -39,7 +39,15 @@ struct bench_set {
   struct bench_range range;
 };
 
+/* -1 with *err on failure, BENCH_SET_MISSING when the task folder, its
+ * config.yaml or its data file is not there (a mistake of the command
+ * line's, which bench_task_list helps to mend). */
+#define BENCH_SET_MISSING (-2)
 int bench_set_load(const char *taskdir, const char *name, struct bench_set *set, hutch_error_t *err);
+/* "the tasks in TASKDIR: a, b, c" (sorted, at most BENCH_TASK_LIST_MAX
+ * named), or what is wrong with TASKDIR; malloc'd. */
+#define BENCH_TASK_LIST_MAX 40
+char *bench_task_list(const char *taskdir);
 void bench_set_free(struct bench_set *set);
 /* The rows' data as LLM-in-Sandbox's `datasets` json loader takes it: a
  * JSON array, or JSON lines. */
@@ -165,6 +173,11 @@ struct bench_opts {
   char *lis, *lis_tools, *lis_tools_path;
   char **agent_argv; /* options passed to every hutch run */
   size_t n_agent;
+  /* hutch benchmark's own options as given, "--name=value"; and all the
+   * options a new run records in benchmark.json for its --resume
+   * (resume_opts.h), once they are resolved. */
+  char **own_given, **record;
+  size_t n_own_given, n_record;
   struct settings s;     /* those options as hutch run resolves them */
   long max_api_failures; /* tasks in a row ended on an API or hutch failure that stop the run; 0: never */
   double wait_endpoint;  /* --wait-for-endpoint, seconds; 0: no wait */

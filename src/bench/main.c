@@ -23,6 +23,7 @@
 #include "lis_compat.h"
 #include "llm_client.h"
 #include "llm_gate.h"
+#include "resume_opts.h"
 #include "util.h"
 
 volatile sig_atomic_t bench_stop;
@@ -256,13 +257,13 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
     cJSON *then = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(*meta, "config"), true);
     cJSON_DeleteItemFromObjectCaseSensitive(now, "llm_base_url");
     cJSON_DeleteItemFromObjectCaseSensitive(then, "llm_base_url");
-    bool same = cJSON_Compare(now, then, true);
-    _cleanup_free_ char *want = cJSON_PrintUnformatted(then);
+    _cleanup_free_ char *diff = resume_config_diff(then, now);
     cJSON_Delete(now);
     cJSON_Delete(then);
-    if (!same) {
-      hutch_error_set(err, 0, "--resume %s ran with other settings: %s", o->resume, want);
-      hutch_error_hint(err, "give the options of the first run again (its benchmark.json holds them)");
+    if (diff) {
+      hutch_error_set(err, 0, "--resume %s ran with other settings: %s", o->resume, diff);
+      hutch_error_hint(err, "give the options of the first run again, or none: --resume DIR alone takes those its "
+                            "benchmark.json recorded");
       return NULL;
     }
     return realpath(o->resume, NULL);
@@ -279,6 +280,10 @@ static char *open_run(struct bench_opts *o, cJSON **meta, hutch_error_t *err) {
   cJSON_AddStringToObject(*meta, "taskdir", td ? td : o->taskdir);
   cJSON_AddStringToObject(*meta, "task", o->task);
   cJSON_AddItemToObject(*meta, "config", make_config(o));
+  /* What --resume DIR alone goes on with (resume_opts.h). */
+  cJSON *opts = cJSON_AddArrayToObject(*meta, "options");
+  for (size_t i = 0; i < o->n_record; i++)
+    cJSON_AddItemToArray(opts, cJSON_CreateString(o->record[i]));
   cJSON *sh = cJSON_AddArrayToObject(*meta, "shard");
   cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_k));
   cJSON_AddItemToArray(sh, cJSON_CreateNumber((double)o->shard_n));
@@ -361,10 +366,17 @@ static int run_tasks(struct bench_opts *o) {
     return fail(&err);
   }
   struct bench_set set;
-  if (bench_set_load(o->taskdir, o->task, &set, &err) < 0) {
+  int loaded = bench_set_load(o->taskdir, o->task, &set, &err);
+  if (loaded < 0) {
     cJSON_Delete(meta);
     bench_set_free(&set);
-    return fail(&err);
+    if (loaded != BENCH_SET_MISSING)
+      return fail(&err);
+    /* A task that is not there is the command line's mistake: which are. */
+    fail(&err);
+    _cleanup_free_ char *tasks = bench_task_list(o->taskdir);
+    fprintf(stderr, "hutch benchmark: %s\n", tasks);
+    return 2;
   }
   int pre = preflight(o);
   if (pre == 0 && out == NULL && (out = open_run(o, &meta, &err)) == NULL)

@@ -59,6 +59,9 @@ static char *identity(const cJSON *meta) {
   cJSON_DeleteItemFromObjectCaseSensitive(m, "shard");
   cJSON_DeleteItemFromObjectCaseSensitive(m, "merged_from");
   cJSON_DeleteItemFromObjectCaseSensitive(m, "status");
+  /* The options as given (for --resume): shards may differ in those that
+   * change no result (workers, retries); "config" holds those that do. */
+  cJSON_DeleteItemFromObjectCaseSensitive(m, "options");
   char *text = cJSON_PrintUnformatted(m);
   cJSON_Delete(m);
   return text;

@@ -4,18 +4,22 @@
  * hutch run, which resolves and checks them once before any task starts. */
 #include "config.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "bench.h"
 #include "bench_options.h"
 #include "lis_compat.h"
 #include "lis_package.h"
 #include "options.h"
+#include "resume_opts.h"
 #include "util.h"
 
 void bench_usage(FILE *out) {
@@ -31,9 +35,10 @@ void bench_usage(FILE *out) {
                "Before any task, one request (GET BASE-URL/models) checks that the model's API\n"
                "answers; a task the API or hutch failed is not finished, and --resume runs it.\n"
                "Exit status: 0 complete: every task ended as the model made it (some may have\n"
-               "failed: see num_errors); 2 usage; 3 the model's API failed (the pre-flight:\n"
-               "nothing written; or tasks unfinished: --resume goes on); 125 hutch failed\n"
-               "(tasks unfinished: --resume goes on); 130 interrupted (--resume goes on).\n"
+               "failed: see num_errors); 2 usage (a task folder not there too); 3 the model's\n"
+               "API failed (the pre-flight: nothing written; or tasks unfinished: --resume\n"
+               "goes on); 125 hutch failed (tasks unfinished: --resume goes on); 130\n"
+               "interrupted (--resume goes on).\n"
                "Only a complete run writes results.json and trajectory.json.\n\n"
                "`hutch benchmark merge DIR... [--output-dir DIR] [--allow-partial]` combines\n"
                "the run directories of the shards of one task set into one (status 4: a shard\n"
@@ -47,7 +52,9 @@ void bench_usage(FILE *out) {
                "  --start-id N               first task, 0-based (start_id)\n"
                "  --end-id N                 stop before this task (end_id)\n"
                "  --output-dir DIR           where the run directory is made (output_dir; ./output)\n"
-               "  --resume DIR               go on with the run in DIR: finished tasks are skipped\n"
+               "  --resume DIR               go on with the run in DIR: finished tasks are skipped;\n"
+               "                             the options it recorded are taken (those given again\n"
+               "                             must match, but --base-url, --num-workers, retries)\n"
                "  --retry-errors             with --resume: run the tasks that ended in an error\n"
                "                             (timeout, task_error, scoring_error) again too\n"
                "  --max-api-failures N       stop the run when N tasks in a row end on a failure\n"
@@ -203,6 +210,27 @@ static int set_own(struct bench_opts *o, int which, const char *v) {
   return -1;
 }
 
+static void strv_add(char ***list, size_t *n, char *s) {
+  *list = xrealloc(*list, (*n + 2) * sizeof(char *));
+  (*list)[(*n)++] = s;
+  (*list)[*n] = NULL;
+}
+
+static void strv_free(char **list, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(list[i]);
+  free(list);
+}
+
+/* hutch benchmark's own options a run records for its --resume: those of
+ * how its tasks run (the task set, its range and shard are recorded on
+ * their own; where the run goes and the first wait are the first
+ * command's). */
+static bool own_recorded(int which) {
+  return which != O_TASK && which != O_START && which != O_END && which != O_OUT && which != O_RESUME &&
+         which != O_SHARD && which != O_SHARDS && which != O_WAIT;
+}
+
 static void add_agent(struct bench_opts *o, const char *arg) {
   o->agent_argv = xrealloc(o->agent_argv, (o->n_agent + 2) * sizeof(char *));
   o->agent_argv[o->n_agent++] = xstrdup(arg);
@@ -238,6 +266,191 @@ static bool taskdir_like(const char *a) {
   struct stat st;
   _cleanup_free_ char *cfg = xasprintf("%s/config.yaml", a);
   return stat(a, &st) == 0 && S_ISDIR(st.st_mode) && access(cfg, F_OK) != 0;
+}
+
+/* A first word that is a path (no task's name has a '/') but no TASKDIR:
+ * a task folder itself, or nothing. */
+static int taskdir_mistake(const char *a) {
+  struct stat st;
+  if (stat(a, &st) != 0 || !S_ISDIR(st.st_mode))
+    return usage_error("TASKDIR '%s' is no directory: give the folder that holds the task folders", a);
+  _cleanup_free_ char *copy = xstrdup(a);
+  size_t n = strlen(copy);
+  while (n > 1 && copy[n - 1] == '/')
+    copy[--n] = '\0';
+  char *slash = strrchr(copy, '/');
+  const char *name = slash ? slash + 1 : copy;
+  const char *parent = slash == copy ? "/" : slash ? (*slash = '\0', copy) : ".";
+  return usage_error("'%s' is a task folder itself: TASKDIR is the folder that holds it (hutch benchmark %s --task %s)",
+                     a, parent, name);
+}
+
+/* A --resume that cannot go on with what its run recorded: said as an
+ * error (escaped: benchmark.json may have been edited), status 2. */
+static int resume_refused(const struct bench_opts *o, const char *why) {
+  hutch_error_t err = NULL;
+  hutch_error_set(&err, 0, "--resume %s: %s", o->resume, why);
+  hutch_error_hint(&err, "leave the option out: --resume DIR alone goes on with the options DIR/benchmark.json "
+                         "recorded (those that may change: --base-url, --num-workers, --max-inflight, --max-tries, "
+                         "--retry-delay, --llm-timeout, --max-api-failures)");
+  hutch_error_print(stderr, "hutch benchmark", err);
+  hutch_error_free(&err);
+  return 2;
+}
+
+/* benchmark.json of --resume's run, when it is the user's own (owned by
+ * them, writable by nobody else, a regular file reached without a
+ * symlink): its recorded options become this command's.  NULL when it is
+ * not there or not JSON (open_run says why), or not the user's (a warning:
+ * the options come from this command line alone). */
+static cJSON *resume_meta(const struct bench_opts *o) {
+  _cleanup_free_ char *path = xasprintf("%s/benchmark.json", o->resume);
+  _cleanup_close_ int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode))
+    return NULL;
+  if (st.st_uid != geteuid() || (st.st_mode & 022)) {
+    fprintf(stderr,
+            "hutch benchmark: warning: --resume %s: benchmark.json is not yours alone (another owner, or writable by "
+            "others): its recorded options are not used, give them\n",
+            o->resume);
+    return NULL;
+  }
+  _cleanup_free_ char *self = xasprintf("/proc/self/fd/%d", fd);
+  size_t len = 0;
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, self, 1 << 20, &len);
+  cJSON *meta = text ? cJSON_ParseWithLength(text, len) : NULL;
+  if (!cJSON_IsObject(meta)) {
+    cJSON_Delete(meta);
+    return NULL;
+  }
+  return meta;
+}
+
+/* A long of benchmark.json (-1 when absent). */
+static long meta_long(const cJSON *meta, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(meta, key);
+  return cJSON_IsNumber(v) ? (long)v->valuedouble : -1;
+}
+
+static char *range_mismatch(const char *opt, long then, long now) {
+  if (then < 0)
+    return xasprintf("%s: the run began without it; this command gives %ld", opt, now);
+  return xasprintf("%s: the run began with %ld; this command gives %ld", opt, then, now);
+}
+
+/* --resume DIR: the options DIR's run recorded, for those this command
+ * line does not give; those it gives again must be the same (but the free
+ * ones, resume_opt_free).  -1 to go on, else an exit code. */
+static int resume_merge(struct bench_opts *o) {
+  _cleanup_free_ char *path = xasprintf("%s/benchmark.json", o->resume);
+  struct stat st;
+  if (lstat(path, &st) < 0 && (errno == ENOENT || errno == ENOTDIR))
+    return usage_error("--resume %s: no benchmark.json there: not a run directory of hutch benchmark", o->resume);
+  cJSON *meta = resume_meta(o);
+  const cJSON *opts = cJSON_GetObjectItemCaseSensitive(meta, "options");
+  if (!cJSON_IsArray(opts)) {
+    cJSON_Delete(meta); /* a run of an older hutch: open_run's checks alone */
+    return -1;
+  }
+  char **rec = NULL, **agent = NULL, **given = NULL, **missing = NULL;
+  size_t n_rec = 0, n_agent = 0, n_given = 0, n_missing = 0;
+  _cleanup_free_ char *why = NULL, *td = NULL;
+  int rc = -1;
+  const cJSON *e;
+  cJSON_ArrayForEach(e, opts) {
+    if (!cJSON_IsString(e) || strncmp(e->valuestring, "--", 2) != 0) {
+      why = xstrdup("benchmark.json's \"options\" holds other than options");
+      goto out;
+    }
+    strv_add(&rec, &n_rec, xstrdup(e->valuestring));
+  }
+  agent = resume_opts_normal(o->agent_argv, o->n_agent, &n_agent);
+  for (size_t i = 0; i < o->n_own_given; i++)
+    strv_add(&given, &n_given, xstrdup(o->own_given[i]));
+  for (size_t i = 0; i < n_agent; i++)
+    strv_add(&given, &n_given, xstrdup(agent[i]));
+  why = resume_opts_mismatch(rec, n_rec, given, n_given);
+  const cJSON *task = cJSON_GetObjectItemCaseSensitive(meta, "task");
+  const cJSON *taskdir = cJSON_GetObjectItemCaseSensitive(meta, "taskdir");
+  td = o->taskdir ? realpath(o->taskdir, NULL) : NULL;
+  if (why == NULL && o->task && cJSON_IsString(task) && strcmp(o->task, task->valuestring) != 0)
+    why = xasprintf("--task: the run began with '%s'; this command gives '%s'", task->valuestring, o->task);
+  if (why == NULL && o->taskdir && cJSON_IsString(taskdir) && strcmp(td ? td : o->taskdir, taskdir->valuestring) != 0)
+    why = xasprintf("TASKDIR: the run began with '%s'; this command gives '%s'", taskdir->valuestring, o->taskdir);
+  long then_start = meta_long(meta, "start_id"), then_end = meta_long(meta, "end_id");
+  if (why == NULL && o->start_id >= 0 && o->start_id != then_start)
+    why = range_mismatch("--start-id", then_start, o->start_id);
+  if (why == NULL && o->end_id >= 0 && o->end_id != then_end)
+    why = range_mismatch("--end-id", then_end, o->end_id);
+  if (why)
+    goto out;
+  o->start_id = then_start;
+  o->end_id = then_end;
+  missing = resume_opts_missing(rec, n_rec, given, n_given, &n_missing);
+  for (size_t i = 0; i < n_missing && rc < 0 && why == NULL; i++) {
+    _cleanup_free_ char *name = resume_opt_name(missing[i]);
+    const char *eq = strchr(missing[i], '=');
+    int which = -1;
+    for (size_t k = 0; k < ARRAY_SIZE(own); k++)
+      if (strcmp(name, own[k]) == 0)
+        which = (int)k;
+    /* The server's address of this command's environment, if it has one. */
+    const char *env_url = getenv("LLM_BASE_URL");
+    if (strcmp(name, "base-url") == 0 && env_url && *env_url)
+      continue;
+    bool refused_name = strcmp(name, "api-key") == 0;
+    for (size_t k = 0; k < ARRAY_SIZE(refused); k++)
+      refused_name |= strcmp(name, refused[k]) == 0;
+    if (which == O_LIS && !eq) {
+      free(o->lis);
+      o->lis = xstrdup("true");
+    } else if (which >= 0 && own_recorded(which))
+      rc = set_own(o, which, eq ? eq + 1 : "");
+    else if (which < 0 && !refused_name && settings_option_arg(name) >= 0)
+      add_agent(o, missing[i]);
+    else
+      why = xasprintf("benchmark.json records an option hutch benchmark does not take there: --%s", name);
+  }
+out:
+  if (why && rc < 0)
+    rc = resume_refused(o, why);
+  strv_free(rec, n_rec);
+  strv_free(agent, n_agent);
+  strv_free(given, n_given);
+  strv_free(missing, n_missing);
+  cJSON_Delete(meta);
+  return rc;
+}
+
+/* What a new run records of its options (benchmark.json's "options"):
+ * hutch benchmark's own and hutch run's as given (not --api-key), and the
+ * model, the server's address and the temperature as resolved from the
+ * environment or a settings file when no option gave them. */
+static void make_record(struct bench_opts *o) {
+  size_t n_agent = 0;
+  char **agent = resume_opts_normal(o->agent_argv, o->n_agent, &n_agent);
+  for (size_t i = 0; i < o->n_own_given; i++)
+    strv_add(&o->record, &o->n_record, xstrdup(o->own_given[i]));
+  bool model = false, url = false, temp = false;
+  for (size_t i = 0; i < n_agent; i++) {
+    _cleanup_free_ char *name = resume_opt_name(agent[i]);
+    model |= strcmp(name, "model") == 0;
+    url |= strcmp(name, "base-url") == 0;
+    temp |= strcmp(name, "temperature") == 0;
+    if (strcmp(name, "api-key") == 0)
+      free(agent[i]);
+    else
+      strv_add(&o->record, &o->n_record, agent[i]);
+  }
+  free(agent);
+  if (!model && o->s.model)
+    strv_add(&o->record, &o->n_record, xasprintf("--model=%s", o->s.model));
+  if (!url && o->s.base_url_given)
+    strv_add(&o->record, &o->n_record, xasprintf("--base-url=%s", o->s.base_url));
+  const char *env_temp = getenv("LLM_TEMPERATURE");
+  if (!temp && env_temp && *env_temp)
+    strv_add(&o->record, &o->n_record, xasprintf("--temperature=%s", env_temp));
 }
 
 int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
@@ -317,6 +530,7 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
     if (which == O_LIS && !eq) {
       /* --lis alone: the installed package; --lis=DIR: that one. */
       free(o->lis), o->lis = xstrdup("true");
+      strv_add(&o->own_given, &o->n_own_given, xstrdup("--lis"));
       continue;
     }
     if (which >= 0) {
@@ -326,6 +540,8 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
         break;
       }
       rc = set_own(o, which, v);
+      if (own_recorded(which))
+        strv_add(&o->own_given, &o->n_own_given, xasprintf("--%s=%s", own[which], v));
       continue;
     }
     for (size_t k = 0; k < ARRAY_SIZE(refused) && rc < 0; k++)
@@ -377,6 +593,8 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
   size_t w = 0;
   if (w < n_words && taskdir_like(words[w]))
     o->taskdir = xstrdup(words[w++]);
+  else if (w < n_words && strchr(words[w], '/'))
+    return taskdir_mistake(words[w]);
   const bool given[] = {o->task != NULL, model_given, image_given, steps_given, temp_given};
   for (size_t k = 0; k < ARRAY_SIZE(fire_bench) && w < n_words; k++) {
     if (given[k])
@@ -392,6 +610,11 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
     return usage_error("unexpected argument '%s': give it as an option (TASKDIR comes first, then the task, the model, "
                        "the image, max_steps and temperature as LLM-in-Sandbox's benchmark takes them)",
                        words[w]);
+  if (o->resume) {
+    int r = resume_merge(o);
+    if (r >= 0)
+      return r;
+  }
   /* No TASKDIR: LLM-in-Sandbox's own task folders, in its package. */
   if (o->taskdir == NULL && o->resume == NULL && o->task != NULL) {
     hutch_error_t err = NULL;
@@ -451,6 +674,7 @@ int bench_parse(int argc, char **argv_in, struct bench_opts *o) {
   free(av);
   if (r >= 0)
     return r == 0 ? 2 : r;
+  make_record(o);
   /* Scores are computed in the tasks' image unless told otherwise. */
   if (o->reward_rootfs == NULL && o->s.rootfs)
     o->reward_rootfs = xstrdup(o->s.rootfs);
@@ -471,6 +695,8 @@ void bench_opts_free(struct bench_opts *o) {
   free(o->reward_rootfs);
   free(o->reward_memory);
   free(o->shard);
+  strv_free(o->own_given, o->n_own_given);
+  strv_free(o->record, o->n_record);
   for (size_t i = 0; i < o->n_agent; i++)
     free(o->agent_argv[i]);
   free(o->agent_argv);

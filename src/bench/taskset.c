@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <math.h>
@@ -183,12 +184,16 @@ int bench_set_load(const char *taskdir, const char *name, struct bench_set *set,
   _cleanup_free_ char *reward = xasprintf("%s/reward.py", set->dir);
   _cleanup_free_ char *text = NULL;
   struct yaml_map m;
-  if (strchr(name, '/') || strcmp(name, "..") == 0 || name[0] == '.')
-    return hutch_error_set(err, EINVAL, "--task wants the name of a folder in %s, got '%s'", root, name);
+  if (strchr(name, '/') || strcmp(name, "..") == 0 || name[0] == '.') {
+    hutch_error_set(err, EINVAL, "--task wants the name of a folder in %s, got '%s'", root, name);
+    return BENCH_SET_MISSING;
+  }
   if (yaml_map_load(cfg_path, &m, err) < 0) {
+    bool absent = (*err)->errnum == ENOENT || (*err)->errnum == ENOTDIR;
     hutch_error_wrap(err, "task '%s'", name);
-    return hutch_error_hint(err, "TASKDIR is the folder that holds the task folders (each with config.yaml, "
-                                 "reward.py and its data); see hutch-benchmark(1)");
+    hutch_error_hint(err, "TASKDIR is the folder that holds the task folders (each with config.yaml, "
+                          "reward.py and its data); see hutch-benchmark(1)");
+    return absent ? BENCH_SET_MISSING : -1;
   }
   int r = -1;
   const char *dataset = yaml_map_get(&m, "dataset");
@@ -261,7 +266,9 @@ int bench_set_load(const char *taskdir, const char *name, struct bench_set *set,
   size_t len = 0;
   text = read_file_at(AT_FDCWD, set->data, DATA_MAX, &len);
   if (text == NULL) {
-    hutch_error_sys(err, "task '%s': data file %s", name, set->data);
+    if (errno == ENOENT || errno == ENOTDIR)
+      r = BENCH_SET_MISSING;
+    hutch_error_sys(err, "task '%s': data file %s (config.yaml's data_files)", name, set->data);
     goto out;
   }
   set->rows = bench_parse_rows(text, len, err);
@@ -273,6 +280,54 @@ int bench_set_load(const char *taskdir, const char *name, struct bench_set *set,
 out:
   yaml_map_clear(&m);
   return r;
+}
+
+static int by_name(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Shown by name: a folder's name of no control character. */
+static bool plain_name(const char *name) {
+  for (const unsigned char *c = (const unsigned char *)name; *c; c++)
+    if (*c < 0x20 || *c == 0x7f)
+      return false;
+  return name[0] != '.';
+}
+
+char *bench_task_list(const char *taskdir) {
+  DIR *d = opendir(taskdir);
+  if (d == NULL)
+    return hutch_errno_format(errno, "TASKDIR %s cannot be read", taskdir);
+  char **names = NULL;
+  size_t n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)) != NULL) {
+    if (!plain_name(e->d_name))
+      continue;
+    _cleanup_free_ char *cfg = xasprintf("%s/%s/config.yaml", taskdir, e->d_name);
+    if (access(cfg, R_OK) != 0)
+      continue;
+    names = xrealloc(names, (n + 1) * sizeof(*names));
+    names[n++] = xstrdup(e->d_name);
+  }
+  closedir(d);
+  if (n == 0)
+    return xasprintf("%s holds no task folder (a folder with a config.yaml)", taskdir);
+  qsort(names, n, sizeof(*names), by_name);
+  char *list = NULL;
+  size_t len = 0;
+  FILE *f = open_memstream(&list, &len);
+  fprintf(f, "the tasks in %s: ", taskdir);
+  for (size_t i = 0; i < n; i++) {
+    if (i < BENCH_TASK_LIST_MAX)
+      fprintf(f, "%s%s", i ? ", " : "", names[i]);
+    free(names[i]);
+  }
+  if (n > BENCH_TASK_LIST_MAX)
+    fprintf(f, " and %zu more", n - BENCH_TASK_LIST_MAX);
+  fclose(f);
+  free(names);
+  return list;
 }
 
 void bench_set_free(struct bench_set *set) {

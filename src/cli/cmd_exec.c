@@ -176,7 +176,8 @@ static void exec_usage(FILE *out) {
           "  --json               print one JSON object describing the exit on stdout\n"
           "  --in ID              run in the live sandbox ID (see hutch create)\n"
           "  -t, --tty            give CMD a pseudo-terminal of its own in the sandbox (with -i: an\n"
-          "                       interactive shell; the caller's terminal is raw meanwhile)\n"
+          "                       interactive shell; the caller's terminal is raw meanwhile), with\n"
+          "                       the caller's TERM (xterm without one)\n"
           "  -i, --interactive    keep stdin attached (it always is; with -t it is relayed to the pty)\n"
           "  --no-die-with-parent go on running when the program that started hutch dies\n"
           "                       (by default hutch, and the sandbox with it, is killed)\n"
@@ -455,6 +456,9 @@ static void add_limits_json(cJSON *parent, const struct hutch_limits_status *l) 
     cJSON_AddStringToObject(o, "reason", l->reason);
   if (l->cgroup[0])
     cJSON_AddStringToObject(o, "cgroup", l->cgroup);
+  /* Said on stderr once a day; here every time. */
+  if (l->warning[0])
+    cJSON_AddStringToObject(o, "warning", l->warning);
 }
 
 /* Only what the kernel reported: a missing field means "unknown". */
@@ -594,9 +598,29 @@ static void terminal_guard_arm(void) {
   }
 }
 
+/* exec -t: TERM, the one variable of hutch's environment a command gets
+ * (hutch-exec(1)), as docker and podman give it: the caller's, or xterm
+ * without one (or with one that is no terminal's name).  It goes first,
+ * so that --env TERM=... wins; a one-shot sandbox's image's TERM does not,
+ * since the terminal is the caller's. */
+static void tty_term(struct sandbox_opts *o, char *buf, size_t len) {
+  const char *term = getenv("TERM");
+  bool usable = term != NULL && term[0] != '\0' && strlen(term) < len - sizeof("TERM=");
+  for (const char *c = term; usable && *c; c++)
+    usable = (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || strchr("+-._", *c);
+  snprintf(buf, len, "TERM=%s", usable ? term : "xterm");
+  o->env = realloc(o->env, (o->n_env + 2) * sizeof(char *));
+  if (o->env == NULL)
+    abort();
+  memmove(o->env + 1, o->env, o->n_env * sizeof(char *));
+  o->env[0] = buf;
+  o->env[++o->n_env] = NULL;
+}
+
 int cmd_exec(int argc, char **argv) {
   struct sandbox_opts o = {0};
   int first = 0;
+  char term[128];
   int r = parse_sandbox_opts("exec", argc, argv, &o, &first);
   if (r >= 0)
     goto out;
@@ -604,6 +628,8 @@ int cmd_exec(int argc, char **argv) {
     r = cli_usage_error("exec", "no command given");
     goto out;
   }
+  if (o.tty)
+    tty_term(&o, term, sizeof(term));
   /* --net proxy's veth is set up over libmnl, which the musl front end lacks. */
   if (o.net == HUTCH_NET_PROXY && (r = cli_hand_over("--net proxy")) >= 0)
     goto out;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "suggest.h"
 #include "rootfs.h"
 #include "util.h"
 
@@ -466,5 +467,12 @@ int cmd_rootfs(int argc, char **argv) {
     fputs(rootfs_usage, stdout);
     return 0;
   }
+  static const char *const subs[] = {"pull", "build", "import", "export", "push", "ls", "rm"};
+  const char *found[SUGGEST_MAX];
+  size_t n_found = suggest_closest(sub, subs, sizeof(subs) / sizeof(subs[0]), found);
+  char list[128];
+  suggest_format(found, n_found, list, sizeof(list));
+  if (n_found > 0)
+    return cli_usage_error("rootfs", "unknown command \"%s\": did you mean %s?", sub, list);
   return cli_usage_error("rootfs", "unknown command \"%s\" (pull, build, import, export, push, ls or rm)", sub);
 }

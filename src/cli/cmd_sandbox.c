@@ -59,6 +59,8 @@ static void add_limits(cJSON *parent, const struct hutch_limits_status *l, const
     cJSON_AddStringToObject(o, "reason", l->reason);
   if (l->cgroup[0])
     cJSON_AddStringToObject(o, "cgroup", l->cgroup);
+  if (l->warning[0])
+    cJSON_AddStringToObject(o, "warning", l->warning);
   if (u->cpu_usec || u->memory_peak) {
     cJSON *g = cJSON_AddObjectToObject(parent, "usage");
     if (u->memory_max)

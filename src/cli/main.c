@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "suggest.h"
 
 static const struct {
   const char *name;
@@ -20,7 +21,7 @@ static const struct {
     {"create", cmd_create, "start a long-lived sandbox and print its id"},
     {"ps", cmd_ps, "list sandboxes"},
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
-    {"rootfs", cmd_rootfs, "import, list and remove rootfs images"},
+    {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},
     {"run", cmd_run, "give a model a sandboxed computer for a task (hutch-run(1))"},
@@ -42,6 +43,28 @@ static void usage(FILE *out) {
                "  -h, --help     show this help\n"
                "  -V, --version  show the version\n\n"
                "Run `hutch COMMAND --help` for a command's options; see hutch(1).\n");
+}
+
+/* A mistyped verb: the closest ones when they are close, else the list of
+ * them, in a line or two rather than the whole usage. */
+static void unknown_verb(const char *verb) {
+  const size_t n = sizeof(verbs) / sizeof(verbs[0]);
+  const char *names[sizeof(verbs) / sizeof(verbs[0])];
+  for (size_t i = 0; i < n; i++)
+    names[i] = verbs[i].name;
+  const char *found[SUGGEST_MAX];
+  size_t n_found = suggest_closest(verb, names, n, found);
+  if (n_found > 0) {
+    char list[256];
+    suggest_format(found, n_found, list, sizeof(list));
+    fprintf(stderr, "hutch: unknown command '%s': did you mean %s?\n", verb, list);
+  } else {
+    fprintf(stderr, "hutch: unknown command '%s' (commands:", verb);
+    for (size_t i = 0; i < n; i++)
+      fprintf(stderr, " %s", names[i]);
+    fprintf(stderr, ")\n");
+  }
+  fprintf(stderr, "Try `hutch --help`.\n");
 }
 
 int main(int argc, char **argv) {
@@ -76,8 +99,7 @@ int main(int argc, char **argv) {
   for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++)
     if (strcmp(verb, verbs[i].name) == 0)
       return verbs[i].run(argc - 1, argv + 1);
-  fprintf(stderr, "hutch: unknown command '%s'\n", verb);
-  usage(stderr);
+  unknown_verb(verb);
   return EXIT_USAGE;
 }
 

@@ -10,6 +10,14 @@ tap_like "$tap_stdout" "^hutch [0-9]+\.[0-9]+" "prints the version"
 tap_status 2 "no command is a usage error" "$HUTCH_BIN"
 tap_status 2 "an unknown command is a usage error" "$HUTCH_BIN" frobnicate
 tap_like "$tap_stderr" "unknown command 'frobnicate'" "naming it"
+tap_unlike "$tap_stderr" "did you mean" "with no suggestion when no verb is close"
+tap_unlike "$tap_stderr" "Usage:" "and not the whole usage"
+tap_status 2 "a mistyped verb is a usage error" "$HUTCH_BIN" exce --rootfs x -- true
+tap_like "$tap_stderr" "unknown command 'exce': did you mean 'exec'\\?" "which names the closest verb"
+tap_unlike "$tap_stderr" "Usage:" "instead of the whole usage"
+tap_is "$(printf '%s\n' "$tap_stderr" | wc -l)" "2" "in two lines"
+tap_status 2 "a mistyped rootfs command" "$HUTCH_BIN" rootfs improt x.tar
+tap_like "$tap_stderr" "did you mean 'import'" "names the closest one"
 for verb in exec create ps rm rootfs policy; do
   tap_ok "hutch $verb --help" "$HUTCH_BIN" $verb --help
   tap_like "$tap_stdout" "Usage: hutch $verb" "$verb --help prints its usage"

@@ -70,5 +70,38 @@ tap_like "$tap_stderr" "the input device is not a TTY" "as podman says it"
 tap_ok "-i alone pipes stdin" sh -c "echo via-i | '$HUTCH_BIN' exec -i --in $id -- cat | grep -qx via-i"
 tap_fails "-t is an option of exec" "$HUTCH_BIN" create -t --rootfs "$img"
 
+# TERM: the caller's under -t (xterm without one), as docker and podman;
+# nothing else of hutch's environment.
+show_term='printf "[%s]" "${TERM-unset}"'
+for how in one-shot --in; do
+  where=(--rootfs "$img")
+  [ $how == --in ] && where=(--in "$id")
+  tap_ok "$how: -t" env TERM=vt220 "$HUTCH_BIN" exec -t "${where[@]}" -- sh -c "$show_term" </dev/null
+  tap_is "$tap_stdout" "[vt220]" "$how: -t passes the caller's TERM"
+  tap_ok "$how: -t without TERM" env -u TERM "$HUTCH_BIN" exec -t "${where[@]}" -- sh -c "$show_term" </dev/null
+  tap_is "$tap_stdout" "[xterm]" "$how: -t without a TERM of the caller's sets xterm"
+  tap_ok "$how: -t with TERM empty" env TERM= "$HUTCH_BIN" exec -t "${where[@]}" -- sh -c "$show_term" </dev/null
+  tap_is "$tap_stdout" "[xterm]" "$how: and with an empty one"
+  tap_ok "$how: -t --env TERM" env TERM=vt220 "$HUTCH_BIN" exec -t --env TERM=dumb "${where[@]}" -- sh -c "$show_term" </dev/null
+  tap_is "$tap_stdout" "[dumb]" "$how: --env TERM=... wins over the caller's"
+  tap_ok "$how: without -t" env TERM=vt220 "$HUTCH_BIN" exec "${where[@]}" -- sh -c "$show_term" </dev/null
+  tap_is "$tap_stdout" "[unset]" "$how: without -t, no TERM"
+  # Every variable of the command's, by name: -t adds TERM and nothing else,
+  # whatever hutch's own environment holds.
+  names='env | sed "s/=.*//" | sort | tr "\n" " "'
+  with=$(env TERM=vt220 HUTCH_LEAK_CANARY=1 LC_ALL=C "$HUTCH_BIN" exec -t "${where[@]}" -- sh -c "$names" </dev/null | tr -d '\r')
+  without=$(env TERM=vt220 HUTCH_LEAK_CANARY=1 LC_ALL=C "$HUTCH_BIN" exec "${where[@]}" -- sh -c "$names" </dev/null)
+  tap_is "$(comm -13 <(tr ' ' '\n' <<<"$without" | sort) <(tr ' ' '\n' <<<"$with" | sort) | tr '\n' ' ')" "TERM " \
+    "$how: -t adds TERM to the command's environment, nothing else of hutch's"
+  tap_unlike "$with" "HUTCH_LEAK_CANARY|LC_ALL" "$how: hutch's own variables stay outside"
+done
+if deb=$(hutch_test_rootfs debian); then
+  tap_ok "clear works under -t (ncurses finds the caller's terminal)" env -u TERM "$HUTCH_BIN" exec -t --rootfs "$deb" \
+    -- clear </dev/null
+  tap_unlike "$tap_stdout$tap_stderr" "TERM environment variable not set" "without complaining of TERM"
+else
+  tap_skip "clear under -t" "debian test rootfs unavailable"
+fi
+
 tap_ok "hutch rm" "$HUTCH_BIN" rm "$id"
 tap_done

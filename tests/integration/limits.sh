@@ -54,7 +54,49 @@ if [ $cgroups -eq 0 ]; then
   tap_is "$(json_get "$tap_stdout" 'j["limits"]["mode"]')" "rlimits" "--json: mode rlimits"
   tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "--json: degraded"
   tap_like "$(json_get "$tap_stdout" 'j["limits"]["reason"]')" "^cgroups: " "--json: and why"
+  warning=${tap_stderr#hutch: warning: }
+  tap_is "$(json_get "$tap_stdout" 'j["limits"]["warning"]')" "$warning" "--json: the warning, as a field"
   tap_ok "the warning is one short line" test "$(printf '%s' "$tap_stderr" | wc -c)" -le 160
+
+  # ---- said once a day, not on every start ----
+  stamp=$HUTCH_STATE_DIR/.warned-no-cgroup
+  tap_ok "a stamp in the state directory marks it said" test -f "$stamp" -a ! -L "$stamp"
+  tap_is "$(stat -c '%a %u' "$stamp")" "600 $(id -u)" "the stamp is the user's, private"
+  tap_ok "the next start" hx --json -- true
+  tap_is "$tap_stderr" "" "does not say it again the same day"
+  tap_is "$(json_get "$tap_stdout" 'j["limits"]["warning"]')" "$warning" "while --json carries it every time"
+  tap_ok "hutch doctor" "$HUTCH_BIN" doctor --json
+  tap_is "$(json_get "$tap_stdout" '[c["status"] for c in j["checks"] if c["id"] == "cgroup"]')" "['warn']" \
+    "hutch doctor reports it every time"
+  touch -d '25 hours ago' "$stamp"
+  tap_ok "a start a day later" hx -- true
+  tap_is "$tap_stderr" "hutch: warning: $warning" "says it again"
+  tap_ok "and the one after it" hx -- true
+  tap_is "$tap_stderr" "" "does not"
+  touch -d 'tomorrow' "$stamp"
+  tap_ok "a stamp from the future (a clock set back)" hx -- true
+  tap_is "$tap_stderr" "hutch: warning: $warning" "does not silence it"
+  # A stamp replaced by a symlink, a FIFO, a file of others' is never
+  # followed nor written, and the warning is said.
+  rm -f "$stamp"
+  printf 'keep\n' >"$tmp/target"
+  touch -d '2 days ago' "$tmp/target"
+  before=$(stat -c %Y "$tmp/target")
+  ln -s "$tmp/target" "$stamp"
+  tap_ok "a stamp that is a symlink" hx -- true
+  tap_is "$tap_stderr" "hutch: warning: $warning" "is not taken for one: the warning is said"
+  tap_is "$(stat -c %Y "$tmp/target"):$(cat "$tmp/target")" "$before:keep" "and its target is not touched"
+  tap_ok "the symlink is left as it was" test -L "$stamp"
+  rm -f "$stamp"
+  mkfifo "$stamp"
+  tap_ok "a stamp that is a FIFO does not block a start" timeout 30 "$HUTCH_BIN" exec --rootfs "$img" -- true
+  tap_like "$tap_stderr" "no cgroup here" "and the warning is said"
+  rm -f "$stamp"
+  touch "$stamp"
+  chmod 0666 "$stamp"
+  tap_ok "a stamp others may write" hx -- true
+  tap_like "$tap_stderr" "no cgroup here" "is not trusted"
+  rm -f "$stamp"
   printf '[sandbox]\nseccomp = %s\n[limits]\nmemory = 1G\nfallback_quiet = yes\n' \
     "$(dirname "$HUTCH_POLICY")/seccomp.json" >"$tmp/quiet.policy"
   tap_ok "a policy the user writes may silence it" hx --policy "$tmp/quiet.policy" --json -- true
@@ -77,10 +119,12 @@ if [ $cgroups -eq 0 ]; then
   # ---- ps and the state say so ----
   id=$(timeout 20 "$HUTCH_BIN" create --rootfs "$img" 2>"$tmp/create.err")
   tap_check $? "create with the default limits"
-  tap_like "$(cat "$tmp/create.err")" "limits: no cgroup here" "warns once"
+  tap_is "$(cat "$tmp/create.err")" "" "does not warn again the same day"
   tap_ok "ps --json" "$HUTCH_BIN" ps --json
   tap_is "$(json_get "$tap_stdout" '[s["limits"]["degraded"] for s in j if s["id"] == "'"$id"'"][0]')" "True" \
     "ps --json: degraded"
+  tap_like "$(json_get "$tap_stdout" '[s["limits"]["warning"] for s in j if s["id"] == "'"$id"'"][0]')" \
+    "^limits: no cgroup here" "ps --json: and the warning"
   tap_ok "ps" "$HUTCH_BIN" ps
   tap_like "$tap_stdout" "$id .* rlimits \\(degraded\\)" "ps: rlimits (degraded)"
   tap_ok "state.json records it" grep -q '"degraded":true' "$HUTCH_STATE_DIR/$id/state.json"

@@ -47,6 +47,9 @@ tap_like "$tap_stderr" "known images: " "(an unknown name lists the known ones)"
   exit
 }
 mock_start '[{"calls": [["execute_bash", {"command": "echo from-the-model"}]]}, {"calls": [["submit", {}]]}]'
+# The no-cgroup warning is said once a day per state directory: the exec
+# above may have said it; this run says it again.
+rm -f "$state/.warned-no-cgroup"
 tap_ok "hutch run, uninstalled, from another directory, with no HUTCH_* variable" \
   bare "$HUTCH_BIN" run --base-url "$MOCK_URL" --model test-model --rootfs "$img" --store "$store" \
   --state-dir "$state" --output-dir "$tmp/out" --retry-delay 0.05 --quiet --query q

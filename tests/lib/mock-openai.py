@@ -2,12 +2,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """An OpenAI-compatible chat completions server that plays a script.
 
-Usage: mock-openai.py SCRIPT.json PORTFILE REQUESTS.jsonl
+Installed as hutch-mock-llm (hutch-mock-llm(1)), the scripted model of
+hutch's offline demo; the test suite runs it from its source tree.
 
-Listens on 127.0.0.1 on an ephemeral port (written to PORTFILE), answers
+Usage: hutch-mock-llm [--port N] [--port-file FILE] [--requests FILE] SCRIPT.json
+       mock-openai.py SCRIPT.json PORTFILE REQUESTS.jsonl   (the tests' form)
+
+Listens on 127.0.0.1 on port N (default: one the kernel picks; the tests'
+form: $MOCK_PORT, else one picked), writes the port to FILE, answers
 each POST .../chat/completions with the next entry of the script and
 appends every request (path, Authorization header, body) to
 REQUESTS.jsonl.  When the script is spent it answers with a submit call.
+The first form prints the base URL (http://127.0.0.1:PORT/v1) on
+standard output once it listens, and records requests only with
+--requests.
 Script entries:
 
   {"calls": [["execute_bash", {"command": "ls"}], ...], "content": "...",
@@ -37,13 +45,15 @@ when it arrived, itself included.
 
 GET .../models (hutch benchmark's pre-flight) is answered as vLLM answers
 it, apart from the script: {"object": "list", "data": [{"id": NAME, ...}]}
-for each NAME of $MOCK_MODELS (comma-separated; none by default), or with
+for each NAME of --model (mock by default), in the tests' form of
+$MOCK_MODELS (comma-separated; none by default), or with
 the status $MOCK_MODELS_STATUS (e.g. 404, a server without the route).
 With $MOCK_API_KEY, a GET without "Authorization: Bearer $MOCK_API_KEY"
 gets 401 as vLLM's --api-key answers it.  Each GET is recorded in
 REQUESTS.jsonl.get, not in REQUESTS.jsonl.  $MOCK_PORT: the port to listen
 on (a server that comes up where a client already waits).
 """
+import argparse
 import json
 import os
 import sys
@@ -51,7 +61,29 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-script_path, port_file, requests_path = sys.argv[1:4]
+
+def parse_args(argv):
+    # The tests' form: three words, no option.
+    if len(argv) == 3 and not any(a.startswith("-") for a in argv):
+        models = [m for m in os.environ.get("MOCK_MODELS", "").split(",") if m]
+        return argv[0], argv[1], argv[2], int(os.environ.get("MOCK_PORT") or 0), models, False
+    p = argparse.ArgumentParser(
+        prog="hutch-mock-llm",
+        description="An OpenAI-compatible chat completions server on 127.0.0.1 that plays a scripted model "
+                    "(hutch-mock-llm(1)): the offline demo of hutch benchmark.")
+    p.add_argument("script", metavar="SCRIPT.json", help="the replies to play (a list, or {\"tasks\": [...]})")
+    p.add_argument("--port", type=int, default=0, help="the port to listen on (default: any free one)")
+    p.add_argument("--port-file", metavar="FILE", help="write the port to FILE once listening")
+    p.add_argument("--requests", metavar="FILE", help="append every request to FILE (JSON lines)")
+    p.add_argument("--model", metavar="NAME", action="append",
+                   help="a model GET /v1/models lists (repeatable; default: mock)")
+    a = p.parse_args(argv)
+    if not 0 <= a.port <= 65535:
+        p.error("--port wants 0 to 65535")
+    return a.script, a.port_file, a.requests, a.port, a.model or ["mock"], True
+
+
+script_path, port_file, requests_path, listen_port, served_models, announce = parse_args(sys.argv[1:])
 
 
 def expand(items):
@@ -61,8 +93,11 @@ def expand(items):
     return out
 
 
-with open(script_path) as f:
-    loaded = json.load(f)
+try:
+    with open(script_path) as f:
+        loaded = json.load(f)
+except (OSError, ValueError) as e:
+    sys.exit("hutch-mock-llm: %s: %s" % (script_path, e))
 tasks = None
 if isinstance(loaded, dict):
     tasks = [(t["match"], expand(t["steps"])) for t in loaded["tasks"]]
@@ -128,9 +163,10 @@ class Handler(BaseHTTPRequestHandler):
 
     def do_GET(self):
         with lock:
-            with open(requests_path + ".get", "a") as f:
-                f.write(json.dumps({"path": self.path, "authorization": self.headers.get("Authorization"),
-                                    "time": time.time()}) + "\n")
+            if requests_path:
+                with open(requests_path + ".get", "a") as f:
+                    f.write(json.dumps({"path": self.path, "authorization": self.headers.get("Authorization"),
+                                        "time": time.time()}) + "\n")
         key = os.environ.get("MOCK_API_KEY")
         status = int(os.environ.get("MOCK_MODELS_STATUS") or 200)
         if key and self.headers.get("Authorization") != "Bearer " + key:
@@ -140,7 +176,7 @@ class Handler(BaseHTTPRequestHandler):
         elif status != 200:
             self.send(status, json.dumps({"error": {"message": "scripted failure of /models"}}).encode())
         else:
-            names = [m for m in os.environ.get("MOCK_MODELS", "").split(",") if m]
+            names = served_models
             self.send(200, json.dumps({"object": "list", "data": [
                 {"id": m, "object": "model", "created": int(time.time()), "owned_by": "vllm", "root": m,
                  "parent": None, "max_model_len": 32768} for m in names]}).encode())
@@ -167,10 +203,11 @@ class Handler(BaseHTTPRequestHandler):
         with lock:
             n = state["next"]
             state["next"] += 1
-            with open(requests_path, "a") as f:
-                rec = {"path": self.path, "authorization": self.headers.get("Authorization"),
-                       "time": time.time(), "inflight": state["inflight"], "body": json.loads(raw)}
-                f.write(json.dumps(rec) + "\n")
+            if requests_path:
+                with open(requests_path, "a") as f:
+                    rec = {"path": self.path, "authorization": self.headers.get("Authorization"),
+                           "time": time.time(), "inflight": state["inflight"], "body": json.loads(raw)}
+                    f.write(json.dumps(rec) + "\n")
         if tasks is not None and n < len(script):
             entry = script[n]
         elif tasks is not None:
@@ -200,9 +237,15 @@ class Handler(BaseHTTPRequestHandler):
             self.send(200, json.dumps(completion(entry, n)).encode())
 
 
-server = ThreadingHTTPServer(("127.0.0.1", int(os.environ.get("MOCK_PORT") or 0)), Handler)
+server = ThreadingHTTPServer(("127.0.0.1", listen_port), Handler)
 server.daemon_threads = True
-with open(port_file + ".tmp", "w") as f:
-    f.write(str(server.server_address[1]))
-os.rename(port_file + ".tmp", port_file)
-server.serve_forever()
+if port_file:
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    os.rename(port_file + ".tmp", port_file)
+if announce:
+    print("http://127.0.0.1:%d/v1" % server.server_address[1], flush=True)
+try:
+    server.serve_forever()
+except KeyboardInterrupt:
+    pass

@@ -268,7 +268,7 @@ hutch_state_entries() {
   local e
   for e in $(ls -A "$1"); do
     case $e in
-    .seccomp-cache.key | net-subnets* | *.lock) continue ;;
+    .seccomp-cache.key | .warned-no-cgroup | net-subnets* | *.lock) continue ;;
     .audit) continue ;;
     .free-[0-9]*) [ -d "$1/$e" ] && [ ! -L "$1/$e" ] && [ -z "$(ls -A "$1/$e")" ] && continue ;;
     esac

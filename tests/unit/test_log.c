@@ -110,5 +110,38 @@ int main(void) {
   t = hutch_error_format(NULL);
   tap_is_str(t, "", "no error: empty");
   free(t);
+
+  /* The errno's text said once, and only where it means something. */
+  static const struct {
+    int errnum;
+    const char *msg, *want, *what;
+  } once[] = {
+      {ENOENT, "/x in the sandbox: no such file or directory", NULL, "a message that says the errno's text: not again"},
+      {ENOENT, "open a: No such file or directory: in b", NULL, "nor when it says it in the middle"},
+      {ENOENT, "no such file", "no such file: No such file or directory", "a part of the text is not the text"},
+      {EPROTO, "http://x/v1/chat/completions answered HTTP 401: bad key", NULL,
+       "an HTTP status is not followed by EPROTO's \"Protocol error\""},
+      {EACCES, "registry r: GET a/manifests/b answered HTTP 403", NULL, "nor by the EACCES that sorts a 403"},
+      {ECONNREFUSED, "GET http://127.0.0.1:9/v1/models", "GET http://127.0.0.1:9/v1/models: Connection refused",
+       "a URL is no HTTP status"},
+      {EIO, "read HTTP 4000 bytes", "read HTTP 4000 bytes: Input/output error", "nor are four digits"},
+  };
+  for (size_t i = 0; i < sizeof(once) / sizeof(once[0]); i++) {
+    struct hutch_error e = {.msg = (char *)once[i].msg, .errnum = once[i].errnum};
+    char *by_error = hutch_error_format(&e), *by_errno = hutch_errno_format(once[i].errnum, "%s", once[i].msg);
+    const char *want = once[i].want ? once[i].want : once[i].msg;
+    tap_is_str(by_error, want, "hutch_error_format: %s", once[i].what);
+    tap_is_str(by_errno, want, "hutch_errno_format: %s", once[i].what);
+    free(by_error);
+    free(by_errno);
+  }
+  char *printed = NULL;
+  size_t plen = 0;
+  FILE *f = open_memstream(&printed, &plen);
+  struct hutch_error ecp = {.msg = (char *)"/x in the sandbox: no such file or directory", .errnum = ENOENT};
+  hutch_error_print(f, "hutch", &ecp);
+  fclose(f);
+  tap_is_str(printed, "hutch: /x in the sandbox: no such file or directory\n", "hutch_error_print says it once too");
+  free(printed);
   return tap_done();
 }

@@ -184,6 +184,8 @@ tap_like "$tap_stderr" "cgroup /user.slice/user-$uid.slice/session-1.scope is no
 tap_like "$tap_stderr" "Delegate=cpu cpuset io memory pids" "no delegation: the Delegate= drop-in"
 tap_like "$tap_stderr" "systemd-run --user --scope -p Delegate=yes hutch" "no delegation: systemd-run"
 tap_like "$tap_stderr" "run hutch as root" "no delegation: root"
+# Said once a day per state directory: this user's may hold its stamp.
+rm -f "$work/user/state/.warned-no-cgroup"
 tap_ok "no delegation: default limits degrade" nodel "$HUTCH_BIN" exec --rootfs $img --json -- true
 tap_like "$(printf '%s\n' "$tap_stderr" | grep -v 'disk unbounded')" '^hutch: warning: limits: no cgroup here: rlimits per process, memory watched by init; not limited: .*; see `hutch doctor`$' \
   "no delegation: one short warning line pointing at hutch doctor"
