@@ -460,7 +460,8 @@ class Sandbox:
         return self._h.closed
 
     def limits(self) -> Dict[str, object]:
-        """How its limits were applied: mode ("cgroup", "rlimits", "none"), degraded, reason."""
+        """How its limits were applied: mode ("cgroup", "rlimits", "none"), degraded, reason,
+        cgroup, warning (the no-cgroup fallback's line, which stderr gets once a day), disk_unbounded."""
         limits = self._h.limits()
         limits["reason"] = pythonize(limits["reason"])
         return limits

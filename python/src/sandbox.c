@@ -430,9 +430,10 @@ static PyObject *sb_limits(HpySandbox *self, PyObject *unused) {
   int r = 0;
   WITH_SANDBOX(self, l = *hutch_sandbox_limits(sb));
   (void)r;
-  return Py_BuildValue("{s:s,s:O,s:s,s:s,s:O}", "mode", l.mode[0] ? l.mode : "none", "degraded",
-                       l.degraded ? Py_True : Py_False, "reason", l.reason, "cgroup", l.cgroup, "disk_unbounded",
-                       l.disk_unbounded ? Py_True : Py_False);
+  /* warning: the no-cgroup line stderr gets once a day, here every time. */
+  return Py_BuildValue("{s:s,s:O,s:s,s:s,s:s,s:O}", "mode", l.mode[0] ? l.mode : "none", "degraded",
+                       l.degraded ? Py_True : Py_False, "reason", l.reason, "cgroup", l.cgroup, "warning", l.warning,
+                       "disk_unbounded", l.disk_unbounded ? Py_True : Py_False);
 }
 
 /* The path of its proxy's audit log (JSON lines written by hutch's proxy

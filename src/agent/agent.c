@@ -369,6 +369,10 @@ static void record_settings(struct run *r) {
     cJSON_AddBoolToObject(lj, "degraded", ls->degraded);
     if (ls->reason[0])
       cJSON_AddStringToObject(lj, "reason", ls->reason);
+    /* Every time, though stderr says it once a day: a trajectory read
+     * later must show its limits were rlimits, not a cgroup's. */
+    if (ls->warning[0])
+      cJSON_AddStringToObject(lj, "warning", ls->warning);
   }
   cJSON_AddStringToObject(sb, "working_dir", r->pc.working_dir);
   cJSON_AddStringToObject(sb, "input_dir", r->pc.input_dir);

@@ -79,6 +79,13 @@ mock_start '[{"calls": [["submit", {}]]}]'
 tap_status 0 "a run records its resource limits" hrun --query q
 tap_like "$(traj 't["hutch"]["sandbox"]["resource_limits"]["mode"]')" "^(cgroup|rlimits)$" \
   "the trajectory says how the limits were applied"
+# The no-cgroup warning stderr says once a day is in every trajectory.
+if [ "$(traj 't["hutch"]["sandbox"]["resource_limits"]["mode"]')" = rlimits ]; then
+  tap_like "$(traj 't["hutch"]["sandbox"]["resource_limits"]["warning"]')" "^limits: no cgroup here: rlimits per process" \
+    "the rlimits fallback's warning is in the trajectory"
+else
+  tap_is "$(traj '"warning" in t["hutch"]["sandbox"]["resource_limits"]')" "False" "a cgroup run carries no warning"
+fi
 mock_start '[{"calls": [["submit", {}]]}]'
 hrun --query q --memory 64M >/dev/null 2>"$AGENT_OUT/mem.err"
 rc=$?
