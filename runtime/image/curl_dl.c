@@ -107,3 +107,34 @@ void curl_dl_url_clear(struct curl_dl_url *u) {
   free(u->path);
   memset(u, 0, sizeof(*u));
 }
+
+/* Network failures, as opposed to a server's answer or a local problem. */
+int curl_dl_errno(CURLcode rc) {
+  switch (rc) {
+  case CURLE_COULDNT_RESOLVE_HOST:
+  case CURLE_COULDNT_RESOLVE_PROXY:
+    return EHOSTUNREACH;
+  case CURLE_COULDNT_CONNECT:
+    return ECONNREFUSED;
+  case CURLE_OPERATION_TIMEDOUT:
+    return ETIMEDOUT;
+  case CURLE_SSL_CONNECT_ERROR:
+  case CURLE_PEER_FAILED_VERIFICATION:
+  case CURLE_SSL_CACERT_BADFILE:
+    /* The peer answered and was not trusted: no network failure to retry
+     * or fall back from (a mirror that fails the check is not skipped). */
+    return EPROTO;
+  case CURLE_SEND_ERROR:
+  case CURLE_RECV_ERROR:
+  case CURLE_GOT_NOTHING:
+  case CURLE_PARTIAL_FILE:
+#if LIBCURL_VERSION_NUM >= 0x074900
+  case CURLE_PROXY:
+#endif
+    return ENETUNREACH;
+  case CURLE_TOO_MANY_REDIRECTS:
+    return ELOOP;
+  default:
+    return EIO;
+  }
+}

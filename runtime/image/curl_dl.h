@@ -51,6 +51,13 @@ int curl_dl_load(hutch_error_t *err);
 
 #define CURL(f) (curl_dl.f)
 
+/* The errno of a failed transfer: EHOSTUNREACH (name not resolved),
+ * ECONNREFUSED (no connection), ETIMEDOUT, ENETUNREACH (a connection cut
+ * or a proxy's failure), EPROTO (TLS: the peer is not trusted), ELOOP
+ * (redirects), EIO otherwise.  Callers
+ * tell a network failure (retry, fall back) from a server's answer by it. */
+int curl_dl_errno(CURLcode rc);
+
 /* What every hutch transfer sets on a handle: the URL, errbuf (at least
  * CURL_ERROR_SIZE bytes) for curl's message, http(s) only with a bounded
  * number of redirects, our user agent, and timeouts that drop a stalled

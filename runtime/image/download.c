@@ -73,33 +73,6 @@ static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, cur
   return 0;
 }
 
-/* Network failures, as opposed to a server's answer or a local problem. */
-static int curl_errno(CURLcode rc) {
-  switch (rc) {
-  case CURLE_COULDNT_RESOLVE_HOST:
-  case CURLE_COULDNT_RESOLVE_PROXY:
-    return EHOSTUNREACH;
-  case CURLE_COULDNT_CONNECT:
-    return ECONNREFUSED;
-  case CURLE_OPERATION_TIMEDOUT:
-    return ETIMEDOUT;
-  case CURLE_SSL_CONNECT_ERROR:
-  case CURLE_PEER_FAILED_VERIFICATION:
-  case CURLE_SEND_ERROR:
-  case CURLE_RECV_ERROR:
-  case CURLE_GOT_NOTHING:
-  case CURLE_PARTIAL_FILE:
-#if LIBCURL_VERSION_NUM >= 0x074900
-  case CURLE_PROXY:
-#endif
-    return ENETUNREACH;
-  case CURLE_TOO_MANY_REDIRECTS:
-    return ELOOP;
-  default:
-    return EIO;
-  }
-}
-
 bool download_network_error(const hutch_error_t err) {
   if (err == NULL)
     return false;
@@ -214,12 +187,12 @@ static int transfer_once(const struct download_request *req, struct curl_slist *
   } else if (rc == CURLE_RANGE_ERROR && t.offset > 0) {
     ret = 2; /* the server cannot resume: start over */
   } else if (rc != CURLE_OK) {
-    ret = hutch_error_set(err, curl_errno(rc), "download %s: %s", where,
+    ret = hutch_error_set(err, curl_dl_errno(rc), "download %s: %s", where,
                           errbuf[0] ? errbuf : CURL(curl_easy_strerror)(rc));
     if (t.written > 0 && (rc == CURLE_PARTIAL_FILE || rc == CURLE_RECV_ERROR || rc == CURLE_OPERATION_TIMEDOUT ||
                           rc == CURLE_GOT_NOTHING || rc == CURLE_SEND_ERROR))
       ret = 1;
-    else if (curl_errno(rc) != EIO)
+    else if (curl_dl_errno(rc) != EIO)
       hutch_error_hint(err, "check the network; a proxy is taken from https_proxy/http_proxy (and no_proxy)");
   }
   CURL(curl_easy_cleanup)(curl);

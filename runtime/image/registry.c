@@ -210,7 +210,8 @@ static int http_do(const struct registry_client *c, const char *url, const struc
   }
   if (rc != CURLE_OK) {
     registry_response_clear(r);
-    hutch_error_set(err, ECONNREFUSED, "%s %s: %s", q->method, url, errbuf[0] ? errbuf : CURL(curl_easy_strerror)(rc));
+    hutch_error_set(err, curl_dl_errno(rc), "%s %s: %s", q->method, url,
+                    errbuf[0] ? errbuf : CURL(curl_easy_strerror)(rc));
     if (rc == CURLE_PEER_FAILED_VERIFICATION || rc == CURLE_SSL_CACERT_BADFILE)
       return hutch_error_hint(err, "the registry's certificate is not trusted: give its CA with --cert-dir DIR "
                                    "(DIR/*.crt), or name --tls-verify=false to skip the check");

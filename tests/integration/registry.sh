@@ -207,6 +207,11 @@ tap_status 125 "a certificate nobody vouches for is refused" "$HUTCH_BIN" rootfs
   --name s1
 tap_like "$tap_stderr" "certificate" "the error names the certificate"
 tap_like "$tap_stderr" "tls-verify=false|cert-dir" "and the flags that accept it"
+tap_unlike "$tap_stderr" "Connection refused|unreachable" "and no network failure it is not"
+# A port nobody listens on: the connection's failure, once, with its hint.
+tap_status 125 "a registry that is not there fails the pull" "$HUTCH_BIN" rootfs pull "docker://127.0.0.1:9/test/x:1"
+tap_is "$(grep -o "Connection refused" <<<"$tap_stderr" | wc -l)" "1" "saying the connection was refused, once"
+tap_like "$tap_stderr" "hint: check the network" "with the hint"
 tap_ok "--cert-dir trusts its CA" "$HUTCH_BIN" rootfs pull --cert-dir "$work/certs" "docker://$tls/test/tls:1" \
   --name s2
 tap_ok "--tls-verify=false accepts it" "$HUTCH_BIN" rootfs pull --tls-verify=false "docker://$tls/test/tls:1" \
