@@ -59,6 +59,19 @@ def pkg_variable(name):
     return words[0] if words else None
 
 
+def runtime_path(path):
+    """A path pkg-config named, as the installed package will see it.  A
+    distribution's package build links the hutch staged in its DESTDIR
+    (PKG_CONFIG_SYSROOT_DIR), which it names in $HUTCH_STAGE too: what is
+    written into the package (the rpath, _config.py) is then where the
+    files will be installed, the stage taken off.  Without it, a staged
+    hutch is used where it is (its own rpath and data directory)."""
+    stage = os.environ.get("HUTCH_STAGE", "").rstrip("/")
+    if path and stage and (path + "/").startswith(stage + "/"):
+        return path[len(stage):] or "/"
+    return path
+
+
 def in_checkout():
     return os.path.exists(os.path.join(TOP, "runtime", "hutch.h"))
 
@@ -88,13 +101,13 @@ def installed_runtime():
             note(f"{why}: building from the checkout instead")
             return None
         fail(why, "install a hutch that has libhutch.so, or pip install ./python from a hutch checkout")
-    datadir = pkg_variable("pkgdatadir")
+    datadir = runtime_path(pkg_variable("pkgdatadir"))
     if not datadir:
-        share = pkg_variable("datadir") or os.path.join(pkg_variable("prefix") or "/usr/local", "share")
+        share = runtime_path(pkg_variable("datadir")) or os.path.join(pkg_variable("prefix") or "/usr/local", "share")
         datadir = os.path.join(share, "hutch")
     link = list(libs)
-    if not system_libdir(libdir):
-        link.append(f"-Wl,-rpath,{libdir}")
+    if not system_libdir(runtime_path(libdir)):
+        link.append(f"-Wl,-rpath,{runtime_path(libdir)}")
     note(f"linking the installed hutch ({pkg_variable('prefix') or libdir}, found by pkg-config)")
     return {
         "cflags": cflags,
