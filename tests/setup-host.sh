@@ -36,6 +36,8 @@ packages=(
   musl-tools gperf dpkg-dev
   # abi.sh: libhutch.so's ABI against the last release's
   abigail-tools
+  # debian-package.sh: the Debian packages built and checked
+  debhelper dh-python dh-apparmor lintian
 )
 
 log() { echo "setup-host: $*" >&2; }
