@@ -154,20 +154,27 @@ open(sys.argv[1], "w").write("\n".join(lines[:i + 1] + extra + lines[i + 1:]) + 
 }
 small_policy "$work/small.policy" "image_size = 100M" "image_entries = 1000"
 python3 - "$work" <<'EOF'
-import io, json, hashlib, os, sys, tarfile, zlib
+import io, json, hashlib, os, struct, sys, tarfile, zlib
 work = sys.argv[1]
-# bomb.tar.gz: one member of 3 GiB of zeros, gzip -9 streamed (about 3 MB)
+# bomb.tar.gz: one member of 3 GiB of zeros, gzip -9 (about 3 MB).  After a
+# full flush deflate starts afresh, so each 16 MiB of zeros compresses to
+# the same bytes: compressed once, written 192 times (compressing all 3 GiB
+# took 18 s), with the gzip header and trailer (CRC-32, size) made here.
 n = 3 << 30
 ti = tarfile.TarInfo("zeros")
 ti.size, ti.mode, ti.mtime = n, 0o644, 1700000000
-c = zlib.compressobj(9, zlib.DEFLATED, 31)
+head, z, end = ti.tobuf(format=tarfile.GNU_FORMAT), bytes(1 << 24), bytes(1024)
+c = zlib.compressobj(9, zlib.DEFLATED, -15)
 with open(os.path.join(work, "bomb.tar.gz"), "wb") as out:
-    out.write(c.compress(ti.tobuf(format=tarfile.GNU_FORMAT)))
-    z = bytes(1 << 24)
+    out.write(b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x02\x03")
+    out.write(c.compress(head) + c.flush(zlib.Z_FULL_FLUSH))
+    block = c.compress(z) + c.flush(zlib.Z_FULL_FLUSH)
+    crc = zlib.crc32(head)
     for _ in range(n >> 24):
-        out.write(c.compress(z))
-    out.write(c.compress(bytes(1024)))
-    out.write(c.flush())
+        out.write(block)
+        crc = zlib.crc32(z, crc)
+    out.write(c.compress(end) + c.flush())
+    out.write(struct.pack("<II", zlib.crc32(end, crc), (len(head) + n + len(end)) & 0xFFFFFFFF))
 def mktar(names, data=b"x"):
     b = io.BytesIO()
     with tarfile.open(fileobj=b, mode="w") as t:

@@ -16,6 +16,18 @@
 
 _registry_pids=()
 
+# skopeo run rootless with no XDG_RUNTIME_DIR (the test runs have none)
+# reads credentials from /run/containers/UID/auth.json, and on a machine
+# where root has run podman /run/containers is root's, mode 0700: every
+# skopeo command would fail with "permission denied".  The tests give their
+# credentials on the command line (--creds, --dest-creds), so skopeo gets
+# an auth file of the test's own, which need not exist.  (tap.sh runs a
+# function without its time limit: the limit is here.)
+skopeo() {
+  REGISTRY_AUTH_FILE=${REGISTRY_AUTH_FILE:-${TMPDIR:-/tmp}/skopeo-auth.json} \
+    timeout --kill-after=10 "${HUTCH_TEST_CMD_TIMEOUT:-300}" skopeo "$@"
+}
+
 registry_free_port() {
   python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
 }
