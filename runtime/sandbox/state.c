@@ -202,7 +202,9 @@ void state_new_id(char id[40]) {
 #define STATE_SPARES 4
 
 static void spare_name(char name[16], int i) {
-  snprintf(name, 16, ".free-%d", i);
+  /* i is below STATE_SPARES; the modulo says so to -Wformat-truncation,
+   * which at -O1 cannot tell and sees up to 11 digits. */
+  snprintf(name, 16, ".free-%u", (unsigned)i % STATE_SPARES);
 }
 
 /* A spare renamed to `id`, or -1 (errno ENOENT: there is none).  It is used
