@@ -54,8 +54,8 @@ int curl_dl_load(hutch_error_t *err);
 /* The errno of a failed transfer: EHOSTUNREACH (name not resolved),
  * ECONNREFUSED (no connection), ETIMEDOUT, ENETUNREACH (a connection cut
  * or a proxy's failure), EPROTO (TLS: the peer is not trusted), ELOOP
- * (redirects), EIO otherwise.  Callers
- * tell a network failure (retry, fall back) from a server's answer by it. */
+ * (redirects), EIO otherwise.  Callers tell a network failure (retry,
+ * fall back) from a server's answer by it. */
 int curl_dl_errno(CURLcode rc);
 
 /* What every hutch transfer sets on a handle: the URL, errbuf (at least
