@@ -89,18 +89,6 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
   const struct hutch_sandbox_info *info = &s->info;
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "id", info->id);
-  if (s->name)
-    cJSON_AddStringToObject(o, "name", s->name);
-  else
-    cJSON_AddNullToObject(o, "name");
-  cJSON *labels = cJSON_AddObjectToObject(o, "labels");
-  for (char **kv = s->labels; *kv; kv++) {
-    const char *eq = strchr(*kv, '=');
-    char key[HUTCH_LABEL_KEY_MAX + 1];
-    snprintf(key, sizeof(key), "%.*s", (int)(eq - *kv), *kv);
-    cJSON_DeleteItemFromObjectCaseSensitive(labels, key);
-    cJSON_AddStringToObject(labels, key, eq + 1);
-  }
   cJSON_AddNumberToObject(o, "pid", info->pid);
   cJSON_AddStringToObject(o, "status", state_text(s->state));
   cJSON_AddNumberToObject(o, "created", (double)info->created);
@@ -118,6 +106,19 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
     cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
   if (info->limits.disk_unbounded)
     cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_DISK_UNBOUNDED));
+  /* Last, as the NAME column: what came before keeps its place. */
+  if (s->name)
+    cJSON_AddStringToObject(o, "name", s->name);
+  else
+    cJSON_AddNullToObject(o, "name");
+  cJSON *labels = cJSON_AddObjectToObject(o, "labels");
+  for (char **kv = s->labels; *kv; kv++) {
+    const char *eq = strchr(*kv, '=');
+    char key[HUTCH_LABEL_KEY_MAX + 1];
+    snprintf(key, sizeof(key), "%.*s", (int)(eq - *kv), *kv);
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, key);
+    cJSON_AddStringToObject(labels, key, eq + 1);
+  }
   return o;
 }
 
@@ -138,9 +139,10 @@ static void ps_line(const struct hutch_sandbox_status *s) {
     if (modes[m])
       snprintf(degraded + strlen(degraded), sizeof(degraded) - strlen(degraded), "%s%s", degraded[0] ? "," : "",
                modes[m]);
-  printf("%-14s %-16s %-8d %-8s %-20s %-18s %-6s %-18s %s\n", info->id, s->name ? s->name : "-", (int)info->pid,
-         state_text(s->state), when, lim, info->net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-",
-         info->image ? info->image : "-");
+  /* NAME last: the columns before it keep their places. */
+  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-24s %s\n", info->id, (int)info->pid, state_text(s->state), when, lim,
+         info->net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-", info->image ? info->image : "-",
+         s->name ? s->name : "-");
 }
 
 int cmd_ps(int argc, char **argv) {
@@ -192,8 +194,8 @@ int cmd_ps(int argc, char **argv) {
     return cli_fail(&err);
   cJSON *arr = json ? cJSON_CreateArray() : NULL;
   if (!json && !quiet)
-    printf("%-14s %-16s %-8s %-8s %-20s %-18s %-6s %-18s %s\n", "ID", "NAME", "PID", "STATUS", "CREATED", "LIMITS",
-           "NET", "DEGRADED", "IMAGE");
+    printf("%-14s %-8s %-8s %-20s %-18s %-6s %-18s %-24s %s\n", "ID", "PID", "STATUS", "CREATED", "LIMITS", "NET",
+           "DEGRADED", "IMAGE", "NAME");
   for (size_t i = 0; i < n; i++) {
     if (!hutch_sandbox_status_matches(&list[i], filters))
       continue;
