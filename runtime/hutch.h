@@ -27,7 +27,7 @@ extern "C" {
  * is its whole interface, and libhutch.so exports that and nothing else. */
 #pragma GCC visibility push(default)
 
-/* The library's version: "0.1.0", with " (git DESCRIBE)" where it was built
+/* The library's version: "0.2.0", with " (git DESCRIBE)" where it was built
  * from a git checkout.  HUTCH_VERSION_* (hutch_version.h) are the header's,
  * the version a program was compiled against. */
 const char *hutch_version(void);
@@ -679,14 +679,85 @@ struct hutch_sandbox_info {
 };
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err);
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);
-/* Remove a sandbox by id whether or not it is running (kills it first). */
+/* Remove a sandbox by id or name whether or not it is running (kills it first). */
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err);
+
+/* ---- names, labels and the status of live sandboxes (0.2) ------------- */
+
+/* A name is unique in its state directory and goes wherever an id does
+ * (hutch_sandbox_open, hutch_sandbox_remove, hutch_audit_find): one
+ * letter or digit, then up to 63 of letters, digits, '_', '.' and '-'; a
+ * name that could be an id (12 lowercase hex digits) is refused.  A label
+ * is "KEY=VALUE": the key as a name but up to 128 bytes and '/' allowed,
+ * the value printable ASCII, up to 256 bytes. */
+#define HUTCH_NAME_MAX 64
+#define HUTCH_LABEL_KEY_MAX 128
+#define HUTCH_LABEL_VALUE_MAX 256
+#define HUTCH_LABELS_MAX 64
+enum hutch_ttl_action { HUTCH_TTL_REMOVE = 0, HUTCH_TTL_PAUSE };
+struct hutch_port {
+  const char *host_addr;    /* NULL: 127.0.0.1 */
+  unsigned short host_port; /* 0: any */
+  unsigned short port;      /* on the sandbox's loopback */
+};
+/* What a long-lived sandbox has beyond hutch_sandbox_config.  ttl, ports
+ * and devices are refused (EOPNOTSUPP) by this version: leave them 0. */
+struct hutch_sandbox_extras {
+  const char *name;          /* NULL: none */
+  const char *const *labels; /* "KEY=VALUE", NULL-terminated; a key given twice: the last wins */
+  double ttl;                /* seconds; 0: none */
+  enum hutch_ttl_action on_ttl;
+  const struct hutch_port *ports;
+  size_t n_ports;
+  const char *const *devices; /* NULL-terminated */
+};
+/* Checks the syntax of x (EINVAL, naming what is wrong); the name is not
+ * looked up. */
+int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error_t *err);
+/* hutch_sandbox_create with extras (x NULL: none).  The name is claimed
+ * before the sandbox starts: one already taken fails with EEXIST and
+ * starts nothing; a failed start gives it back, and so does the removal. */
+int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                              struct hutch_sandbox **out, hutch_error_t *err);
+/* The id of the sandbox named or with the id name_or_id: ENOENT when there
+ * is none. */
+int hutch_sandbox_resolve(const char *state_dir, const char *name_or_id, char id[40], hutch_error_t *err);
+
+enum hutch_sandbox_state { HUTCH_SANDBOX_DEAD = 0, HUTCH_SANDBOX_RUNNING, HUTCH_SANDBOX_PAUSED };
+enum hutch_pause_method { HUTCH_PAUSE_NONE = 0, HUTCH_PAUSE_CGROUP, HUTCH_PAUSE_PTRACE };
+struct hutch_published_port {
+  char host_addr[64];
+  unsigned short host_port, port;
+};
+struct hutch_sandbox_status {
+  struct hutch_sandbox_info info; /* as hutch_sandbox_list gives it */
+  char *name;                     /* NULL: none (as any sandbox made before 0.2) */
+  char **labels;                  /* "KEY=VALUE", NULL-terminated, never NULL */
+  enum hutch_sandbox_state state;
+  enum hutch_pause_method pause_method;
+  double ttl, ttl_left; /* 0: none */
+  enum hutch_ttl_action on_ttl;
+  struct hutch_published_port *ports;
+  size_t n_ports;
+  char **devices; /* NULL-terminated, never NULL */
+  uint64_t generation;
+  char forked_from[40]; /* "": not a fork */
+};
+int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err);
+void hutch_sandbox_status_free(struct hutch_sandbox_status *s, size_t n);
+/* Filters as `hutch ps --filter` takes them: "name=NAME", "label=KEY" (has
+ * the key), "label=KEY=VALUE", "status=running|paused|dead".
+ * hutch_sandbox_filter_check says what is wrong with one (EINVAL);
+ * hutch_sandbox_status_matches is true when s matches every filter of the
+ * NULL-terminated list (an invalid one matches nothing). */
+int hutch_sandbox_filter_check(const char *filter, hutch_error_t *err);
+bool hutch_sandbox_status_matches(const struct hutch_sandbox_status *s, const char *const *filters);
 
 /* ---- audit logs (hutch-audit(5)) -------------------------------------- */
 
 /* Where a sandbox's audit log is: `what` is a file, a directory holding
  * audit.jsonl (a run directory, a sandbox's state directory), or a
- * sandbox's id: its state directory while it exists, else the state
+ * sandbox's id or name: its state directory while it exists, else the state
  * directory's archive (.audit/ID.jsonl).  *path is malloc'd. */
 int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch_error_t *err);
 struct hutch_audit_verdict {

@@ -448,7 +448,7 @@ class Sandbox:
 
     @classmethod
     def attach(cls, id: str, *, state_dir: Optional[str] = None, store: Optional[str] = None) -> "Sandbox":
-        """A handle on a running sandbox made elsewhere (``hutch create``)."""
+        """A handle on a running sandbox made elsewhere (``hutch create``), by its id or its name."""
         return cls(_handle=_hutch.Sandbox.attach(id, state_dir), store=store, state_dir=state_dir)
 
     @property
@@ -643,7 +643,8 @@ def image(name: str, store: Optional[str] = None) -> Dict[str, object]:
 
 
 def sandboxes(state_dir: Optional[str] = None) -> List[Dict[str, object]]:
-    """The sandboxes of this user (``hutch ps``): id, pid, running, created, image."""
+    """The sandboxes of this user (``hutch ps``): id, name (None: none), labels (a dict), pid,
+    running, created, image, net_proxy."""
     return _hutch.sandboxes(state_dir)
 
 

@@ -315,24 +315,37 @@ static PyObject *py_sandboxes(PyObject *self, PyObject *args, PyObject *kw) {
   if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", kwlist, &state_dir))
     return NULL;
   hutch_error_t err = NULL;
-  struct hutch_sandbox_info *infos = NULL;
+  struct hutch_sandbox_status *st = NULL;
   size_t n = 0;
   int r;
   Py_BEGIN_ALLOW_THREADS;
-  r = hutch_sandbox_list(state_dir, &infos, &n, &err);
+  r = hutch_sandbox_list_status(state_dir, &st, &n, &err);
   Py_END_ALLOW_THREADS;
   if (r < 0)
     return hpy_raise(&err);
   PyObject *l = PyList_New(0);
   for (size_t i = 0; l && i < n; i++) {
-    PyObject *d = Py_BuildValue("{s:s,s:i,s:O,s:L,s:z,s:O}", "id", infos[i].id, "pid", (int)infos[i].pid, "running",
-                                infos[i].running ? Py_True : Py_False, "created", (long long)infos[i].created, "image",
-                                infos[i].image, "net_proxy", infos[i].net_proxy ? Py_True : Py_False);
+    const struct hutch_sandbox_info *info = &st[i].info;
+    PyObject *labels = PyDict_New();
+    for (char **kv = st[i].labels; labels && *kv; kv++) {
+      const char *eq = strchr(*kv, '=');
+      PyObject *v = PyUnicode_FromString(eq + 1);
+      PyObject *k = v ? PyUnicode_FromStringAndSize(*kv, eq - *kv) : NULL;
+      if (k == NULL || PyDict_SetItem(labels, k, v) < 0)
+        Py_CLEAR(labels);
+      Py_XDECREF(k);
+      Py_XDECREF(v);
+    }
+    PyObject *d = labels ? Py_BuildValue("{s:s,s:z,s:N,s:i,s:O,s:L,s:z,s:O}", "id", info->id, "name", st[i].name,
+                                         "labels", labels, "pid", (int)info->pid, "running",
+                                         info->running ? Py_True : Py_False, "created", (long long)info->created,
+                                         "image", info->image, "net_proxy", info->net_proxy ? Py_True : Py_False)
+                         : NULL;
     if (d == NULL || PyList_Append(l, d) < 0)
       Py_CLEAR(l);
     Py_XDECREF(d);
   }
-  hutch_sandbox_info_free(infos, n);
+  hutch_sandbox_status_free(st, n);
   return l;
 }
 

@@ -80,6 +80,31 @@ def test_close_destroys(image):
         sb.exec("true")
 
 
+def test_attach_by_name(image):
+    hutch_bin = os.environ.get("HUTCH_BIN")
+    if not hutch_bin:
+        pytest.skip("HUTCH_BIN is not set")
+    name = "py-%d" % os.getpid()
+    sid = subprocess.run([hutch_bin, "create", "--rootfs", image, "--name", name, "--label", "team=py"], check=True,
+                         capture_output=True, text=True).stdout.strip()
+    try:
+        with hutch.Sandbox.attach(name) as sb:
+            # The handle knows the sandbox by its id, whatever it was opened by.
+            assert sb.id == sid
+            sb.exec("echo by-name > /tmp/mark")
+        listed = [s for s in hutch.sandboxes() if s["id"] == sid]
+        assert len(listed) == 1 and listed[0]["name"] == name and listed[0]["labels"] == {"team": "py"}
+        r = subprocess.run([hutch_bin, "exec", "--in", sid, "cat", "/tmp/mark"], capture_output=True, text=True)
+        assert r.stdout == "by-name\n"
+        with pytest.raises(hutch.NotFoundError) as e:
+            hutch.Sandbox.attach(name + "-missing")
+        assert name + "-missing" in e.value.message
+        hutch.Sandbox.attach(name).destroy()
+        assert sid not in [s["id"] for s in hutch.sandboxes()]
+    finally:
+        subprocess.run([hutch_bin, "rm", "-f", sid], capture_output=True)
+
+
 def test_attach_to_hutch_create(image):
     hutch_bin = os.environ.get("HUTCH_BIN")
     if not hutch_bin:

@@ -13,6 +13,7 @@
 #include "audit.h"
 #include "audit_sandbox.h"
 #include "hutch.h"
+#include "names.h"
 #include "paths.h"
 #include "state.h"
 #include "util.h"
@@ -34,6 +35,10 @@ int hutch_audit_find(const char *state_dir, const char *what, char **path, hutch
   _cleanup_close_ int rootfd = state_open_root(state_dir, &root, err);
   if (rootfd < 0)
     return -1;
+  /* A live sandbox's name; once it is removed, only its id finds the log. */
+  char id[40];
+  if (names_lookup(rootfd, what, id) == 0)
+    what = id;
   _cleanup_free_ char *live = xasprintf("%s/" AUDIT_LOG_NAME, what);
   _cleanup_free_ char *kept = xasprintf(AUDIT_ARCHIVE_DIR "/%s.jsonl", what);
   const char *rel = fstatat(rootfd, live, &st, AT_SYMLINK_NOFOLLOW) == 0   ? live

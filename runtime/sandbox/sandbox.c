@@ -201,7 +201,7 @@ int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process
   if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
   struct started s;
-  if (sandbox_start(cfg, proc, &s, err) < 0) {
+  if (sandbox_start(cfg, NULL, proc, &s, err) < 0) {
     forwarder_stop(&fw);
     return -1;
   }

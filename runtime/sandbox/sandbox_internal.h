@@ -37,8 +37,9 @@ void started_release(struct started *s);
  * borrowing `s`'s objects. */
 void teardown_from_started(struct teardown *t, struct started *s);
 /* The host side of a start: clone, maps, handshake, state.json; `primary`
- * is the one-shot command (NULL: a long-lived sandbox runs init only). */
-int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary, struct started *out,
-                  hutch_error_t *err);
+ * is the one-shot command (NULL: a long-lived sandbox runs init only), x a
+ * long-lived one's extras (NULL: none; checked by the caller). */
+int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                  const struct hutch_process *primary, struct started *out, hutch_error_t *err);
 
 #endif

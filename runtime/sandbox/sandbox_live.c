@@ -23,6 +23,7 @@
 #include "audit_sandbox.h"
 #include "cgroup.h"
 #include "layer_copy.h"
+#include "names.h"
 #include "net_host.h"
 #include "overlay_fuse.h"
 #include "paths.h"
@@ -36,8 +37,13 @@
 /* ---- long-lived sandboxes ---- */
 
 int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sandbox **out, hutch_error_t *err) {
+  return hutch_sandbox_create_with(cfg, NULL, out, err);
+}
+
+int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                              struct hutch_sandbox **out, hutch_error_t *err) {
   struct started s;
-  if (sandbox_start(cfg, NULL, &s, err) < 0)
+  if (hutch_sandbox_extras_check(x, err) < 0 || sandbox_start(cfg, x, NULL, &s, err) < 0)
     return -1;
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   sb->layer_fd = steal_fd(&s.layer_fd);
@@ -61,20 +67,22 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
   return 0;
 }
 
-/* Open the state directory and read one sandbox's state from it; returns
- * the directory fd. */
-static int read_sandbox_state(const char *state_dir, const char *id, struct sandbox_state *st, hutch_error_t *err) {
+/* Open the state directory and read one sandbox's state (by id or name)
+ * from it; returns the directory fd. */
+static int read_sandbox_state(const char *state_dir, const char *what, struct sandbox_state *st, hutch_error_t *err) {
+  char id[40];
   _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
-  if (rootfd < 0 || state_read(rootfd, id, st, err) < 0)
+  if (rootfd < 0 || names_resolve(rootfd, what, id, err) < 0 || state_read(rootfd, id, st, err) < 0)
     return -1;
   return steal_fd(&rootfd);
 }
 
-int hutch_sandbox_open(const char *state_dir, const char *id, struct hutch_sandbox **out, hutch_error_t *err) {
+int hutch_sandbox_open(const char *state_dir, const char *what, struct hutch_sandbox **out, hutch_error_t *err) {
   struct sandbox_state st;
-  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
+  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, what, &st, err);
   if (rootfd < 0)
     return -1;
+  const char *id = st.id;
   bool running = state_is_running(&st);
   bool long_lived = st.long_lived;
   struct hutch_limits_status limits = st.limits;
@@ -197,9 +205,9 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   return sb->root_fd;
 }
 
-int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err) {
+int hutch_sandbox_remove(const char *state_dir, const char *what, hutch_error_t *err) {
   struct sandbox_state st;
-  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, id, &st, err);
+  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, what, &st, err);
   if (rootfd < 0)
     return -1;
   struct teardown t;
@@ -234,9 +242,28 @@ int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
   return r;
 }
 
-int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err) {
-  *out = NULL;
-  *n = 0;
+/* One sandbox's info, taking `st`'s strings. */
+static void info_from_state(struct hutch_sandbox_info *info, struct sandbox_state *st) {
+  memset(info, 0, sizeof(*info));
+  snprintf(info->id, sizeof(info->id), "%s", st->id);
+  info->pid = st->pid;
+  info->running = state_is_running(st);
+  info->created = st->created;
+  info->image = steal_pointer(&st->image);
+  info->rootfs = steal_pointer(&st->rootfs);
+  info->limits = st->limits;
+  info->net_proxy = st->net.proxy;
+  snprintf(info->net_address, sizeof(info->net_address), "%s", st->net.address);
+  info->overlay_fuse = st->overlay_fuse;
+  info->proc_host_ro = st->proc_host_ro;
+  if (st->limits.cgroup[0])
+    cgroup_read_usage(st->limits.cgroup, &info->usage);
+}
+
+/* Calls fn with the state of each sandbox of the state directory (fn may
+ * take its strings; it is cleared after). */
+static int for_each_state(const char *state_dir, void (*fn)(struct sandbox_state *st, void *data), void *data,
+                          hutch_error_t *err) {
   _cleanup_free_ char *path = NULL;
   _cleanup_close_ int rootfd = state_open_root(state_dir, &path, err);
   if (rootfd < 0)
@@ -245,8 +272,6 @@ int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, s
   _cleanup_dir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
   if (d == NULL)
     return hutch_error_sys(err, "list %s", path);
-  struct hutch_sandbox_info *infos = NULL;
-  size_t count = 0;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     if (de->d_name[0] == '.' || !paths_valid_name(de->d_name))
@@ -257,27 +282,29 @@ int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, s
       hutch_error_free(&ignored);
       continue;
     }
-    infos = xrealloc(infos, (count + 1) * sizeof(*infos));
-    struct hutch_sandbox_info *info = &infos[count++];
-    memset(info, 0, sizeof(*info));
-    snprintf(info->id, sizeof(info->id), "%s", st.id);
-    info->pid = st.pid;
-    info->running = state_is_running(&st);
-    info->created = st.created;
-    info->image = steal_pointer(&st.image);
-    info->rootfs = steal_pointer(&st.rootfs);
-    info->limits = st.limits;
-    info->net_proxy = st.net.proxy;
-    snprintf(info->net_address, sizeof(info->net_address), "%s", st.net.address);
-    info->overlay_fuse = st.overlay_fuse;
-    info->proc_host_ro = st.proc_host_ro;
-    if (st.limits.cgroup[0])
-      cgroup_read_usage(st.limits.cgroup, &info->usage);
+    fn(&st, data);
     state_clear(&st);
   }
-  *out = infos;
-  *n = count;
   return 0;
+}
+
+struct info_list {
+  struct hutch_sandbox_info *infos;
+  size_t n;
+};
+
+static void add_info(struct sandbox_state *st, void *data) {
+  struct info_list *l = data;
+  l->infos = xrealloc(l->infos, (l->n + 1) * sizeof(*l->infos));
+  info_from_state(&l->infos[l->n++], st);
+}
+
+int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err) {
+  struct info_list l = {0};
+  int r = for_each_state(state_dir, add_info, &l, err);
+  *out = l.infos;
+  *n = l.n;
+  return r;
 }
 
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n) {
@@ -286,4 +313,54 @@ void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n) {
     free(infos[i].rootfs);
   }
   free(infos);
+}
+
+struct status_list {
+  struct hutch_sandbox_status *s;
+  size_t n;
+};
+
+static void add_status(struct sandbox_state *st, void *data) {
+  struct status_list *l = data;
+  l->s = xrealloc(l->s, (l->n + 1) * sizeof(*l->s));
+  struct hutch_sandbox_status *s = &l->s[l->n++];
+  memset(s, 0, sizeof(*s));
+  info_from_state(&s->info, st);
+  s->state = s->info.running ? HUTCH_SANDBOX_RUNNING : HUTCH_SANDBOX_DEAD;
+  s->name = steal_pointer(&st->live.name);
+  s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
+  s->devices = xcalloc(1, sizeof(char *));
+}
+
+int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {
+  struct status_list l = {0};
+  int r = for_each_state(state_dir, add_status, &l, err);
+  *out = l.s;
+  *n = l.n;
+  return r;
+}
+
+void hutch_sandbox_status_free(struct hutch_sandbox_status *s, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    free(s[i].info.image);
+    free(s[i].info.rootfs);
+    free(s[i].name);
+    cleanup_strvp(&s[i].labels);
+    free(s[i].ports);
+    cleanup_strvp(&s[i].devices);
+  }
+  free(s);
+}
+
+int hutch_sandbox_resolve(const char *state_dir, const char *name_or_id, char id[40], hutch_error_t *err) {
+  _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
+  if (rootfd < 0 || names_resolve(rootfd, name_or_id, id, err) < 0)
+    return -1;
+  /* An id that names no sandbox is not one: ENOENT, as for a name. */
+  struct stat st;
+  if (fstatat(rootfd, id, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode)) {
+    hutch_error_set(err, ENOENT, "no sandbox with id or name '%s'", name_or_id);
+    return hutch_error_hint(err, "`hutch ps` lists the sandboxes");
+  }
+  return 0;
 }

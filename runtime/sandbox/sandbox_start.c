@@ -31,6 +31,7 @@
 #include "contain.h"
 #include "init_exec.h"
 #include "idmap.h"
+#include "names.h"
 #include "net_host.h"
 #include "layer_copy.h"
 #include "overlay_fuse.h"
@@ -319,7 +320,8 @@ void teardown_from_started(struct teardown *t, struct started *s) {
 struct start {
   pid_t clone_helper; /* a multi-threaded caller's clone helper, to reap (clone_sandbox_helped) */
   const struct hutch_sandbox_config *cfg;
-  const struct hutch_process *primary; /* NULL: a long-lived sandbox */
+  const struct hutch_process *primary;  /* NULL: a long-lived sandbox */
+  const struct hutch_sandbox_extras *x; /* a long-lived one's name and labels, or NULL */
   struct hutch_policy *policy;
   struct started *out;
   /* prepare */
@@ -336,6 +338,7 @@ struct start {
   int sbfd;
   char *sbpath, *upper, *work, *root;
   int listen_fd;
+  bool name_claimed;
   struct limits_rlimits rlimits;
   /* spawn */
   bool spawning; /* from here a failure is most likely the host's */
@@ -490,6 +493,13 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
   if (st->sbfd < 0)
     return -1;
   out->dir_made = true;
+  /* Before the clone: a name already taken costs no start.  After the
+   * directory: a claim always points to one (names_claim). */
+  if (st->x && st->x->name) {
+    if (names_claim(out->state_fd, st->x->name, out->id, err) < 0)
+      return -1;
+    st->name_claimed = true;
+  }
   st->sbpath = xasprintf("%s/%s", st->state_path, out->id);
   st->upper = xasprintf("%s/upper", st->sbpath);
   st->work = xasprintf("%s/work", st->sbpath);
@@ -685,6 +695,7 @@ static int step_record(struct start *st, hutch_error_t *err) {
               .proxy_start_time = out->net.proxy_start_time,
               .audit_log = out->net.audit_log,
           },
+      .live = {.name = st->x ? (char *)st->x->name : NULL, .labels = st->x ? (char **)st->x->labels : NULL},
   };
   snprintf(rec.id, sizeof(rec.id), "%s", out->id);
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
@@ -693,7 +704,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
     return -1;
   /* No log, no sandbox: a long-lived one is not handed over without it; a
    * one-shot's command, running now, is recorded when it ends. */
-  if (audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL, err) < 0)
+  if (audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
+                          rec.live.name, (const char *const *)rec.live.labels, err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))
@@ -701,8 +713,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
   return 0;
 }
 
-int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_process *primary, struct started *out,
-                  hutch_error_t *err) {
+int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                  const struct hutch_process *primary, struct started *out, hutch_error_t *err) {
   *out = (struct started){.state_fd = -1,
                           .pid = -1,
                           .pidfd = -1,
@@ -712,7 +724,7 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_pro
                           .pty_fd = -1,
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};
-  struct start st = {.cfg = cfg, .primary = primary, .out = out, .sbfd = -1, .listen_fd = -1};
+  struct start st = {.cfg = cfg, .primary = primary, .x = x, .out = out, .sbfd = -1, .listen_fd = -1};
 
   /* Each step's time goes to the debug log (HUTCH_DEBUG): where a start's
    * milliseconds go, on the host that runs it. */
@@ -741,6 +753,9 @@ fail:
    * names the fix); before, the configuration's. */
   if (st.spawning)
     point_to_doctor(err);
+  /* Given back first, so that it never points to a directory gone. */
+  if (st.name_claimed)
+    names_release(out->state_fd, x->name, out->id);
   start_free(&st);
   struct teardown t;
   teardown_from_started(&t, out);

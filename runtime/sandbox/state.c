@@ -379,6 +379,7 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
     if (st->net.audit_log)
       cJSON_AddStringToObject(n, "audit_log", st->net.audit_log);
   }
+  state_live_write(o, &st->live);
   _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
   cJSON_Delete(o);
   /* Write then rename, so `hutch ps` never reads half a file. */
@@ -473,6 +474,7 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
       st->net.proxy_start_time = strtoull(v->valuestring, NULL, 10);
     st->net.audit_log = json_string_dup(n, "audit_log");
   }
+  state_live_read(o, &st->live);
   cJSON_Delete(o);
   return 0;
 }
@@ -483,6 +485,7 @@ void state_clear(struct sandbox_state *st) {
   free(st->net.audit_log);
   free(st->workdir);
   st->image = st->rootfs = st->net.audit_log = st->workdir = NULL;
+  state_live_clear(&st->live);
 }
 
 bool state_is_running(const struct sandbox_state *st) {

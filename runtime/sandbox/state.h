@@ -13,6 +13,7 @@
 #include "hutch.h"
 #include "overlay_fuse.h"
 #include "policy.h"
+#include "state_live.h"
 
 struct sandbox_state {
   char id[40];
@@ -36,6 +37,7 @@ struct sandbox_state {
     uint64_t proxy_start_time;
     char *audit_log;
   } net;
+  struct sandbox_live live; /* name and labels (state_live.c) */
 };
 
 /* Open (creating 0700) the state directory `opt`, or the default one when

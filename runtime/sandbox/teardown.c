@@ -19,6 +19,7 @@
 
 #include "audit_sandbox.h"
 #include "cgroup.h"
+#include "names.h"
 #include "proc_stat.h"
 #include "state.h"
 #include "util.h"
@@ -41,6 +42,7 @@ void teardown_from_state(struct teardown *t, int state_fd, const struct sandbox_
       .proxy_start_time = st->net.proxy_start_time,
   };
   snprintf(t->id, sizeof(t->id), "%s", st->id);
+  t->name = st->live.name;
   if (st->net.proxy && st->net.audit_log)
     snprintf(t->proxy_log, sizeof(t->proxy_log), "%s", st->net.audit_log);
 }
@@ -178,6 +180,9 @@ static void step_audit_end(struct teardown *t) {
 static int step_remove_state_dir(struct teardown *t, hutch_error_t *err) {
   if (t->keep || t->dir_removed)
     return 0;
+  /* Before the directory: a name never points to one gone. */
+  if (t->name)
+    names_release(t->state_fd, t->name, t->id);
   if (state_remove_sandbox_dir(t->state_fd, t->id, err) < 0)
     return -1;
   t->dir_removed = true;

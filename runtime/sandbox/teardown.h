@@ -43,6 +43,7 @@ struct teardown {
   const char *end_reason;
   char proxy_log[4096];
   const char *audit_copy;
+  const char *name; /* borrowed; its name, given back with the directory; NULL: none */
   bool keep;        /* --keep: the state directory stays */
   bool best_effort; /* go on past a failed step (nothing to retry from) */
   bool dir_removed;

@@ -46,15 +46,17 @@ static void cp_usage(FILE *out) {
                "  -h, --help           show this help\n");
 }
 
-/* "ID:/path" -> id and path (pointing into a copy the caller frees); false
- * for a host path.  An id is letters, digits, '-' and '_' before the first
- * '/', so "./a:b" and "/x:y" stay host paths. */
+/* "ID:/path" (or "NAME:/path") -> id and path (pointing into a copy the
+ * caller frees); false for a host path.  An id is letters, digits, '-' and
+ * '_' (and a name's '.' after its first character) before the first '/',
+ * so "./a:b" and "/x:y" stay host paths. */
 static bool split_sandbox_spec(const char *spec, char **id, const char **path) {
   const char *colon = strchr(spec, ':');
   if (colon == NULL || colon == spec || colon[1] != '/')
     return false;
   for (const char *p = spec; p < colon; p++)
-    if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '-' || *p == '_'))
+    if (!(('a' <= *p && *p <= 'z') || ('A' <= *p && *p <= 'Z') || ('0' <= *p && *p <= '9') || *p == '-' || *p == '_' ||
+          (*p == '.' && p > spec)))
       return false;
   *id = strndup(spec, (size_t)(colon - spec));
   *path = colon + 1;

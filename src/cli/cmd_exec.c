@@ -13,40 +13,9 @@
 
 #include "cli.h"
 #include "options.h"
+#include "sandbox_opts.h"
 
-struct sandbox_opts {
-  const char *rootfs;
-  const char *store;
-  const char *state_dir;
-  const char *policy;
-  const char *workdir;
-  const char *hostname;
-  const char *in;
-  const char **env;
-  size_t n_env;
-  struct hutch_bind *binds;
-  char **bind_storage;
-  size_t n_binds;
-  double timeout;
-  bool keep;
-  bool proc_host_ro;
-  bool read_only;
-  bool overlay_fuse;
-  bool json;
-  bool tty;         /* -t */
-  bool interactive; /* -i */
-  bool no_die_with_parent;
-  struct hutch_limits limits;
-  enum hutch_net_mode net;
-  const char **allow;
-  size_t n_allow;
-  const char **resolve;
-  size_t n_resolve;
-  const char *net_policy;
-  const char *audit; /* exec --audit FILE */
-};
-
-static void sandbox_opts_free(struct sandbox_opts *o) {
+void sandbox_opts_free(struct sandbox_opts *o) {
   for (size_t i = 0; i < o->n_binds; i++)
     free(o->bind_storage[i]);
   free(o->bind_storage);
@@ -54,6 +23,7 @@ static void sandbox_opts_free(struct sandbox_opts *o) {
   free(o->env);
   free(o->allow);
   free(o->resolve);
+  free(o->labels);
 }
 
 /* Append to a NULL-terminated list. */
@@ -93,6 +63,8 @@ enum {
   OPT_RESOLVE,
   OPT_NO_DIE_WITH_PARENT,
   OPT_AUDIT,
+  OPT_NAME,
+  OPT_LABEL,
 };
 
 static const struct option long_options[] = {
@@ -127,12 +99,14 @@ static const struct option long_options[] = {
     {"interactive", no_argument, NULL, 'i'},
     {"no-die-with-parent", no_argument, NULL, OPT_NO_DIE_WITH_PARENT},
     {"audit", required_argument, NULL, OPT_AUDIT},
+    {"name", required_argument, NULL, OPT_NAME},
+    {"label", required_argument, NULL, OPT_LABEL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
 
 /* The limit and degraded-mode options exec and create share. */
-static const char sandbox_limit_options[] =
+const char sandbox_limit_options[] =
     "  --memory SIZE        memory limit of the whole sandbox (512M, 2G): memory.max\n"
     "  --memory-swap SIZE   swap it may use besides (default: none)\n"
     "  --disk SIZE          the writable layer, /tmp and /dev/shm together (4G)\n"
@@ -187,28 +161,8 @@ static void exec_usage(FILE *out) {
           sandbox_limit_options);
 }
 
-static void create_usage(FILE *out) {
-  fprintf(out,
-          "Usage: hutch create [OPTIONS]\n\n"
-          "Start a long-lived sandbox, print its id and leave it running; run commands in it\n"
-          "with `hutch exec --in ID` and remove it with `hutch rm ID`.\n\n"
-          "Options:\n"
-          "  --rootfs NAME        image to use (name or digest; default: default)\n"
-          "  --store DIR          rootfs store\n"
-          "  --state-dir DIR      where sandboxes keep their state\n"
-          "  --policy FILE        sandbox policy\n"
-          "  --env K=V            set an environment variable for every process (repeatable)\n"
-          "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
-          "  --hostname NAME      hostname inside the sandbox\n"
-          "  --keep               keep the upper and work directories after hutch rm\n"
-          "%s"
-          "  --json               print {\"id\": ...} instead of the bare id\n"
-          "  -h, --help           show this help\n",
-          sandbox_limit_options);
-}
-
 /* Returns -1 to continue, else an exit code. */
-static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_opts *o, int *first_arg) {
+int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_opts *o, int *first_arg) {
   bool is_exec = strcmp(verb, "exec") == 0;
   optind = 1;
   opterr = 0;
@@ -361,6 +315,27 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
         return cli_usage_error(verb, "--resolve wants NAME=ADDR, got '%s'", optarg);
       strv_push(&o->resolve, &o->n_resolve, optarg);
       break;
+    case OPT_NAME:
+    case OPT_LABEL: {
+      if (is_exec)
+        return cli_usage_error(verb, "%s is an option of create", c == OPT_NAME ? "--name" : "--label");
+      /* The syntax is checked here, so that a bad one is a usage error. */
+      hutch_error_t bad = NULL;
+      const char *one[] = {optarg, NULL};
+      struct hutch_sandbox_extras x = {.name = c == OPT_NAME ? optarg : NULL, .labels = c == OPT_LABEL ? one : NULL};
+      if (hutch_sandbox_extras_check(&x, &bad) < 0) {
+        int r = cli_usage_error(verb, "%s%s%s", bad->msg, bad->hint ? ": " : "", bad->hint ? bad->hint : "");
+        hutch_error_free(&bad);
+        return r;
+      }
+      if (c == OPT_NAME)
+        o->name = optarg;
+      else if (o->n_labels == HUTCH_LABELS_MAX)
+        return cli_usage_error(verb, "at most %d labels", HUTCH_LABELS_MAX);
+      else
+        strv_push(&o->labels, &o->n_labels, optarg);
+      break;
+    }
     case 't':
     case 'i':
       if (!is_exec)
@@ -381,15 +356,7 @@ static int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sa
   return -1;
 }
 
-struct prepared {
-  struct hutch_store *store;
-  struct hutch_policy *policy;
-  struct hutch_image image;
-  struct hutch_sandbox_config cfg;
-  char **env; /* the image's Env, then --env */
-};
-
-static void prepared_release(struct prepared *p) {
+void prepared_release(struct prepared *p) {
   hutch_image_clear(&p->image);
   for (char **e = p->env; e && *e; e++)
     free(*e);
@@ -400,7 +367,7 @@ static void prepared_release(struct prepared *p) {
     hutch_store_close(p->store);
 }
 
-static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error_t *err) {
+int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error_t *err) {
   memset(p, 0, sizeof(*p));
   if (o->proc_host_ro)
     fprintf(stderr, "hutch: warning: degraded mode --proc host-ro, as asked: the sandbox gets the host's /proc "
@@ -448,7 +415,7 @@ static int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error
   return 0;
 }
 
-static void add_limits_json(cJSON *parent, const struct hutch_limits_status *l) {
+void add_limits_json(cJSON *parent, const struct hutch_limits_status *l) {
   cJSON *o = cJSON_AddObjectToObject(parent, "limits");
   cJSON_AddStringToObject(o, "mode", l->mode[0] ? l->mode : "none");
   cJSON_AddBoolToObject(o, "degraded", l->degraded);
@@ -477,8 +444,8 @@ static void add_usage_json(cJSON *parent, const struct hutch_usage *u) {
   cJSON_AddBoolToObject(o, "throttled", u->nr_throttled > 0);
 }
 
-static void add_network_json(cJSON *parent, enum hutch_net_mode mode, const char *audit_log,
-                             const struct hutch_net_summary *sum) {
+void add_network_json(cJSON *parent, enum hutch_net_mode mode, const char *audit_log,
+                      const struct hutch_net_summary *sum) {
   cJSON *o = cJSON_AddObjectToObject(parent, "network");
   cJSON_AddStringToObject(o, "mode", mode == HUTCH_NET_PROXY ? "proxy" : "none");
   if (audit_log && audit_log[0])
@@ -499,7 +466,7 @@ static void add_network_json(cJSON *parent, enum hutch_net_mode mode, const char
 }
 
 /* The degraded modes asked for, by their options' spelling. */
-static void add_degraded_json(cJSON *j, const struct sandbox_opts *o, const struct hutch_limits_status *l) {
+void add_degraded_json(cJSON *j, const struct sandbox_opts *o, const struct hutch_limits_status *l) {
   if (!o->proc_host_ro && !o->overlay_fuse && !l->disk_unbounded)
     return;
   cJSON *a = cJSON_AddArrayToObject(j, "degraded_modes");
@@ -691,46 +658,6 @@ int cmd_exec(int argc, char **argv) {
   }
   prepared_release(&p);
   r = report_exit(&o, &ex);
-out:
-  sandbox_opts_free(&o);
-  return r;
-}
-
-int cmd_create(int argc, char **argv) {
-  struct sandbox_opts o = {0};
-  int first = 0;
-  int r = parse_sandbox_opts("create", argc, argv, &o, &first);
-  if (r >= 0)
-    goto out;
-  if (first < argc) {
-    r = cli_usage_error("create", "unexpected argument '%s'", argv[first]);
-    goto out;
-  }
-  if (o.net == HUTCH_NET_PROXY && (r = cli_hand_over("--net proxy")) >= 0)
-    goto out;
-  hutch_error_t err = NULL;
-  struct prepared p;
-  struct hutch_sandbox *sb = NULL;
-  if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create(&p.cfg, &sb, &err) < 0) {
-    prepared_release(&p);
-    r = cli_fail(&err);
-    goto out;
-  }
-  prepared_release(&p);
-  if (o.json) {
-    cJSON *j = cJSON_CreateObject();
-    cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
-    add_limits_json(j, hutch_sandbox_limits(sb));
-    add_network_json(j, o.net, hutch_sandbox_audit_log(sb), NULL);
-    add_degraded_json(j, &o, hutch_sandbox_limits(sb));
-    char *s = cJSON_PrintUnformatted(j);
-    printf("%s\n", s);
-    free(s);
-    cJSON_Delete(j);
-  } else
-    printf("%s\n", hutch_sandbox_id(sb));
-  hutch_sandbox_close(sb);
-  r = 0;
 out:
   sandbox_opts_free(&o);
   return r;

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* state.json's members of a long-lived sandbox (state_live.h): "name" and
+ * "labels" ({"KEY": "VALUE"}). */
+#include "config.h"
+
+#include "state_live.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "hutch.h"
+#include "labels.h"
+#include "util.h"
+
+void state_live_write(cJSON *o, const struct sandbox_live *l) {
+  if (l->name)
+    cJSON_AddStringToObject(o, "name", l->name);
+  if (l->labels == NULL || l->labels[0] == NULL)
+    return;
+  cJSON *labels = cJSON_AddObjectToObject(o, "labels");
+  for (char **kv = l->labels; *kv; kv++) {
+    const char *eq = strchr(*kv, '=');
+    if (eq == NULL)
+      continue;
+    _cleanup_free_ char *key = xstrndup(*kv, (size_t)(eq - *kv));
+    /* A key given twice: the last wins, as labels_match reads a list. */
+    cJSON_DeleteItemFromObjectCaseSensitive(labels, key);
+    cJSON_AddStringToObject(labels, key, eq + 1);
+  }
+}
+
+void state_live_read(const cJSON *o, struct sandbox_live *l) {
+  memset(l, 0, sizeof(*l));
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
+  if (cJSON_IsString(v) && labels_check_name(v->valuestring, NULL) == 0)
+    l->name = xstrdup(v->valuestring);
+  const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
+  if (!cJSON_IsObject(labels))
+    return;
+  size_t n = 0;
+  l->labels = xcalloc(HUTCH_LABELS_MAX + 1, sizeof(char *));
+  cJSON_ArrayForEach(v, labels) {
+    if (n == HUTCH_LABELS_MAX || !cJSON_IsString(v) || v->string == NULL)
+      continue;
+    char *kv = xasprintf("%s=%s", v->string, v->valuestring);
+    if (labels_check_label(kv, NULL) == 0)
+      l->labels[n++] = kv;
+    else
+      free(kv);
+  }
+}
+
+void state_live_clear(struct sandbox_live *l) {
+  free(l->name);
+  for (char **kv = l->labels; kv && *kv; kv++)
+    free(*kv);
+  free(l->labels);
+  l->name = NULL;
+  l->labels = NULL;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* What state.json holds of a long-lived sandbox beyond its start: its name
+ * and labels.  A state written by an older hutch has none of it. */
+#ifndef HUTCH_STATE_LIVE_H
+#define HUTCH_STATE_LIVE_H
+
+#include <cjson/cJSON.h>
+
+struct sandbox_live {
+  char *name;    /* NULL: none */
+  char **labels; /* "KEY=VALUE", NULL-terminated; NULL: none */
+};
+
+/* Adds the members of l to the state object o. */
+void state_live_write(cJSON *o, const struct sandbox_live *l);
+/* Reads them from o; what does not pass the checks of labels.h is left
+ * out (the state directory is hutch's own, but a bad record is not
+ * trusted to name or match anything). */
+void state_live_read(const cJSON *o, struct sandbox_live *l);
+void state_live_clear(struct sandbox_live *l);
+
+#endif

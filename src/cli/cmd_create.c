@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hutch create: a long-lived sandbox, with its name and labels. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "sandbox_opts.h"
+
+void create_usage(FILE *out) {
+  fprintf(out,
+          "Usage: hutch create [OPTIONS]\n\n"
+          "Start a long-lived sandbox, print its id and leave it running; run commands in it\n"
+          "with `hutch exec --in ID` and remove it with `hutch rm ID` (or its name for ID).\n\n"
+          "Options:\n"
+          "  --rootfs NAME        image to use (name or digest; default: default)\n"
+          "  --store DIR          rootfs store\n"
+          "  --state-dir DIR      where sandboxes keep their state\n"
+          "  --policy FILE        sandbox policy\n"
+          "  --name NAME          a name unique in the state directory, usable wherever an id is\n"
+          "  --label KEY=VALUE    a label, for `hutch ps --filter label=KEY=VALUE` (repeatable)\n"
+          "  --env K=V            set an environment variable for every process (repeatable)\n"
+          "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
+          "  --hostname NAME      hostname inside the sandbox\n"
+          "  --keep               keep the upper and work directories after hutch rm\n"
+          "%s"
+          "  --json               print {\"id\": ...} instead of the bare id\n"
+          "  -h, --help           show this help\n",
+          sandbox_limit_options);
+}
+
+int cmd_create(int argc, char **argv) {
+  struct sandbox_opts o = {0};
+  int first = 0;
+  int r = parse_sandbox_opts("create", argc, argv, &o, &first);
+  if (r >= 0)
+    goto out;
+  if (first < argc) {
+    r = cli_usage_error("create", "unexpected argument '%s'", argv[first]);
+    goto out;
+  }
+  if (o.net == HUTCH_NET_PROXY && (r = cli_hand_over("--net proxy")) >= 0)
+    goto out;
+  hutch_error_t err = NULL;
+  struct prepared p;
+  struct hutch_sandbox *sb = NULL;
+  struct hutch_sandbox_extras x = {.name = o.name, .labels = o.labels};
+  if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create_with(&p.cfg, &x, &sb, &err) < 0) {
+    prepared_release(&p);
+    r = cli_fail(&err);
+    goto out;
+  }
+  prepared_release(&p);
+  if (o.json) {
+    cJSON *j = cJSON_CreateObject();
+    cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
+    if (o.name)
+      cJSON_AddStringToObject(j, "name", o.name);
+    add_limits_json(j, hutch_sandbox_limits(sb));
+    add_network_json(j, o.net, hutch_sandbox_audit_log(sb), NULL);
+    add_degraded_json(j, &o, hutch_sandbox_limits(sb));
+    char *s = cJSON_PrintUnformatted(j);
+    printf("%s\n", s);
+    free(s);
+    cJSON_Delete(j);
+  } else
+    printf("%s\n", hutch_sandbox_id(sb));
+  hutch_sandbox_close(sb);
+  r = 0;
+out:
+  sandbox_opts_free(&o);
+  return r;
+}
