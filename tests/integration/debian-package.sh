@@ -33,6 +33,8 @@ tar=$(hutch_rootfs_tar debian)
 
 tmp=$(hutch_test_tmpdir)
 version=$(sed -n '1s/^hutch (\([^)]*\)).*/\1/p' "$HUTCH_SRCDIR/debian/changelog")
+# configure.ac's version, which the library's file name and --version carry.
+upstream=$(sed -n 's/^m4_define(\[hutch_\(major\|minor\|patch\)\], \[\([0-9]*\)\]).*/\2/p' "$HUTCH_SRCDIR/configure.ac" | paste -sd.)
 src=$tmp/build/hutch-$version
 root=$tmp/root
 ns_pid=
@@ -92,7 +94,8 @@ tap_is "$lintian_rc" 0 "and exits 0" || log_tail "$tmp/lintian.log"
 # ---- what the packages hold, where Debian puts it ----
 contents() { dpkg-deb --fsys-tarfile "$1" | tar -t | sed 's|^\./|/|'; }
 ma=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
-tap_like "$(contents "${debs[1]}")" "/usr/lib/$ma/libhutch\.so\.0\.1\.0" "libhutch0 holds the library in /usr/lib/$ma"
+tap_is "$version" "$upstream" "debian/changelog's newest entry is configure.ac's version"
+tap_like "$(contents "${debs[1]}")" "/usr/lib/$ma/libhutch\.so\.${upstream//./\\.}" "libhutch0 holds the library in /usr/lib/$ma"
 tap_like "$(contents "${debs[2]}")" "/usr/lib/$ma/pkgconfig/hutch\.pc" "libhutch-dev holds hutch.pc in /usr/lib/$ma/pkgconfig"
 profile=$(dpkg-deb --fsys-tarfile "${debs[0]}" | tar -xOf - ./etc/apparmor.d/hutch 2>/dev/null)
 tap_like "$profile" "profile hutch /usr/bin/hutch " "hutch's AppArmor profile is in /etc/apparmor.d, naming /usr/bin/hutch"
@@ -171,7 +174,7 @@ tap_ok "dpkg says all four are installed" in_root '
 
 # ---- the installed hutch ----
 tap_ok "hutch --version" in_root 'hutch --version'
-tap_like "$tap_stdout" "0\.1\.0" "names the version"
+tap_like "$tap_stdout" "${upstream//./\\.}" "names the version"
 tap_ok "hutch policy show" in_root 'hutch policy show'
 tap_like "$tap_stdout" "^policy: /usr/share/hutch/policies/default\.policy" "reads the installed policy, in /usr/share/hutch"
 t=$SECONDS
