@@ -173,6 +173,8 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   if (sb->root_fd >= 0 && sb->userns_fd >= 0)
     return sb->root_fd;
   int fds[2] = {-1, -1};
+  if (sandbox_refuse_paused(sb, err) < 0)
+    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
   /* The same proof as for a command (init.c: caller_is_hutch): the root
    * of a sandbox is handed to hutch alone. */
   int pidfd = sandbox_init_pidfd(sb, err);

@@ -41,6 +41,11 @@ int cmd_cp(int argc, char **argv);
 /* The Model Context Protocol server (src/mcp/). */
 int cmd_mcp(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
+/* hutch pause and hutch resume (cmd_pause.c). */
+int cmd_pause(int argc, char **argv);
+int cmd_resume(int argc, char **argv);
+/* "running", "paused" (*method set) or "dead", as `ps` shows a sandbox. */
+const char *cli_sandbox_status(const char *state_dir, const char *id, bool running, enum hutch_pause_method *method);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */

@@ -107,7 +107,10 @@ int cmd_ps(int argc, char **argv) {
       cJSON *o = cJSON_CreateObject();
       cJSON_AddStringToObject(o, "id", infos[i].id);
       cJSON_AddNumberToObject(o, "pid", infos[i].pid);
-      cJSON_AddStringToObject(o, "status", infos[i].running ? "running" : "dead");
+      enum hutch_pause_method pm;
+      cJSON_AddStringToObject(o, "status", cli_sandbox_status(state_dir, infos[i].id, infos[i].running, &pm));
+      if (pm != HUTCH_PAUSE_NONE)
+        cJSON_AddStringToObject(o, "pause_method", hutch_pause_method_name(pm));
       cJSON_AddNumberToObject(o, "created", (double)infos[i].created);
       if (infos[i].image)
         cJSON_AddStringToObject(o, "image", infos[i].image);
@@ -149,9 +152,14 @@ int cmd_ps(int argc, char **argv) {
         if (modes[m])
           snprintf(degraded + strlen(degraded), sizeof(degraded) - strlen(degraded), "%s%s", degraded[0] ? "," : "",
                    modes[m]);
-      printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %s\n", infos[i].id, (int)infos[i].pid,
-             infos[i].running ? "running" : "dead", when, lim, infos[i].net_proxy ? "proxy" : "none",
-             degraded[0] ? degraded : "-", infos[i].image ? infos[i].image : "-");
+      enum hutch_pause_method pm;
+      const char *status = cli_sandbox_status(state_dir, infos[i].id, infos[i].running, &pm);
+      char shown[32];
+      snprintf(shown, sizeof(shown), "%s%s%s", status, pm != HUTCH_PAUSE_NONE ? ":" : "",
+               pm != HUTCH_PAUSE_NONE ? hutch_pause_method_name(pm) : "");
+      printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %s\n", infos[i].id, (int)infos[i].pid, shown, when, lim,
+             infos[i].net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-",
+             infos[i].image ? infos[i].image : "-");
     }
   }
   hutch_sandbox_info_free(infos, n);
