@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc_stat.h"
@@ -42,6 +43,7 @@ struct task {
  * index + 1).  Tasks are never removed: one that ended is T_GONE, and its
  * tid seen again (reused) is held anew. */
 struct tasks {
+  pid_t init; /* the sandbox's, on the host */
   struct task *v;
   size_t n;
   uint32_t *slot;
@@ -135,6 +137,46 @@ static bool settled(const struct tasks *t, pid_t *unsettled) {
   return true;
 }
 
+static pid_t status_field(pid_t pid, const char *key) {
+  char p[64];
+  snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+  _cleanup_free_ char *status = read_file_at(AT_FDCWD, p, 16384, NULL);
+  const char *f = status ? strstr(status, key) : NULL;
+  return f ? (pid_t)strtol(f + strlen(key), NULL, 10) : 0;
+}
+
+/* Whether thread `tid` is the sandbox's: its process is init or descends
+ * from it.  Asked once the thread is seized, when its tid can no longer be
+ * reused: a tid that a process outside the sandbox took since the scan is
+ * let go before anything stops it. */
+static bool of_sandbox(pid_t init, pid_t tid) {
+  pid_t pid = status_field(tid, "\nTgid:");
+  for (int depth = 0; pid > 1 && depth < 4096; depth++) {
+    if (pid == init)
+      return true;
+    pid = status_field(pid, "\nPPid:");
+  }
+  return false;
+}
+
+/* A detach needs a stopped tracee: the stranger is stopped for as long
+ * as that takes, then let go (what its stop took, given back). */
+static void let_go_stranger(pid_t tid) {
+  ptrace(PTRACE_INTERRUPT, tid, 0, 0);
+  for (int i = 0; i < 1000; i++) {
+    int st;
+    pid_t w = waitpid(tid, &st, __WALL | WNOHANG);
+    if (w == tid && WIFSTOPPED(st)) {
+      ptrace(PTRACE_DETACH, tid, 0, (st >> 16) == 0 ? WSTOPSIG(st) : 0);
+      return;
+    }
+    if (w < 0 || (w == tid && !WIFSTOPPED(st)))
+      return; /* it ended */
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 /* Seizes one thread and asks it to stop; *fresh counts the new ones. */
 static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg, size_t len) {
   struct task *e = lookup(t, tid);
@@ -153,12 +195,7 @@ static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg,
     /* Traced already, by a process of the sandbox (a debugger inside): a
      * SIGSTOP puts it into a signal-delivery stop that only its tracer,
      * which is held, could end. */
-    _cleanup_free_ char *status = NULL;
-    char p[64];
-    snprintf(p, sizeof(p), "/proc/%d/status", (int)tid);
-    status = read_file_at(AT_FDCWD, p, 16384, NULL);
-    const char *tp = status ? strstr(status, "\nTracerPid:") : NULL;
-    if (tp == NULL || strtol(tp + 11, NULL, 10) == 0) {
+    if (status_field(tid, "\nTracerPid:") == 0 || !of_sandbox(t->init, tid)) {
       snprintf(msg, len, "seize task %d: %s", (int)tid, strerror(saved));
       return -saved;
     }
@@ -166,6 +203,10 @@ static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg,
       goto full;
     syscall(SYS_tgkill, pid, tid, SIGSTOP);
     (*fresh)++;
+    return 0;
+  }
+  if (!of_sandbox(t->init, tid)) {
+    let_go_stranger(tid);
     return 0;
   }
   if ((e = add(t, tid, T_PENDING)) == NULL) {
@@ -299,7 +340,7 @@ static bool peer_allowed(int fd) {
  * on `listen_fd`, or for every task to end (the sandbox removed). */
 __attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_start, int report, int listen_fd) {
   struct pause_report rep = {.pid = getpid()};
-  struct tasks t = {.v = xcalloc(PAUSE_MAX_TASKS, sizeof(struct task)), .slots = 4 * PAUSE_MAX_TASKS};
+  struct tasks t = {.init = init, .v = xcalloc(PAUSE_MAX_TASKS, sizeof(struct task)), .slots = 4 * PAUSE_MAX_TASKS};
   t.slot = xcalloc(t.slots, sizeof(*t.slot));
   sigset_t mask;
   sigemptyset(&mask);
