@@ -208,6 +208,18 @@ int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used,
   return 0;
 }
 
+/* What a `hutch pause` killed half way may have left: a frozen cgroup, or
+ * a pauser holding the tasks. */
+static void undo_unfinished(struct hutch_sandbox *sb, int dirfd) {
+  hutch_error_t ignored = NULL;
+  struct pause_report rep;
+  if (sb->limits.cgroup[0])
+    cgroup_freeze(sb->limits.cgroup, false, PAUSE_SETTLE_SECONDS, &ignored);
+  else if (faccessat(dirfd, PAUSE_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    pause_ptrace_resume(dirfd, &rep, &ignored);
+  hutch_error_free(&ignored);
+}
+
 int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
   _cleanup_close_ int dirfd = open_dir(sb, err);
   if (dirfd < 0)
@@ -225,17 +237,18 @@ int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
     return hutch_error_set(err, EINVAL, "sandbox %s is not paused", sb->id);
   }
   if (ps.method == HUTCH_PAUSE_NONE) {
-    /* A marker never completed: its `hutch pause` is under way, or was
-     * killed before the freeze was recorded (and then failed or froze
-     * nothing it could let go of later). */
+    /* A mark never completed: its `hutch pause` is under way, or was
+     * killed, maybe once the freeze was made: that freeze is undone. */
     struct stat st;
     if (fstatat(dirfd, PAUSED_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
         wall_now() - (double)st.st_mtime < 4 * PAUSE_SETTLE_SECONDS) {
       hutch_error_set(err, EAGAIN, "sandbox %s is being paused", sb->id);
       return hutch_error_hint(err, "try again once `hutch pause` has returned");
     }
+    undo_unfinished(sb, dirfd);
     unlinkat(dirfd, PAUSED_FILE, 0);
-    return hutch_error_set(err, EINVAL, "sandbox %s is not paused (an unfinished pause's mark was removed)", sb->id);
+    audit_event(dirfd, "resume", "unfinished", 0, 0, 0);
+    return 0;
   }
   struct pause_report rep = {0};
   int r = ps.method == HUTCH_PAUSE_CGROUP ? cgroup_freeze(sb->limits.cgroup, false, PAUSE_SETTLE_SECONDS, err)

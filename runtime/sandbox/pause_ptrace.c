@@ -29,8 +29,6 @@
 #include "proc_tree.h"
 #include "util.h"
 
-#define PAUSE_SOCK "pause.sock"
-
 enum task_state { T_PENDING, T_STOPPED, T_FOREIGN, T_GONE };
 
 struct task {

@@ -13,6 +13,9 @@
 
 #include "hutch.h"
 
+/* The pauser's socket, in the sandbox's state directory. */
+#define PAUSE_SOCK "pause.sock"
+
 /* The most tasks (threads) a pauser holds; a sandbox with more is not
  * paused (the pause fails, nothing stays held). */
 #define PAUSE_MAX_TASKS 65536

@@ -149,9 +149,29 @@ else
   tap_skip "the traced process" "ptrace is refused inside the sandbox here"
 fi
 
+# A `hutch pause` killed after the freeze but before its record: the mark
+# is empty; once it is old, resume undoes the freeze all the same.
+names="c"
+tap_ok "pause" "$HUTCH_BIN" pause "$id"
+pauser=$(json_field "$(cat "$HUTCH_STATE_DIR/$id/paused")" pauser_pid)
+: >"$HUTCH_STATE_DIR/$id/paused"
+touch -d '-1 min' "$HUTCH_STATE_DIR/$id/paused"
+before=$(counters)
+tap_ok "ps still shows an unfinished pause as paused" "$HUTCH_BIN" ps --json
+tap_like "$tap_stdout" "\"id\":\"$id\",[^}]*\"status\":\"paused\"" "status paused"
+tap_ok "resume undoes a pause whose record was never written" "$HUTCH_BIN" resume "$id"
+tap_ok "the counter goes on" hutch_wait_until 20 all_advanced "$before"
+gone_pid() { ! kill -0 "$1" 2>/dev/null || grep -q '^[0-9]* (.*) Z' /proc/"$1"/stat 2>/dev/null; }
+tap_ok "its pauser has ended" hutch_wait_until 10 gone_pid "$pauser"
+
 # rm while paused: the stopped (or frozen) tasks die, nothing is left.
 tap_ok "pause again" "$HUTCH_BIN" pause "$id"
 pids=$(tree "$init")
+if [ "$method" = ptrace ]; then
+  pauser=$(json_field "$(cat "$HUTCH_STATE_DIR/$id/paused")" pauser_pid)
+else
+  pauser=""
+fi
 tap_ok "rm of a paused sandbox" "$HUTCH_BIN" rm "$id"
 left=""
 for p in $pids; do
@@ -159,6 +179,11 @@ for p in $pids; do
 done
 tap_is "$left" "" "none of its processes is left"
 tap_ok "its state directory is gone" test ! -e "$HUTCH_STATE_DIR/$id"
+if [ -n "$pauser" ]; then
+  tap_ok "its pauser has ended" hutch_wait_until 10 gone_pid "$pauser"
+else
+  tap_skip "its pauser has ended" "method $method has no pauser"
+fi
 no_escape() { ! pgrep -u "$(id -u)" -f "^pause-escape [a-z]+ /out/" >/dev/null; }
 tap_ok "the fork storm and timer are gone" hutch_wait_until 10 no_escape
 
