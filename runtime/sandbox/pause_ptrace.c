@@ -83,8 +83,13 @@ static char task_letter(pid_t tid) {
 
 /* A task that waits for its vfork child cannot return to user space before
  * that child (which is held) execs or exits: it is as good as held, though
- * it never reaches the stop the interrupt asked of it. */
+ * it never reaches the stop the interrupt asked of it.  It sleeps killable
+ * ('D') in wait_for_vfork_done, which kernels inline into kernel_clone;
+ * kernel_clone sleeps nowhere else itself (a sleep of copy_process, a fork
+ * under way, names a function below it). */
 static bool in_vfork_wait(pid_t tid) {
+  if (task_letter(tid) != 'D')
+    return false;
   char p[64];
   snprintf(p, sizeof(p), "/proc/%d/wchan", (int)tid);
   _cleanup_free_ char *w = read_file_at(AT_FDCWD, p, 128, NULL);
@@ -190,10 +195,19 @@ static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg,
       snprintf(msg, len, "seize task %d: %s", (int)tid, strerror(saved));
       return -saved;
     }
+    /* Traced by this pauser already: a child the kernel attached at a held
+     * task's fork, whose first stop is yet to be reported. */
+    pid_t tracer = status_field(tid, "\nTracerPid:");
+    if (tracer == getpid()) {
+      if (add(t, tid, T_PENDING) == NULL)
+        goto full;
+      (*fresh)++;
+      return 0;
+    }
     /* Traced already, by a process of the sandbox (a debugger inside): a
      * SIGSTOP puts it into a signal-delivery stop that only its tracer,
      * which is held, could end. */
-    if (status_field(tid, "\nTracerPid:") == 0 || !of_sandbox(t->init, tid)) {
+    if (tracer == 0 || !of_sandbox(t->init, tid)) {
       snprintf(msg, len, "seize task %d: %s", (int)tid, strerror(saved));
       return -saved;
     }
@@ -208,7 +222,7 @@ static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg,
     return 0;
   }
   if ((e = add(t, tid, T_PENDING)) == NULL) {
-    ptrace(PTRACE_DETACH, tid, 0, 0);
+    let_go_stranger(tid);
     goto full;
   }
   ptrace(PTRACE_INTERRUPT, tid, 0, 0);
