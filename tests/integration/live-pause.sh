@@ -219,6 +219,41 @@ else
   tap_skip "the pauser killed" "method $method has no pauser"
 fi
 
+# Where ptrace is refused (a seccomp filter around hutch here; Yama's
+# ptrace_scope 3 elsewhere) and there is no cgroup, the pause fails closed:
+# nothing stays held, and the doctor says why.
+deny=$HUTCH_BUILDDIR/tests/helpers/deny-ptrace
+if [ "$method" = ptrace ] && [ -x "$deny" ]; then
+  rm -f "$tmp/out"/*
+  id=$("$HUTCH_BIN" create --rootfs "$img" --bind "$tmp/out:/out")
+  hin -- sh -c 'i=0; while :; do i=$((i + 1)); echo $i >/out/c; sleep 0.02; done >/dev/null 2>&1 &'
+  hutch_wait_until 20 test -s "$tmp/out/c"
+  tap_status 125 "pause where ptrace is refused fails" "$deny" "$HUTCH_BIN" pause "$id"
+  tap_like "$tap_stderr" "pause sandbox $id \\(ptrace\\): .*Operation not permitted" "naming the step and the errno"
+  tap_like "$tap_stderr" "hint: .*ptrace_scope 3.*seccomp" "with the reasons"
+  names="c"
+  before=$(counters)
+  tap_ok "nothing stays held: the counter goes on" hutch_wait_until 20 all_advanced "$before"
+  tap_ok "ps" "$HUTCH_BIN" ps --json
+  tap_like "$tap_stdout" "\"id\":\"$id\",[^}]*\"status\":\"running\"" "shows it running"
+  tap_ok "no paused mark is left" test ! -e "$HUTCH_STATE_DIR/$id/paused"
+  # (Its exit status is not asked: as the unprivileged user, no_new_privs,
+  # which the filter needs, also stops the setuid newuidmap.)
+  doc=$("$deny" "$HUTCH_BIN" doctor --json 2>/dev/null)
+  tap_is "$(printf '%s' "$doc" | python3 -c '
+import json, sys
+print([c["status"] for c in json.load(sys.stdin)["checks"] if c["id"] == "pause"])')" "['warn']" \
+    "hutch doctor under the same filter: its pause check warns"
+  tap_ok "hutch doctor without it" "$HUTCH_BIN" doctor --json
+  tap_is "$(printf '%s' "$tap_stdout" | python3 -c '
+import json, sys
+print([c["status"] for c in json.load(sys.stdin)["checks"] if c["id"] == "pause"])')" "['ok']" \
+    "its pause check passes"
+  "$HUTCH_BIN" rm "$id"
+else
+  tap_skip "pause where ptrace is refused" "method $method, or no $deny"
+fi
+
 tap_status 2 "pause without an id" "$HUTCH_BIN" pause
 tap_status 125 "pause of an unknown id" "$HUTCH_BIN" pause 0123456789ab
 tap_ok "pause --help" "$HUTCH_BIN" pause --help
