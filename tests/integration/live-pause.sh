@@ -222,13 +222,13 @@ fi
 # Where ptrace is refused (a seccomp filter around hutch here; Yama's
 # ptrace_scope 3 elsewhere) and there is no cgroup, the pause fails closed:
 # nothing stays held, and the doctor says why.
-deny=$HUTCH_BUILDDIR/tests/helpers/deny-ptrace
+deny=$HUTCH_BUILDDIR/tests/helpers/deny-userns
 if [ "$method" = ptrace ] && [ -x "$deny" ]; then
   rm -f "$tmp/out"/*
   id=$("$HUTCH_BIN" create --rootfs "$img" --bind "$tmp/out:/out")
   hin -- sh -c 'i=0; while :; do i=$((i + 1)); echo $i >/out/c; sleep 0.02; done >/dev/null 2>&1 &'
   hutch_wait_until 20 test -s "$tmp/out/c"
-  tap_status 125 "pause where ptrace is refused fails" "$deny" "$HUTCH_BIN" pause "$id"
+  tap_status 125 "pause where ptrace is refused fails" "$deny" --ptrace "$HUTCH_BIN" pause "$id"
   tap_like "$tap_stderr" "pause sandbox $id \\(ptrace\\): .*Operation not permitted" "naming the step and the errno"
   tap_like "$tap_stderr" "hint: .*ptrace_scope 3.*seccomp" "with the reasons"
   names="c"
@@ -239,7 +239,7 @@ if [ "$method" = ptrace ] && [ -x "$deny" ]; then
   tap_ok "no paused mark is left" test ! -e "$HUTCH_STATE_DIR/$id/paused"
   # (Its exit status is not asked: as the unprivileged user, no_new_privs,
   # which the filter needs, also stops the setuid newuidmap.)
-  doc=$("$deny" "$HUTCH_BIN" doctor --json 2>/dev/null)
+  doc=$("$deny" --ptrace "$HUTCH_BIN" doctor --json 2>/dev/null)
   tap_is "$(printf '%s' "$doc" | python3 -c '
 import json, sys
 print([c["status"] for c in json.load(sys.stdin)["checks"] if c["id"] == "pause"])')" "['warn']" \
