@@ -553,6 +553,33 @@ int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, b
  * a parent of 0 (outside this pid namespace) or 1. */
 int hutch_die_with_parent(pid_t parent, hutch_error_t *err);
 
+/* ---- pausing a long-lived sandbox (pause.c) ----
+ * Every process of the sandbox, its init included, is frozen: its memory
+ * stays, it uses no CPU, and nothing inside can undo it.  With a cgroup
+ * (hutch_limits_status.cgroup) its freezer does it; without one, a host
+ * process of hutch's (the pauser) holds every task in a ptrace stop, and
+ * every task dies should the pauser die.  While paused, hutch_proc_spawn
+ * and the file calls of a handle that has not yet opened the sandbox's
+ * files fail with EAGAIN; a removal works as ever. */
+enum hutch_pause_method { HUTCH_PAUSE_NONE = 0, HUTCH_PAUSE_CGROUP, HUTCH_PAUSE_PTRACE };
+struct hutch_pause_status {
+  bool paused;
+  enum hutch_pause_method method; /* HUTCH_PAUSE_NONE while a pause is under way */
+  double since;                   /* when it was paused (seconds since the epoch) */
+  unsigned tasks;                 /* threads held (ptrace) */
+  pid_t pauser_pid;               /* ptrace: the pauser, on the host */
+  uint64_t pauser_start_time;
+};
+/* "cgroup", "ptrace" or "none". */
+const char *hutch_pause_method_name(enum hutch_pause_method m);
+/* EALREADY when it is paused already; `used` (may be NULL): the method. */
+int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err);
+/* EINVAL when it is not paused. */
+int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err);
+/* 1 when sandbox `id` is paused (out filled), 0 when not, -1 on error. */
+int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hutch_pause_status *out,
+                               hutch_error_t *err);
+
 /* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
  * hutch itself reads and writes them, through the sandbox's own root: no
  * program of the sandbox runs, and no path leaves that root (".." and
@@ -723,8 +750,8 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
  * is none. */
 int hutch_sandbox_resolve(const char *state_dir, const char *name_or_id, char id[40], hutch_error_t *err);
 
+/* The pause methods are hutch_pause_method's, above. */
 enum hutch_sandbox_state { HUTCH_SANDBOX_DEAD = 0, HUTCH_SANDBOX_RUNNING, HUTCH_SANDBOX_PAUSED };
-enum hutch_pause_method { HUTCH_PAUSE_NONE = 0, HUTCH_PAUSE_CGROUP, HUTCH_PAUSE_PTRACE };
 struct hutch_published_port {
   char host_addr[64];
   unsigned short host_port, port;

@@ -87,6 +87,7 @@ int hutch_doctor_run(const struct hutch_doctor_options *opts, struct hutch_docto
   doctor_check_uts(&l);
   doctor_check_seccomp(&l);
   check_cgroups(&l);
+  doctor_check_pause(&l);
   doctor_check_network(&l);
   doctor_check_capacity(&l);
   check_container(&l);

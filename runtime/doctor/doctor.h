@@ -64,5 +64,7 @@ void doctor_check_state_and_overlay(struct ladder *l, const char *state_opt);
  * with the number each allows and, for those hutch cannot raise itself,
  * the command that raises it; then the tightest of them. */
 void doctor_check_capacity(struct ladder *l);
+/* ---- probe_pause.c ---- */
+void doctor_check_pause(struct ladder *l);
 
 #endif

@@ -443,6 +443,31 @@ int cgroup_remove(const char *path, hutch_error_t *err) {
   }
 }
 
+int cgroup_freeze(const char *path, bool on, double timeout, hutch_error_t *err) {
+  if (write_cg_file(path, "cgroup.freeze", on ? "1" : "0") < 0)
+    return hutch_error_sys(err, "cgroups: write %s/cgroup.freeze", path);
+  _cleanup_free_ char *events = join(path, "cgroup.events");
+  double deadline = monotonic_seconds() + timeout;
+  for (;;) {
+    _cleanup_free_ char *text = read_cg(path, "/", "cgroup.events");
+    uint64_t v = 2;
+    if (text == NULL)
+      return hutch_error_sys(err, "cgroups: read %s", events);
+    if (limits_keyed_value(text, "frozen", &v) && v == (on ? 1 : 0))
+      return 0;
+    if (monotonic_seconds() > deadline)
+      return hutch_error_set(err, ETIMEDOUT, "cgroups: %s did not become %s within %.0f s", path,
+                             on ? "frozen" : "thawed", timeout);
+    /* cgroup.events signals POLLPRI when "frozen" changes. */
+    _cleanup_close_ int fd = open(events, O_RDONLY | O_CLOEXEC);
+    struct pollfd pfd = {fd, POLLPRI, 0};
+    if (fd < 0 || poll(&pfd, 1, 20) < 0) {
+      struct timespec ts = {0, 1000000};
+      nanosleep(&ts, NULL);
+    }
+  }
+}
+
 void cgroup_read_usage(const char *path, struct hutch_usage *u) {
   *u = (struct hutch_usage){0};
   if (path == NULL || path[0] == '\0')

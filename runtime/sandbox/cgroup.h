@@ -55,6 +55,9 @@ void sandbox_cgroup_release(struct sandbox_cgroup *cg);
 int cgroup_enter(const char *path, pid_t pid, hutch_error_t *err);
 /* cgroup.kill, then rmdir; a cgroup that is already gone is success. */
 int cgroup_remove(const char *path, hutch_error_t *err);
+/* cgroup.freeze: every process of the cgroup frozen (on) or thawed, and
+ * the wait, at most `timeout` seconds, for cgroup.events to say so. */
+int cgroup_freeze(const char *path, bool on, double timeout, hutch_error_t *err);
 /* What the cgroup has used so far (fields the kernel lacks stay 0). */
 void cgroup_read_usage(const char *path, struct hutch_usage *u);
 /* Start a per-process measurement: returns an fd on memory.peak reset for

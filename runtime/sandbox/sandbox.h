@@ -54,6 +54,9 @@ int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err);
 void sandbox_fill_exit(struct hutch_exit *out, const struct sync_exit *ex);
 /* Lets go of sb's idle control connection (hutch_sandbox_close). */
 void sandbox_proc_release_pool(struct hutch_sandbox *sb);
+/* EAGAIN, with the hint to resume it, when sb is paused (pause.c): its
+ * init is frozen and would not answer. */
+int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err);
 /* hutch_die_with_parent() was called and that parent has died. */
 bool sandbox_parent_died(void);
 

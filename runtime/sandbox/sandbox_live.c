@@ -181,6 +181,8 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   if (sb->root_fd >= 0 && sb->userns_fd >= 0)
     return sb->root_fd;
   int fds[2] = {-1, -1};
+  if (sandbox_refuse_paused(sb, err) < 0)
+    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
   /* The same proof as for a command (init.c: caller_is_hutch): the root
    * of a sandbox is handed to hutch alone. */
   int pidfd = sandbox_init_pidfd(sb, err);
@@ -316,6 +318,7 @@ void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n) {
 }
 
 struct status_list {
+  const char *state_dir;
   struct hutch_sandbox_status *s;
   size_t n;
 };
@@ -327,13 +330,20 @@ static void add_status(struct sandbox_state *st, void *data) {
   memset(s, 0, sizeof(*s));
   info_from_state(&s->info, st);
   s->state = s->info.running ? HUTCH_SANDBOX_RUNNING : HUTCH_SANDBOX_DEAD;
+  struct hutch_pause_status pause;
+  hutch_error_t perr = NULL;
+  if (s->info.running && hutch_sandbox_pause_status(l->state_dir, s->info.id, &pause, &perr) == 1) {
+    s->state = HUTCH_SANDBOX_PAUSED;
+    s->pause_method = pause.method;
+  }
+  hutch_error_free(&perr);
   s->name = steal_pointer(&st->live.name);
   s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
   s->devices = xcalloc(1, sizeof(char *));
 }
 
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {
-  struct status_list l = {0};
+  struct status_list l = {.state_dir = state_dir};
   int r = for_each_state(state_dir, add_status, &l, err);
   *out = l.s;
   *n = l.n;

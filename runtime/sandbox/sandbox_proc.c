@@ -212,6 +212,8 @@ static int send_exec(struct hutch_proc *p, struct hutch_sandbox *sb, const struc
 int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, struct hutch_proc **out,
                      hutch_error_t *err) {
   *out = NULL;
+  if (sandbox_refuse_paused(sb, err) < 0)
+    return -1;
   struct hutch_proc *p = proc_new(sb);
   const char *cg = sb->limits.cgroup[0] ? sb->limits.cgroup : NULL;
   if (cg) {

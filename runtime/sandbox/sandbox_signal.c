@@ -30,14 +30,13 @@ static bool read_status(pid_t pid, pid_t *ppid, pid_t *inner) {
   return status != NULL && proc_status_parse(status, ppid, inner);
 }
 
-int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err) {
-  if (proc_stat_start_time(sb->pid) != sb->start_time)
-    return hutch_error_set(err, ESRCH, "signal in sandbox %s: its init (pid %d) is gone", sb->id, (int)sb->pid);
+struct proc_entry *proc_tree_read(size_t *n) {
+  *n = 0;
   _cleanup_dir_ DIR *d = opendir("/proc");
   if (d == NULL)
-    return hutch_error_sys(err, "signal in sandbox %s: read /proc", sb->id);
+    return NULL;
   struct proc_entry *e = NULL;
-  size_t n = 0;
+  size_t cap = 0;
   struct dirent *de;
   while ((de = readdir(d)) != NULL) {
     char *end;
@@ -45,9 +44,22 @@ int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, b
     pid_t ppid, inner;
     if (*end != '\0' || pid <= 0 || !read_status((pid_t)pid, &ppid, &inner))
       continue;
-    e = xrealloc(e, (n + 1) * sizeof(*e));
-    e[n++] = (struct proc_entry){.pid = (pid_t)pid, .ppid = ppid, .inner = inner};
+    if (*n == cap) {
+      cap = cap ? 2 * cap : 256;
+      e = xrealloc(e, cap * sizeof(*e));
+    }
+    e[(*n)++] = (struct proc_entry){.pid = (pid_t)pid, .ppid = ppid, .inner = inner};
   }
+  return e ? e : xcalloc(1, sizeof(*e));
+}
+
+int hutch_sandbox_signal_tree(struct hutch_sandbox *sb, pid_t leader, int sig, bool self, hutch_error_t *err) {
+  if (proc_stat_start_time(sb->pid) != sb->start_time)
+    return hutch_error_set(err, ESRCH, "signal in sandbox %s: its init (pid %d) is gone", sb->id, (int)sb->pid);
+  size_t n;
+  struct proc_entry *e = proc_tree_read(&n);
+  if (e == NULL)
+    return hutch_error_sys(err, "signal in sandbox %s: read /proc", sb->id);
   proc_tree_select(e, n, sb->pid, leader, self);
   for (size_t i = 0; i < n; i++) {
     if (!e[i].chosen)

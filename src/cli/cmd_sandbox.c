@@ -91,6 +91,8 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
   cJSON_AddStringToObject(o, "id", info->id);
   cJSON_AddNumberToObject(o, "pid", info->pid);
   cJSON_AddStringToObject(o, "status", state_text(s->state));
+  if (s->state == HUTCH_SANDBOX_PAUSED)
+    cJSON_AddStringToObject(o, "pause_method", hutch_pause_method_name(s->pause_method));
   cJSON_AddNumberToObject(o, "created", (double)info->created);
   if (info->image)
     cJSON_AddStringToObject(o, "image", info->image);
@@ -139,8 +141,11 @@ static void ps_line(const struct hutch_sandbox_status *s) {
     if (modes[m])
       snprintf(degraded + strlen(degraded), sizeof(degraded) - strlen(degraded), "%s%s", degraded[0] ? "," : "",
                modes[m]);
+  char shown[32];
+  snprintf(shown, sizeof(shown), "%s%s%s", state_text(s->state), s->state == HUTCH_SANDBOX_PAUSED ? ":" : "",
+           s->state == HUTCH_SANDBOX_PAUSED ? hutch_pause_method_name(s->pause_method) : "");
   /* NAME last: the columns before it keep their places. */
-  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-24s %s\n", info->id, (int)info->pid, state_text(s->state), when, lim,
+  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-24s %s\n", info->id, (int)info->pid, shown, when, lim,
          info->net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-", info->image ? info->image : "-",
          s->name ? s->name : "-");
 }

@@ -21,6 +21,8 @@ static const struct {
     {"create", cmd_create, "start a long-lived sandbox and print its id"},
     {"ps", cmd_ps, "list sandboxes"},
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
+    {"pause", cmd_pause, "freeze every process of a live sandbox"},
+    {"resume", cmd_resume, "let a paused sandbox go on"},
     {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},

@@ -3,7 +3,9 @@
  * new namespaces the way Docker's default profile does: unshare(2) and
  * clone(2) with any namespace flag fail with EPERM, clone3(2) with ENOSYS
  * (so callers fall back to clone), setns(2) with EPERM.  Used to test what
- * hutch says inside such a container, without a container engine. */
+ * hutch says inside such a container, without a container engine.
+ * deny-userns --ptrace CMD [ARGS...]: ptrace(2) fails with EPERM instead,
+ * and nothing else (what `hutch pause` meets where ptrace is refused). */
 #include "config.h"
 
 #include <errno.h>
@@ -11,6 +13,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -36,10 +39,21 @@
 #define DENY(errnum) BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | ((errnum)&SECCOMP_RET_DATA))
 
 int main(int argc, char **argv) {
+  bool ptrace_only = argc > 1 && strcmp(argv[1], "--ptrace") == 0;
+  if (ptrace_only) {
+    argv++;
+    argc--;
+  }
   if (argc < 2) {
-    fprintf(stderr, "usage: deny-userns CMD [ARGS...]\n");
+    fprintf(stderr, "usage: deny-userns [--ptrace] CMD [ARGS...]\n");
     return 2;
   }
+  struct sock_filter ptrace_insns[] = {
+      BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
+      DENY(EPERM),
+      BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
   struct sock_filter insns[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
       BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, HELPER_AUDIT_ARCH, 1, 0),
@@ -58,6 +72,12 @@ int main(int argc, char **argv) {
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
   struct sock_fprog prog = {.len = sizeof(insns) / sizeof(insns[0]), .filter = insns};
+  /* The architecture is checked first either way: the ptrace filter takes
+   * the place of what follows that check. */
+  if (ptrace_only) {
+    memcpy(&insns[3], ptrace_insns, sizeof(ptrace_insns));
+    prog.len = 3 + sizeof(ptrace_insns) / sizeof(ptrace_insns[0]);
+  }
   if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog) < 0) {
     perror("deny-userns: install the filter");
     return 125;

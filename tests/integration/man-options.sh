@@ -13,6 +13,8 @@ pages=(
   "create:hutch-exec.1"
   "ps:hutch-exec.1"
   "rm:hutch-exec.1"
+  "pause:hutch-exec.1"
+  "resume:hutch-exec.1"
   "rootfs:hutch-rootfs.1"
   "rootfs pull:hutch-rootfs.1"
   "rootfs build:hutch-rootfs.1"

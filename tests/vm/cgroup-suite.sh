@@ -155,6 +155,33 @@ limit_cases() {
   tap_like "$tap_stdout" "$id .*dead" "$label: is listed as dead"
   tap_ok "$label: rm of the dead sandbox" "${run[@]}" "$HUTCH_BIN" rm "$id"
   tap_ok "$label: removes its cgroup" test ! -e "$cgpath"
+
+  # Pause with the cgroup's freezer: a busy `kill -CONT -1` loop gets no
+  # CPU while paused, exec --in is refused, resume lets it go on.
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img)
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- sh -c 'while :; do kill -CONT -1; done >/dev/null 2>&1 &'
+  local u1 u2 u3
+  tap_ok "$label: pause" "${run[@]}" "$HUTCH_BIN" pause --json "$id"
+  tap_is "$(json_get "$tap_stdout" 'j["method"]')" "cgroup" "$label: pause uses the cgroup's freezer"
+  tap_diag "$label: pause took $(json_get "$tap_stdout" 'j["seconds"]') s"
+  tap_like "$(cat "$cgpath/cgroup.events")" "frozen 1" "$label: cgroup.events says frozen"
+  u1=$(sed -n 's/^usage_usec //p' "$cgpath/cpu.stat")
+  sleep 1
+  u2=$(sed -n 's/^usage_usec //p' "$cgpath/cpu.stat")
+  tap_is "$u2" "$u1" "$label: no CPU time while paused (cpu.stat usage_usec)"
+  tap_status 125 "$label: exec --in a paused sandbox is refused" "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- true
+  tap_like "$tap_stderr" "is paused \\(cgroup\\)" "$label: saying it is paused by the cgroup"
+  tap_ok "$label: ps" "${run[@]}" "$HUTCH_BIN" ps
+  tap_like "$tap_stdout" "$id .*paused:cgroup" "$label: ps shows paused:cgroup"
+  tap_ok "$label: resume" "${run[@]}" "$HUTCH_BIN" resume "$id"
+  tap_like "$(cat "$cgpath/cgroup.events")" "frozen 0" "$label: cgroup.events says thawed"
+  sleep 0.5
+  u3=$(sed -n 's/^usage_usec //p' "$cgpath/cpu.stat")
+  tap_ok "$label: the loop runs again ($u2 -> $u3 us)" test "$u3" -gt "$u2"
+  tap_ok "$label: pause again" "${run[@]}" "$HUTCH_BIN" pause "$id"
+  tap_ok "$label: rm of a paused sandbox" "${run[@]}" "$HUTCH_BIN" rm "$id"
+  tap_ok "$label: removes its cgroup" test ! -e "$cgpath"
 }
 state_dir() { if [ "$1" = root ]; then echo "$work/root/state"; else echo "$work/user/state"; fi; }
 

@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* hutch_sandbox_pause / hutch_sandbox_resume: every process of a live
+ * sandbox frozen, its init included, and later let go on.  With a cgroup
+ * (v2) its freezer does it; without one, the pauser (pause_ptrace.c).
+ * A pause is recorded in `<state>/<id>/paused` (its own file: state.json
+ * stays as create wrote it), made with O_EXCL before the freeze, so that a
+ * second pause, a command or a copy that comes meanwhile sees it and
+ * stops, and removed after the resume. */
+#include "config.h"
+
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "audit.h"
+#include "paths.h"
+#include "cgroup.h"
+#include "pause_ptrace.h"
+#include "proc_stat.h"
+#include "sandbox.h"
+#include "state.h"
+#include "util.h"
+
+#define PAUSED_FILE "paused"
+#define PAUSED_MAX 4096
+
+const char *hutch_pause_method_name(enum hutch_pause_method m) {
+  switch (m) {
+  case HUTCH_PAUSE_CGROUP:
+    return "cgroup";
+  case HUTCH_PAUSE_PTRACE:
+    return "ptrace";
+  default:
+    return "none";
+  }
+}
+
+/* The record of a pause, NULL-safe on a file being written (empty: the
+ * pause is under way). */
+static void parse_marker(const char *text, struct hutch_pause_status *out) {
+  *out = (struct hutch_pause_status){.paused = true, .method = HUTCH_PAUSE_NONE};
+  cJSON *o = text ? cJSON_Parse(text) : NULL;
+  if (o == NULL)
+    return;
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "method");
+  if (cJSON_IsString(m))
+    out->method = strcmp(m->valuestring, "cgroup") == 0   ? HUTCH_PAUSE_CGROUP
+                  : strcmp(m->valuestring, "ptrace") == 0 ? HUTCH_PAUSE_PTRACE
+                                                          : HUTCH_PAUSE_NONE;
+  const cJSON *v;
+  if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "since")))
+    out->since = v->valuedouble;
+  if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "tasks")))
+    out->tasks = (unsigned)v->valuedouble;
+  if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(o, "pauser_pid")))
+    out->pauser_pid = (pid_t)v->valuedouble;
+  if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "pauser_start_time")))
+    out->pauser_start_time = strtoull(v->valuestring, NULL, 10);
+  cJSON_Delete(o);
+}
+
+/* 1 and *out when sandbox `id` (under state root `rootfd`) is paused, 0
+ * when not.  A ptrace pause whose pauser is gone is no pause: its tasks
+ * died with the pauser (PTRACE_O_EXITKILL). */
+static int read_marker(int rootfd, const char *id, struct hutch_pause_status *out) {
+  *out = (struct hutch_pause_status){0};
+  char p[64];
+  snprintf(p, sizeof(p), "%s/" PAUSED_FILE, id);
+  errno = 0;
+  _cleanup_free_ char *text = read_file_at(rootfd, p, PAUSED_MAX, NULL);
+  if (text == NULL && errno == ENOENT)
+    return 0;
+  parse_marker(text, out);
+  if (out->method == HUTCH_PAUSE_PTRACE && !proc_stat_alive(out->pauser_pid, out->pauser_start_time)) {
+    out->paused = false;
+    return 0;
+  }
+  return 1;
+}
+
+int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hutch_pause_status *out,
+                               hutch_error_t *err) {
+  *out = (struct hutch_pause_status){0};
+  if (!paths_valid_name(id))
+    return hutch_error_set(err, EINVAL, "invalid sandbox id '%s'", id);
+  _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
+  if (rootfd < 0)
+    return -1;
+  return read_marker(rootfd, id, out);
+}
+
+int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err) {
+  struct hutch_pause_status ps;
+  if (read_marker(sb->state_fd, sb->id, &ps) == 0)
+    return 0;
+  hutch_error_set(err, EAGAIN, "sandbox %s is paused (%s)", sb->id, hutch_pause_method_name(ps.method));
+  return hutch_error_hint(err, "`hutch resume %s` lets it go on", sb->id);
+}
+
+static void audit_event(int dirfd, const char *type, const char *method, double ms, unsigned tasks, double paused_s) {
+  struct audit_rec r;
+  audit_rec_init(&r, type);
+  audit_rec_caller(&r);
+  audit_rec_str(&r, "method", method);
+  if (strcmp(type, "pause") == 0) {
+    audit_rec_double(&r, "freeze_ms", ms);
+    audit_rec_u64(&r, "tasks", tasks);
+  } else
+    audit_rec_double(&r, "paused_seconds", paused_s);
+  hutch_error_t err = NULL;
+  if (audit_append(dirfd, AUDIT_LOG_NAME, 0, &r, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+  audit_rec_free(&r);
+}
+
+static double wall_now(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* The record written over the empty marker, by a rename (a reader sees
+ * the whole of one or the other). */
+static int write_marker(int dirfd, enum hutch_pause_method m, double since, const struct pause_report *rep,
+                        uint64_t pauser_start, hutch_error_t *err) {
+  cJSON *o = cJSON_CreateObject();
+  cJSON_AddStringToObject(o, "method", hutch_pause_method_name(m));
+  cJSON_AddNumberToObject(o, "since", since);
+  cJSON_AddNumberToObject(o, "tasks", rep->tasks);
+  if (m == HUTCH_PAUSE_PTRACE) {
+    char start[32];
+    snprintf(start, sizeof(start), "%llu", (unsigned long long)pauser_start);
+    cJSON_AddNumberToObject(o, "pauser_pid", rep->pid);
+    cJSON_AddStringToObject(o, "pauser_start_time", start);
+  }
+  _cleanup_free_ char *text = cJSON_PrintUnformatted(o);
+  cJSON_Delete(o);
+  if (write_file_at(dirfd, PAUSED_FILE ".tmp", text, strlen(text), 0600) < 0 ||
+      renameat(dirfd, PAUSED_FILE ".tmp", dirfd, PAUSED_FILE) < 0)
+    return hutch_error_sys(err, "pause: record it");
+  return 0;
+}
+
+static int open_dir(struct hutch_sandbox *sb, hutch_error_t *err) {
+  int fd = openat(sb->state_fd, sb->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+  if (fd < 0)
+    return hutch_error_sys(err, "open sandbox %s's state", sb->id);
+  return fd;
+}
+
+int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err) {
+  if (used)
+    *used = HUTCH_PAUSE_NONE;
+  if (!proc_stat_alive(sb->pid, sb->start_time)) {
+    hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
+    return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
+  }
+  _cleanup_close_ int dirfd = open_dir(sb, err);
+  if (dirfd < 0)
+    return -1;
+  struct hutch_pause_status ps;
+  if (read_marker(sb->state_fd, sb->id, &ps) == 1) {
+    hutch_error_set(err, EALREADY, "sandbox %s is already paused (%s)", sb->id, hutch_pause_method_name(ps.method));
+    return hutch_error_hint(err, "`hutch resume %s` lets it go on", sb->id);
+  }
+  unlinkat(dirfd, PAUSED_FILE, 0); /* a pause whose pauser died, or one left half made */
+  _cleanup_close_ int mfd = openat(dirfd, PAUSED_FILE, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (mfd < 0) {
+    if (errno == EEXIST) {
+      hutch_error_set(err, EALREADY, "sandbox %s is being paused by another caller", sb->id);
+      return hutch_error_hint(err, "`hutch ps` shows it paused once that pause is done");
+    }
+    return hutch_error_sys(err, "pause sandbox %s: mark it", sb->id);
+  }
+  double since = wall_now(), t0 = monotonic_seconds();
+  struct pause_report rep = {0};
+  uint64_t pauser_start = 0;
+  enum hutch_pause_method m;
+  int r;
+  if (sb->limits.cgroup[0]) {
+    m = HUTCH_PAUSE_CGROUP;
+    r = cgroup_freeze(sb->limits.cgroup, true, PAUSE_SETTLE_SECONDS, err);
+  } else {
+    m = HUTCH_PAUSE_PTRACE;
+    r = pause_ptrace_start(dirfd, sb->pid, sb->start_time, &rep, err);
+    if (r == 0)
+      pauser_start = proc_stat_start_time(rep.pid);
+    else if ((*err)->errnum == EPERM)
+      hutch_error_hint(err, "this host forbids tracing the sandbox's processes (Yama ptrace_scope 3, or a seccomp "
+                            "filter around hutch) and gives it no cgroup v2 to freeze; `hutch doctor` says which");
+  }
+  double ms = (monotonic_seconds() - t0) * 1000;
+  if (r == 0)
+    r = write_marker(dirfd, m, since, &rep, pauser_start, err);
+  if (r < 0) {
+    unlinkat(dirfd, PAUSED_FILE, 0);
+    return hutch_error_wrap(err, "pause sandbox %s (%s)", sb->id, hutch_pause_method_name(m));
+  }
+  audit_event(dirfd, "pause", hutch_pause_method_name(m), ms, rep.tasks, 0);
+  if (used)
+    *used = m;
+  return 0;
+}
+
+/* What a `hutch pause` killed half way may have left: a frozen cgroup, or
+ * a pauser holding the tasks. */
+static void undo_unfinished(struct hutch_sandbox *sb, int dirfd) {
+  hutch_error_t ignored = NULL;
+  struct pause_report rep;
+  if (sb->limits.cgroup[0])
+    cgroup_freeze(sb->limits.cgroup, false, PAUSE_SETTLE_SECONDS, &ignored);
+  else if (faccessat(dirfd, PAUSE_SOCK, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
+    pause_ptrace_resume(dirfd, &rep, &ignored);
+  hutch_error_free(&ignored);
+}
+
+int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
+  _cleanup_close_ int dirfd = open_dir(sb, err);
+  if (dirfd < 0)
+    return -1;
+  struct hutch_pause_status ps;
+  if (read_marker(sb->state_fd, sb->id, &ps) == 0) {
+    /* A marker whose pauser is gone: its tasks were killed with it. */
+    bool dead = faccessat(dirfd, PAUSED_FILE, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+    unlinkat(dirfd, PAUSED_FILE, 0);
+    if (dead || !proc_stat_alive(sb->pid, sb->start_time)) {
+      hutch_error_set(err, ESRCH, "sandbox %s is not running%s", sb->id,
+                      dead ? ": its pauser ended, and every process of the sandbox with it" : "");
+      return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
+    }
+    return hutch_error_set(err, EINVAL, "sandbox %s is not paused", sb->id);
+  }
+  if (ps.method == HUTCH_PAUSE_NONE) {
+    /* A mark never completed: its `hutch pause` is under way, or was
+     * killed, maybe once the freeze was made: that freeze is undone. */
+    struct stat st;
+    if (fstatat(dirfd, PAUSED_FILE, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+        wall_now() - (double)st.st_mtime < 4 * PAUSE_SETTLE_SECONDS) {
+      hutch_error_set(err, EAGAIN, "sandbox %s is being paused", sb->id);
+      return hutch_error_hint(err, "try again once `hutch pause` has returned");
+    }
+    undo_unfinished(sb, dirfd);
+    unlinkat(dirfd, PAUSED_FILE, 0);
+    audit_event(dirfd, "resume", "unfinished", 0, 0, 0);
+    return 0;
+  }
+  struct pause_report rep = {0};
+  int r = ps.method == HUTCH_PAUSE_CGROUP ? cgroup_freeze(sb->limits.cgroup, false, PAUSE_SETTLE_SECONDS, err)
+                                          : pause_ptrace_resume(dirfd, &rep, err);
+  if (r < 0)
+    return hutch_error_wrap(err, "resume sandbox %s (%s)", sb->id, hutch_pause_method_name(ps.method));
+  unlinkat(dirfd, PAUSED_FILE, 0);
+  audit_event(dirfd, "resume", hutch_pause_method_name(ps.method), 0, 0, wall_now() - ps.since);
+  return 0;
+}
