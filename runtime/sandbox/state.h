@@ -74,6 +74,17 @@ bool state_on_discard_mount(int rootfd);
 int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
 void state_clear(struct sandbox_state *st);
+
+/* Reads <id>/state.json, lets fn change it and writes it back, holding an
+ * exclusive flock on the <id>/ directory throughout (state_update.c).
+ * Every change made after create (pause, resume, ttl, reset, a keeper)
+ * goes through here, so that two of them never lose each other's update.
+ * A negative return of fn leaves the record as it was. */
+typedef int (*state_update_fn)(struct sandbox_state *st, void *data, hutch_error_t *err);
+int state_update(int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err);
+/* The same lock, for a change that is more than state.json (a marker file
+ * beside it): returns the locked <id>/ directory fd; closing it unlocks. */
+int state_lock(int rootfd, const char *id, hutch_error_t *err);
 /* Whether the init recorded in st is still the same live process. */
 bool state_is_running(const struct sandbox_state *st);
 /* Remove <root>/<id>: emptied and kept as a spare while there are fewer
