@@ -304,6 +304,11 @@ async function lifecycle(args) {
   say("create", { id });
   await call("sandbox_exec", { id, command: "i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.02; done >/dev/null 2>&1 &" });
   for (let i = 0; i < 100 && (await counter(id)) < 3; i++) await sleep(50);
+  // How far it counts in a second when running, read as it will be read
+  // around the pause (the calls' own time included).
+  const c0 = await counter(id);
+  await sleep(1000);
+  const running = (await counter(id)) - c0;
   const before = await counter(id);
   const paused = await call("sandbox_pause", { id });
   say("pause", { isError: Boolean(paused.isError), paused: structured(paused).paused, method: structured(paused).method ?? null,
@@ -322,7 +327,8 @@ async function lifecycle(args) {
   const resumed = await call("sandbox_resume", { id });
   const atResume = await counter(id);
   say("resume", { isError: Boolean(resumed.isError), paused: structured(resumed).paused,
-    paused_seconds: structured(resumed).paused_seconds ?? null, advanced_while_paused: atResume - before });
+    paused_seconds: structured(resumed).paused_seconds ?? null, advanced_while_paused: atResume - before,
+    advanced_while_running: running });
   let after = atResume;
   for (let i = 0; i < 100 && after <= atResume; i++) { await sleep(50); after = await counter(id); }
   say("after resume", { advances: after > atResume });
