@@ -14,6 +14,12 @@ extension module hutch._hutch: no hutch command runs.  Blocking calls
 release the GIL, and a Sandbox or Process may be used from several threads
 at once.  Failures raise hutch.Error (or a subclass), which carries the
 runtime's errno, message and hint.
+
+A sandbox may have a name and labels (``hutch.Sandbox(name="job-1",
+labels={"team": "a"})``), which hutch.sandboxes() filters on, and may be
+paused and resumed (``sb.pause()``, ``sb.resume()``, or
+``hutch.Sandbox.resume("job-1")`` from anywhere).  hutch.aio is the same
+for asyncio (``await hutch.aio.Sandbox.create(...)``).
 """
 
 import logging as _logging
@@ -24,6 +30,7 @@ from ._hutch import (
     ExistsError,
     InvalidArgument,
     NotFoundError,
+    PausedError,
     PermissionDenied,
     TimeoutError,
     TooLargeError,
@@ -55,6 +62,7 @@ __all__ = [
     "ExistsError",
     "InvalidArgument",
     "NotFoundError",
+    "PausedError",
     "PermissionDenied",
     "TimeoutError",
     "TooLargeError",
@@ -92,3 +100,13 @@ def _log(level: int, line: str) -> None:
 
 
 _hutch.set_log_handler(_log)
+
+
+def __getattr__(name: str):
+    # hutch.aio without an import of its own, and without asyncio's import
+    # cost for a program that does not use it.
+    if name == "aio":
+        import importlib
+
+        return importlib.import_module(".aio", __name__)
+    raise AttributeError(f"module 'hutch' has no attribute {name!r}")

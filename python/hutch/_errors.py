@@ -4,8 +4,10 @@
 The runtime library words its hints for the hutch command ("or pass
 --no-cgroups to use rlimits"); a Python caller passes arguments instead:
 pythonize() spells each of the command's options that hutch.Sandbox takes
-as its argument ("no_cgroups=True").  A command line quoted whole for the
-shell (`hutch rootfs build ...`) is left as it is: it is to be run."""
+as its argument ("no_cgroups=True"), and a command this package does with a
+call of its own (`hutch resume ID`, `hutch rm ID`, `hutch ps`) as that call.
+Any other command line quoted whole for the shell (`hutch rootfs build
+...`) is left as it is: it is to be run."""
 
 from __future__ import annotations
 
@@ -40,8 +42,23 @@ _OPTION = re.compile(
     r"(?![\w-])"
     r"(?: (?P<word>proxy|none)(?![\w-])| (?P<quoted>\"[^\"\n]*\")| (?P<ph>[A-Z][A-Z_]*(?:\[[^\]\s]*\])?)(?![\w-]))?"
 )
-# `...` spans: a hutch command line is left whole.
+# `...` spans: a hutch command line is left whole, unless this package has
+# the same call (the verbs of a live sandbox: its name or id is kept).
 _QUOTED = re.compile(r"(`[^`]*`)")
+_COMMANDS = [
+    (re.compile(r"^`hutch resume (\S+)`$"), r'`hutch.Sandbox.resume("\1")`'),
+    (re.compile(r"^`hutch pause (\S+)`$"), r'`hutch.Sandbox.attach("\1").pause()`'),
+    (re.compile(r"^`hutch pause`$"), "`pause()`"),
+    (re.compile(r"^`hutch rm (\S+)`$"), r'`hutch.Sandbox.attach("\1").destroy()`'),
+    (re.compile(r"^`hutch ps`$"), "`hutch.sandboxes()`"),
+]
+
+
+def _command(span: str) -> str:
+    for pattern, call in _COMMANDS:
+        if pattern.match(span):
+            return pattern.sub(call, span)
+    return span
 
 
 def _option(m: "re.Match[str]") -> str:
@@ -63,11 +80,12 @@ def _option(m: "re.Match[str]") -> str:
 
 def pythonize(text: Optional[str]) -> Optional[str]:
     """text with the command's options spelled as hutch.Sandbox's arguments."""
-    if not text or "--" not in text:
+    if not text or ("--" not in text and "`hutch " not in text):
         return text
     parts = _QUOTED.split(text)
     for i, part in enumerate(parts):
-        if i % 2 == 1 and part[1:].lstrip().startswith("hutch "):
+        if i % 2 == 1 and part[1:].lstrip().startswith("hutch"):
+            parts[i] = _command(part)
             continue
         parts[i] = _OPTION.sub(_option, part)
     return "".join(parts)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 from . import _hutch, _paths
 from ._errors import pythonize
 from ._interp import DEFAULT, _Default
+from ._lifecycle import Labels, _Lifecycle, labels_arg, labels_dict
 
 if TYPE_CHECKING:
     from ._interp import Interpreter
@@ -172,7 +173,23 @@ class _PipeReader(io.RawIOBase):
         return self._proc.fileno(self._stream)
 
 
-class Process:
+class _ProcIds:
+    """The pids of a process in a sandbox (self._proc: its _hutch.Proc)."""
+
+    _proc: "_hutch.Proc"
+
+    @property
+    def pid(self) -> int:
+        """Its pid on the host (-1 when unknown)."""
+        return self._proc.pid
+
+    @property
+    def sandbox_pid(self) -> int:
+        """Its pid inside the sandbox."""
+        return self._proc.sandbox_pid
+
+
+class Process(_ProcIds):
     """A process running in a sandbox (Sandbox.spawn).
 
     stdout and stderr are binary streams readable while it runs (None for a
@@ -202,16 +219,6 @@ class Process:
                 cb(chunk)
         except _hutch.Error:
             return  # the handle was closed
-
-    @property
-    def pid(self) -> int:
-        """Its pid on the host (-1 when unknown)."""
-        return self._proc.pid
-
-    @property
-    def sandbox_pid(self) -> int:
-        """Its pid inside the sandbox."""
-        return self._proc.sandbox_pid
 
     def write(self, data: Union[bytes, str], timeout: Optional[float] = None) -> int:
         """Writes all of data to its stdin (raises hutch.TimeoutError when it
@@ -373,7 +380,7 @@ def _close_all() -> None:
             pass
 
 
-class Sandbox:
+class Sandbox(_Lifecycle):
     """A live sandbox: processes run in it one after another or side by
     side, and its files persist, until close().
 
@@ -383,8 +390,10 @@ class Sandbox:
     no_cgroups asks for per-process rlimits instead; net is "none" (loopback only) or "proxy"
     (hutch's allowlist proxy, reaching the hosts in ``allow``); env is a
     mapping or "K=V" list added to every process; binds are "SRC:DST[:ro]"
-    strings or (src, dst, readonly) tuples; workdir is where processes start.
-    Closing it destroys it, and so does the end of the program when it is
+    strings or (src, dst, readonly) tuples; workdir is where processes start;
+    name (unique among the sandboxes of its state directory) and labels (a
+    dict) are what ``hutch ps`` shows and ``hutch.sandboxes()`` filters on,
+    and the name goes wherever an id does.  Closing it destroys it, and so does the end of the program when it is
     still open.  ``Sandbox.attach(id)`` opens one made by
     ``hutch create``: closing that handle leaves the sandbox running."""
 
@@ -408,6 +417,8 @@ class Sandbox:
         state_dir: Optional[str] = None,
         net_policy: Optional[str] = None,
         resolve: Sequence[str] = (),
+        name: Optional[str] = None,
+        labels: Labels = None,
         _handle: Optional["_hutch.Sandbox"] = None,
     ):
         self._store = store
@@ -419,6 +430,9 @@ class Sandbox:
             raise ValueError(f"net must be 'none' or 'proxy', not {net!r}")
         if allow and net != "proxy":
             raise ValueError("allow needs net='proxy'")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(f"name: a str, not {type(name).__name__}")
+        label_list = labels_arg(labels)
         if policy is None:
             policy = _paths.default_policy()
         _reaper.ready()
@@ -440,7 +454,10 @@ class Sandbox:
             resolve=list(resolve),
             disk=_size(disk),
             no_cgroups=no_cgroups,
+            name=name,
+            labels=label_list,
         )
+        self._name, self._labels = name, labels_dict(label_list)
         _live.add(self)
         _reaper.tell("+", state_dir, self._h.id)
         # "-" once it is destroyed: closed, garbage-collected or at exit.
@@ -485,7 +502,8 @@ class Sandbox:
         self.close()
 
     def __repr__(self) -> str:
-        return f"<hutch.Sandbox {self.id}{' closed' if self.closed else ''}>"
+        name = f" {self._name}" if isinstance(self._name, str) else ""
+        return f"<hutch.Sandbox {self.id}{name}{' closed' if self.closed else ''}>"
 
     # ---- processes ----
 
@@ -642,10 +660,29 @@ def image(name: str, store: Optional[str] = None) -> Dict[str, object]:
     return _hutch.image(name, store)
 
 
-def sandboxes(state_dir: Optional[str] = None) -> List[Dict[str, object]]:
-    """The sandboxes of this user (``hutch ps``): id, name (None: none), labels (a dict), pid,
-    running, created, image, net_proxy."""
-    return _hutch.sandboxes(state_dir)
+def sandboxes(
+    state_dir: Optional[str] = None,
+    *,
+    name: Optional[str] = None,
+    labels: Labels = None,
+    status: Optional[str] = None,
+    filters: Sequence[str] = (),
+) -> List[Dict[str, object]]:
+    """The sandboxes of this user (``hutch ps``): id, name (None: none), labels (a dict), state
+    ("running", "paused", "dead"), pause_method (when paused, else None), pid, running, created,
+    image, net_proxy.  Only those that match everything asked for: a name, labels (a dict: each
+    key with that value; a value of None: the key with any value), a status ("running", "paused"
+    or "dead"), and filters as ``hutch ps --filter`` takes them ("label=team=a")."""
+    wanted = list(filters)
+    if name is not None:
+        wanted.append(f"name={name}")
+    if isinstance(labels, Mapping):
+        wanted += [f"label={k}" if v is None else f"label={k}={v}" for k, v in labels.items()]
+    elif labels is not None:
+        wanted += [f"label={kv}" for kv in labels_arg(labels) or ()]
+    if status is not None:
+        wanted.append(f"status={status}")
+    return _hutch.sandboxes(state_dir, wanted or None)
 
 
 def import_image(path: Union[str, os.PathLike], name: Optional[str] = None, store: Optional[str] = None) -> Dict[str, object]:

@@ -25,6 +25,10 @@
 PyObject *hpy_raise(hutch_error_t *err);
 /* Raises hutch.Error with errno and message of our own; returns NULL. */
 PyObject *hpy_raise_errno(int errnum, const char *msg, const char *hint);
+/* hpy_raise, as this subclass of hutch.Error whatever the errno. */
+PyObject *hpy_raise_as(PyObject *type, hutch_error_t *err);
+/* hutch.PausedError: what a paused sandbox refuses (EAGAIN). */
+extern PyObject *HpyPausedError;
 /* A list or tuple of str as a NULL-terminated array of UTF-8 pointers into
  * the objects (valid while seq lives; free only the array).  None: NULL. */
 int hpy_strv(PyObject *seq, const char ***out, const char *what);
@@ -38,7 +42,38 @@ typedef struct {
   struct hutch_sandbox *sb; /* NULL once closed */
   bool owned;               /* made here: closing destroys it */
   char id[40];
+  char *state_dir; /* as given (NULL: the default), for the calls that take one */
 } HpySandbox;
+
+/* The body of a call on an open sandbox: CALL runs without the GIL, under
+ * the lock, with `sb` set; it sets r (< 0 with err set on failure). */
+#define WITH_SANDBOX(self, CALL)                                                                                       \
+  do {                                                                                                                 \
+    bool closed_ = false;                                                                                              \
+    Py_BEGIN_ALLOW_THREADS;                                                                                            \
+    pthread_mutex_lock(&(self)->lock);                                                                                 \
+    struct hutch_sandbox *sb = (self)->sb;                                                                             \
+    if (sb == NULL)                                                                                                    \
+      closed_ = true;                                                                                                  \
+    else {                                                                                                             \
+      CALL;                                                                                                            \
+    }                                                                                                                  \
+    pthread_mutex_unlock(&(self)->lock);                                                                               \
+    Py_END_ALLOW_THREADS;                                                                                              \
+    if (closed_)                                                                                                       \
+      return hpy_raise_errno(EBADF, "sandbox: the handle is closed", NULL);                                            \
+  } while (0)
+
+/* ---- live.c ---- */
+/* A hutch_sandbox_list_status entry as sandboxes() gives it. */
+PyObject *hpy_status_dict(const struct hutch_sandbox_status *s);
+/* hpy_raise for a call on the sandbox: a refusal because it is paused is
+ * hutch.PausedError. */
+PyObject *hpy_raise_sandbox(HpySandbox *self, hutch_error_t *err);
+PyObject *hpy_sb_pause(HpySandbox *self, PyObject *unused);
+PyObject *hpy_sb_resume(HpySandbox *self, PyObject *unused);
+PyObject *hpy_sb_pause_status(HpySandbox *self, PyObject *unused);
+PyObject *hpy_sb_status(HpySandbox *self, PyObject *unused);
 
 /* ---- proc.c ---- */
 extern PyTypeObject HpyProcType;

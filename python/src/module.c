@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 static PyObject *Error;
+PyObject *HpyPausedError;
 /* errno -> the subclass raised for it; anything else raises Error itself. */
 static struct {
   int errnum;
@@ -54,9 +55,8 @@ static PyObject *pythonized(const char *text) {
   return s;
 }
 
-PyObject *hpy_raise_errno(int errnum, const char *msg, const char *hint) {
+static PyObject *raise_as(PyObject *type, int errnum, const char *msg, const char *hint) {
   char *text = errnum ? hutch_errno_format(errnum, "%s", msg) : strdup(msg);
-  PyObject *type = error_type(errnum);
   PyObject *t = pythonized(text ? text : msg);
   free(text);
   PyObject *exc = t ? PyObject_CallFunctionObjArgs(type, t, NULL) : NULL;
@@ -76,12 +76,20 @@ PyObject *hpy_raise_errno(int errnum, const char *msg, const char *hint) {
   return NULL;
 }
 
-PyObject *hpy_raise(hutch_error_t *err) {
+PyObject *hpy_raise_errno(int errnum, const char *msg, const char *hint) {
+  return raise_as(error_type(errnum), errnum, msg, hint);
+}
+
+PyObject *hpy_raise_as(PyObject *type, hutch_error_t *err) {
   if (*err == NULL)
     return hpy_raise_errno(0, "hutch: unknown error", NULL);
-  hpy_raise_errno((*err)->errnum, (*err)->msg ? (*err)->msg : "hutch error", (*err)->hint);
+  raise_as(type, (*err)->errnum, (*err)->msg ? (*err)->msg : "hutch error", (*err)->hint);
   hutch_error_free(err);
   return NULL;
+}
+
+PyObject *hpy_raise(hutch_error_t *err) {
+  return hpy_raise_as(error_type(*err ? (*err)->errnum : 0), err);
 }
 
 int hpy_strv(PyObject *seq, const char ***out, const char *what) {
@@ -309,43 +317,44 @@ static PyObject *py_default_policy_path(PyObject *self, PyObject *unused) {
   return s;
 }
 
+/* The live sandboxes (hutch ps), those matching every filter (hutch ps
+ * --filter) when there are any. */
 static PyObject *py_sandboxes(PyObject *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"state_dir", NULL};
+  static char *kwlist[] = {"state_dir", "filters", NULL};
   const char *state_dir = NULL;
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|z", kwlist, &state_dir))
+  PyObject *filters_o = NULL;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zO", kwlist, &state_dir, &filters_o))
+    return NULL;
+  const char **filters = NULL;
+  if (hpy_strv(filters_o, &filters, "filters") < 0)
     return NULL;
   hutch_error_t err = NULL;
+  for (const char **f = filters; f && *f; f++)
+    if (hutch_sandbox_filter_check(*f, &err) < 0) {
+      free(filters);
+      return hpy_raise(&err);
+    }
   struct hutch_sandbox_status *st = NULL;
   size_t n = 0;
   int r;
   Py_BEGIN_ALLOW_THREADS;
   r = hutch_sandbox_list_status(state_dir, &st, &n, &err);
   Py_END_ALLOW_THREADS;
-  if (r < 0)
+  if (r < 0) {
+    free(filters);
     return hpy_raise(&err);
+  }
   PyObject *l = PyList_New(0);
   for (size_t i = 0; l && i < n; i++) {
-    const struct hutch_sandbox_info *info = &st[i].info;
-    PyObject *labels = PyDict_New();
-    for (char **kv = st[i].labels; labels && *kv; kv++) {
-      const char *eq = strchr(*kv, '=');
-      PyObject *v = PyUnicode_FromString(eq + 1);
-      PyObject *k = v ? PyUnicode_FromStringAndSize(*kv, eq - *kv) : NULL;
-      if (k == NULL || PyDict_SetItem(labels, k, v) < 0)
-        Py_CLEAR(labels);
-      Py_XDECREF(k);
-      Py_XDECREF(v);
-    }
-    PyObject *d = labels ? Py_BuildValue("{s:s,s:z,s:N,s:i,s:O,s:L,s:z,s:O}", "id", info->id, "name", st[i].name,
-                                         "labels", labels, "pid", (int)info->pid, "running",
-                                         info->running ? Py_True : Py_False, "created", (long long)info->created,
-                                         "image", info->image, "net_proxy", info->net_proxy ? Py_True : Py_False)
-                         : NULL;
+    if (filters && !hutch_sandbox_status_matches(&st[i], filters))
+      continue;
+    PyObject *d = hpy_status_dict(&st[i]);
     if (d == NULL || PyList_Append(l, d) < 0)
       Py_CLEAR(l);
     Py_XDECREF(d);
   }
   hutch_sandbox_status_free(st, n);
+  free(filters);
   return l;
 }
 
@@ -405,7 +414,8 @@ static PyMethodDef methods[] = {
     {"image", (PyCFunction)(void (*)(void))py_image, METH_VARARGS | METH_KEYWORDS,
      "image(name, store=None) -> dict: one image by name or digest."},
     {"sandboxes", (PyCFunction)(void (*)(void))py_sandboxes, METH_VARARGS | METH_KEYWORDS,
-     "sandboxes(state_dir=None) -> list of dict: the live sandboxes (hutch ps)."},
+     "sandboxes(state_dir=None, filters=None) -> list of dict: the live sandboxes (hutch ps), those matching every "
+     "filter (hutch ps --filter)."},
     {"import_image", (PyCFunction)(void (*)(void))py_import_image, METH_VARARGS | METH_KEYWORDS,
      "import_image(path, name=None, store=None) -> dict: a rootfs tarball, docker save archive or OCI layout."},
     {"pull", (PyCFunction)(void (*)(void))py_pull, METH_VARARGS | METH_KEYWORDS,
@@ -448,6 +458,11 @@ static int add_errors(PyObject *m) {
     if (subclasses[i].type == NULL || PyModule_AddObjectRef(m, subclasses[i].name, subclasses[i].type) < 0)
       return -1;
   }
+  /* Raised by errno EAGAIN only when the sandbox is paused (live.c). */
+  HpyPausedError = PyErr_NewExceptionWithDoc(
+      "hutch.PausedError", "The sandbox is paused: it runs nothing until resume() (errno EAGAIN).", Error, NULL);
+  if (HpyPausedError == NULL || PyModule_AddObjectRef(m, "PausedError", HpyPausedError) < 0)
+    return -1;
   return 0;
 }
 

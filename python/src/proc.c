@@ -566,6 +566,12 @@ static PyObject *proc_fileno(HpyProc *self, PyObject *args) {
   return PyLong_FromLong(self->fds[stream]);
 }
 
+/* For an event loop: readable once the process has ended (then wait(0)
+ * answers at once); -1 once the handle is closed. */
+static PyObject *proc_event_fileno(HpyProc *self, PyObject *unused) {
+  return PyLong_FromLong(self->event_fd);
+}
+
 static PyObject *proc_get_pid(HpyProc *self, void *unused) {
   return PyLong_FromLong(self->pid);
 }
@@ -590,6 +596,8 @@ static PyMethodDef proc_methods[] = {
     {"signal", FN(proc_signal), METH_VARARGS, "signal(sig=SIGTERM): to its process group"},
     {"kill", FN(proc_kill), METH_NOARGS, "kill(): SIGKILL to its process group"},
     {"fileno", FN(proc_fileno), METH_VARARGS, "fileno(stream=1) -> our end of the pipe, or -1"},
+    {"event_fileno", FN(proc_event_fileno), METH_NOARGS,
+     "event_fileno() -> an fd readable once the process has ended, or -1"},
     {"close", FN(proc_close), METH_NOARGS, "close(): free the handle, killing the process if it still runs"},
     {NULL, NULL, 0, NULL},
 };

@@ -22,8 +22,8 @@ static PyObject *sb_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 }
 
 struct create_args {
-  const char *image, *policy, *store, *state_dir, *hostname, *workdir, *net_policy;
-  const char **allow, **env, **resolve;
+  const char *image, *policy, *store, *state_dir, *hostname, *workdir, *net_policy, *name;
+  const char **allow, **env, **resolve, **labels;
   struct hutch_bind *binds;
   size_t n_binds;
   struct hutch_limits limits;
@@ -31,13 +31,17 @@ struct create_args {
   bool keep;
 };
 
-/* Policy, store, image, then the sandbox: what `hutch create` does. */
+/* Policy, store, image, then the sandbox: what `hutch create` does (its
+ * name and labels checked first, so a bad one loads nothing). */
 static int create_sandbox(const struct create_args *a, struct hutch_sandbox **out, hutch_error_t *err) {
   struct hutch_policy *policy = NULL;
   struct hutch_store *store = NULL;
   struct hutch_image image = {0};
   char **env = NULL;
-  int r = hutch_policy_load(a->policy, &policy, err);
+  struct hutch_sandbox_extras check = {.name = a->name, .labels = a->labels};
+  int r = hutch_sandbox_extras_check(&check, err);
+  if (r >= 0)
+    r = hutch_policy_load(a->policy, &policy, err);
   if (r >= 0)
     r = hutch_store_open(a->store, &store, err);
   if (r >= 0)
@@ -65,7 +69,8 @@ static int create_sandbox(const struct create_args *a, struct hutch_sandbox **ou
         .net_policy = a->net_policy,
         .net_resolve = a->resolve,
     };
-    r = hutch_sandbox_create(&cfg, out, err);
+    struct hutch_sandbox_extras x = {.name = a->name, .labels = a->labels};
+    r = hutch_sandbox_create_with(&cfg, &x, out, err);
   }
   if (env)
     for (char **e = env; *e; e++)
@@ -108,9 +113,9 @@ static int parse_binds(PyObject *seq, struct create_args *a) {
 static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
   static char *kwlist[] = {"image",   "policy", "store", "state_dir",  "hostname", "workdir", "memory",
                            "cpus",    "pids",   "net",   "allow",      "env",      "binds",   "net_policy",
-                           "resolve", "keep",   "disk",  "no_cgroups", NULL};
+                           "resolve", "keep",   "disk",  "no_cgroups", "name",     "labels",  NULL};
   struct create_args a = {0};
-  PyObject *allow = NULL, *env = NULL, *binds = NULL, *resolve = NULL;
+  PyObject *allow = NULL, *env = NULL, *binds = NULL, *resolve = NULL, *labels = NULL;
   unsigned long long memory = 0, pids = 0, disk = 0;
   double cpus = 0;
   int keep = 0, no_cgroups = 0;
@@ -118,9 +123,9 @@ static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Sandbox is already open");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKp", kwlist, &a.image, &a.policy, &a.store, &a.state_dir,
-                                   &a.hostname, &a.workdir, &memory, &cpus, &pids, &a.net, &allow, &env, &binds,
-                                   &a.net_policy, &resolve, &keep, &disk, &no_cgroups))
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKpzO", kwlist, &a.image, &a.policy, &a.store,
+                                   &a.state_dir, &a.hostname, &a.workdir, &memory, &cpus, &pids, &a.net, &allow, &env,
+                                   &binds, &a.net_policy, &resolve, &keep, &disk, &no_cgroups, &a.name, &labels))
     return -1;
   a.limits.memory = memory;
   a.limits.cpus = cpus;
@@ -130,8 +135,15 @@ static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
   a.keep = keep;
   int r = -1;
   if (hpy_strv(allow, &a.allow, "allow") < 0 || hpy_strv(env, &a.env, "env") < 0 ||
-      hpy_strv(resolve, &a.resolve, "resolve") < 0 || parse_binds(binds, &a) < 0)
+      hpy_strv(resolve, &a.resolve, "resolve") < 0 || hpy_strv(labels, &a.labels, "labels") < 0 ||
+      parse_binds(binds, &a) < 0)
     goto out;
+  free(self->state_dir);
+  self->state_dir = NULL;
+  if (a.state_dir && (self->state_dir = strdup(a.state_dir)) == NULL) {
+    PyErr_NoMemory();
+    goto out;
+  }
   hutch_error_t err = NULL;
   struct hutch_sandbox *sb = NULL;
   Py_BEGIN_ALLOW_THREADS;
@@ -148,6 +160,7 @@ out:
   free(a.allow);
   free(a.env);
   free(a.resolve);
+  free(a.labels);
   free(a.binds);
   return r < 0 ? -1 : 0;
 }
@@ -173,6 +186,10 @@ static PyObject *sb_attach(PyObject *cls, PyObject *args, PyObject *kw) {
   self->sb = sb;
   self->owned = false;
   snprintf(self->id, sizeof(self->id), "%s", hutch_sandbox_id(sb));
+  if (state_dir && (self->state_dir = strdup(state_dir)) == NULL) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
   return (PyObject *)self;
 }
 
@@ -222,27 +239,9 @@ static void sb_dealloc(HpySandbox *self) {
     Py_END_ALLOW_THREADS;
   }
   pthread_mutex_destroy(&self->lock);
+  free(self->state_dir);
   Py_TYPE(self)->tp_free((PyObject *)self);
 }
-
-/* The body of a call on an open sandbox: CALL runs without the GIL, under
- * the lock, with `sb` set; it sets r (< 0 with err set on failure). */
-#define WITH_SANDBOX(self, CALL)                                                                                       \
-  do {                                                                                                                 \
-    bool closed_ = false;                                                                                              \
-    Py_BEGIN_ALLOW_THREADS;                                                                                            \
-    pthread_mutex_lock(&(self)->lock);                                                                                 \
-    struct hutch_sandbox *sb = (self)->sb;                                                                             \
-    if (sb == NULL)                                                                                                    \
-      closed_ = true;                                                                                                  \
-    else {                                                                                                             \
-      CALL;                                                                                                            \
-    }                                                                                                                  \
-    pthread_mutex_unlock(&(self)->lock);                                                                               \
-    Py_END_ALLOW_THREADS;                                                                                              \
-    if (closed_)                                                                                                       \
-      return closed_error();                                                                                           \
-  } while (0)
 
 static int stdio_spec(PyObject *o, struct hutch_stdio *out) {
   if (o == NULL || o == Py_None || o == Py_False)
@@ -293,7 +292,7 @@ static PyObject *sb_spawn(HpySandbox *self, PyObject *args, PyObject *kw) {
   free(argv);
   free(env);
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   return hpy_proc_new(p);
 }
 
@@ -309,7 +308,7 @@ static PyObject *sb_read_file(HpySandbox *self, PyObject *args, PyObject *kw) {
   int r = -1;
   WITH_SANDBOX(self, r = hutch_sandbox_read_file(sb, path, (size_t)max, &data, &len, &err));
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   PyObject *b = PyBytes_FromStringAndSize(data, (Py_ssize_t)len);
   free(data);
   return b;
@@ -337,7 +336,7 @@ static PyObject *sb_write_file(HpySandbox *self, PyObject *args, PyObject *kw) {
   if (closed_)
     return closed_error();
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   Py_RETURN_NONE;
 }
 
@@ -349,7 +348,7 @@ static PyObject *sb_file_kind(HpySandbox *self, PyObject *args) {
   int r = -1;
   WITH_SANDBOX(self, r = hutch_sandbox_file_kind(sb, path, &err));
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   static const char *const names[] = {"none", "file", "dir", "other"};
   return PyUnicode_FromString(r <= HUTCH_FILE_OTHER ? names[r] : "other");
 }
@@ -363,7 +362,7 @@ static PyObject *sb_path_op(HpySandbox *self, PyObject *args,
   int r = -1;
   WITH_SANDBOX(self, r = op(sb, path, &err));
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   Py_RETURN_NONE;
 }
 static PyObject *sb_mkdirs(HpySandbox *self, PyObject *args) {
@@ -385,7 +384,7 @@ static PyObject *sb_list_dir(HpySandbox *self, PyObject *args, PyObject *kw) {
   int r = -1;
   WITH_SANDBOX(self, r = hutch_sandbox_list_dir(sb, path, depth, (size_t)max, &list, &err));
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   PyObject *l = PyList_New(0);
   for (size_t i = 0; list[i]; i++) {
     PyObject *s = l ? PyUnicode_DecodeFSDefault(list[i]) : NULL;
@@ -413,7 +412,7 @@ static PyObject *sb_copy(HpySandbox *self, PyObject *args, PyObject *kw, bool in
   WITH_SANDBOX(self, r = in ? hutch_sandbox_copy_in(sb, src, dest, &lim, &rep, &err)
                             : hutch_sandbox_copy_out(sb, src, dest, &lim, &rep, &err));
   if (r < 0)
-    return hpy_raise(&err);
+    return hpy_raise_sandbox(self, &err);
   return Py_BuildValue("{s:K,s:K,s:K,s:K,s:z}", "files", (unsigned long long)rep.files, "dirs",
                        (unsigned long long)rep.dirs, "bytes", (unsigned long long)rep.bytes, "skipped",
                        (unsigned long long)rep.skipped, "stopped", rep.stopped);
@@ -482,6 +481,11 @@ static PyMethodDef sb_methods[] = {
     {"copy_in", FN(sb_copy_in), KW, "copy_in(host_dir, dir, ...) -> report dict"},
     {"copy_out", FN(sb_copy_out), KW, "copy_out(dir, host_dir, ...) -> report dict"},
     {"limits", FN(sb_limits), METH_NOARGS, "limits() -> dict: how the limits were applied"},
+    {"pause", FN(hpy_sb_pause), METH_NOARGS, "pause() -> 'cgroup' or 'ptrace': freeze every process of it"},
+    {"resume", FN(hpy_sb_resume), METH_NOARGS, "resume(): let a paused sandbox go on"},
+    {"pause_status", FN(hpy_sb_pause_status), METH_NOARGS,
+     "pause_status() -> None when it is not paused, else dict: method, since, tasks"},
+    {"status", FN(hpy_sb_status), METH_NOARGS, "status() -> dict: its entry of sandboxes()"},
     {"proxy_log", FN(sb_proxy_log), METH_NOARGS, "proxy_log() -> str | None: its proxy's audit log"},
     {"close", FN(sb_close), METH_NOARGS, "close(): destroy a sandbox made here, let go of an attached one"},
     {"destroy", FN(sb_destroy), METH_NOARGS, "destroy(): kill everything in it and remove it"},

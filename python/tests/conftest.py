@@ -4,6 +4,8 @@ $HUTCH_TEST_IMAGE (tests/integration/python.sh imports the busybox test
 image), else "hutch-test-busybox"."""
 
 import os
+import subprocess
+import time
 
 import pytest
 
@@ -36,3 +38,21 @@ def children():
         except OSError:
             pass
     return kids
+
+
+@pytest.fixture
+def made_by_cli(image):
+    """The name of a sandbox made by `hutch create` (HUTCH_BIN), removed
+    after the test.  Pausing needs it rootless: a sandbox this process makes
+    runs hutch-init only when the library finds it (beside the program, or
+    installed), and without that exec its init cannot be held by ptrace
+    from an unprivileged pauser (test_live.py: test_pausing_a_sandbox_made_here)."""
+    hutch_bin = os.environ.get("HUTCH_BIN")
+    if not hutch_bin:
+        pytest.skip("HUTCH_BIN is not set")
+    name = f"cli-{os.getpid()}-{time.monotonic_ns() % 1000000}"
+    subprocess.run([hutch_bin, "create", "--rootfs", image, "--name", name], check=True, capture_output=True)
+    try:
+        yield name
+    finally:
+        subprocess.run([hutch_bin, "rm", "-f", name], capture_output=True)

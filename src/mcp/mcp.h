@@ -4,7 +4,9 @@
  * mcp_proto.c     JSON-RPC and the MCP lifecycle: one message in, one reply out
  * mcp_schema.c    the tools' definitions (schemas, annotations) and the check
  *                 of a call's arguments against them
+ * mcp_call.c      what every tool's handler uses: results, errors, arguments
  * mcp_tools.c     the tools: sandboxes as sessions, their files and commands
+ * mcp_lifecycle.c the tools that pause and resume a sandbox
  * mcp_resources.c a sandbox's files as resources, and subscriptions to them
  * mcp_prompts.c   the prompts
  * mcp_exec.c      a bounded command in a sandbox, cancelled when its client goes
@@ -152,13 +154,47 @@ bool mcp_tool_known(const char *name);
  * required ones, no others), else why not (malloc'd), for the model. */
 char *mcp_args_check(const char *tool, const cJSON *args);
 
+/* ---- mcp_call.c ---- */
+/* One tools/call, as its handler sees it. */
+struct mcp_call {
+  const struct mcp_config *cfg;
+  struct mcp_session *s;
+  const char *tool;
+  const cJSON *args;
+  struct mcp_cancel *cancel;
+  char sandbox[40]; /* for the audit: the sandbox it reached */
+  bool invalid;     /* the arguments were refused: so says the audit */
+};
+/* A tool's result: text for the model, and the same facts as structured content. */
+cJSON *mcp_result(const char *text, cJSON *structured, bool is_error);
+/* A failed tool (the model can read why and try otherwise); frees *err. */
+cJSON *mcp_tool_error(hutch_error_t *err);
+/* Arguments the tool cannot take: a tool error, for the model to correct. */
+__attribute__((format(printf, 2, 3))) cJSON *mcp_bad(struct mcp_call *c, const char *fmt, ...);
+/* A string argument, or NULL. */
+const char *mcp_arg_str(struct mcp_call *c, const char *key);
+/* The session's sandbox of that id, or NULL. */
+struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
+/* The session's sandbox named by the argument "id" (its link in the list),
+ * or NULL, and then *why says why: none has that id, or it is paused and
+ * the tool does not work on a paused sandbox (mcp_tool_runs_paused). */
+struct mcp_sandbox **mcp_find(struct mcp_call *c, const char **why);
+/* The tool error of mcp_find's why. */
+cJSON *mcp_no_sandbox(const char *why);
+
 /* ---- mcp_tools.c ---- */
 /* The result of tools/call (a CallToolResult), or NULL with *code and
  * *message set for a protocol error (an unknown tool). */
 cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,
                       struct mcp_cancel *cancel, int *code, char **message);
-/* The session's sandbox of that id, or NULL. */
-struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id);
+
+/* ---- mcp_lifecycle.c ---- */
+/* The call of a tool of mcp_lifecycle.c's table, or NULL when the tool is
+ * not one of them. */
+cJSON *mcp_lifecycle_call(struct mcp_call *c);
+/* Whether the tool acts on a paused sandbox (sandbox_destroy, those of
+ * mcp_lifecycle.c that say so); the others are refused while it is paused. */
+bool mcp_tool_runs_paused(const char *tool);
 /* Destroys every sandbox of the session, and drops its watches. */
 void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s);
 

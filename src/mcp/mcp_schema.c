@@ -149,6 +149,26 @@ static const struct tool {
      "{`type`:`object`,`properties`:{`id`:{`type`:`string`,`description`:`the sandbox removed`}},"
      "`required`:[`id`]}",
      false, true, true, CLOSED},
+    /* mcp_lifecycle.c's tools */
+    {"sandbox_pause", "Pause a sandbox",
+     "Freeze every process of a sandbox: it keeps its memory and files and uses no CPU; until sandbox_resume, "
+     "commands and file calls on it are tool errors (sandbox_destroy still works).",
+     "{`type`:`object`,`properties`:{" SANDBOX_ID "},`required`:[`id`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`id`:{`type`:`string`,`description`:`the sandbox paused`},"
+     "`paused`:{`type`:`boolean`,`description`:`true`},"
+     "`method`:{`type`:`string`,`enum`:[`cgroup`,`ptrace`],`description`:`how it is held: its cgroup's freezer, "
+     "or a process of the server's that holds every task (they die with it)`}},"
+     "`required`:[`id`,`paused`,`method`]}",
+     false, false, true, CLOSED},
+    {"sandbox_resume", "Resume a sandbox", "Let a paused sandbox go on where it stopped.",
+     "{`type`:`object`,`properties`:{" SANDBOX_ID "},`required`:[`id`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`id`:{`type`:`string`,`description`:`the sandbox resumed`},"
+     "`paused`:{`type`:`boolean`,`description`:`false`},"
+     "`paused_seconds`:{`type`:`number`,`description`:`how long it was paused`}},"
+     "`required`:[`id`,`paused`,`paused_seconds`]}",
+     false, false, true, CLOSED},
 };
 
 static cJSON *schema(const char *text) {

@@ -12,103 +12,24 @@
 #include "mcp.h"
 
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #include "util.h"
 
-/* A tool's result: text for the model, and the same facts as structured content. */
-static cJSON *result(const char *text, cJSON *structured, bool is_error) {
-  cJSON *r = cJSON_CreateObject();
-  cJSON *content = cJSON_AddArrayToObject(r, "content");
-  cJSON *t = cJSON_CreateObject();
-  cJSON_AddStringToObject(t, "type", "text");
-  cJSON_AddStringToObject(t, "text", text);
-  cJSON_AddItemToArray(content, t);
-  if (structured)
-    cJSON_AddItemToObject(r, "structuredContent", structured);
-  cJSON_AddBoolToObject(r, "isError", is_error);
-  return r;
-}
-
-/* A failed tool (the model can read why and try otherwise). */
-static cJSON *tool_error(hutch_error_t *err) {
-  _cleanup_free_ char *msg = hutch_error_format(*err);
-  _cleanup_free_ char *text = (*err)->hint ? xasprintf("%s\nhint: %s", msg, (*err)->hint) : xstrdup(msg);
-  hutch_error_free(err);
-  return result(text, NULL, true);
-}
-
-struct call {
-  const struct mcp_config *cfg;
-  struct mcp_session *s;
-  const char *tool;
-  const cJSON *args;
-  struct mcp_cancel *cancel;
-  char sandbox[40]; /* for the audit: the sandbox it reached */
-  bool invalid;     /* the arguments were refused: so says the audit */
-};
-
-/* Arguments the tool cannot take: a tool error, for the model to correct. */
-__attribute__((format(printf, 2, 3))) static cJSON *bad(struct call *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  _cleanup_free_ char *why = xvasprintf(fmt, ap);
-  va_end(ap);
-  _cleanup_free_ char *text = xasprintf("%s: %s", c->tool, why);
-  c->invalid = true;
-  return result(text, NULL, true);
-}
-
-static const char *arg_str(struct call *c, const char *key) {
-  const cJSON *v = cJSON_GetObjectItemCaseSensitive(c->args, key);
-  return cJSON_IsString(v) ? v->valuestring : NULL;
-}
-
-static bool arg_present(struct call *c, const char *key) {
+static bool arg_present(struct mcp_call *c, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(c->args, key) != NULL;
 }
 
-struct mcp_sandbox *mcp_sandbox_find(struct mcp_session *s, const char *id) {
-  for (struct mcp_sandbox *m = s->sandboxes; m; m = m->next)
-    if (strcmp(m->id, id) == 0)
-      return m;
-  return NULL;
-}
-
-/* The session's sandbox named by "id", or NULL (then *why says why). */
-static struct mcp_sandbox **find(struct call *c, const char **why) {
-  const char *id = arg_str(c, "id");
-  if (id == NULL) {
-    *why = "wants \"id\", a sandbox id from sandbox_create";
-    return NULL;
-  }
-  for (struct mcp_sandbox **p = &c->s->sandboxes; *p; p = &(*p)->next)
-    if (strcmp((*p)->id, id) == 0) {
-      /* A copy, kept past a sandbox_destroy; an id no sandbox has is the
-       * client's text, of any length: not audited. */
-      snprintf(c->sandbox, sizeof(c->sandbox), "%s", (*p)->id);
-      return p;
-    }
-  *why = "no sandbox of this session has that id (sandbox_list names them)";
-  return NULL;
-}
-
-static cJSON *no_sandbox(const char *why) {
-  _cleanup_free_ char *text = xasprintf("sandbox: %s", why);
-  return result(text, NULL, true);
-}
-
 /* A limit the client asks for: within the operator's maximum, or refused. */
-static bool limit_size(struct call *c, const char *key, uint64_t max, uint64_t *out, cJSON **fail) {
-  const char *v = arg_str(c, key);
+static bool limit_size(struct mcp_call *c, const char *key, uint64_t max, uint64_t *out, cJSON **fail) {
+  const char *v = mcp_arg_str(c, key);
   if (!arg_present(c, key))
     return true;
   uint64_t n;
   if (v == NULL || !hutch_parse_size(v, &n) || n == 0) {
-    *fail = bad(c, "argument %s wants a size such as 512M or 1G", key);
+    *fail = mcp_bad(c, "argument %s wants a size such as 512M or 1G", key);
     return false;
   }
   if (max == 0 || n > max) {
@@ -116,7 +37,7 @@ static bool limit_size(struct call *c, const char *key, uint64_t max, uint64_t *
     if (max)
       hutch_format_size(max, m, sizeof(m));
     _cleanup_free_ char *t = xasprintf("%s %s is above what this server allows (at most: %s)", key, v, m);
-    *fail = result(t, NULL, true);
+    *fail = mcp_result(t, NULL, true);
     return false;
   }
   *out = n;
@@ -145,17 +66,17 @@ static cJSON *image_refused(const struct mcp_config *cfg, const char *name) {
   _cleanup_free_ char *t = xasprintf(
       "image %s: not an image this server allows (the operator lists them with hutch mcp --allow-image): one of %s",
       name, names);
-  return result(t, NULL, true);
+  return mcp_result(t, NULL, true);
 }
 
-static cJSON *t_create(struct call *c) {
+static cJSON *t_create(struct mcp_call *c) {
   const struct mcp_config *cfg = c->cfg;
   unsigned n = 0;
   for (struct mcp_sandbox *m = c->s->sandboxes; m; m = m->next)
     n++;
   if (n >= cfg->max_sandboxes) {
     _cleanup_free_ char *t = xasprintf("this session has %u sandboxes, the most allowed: destroy one first", n);
-    return result(t, NULL, true);
+    return mcp_result(t, NULL, true);
   }
   struct hutch_limits lim = {0};
   cJSON *fail = NULL;
@@ -165,17 +86,17 @@ static cJSON *t_create(struct call *c) {
   const cJSON *cpus = cJSON_GetObjectItemCaseSensitive(c->args, "cpus");
   const cJSON *pids = cJSON_GetObjectItemCaseSensitive(c->args, "pids");
   if ((cpus && cpus->valuedouble > cfg->max.cpus) || (pids && pids->valuedouble > (double)cfg->max.pids))
-    return result("cpus or pids is above what this server allows (hutch mcp --cpus, --pids)", NULL, true);
+    return mcp_result("cpus or pids is above what this server allows (hutch mcp --cpus, --pids)", NULL, true);
   lim.cpus = cpus ? cpus->valuedouble : 0;
   lim.pids = pids ? (uint64_t)pids->valuedouble : 0;
-  const char *net = arg_str(c, "net");
+  const char *net = mcp_arg_str(c, "net");
   bool proxy = net && strcmp(net, "proxy") == 0;
   if (proxy && !cfg->net_proxy)
-    return result("net proxy: this server gives sandboxes no network (hutch mcp --net proxy)", NULL, true);
+    return mcp_result("net proxy: this server gives sandboxes no network (hutch mcp --net proxy)", NULL, true);
   const cJSON *allow = cJSON_GetObjectItemCaseSensitive(c->args, "allow");
   size_t n_allow = (size_t)cJSON_GetArraySize(allow);
   if (n_allow && !proxy)
-    return bad(c, "argument allow needs net proxy");
+    return mcp_bad(c, "argument allow needs net proxy");
   _cleanup_free_ const char **hosts = xcalloc(n_allow + 1, sizeof(char *));
   size_t i = 0;
   const cJSON *h;
@@ -183,11 +104,11 @@ static cJSON *t_create(struct call *c) {
     if (!listed(cfg->allow, h->valuestring)) {
       _cleanup_free_ char *t =
           xasprintf("allow %s: not a host this server permits (hutch mcp --allow)", h->valuestring);
-      return result(t, NULL, true);
+      return mcp_result(t, NULL, true);
     }
     hosts[i++] = h->valuestring;
   }
-  const char *image_name = arg_str(c, "image");
+  const char *image_name = mcp_arg_str(c, "image");
   if (image_name == NULL)
     image_name = cfg->default_image;
   cJSON *refused = image_refused(cfg, image_name);
@@ -199,7 +120,7 @@ static cJSON *t_create(struct call *c) {
   if (hutch_store_open(cfg->store, &store, &err) < 0 || hutch_image_lookup(store, image_name, &image, &err) < 0) {
     if (store)
       hutch_store_close(store);
-    return tool_error(&err);
+    return mcp_tool_error(&err);
   }
   char **env = hutch_image_env(&image, NULL);
   struct hutch_sandbox_config sc = {
@@ -239,7 +160,7 @@ static cJSON *t_create(struct call *c) {
     r = -1;
   }
   if (r < 0) {
-    out = tool_error(&err);
+    out = mcp_tool_error(&err);
   } else {
     struct mcp_sandbox *m = xcalloc(1, sizeof(*m));
     m->sb = sb;
@@ -256,7 +177,7 @@ static cJSON *t_create(struct call *c) {
     cJSON_AddStringToObject(st, "limits", hutch_sandbox_limits(sb)->mode);
     cJSON_AddStringToObject(st, "net", proxy ? "proxy" : "none");
     _cleanup_free_ char *t = xasprintf("created sandbox %s (image %s)", m->id, m->image);
-    out = result(t, st, false);
+    out = mcp_result(t, st, false);
   }
   hutch_image_clear(&image);
   hutch_store_close(store);
@@ -287,21 +208,21 @@ void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s) {
   }
 }
 
-static cJSON *t_destroy(struct call *c) {
+static cJSON *t_destroy(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
+    return mcp_no_sandbox(why);
   struct mcp_sandbox *m = *p;
   *p = m->next;
   _cleanup_free_ char *t = xasprintf("destroyed sandbox %s", m->id);
   cJSON *st = cJSON_CreateObject();
   cJSON_AddStringToObject(st, "id", m->id);
   destroy_one(c->cfg, m);
-  return result(t, st, false);
+  return mcp_result(t, st, false);
 }
 
-static cJSON *t_list(struct call *c) {
+static cJSON *t_list(struct mcp_call *c) {
   cJSON *arr = cJSON_CreateArray();
   _cleanup_free_ char *text = xstrdup("");
   for (struct mcp_sandbox *m = c->s->sandboxes; m; m = m->next) {
@@ -316,12 +237,12 @@ static cJSON *t_list(struct call *c) {
   }
   cJSON *st = cJSON_CreateObject();
   cJSON_AddItemToObject(st, "sandboxes", arr);
-  return result(text[0] ? text : "no sandboxes\n", st, false);
+  return mcp_result(text[0] ? text : "no sandboxes\n", st, false);
 }
 
 /* The call's timeout: the client's (its schema holds it above 0), within
  * the operator's bound. */
-static double call_timeout(struct call *c) {
+static double call_timeout(struct mcp_call *c) {
   const cJSON *t = cJSON_GetObjectItemCaseSensitive(c->args, "timeout");
   return t && t->valuedouble < c->cfg->max_timeout ? t->valuedouble : c->cfg->max_timeout;
 }
@@ -344,34 +265,34 @@ static cJSON *exec_result(struct mcp_exec_result *r) {
                 out[0] && out[strlen(out) - 1] != '\n' ? "\n" : "", err[0] ? "--- stderr ---\n" : "", err);
   /* A command that failed is the model's to see as such: a tool error,
    * with everything a successful one returns. */
-  return result(text, st, code != 0);
+  return mcp_result(text, st, code != 0);
 }
 
-static cJSON *run(struct call *c, struct mcp_sandbox *m, const char *const *argv, const char *workdir,
+static cJSON *run(struct mcp_call *c, struct mcp_sandbox *m, const char *const *argv, const char *workdir,
                   const char *input) {
   double timeout = call_timeout(c);
   hutch_error_t err = NULL;
   struct mcp_exec_result r;
   if (mcp_exec(c->cfg, m->sb, argv, workdir, input, input ? strlen(input) : 0, timeout, c->cancel, &r, &err) < 0) {
     mcp_exec_result_clear(&r);
-    return tool_error(&err);
+    return mcp_tool_error(&err);
   }
-  cJSON *out = r.cancelled ? result("cancelled: the process was killed", NULL, true) : exec_result(&r);
+  cJSON *out = r.cancelled ? mcp_result("cancelled: the process was killed", NULL, true) : exec_result(&r);
   mcp_exec_result_clear(&r);
   return out;
 }
 
-static cJSON *t_exec(struct call *c) {
+static cJSON *t_exec(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
-  const char *cmd = arg_str(c, "command");
-  const char *workdir = arg_str(c, "workdir");
+    return mcp_no_sandbox(why);
+  const char *cmd = mcp_arg_str(c, "command");
+  const char *workdir = mcp_arg_str(c, "workdir");
   if (workdir && workdir[0] != '/')
-    return bad(c, "argument workdir wants an absolute path, such as /tmp");
+    return mcp_bad(c, "argument workdir wants an absolute path, such as /tmp");
   const char *argv[] = {"/bin/sh", "-c", cmd, NULL};
-  return run(c, *p, argv, workdir, arg_str(c, "stdin"));
+  return run(c, *p, argv, workdir, mcp_arg_str(c, "stdin"));
 }
 
 /* How each language runs its code ("$0" in the script); compiled ones
@@ -395,12 +316,12 @@ static const struct {
     {"java", "java", "d=$(mktemp -d) && printf %s \"$0\" >\"$d/Main.java\" && exec java \"$d/Main.java\""},
 };
 
-static cJSON *t_run_code(struct call *c) {
+static cJSON *t_run_code(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
-  const char *lang = arg_str(c, "language"), *code = arg_str(c, "code");
+    return mcp_no_sandbox(why);
+  const char *lang = mcp_arg_str(c, "language"), *code = mcp_arg_str(c, "code");
   for (size_t i = 0; i < ARRAY_SIZE(langs); i++) {
     if (strcmp(lang, langs[i].lang) != 0)
       continue;
@@ -411,7 +332,7 @@ static cJSON *t_run_code(struct call *c) {
     const char *argv[] = {"/bin/sh", "-c", script, code, NULL};
     return run(c, *p, argv, NULL, NULL);
   }
-  return bad(c, "unknown language %s", lang); /* the schema's enum names those of langs[] */
+  return mcp_bad(c, "unknown language %s", lang); /* the schema's enum names those of langs[] */
 }
 
 /* The interpreter's answer, as the schema has it.  The code it ran can
@@ -434,24 +355,24 @@ static cJSON *python_structured(const cJSON *answer, unsigned figures) {
   return st;
 }
 
-static cJSON *t_python(struct call *c) {
+static cJSON *t_python(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
-  const char *code = arg_str(c, "code");
+    return mcp_no_sandbox(why);
+  const char *code = mcp_arg_str(c, "code");
   hutch_error_t err = NULL;
   _cleanup_free_ char *reply = NULL, *ended = NULL;
   int r = mcp_python_call(c->cfg, *p, code, call_timeout(c), c->cancel, &reply, &ended, &err);
   if (r < 0)
-    return tool_error(&err);
+    return mcp_tool_error(&err);
   if (r > 0)
-    return result(ended, NULL, true);
+    return mcp_result(ended, NULL, true);
   cJSON *answer = cJSON_Parse(reply);
   if (!cJSON_IsObject(answer)) {
     cJSON_Delete(answer);
     mcp_python_stop(*p);
-    return result("the interpreter answered something that is not its protocol: it was killed", NULL, true);
+    return mcp_result("the interpreter answered something that is not its protocol: it was killed", NULL, true);
   }
   /* Text for the model: what it printed, the value, the exception. */
   const char *fields[][2] = {{"stdout", "--- stdout ---\n"},
@@ -469,7 +390,7 @@ static cJSON *t_python(struct call *c) {
     text = t;
   }
   const cJSON *error = cJSON_GetObjectItemCaseSensitive(answer, "error");
-  cJSON *out = result(text[0] ? text : "(no output)\n", NULL, cJSON_IsString(error));
+  cJSON *out = mcp_result(text[0] ? text : "(no output)\n", NULL, cJSON_IsString(error));
   /* Each figure as an image the client can show. */
   const cJSON *figures = cJSON_GetObjectItemCaseSensitive(answer, "figures"), *f;
   if (!cJSON_IsArray(figures))
@@ -492,30 +413,30 @@ static cJSON *t_python(struct call *c) {
 }
 
 /* An absolute path argument, or NULL. */
-static const char *path_arg(struct call *c) {
-  const char *path = arg_str(c, "path");
+static const char *path_arg(struct mcp_call *c) {
+  const char *path = mcp_arg_str(c, "path");
   return path && path[0] == '/' ? path : NULL;
 }
 
-static cJSON *t_write(struct call *c) {
+static cJSON *t_write(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
-  const char *path = path_arg(c), *content = arg_str(c, "content"), *enc = arg_str(c, "encoding");
+    return mcp_no_sandbox(why);
+  const char *path = path_arg(c), *content = mcp_arg_str(c, "content"), *enc = mcp_arg_str(c, "encoding");
   if (path == NULL)
-    return bad(c, "argument path wants an absolute path, such as /tmp/notes.txt");
+    return mcp_bad(c, "argument path wants an absolute path, such as /tmp/notes.txt");
   _cleanup_free_ unsigned char *bytes = NULL;
   size_t len = strlen(content);
   if (enc && strcmp(enc, "base64") == 0) {
     bytes = xmalloc(len / 4 * 3 + 3);
     if (!mcp_base64_decode(content, bytes, &len))
-      return bad(c, "argument content is not base64 (encoding base64)");
+      return mcp_bad(c, "argument content is not base64 (encoding base64)");
   }
   if (len > c->cfg->max_file) {
     _cleanup_free_ char *t = xasprintf("content: %zu bytes, more than this server writes (%zu: hutch mcp --max-file)",
                                        len, c->cfg->max_file);
-    return result(t, NULL, true);
+    return mcp_result(t, NULL, true);
   }
   hutch_error_t err = NULL;
   _cleanup_free_ char *parent = xstrdup(path);
@@ -523,27 +444,27 @@ static cJSON *t_write(struct call *c) {
   slash[slash == parent ? 1 : 0] = '\0';
   if (hutch_sandbox_mkdirs((*p)->sb, parent, &err) < 0 ||
       hutch_sandbox_write_file((*p)->sb, path, bytes ? (const void *)bytes : content, len, false, &err) < 0)
-    return tool_error(&err);
+    return mcp_tool_error(&err);
   _cleanup_free_ char *t = xasprintf("wrote %zu bytes to %s", len, path);
   cJSON *st = cJSON_CreateObject();
   cJSON_AddStringToObject(st, "path", path);
   cJSON_AddNumberToObject(st, "bytes", (double)len);
-  return result(t, st, false);
+  return mcp_result(t, st, false);
 }
 
-static cJSON *t_read(struct call *c) {
+static cJSON *t_read(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
+    return mcp_no_sandbox(why);
   const char *path = path_arg(c);
   if (path == NULL)
-    return bad(c, "argument path wants an absolute path, such as /etc/os-release");
+    return mcp_bad(c, "argument path wants an absolute path, such as /etc/os-release");
   hutch_error_t err = NULL;
   _cleanup_free_ char *data = NULL;
   size_t len;
   if (hutch_sandbox_read_file((*p)->sb, path, c->cfg->max_file, &data, &len, &err) < 0)
-    return tool_error(&err);
+    return mcp_tool_error(&err);
   cJSON *st = cJSON_CreateObject();
   cJSON_AddStringToObject(st, "path", path);
   cJSON_AddNumberToObject(st, "size", (double)len);
@@ -552,26 +473,26 @@ static cJSON *t_read(struct call *c) {
   _cleanup_free_ char *b64 = utf8 ? NULL : mcp_base64_encode((const unsigned char *)data, len);
   cJSON_AddStringToObject(st, "encoding", utf8 ? "utf-8" : "base64");
   cJSON_AddStringToObject(st, "content", utf8 ? text : b64);
-  return result(utf8 ? text : b64, st, false);
+  return mcp_result(utf8 ? text : b64, st, false);
 }
 
 /* Paths sandbox_list_dir returns at most. */
 #define MAX_LISTED 10000
 
-static cJSON *t_list_dir(struct call *c) {
+static cJSON *t_list_dir(struct mcp_call *c) {
   const char *why;
-  struct mcp_sandbox **p = find(c, &why);
+  struct mcp_sandbox **p = mcp_find(c, &why);
   if (p == NULL)
-    return no_sandbox(why);
+    return mcp_no_sandbox(why);
   const char *path = path_arg(c);
   const cJSON *d = cJSON_GetObjectItemCaseSensitive(c->args, "depth");
   if (path == NULL)
-    return bad(c, "argument path wants an absolute directory, such as /tmp");
+    return mcp_bad(c, "argument path wants an absolute directory, such as /tmp");
   hutch_error_t err = NULL;
   char **paths = NULL;
   /* One more than is returned: whether there were more is said. */
   if (hutch_sandbox_list_dir((*p)->sb, path, d ? (unsigned)d->valuedouble : 1, MAX_LISTED + 1, &paths, &err) < 0)
-    return tool_error(&err);
+    return mcp_tool_error(&err);
   cJSON *arr = cJSON_CreateArray();
   _cleanup_free_ char *text = NULL;
   size_t len = 0, cap = 0, n = 0;
@@ -591,12 +512,12 @@ static cJSON *t_list_dir(struct call *c) {
   cJSON_AddStringToObject(st, "path", path);
   cJSON_AddItemToObject(st, "paths", arr);
   cJSON_AddBoolToObject(st, "truncated", n > MAX_LISTED);
-  return result(text ? text : "", st, false);
+  return mcp_result(text ? text : "", st, false);
 }
 
 static const struct {
   const char *name;
-  cJSON *(*fn)(struct call *c);
+  cJSON *(*fn)(struct mcp_call *c);
 } handlers[] = {
     {"sandbox_create", t_create},     {"sandbox_exec", t_exec},        {"sandbox_run_code", t_run_code},
     {"sandbox_python", t_python},     {"sandbox_write_file", t_write}, {"sandbox_read_file", t_read},
@@ -616,15 +537,17 @@ cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const
     return NULL;
   }
   cJSON *empty = args ? NULL : cJSON_CreateObject();
-  struct call c = {.cfg = cfg, .s = s, .tool = name, .args = args ? args : empty, .cancel = cancel};
+  struct mcp_call c = {.cfg = cfg, .s = s, .tool = name, .args = args ? args : empty, .cancel = cancel};
   double t0 = monotonic_seconds();
   cJSON *r = NULL;
   _cleanup_free_ char *why = mcp_args_check(name, c.args);
   if (why)
-    r = bad(&c, "%s", why);
+    r = mcp_bad(&c, "%s", why);
   for (size_t i = 0; r == NULL && i < ARRAY_SIZE(handlers); i++)
     if (strcmp(name, handlers[i].name) == 0)
       r = handlers[i].fn(&c);
+  if (r == NULL)
+    r = mcp_lifecycle_call(&c); /* the tools of mcp_lifecycle.c */
   const char *outcome = c.invalid ? "invalid" : cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) ? "error" : "ok";
   mcp_audit(cfg, s, name, c.sandbox[0] ? c.sandbox : NULL, outcome, monotonic_seconds() - t0);
   cJSON_Delete(empty);

@@ -11,6 +11,7 @@
 //   node client.mjs resources stdio HUTCH_BIN [ARGS...]
 //   node client.mjs resources http URL TOKEN
 //   node client.mjs concurrent http URL TOKEN
+//   node client.mjs lifecycle stdio HUTCH_BIN [ARGS...]
 //
 // The client checks each tool result's structuredContent against the
 // tool's outputSchema itself (once tools/list has been read): a result
@@ -288,8 +289,66 @@ async function concurrent(args) {
   say("closed");
 }
 
+// sandbox_pause and sandbox_resume: a counter in the sandbox stands still
+// while it is paused, what would run in it is refused, and it goes on once
+// resumed; a paused sandbox is destroyed as any other, and so is one the
+// session leaves paused.
+async function lifecycle(args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  await client.connect(transport(args));
+  await client.listTools(); // the client checks results against the output schemas from here on
+  const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+  const call = (name, a) => client.callTool({ name, arguments: a });
+  const counter = async (id) => Number((structured(await call("sandbox_read_file", { id, path: "/tmp/n" })).content ?? "").trim() || 0);
+  const id = structured(await call("sandbox_create", {})).id;
+  say("create", { id });
+  await call("sandbox_exec", { id, command: "i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.02; done >/dev/null 2>&1 &" });
+  for (let i = 0; i < 100 && (await counter(id)) < 3; i++) await sleep(50);
+  // How far it counts in a second when running, read as it will be read
+  // around the pause (the calls' own time included).
+  const c0 = await counter(id);
+  await sleep(1000);
+  const running = (await counter(id)) - c0;
+  const before = await counter(id);
+  const paused = await call("sandbox_pause", { id });
+  say("pause", { isError: Boolean(paused.isError), paused: structured(paused).paused, method: structured(paused).method ?? null,
+    text: text(paused) });
+  await sleep(1000);
+  const refused = {};
+  for (const [name, a] of [["sandbox_exec", { command: "true" }], ["sandbox_python", { code: "x" }],
+    ["sandbox_read_file", { path: "/tmp/n" }], ["sandbox_write_file", { path: "/tmp/w", content: "w" }],
+    ["sandbox_list_dir", { path: "/tmp" }], ["sandbox_run_code", { language: "sh", code: "true" }]]) {
+    const r = await call(name, { id, ...a });
+    refused[name] = r.isError ? text(r) : "ran";
+  }
+  say("while paused", { refused });
+  const again = await call("sandbox_pause", { id });
+  say("pause again", { isError: Boolean(again.isError), text: text(again) });
+  const resumed = await call("sandbox_resume", { id });
+  const atResume = await counter(id);
+  say("resume", { isError: Boolean(resumed.isError), paused: structured(resumed).paused,
+    paused_seconds: structured(resumed).paused_seconds ?? null, advanced_while_paused: atResume - before,
+    advanced_while_running: running });
+  let after = atResume;
+  for (let i = 0; i < 100 && after <= atResume; i++) { await sleep(50); after = await counter(id); }
+  say("after resume", { advances: after > atResume });
+  const twice = await call("sandbox_resume", { id });
+  say("resume again", { isError: Boolean(twice.isError), text: text(twice) });
+  // A paused sandbox is destroyed as any other.
+  await call("sandbox_pause", { id });
+  let t0 = Date.now();
+  const destroyed = await call("sandbox_destroy", { id });
+  say("destroy paused", { isError: Boolean(destroyed.isError), seconds: (Date.now() - t0) / 1000 });
+  const other = structured(await call("sandbox_create", {})).id;
+  const left = await call("sandbox_pause", { id: other });
+  say("left paused", { id: other, isError: Boolean(left.isError) });
+  await client.close();
+  say("closed");
+}
+
 try {
   if (scenario === "session") await session(rest);
+  else if (scenario === "lifecycle") await lifecycle(rest);
   else if (scenario === "resources") await resources(rest);
   else if (scenario === "concurrent") await concurrent(rest);
   else if (scenario === "forge") await forge(rest);

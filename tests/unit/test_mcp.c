@@ -119,6 +119,13 @@ static void test_protocol(void) {
        "argument depth wants an integer", "a depth that is not whole"},
       {"\"name\":\"sandbox_create\",\"arguments\":{\"allow\":[1]}", "argument allow wants an array of strings",
        "hosts that are not strings"},
+      {"\"name\":\"sandbox_pause\",\"arguments\":{}", "missing argument id: the sandbox's id", "a pause of no sandbox"},
+      {"\"name\":\"sandbox_resume\",\"arguments\":{\"id\":\"x\",\"all\":true}",
+       "unknown argument all: sandbox_resume takes id", "a resume with an argument it does not take"},
+      {"\"name\":\"sandbox_pause\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
+       "a pause of a sandbox of no session"},
+      {"\"name\":\"sandbox_resume\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
+       "a resume of a sandbox of no session"},
   };
   for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
     char *msg = NULL;
@@ -142,8 +149,8 @@ static void test_protocol(void) {
     const cJSON *sc = cJSON_GetObjectItem(t, "inputSchema");
     schemas += cJSON_IsObject(sc) && strcmp(cJSON_GetObjectItem(sc, "type")->valuestring, "object") == 0;
   }
-  tap_is_int(n, 9, "tools/list: 9 tools");
-  tap_is_int(schemas, 9, "each with an object inputSchema");
+  tap_is_int(n, 11, "tools/list: 11 tools");
+  tap_is_int(schemas, 11, "each with an object inputSchema");
   int described = 0, outputs = 0, annotated = 0, titled = 0;
   cJSON_ArrayForEach(t, tools) {
     const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"), *p;
@@ -160,10 +167,10 @@ static void test_protocol(void) {
                  cJSON_IsBool(cJSON_GetObjectItem(a, "openWorldHint"));
     titled += cJSON_IsString(cJSON_GetObjectItem(t, "title"));
   }
-  tap_is_int(described, 9, "every input parameter of every tool is described");
-  tap_is_int(outputs, 9, "each tool has an object outputSchema");
-  tap_is_int(annotated, 9, "and the four annotations");
-  tap_is_int(titled, 9, "and a title");
+  tap_is_int(described, 11, "every input parameter of every tool is described");
+  tap_is_int(outputs, 11, "each tool has an object outputSchema");
+  tap_is_int(annotated, 11, "and the four annotations");
+  tap_is_int(titled, 11, "and a title");
   cJSON_Delete(r);
 }
 
@@ -195,6 +202,25 @@ static void test_annotations(void) {
   tap_ok(!hint("sandbox_exec", "openWorldHint", false) && hint("sandbox_exec", "openWorldHint", true) &&
              hint("sandbox_python", "openWorldHint", true) && !hint("sandbox_read_file", "openWorldHint", true),
          "a command reaches an open world only when the server gives a network (--net proxy)");
+  tap_ok(!hint("sandbox_pause", "destructiveHint", false) && hint("sandbox_pause", "idempotentHint", false) &&
+             !hint("sandbox_resume", "readOnlyHint", false) && !hint("sandbox_resume", "openWorldHint", true),
+         "pause and resume destroy nothing, change the sandbox's state, and reach no network");
+}
+
+/* Which tools a paused sandbox takes: those that end or change its pause;
+ * everything that would run in it or touch its files waits for resume. */
+static void test_runs_paused(void) {
+  static const char *const yes[] = {"sandbox_pause", "sandbox_resume", "sandbox_destroy"};
+  static const char *const no[] = {"sandbox_exec",       "sandbox_run_code",  "sandbox_python",
+                                   "sandbox_write_file", "sandbox_read_file", "sandbox_list_dir"};
+  int n = 0;
+  for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
+    n += mcp_tool_runs_paused(yes[i]) && mcp_tool_known(yes[i]);
+  tap_is_int(n, 3, "pause, resume and destroy act on a paused sandbox");
+  n = 0;
+  for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
+    n += !mcp_tool_runs_paused(no[i]) && mcp_tool_known(no[i]);
+  tap_is_int(n, 6, "commands, the interpreter and the file tools are refused while it is paused");
 }
 
 static void test_resources(void) {
@@ -387,6 +413,7 @@ static void test_reaper(void) {
 int main(void) {
   test_protocol();
   test_annotations();
+  test_runs_paused();
   test_resources();
   test_prompts();
   test_base64();
