@@ -69,6 +69,16 @@ void hutch_set_log_handler(hutch_log_fn fn, void *data);
 /* "warning: ", "notice: ", "debug: " or "" for a level. */
 const char *hutch_log_level_prefix(enum hutch_log_level level);
 
+/* The hutch-init program a long-lived sandbox's init becomes, for a
+ * program that embeds the library from a build tree (neither beside the
+ * program nor installed in LIBEXECDIR, where it is otherwise looked for).
+ * Without it that init stays a fork of the caller: it works, but cannot be
+ * paused rootless (a fork keeps the caller's memory, which only the host's
+ * root may trace).  path must be an executable regular file (EINVAL,
+ * ENOENT otherwise); NULL goes back to looking for it.  Set it before the
+ * first sandbox; not safe against a concurrent start. */
+int hutch_set_init_program(const char *path, hutch_error_t *err);
+
 /* ---- rootfs store ---------------------------------------------------- */
 
 struct hutch_store;

@@ -76,3 +76,18 @@ def default_policy() -> Optional[str]:
         if p:
             return p
     return None
+
+
+def use_build_tree_init() -> None:
+    """A package built from a checkout links the runtime statically and
+    finds no hutch-init where the library looks (beside the program, which
+    is python3, or the configured LIBEXECDIR, not installed): its sandboxes'
+    init would then stay a fork of Python, which an unprivileged user cannot
+    pause.  The build tree it was built from has one; an installed package
+    uses the installed library, which finds its own."""
+    if _conf("RUNTIME") != "checkout":
+        return
+    init = os.path.join(_conf("BUILDDIR") or "", "hutch-init")
+    if os.path.isfile(init) and os.access(init, os.X_OK):
+        _hutch.set_init_program(init)
+

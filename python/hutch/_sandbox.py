@@ -24,6 +24,8 @@ from ._lifecycle import Labels, _Lifecycle, labels_arg, labels_dict
 if TYPE_CHECKING:
     from ._interp import Interpreter
 
+_paths.use_build_tree_init()
+
 Command = Union[str, Sequence[str]]
 #: The shell a command given as one string runs with (``sh -c CMD``).
 SHELL = "/bin/sh"

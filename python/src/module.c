@@ -317,6 +317,20 @@ static PyObject *py_default_policy_path(PyObject *self, PyObject *unused) {
   return s;
 }
 
+/* hutch_set_init_program: the hutch-init of the build tree this package
+ * was built from (hutch/_paths.py decides). */
+static PyObject *py_set_init_program(PyObject *self, PyObject *arg) {
+  PyObject *bytes = NULL;
+  if (arg != Py_None && !PyUnicode_FSConverter(arg, &bytes))
+    return NULL;
+  hutch_error_t err = NULL;
+  int r = hutch_set_init_program(bytes ? PyBytes_AS_STRING(bytes) : NULL, &err);
+  Py_XDECREF(bytes);
+  if (r < 0)
+    return hpy_raise(&err);
+  Py_RETURN_NONE;
+}
+
 /* The live sandboxes (hutch ps), those matching every filter (hutch ps
  * --filter) when there are any. */
 static PyObject *py_sandboxes(PyObject *self, PyObject *args, PyObject *kw) {
@@ -427,6 +441,8 @@ static PyMethodDef methods[] = {
     {"default_policy_path", py_default_policy_path, METH_NOARGS,
      "default_policy_path() -> str: the policy a sandbox takes when none is named; raises when it cannot be "
      "loaded."},
+    {"set_init_program", py_set_init_program, METH_O,
+     "set_init_program(path or None): the hutch-init program long-lived sandboxes' init becomes (a build tree's)."},
     {"parse_size", py_parse_size, METH_O, "parse_size(str) -> int: '512M', '2G', '1.5GiB' in bytes."},
     {"check_host_path", (PyCFunction)(void (*)(void))py_check_host_path, METH_VARARGS | METH_KEYWORDS,
      "check_host_path(path, writable=False, store=None, state_dir=None): raises when sandbox content may not "

@@ -16,7 +16,26 @@
 #include "seccomp_policy.h"
 #include "util.h"
 
+static char *init_program; /* hutch_set_init_program's */
+
+int hutch_set_init_program(const char *path, hutch_error_t *err) {
+  if (path != NULL) {
+    struct stat st;
+    if (path[0] != '/')
+      return hutch_error_set(err, EINVAL, "init program %s: not an absolute path", path);
+    if (stat(path, &st) < 0)
+      return hutch_error_sys(err, "init program %s", path);
+    if (!S_ISREG(st.st_mode) || access(path, X_OK) < 0)
+      return hutch_error_set(err, EINVAL, "init program %s: not an executable file", path);
+  }
+  free(init_program);
+  init_program = path ? xstrdup(path) : NULL;
+  return 0;
+}
+
 char *init_exec_path(void) {
+  if (init_program != NULL)
+    return xstrdup(init_program);
   char self[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
   if (n > 0) {

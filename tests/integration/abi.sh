@@ -18,7 +18,8 @@ cc=${CC:-cc}
 tmp=$(hutch_test_tmpdir)
 check=$HUTCH_SRCDIR/build-aux/abi-check
 version=$(sed -n 's/^#define HUTCH_VERSION_STRING "\(.*\)".*/\1/p' "$HUTCH_BUILDDIR/runtime/hutch_version.h")
-lib=$(ls "$HUTCH_BUILDDIR"/lib/libhutch.so.*.*.* 2>/dev/null | head -1)
+# The version this build made (a build tree may still hold an older one).
+lib="$HUTCH_BUILDDIR/lib/libhutch.so.$version"
 tap_ok "the build made libhutch.so" test -n "$lib" -a -f "$lib"
 
 # ---- the built library against the last release's ABI ----
