@@ -339,7 +339,7 @@ static void add_status(struct sandbox_state *st, void *data) {
   hutch_error_free(&perr);
   s->name = steal_pointer(&st->live.name);
   s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
-  s->devices = xcalloc(1, sizeof(char *));
+  s->devices = st->live.devices ? steal_pointer(&st->live.devices) : xcalloc(1, sizeof(char *));
 }
 
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {
