@@ -50,6 +50,15 @@ chmod 644 "$tmp/cdi/example.json"
 export HUTCH_CDI_DIRS="$tmp/cdi"
 
 # ---- the policy decides ----
+devices_shown() { python3 -c 'import json, sys; print(json.load(sys.stdin)["devices"]["allow"])'; }
+tap_ok "policy show --json of the default" H policy show --json
+tap_is "$(devices_shown <<<"$tap_stdout")" "no" "allows no device"
+tap_ok "policy show --json of a list" H policy show --json --policy "$tmp/list.policy"
+tap_is "$(devices_shown <<<"$tap_stdout")" "['example.com/dev', '/dev/full']" "shows the list"
+printf '[devices]\nallow = no\nallow = /dev/full\n' >>"$tmp/bad.policy"
+sed "s|^seccomp = .*|seccomp = $seccomp|" "$HUTCH_POLICY" | cat - "$tmp/bad.policy" >"$tmp/bad2.policy"
+tap_status 125 "a policy saying no and a device" H exec --rootfs "$img" --policy "$tmp/bad2.policy" -- true
+tap_like "$tap_stderr" "bad value for allow" "is refused, naming the key"
 tap_status 125 "the default policy allows no device" H exec --rootfs "$img" --device example.com/dev=one -- true
 tap_like "$tap_stderr" "does not allow it" "saying so"
 tap_like "$tap_stderr" "\\[devices\\] allow" "and naming the setting that would"
