@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "audit_sandbox.h"
+#include "cdi.h"
 #include "cgroup.h"
 #include "layer_copy.h"
 #include "names.h"
@@ -63,6 +64,8 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
   if (cfg->workdir)
     sb->workdir = xstrdup(cfg->workdir);
   started_release(&s);
+  if (x && x->devices && x->devices[0] && !cfg->read_only_root)
+    cdi_update_ld_cache(sb);
   *out = sb;
   return 0;
 }

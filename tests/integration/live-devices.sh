@@ -205,8 +205,17 @@ C
   tap_is "$tap_stdout" "example-cdi loaded" "the library was found and loaded"
   tap_status 127 "without LD_LIBRARY_PATH it is not found" H exec --rootfs "$deb" --policy "$tmp/yes.policy" \
     --device example.com/dev=one --bind "$tmp/cdi-probe:/usr/local/bin/cdi-probe:ro" -- env -u LD_LIBRARY_PATH cdi-probe
+  tap_ok "create with the spec's library" H create --rootfs "$deb" --policy "$tmp/yes.policy" \
+    --device example.com/dev=one --bind "$tmp/cdi-probe:/usr/local/bin/cdi-probe:ro"
+  lid=$tap_stdout
+  tap_ok "a long-lived sandbox's ld.so cache has it (ldconfig ran inside)" \
+    H exec --in "$lid" -- env -u LD_LIBRARY_PATH cdi-probe
+  tap_is "$tap_stdout" "example-cdi loaded" "loaded without LD_LIBRARY_PATH"
+  tap_ok "the ldconfig run is in its audit log" H audit --json "$lid"
+  tap_like "$tap_stdout" '"argv":[[:space:]]*\["ldconfig"\]' "as a command of the sandbox's"
+  tap_ok "rm" H rm "$lid"
 else
-  for i in 1 2 3; do tap_skip "the spec's library ($i)" "no debian test rootfs or gcc (x86_64)"; done
+  for i in 1 2 3 4 5 6 7 8 9; do tap_skip "the spec's library ($i)" "no debian test rootfs or gcc (x86_64)"; done
 fi
 tap_ok "the hook never ran" test ! -e "$tmp/hook-ran"
 
