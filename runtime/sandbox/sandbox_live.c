@@ -21,7 +21,7 @@
 #include <unistd.h>
 
 #include "audit_sandbox.h"
-#include "cdi.h"
+#include "cdi_ldconfig.h"
 #include "cgroup.h"
 #include "layer_copy.h"
 #include "names.h"

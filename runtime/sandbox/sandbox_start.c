@@ -219,10 +219,10 @@ struct start {
   bool send_layer;
 };
 
-/* devices (--device): resolved and checked before anything else
- * (cdi.h); their mounts and env become part of the configuration the
- * steps below use, so that the mounts pass the checks every bind does. */
-static int step_devices(struct start *st, hutch_error_t *err) {
+/* devices (--device): resolved and checked first of all (cdi.h); their
+ * mounts and env become part of the configuration the steps use, so that
+ * the mounts pass the checks every bind does. */
+static int prepare_devices(struct start *st, hutch_error_t *err) {
   if (st->x == NULL || st->x->devices == NULL || st->x->devices[0] == NULL)
     return 0;
   if (cdi_resolve(st->cfg, st->x->devices, &st->devices, &st->dev_cfg, err) < 0)
@@ -266,6 +266,8 @@ static void start_free(struct start *st) {
  * the id maps chosen.  Nothing exists yet that a teardown would undo,
  * except the open state root. */
 static int step_prepare(struct start *st, hutch_error_t *err) {
+  if (prepare_devices(st, err) < 0)
+    return -1;
   const struct hutch_sandbox_config *cfg = st->cfg;
   struct started *out = st->out;
   if (cfg->policy == NULL)
@@ -635,7 +637,6 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_san
   } while (0)
 
   STEP(step_check_stdio);
-  STEP(step_devices);
   STEP(step_prepare);
   STEP(step_choose_layer);
   STEP(step_reserve);
