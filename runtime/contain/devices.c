@@ -31,7 +31,7 @@ int devices_open(struct device_plan *p, hutch_error_t *err) {
       return hutch_error_set(err, EAGAIN, "device %s: changed while the sandbox started", n->host_path);
     /* As the standard nodes (mounts.c): the device still reads and
      * writes, but its owner and mode cannot be changed through it. */
-    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC};
+    struct mount_attr attr = {.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID};
     if (syscall(SYS_mount_setattr, n->fd, "", AT_EMPTY_PATH, &attr, sizeof(attr)) < 0)
       return hutch_error_sys(err, "device %s: make the bind read-only", n->host_path);
   }
