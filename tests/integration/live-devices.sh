@@ -110,6 +110,11 @@ print(",".join(r["devices"]), "|", ",".join(r["device_nodes"]), "|", ",".join(so
       ",".join(h.split()[0] for h in r["device_hooks_skipped"]))' <<<"$tap_stdout")" \
   "example.com/dev=all,/dev/full | /dev/zero -> /dev/fake0,/dev/full -> /dev/sub/fake1,/dev/full -> /dev/full | EXAMPLE_DEVICE,EXAMPLE_SHARED,LD_LIBRARY_PATH | createContainer" \
   "the start record lists devices, nodes, env keys and the skipped hook"
+cfg_of() { python3 -c 'import json, sys
+c = json.load(open(sys.argv[1]))["config"]
+print(c.get("devices"), len(c.get("binds") or []), [e for e in c.get("env") or [] if e.startswith(("EXAMPLE", "LD_"))])' "$@"; }
+tap_is "$(cfg_of "$state/$id/state.json" 2>&1)" "['example.com/dev=all', '/dev/full'] 0 []" \
+  "the configuration record keeps the devices as asked, not their mounts and env (a reset resolves them again)"
 tap_ok "rm" H rm devs
 tap_ok "still no hook ran" test ! -e "$tmp/hook-ran"
 
