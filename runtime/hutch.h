@@ -737,8 +737,19 @@ struct hutch_port {
   unsigned short host_port; /* 0: any */
   unsigned short port;      /* on the sandbox's loopback */
 };
-/* What a long-lived sandbox has beyond hutch_sandbox_config.  ttl, ports
- * and devices are refused (EOPNOTSUPP) by this version: leave them 0. */
+/* What a long-lived sandbox has beyond hutch_sandbox_config.  ttl and
+ * ports are refused (EOPNOTSUPP) by this version: leave them 0.
+ *
+ * devices: a CDI device ("vendor/class=name", "vendor/class=all": every
+ * device of the kind) from the specs in /var/run/cdi and /etc/cdi
+ * ($HUTCH_CDI_DIRS, colon-separated, instead), or a character device
+ * "/dev/NODE"; at most HUTCH_DEVICES_MAX.  The policy's [devices] allow
+ * must name each (hutch-policy(5)); block devices are refused, and a
+ * spec's hooks are never run (its libraries' directories go to
+ * LD_LIBRARY_PATH and /etc/ld.so.conf.d/000-hutch-cdi.conf instead).  A
+ * device's memory and compute are shared with every other user of it
+ * (hutch-security(7)). */
+#define HUTCH_DEVICES_MAX 64
 struct hutch_sandbox_extras {
   const char *name;          /* NULL: none */
   const char *const *labels; /* "KEY=VALUE", NULL-terminated; a key given twice: the last wins */
@@ -756,6 +767,10 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
  * starts nothing; a failed start gives it back, and so does the removal. */
 int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                               struct hutch_sandbox **out, hutch_error_t *err);
+/* hutch_run with extras (x NULL: none): of them a one-shot sandbox takes
+ * devices only (the others: EINVAL). */
+int hutch_run_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                   const struct hutch_process *proc, struct hutch_exit *out, hutch_error_t *err);
 /* The id of the sandbox named or with the id name_or_id: ENOENT when there
  * is none. */
 int hutch_sandbox_resolve(const char *state_dir, const char *name_or_id, char id[40], hutch_error_t *err);

@@ -20,6 +20,7 @@
 #include <sys/syscall.h>
 
 #include "caps.h"
+#include "devices.h"
 #include "fuse_mount.h"
 #include "in_root.h"
 #include "init_exec.h"
@@ -554,6 +555,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(step_etc_in_upper(cfg, &err));
   STEP(step_root_layers(cfg, &err));
   STEP(mounts_open_detached(cfg->binds, cfg->bind_ids, cfg->n_binds, cfg->proc_host_ro, &plan, &err));
+  STEP(devices_open(cfg->devices, &err));
   STEP(step_user_ns_pools(cfg, &plan, &err));
   STEP(mounts_pivot_root(cfg->root, old_root, &err));
   /* The old root, on its directory of a random name, is dropped by the
@@ -567,6 +569,7 @@ void contain_main(struct contain_config *cfg) {
   STEP(net_sandbox_go(&net, old_root, &err));
   STEP(mounts_place_proc(&plan, &err));
   STEP(mounts_setup_dev(&plan, cfg->groups_mapped, &err));
+  STEP(devices_place(cfg->devices, &err));
   STEP(mounts_mask_proc(&plan, &err));
   STEP(mounts_tmp(&plan, &err));
   STEP(step_set_hostname(cfg, &err));
@@ -575,6 +578,7 @@ void contain_main(struct contain_config *cfg) {
    * directory, with capabilities the command lacks), and a bind the caller
    * puts on /etc/hosts shows over hutch's. */
   STEP(step_write_etc(cfg, &err));
+  STEP(devices_write_ld_conf(cfg->devices, &err));
   STEP(mounts_place_binds(&plan, &err));
   mount_plan_release(&plan);
   /* Into the helper's network namespace (lo up; with --net proxy, the veth

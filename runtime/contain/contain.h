@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "devices.h"
 #include "hutch.h"
 #include "idmap.h"
 #include "init.h"
@@ -53,6 +54,8 @@ struct contain_config {
    * (/proc/self/stat's arg_start, arg_end, env_start, env_end), which init
    * inherits without exec and wipes; all zero when unknown. */
   uint64_t caller_strings[4];
+  /* --device: host nodes and the ld.so configuration; NULL: none */
+  struct device_plan *devices;
   const char *init_exe; /* long-lived: hutch-init, opened before pivot_root (init_exec.h); NULL: none */
   struct init_config init;
 };

@@ -505,6 +505,13 @@ int policy_describe(const struct hutch_policy *p, const char *on_host, FILE *out
     fprintf(out, "  nofile: inherited from hutch\n");
   describe_limits(p, on_host, out);
   net_policy_describe(&p->settings.network, out);
+  const struct policy_devices *d = &p->settings.devices;
+  fprintf(out, "devices: %s\n",
+          d->any       ? "any character device or CDI device (not isolated: hutch-security(7))"
+          : d->n_allow ? "these (not isolated: hutch-security(7)):"
+                       : "none");
+  for (size_t i = 0; i < d->n_allow && !d->any; i++)
+    fprintf(out, "  %s\n", d->allow[i]);
   if (effective)
     fprintf(out, "  in effect: %s (otherwise the sandbox has loopback only)\n",
             p->settings.network.run_proxy ? "for `hutch run` unless it says `--net none`; for `hutch exec` and "
@@ -551,6 +558,12 @@ int policy_describe_json(const struct hutch_policy *p, const char *on_host, FILE
     cJSON_AddNullToObject(sb, "nofile");
   describe_limits_json(p, on_host, root);
   describe_network_json(&p->settings.network, effective, root);
+  const struct policy_devices *d = &p->settings.devices;
+  cJSON *devices = cJSON_AddObjectToObject(root, "devices");
+  if (d->any || d->n_allow == 0)
+    cJSON_AddStringToObject(devices, "allow", d->any ? "yes" : "no");
+  else
+    cJSON_AddItemToObject(devices, "allow", cJSON_CreateStringArray((const char *const *)d->allow, (int)d->n_allow));
   cJSON *sc = cJSON_AddObjectToObject(root, "seccomp");
   if (seccomp_profile_describe_json(profile, effective, sc, err) < 0)
     return -1;

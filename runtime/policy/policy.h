@@ -28,6 +28,18 @@
 #define POLICY_MAX_BYTES (1u << 20)
 #define POLICY_SECCOMP_MAX_BYTES (4u << 20)
 
+/* [devices] allow: "no" (the default), "yes", or entries each a CDI kind
+ * ("vendor/class": its every device), a CDI device ("vendor/class=name")
+ * or a node ("/dev/NODE"); repeatable. */
+struct policy_devices {
+  bool any;
+  bool said_no;
+  char **allow; /* NULL-terminated, NULL: none */
+  size_t n_allow;
+};
+/* Whether the policy lets a sandbox have `device` (as --device names it). */
+bool policy_device_allowed(const struct policy_devices *d, const char *device);
+
 struct policy_settings {
   char *seccomp; /* path as written in the file (resolved later); required */
   unsigned seccomp_line;
@@ -35,6 +47,8 @@ struct policy_settings {
   uint64_t nofile;             /* RLIMIT_NOFILE for payloads; 0: not set, inherited */
   struct policy_limits limits; /* [limits] */
   struct net_policy network;   /* [network]; the defaults (nothing allowed) without one */
+  /* [devices] */
+  struct policy_devices devices;
 };
 
 /* Pure: parse policy text.  `source` names the file in messages. */

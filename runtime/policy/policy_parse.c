@@ -135,6 +135,53 @@ static const char *parse_yes_no(const char *value, const struct key_spec *spec, 
   return parse_choice(value, "no", "yes", spec, out) ? "not \"yes\" or \"no\"" : NULL;
 }
 
+/* [devices] allow: no, yes, or one entry a line (policy.h).  The syntax
+ * of an entry is cdi_spec.h's, checked here again since policy cannot use
+ * sandbox/: the kind's characters and a '/' in it, or a /dev path. */
+static bool device_entry_valid(const char *v) {
+  if (strncmp(v, "/dev/", 5) == 0)
+    return v[5] != '\0' && strstr(v, "/..") == NULL && strstr(v, "/./") == NULL && strstr(v, "//") == NULL;
+  const char *slash = strchr(v, '/');
+  if (slash == NULL || slash == v || strchr(slash + 1, '/') != NULL || strlen(v) > 256)
+    return false;
+  for (const char *c = v; *c; c++)
+    if (!isalnum((unsigned char)*c) && strchr("/._-=:", *c) == NULL)
+      return false;
+  return slash[1] != '\0' && slash[1] != '=';
+}
+
+static const char *parse_devices_allow(const char *value, const struct key_spec *spec, struct policy_settings *out) {
+  (void)spec;
+  struct policy_devices *d = &out->devices;
+  if (strcmp(value, "no") == 0)
+    d->said_no = true;
+  else if (strcmp(value, "yes") == 0)
+    d->any = true;
+  else if (!device_entry_valid(value))
+    return "not no, yes, a CDI kind (vendor/class), a CDI device (vendor/class=name) or /dev/NODE";
+  else {
+    d->allow = xrealloc(d->allow, (d->n_allow + 2) * sizeof(char *));
+    d->allow[d->n_allow++] = xstrdup(value);
+    d->allow[d->n_allow] = NULL;
+  }
+  if (d->said_no && (d->any || d->n_allow))
+    return "\"no\" and other values together";
+  return NULL;
+}
+
+bool policy_device_allowed(const struct policy_devices *d, const char *device) {
+  if (d->any)
+    return true;
+  size_t kind = strcspn(device, "=");
+  for (size_t i = 0; i < d->n_allow; i++) {
+    const char *a = d->allow[i];
+    if (strcmp(a, device) == 0 ||
+        (device[0] != '/' && device[kind] == '=' && strlen(a) == kind && strncmp(a, device, kind) == 0))
+      return true;
+  }
+  return false;
+}
+
 #define NO_LINE ((size_t)-1)
 #define LIMIT_FIELD(f) offsetof(struct policy_settings, limits.f)
 
@@ -175,6 +222,7 @@ static const struct key_spec keys[] = {
     NETWORK_KEY("subnet", false),
     NETWORK_KEY("run", false),
 #undef NETWORK_KEY
+    {"devices", "allow", parse_devices_allow, 0, 0, 0, false, NO_LINE, true},
 };
 
 void policy_settings_clear(struct policy_settings *s) {
@@ -183,6 +231,7 @@ void policy_settings_clear(struct policy_settings *s) {
   free(s->seccomp);
   free(s->hostname);
   net_policy_clear(&s->network);
+  cleanup_strvp(&s->devices.allow);
   *s = (struct policy_settings){0};
 }
 

@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include "audit_sandbox.h"
+#include "cdi.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -20,6 +21,7 @@
 #include "audit.h"
 #include "audit_proxy.h"
 #include "policy.h"
+#include "request.h"
 #include "sha256.h"
 #include "signal_names.h"
 #include "util.h"
@@ -106,7 +108,7 @@ static char *image_digest(const char *rootfs) {
 int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
                         const struct hutch_policy *policy, const struct hutch_limits_status *limits,
                         const struct net_host *net, bool long_lived, const char *name, const char *const *labels,
-                        hutch_error_t *err) {
+                        const struct cdi_resolved *devices, hutch_error_t *err) {
   struct audit_rec r;
   audit_rec_init(&r, "start");
   audit_rec_str(&r, "sandbox", id);
@@ -157,6 +159,17 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
     audit_rec_str(&r, "name", name);
   if (labels && labels[0])
     audit_rec_strv(&r, "labels", labels);
+  if (devices && devices->names) {
+    /* The mounts are among "binds" (read-only); the env's keys only, as
+     * their values may be the host's. */
+    _cleanup_strv_ char **env_keys = xcalloc(strv_length((const char *const *)devices->env) + 1, sizeof(char *));
+    for (size_t i = 0; devices->env && devices->env[i]; i++)
+      env_keys[i] = xstrndup(devices->env[i], strcspn(devices->env[i], "="));
+    audit_rec_strv(&r, "devices", (const char *const *)devices->names);
+    audit_rec_strv(&r, "device_nodes", (const char *const *)devices->nodes_text);
+    audit_rec_strv(&r, "device_env", (const char *const *)env_keys);
+    audit_rec_strv(&r, "device_hooks_skipped", (const char *const *)devices->hooks);
+  }
   int rc = audit_append(sbfd, AUDIT_LOG_NAME, cap, &r, err);
   audit_rec_free(&r);
   return rc;

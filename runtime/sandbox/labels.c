@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "cdi_spec.h"
 #include "util.h"
 
 bool labels_id_like(const char *s) {
@@ -83,9 +84,19 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
     if (labels_check_label(*l, err) < 0)
       return -1;
   }
-  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE || x->n_ports || (x->devices && x->devices[0])) {
-    hutch_error_set(err, EOPNOTSUPP, "time limits, published ports and devices are not supported by this hutch");
-    return hutch_error_hint(err, "leave ttl, on_ttl, ports and devices of struct hutch_sandbox_extras unset");
+  n = 0;
+  for (const char *const *d = x->devices; d && *d; d++, n++) {
+    if (n == HUTCH_DEVICES_MAX)
+      return hutch_error_set(err, EINVAL, "more than %d devices", HUTCH_DEVICES_MAX);
+    if (!cdi_device_name_valid(*d)) {
+      hutch_error_set(err, EINVAL, "invalid device '%s'", *d);
+      return hutch_error_hint(err, "a device is a CDI name (vendor/class=name, such as nvidia.com/gpu=all) or "
+                                   "/dev/NODE");
+    }
+  }
+  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE || x->n_ports) {
+    hutch_error_set(err, EOPNOTSUPP, "time limits and published ports are not supported by this hutch");
+    return hutch_error_hint(err, "leave ttl, on_ttl and ports of struct hutch_sandbox_extras unset");
   }
   return 0;
 }

@@ -195,13 +195,24 @@ static int run_forward(void *data, int sig) {
 
 int hutch_run(const struct hutch_sandbox_config *cfg, const struct hutch_process *proc, struct hutch_exit *out,
               hutch_error_t *err) {
+  return hutch_run_with(cfg, NULL, proc, out, err);
+}
+
+int hutch_run_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                   const struct hutch_process *proc, struct hutch_exit *out, hutch_error_t *err) {
   memset(out, 0, sizeof(*out));
+  if (hutch_sandbox_extras_check(x, err) < 0)
+    return -1;
+  if (x && (x->name || (x->labels && x->labels[0]))) {
+    hutch_error_set(err, EINVAL, "a one-shot sandbox has no name or labels");
+    return hutch_error_hint(err, "name and label a long-lived sandbox (hutch_sandbox_create_with)");
+  }
   double start = monotonic_seconds(), started_at = audit_now();
   struct forwarder fw = {.fd = -1};
   if (!proc->keep_caller_signals && forwarder_start(&fw, err) < 0)
     return -1;
   struct started s;
-  if (sandbox_start(cfg, NULL, proc, &s, err) < 0) {
+  if (sandbox_start(cfg, x, proc, &s, err) < 0) {
     forwarder_stop(&fw);
     return -1;
   }

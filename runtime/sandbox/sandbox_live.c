@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "audit_sandbox.h"
+#include "cdi_ldconfig.h"
 #include "cgroup.h"
 #include "layer_copy.h"
 #include "names.h"
@@ -63,6 +64,8 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
   if (cfg->workdir)
     sb->workdir = xstrdup(cfg->workdir);
   started_release(&s);
+  if (x && x->devices && x->devices[0] && !cfg->read_only_root)
+    cdi_update_ld_cache(sb);
   *out = sb;
   return 0;
 }
@@ -339,7 +342,7 @@ static void add_status(struct sandbox_state *st, void *data) {
   hutch_error_free(&perr);
   s->name = steal_pointer(&st->live.name);
   s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
-  s->devices = xcalloc(1, sizeof(char *));
+  s->devices = st->live.devices ? steal_pointer(&st->live.devices) : xcalloc(1, sizeof(char *));
 }
 
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "audit_sandbox.h"
+#include "cdi.h"
 #include "cgroup.h"
 #include "clone.h"
 #include "config_capture.h"
@@ -189,6 +190,12 @@ struct start {
   const struct hutch_sandbox_extras *x; /* a long-lived one's name and labels, or NULL */
   struct hutch_policy *policy;
   struct started *out;
+  /* devices: cfg is dev_cfg, the caller's (asked) with the devices' binds
+   * and env; the config record keeps the caller's, as a reset resolves
+   * the devices again */
+  struct cdi_resolved devices;
+  struct hutch_sandbox_config dev_cfg;
+  const struct hutch_sandbox_config *asked;
   /* prepare */
   char *state_path;
   const void *bpf;
@@ -212,6 +219,18 @@ struct start {
   bool send_layer;
 };
 
+/* devices (--device): resolved and checked first of all (cdi.h); their
+ * mounts and env become part of the configuration the steps use, so that
+ * the mounts pass the checks every bind does. */
+static int prepare_devices(struct start *st, hutch_error_t *err) {
+  if (st->x == NULL || st->x->devices == NULL || st->x->devices[0] == NULL)
+    return 0;
+  if (cdi_resolve(st->cfg, st->x->devices, &st->devices, &st->dev_cfg, err) < 0)
+    return -1;
+  st->cfg = &st->dev_cfg;
+  return 0;
+}
+
 /* The single mapping needs no helper and no privilege: the child writes
  * it itself (contain.c: step_wait_for_id_maps) and waits for no GO, unless
  * the parent must move it into its cgroup first (no CLONE_INTO_CGROUP). */
@@ -231,6 +250,7 @@ static void start_free(struct start *st) {
   free(st->upper);
   free(st->work);
   free(st->root);
+  cdi_resolved_clear(&st->devices);
   if (st->sbfd >= 0)
     close(st->sbfd);
   if (st->listen_fd >= 0)
@@ -246,6 +266,8 @@ static void start_free(struct start *st) {
  * the id maps chosen.  Nothing exists yet that a teardown would undo,
  * except the open state root. */
 static int step_prepare(struct start *st, hutch_error_t *err) {
+  if (prepare_devices(st, err) < 0)
+    return -1;
   const struct hutch_sandbox_config *cfg = st->cfg;
   struct started *out = st->out;
   if (cfg->policy == NULL)
@@ -299,7 +321,7 @@ static int step_prepare(struct start *st, hutch_error_t *err) {
   /* A long-lived sandbox's configuration goes into its state.json, which
    * the record step writes anyway: what a reset starts again from.  Too
    * large a record is refused here, before anything exists. */
-  if (st->primary == NULL && config_capture(cfg, st->x, &st->config, err) < 0)
+  if (st->primary == NULL && config_capture(st->asked, st->x, &st->config, err) < 0)
     return -1;
   return 0;
 }
@@ -472,6 +494,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .net = out->net.sandbox,
       .caller_strings = {caller_strings[0], caller_strings[1], caller_strings[2], caller_strings[3]},
       .init_exe = init_exe,
+      .devices = st->devices.names ? &st->devices.plan : NULL,
       .init =
           {
               .parent_fd = sp[1],
@@ -570,7 +593,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
           },
       .live = {.name = st->x ? (char *)st->x->name : NULL,
                .labels = st->x ? (char **)st->x->labels : NULL,
-               .config = st->config},
+               .config = st->config,
+               .devices = st->devices.names},
   };
   snprintf(rec.id, sizeof(rec.id), "%s", out->id);
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
@@ -580,7 +604,7 @@ static int step_record(struct start *st, hutch_error_t *err) {
   /* No log, no sandbox: a long-lived one is not handed over without it; a
    * one-shot's command, running now, is recorded when it ends. */
   if (audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
-                          rec.live.name, (const char *const *)rec.live.labels, err) < 0)
+                          rec.live.name, (const char *const *)rec.live.labels, &st->devices, err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))
@@ -599,7 +623,7 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_san
                           .pty_fd = -1,
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};
-  struct start st = {.cfg = cfg, .primary = primary, .x = x, .out = out, .sbfd = -1, .listen_fd = -1};
+  struct start st = {.cfg = cfg, .asked = cfg, .primary = primary, .x = x, .out = out, .sbfd = -1, .listen_fd = -1};
 
   /* Each step's time goes to the debug log (HUTCH_DEBUG): where a start's
    * milliseconds go, on the host that runs it. */

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* state.json's members of a long-lived sandbox (state_live.h): "name",
- * "labels" ({"KEY": "VALUE"}), "generation" and "config". */
+ * "labels" ({"KEY": "VALUE"}), "generation", "config" and "devices"
+ * (["NAME"]). */
 #include "config.h"
 
 #include "state_live.h"
@@ -10,8 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cdi_spec.h"
 #include "hutch.h"
 #include "labels.h"
+#include "request.h"
 #include "util.h"
 
 void state_live_write(cJSON *o, const struct sandbox_live *l) {
@@ -25,6 +28,10 @@ void state_live_write(cJSON *o, const struct sandbox_live *l) {
   /* A reference: the record stays the caller's. */
   if (l->config)
     cJSON_AddItemReferenceToObject(o, "config", l->config);
+  if (l->devices && l->devices[0])
+    cJSON_AddItemToObject(
+        o, "devices",
+        cJSON_CreateStringArray((const char *const *)l->devices, (int)strv_length((const char *const *)l->devices)));
   if (l->labels == NULL || l->labels[0] == NULL)
     return;
   cJSON *labels = cJSON_AddObjectToObject(o, "labels");
@@ -47,6 +54,15 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
   if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "generation")))
     l->generation = strtoull(v->valuestring, NULL, 10);
   l->config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "config"), true);
+  const cJSON *devices = cJSON_GetObjectItemCaseSensitive(o, "devices");
+  if (cJSON_IsArray(devices)) {
+    size_t n = 0;
+    l->devices = xcalloc(HUTCH_DEVICES_MAX + 1, sizeof(char *));
+    cJSON_ArrayForEach(v, devices) {
+      if (n < HUTCH_DEVICES_MAX && cJSON_IsString(v) && cdi_device_name_valid(v->valuestring))
+        l->devices[n++] = xstrdup(v->valuestring);
+    }
+  }
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
   if (!cJSON_IsObject(labels))
     return;
@@ -69,6 +85,7 @@ void state_live_clear(struct sandbox_live *l) {
     free(*kv);
   free(l->labels);
   cJSON_Delete(l->config);
+  cleanup_strvp(&l->devices);
   l->name = NULL;
   l->labels = NULL;
   l->config = NULL;

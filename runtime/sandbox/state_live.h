@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What state.json holds of a long-lived sandbox beyond its start: its name
- * and labels, its resets so far and the record of its configuration.  A
- * state written by an older hutch has none of it. */
+ * and labels, its resets so far, the record of its configuration and its
+ * devices.  A state written by an older hutch has none of it. */
 #ifndef HUTCH_STATE_LIVE_H
 #define HUTCH_STATE_LIVE_H
 
@@ -13,6 +13,8 @@ struct sandbox_live {
   char **labels;       /* "KEY=VALUE", NULL-terminated; NULL: none */
   uint64_t generation; /* resets so far (sandbox_reset.c) */
   cJSON *config;       /* "config": the creation record (config_record.h), owned; NULL: none */
+  /* --device, as asked; NULL-terminated; NULL: none */
+  char **devices;
 };
 
 /* Adds the members of l to the state object o. */

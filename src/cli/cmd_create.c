@@ -46,7 +46,7 @@ int cmd_create(int argc, char **argv) {
   hutch_error_t err = NULL;
   struct prepared p;
   struct hutch_sandbox *sb = NULL;
-  struct hutch_sandbox_extras x = {.name = o.name, .labels = o.labels};
+  struct hutch_sandbox_extras x = {.name = o.name, .labels = o.labels, .devices = o.devices};
   if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create_with(&p.cfg, &x, &sb, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);

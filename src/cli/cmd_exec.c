@@ -24,6 +24,7 @@ void sandbox_opts_free(struct sandbox_opts *o) {
   free(o->allow);
   free(o->resolve);
   free(o->labels);
+  free(o->devices);
 }
 
 /* Append to a NULL-terminated list. */
@@ -65,6 +66,7 @@ enum {
   OPT_AUDIT,
   OPT_NAME,
   OPT_LABEL,
+  OPT_DEVICE,
 };
 
 static const struct option long_options[] = {
@@ -101,6 +103,7 @@ static const struct option long_options[] = {
     {"audit", required_argument, NULL, OPT_AUDIT},
     {"name", required_argument, NULL, OPT_NAME},
     {"label", required_argument, NULL, OPT_LABEL},
+    {"device", required_argument, NULL, OPT_DEVICE},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -126,7 +129,10 @@ const char sandbox_limit_options[] =
     "  --allow HOST[:PORT]  with --net proxy: also allow this host (repeatable)\n"
     "  --net-policy FILE    with --net proxy: this file's [network] replaces the policy's\n"
     "  --resolve NAME=ADDR  with --net proxy: the proxy resolves NAME to ADDR (for tests;\n"
-    "                       announced on stderr, logged)\n";
+    "                       announced on stderr, logged)\n"
+    "  --device DEV         a host device, if the policy allows it: a CDI name such as\n"
+    "                       nvidia.com/gpu=all (specs in /etc/cdi, /var/run/cdi), or a\n"
+    "                       character device /dev/NODE (repeatable)\n";
 
 static void exec_usage(FILE *out) {
   fprintf(out,
@@ -334,6 +340,20 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
         return cli_usage_error(verb, "at most %d labels", HUTCH_LABELS_MAX);
       else
         strv_push(&o->labels, &o->n_labels, optarg);
+      break;
+    }
+    case OPT_DEVICE: {
+      hutch_error_t bad = NULL;
+      const char *one[] = {optarg, NULL};
+      struct hutch_sandbox_extras x = {.devices = one};
+      if (hutch_sandbox_extras_check(&x, &bad) < 0) {
+        int r = cli_usage_error(verb, "%s%s%s", bad->msg, bad->hint ? ": " : "", bad->hint ? bad->hint : "");
+        hutch_error_free(&bad);
+        return r;
+      }
+      if (o->n_devices == HUTCH_DEVICES_MAX)
+        return cli_usage_error(verb, "at most %d devices", HUTCH_DEVICES_MAX);
+      strv_push(&o->devices, &o->n_devices, optarg);
       break;
     }
     case 't':
@@ -628,10 +648,10 @@ int cmd_exec(int argc, char **argv) {
     bool limits = l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent ||
                   l->no_cgroups || l->disk;
     if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits || o.net != HUTCH_NET_NONE ||
-        o.overlay_fuse || o.proc_host_ro || o.read_only || o.audit) {
+        o.overlay_fuse || o.proc_host_ro || o.read_only || o.audit || o.n_devices) {
       r = cli_usage_error("exec",
                           "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc, --read-only, "
-                          "--audit and the "
+                          "--audit, --device and the "
                           "limits belong to the "
                           "sandbox's creation, not to --in");
       goto out;
@@ -651,7 +671,8 @@ int cmd_exec(int argc, char **argv) {
   int prepared = prepare(&o, &p, &err);
   if (prepared == 0 && proc.workdir == NULL)
     proc.workdir = p.image.workdir; /* the image's WorkingDir */
-  if (prepared < 0 || hutch_run(&p.cfg, &proc, &ex, &err) < 0) {
+  struct hutch_sandbox_extras x = {.devices = o.devices};
+  if (prepared < 0 || hutch_run_with(&p.cfg, &x, &proc, &ex, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);
     goto out;

@@ -121,6 +121,9 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
     cJSON_DeleteItemFromObjectCaseSensitive(labels, key);
     cJSON_AddStringToObject(labels, key, eq + 1);
   }
+  cJSON *devices = cJSON_AddArrayToObject(o, "devices");
+  for (char **d = s->devices; *d; d++)
+    cJSON_AddItemToArray(devices, cJSON_CreateString(*d));
   return o;
 }
 

@@ -43,6 +43,8 @@ struct sandbox_opts {
   const char *name;    /* create --name */
   const char **labels; /* create --label, NULL-terminated */
   size_t n_labels;
+  const char **devices; /* --device, NULL-terminated */
+  size_t n_devices;
 };
 
 void sandbox_opts_free(struct sandbox_opts *o);
