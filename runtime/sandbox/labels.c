@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "port_relay.h"
 #include "util.h"
 
 bool labels_id_like(const char *s) {
@@ -83,9 +84,11 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
     if (labels_check_label(*l, err) < 0)
       return -1;
   }
-  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE || x->n_ports || (x->devices && x->devices[0])) {
-    hutch_error_set(err, EOPNOTSUPP, "time limits, published ports and devices are not supported by this hutch");
-    return hutch_error_hint(err, "leave ttl, on_ttl, ports and devices of struct hutch_sandbox_extras unset");
+  if (ports_check(x->ports, x->n_ports, err) < 0)
+    return -1;
+  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE || (x->devices && x->devices[0])) {
+    hutch_error_set(err, EOPNOTSUPP, "time limits and devices are not supported by this hutch");
+    return hutch_error_hint(err, "leave ttl, on_ttl and devices of struct hutch_sandbox_extras unset");
   }
   return 0;
 }

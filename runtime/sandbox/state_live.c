@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* state.json's members of a long-lived sandbox (state_live.h): "name",
- * "labels" ({"KEY": "VALUE"}), "generation" and "config". */
+ * "labels" ({"KEY": "VALUE"}), "generation", "config" and "ports". */
 #include "config.h"
 
 #include "state_live.h"
@@ -25,6 +25,8 @@ void state_live_write(cJSON *o, const struct sandbox_live *l) {
   /* A reference: the record stays the caller's. */
   if (l->config)
     cJSON_AddItemReferenceToObject(o, "config", l->config);
+  if (l->ports)
+    cJSON_AddItemReferenceToObject(o, "ports", l->ports);
   if (l->labels == NULL || l->labels[0] == NULL)
     return;
   cJSON *labels = cJSON_AddObjectToObject(o, "labels");
@@ -47,6 +49,7 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
   if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "generation")))
     l->generation = strtoull(v->valuestring, NULL, 10);
   l->config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "config"), true);
+  l->ports = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "ports"), true);
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
   if (!cJSON_IsObject(labels))
     return;
@@ -69,6 +72,8 @@ void state_live_clear(struct sandbox_live *l) {
     free(*kv);
   free(l->labels);
   cJSON_Delete(l->config);
+  cJSON_Delete(l->ports);
+  l->ports = NULL;
   l->name = NULL;
   l->labels = NULL;
   l->config = NULL;

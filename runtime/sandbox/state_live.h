@@ -13,6 +13,7 @@ struct sandbox_live {
   char **labels;       /* "KEY=VALUE", NULL-terminated; NULL: none */
   uint64_t generation; /* resets so far (sandbox_reset.c) */
   cJSON *config;       /* "config": the creation record (config_record.h), owned; NULL: none */
+  cJSON *ports;        /* "ports": the published ports and their relay (port_relay.h), owned; NULL: none */
 };
 
 /* Adds the members of l to the state object o. */

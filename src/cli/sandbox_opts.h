@@ -43,6 +43,9 @@ struct sandbox_opts {
   const char *name;    /* create --name */
   const char **labels; /* create --label, NULL-terminated */
   size_t n_labels;
+  struct hutch_port *ports; /* create -p */
+  char (*port_addrs)[64];   /* their addresses */
+  size_t n_ports;
 };
 
 void sandbox_opts_free(struct sandbox_opts *o);
