@@ -25,6 +25,7 @@
 #include "audit.h"
 #include "net_policy.h"
 #include "proc_stat.h"
+#include "relay_conn.h"
 #include "sandbox.h"
 #include "state.h"
 #include "util.h"

@@ -30,6 +30,7 @@
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "relay_conn.h"
@@ -62,6 +63,22 @@ static void send_rep(int ch, uint32_t type, uint32_t slot, int errnum, int fd) {
   sync_send(ch, type, &r, sizeof(r), fd >= 0 ? &fd : NULL, fd >= 0 ? 1 : 0, NULL);
 }
 
+/* Until init has exec'd hutch-init its memory belongs to the host's user
+ * namespace (it is a fork of the creator), and a process that is not
+ * dumpable there is out of an unprivileged caller's reach: setns says
+ * EPERM.  A create returns before that exec, so EPERM is waited out, for
+ * a bounded time. */
+static int join_sandbox(int init_pidfd) {
+  for (int i = 0;; i++) {
+    if (setns(init_pidfd, CLONE_NEWUSER | CLONE_NEWNET) == 0)
+      return 0;
+    if (errno != EPERM || i == 500)
+      return -1;
+    struct timespec ts = {0, 10 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 __attribute__((noreturn)) static void connector_main(int ch, int init_pidfd, const struct port_set *s) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);
   int keep[] = {ch, init_pidfd};
@@ -72,8 +89,7 @@ __attribute__((noreturn)) static void connector_main(int ch, int init_pidfd, con
   /* Joining gives every capability in the sandbox's user namespace:
    * dropped at once, so the connector can do no more than a process of
    * the sandbox. */
-  if (setns(init_pidfd, CLONE_NEWUSER | CLONE_NEWNET) < 0 || syscall(SYS_capset, &h, none) < 0 ||
-      prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
+  if (join_sandbox(init_pidfd) < 0 || syscall(SYS_capset, &h, none) < 0 || prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0) {
     send_rep(ch, MSG_JOINED, 0, errno ? errno : EPERM, -1);
     _exit(1);
   }
@@ -271,6 +287,9 @@ void relay_main(int sbfd, int init_pidfd, int ready_fd, const struct port_set *s
   signal(SIGPIPE, SIG_IGN);
   setsid();
   prctl(PR_SET_DUMPABLE, 0);
+  /* Nor the caller's working directory, which it may want to unmount. */
+  if (chdir("/") < 0)
+    _exit(1);
   /* The library's log handler may be the caller's (Python's): not the
    * relay's to call. */
   hutch_set_log_handler(NULL, NULL);

@@ -71,10 +71,7 @@ void ports_from_state(const cJSON *rec, struct hutch_published_port **out, size_
  * counts to the audit log as "ports_summary".  rec NULL: nothing. */
 void port_relay_stop(int state_fd, const char *id, const cJSON *rec);
 
-/* The relay process itself (port_relay.c), and its connections. */
-struct relay_stats {
-  uint64_t accepted, refused, failed, bytes_in, bytes_out;
-};
+/* The relay process itself (port_relay.c). */
 __attribute__((noreturn)) void relay_main(int sbfd, int init_pidfd, int ready_fd, const struct port_set *s);
 
 #endif

@@ -66,8 +66,11 @@ running "$relay"
 tap_check $? "and runs"
 connector=$(pgrep -P "$relay")
 tap_like "$connector" "^[0-9]+$" "with its connector"
-tap_is "$(readlink "/proc/$connector/ns/net")" "$(readlink "/proc/$(jq -r .pid "$state/$a/state.json")/ns/net")" \
-  "which is in the sandbox's network namespace"
+init=$(jq -r .pid "$state/$a/state.json")
+tap_is "$(cat "/proc/$connector/uid_map")" "$(cat "/proc/$init/uid_map")" "which is in the sandbox's user namespace"
+if [ "$HUTCH_TEST_MODE" = root ]; then # (not dumpable: its namespaces are out of an unprivileged user's reach)
+  tap_is "$(readlink "/proc/$connector/ns/net")" "$(readlink "/proc/$init/ns/net")" "and network namespace"
+fi
 tap_is "$(awk '/^CapEff:/ {print $2}' "/proc/$connector/status")" "0000000000000000" "with no capability"
 
 # ---- many connections ----
@@ -159,6 +162,11 @@ else
   tap_skip "a host's non-loopback address refused" "this host has none"
   tap_skip "the loopback port does not answer on another address" "this host has none"
 fi
+# Bound on 127.0.0.1 alone: no other address of the host answers for it.
+for alt in 127.0.0.2 '[::1]'; do
+  curl -s --max-time 2 -o /dev/null "http://$alt:$hp/index.html"
+  tap_check "$([ $? -ne 0 ]; echo $?)" "the port does not answer on $alt"
+done
 tap_is "$(sandbox_count)" "$n" "the refused creates left no sandbox"
 tap_ok "127.0.0.2 is loopback" H create --rootfs "$img" -p 127.0.0.2:0:80
 H rm "$tap_stdout" >/dev/null
