@@ -340,6 +340,8 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
       break;
     }
     case 'p':
+      if (is_exec)
+        return cli_usage_error(verb, "--publish is an option of create");
       if (o->n_ports == 32)
         return cli_usage_error(verb, "at most 32 published ports");
       o->ports = realloc(o->ports, (o->n_ports + 1) * sizeof(*o->ports));

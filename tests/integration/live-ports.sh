@@ -189,6 +189,8 @@ tap_like "$tap_stderr" "127\.0\.0\.1:$hp: bind: Address (already )?in use" "with
 tap_is "$(sandbox_count)" "$n" "and leaves no sandbox"
 tap_status 2 "a bad -p is a usage error" H create --rootfs "$img" -p 80
 tap_status 2 "port 0 inside is a usage error" H create --rootfs "$img" -p 8080:0
+tap_status 2 "--publish is not an option of exec" H exec --rootfs "$img" --publish 8080:80 -- true
+tap_status 2 "33 ports are a usage error" H create --rootfs "$img" $(for i in $(seq 33); do printf -- '-p 0:%d ' "$i"; done)
 
 # ---- rm stops the relay; the audit log has the ports and their counts ----
 tap_ok "rm" H rm "$a"
