@@ -737,8 +737,13 @@ struct hutch_port {
   unsigned short host_port; /* 0: any */
   unsigned short port;      /* on the sandbox's loopback */
 };
-/* What a long-lived sandbox has beyond hutch_sandbox_config.  ttl and
- * ports are refused (EOPNOTSUPP) by this version: leave them 0.
+/* What a long-lived sandbox has beyond hutch_sandbox_config.  ttl is
+ * refused (EOPNOTSUPP) by this version: leave it 0.
+ *
+ * ports: at most 32, each a host listener (bound before the sandbox
+ * starts: a port in use, EADDRINUSE, starts nothing) relayed to the
+ * sandbox's loopback; an address beyond loopback (127/8, ::1) is refused
+ * with EPERM unless the policy's [network] publish_address allows it.
  *
  * devices: a CDI device ("vendor/class=name", "vendor/class=all": every
  * device of the kind) from the specs in /var/run/cdi and /etc/cdi

@@ -66,3 +66,51 @@ bool valid_env_assignment(const char *kv) {
       return false;
   return true;
 }
+
+/* A port number 0..65535 (min 0 or 1), all digits. */
+static bool parse_port(const char *s, size_t len, unsigned min, unsigned short *out) {
+  if (len == 0 || len > 5)
+    return false;
+  unsigned v = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    v = v * 10 + (unsigned)(s[i] - '0');
+  }
+  if (v < min || v > 65535)
+    return false;
+  *out = (unsigned short)v;
+  return true;
+}
+
+bool parse_publish(const char *spec, struct hutch_port *out, char *addr, size_t addr_len) {
+  *out = (struct hutch_port){0};
+  const char *last = strrchr(spec, ':');
+  if (last == NULL || !parse_port(last + 1, strlen(last + 1), 1, &out->port))
+    return false;
+  /* What is before the last ':': HOSTPORT, ADDR:HOSTPORT or [V6]:HOSTPORT. */
+  const char *host_port = spec, *a = NULL, *a_end = NULL;
+  if (*spec == '[') {
+    const char *close = memchr(spec, ']', (size_t)(last - spec));
+    if (close == NULL || close[1] != ':')
+      return false;
+    a = spec + 1;
+    a_end = close;
+    host_port = close + 2;
+  } else {
+    const char *colon = memchr(spec, ':', (size_t)(last - spec));
+    if (colon != NULL) {
+      a = spec;
+      a_end = colon;
+      host_port = colon + 1;
+    }
+  }
+  if (a != NULL) {
+    if (a_end == a || (size_t)(a_end - a) >= addr_len)
+      return false;
+    memcpy(addr, a, (size_t)(a_end - a));
+    addr[a_end - a] = '\0';
+    out->host_addr = addr;
+  }
+  return host_port <= last && parse_port(host_port, (size_t)(last - host_port), 0, &out->host_port);
+}

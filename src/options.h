@@ -14,6 +14,10 @@ bool parse_duration(const char *s, double *out);
 /* "SRC:DST", "SRC:DST:ro", "SRC:DST:rw"; SRC and DST must be absolute.
  * The strings point into a copy owned by the caller (*storage). */
 bool parse_bind(const char *spec, struct hutch_bind *out, char **storage);
+/* `-p`: "HOSTPORT:PORT", "ADDR:HOSTPORT:PORT" or "[V6ADDR]:HOSTPORT:PORT"
+ * (HOSTPORT 0: any; PORT 1..65535).  ADDR is copied into addr (a buffer of
+ * addr_len) and out->host_addr points to it; without one it is NULL. */
+bool parse_publish(const char *spec, struct hutch_port *out, char *addr, size_t addr_len);
 /* "KEY=VALUE" with a non-empty KEY of [A-Za-z0-9_] not starting with a digit. */
 bool valid_env_assignment(const char *kv);
 

@@ -516,3 +516,19 @@ void run_beside_caller(pid_t pid) {
   }
   errno = e;
 }
+
+void close_fds_except(const int *keep, size_t n) {
+  int lo = 3;
+  for (;;) {
+    int next = -1;
+    for (size_t i = 0; i < n; i++)
+      if (keep[i] >= lo && (next < 0 || keep[i] < next))
+        next = keep[i];
+    if (next < 0)
+      break;
+    if (next > lo)
+      syscall(SYS_close_range, lo, next - 1, 0);
+    lo = next + 1;
+  }
+  syscall(SYS_close_range, lo, ~0U, 0);
+}

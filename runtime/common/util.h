@@ -84,6 +84,9 @@ char *xvasprintf(const char *fmt, va_list ap) HUTCH_PRINTF(1, 0);
 /* Retry on EINTR; return -1/errno on error, bytes otherwise. */
 ssize_t read_all(int fd, void *buf, size_t len);
 int write_all(int fd, const void *buf, size_t len);
+/* Closes every fd from 3 up but the n in keep (a process that may outlive
+ * its caller holds nothing of the caller's). */
+void close_fds_except(const int *keep, size_t n);
 /* What is left to read of src_fd, written to fd through a buffer of fixed
  * size; -1/errno on a failed read or write. */
 int copy_all(int fd, int src_fd);

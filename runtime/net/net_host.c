@@ -151,19 +151,7 @@ __attribute__((noreturn)) static void proxy_process_main(struct net_host *nh, in
   /* Close everything else: the caller's sync socket, state directory and
    * terminal must not be held open by a process that may outlive it. */
   int keep[] = {channel, audit_fd};
-  int lo = 3;
-  for (;;) {
-    int next = -1;
-    for (size_t i = 0; i < ARRAY_SIZE(keep); i++)
-      if (keep[i] >= lo && (next < 0 || keep[i] < next))
-        next = keep[i];
-    if (next < 0)
-      break;
-    if (next > lo)
-      syscall(SYS_close_range, lo, next - 1, 0);
-    lo = next + 1;
-  }
-  syscall(SYS_close_range, lo, ~0U, 0);
+  close_fds_except(keep, ARRAY_SIZE(keep));
   _exit(proxy_serve(nh->id, &nh->policy, channel, audit_fd));
 }
 

@@ -43,6 +43,7 @@ void net_policy_clear(struct net_policy *p) {
     free(p->allow[i].pattern);
   free(p->allow);
   free(p->allow_address);
+  free(p->publish_address);
   for (size_t i = 0; i < p->n_resolve; i++)
     free(p->resolve[i].name);
   free(p->resolve);
@@ -60,6 +61,9 @@ void net_policy_copy(struct net_policy *dst, const struct net_policy *src) {
   dst->allow_address = xcalloc(src->n_allow_address ? src->n_allow_address : 1, sizeof(*dst->allow_address));
   if (src->n_allow_address)
     memcpy(dst->allow_address, src->allow_address, src->n_allow_address * sizeof(*dst->allow_address));
+  dst->publish_address = xcalloc(src->n_publish_address ? src->n_publish_address : 1, sizeof(*dst->publish_address));
+  if (src->n_publish_address)
+    memcpy(dst->publish_address, src->publish_address, src->n_publish_address * sizeof(*dst->publish_address));
   dst->resolve = xcalloc(src->n_resolve ? src->n_resolve : 1, sizeof(*dst->resolve));
   for (size_t i = 0; i < src->n_resolve; i++) {
     dst->resolve[i] = src->resolve[i];
@@ -437,6 +441,17 @@ static const char *parse_seconds(const char *value, double *out) {
   return NULL;
 }
 
+/* One more range of an address list (allow_address, publish_address). */
+static const char *add_cidr(struct net_cidr **list, size_t *n, const char *value, unsigned line) {
+  struct net_cidr c;
+  if (!net_cidr_parse(value, &c))
+    return "not an address or range (\"192.168.1.0/24\", \"fd00::/8\", \"127.0.0.1\"; host bits must be zero)";
+  c.line = line;
+  *list = xrealloc(*list, (*n + 1) * sizeof(**list));
+  (*list)[(*n)++] = c;
+  return NULL;
+}
+
 static const char *set_value(struct net_policy *p, const char *key, const char *value, unsigned line) {
   if (strcmp(key, "allow") == 0) {
     struct net_allow a = {.line = line};
@@ -447,15 +462,10 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
     p->allow[p->n_allow++] = a;
     return NULL;
   }
-  if (strcmp(key, "allow_address") == 0) {
-    struct net_cidr c;
-    if (!net_cidr_parse(value, &c))
-      return "not an address or range (\"192.168.1.0/24\", \"fd00::/8\", \"127.0.0.1\"; host bits must be zero)";
-    c.line = line;
-    p->allow_address = xrealloc(p->allow_address, (p->n_allow_address + 1) * sizeof(*p->allow_address));
-    p->allow_address[p->n_allow_address++] = c;
-    return NULL;
-  }
+  if (strcmp(key, "allow_address") == 0)
+    return add_cidr(&p->allow_address, &p->n_allow_address, value, line);
+  if (strcmp(key, "publish_address") == 0)
+    return add_cidr(&p->publish_address, &p->n_publish_address, value, line);
   if (strcmp(key, "resolve") == 0) {
     struct net_resolve r = {.line = line};
     const char *why = parse_resolve(value, &r);
@@ -522,9 +532,9 @@ static const char *set_value(struct net_policy *p, const char *key, const char *
   return "unknown key";
 }
 
-static const char *const known_keys[] = {"allow",           "allow_address", "resolve",     "ports",
-                                         "max_connections", "idle_timeout",  "byte_budget", "log_max",
-                                         "sni_check",       "tls_required",  "subnet",      "run"};
+static const char *const known_keys[] = {
+    "allow",     "allow_address", "resolve", "ports", "max_connections", "idle_timeout", "byte_budget", "log_max",
+    "sni_check", "tls_required",  "subnet",  "run",   "publish_address"};
 
 bool net_policy_known_key(const char *key) {
   for (size_t i = 0; i < ARRAY_SIZE(known_keys); i++)
@@ -720,6 +730,16 @@ bool net_policy_tls_required(const struct net_policy *p, uint16_t port) {
   return false;
 }
 
+static void print_cidrs(FILE *out, const struct net_policy *p, const char *key, const struct net_cidr *list, size_t n) {
+  char at[128];
+  for (size_t i = 0; i < n; i++) {
+    char range[80];
+    cidr_format(&list[i], range, sizeof(range));
+    where(p, list[i].line, key, at, sizeof(at));
+    fprintf(out, "  %s: %s (%s)\n", key, range, at);
+  }
+}
+
 void net_policy_describe(const struct net_policy *p, FILE *out) {
   char at[128], text[64];
   fprintf(out, "network:\n");
@@ -743,13 +763,8 @@ void net_policy_describe(const struct net_policy *p, FILE *out) {
     fprintf(out, "%s %u", i ? "," : "", p->ports[i]);
   fprintf(out, "\n");
   fprintf(out, "  refused address classes: loopback, private, link-local, cgnat, multicast, unspecified, reserved\n");
-  for (size_t i = 0; i < p->n_allow_address; i++) {
-    const struct net_cidr *c = &p->allow_address[i];
-    char range[80];
-    cidr_format(c, range, sizeof(range));
-    where(p, c->line, "allow_address", at, sizeof(at));
-    fprintf(out, "  allow_address: %s (%s)\n", range, at);
-  }
+  print_cidrs(out, p, "allow_address", p->allow_address, p->n_allow_address);
+  print_cidrs(out, p, "publish_address", p->publish_address, p->n_publish_address);
   for (size_t i = 0; i < p->n_resolve; i++) {
     net_address_format((struct sockaddr *)&p->resolve[i].addr, text, sizeof(text));
     where(p, p->resolve[i].line, "--resolve", at, sizeof(at));

@@ -56,6 +56,8 @@ struct net_policy {
   size_t n_ports;
   struct net_cidr *allow_address; /* addresses allowed although private/loopback/... */
   size_t n_allow_address;
+  struct net_cidr *publish_address; /* where `create -p` may listen beyond loopback */
+  size_t n_publish_address;
   struct net_resolve *resolve;
   size_t n_resolve;
   unsigned max_connections; /* concurrent connections per sandbox; default 256 */

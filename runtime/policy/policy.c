@@ -424,6 +424,7 @@ static void describe_network_json(const struct net_policy *n, bool effective, cJ
   for (size_t i = 0; i < n->n_ports; i++)
     cJSON_AddItemToArray(ports, cJSON_CreateNumber(n->ports[i]));
   cJSON_AddNumberToObject(o, "allow_address", (double)n->n_allow_address);
+  cJSON_AddNumberToObject(o, "publish_address", (double)n->n_publish_address);
   cJSON_AddNumberToObject(o, "resolve", (double)n->n_resolve);
   cJSON_AddNumberToObject(o, "max_connections", n->max_connections);
   cJSON_AddNumberToObject(o, "idle_timeout", n->idle_timeout);

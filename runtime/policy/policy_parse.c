@@ -211,6 +211,7 @@ static const struct key_spec keys[] = {
   { "network", name, NULL, 0, 0, 0, false, NO_LINE, repeat }
     NETWORK_KEY("allow", true),
     NETWORK_KEY("allow_address", true),
+    NETWORK_KEY("publish_address", true),
     NETWORK_KEY("resolve", true),
     NETWORK_KEY("ports", false),
     NETWORK_KEY("max_connections", false),

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "cdi_spec.h"
+#include "port_relay.h"
 #include "util.h"
 
 bool labels_id_like(const char *s) {
@@ -94,9 +95,11 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
                                    "/dev/NODE");
     }
   }
-  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE || x->n_ports) {
-    hutch_error_set(err, EOPNOTSUPP, "time limits and published ports are not supported by this hutch");
-    return hutch_error_hint(err, "leave ttl, on_ttl and ports of struct hutch_sandbox_extras unset");
+  if (ports_check(x->ports, x->n_ports, err) < 0)
+    return -1;
+  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE) {
+    hutch_error_set(err, EOPNOTSUPP, "time limits are not supported by this hutch");
+    return hutch_error_hint(err, "leave ttl and on_ttl of struct hutch_sandbox_extras unset");
   }
   return 0;
 }

@@ -28,6 +28,7 @@
 #include "net_host.h"
 #include "overlay_fuse.h"
 #include "paths.h"
+#include "port_relay.h"
 #include "proc_stat.h"
 #include "sandbox_internal.h"
 #include "state.h"
@@ -44,8 +45,16 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
 int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                               struct hutch_sandbox **out, hutch_error_t *err) {
   struct started s;
-  if (hutch_sandbox_extras_check(x, err) < 0 || sandbox_start(cfg, x, NULL, &s, err) < 0)
+  struct port_set ports;
+  struct hutch_sandbox_extras xc;
+  struct hutch_port chosen[PORTS_MAX];
+  /* The ports first: one in use starts nothing. */
+  if (hutch_sandbox_extras_check(x, err) < 0 || ports_bind_extras(cfg, x, &ports, &xc, chosen, err) < 0)
     return -1;
+  if (sandbox_start(cfg, x ? &xc : NULL, NULL, &s, err) < 0) {
+    port_set_close(&ports);
+    return -1;
+  }
   struct hutch_sandbox *sb = xcalloc(1, sizeof(*sb));
   sb->layer_fd = steal_fd(&s.layer_fd);
   snprintf(sb->id, sizeof(sb->id), "%s", s.id);
@@ -64,6 +73,13 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
   if (cfg->workdir)
     sb->workdir = xstrdup(cfg->workdir);
   started_release(&s);
+  if (ports_publish(sb, &ports, err) < 0) {
+    port_set_close(&ports);
+    hutch_error_t ignored = NULL;
+    hutch_sandbox_destroy(sb, &ignored);
+    hutch_error_free(&ignored);
+    return -1;
+  }
   if (x && x->devices && x->devices[0] && !cfg->read_only_root)
     cdi_update_ld_cache(sb);
   *out = sb;
@@ -343,6 +359,7 @@ static void add_status(struct sandbox_state *st, void *data) {
   s->name = steal_pointer(&st->live.name);
   s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
   s->devices = st->live.devices ? steal_pointer(&st->live.devices) : xcalloc(1, sizeof(char *));
+  ports_from_state(st->live.ports, &s->ports, &s->n_ports);
 }
 
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {

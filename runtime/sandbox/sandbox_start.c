@@ -41,6 +41,7 @@
 #include "paths.h"
 #include "payload.h"
 #include "policy.h"
+#include "port_relay.h"
 #include "proc_stat.h"
 #include "protected.h"
 #include "pty_relay.h"
@@ -603,8 +604,10 @@ static int step_record(struct start *st, hutch_error_t *err) {
     return -1;
   /* No log, no sandbox: a long-lived one is not handed over without it; a
    * one-shot's command, running now, is recorded when it ends. */
+  _cleanup_strv_ char **ports = st->x ? ports_strv(st->x->ports, st->x->n_ports) : NULL;
   if (audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
-                          rec.live.name, (const char *const *)rec.live.labels, &st->devices, err) < 0)
+                          rec.live.name, (const char *const *)rec.live.labels, &st->devices, (const char *const *)ports,
+                          err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* state.json's members of a long-lived sandbox (state_live.h): "name",
- * "labels" ({"KEY": "VALUE"}), "generation", "config" and "devices"
- * (["NAME"]). */
+ * "labels" ({"KEY": "VALUE"}), "generation", "config", "devices"
+ * (["NAME"]) and "ports". */
 #include "config.h"
 
 #include "state_live.h"
@@ -32,6 +32,8 @@ void state_live_write(cJSON *o, const struct sandbox_live *l) {
     cJSON_AddItemToObject(
         o, "devices",
         cJSON_CreateStringArray((const char *const *)l->devices, (int)strv_length((const char *const *)l->devices)));
+  if (l->ports)
+    cJSON_AddItemReferenceToObject(o, "ports", l->ports);
   if (l->labels == NULL || l->labels[0] == NULL)
     return;
   cJSON *labels = cJSON_AddObjectToObject(o, "labels");
@@ -63,6 +65,7 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
         l->devices[n++] = xstrdup(v->valuestring);
     }
   }
+  l->ports = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "ports"), true);
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
   if (!cJSON_IsObject(labels))
     return;
@@ -86,6 +89,8 @@ void state_live_clear(struct sandbox_live *l) {
   free(l->labels);
   cJSON_Delete(l->config);
   cleanup_strvp(&l->devices);
+  cJSON_Delete(l->ports);
+  l->ports = NULL;
   l->name = NULL;
   l->labels = NULL;
   l->config = NULL;

@@ -15,6 +15,7 @@ struct sandbox_live {
   cJSON *config;       /* "config": the creation record (config_record.h), owned; NULL: none */
   /* --device, as asked; NULL-terminated; NULL: none */
   char **devices;
+  cJSON *ports; /* "ports": the published ports and their relay (port_relay.h), owned; NULL: none */
 };
 
 /* Adds the members of l to the state object o. */

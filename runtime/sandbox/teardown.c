@@ -20,6 +20,7 @@
 #include "audit_sandbox.h"
 #include "cgroup.h"
 #include "names.h"
+#include "port_relay.h"
 #include "proc_stat.h"
 #include "state.h"
 #include "util.h"
@@ -43,6 +44,7 @@ void teardown_from_state(struct teardown *t, int state_fd, const struct sandbox_
   };
   snprintf(t->id, sizeof(t->id), "%s", st->id);
   t->name = st->live.name;
+  t->ports = st->live.ports;
   if (st->net.proxy && st->net.audit_log)
     snprintf(t->proxy_log, sizeof(t->proxy_log), "%s", st->net.audit_log);
 }
@@ -146,6 +148,13 @@ static void step_stop_network(struct teardown *t) {
   t->proxy_recorded = false;
 }
 
+/* -p: the relay (it ends by itself once init has) and its counts in the
+ * audit log, before the end record. */
+static void step_stop_relay(struct teardown *t) {
+  port_relay_stop(t->state_fd, t->id, t->ports);
+  t->ports = NULL;
+}
+
 /* Whatever escaped its init's death (nothing should) dies with the
  * cgroup; what it counted is the whole sandbox's, and final. */
 static int step_remove_cgroup(struct teardown *t, hutch_error_t *err) {
@@ -203,6 +212,7 @@ int sandbox_teardown(struct teardown *t, hutch_error_t *err) {
   if (TIMED("stop init", step_stop_init(t, err)) < 0)
     return -1;
   step_stop_fuse(t);
+  step_stop_relay(t);
   step_stop_network(t);
   int r = TIMED("remove cgroup", step_remove_cgroup(t, err));
   /* A cgroup left behind keeps the state directory, which records it, so

@@ -43,9 +43,10 @@ struct teardown {
   const char *end_reason;
   char proxy_log[4096];
   const char *audit_copy;
-  const char *name; /* borrowed; its name, given back with the directory; NULL: none */
-  bool keep;        /* --keep: the state directory stays */
-  bool best_effort; /* go on past a failed step (nothing to retry from) */
+  const cJSON *ports; /* borrowed; its published ports' relay (port_relay.h); NULL: none */
+  const char *name;   /* borrowed; its name, given back with the directory; NULL: none */
+  bool keep;          /* --keep: the state directory stays */
+  bool best_effort;   /* go on past a failed step (nothing to retry from) */
   bool dir_removed;
   bool audit_done;
 };

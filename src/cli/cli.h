@@ -66,5 +66,8 @@ extern bool cli_handed_over;
 int cli_hand_over(const char *why);
 /* Print "hutch VERB: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* "ports": [{"host_addr", "host_port", "port"}...] of create --json and ps --json. */
+struct cJSON;
+void cli_add_ports_json(struct cJSON *parent, const struct hutch_published_port *ports, size_t n);
 
 #endif

@@ -3,6 +3,7 @@
  * musl front end's (front.c). */
 #include "config.h"
 
+#include <cjson/cJSON.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -38,4 +39,15 @@ void cli_start(void) {
   /* Before anything else: a parent that dies from here on is seen. */
   cli_parent_pid = getppid();
   hutch_set_log_handler(cli_log, NULL);
+}
+
+void cli_add_ports_json(struct cJSON *parent, const struct hutch_published_port *ports, size_t n) {
+  cJSON *list = cJSON_AddArrayToObject(parent, "ports");
+  for (size_t i = 0; i < n; i++) {
+    cJSON *one = cJSON_CreateObject();
+    cJSON_AddItemToArray(list, one);
+    cJSON_AddStringToObject(one, "host_addr", ports[i].host_addr);
+    cJSON_AddNumberToObject(one, "host_port", ports[i].host_port);
+    cJSON_AddNumberToObject(one, "port", ports[i].port);
+  }
 }

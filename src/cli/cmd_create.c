@@ -5,6 +5,7 @@
 #include <cjson/cJSON.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli.h"
 #include "sandbox_opts.h"
@@ -21,6 +22,9 @@ void create_usage(FILE *out) {
           "  --policy FILE        sandbox policy\n"
           "  --name NAME          a name unique in the state directory, usable wherever an id is\n"
           "  --label KEY=VALUE    a label, for `hutch ps --filter label=KEY=VALUE` (repeatable)\n"
+          "  -p, --publish [ADDR:]HOSTPORT:PORT\n"
+          "                       relay ADDR:HOSTPORT on the host (default 127.0.0.1; HOSTPORT 0:\n"
+          "                       any free port) to PORT on the sandbox's loopback (repeatable)\n"
           "  --env K=V            set an environment variable for every process (repeatable)\n"
           "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
           "  --hostname NAME      hostname inside the sandbox\n"
@@ -29,6 +33,21 @@ void create_usage(FILE *out) {
           "  --json               print {\"id\": ...} instead of the bare id\n"
           "  -h, --help           show this help\n",
           sandbox_limit_options);
+}
+
+/* "ports": as published, each host port as chosen (from its state, as
+ * `hutch ps` shows them). */
+static void add_ports_json(cJSON *j, const struct sandbox_opts *o, const char *id) {
+  struct hutch_sandbox_status *all = NULL;
+  size_t n = 0;
+  hutch_error_t err = NULL;
+  if (hutch_sandbox_list_status(o->state_dir, &all, &n, &err) < 0)
+    hutch_error_free(&err);
+  size_t i = 0;
+  while (i < n && strcmp(all[i].info.id, id) != 0)
+    i++;
+  cli_add_ports_json(j, i < n ? all[i].ports : NULL, i < n ? all[i].n_ports : 0);
+  hutch_sandbox_status_free(all, n);
 }
 
 int cmd_create(int argc, char **argv) {
@@ -46,7 +65,12 @@ int cmd_create(int argc, char **argv) {
   hutch_error_t err = NULL;
   struct prepared p;
   struct hutch_sandbox *sb = NULL;
-  struct hutch_sandbox_extras x = {.name = o.name, .labels = o.labels, .devices = o.devices};
+  /* The addresses' buffers were moved as -p options were added. */
+  for (size_t i = 0; i < o.n_ports; i++)
+    if (o.ports[i].host_addr)
+      o.ports[i].host_addr = o.port_addrs[i];
+  struct hutch_sandbox_extras x = {
+      .name = o.name, .labels = o.labels, .ports = o.ports, .n_ports = o.n_ports, .devices = o.devices};
   if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create_with(&p.cfg, &x, &sb, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);
@@ -61,6 +85,8 @@ int cmd_create(int argc, char **argv) {
     add_limits_json(j, hutch_sandbox_limits(sb));
     add_network_json(j, o.net, hutch_sandbox_audit_log(sb), NULL);
     add_degraded_json(j, &o, hutch_sandbox_limits(sb));
+    if (o.n_ports)
+      add_ports_json(j, &o, hutch_sandbox_id(sb));
     char *s = cJSON_PrintUnformatted(j);
     printf("%s\n", s);
     free(s);

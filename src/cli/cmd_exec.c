@@ -25,6 +25,8 @@ void sandbox_opts_free(struct sandbox_opts *o) {
   free(o->resolve);
   free(o->labels);
   free(o->devices);
+  free(o->ports);
+  free(o->port_addrs);
 }
 
 /* Append to a NULL-terminated list. */
@@ -104,6 +106,7 @@ static const struct option long_options[] = {
     {"name", required_argument, NULL, OPT_NAME},
     {"label", required_argument, NULL, OPT_LABEL},
     {"device", required_argument, NULL, OPT_DEVICE},
+    {"publish", required_argument, NULL, 'p'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -174,7 +177,7 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
   opterr = 0;
   int c;
   /* '+': stop at the first non-option, so CMD's own flags stay its own. */
-  while ((c = getopt_long(argc, argv, is_exec ? "+hit" : "+h", long_options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, is_exec ? "+hit" : "+hp:", long_options, NULL)) != -1) {
     switch (c) {
     case OPT_ROOTFS:
       o->rootfs = optarg;
@@ -356,6 +359,19 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
       strv_push(&o->devices, &o->n_devices, optarg);
       break;
     }
+    case 'p':
+      if (is_exec)
+        return cli_usage_error(verb, "--publish is an option of create");
+      if (o->n_ports == 32)
+        return cli_usage_error(verb, "at most 32 published ports");
+      o->ports = realloc(o->ports, (o->n_ports + 1) * sizeof(*o->ports));
+      o->port_addrs = realloc(o->port_addrs, (o->n_ports + 1) * sizeof(*o->port_addrs));
+      if (o->ports == NULL || o->port_addrs == NULL)
+        return cli_usage_error(verb, "out of memory");
+      if (!parse_publish(optarg, &o->ports[o->n_ports], o->port_addrs[o->n_ports], sizeof(o->port_addrs[0])))
+        return cli_usage_error(verb, "-p wants [ADDR:]HOSTPORT:PORT (HOSTPORT 0: any free port), got '%s'", optarg);
+      o->n_ports++;
+      break;
     case 't':
     case 'i':
       if (!is_exec)

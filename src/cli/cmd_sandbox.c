@@ -124,7 +124,17 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
   cJSON *devices = cJSON_AddArrayToObject(o, "devices");
   for (char **d = s->devices; *d; d++)
     cJSON_AddItemToArray(devices, cJSON_CreateString(*d));
+  cli_add_ports_json(o, s->ports, s->n_ports);
   return o;
+}
+
+/* After NAME, only for a sandbox that publishes ports: "ADDR:HOSTPORT->PORT,...". */
+static void ps_ports(const struct hutch_sandbox_status *s) {
+  for (size_t i = 0; i < s->n_ports; i++) {
+    bool v6 = strchr(s->ports[i].host_addr, ':') != NULL;
+    printf("%s%s%s%s:%u->%u", i ? "," : " ", v6 ? "[" : "", s->ports[i].host_addr, v6 ? "]" : "", s->ports[i].host_port,
+           s->ports[i].port);
+  }
 }
 
 static void ps_line(const struct hutch_sandbox_status *s) {
@@ -148,9 +158,11 @@ static void ps_line(const struct hutch_sandbox_status *s) {
   snprintf(shown, sizeof(shown), "%s%s%s", state_text(s->state), s->state == HUTCH_SANDBOX_PAUSED ? ":" : "",
            s->state == HUTCH_SANDBOX_PAUSED ? hutch_pause_method_name(s->pause_method) : "");
   /* NAME last: the columns before it keep their places. */
-  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-24s %s\n", info->id, (int)info->pid, shown, when, lim,
+  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-24s %s", info->id, (int)info->pid, shown, when, lim,
          info->net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-", info->image ? info->image : "-",
          s->name ? s->name : "-");
+  ps_ports(s);
+  printf("\n");
 }
 
 int cmd_ps(int argc, char **argv) {

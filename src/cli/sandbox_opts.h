@@ -45,6 +45,9 @@ struct sandbox_opts {
   size_t n_labels;
   const char **devices; /* --device, NULL-terminated */
   size_t n_devices;
+  struct hutch_port *ports; /* create -p */
+  char (*port_addrs)[64];   /* their addresses */
+  size_t n_ports;
 };
 
 void sandbox_opts_free(struct sandbox_opts *o);

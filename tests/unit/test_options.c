@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "options.h"
 #include "tap.h"
@@ -53,5 +54,29 @@ int main(void) {
   tap_ok(!valid_env_assignment("1A=1"), "key starting with a digit refused");
   tap_ok(!valid_env_assignment("A-B=1"), "dash in key refused");
   tap_ok(!valid_env_assignment("NOEQ"), "no '=' refused");
+
+  struct hutch_port p;
+  char addr[64];
+  tap_ok(parse_publish("8080:80", &p, addr, sizeof(addr)) && p.host_addr == NULL && p.host_port == 8080 && p.port == 80,
+         "-p HOSTPORT:PORT");
+  tap_ok(parse_publish("0:8888", &p, addr, sizeof(addr)) && p.host_port == 0 && p.port == 8888, "-p 0:PORT: any port");
+  tap_ok(parse_publish("127.0.0.2:1:65535", &p, addr, sizeof(addr)) && p.host_addr == addr &&
+             strcmp(addr, "127.0.0.2") == 0 && p.host_port == 1 && p.port == 65535,
+         "-p ADDR:HOSTPORT:PORT");
+  tap_ok(parse_publish("[::1]:80:81", &p, addr, sizeof(addr)) && strcmp(addr, "::1") == 0 && p.host_port == 80 &&
+             p.port == 81,
+         "-p [V6]:HOSTPORT:PORT");
+  tap_ok(!parse_publish("80", &p, addr, sizeof(addr)), "a lone port refused");
+  tap_ok(!parse_publish("80:0", &p, addr, sizeof(addr)), "port 0 inside refused");
+  tap_ok(!parse_publish("80:65536", &p, addr, sizeof(addr)), "port past 65535 refused");
+  tap_ok(!parse_publish("80:+1", &p, addr, sizeof(addr)), "a sign refused");
+  tap_ok(!parse_publish(":80", &p, addr, sizeof(addr)), "an empty host port refused");
+  tap_ok(!parse_publish("::1:80:80", &p, addr, sizeof(addr)), "IPv6 without brackets refused");
+  tap_ok(!parse_publish("[::1]80:80", &p, addr, sizeof(addr)), "no ':' after the brackets refused");
+  tap_ok(!parse_publish("[]:80:80", &p, addr, sizeof(addr)), "empty brackets refused");
+  tap_ok(!parse_publish("a:b:80:80", &p, addr, sizeof(addr)), "two colons in the host part refused");
+  tap_ok(!parse_publish(":1:80", &p, addr, sizeof(addr)), "an empty address refused");
+  char small[4];
+  tap_ok(!parse_publish("127.0.0.1:1:80", &p, small, sizeof(small)), "an address longer than its buffer refused");
   return tap_done();
 }
