@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What state.json holds of a long-lived sandbox beyond its start: its name
- * and labels.  A state written by an older hutch has none of it. */
+ * and labels, its time limit and the keeper that enforces it.  A state
+ * written by an older hutch has none of it. */
 #ifndef HUTCH_STATE_LIVE_H
 #define HUTCH_STATE_LIVE_H
 
 #include <cjson/cJSON.h>
 
+#include "ttl_plan.h"
+
 struct sandbox_live {
   char *name;    /* NULL: none */
   char **labels; /* "KEY=VALUE", NULL-terminated; NULL: none */
+  struct ttl_record ttl;
+  struct helper_record keeper; /* the ttl's keeper (keeper.c) */
 };
 
 /* Adds the members of l to the state object o. */

@@ -43,6 +43,9 @@ struct sandbox_opts {
   const char *name;    /* create --name */
   const char **labels; /* create --label, NULL-terminated */
   size_t n_labels;
+  double ttl; /* create --ttl (0: none) and --on-ttl */
+  enum hutch_ttl_action on_ttl;
+  bool on_ttl_set;
 };
 
 void sandbox_opts_free(struct sandbox_opts *o);

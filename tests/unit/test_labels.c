@@ -93,8 +93,16 @@ int main(void) {
   tap_ok(err && err->errnum == EINVAL, "EINVAL");
   hutch_error_free(&err);
   tap_is_int(hutch_sandbox_extras_check(NULL, NULL), 0, "no extras");
-  x = (struct hutch_sandbox_extras){.ttl = 5};
-  tap_is_int(hutch_sandbox_extras_check(&x, &err), -1, "a ttl is not supported yet");
+  x = (struct hutch_sandbox_extras){.ttl = 5, .on_ttl = HUTCH_TTL_PAUSE};
+  tap_is_int(hutch_sandbox_extras_check(&x, NULL), 0, "a ttl, with its action");
+  x = (struct hutch_sandbox_extras){.ttl = -1};
+  tap_is_int(hutch_sandbox_extras_check(&x, &err), -1, "a negative ttl");
+  tap_ok(err && err->errnum == EINVAL, "EINVAL");
+  hutch_error_free(&err);
+  x = (struct hutch_sandbox_extras){.on_ttl = HUTCH_TTL_PAUSE};
+  tap_is_int(hutch_sandbox_extras_check(&x, NULL), -1, "on_ttl without a ttl");
+  x = (struct hutch_sandbox_extras){.n_ports = 1};
+  tap_is_int(hutch_sandbox_extras_check(&x, &err), -1, "ports are not supported yet");
   tap_ok(err && err->errnum == EOPNOTSUPP, "EOPNOTSUPP");
   hutch_error_free(&err);
   x = (struct hutch_sandbox_extras){.name = "a b"};
