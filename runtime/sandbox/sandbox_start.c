@@ -29,6 +29,7 @@
 #include "audit_sandbox.h"
 #include "cgroup.h"
 #include "clone.h"
+#include "config_capture.h"
 #include "contain.h"
 #include "init_exec.h"
 #include "idmap.h"
@@ -193,6 +194,7 @@ struct start {
   const void *bpf;
   size_t bpf_len;
   struct file_id *bind_ids;
+  cJSON *config; /* a long-lived one's creation record (config_record.h) */
   const struct idmap_set *maps;
   struct idmap_set single;
   /* reserve */
@@ -223,6 +225,8 @@ static void start_free(struct start *st) {
   st->clone_helper = 0;
   free(st->state_path);
   free(st->bind_ids);
+  cJSON_Delete(st->config);
+  st->config = NULL;
   free(st->sbpath);
   free(st->upper);
   free(st->work);
@@ -292,6 +296,11 @@ static int step_prepare(struct start *st, hutch_error_t *err) {
                                  "--add-subgids 100000-165535 USER) and install the uidmap package; or "
                                  "`hutch rootfs rm` the image and import it again with the single mapping");
   }
+  /* A long-lived sandbox's configuration goes into its state.json, which
+   * the record step writes anyway: what a reset starts again from.  Too
+   * large a record is refused here, before anything exists. */
+  if (st->primary == NULL && config_capture(cfg, st->x, &st->config, err) < 0)
+    return -1;
   return 0;
 }
 
@@ -559,7 +568,9 @@ static int step_record(struct start *st, hutch_error_t *err) {
               .proxy_start_time = out->net.proxy_start_time,
               .audit_log = out->net.audit_log,
           },
-      .live = {.name = st->x ? (char *)st->x->name : NULL, .labels = st->x ? (char **)st->x->labels : NULL},
+      .live = {.name = st->x ? (char *)st->x->name : NULL,
+               .labels = st->x ? (char **)st->x->labels : NULL,
+               .config = st->config},
   };
   snprintf(rec.id, sizeof(rec.id), "%s", out->id);
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);

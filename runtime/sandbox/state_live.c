@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* state.json's members of a long-lived sandbox (state_live.h): "name",
- * "labels" ({"KEY": "VALUE"}), "ttl" ({"seconds", "on_ttl", "deadline_boot_ns",
- * "deadline", "left"}) and "helpers" ({"keeper": {"pid", "start_time"}}). */
+ * "labels" ({"KEY": "VALUE"}), "generation", "config", "ttl" ({"seconds",
+ * "on_ttl", "deadline_boot_ns", "deadline", "left"}) and "helpers"
+ * ({"keeper": {"pid", "start_time"}}). */
 #include "config.h"
 
 #include "state_live.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +77,14 @@ void state_live_write(cJSON *o, const struct sandbox_live *l) {
   write_ttl(o, l);
   if (l->name)
     cJSON_AddStringToObject(o, "name", l->name);
+  if (l->generation) {
+    char g[32];
+    snprintf(g, sizeof(g), "%" PRIu64, l->generation);
+    cJSON_AddStringToObject(o, "generation", g);
+  }
+  /* A reference: the record stays the caller's. */
+  if (l->config)
+    cJSON_AddItemReferenceToObject(o, "config", l->config);
   if (l->labels == NULL || l->labels[0] == NULL)
     return;
   cJSON *labels = cJSON_AddObjectToObject(o, "labels");
@@ -94,6 +104,9 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
   if (cJSON_IsString(v) && labels_check_name(v->valuestring, NULL) == 0)
     l->name = xstrdup(v->valuestring);
+  if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "generation")))
+    l->generation = strtoull(v->valuestring, NULL, 10);
+  l->config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "config"), true);
   read_ttl(o, l);
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
   if (!cJSON_IsObject(labels))
@@ -116,6 +129,9 @@ void state_live_clear(struct sandbox_live *l) {
   for (char **kv = l->labels; kv && *kv; kv++)
     free(*kv);
   free(l->labels);
+  cJSON_Delete(l->config);
   l->name = NULL;
   l->labels = NULL;
+  l->config = NULL;
+  l->generation = 0;
 }

@@ -1,18 +1,22 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What state.json holds of a long-lived sandbox beyond its start: its name
- * and labels, its time limit and the keeper that enforces it.  A state
- * written by an older hutch has none of it. */
+ * and labels, its resets so far, the record of its configuration, its time
+ * limit and the keeper that enforces it.  A state written by an older hutch
+ * has none of it. */
 #ifndef HUTCH_STATE_LIVE_H
 #define HUTCH_STATE_LIVE_H
 
 #include <cjson/cJSON.h>
+#include <stdint.h>
 
 #include "ttl_plan.h"
 
 struct sandbox_live {
-  char *name;    /* NULL: none */
-  char **labels; /* "KEY=VALUE", NULL-terminated; NULL: none */
-  struct ttl_record ttl;
+  char *name;                  /* NULL: none */
+  char **labels;               /* "KEY=VALUE", NULL-terminated; NULL: none */
+  uint64_t generation;         /* resets so far (sandbox_reset.c) */
+  cJSON *config;               /* "config": the creation record (config_record.h), owned; NULL: none */
+  struct ttl_record ttl;       /* its time limit (ttl_plan.h) */
   struct helper_record keeper; /* the ttl's keeper (keeper.c) */
 };
 
