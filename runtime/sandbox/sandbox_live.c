@@ -94,12 +94,14 @@ int hutch_sandbox_open(const char *state_dir, const char *what, struct hutch_san
     return -1;
   if (sandbox_ttl_backstop(rootfd, &st) > 0) {
     /* Its limit ran out unwatched: removed now, or paused. */
+    char was[40];
+    snprintf(was, sizeof(was), "%s", st.id);
     state_clear(&st);
     hutch_error_t gone = NULL;
-    if (state_read(rootfd, st.id, &st, &gone) < 0) {
+    if (state_read(rootfd, was, &st, &gone) < 0) {
       hutch_error_free(&gone);
-      hutch_error_set(err, ENOENT, "sandbox %s: its time limit ran out (ttl expired); it is removed", st.id);
-      return hutch_error_hint(err, "`hutch audit %s` shows its log", st.id);
+      hutch_error_set(err, ENOENT, "sandbox %s: its time limit ran out (ttl expired); it is removed", was);
+      return hutch_error_hint(err, "`hutch audit %s` shows its log", was);
     }
   }
   const char *id = st.id;

@@ -60,20 +60,44 @@ tap_status 2 "hutch ttl with a bad duration" H ttl 000000000000 soon
 tap_like "$tap_stderr" "DURATION wants 90s, 10m, 2h" "saying what it wants"
 
 # ---- a create without --ttl starts no keeper ----
-k0=$(keepers)
-tap_ok "a create without --ttl" H create --rootfs "$img"
-plain=$tap_stdout
-tap_is "$(keepers)" "$k0" "starts no keeper"
+# What a create leaves running, caught as a child subreaper's orphans: its
+# output on the first line, then NAME:PID of each live process, sorted.
+left_behind() {
+  python3 - "$HUTCH_BIN" "$@" <<'PY'
+import ctypes, os, subprocess, sys, time
+ctypes.CDLL(None).prctl(36, 1, 0, 0, 0)  # PR_SET_CHILD_SUBREAPER
+print(subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, text=True).stdout.strip())
+time.sleep(0.5)
+names = []
+for k in open("/proc/self/task/%d/children" % os.getpid()).read().split():
+    stat = open("/proc/%s/stat" % k).read()
+    if stat[stat.rindex(")") + 2] != "Z":
+        names.append("%s:%s" % (open("/proc/%s/comm" % k).read().strip(), k))
+print(" ".join(sorted(names)))
+PY
+}
+out=$(left_behind create --rootfs "$img")
+plain=${out%%$'\n'*}
+tap_like "$plain" "^[0-9a-f]{12}$" "a create without --ttl"
+tap_is "$(wc -w <<<"${out#*$'\n'}")" 1 "leaves one process running, its init (${out#*$'\n'})"
+out=$(left_behind create --rootfs "$img" --ttl 1h)
+withttl=${out%%$'\n'*}
+tap_like "$withttl" "^[0-9a-f]{12}$" "a create with --ttl"
+tap_like "${out#*$'\n'}" "^([^ ]+ )?hutch-keeper:[0-9]+( [^ ]+)?$" "leaves two, its init and its keeper (${out#*$'\n'})"
+seen=$(grep -oE 'hutch-keeper:[0-9]+' <<<"$out" | cut -d: -f2)
+tap_ok "rm it" H rm "$withttl"
 tap_unlike "$(cat "$state/$plain/state.json")" '"(ttl|helpers)"' "and records no limit"
 tap_is "$(ps_field "$plain" ttl_left)" "null" "ps --json: ttl_left null"
 
 # ---- --ttl 2s: removed at its deadline, the log archived ----
 t0=$(now)
-tap_ok "create --ttl 2s" H create --rootfs "$img" --ttl 2s --json
-short=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "$tap_stdout")
-tap_like "$tap_stdout" '"ttl":2,"on_ttl":"remove"' "--json has the ttl and its action"
-k=$(keeper_of "$short")
-tap_like "$(keepers)" "(^|"$'\n'")$k("$'\n'"|$)" "its keeper runs, recorded in the state"
+out=$(left_behind create --rootfs "$img" --ttl 2s --json)
+short=$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["id"])' "${out%%$'\n'*}")
+tap_like "$short" "^[0-9a-f]{12}$" "create --ttl 2s"
+tap_like "${out%%$'\n'*}" '"ttl":2,"on_ttl":"remove"' "--json has the ttl and its action"
+k=$(grep -oE 'hutch-keeper:[0-9]+' <<<"$out" | cut -d: -f2)
+tap_ok "its keeper ($k)" test -n "$k"
+seen+=" $k"
 tap_ok "gone within 15 s" hutch_wait_until 15 gone "$short"
 took=$(since "$t0")
 tap_ok "not before its 2 s ($took s)" at_least "$took" 1.9
@@ -81,14 +105,25 @@ tap_ok "hutch audit of the removed sandbox" H audit "$short"
 tap_is "$(audit_records "$short" reason | tail -1)" "end reason=ttl expired" "its archived log ends with reason ttl expired"
 tap_like "$(audit_records "$short" seconds on_ttl by)" "ttl seconds=2 on_ttl=remove by=create" "the ttl record of create"
 tap_like "$(audit_records "$short" action by)" "ttl_expired action=remove by=keeper" "and the keeper's ttl_expired"
-tap_ok "its keeper has ended" hutch_wait_until 10 sh -c "! kill -0 $k 2>/dev/null"
+# None of the keepers this test has seen runs.
+no_keepers() {
+  local p
+  for p in $seen; do ps -o stat= -p "$p" 2>/dev/null | grep -qv '^Z' && return 1; done
+  return 0
+}
+tap_ok "its keeper has ended" hutch_wait_until 10 no_keepers
 
 # ---- hutch ttl extends it, and none clears it ----
-tap_ok "create --ttl 3s" H create --rootfs "$img" --ttl 3s
+tap_ok "create --ttl 5s" H create --rootfs "$img" --ttl 5s
 ext=$tap_stdout
+k=$(keeper_of "$ext")
+tap_ok "its keeper runs ($k), recorded in the state" test -n "$k"
+seen+=" $k"
+tap_like "$(keepers)" "(^|"$'\n'")$k("$'\n'"|$)" "named hutch-keeper"
 tap_ok "hutch ttl ID 30s" H ttl "$ext" 30s
 tap_like "$tap_stdout" "^$ext: removed in (29|30)s" "says when"
-sleep 5
+tap_is "$(keeper_of "$ext")" "$k" "the same keeper keeps the new limit"
+sleep 7
 tap_ok "it outlives its first deadline" listed "$ext"
 tap_ok "hutch ttl --json" H ttl --json "$ext" 40s
 tap_like "$tap_stdout" '"ttl":40,"ttl_left":(39|40)[.0-9]*,"on_ttl":"remove"' "--json has the new limit"
@@ -104,7 +139,9 @@ tap_like "$tap_stdout" "no time limit" "says it has none"
 tap_ok "clearing it ends the keeper" hutch_wait_until 10 sh -c "! kill -0 $k 2>/dev/null"
 tap_is "$(ps_field "$ext" ttl)" "null" "ps: no ttl"
 tap_ok "a limit set on the plain sandbox" H ttl "$plain" 1h
-tap_like "$(keepers)" "." "starts a keeper for it"
+k=$(keeper_of "$plain")
+tap_like "$(keepers)" "(^|"$'\n'")$k("$'\n'"|$)" "starts a keeper for it ($k)"
+seen+=" $k"
 tap_like "$(audit_records "$plain" seconds by)" "ttl seconds=3600 by=set_ttl" "recorded in its log"
 k=$(keeper_of "$plain")
 tap_ok "rm" H rm "$ext" "$plain"
@@ -138,14 +175,24 @@ tap_ok "resume" H resume "$op"
 tap_ok "it runs" H exec --in "$op" -- true
 tap_ok "rm" H rm "$op"
 
-# ---- a killed keeper: the next ps acts ----
-tap_ok "create --ttl 2s" H create --rootfs "$img" --ttl 2s
+# ---- a killed keeper: the next open, or ps, acts ----
+# Each keeper is killed at once, well before its deadline; nothing lists
+# the sandboxes until the open (which acts on its own sandbox alone).
+tap_ok "create --ttl 4s" H create --rootfs "$img" --ttl 4s
 kk=$tap_stdout
 k=$(keeper_of "$kk")
 tap_like "$(keepers)" "(^|"$'\n'")$k("$'\n'"|$)" "its keeper"
+seen+=" $k"
 kill -9 "$k"
-sleep 4
+tap_ok "and another" H create --rootfs "$img" --ttl 4s
+ko=$tap_stdout
+kill -9 "$(keeper_of "$ko")"
+sleep 6
 tap_ok "past its deadline with no keeper, it is still there" test -d "$state/$kk"
+tap_status 125 "exec --in the other" H exec --in "$ko" -- true
+tap_like "$tap_stderr" "sandbox $ko: its time limit ran out \(ttl expired\); it is removed" "fails: it was removed"
+tap_fails "its directory is gone" test -e "$state/$ko"
+tap_ok "the first one is still there" test -d "$state/$kk"
 tap_ok "hutch ps" H ps
 tap_like "$tap_stderr" "sandbox $kk: its time limit ran out while no keeper watched it: removed now" "says so on stderr"
 tap_unlike "$tap_stdout" "$kk" "and does not list it"
@@ -153,6 +200,5 @@ tap_ok "it is gone" gone "$kk"
 tap_like "$(audit_records "$kk" action by)" "ttl_expired action=remove by=backstop" "the log says who"
 tap_is "$(audit_records "$kk" reason | tail -1)" "end reason=ttl expired" "and ends with reason ttl expired"
 
-no_keepers() { [ "$(keepers)" = "$k0" ]; }
 tap_ok "no keeper is left" hutch_wait_until 10 no_keepers
 tap_done
