@@ -737,8 +737,12 @@ struct hutch_port {
   unsigned short host_port; /* 0: any */
   unsigned short port;      /* on the sandbox's loopback */
 };
-/* What a long-lived sandbox has beyond hutch_sandbox_config.  ttl is
- * refused (EOPNOTSUPP) by this version: leave it 0.
+/* What a long-lived sandbox has beyond hutch_sandbox_config.
+ *
+ * ttl (seconds, at most ten years): kept by a host process of hutch's, the
+ * keeper, started for that sandbox alone: when the ttl runs out it removes
+ * the sandbox (audit end reason "ttl expired") or, with HUTCH_TTL_PAUSE,
+ * pauses it.  Paused time does not count.
  *
  * ports: at most 32, each a host listener (bound before the sandbox
  * starts: a port in use, EADDRINUSE, starts nothing) relayed to the
@@ -800,8 +804,16 @@ struct hutch_sandbox_status {
   uint64_t generation;
   char forked_from[40]; /* "": not a fork */
 };
+/* A sandbox whose ttl ran out while its keeper was gone (killed) is
+ * removed, or paused, by the next hutch_sandbox_list, _list_status or
+ * _open of it, with a warning through the log handler. */
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err);
 void hutch_sandbox_status_free(struct hutch_sandbox_status *s, size_t n);
+/* Sets sb's ttl to `seconds` from now (while paused: from the resume),
+ * keeping its action (HUTCH_TTL_REMOVE when it had none), and starts its
+ * keeper when it has none; `seconds` <= 0 clears it (the keeper ends).
+ * Recorded in the audit log ("ttl").  ESRCH when it is not running. */
+int hutch_sandbox_set_ttl(struct hutch_sandbox *sb, double seconds, hutch_error_t *err);
 /* Filters as `hutch ps --filter` takes them: "name=NAME", "label=KEY" (has
  * the key), "label=KEY=VALUE", "status=running|paused|dead".
  * hutch_sandbox_filter_check says what is wrong with one (EINVAL);

@@ -5,6 +5,7 @@
 
 #include <ctype.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,25 @@ bool parse_duration(const char *s, double *out) {
     return false;
   *out = v * mult;
   return true;
+}
+
+void format_duration(double seconds, char *buf, size_t len) {
+  if (!(seconds > 0))
+    seconds = 0;
+  if (seconds < 10) {
+    snprintf(buf, len, "%.1fs", seconds);
+    return;
+  }
+  long long n = (long long)(seconds + 0.5);
+  long long d = n / 86400, h = n / 3600 % 24, m = n / 60 % 60, s = n % 60;
+  if (d > 0)
+    snprintf(buf, len, "%lldd%02lldh", d, h);
+  else if (h > 0)
+    snprintf(buf, len, "%lldh%02lldm", h, m);
+  else if (m > 0)
+    snprintf(buf, len, "%lldm%02llds", m, s);
+  else
+    snprintf(buf, len, "%llds", s);
 }
 
 bool parse_bind(const char *spec, struct hutch_bind *out, char **storage) {

@@ -4,12 +4,16 @@
 #define HUTCH_OPTIONS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "hutch.h"
 
 /* "30", "1.5", "250ms", "2m", "1h" -> seconds; false on anything else or <= 0. */
 bool parse_duration(const char *s, double *out);
+/* Seconds for people, in its two largest units: "2d03h", "1h05m", "9m30s",
+ * "45s", "4.5s" (under 10 s); buf of at least 32 bytes. */
+void format_duration(double seconds, char *buf, size_t len);
 /* Sizes: hutch_parse_size() in hutch.h. */
 /* "SRC:DST", "SRC:DST:ro", "SRC:DST:rw"; SRC and DST must be absolute.
  * The strings point into a copy owned by the caller (*storage). */

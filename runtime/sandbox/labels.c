@@ -10,6 +10,7 @@
 
 #include "cdi_spec.h"
 #include "port_relay.h"
+#include "ttl_plan.h"
 #include "util.h"
 
 bool labels_id_like(const char *s) {
@@ -97,10 +98,12 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
   }
   if (ports_check(x->ports, x->n_ports, err) < 0)
     return -1;
-  if (x->ttl != 0 || x->on_ttl != HUTCH_TTL_REMOVE) {
-    hutch_error_set(err, EOPNOTSUPP, "time limits are not supported by this hutch");
-    return hutch_error_hint(err, "leave ttl and on_ttl of struct hutch_sandbox_extras unset");
+  if (x->ttl != 0 && !ttl_seconds_valid(x->ttl)) {
+    hutch_error_set(err, EINVAL, "invalid time limit: %g seconds", x->ttl);
+    return hutch_error_hint(err, "a time limit is more than 0 seconds and at most ten years; 0: none");
   }
+  if ((x->on_ttl != HUTCH_TTL_REMOVE && x->on_ttl != HUTCH_TTL_PAUSE) || (x->on_ttl != HUTCH_TTL_REMOVE && x->ttl == 0))
+    return hutch_error_set(err, EINVAL, "an action at the end of a time limit (on_ttl) needs a time limit (ttl)");
   return 0;
 }
 

@@ -3,7 +3,7 @@
  * sandbox frozen, its init included, and later let go on.  With a cgroup
  * (v2) its freezer does it; without one, the pauser (pause_ptrace.c).
  * A pause is recorded in `<state>/<id>/paused` (its own file: state.json
- * stays as create wrote it), made with O_EXCL before the freeze, so that a
+ * changes only to stop a time limit's clock), made with O_EXCL before the freeze, so that a
  * second pause, a command or a copy that comes meanwhile sees it and
  * stops, and removed after the resume. */
 #include "config.h"
@@ -22,6 +22,7 @@
 #include "pause_ptrace.h"
 #include "proc_stat.h"
 #include "sandbox.h"
+#include "sandbox_ttl.h"
 #include "state.h"
 #include "util.h"
 
@@ -93,6 +94,11 @@ int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hut
   return read_marker(rootfd, id, out);
 }
 
+bool sandbox_is_paused(struct hutch_sandbox *sb) {
+  struct hutch_pause_status ps;
+  return read_marker(sb->state_fd, sb->id, &ps) == 1;
+}
+
 int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err) {
   struct hutch_pause_status ps;
   if (read_marker(sb->state_fd, sb->id, &ps) == 0)
@@ -147,6 +153,15 @@ static int write_marker(int dirfd, enum hutch_pause_method m, double since, cons
   return 0;
 }
 
+/* A pause that failed: its time limit goes on (a failure to is said). */
+static void restart_clock(struct hutch_sandbox *sb) {
+  hutch_error_t err = NULL;
+  if (sandbox_ttl_start_clock(sb, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+}
+
 static int open_dir(struct hutch_sandbox *sb, hutch_error_t *err) {
   int fd = openat(sb->state_fd, sb->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
   if (fd < 0)
@@ -178,6 +193,11 @@ int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used,
     }
     return hutch_error_sys(err, "pause sandbox %s: mark it", sb->id);
   }
+  /* Once marked: a `hutch ttl` from now on sees it paused (sandbox_ttl.c). */
+  if (sandbox_ttl_stop_clock(sb, err) < 0) {
+    unlinkat(dirfd, PAUSED_FILE, 0);
+    return hutch_error_wrap(err, "pause sandbox %s", sb->id);
+  }
   double since = wall_now(), t0 = monotonic_seconds();
   struct pause_report rep = {0};
   uint64_t pauser_start = 0;
@@ -200,6 +220,7 @@ int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used,
     r = write_marker(dirfd, m, since, &rep, pauser_start, err);
   if (r < 0) {
     unlinkat(dirfd, PAUSED_FILE, 0);
+    restart_clock(sb);
     return hutch_error_wrap(err, "pause sandbox %s (%s)", sb->id, hutch_pause_method_name(m));
   }
   audit_event(dirfd, "pause", hutch_pause_method_name(m), ms, rep.tasks, 0);
@@ -248,7 +269,7 @@ int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
     undo_unfinished(sb, dirfd);
     unlinkat(dirfd, PAUSED_FILE, 0);
     audit_event(dirfd, "resume", "unfinished", 0, 0, 0);
-    return 0;
+    return sandbox_ttl_start_clock(sb, err);
   }
   struct pause_report rep = {0};
   int r = ps.method == HUTCH_PAUSE_CGROUP ? cgroup_freeze(sb->limits.cgroup, false, PAUSE_SETTLE_SECONDS, err)
@@ -257,5 +278,6 @@ int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
     return hutch_error_wrap(err, "resume sandbox %s (%s)", sb->id, hutch_pause_method_name(ps.method));
   unlinkat(dirfd, PAUSED_FILE, 0);
   audit_event(dirfd, "resume", hutch_pause_method_name(ps.method), 0, 0, wall_now() - ps.since);
-  return 0;
+  /* After the mark is gone: a `hutch ttl` meanwhile already set a running clock. */
+  return sandbox_ttl_start_clock(sb, err);
 }

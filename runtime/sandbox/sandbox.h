@@ -57,6 +57,8 @@ void sandbox_proc_release_pool(struct hutch_sandbox *sb);
 /* EAGAIN, with the hint to resume it, when sb is paused (pause.c): its
  * init is frozen and would not answer. */
 int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err);
+/* Whether sb is paused, or being paused (pause.c). */
+bool sandbox_is_paused(struct hutch_sandbox *sb);
 /* hutch_die_with_parent() was called and that parent has died. */
 bool sandbox_parent_died(void);
 

@@ -31,6 +31,8 @@
 #include "port_relay.h"
 #include "proc_stat.h"
 #include "sandbox_internal.h"
+#include "sandbox_ttl.h"
+#include "ttl_expire.h"
 #include "state.h"
 #include "sync.h"
 #include "teardown.h"
@@ -80,6 +82,14 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
     hutch_error_free(&ignored);
     return -1;
   }
+  /* A limit that cannot be kept is no sandbox: none is left running
+   * without the keeper it was promised. */
+  if (x && x->ttl > 0 && sandbox_ttl_apply(sb, x->ttl, &x->on_ttl, "create", err) < 0) {
+    hutch_error_t ignored = NULL;
+    hutch_sandbox_destroy(sb, &ignored);
+    hutch_error_free(&ignored);
+    return -1;
+  }
   if (x && x->devices && x->devices[0] && !cfg->read_only_root)
     cdi_update_ld_cache(sb);
   *out = sb;
@@ -101,6 +111,18 @@ int hutch_sandbox_open(const char *state_dir, const char *what, struct hutch_san
   _cleanup_close_ int rootfd = read_sandbox_state(state_dir, what, &st, err);
   if (rootfd < 0)
     return -1;
+  if (sandbox_ttl_backstop(rootfd, &st) > 0) {
+    /* Its limit ran out unwatched: removed now, or paused. */
+    char was[40];
+    snprintf(was, sizeof(was), "%s", st.id);
+    state_clear(&st);
+    hutch_error_t gone = NULL;
+    if (state_read(rootfd, was, &st, &gone) < 0) {
+      hutch_error_free(&gone);
+      hutch_error_set(err, ENOENT, "sandbox %s: its time limit ran out (ttl expired); it is removed", was);
+      return hutch_error_hint(err, "`hutch audit %s` shows its log", was);
+    }
+  }
   const char *id = st.id;
   bool running = state_is_running(&st);
   bool long_lived = st.long_lived;
@@ -303,6 +325,14 @@ static int for_each_state(const char *state_dir, void (*fn)(struct sandbox_state
       hutch_error_free(&ignored);
       continue;
     }
+    /* A limit run out unwatched is acted on now: removed, not listed. */
+    if (sandbox_ttl_backstop(rootfd, &st) > 0) {
+      state_clear(&st);
+      if (state_read(rootfd, de->d_name, &st, &ignored) < 0) {
+        hutch_error_free(&ignored);
+        continue;
+      }
+    }
     fn(&st, data);
     state_clear(&st);
   }
@@ -356,6 +386,9 @@ static void add_status(struct sandbox_state *st, void *data) {
     s->pause_method = pause.method;
   }
   hutch_error_free(&perr);
+  s->ttl = st->live.ttl.seconds;
+  s->ttl_left = ttl_plan_left(&st->live.ttl, ttl_boot_now());
+  s->on_ttl = st->live.ttl.on_ttl;
   s->name = steal_pointer(&st->live.name);
   s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
   s->devices = st->live.devices ? steal_pointer(&st->live.devices) : xcalloc(1, sizeof(char *));

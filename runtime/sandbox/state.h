@@ -79,7 +79,8 @@ void state_clear(struct sandbox_state *st);
  * exclusive flock on the <id>/ directory throughout (state_update.c).
  * Every change made after create (pause, resume, ttl, reset, a keeper)
  * goes through here, so that two of them never lose each other's update.
- * A negative return of fn leaves the record as it was. */
+ * A negative return of fn leaves the record as it was, and so does a
+ * positive one (nothing to change), which is no failure. */
 typedef int (*state_update_fn)(struct sandbox_state *st, void *data, hutch_error_t *err);
 int state_update(int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err);
 /* The same lock, for a change that is more than state.json (a marker file

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* state.json's members of a long-lived sandbox (state_live.h): "name",
  * "labels" ({"KEY": "VALUE"}), "generation", "config", "devices"
- * (["NAME"]) and "ports". */
+ * (["NAME"]), "ports", "ttl" ({"seconds",
+ * "on_ttl", "deadline_boot_ns", "deadline", "left"}) and "helpers"
+ * ({"keeper": {"pid", "start_time"}}). */
 #include "config.h"
 
 #include "state_live.h"
@@ -17,7 +19,65 @@
 #include "request.h"
 #include "util.h"
 
+/* 64-bit numbers as strings: a JSON number is a double. */
+static void add_u64(cJSON *o, const char *key, uint64_t v) {
+  char text[32];
+  snprintf(text, sizeof(text), "%" PRIu64, v);
+  cJSON_AddStringToObject(o, key, text);
+}
+
+static uint64_t get_u64(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsString(v) ? strtoull(v->valuestring, NULL, 10) : 0;
+}
+
+static double get_number(const cJSON *o, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+  return cJSON_IsNumber(v) ? v->valuedouble : 0;
+}
+
+static void write_ttl(cJSON *o, const struct sandbox_live *l) {
+  if (ttl_active(&l->ttl)) {
+    cJSON *t = cJSON_AddObjectToObject(o, "ttl");
+    cJSON_AddNumberToObject(t, "seconds", l->ttl.seconds);
+    cJSON_AddStringToObject(t, "on_ttl", l->ttl.on_ttl == HUTCH_TTL_PAUSE ? "pause" : "remove");
+    add_u64(t, "deadline_boot_ns", (uint64_t)l->ttl.deadline_ns);
+    if (ttl_stopped(&l->ttl))
+      cJSON_AddNumberToObject(t, "left", l->ttl.left);
+    else
+      cJSON_AddNumberToObject(t, "deadline", l->ttl.deadline);
+  }
+  if (l->keeper.pid > 0) {
+    cJSON *k = cJSON_AddObjectToObject(cJSON_AddObjectToObject(o, "helpers"), "keeper");
+    cJSON_AddNumberToObject(k, "pid", l->keeper.pid);
+    add_u64(k, "start_time", l->keeper.start_time);
+  }
+}
+
+/* A record that makes no sense is no limit: never a deadline made up. */
+static void read_ttl(const cJSON *o, struct sandbox_live *l) {
+  const cJSON *t = cJSON_GetObjectItemCaseSensitive(o, "ttl");
+  if (cJSON_IsObject(t) && ttl_seconds_valid(get_number(t, "seconds"))) {
+    l->ttl.seconds = get_number(t, "seconds");
+    const cJSON *a = cJSON_GetObjectItemCaseSensitive(t, "on_ttl");
+    l->ttl.on_ttl = cJSON_IsString(a) && strcmp(a->valuestring, "pause") == 0 ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE;
+    uint64_t d = get_u64(t, "deadline_boot_ns");
+    l->ttl.deadline_ns = d > INT64_MAX ? INT64_MAX : (int64_t)d;
+    l->ttl.deadline = get_number(t, "deadline");
+    double left = get_number(t, "left");
+    l->ttl.left = left > 0 && left <= TTL_MAX_SECONDS ? left : 0;
+  }
+  const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "helpers");
+  const cJSON *k = cJSON_IsObject(h) ? cJSON_GetObjectItemCaseSensitive(h, "keeper") : NULL;
+  double pid = cJSON_IsObject(k) ? get_number(k, "pid") : 0;
+  if (pid >= 1 && pid <= INT32_MAX) {
+    l->keeper.pid = (pid_t)pid;
+    l->keeper.start_time = get_u64(k, "start_time");
+  }
+}
+
 void state_live_write(cJSON *o, const struct sandbox_live *l) {
+  write_ttl(o, l);
   if (l->name)
     cJSON_AddStringToObject(o, "name", l->name);
   if (l->generation) {
@@ -66,6 +126,7 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
     }
   }
   l->ports = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "ports"), true);
+  read_ttl(o, l);
   const cJSON *labels = cJSON_GetObjectItemCaseSensitive(o, "labels");
   if (!cJSON_IsObject(labels))
     return;

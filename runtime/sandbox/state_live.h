@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What state.json holds of a long-lived sandbox beyond its start: its name
- * and labels, its resets so far, the record of its configuration and its
- * devices.  A state written by an older hutch has none of it. */
+ * and labels, its resets so far, the record of its configuration, its
+ * devices, its published ports, its time limit and the keeper that
+ * enforces it.  A state written by an older hutch has none of it. */
 #ifndef HUTCH_STATE_LIVE_H
 #define HUTCH_STATE_LIVE_H
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
+
+#include "ttl_plan.h"
 
 struct sandbox_live {
   char *name;          /* NULL: none */
@@ -15,7 +18,9 @@ struct sandbox_live {
   cJSON *config;       /* "config": the creation record (config_record.h), owned; NULL: none */
   /* --device, as asked; NULL-terminated; NULL: none */
   char **devices;
-  cJSON *ports; /* "ports": the published ports and their relay (port_relay.h), owned; NULL: none */
+  cJSON *ports;                /* "ports": the published ports and their relay (port_relay.h), owned; NULL: none */
+  struct ttl_record ttl;       /* its time limit (ttl_plan.h) */
+  struct helper_record keeper; /* the ttl's keeper (keeper.c) */
 };
 
 /* Adds the members of l to the state object o. */

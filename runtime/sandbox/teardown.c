@@ -19,6 +19,7 @@
 
 #include "audit_sandbox.h"
 #include "cgroup.h"
+#include "helper_proc.h"
 #include "names.h"
 #include "port_relay.h"
 #include "proc_stat.h"
@@ -41,6 +42,8 @@ void teardown_from_state(struct teardown *t, int state_fd, const struct sandbox_
       .proxy_recorded = st->net.proxy,
       .proxy_pid = st->net.proxy_pid,
       .proxy_start_time = st->net.proxy_start_time,
+      .keeper_pid = st->live.keeper.pid,
+      .keeper_start_time = st->live.keeper.start_time,
   };
   snprintf(t->id, sizeof(t->id), "%s", st->id);
   t->name = st->live.name;
@@ -132,6 +135,13 @@ static void step_stop_fuse(struct teardown *t) {
   t->fuse = (struct overlay_fuse_daemon){0};
 }
 
+/* The helpers of a long-lived sandbox, each only if it is still the very
+ * process recorded, and not the caller (a keeper whose limit ran out). */
+static void step_stop_helpers(struct teardown *t) {
+  helper_stop(t->keeper_pid, t->keeper_start_time);
+  t->keeper_pid = 0;
+}
+
 /* --net proxy: the proxy stops by itself when init has died (killed
  * anyway, in case init was gone before it started), and the /30 is given
  * back.  Before the state directory goes: the audit log may be in it. */
@@ -213,6 +223,7 @@ int sandbox_teardown(struct teardown *t, hutch_error_t *err) {
     return -1;
   step_stop_fuse(t);
   step_stop_relay(t);
+  step_stop_helpers(t);
   step_stop_network(t);
   int r = TIMED("remove cgroup", step_remove_cgroup(t, err));
   /* A cgroup left behind keeps the state directory, which records it, so

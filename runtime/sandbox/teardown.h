@@ -31,6 +31,9 @@ struct teardown {
   bool proxy_recorded;
   pid_t proxy_pid;
   uint64_t proxy_start_time;
+  /* Its helpers (helper_proc.h): the ttl's keeper; pid 0: none. */
+  pid_t keeper_pid;
+  uint64_t keeper_start_time;
   /* What a one-shot run reports, filled on the way when not NULL. */
   struct hutch_net_summary *net_summary;
   struct hutch_usage *usage;
@@ -54,7 +57,7 @@ struct teardown {
 /* Fill from a sandbox's recorded state (borrowing `st`'s strings); from a
  * start in this process: teardown_from_started (sandbox_internal.h). */
 void teardown_from_state(struct teardown *t, int state_fd, const struct sandbox_state *st);
-/* Stop init, the fuse daemon, the proxy; give the /30 back; remove the
+/* Stop init, the fuse daemon, the helpers, the proxy; give the /30 back; remove the
  * cgroup and (without keep) the state directory.  Idempotent.  Strict
  * (not best_effort): stops at a failed step and keeps the state directory
  * so that a retry can finish. */

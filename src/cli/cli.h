@@ -4,6 +4,7 @@
 #define HUTCH_CLI_H
 
 #include <stdbool.h>
+#include <stdio.h>
 
 #include "hutch.h"
 
@@ -44,6 +45,8 @@ int cmd_audit(int argc, char **argv);
 /* hutch pause and hutch resume (cmd_pause.c). */
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+/* hutch ttl (cmd_ttl.c). */
+int cmd_ttl(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */
@@ -64,6 +67,11 @@ extern bool cli_handed_over;
  * when that failed, with an exit code.  In hutch-full: returns -1, and the
  * verb goes on. */
 int cli_hand_over(const char *why);
+/* The options of a verb on one live sandbox (pause, resume, ttl):
+ * --state-dir, --json and -h (usage to stdout).  -1 to go on with the
+ * arguments from optind, else an exit code. */
+int cli_sandbox_verb_opts(const char *verb, int argc, char **argv, void (*usage)(FILE *out), const char **state_dir,
+                          bool *json);
 /* Print "hutch VERB: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "ports": [{"host_addr", "host_port", "port"}...] of create --json and ps --json. */

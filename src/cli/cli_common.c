@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What the hutch command's two mains share: hutch-full's (main.c) and the
- * musl front end's (front.c). */
+ * musl front end's (front.c); and the option parsing of the verbs that act
+ * on one live sandbox. */
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -50,4 +52,32 @@ void cli_add_ports_json(struct cJSON *parent, const struct hutch_published_port 
     cJSON_AddNumberToObject(one, "host_port", ports[i].host_port);
     cJSON_AddNumberToObject(one, "port", ports[i].port);
   }
+}
+
+enum { OPT_STATE_DIR = 256, OPT_JSON };
+
+int cli_sandbox_verb_opts(const char *verb, int argc, char **argv, void (*usage)(FILE *out), const char **state_dir,
+                          bool *json) {
+  static const struct option options[] = {
+      {"state-dir", required_argument, NULL, OPT_STATE_DIR},
+      {"json", no_argument, NULL, OPT_JSON},
+      {"help", no_argument, NULL, 'h'},
+      {NULL, 0, NULL, 0},
+  };
+  optind = 1;
+  opterr = 0;
+  int c;
+  while ((c = getopt_long(argc, argv, "h", options, NULL)) != -1) {
+    if (c == 'h') {
+      usage(stdout);
+      return 0;
+    }
+    if (c == OPT_JSON)
+      *json = true;
+    else if (c == OPT_STATE_DIR)
+      *state_dir = optarg;
+    else
+      return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
+  }
+  return -1;
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* hutch create: a long-lived sandbox, with its name and labels. */
+/* hutch create: a long-lived sandbox, with its name, labels and time limit. */
 #include "config.h"
 
 #include <cjson/cJSON.h>
@@ -25,6 +25,9 @@ void create_usage(FILE *out) {
           "  -p, --publish [ADDR:]HOSTPORT:PORT\n"
           "                       relay ADDR:HOSTPORT on the host (default 127.0.0.1; HOSTPORT 0:\n"
           "                       any free port) to PORT on the sandbox's loopback (repeatable)\n"
+          "  --ttl DURATION       remove the sandbox once it has run this long (90s, 10m, 2h; paused\n"
+          "                       time does not count); `hutch ttl ID` changes it\n"
+          "  --on-ttl ACTION      what the end of --ttl does: remove (default) or pause\n"
           "  --env K=V            set an environment variable for every process (repeatable)\n"
           "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
           "  --hostname NAME      hostname inside the sandbox\n"
@@ -60,6 +63,10 @@ int cmd_create(int argc, char **argv) {
     r = cli_usage_error("create", "unexpected argument '%s'", argv[first]);
     goto out;
   }
+  if (o.on_ttl_set && o.ttl == 0) {
+    r = cli_usage_error("create", "--on-ttl needs --ttl");
+    goto out;
+  }
   if (o.net == HUTCH_NET_PROXY && (r = cli_hand_over("--net proxy")) >= 0)
     goto out;
   hutch_error_t err = NULL;
@@ -70,7 +77,14 @@ int cmd_create(int argc, char **argv) {
     if (o.ports[i].host_addr)
       o.ports[i].host_addr = o.port_addrs[i];
   struct hutch_sandbox_extras x = {
-      .name = o.name, .labels = o.labels, .ports = o.ports, .n_ports = o.n_ports, .devices = o.devices};
+      .name = o.name,
+      .labels = o.labels,
+      .ttl = o.ttl,
+      .on_ttl = o.on_ttl,
+      .ports = o.ports,
+      .n_ports = o.n_ports,
+      .devices = o.devices,
+  };
   if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create_with(&p.cfg, &x, &sb, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);
@@ -82,6 +96,10 @@ int cmd_create(int argc, char **argv) {
     cJSON_AddStringToObject(j, "id", hutch_sandbox_id(sb));
     if (o.name)
       cJSON_AddStringToObject(j, "name", o.name);
+    if (o.ttl > 0) {
+      cJSON_AddNumberToObject(j, "ttl", o.ttl);
+      cJSON_AddStringToObject(j, "on_ttl", o.on_ttl == HUTCH_TTL_PAUSE ? "pause" : "remove");
+    }
     add_limits_json(j, hutch_sandbox_limits(sb));
     add_network_json(j, o.net, hutch_sandbox_audit_log(sb), NULL);
     add_degraded_json(j, &o, hutch_sandbox_limits(sb));

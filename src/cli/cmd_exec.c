@@ -69,6 +69,8 @@ enum {
   OPT_NAME,
   OPT_LABEL,
   OPT_DEVICE,
+  OPT_TTL,
+  OPT_ON_TTL,
 };
 
 static const struct option long_options[] = {
@@ -107,6 +109,8 @@ static const struct option long_options[] = {
     {"label", required_argument, NULL, OPT_LABEL},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"publish", required_argument, NULL, 'p'},
+    {"ttl", required_argument, NULL, OPT_TTL},
+    {"on-ttl", required_argument, NULL, OPT_ON_TTL},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -371,6 +375,24 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
       if (!parse_publish(optarg, &o->ports[o->n_ports], o->port_addrs[o->n_ports], sizeof(o->port_addrs[0])))
         return cli_usage_error(verb, "-p wants [ADDR:]HOSTPORT:PORT (HOSTPORT 0: any free port), got '%s'", optarg);
       o->n_ports++;
+      break;
+    case OPT_TTL: {
+      if (is_exec)
+        return cli_usage_error(verb, "--ttl is an option of create (exec has --timeout)");
+      struct hutch_sandbox_extras x = {0};
+      if (!parse_duration(optarg, &x.ttl) || hutch_sandbox_extras_check(&x, NULL) < 0)
+        return cli_usage_error(verb, "--ttl wants a duration such as 90s, 10m or 2h (at most ten years), got '%s'",
+                               optarg);
+      o->ttl = x.ttl;
+      break;
+    }
+    case OPT_ON_TTL:
+      if (is_exec)
+        return cli_usage_error(verb, "--on-ttl is an option of create");
+      if (strcmp(optarg, "remove") != 0 && strcmp(optarg, "pause") != 0)
+        return cli_usage_error(verb, "--on-ttl wants remove or pause, got '%s'", optarg);
+      o->on_ttl = strcmp(optarg, "pause") == 0 ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE;
+      o->on_ttl_set = true;
       break;
     case 't':
     case 'i':

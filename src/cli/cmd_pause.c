@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,15 +11,6 @@
 
 #include "cli.h"
 #include "util.h"
-
-enum { OPT_STATE_DIR = 256, OPT_JSON };
-
-static const struct option pause_options[] = {
-    {"state-dir", required_argument, NULL, OPT_STATE_DIR},
-    {"json", no_argument, NULL, OPT_JSON},
-    {"help", no_argument, NULL, 'h'},
-    {NULL, 0, NULL, 0},
-};
 
 static void pause_usage(FILE *out, bool resume) {
   if (resume)
@@ -40,6 +30,14 @@ static void pause_usage(FILE *out, bool resume) {
                "  -h, --help       show this help\n");
 }
 
+static void usage_pause(FILE *out) {
+  pause_usage(out, false);
+}
+
+static void usage_resume(FILE *out) {
+  pause_usage(out, true);
+}
+
 static double now(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -50,21 +48,9 @@ static int run(int argc, char **argv, bool resume) {
   const char *verb = resume ? "resume" : "pause";
   const char *state_dir = NULL;
   bool json = false;
-  optind = 1;
-  opterr = 0;
-  int c;
-  while ((c = getopt_long(argc, argv, "h", pause_options, NULL)) != -1) {
-    if (c == 'h') {
-      pause_usage(stdout, resume);
-      return 0;
-    }
-    if (c == OPT_JSON)
-      json = true;
-    else if (c == OPT_STATE_DIR)
-      state_dir = optarg;
-    else
-      return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
-  }
+  int r = cli_sandbox_verb_opts(verb, argc, argv, resume ? usage_resume : usage_pause, &state_dir, &json);
+  if (r >= 0)
+    return r;
   if (optind >= argc)
     return cli_usage_error(verb, "no sandbox id given");
   if (optind + 1 < argc)
@@ -81,7 +67,7 @@ static int run(int argc, char **argv, bool resume) {
     return cli_fail(&err);
   }
   double t0 = now();
-  int r = resume ? hutch_sandbox_resume(sb, &err) : hutch_sandbox_pause(sb, &m, &err);
+  r = resume ? hutch_sandbox_resume(sb, &err) : hutch_sandbox_pause(sb, &m, &err);
   double seconds = now() - t0;
   hutch_sandbox_close(sb);
   if (r < 0)

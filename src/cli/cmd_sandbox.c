@@ -11,6 +11,7 @@
 #include <time.h>
 
 #include "cli.h"
+#include "options.h"
 #include "util.h"
 
 enum { OPT_STATE_DIR = 256, OPT_JSON, OPT_ALL, OPT_FILTER };
@@ -18,7 +19,9 @@ enum { OPT_STATE_DIR = 256, OPT_JSON, OPT_ALL, OPT_FILTER };
 static void ps_usage(FILE *out) {
   fprintf(out, "Usage: hutch ps [OPTIONS]\n\n"
                "List sandboxes: long-lived ones, running one-shot ones, and those left behind by a\n"
-               "killed hutch (STATUS dead; `hutch rm` cleans them).\n\n"
+               "killed hutch (STATUS dead; `hutch rm` cleans them).  TTL is the time a sandbox has\n"
+               "left (`create --ttl`, `hutch ttl`); one whose time ran out while nothing watched it\n"
+               "is removed (or paused) now, and a warning says so.\n\n"
                "Options:\n"
                "  --state-dir DIR  where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
                "  --filter F       only the sandboxes that match F: name=NAME, label=KEY,\n"
@@ -108,6 +111,14 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
     cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_PROC_HOST_RO));
   if (info->limits.disk_unbounded)
     cJSON_AddItemToArray(degraded, cJSON_CreateString(HUTCH_DEGRADED_DISK_UNBOUNDED));
+  if (s->ttl > 0) {
+    cJSON_AddNumberToObject(o, "ttl", s->ttl);
+    cJSON_AddNumberToObject(o, "ttl_left", s->ttl_left);
+    cJSON_AddStringToObject(o, "on_ttl", s->on_ttl == HUTCH_TTL_PAUSE ? "pause" : "remove");
+  } else {
+    cJSON_AddNullToObject(o, "ttl");
+    cJSON_AddNullToObject(o, "ttl_left");
+  }
   /* Last, as the NAME column: what came before keeps its place. */
   if (s->name)
     cJSON_AddStringToObject(o, "name", s->name);
@@ -157,9 +168,16 @@ static void ps_line(const struct hutch_sandbox_status *s) {
   char shown[32];
   snprintf(shown, sizeof(shown), "%s%s%s", state_text(s->state), s->state == HUTCH_SANDBOX_PAUSED ? ":" : "",
            s->state == HUTCH_SANDBOX_PAUSED ? hutch_pause_method_name(s->pause_method) : "");
+  /* The time left; a paused sandbox's stands still. */
+  char ttl[40] = "-";
+  if (s->ttl > 0) {
+    format_duration(s->ttl_left, ttl, sizeof(ttl));
+    if (s->on_ttl == HUTCH_TTL_PAUSE)
+      snprintf(ttl + strlen(ttl), sizeof(ttl) - strlen(ttl), "%s", ":pause");
+  }
   /* NAME last: the columns before it keep their places. */
-  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-24s %s", info->id, (int)info->pid, shown, when, lim,
-         info->net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-", info->image ? info->image : "-",
+  printf("%-14s %-8d %-8s %-20s %-18s %-6s %-18s %-12s %-24s %s", info->id, (int)info->pid, shown, when, lim,
+         info->net_proxy ? "proxy" : "none", degraded[0] ? degraded : "-", ttl, info->image ? info->image : "-",
          s->name ? s->name : "-");
   ps_ports(s);
   printf("\n");
@@ -214,8 +232,8 @@ int cmd_ps(int argc, char **argv) {
     return cli_fail(&err);
   cJSON *arr = json ? cJSON_CreateArray() : NULL;
   if (!json && !quiet)
-    printf("%-14s %-8s %-8s %-20s %-18s %-6s %-18s %-24s %s\n", "ID", "PID", "STATUS", "CREATED", "LIMITS", "NET",
-           "DEGRADED", "IMAGE", "NAME");
+    printf("%-14s %-8s %-8s %-20s %-18s %-6s %-18s %-12s %-24s %s\n", "ID", "PID", "STATUS", "CREATED", "LIMITS", "NET",
+           "DEGRADED", "TTL", "IMAGE", "NAME");
   for (size_t i = 0; i < n; i++) {
     if (!hutch_sandbox_status_matches(&list[i], filters))
       continue;

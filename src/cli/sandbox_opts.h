@@ -48,6 +48,9 @@ struct sandbox_opts {
   struct hutch_port *ports; /* create -p */
   char (*port_addrs)[64];   /* their addresses */
   size_t n_ports;
+  double ttl; /* create --ttl (0: none) and --on-ttl */
+  enum hutch_ttl_action on_ttl;
+  bool on_ttl_set;
 };
 
 void sandbox_opts_free(struct sandbox_opts *o);

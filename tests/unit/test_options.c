@@ -21,6 +21,28 @@ int main(void) {
   tap_ok(!parse_duration("", &d), "empty refused");
   tap_ok(!parse_duration("inf", &d), "infinity refused");
 
+  tap_ok(parse_duration("90s", &d) && d == 90, "seconds with their unit");
+  tap_ok(parse_duration("10m", &d) && d == 600, "ten minutes");
+  tap_ok(parse_duration("2h", &d) && d == 7200, "two hours");
+  tap_ok(!parse_duration("none", &d), "a word refused");
+  tap_ok(!parse_duration("5 m", &d), "a space refused");
+
+  char buf[32];
+  format_duration(4.54, buf, sizeof(buf));
+  tap_is_str(buf, "4.5s", "under 10 s: a tenth");
+  format_duration(45, buf, sizeof(buf));
+  tap_is_str(buf, "45s", "seconds");
+  format_duration(570, buf, sizeof(buf));
+  tap_is_str(buf, "9m30s", "minutes and seconds");
+  format_duration(3900, buf, sizeof(buf));
+  tap_is_str(buf, "1h05m", "hours and minutes");
+  format_duration(2 * 86400 + 3 * 3600 + 59, buf, sizeof(buf));
+  tap_is_str(buf, "2d03h", "days and hours");
+  format_duration(-3, buf, sizeof(buf));
+  tap_is_str(buf, "0.0s", "nothing left");
+  format_duration(59.6, buf, sizeof(buf));
+  tap_is_str(buf, "1m00s", "rounded to the second");
+
   uint64_t n;
   tap_ok(hutch_parse_size("1024", &n) && n == 1024, "bytes");
   tap_ok(hutch_parse_size("512M", &n) && n == 512ull << 20, "megabytes");

@@ -182,6 +182,21 @@ limit_cases() {
   tap_ok "$label: pause again" "${run[@]}" "$HUTCH_BIN" pause "$id"
   tap_ok "$label: rm of a paused sandbox" "${run[@]}" "$HUTCH_BIN" rm "$id"
   tap_ok "$label: removes its cgroup" test ! -e "$cgpath"
+
+  # A time limit with a cgroup: --on-ttl pause ends frozen by the freezer;
+  # a plain --ttl removes the sandbox and its cgroup.
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --ttl 2s --on-ttl pause)
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  tap_like "$cgpath" "/hutch/$id\$" "$label: --ttl 2s --on-ttl pause: it has a cgroup"
+  tap_ok "$label: frozen when its time runs out" hutch_wait_until 30 grep -q "frozen 1" "$cgpath/cgroup.events"
+  tap_ok "$label: ps" "${run[@]}" "$HUTCH_BIN" ps
+  tap_like "$tap_stdout" "$id .*paused:cgroup" "$label: ps shows paused:cgroup"
+  tap_ok "$label: rm" "${run[@]}" "$HUTCH_BIN" rm "$id"
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --ttl 2s)
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  tap_like "$cgpath" "/hutch/$id\$" "$label: --ttl 2s: it has a cgroup"
+  tap_ok "$label: removed when its time runs out" hutch_wait_until 30 test ! -e "$(state_dir "$label")/$id"
+  tap_ok "$label: and its cgroup with it" test ! -e "$cgpath"
 }
 state_dir() { if [ "$1" = root ]; then echo "$work/root/state"; else echo "$work/user/state"; fi; }
 

@@ -1,0 +1,21 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* A live sandbox's time limit (sandbox_ttl.c): set and cleared
+ * (hutch_sandbox_set_ttl, create), its clock stopped by a pause and
+ * started again by the resume.  When it runs out: ttl_expire.h. */
+#ifndef HUTCH_SANDBOX_TTL_H
+#define HUTCH_SANDBOX_TTL_H
+
+#include "hutch.h"
+#include "state.h"
+
+/* Sets sb's limit to `seconds` from now (<= 0: none), with `on_ttl` (NULL:
+ * as it was, else remove), starts its keeper when it has none, and
+ * records a "ttl" audit record saying `by` whom. */
+int sandbox_ttl_apply(struct hutch_sandbox *sb, double seconds, const enum hutch_ttl_action *on_ttl, const char *by,
+                      hutch_error_t *err);
+/* pause.c: the clock stops once the sandbox is marked paused, and starts
+ * again once the mark is gone; nothing is written without a limit. */
+int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, hutch_error_t *err);
+int sandbox_ttl_start_clock(struct hutch_sandbox *sb, hutch_error_t *err);
+
+#endif
