@@ -121,6 +121,7 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
     cJSON_DeleteItemFromObjectCaseSensitive(labels, key);
     cJSON_AddStringToObject(labels, key, eq + 1);
   }
+  cJSON_AddNumberToObject(o, "generation", (double)s->generation); /* resets so far */
   return o;
 }
 

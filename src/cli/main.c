@@ -23,6 +23,7 @@ static const struct {
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
     {"pause", cmd_pause, "freeze every process of a live sandbox"},
     {"resume", cmd_resume, "let a paused sandbox go on"},
+    {"reset", cmd_reset, "return a live sandbox to its image's state"},
     {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},
