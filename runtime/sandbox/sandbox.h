@@ -60,7 +60,8 @@ int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err);
 /* A reset (sandbox_reset.c) replaces a sandbox's init: when the state
  * names another, running one, sb follows it (what it held of the old one
  * is let go, asked for again when needed); true when it did.  The second
- * checks first whether sb's pidfd of init says it has ended (one poll). */
+ * checks first whether the init sb knows has ended (a poll of its pidfd,
+ * else its start time). */
 bool sandbox_follow_reset(struct hutch_sandbox *sb);
 void sandbox_follow_if_ended(struct hutch_sandbox *sb);
 /* hutch_die_with_parent() was called and that parent has died. */

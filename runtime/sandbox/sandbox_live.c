@@ -228,6 +228,8 @@ int hutch_sandbox_remove(const char *state_dir, const char *what, hutch_error_t 
 }
 
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
+  /* Reset from elsewhere since: the init to kill is the new one. */
+  sandbox_follow_if_ended(sb);
   /* The fuse daemon and the proxy are in the record; init and the cgroup
    * are also known from the handle, which a lost record does not undo. */
   struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time, .limits = sb->limits};

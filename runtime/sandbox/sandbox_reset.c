@@ -20,7 +20,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#ifndef P_PIDFD
+#define P_PIDFD 3 /* waitid() on a pidfd, Linux 5.4 */
+#endif
 
 #include "audit.h"
 #include "audit_proxy.h"
@@ -157,8 +162,16 @@ static void close_fd(int *fd) {
   *fd = -1;
 }
 
-/* sb's objects of the old incarnation let go: asked for again when needed. */
+/* sb's objects of the old incarnation let go: asked for again when needed.
+ * An init that was this process's child (its creator's handle, reset from
+ * elsewhere) is reaped through the pidfd, so no zombie stays; anyone
+ * else's child gives ECHILD. */
 static void forget_init(struct hutch_sandbox *sb) {
+  if (sb->init_pidfd >= 0) {
+    siginfo_t si;
+    while (waitid((idtype_t)P_PIDFD, (id_t)sb->init_pidfd, &si, WEXITED | WNOHANG) < 0 && errno == EINTR)
+      ;
+  }
   close_fd(&sb->init_pidfd);
   close_fd(&sb->root_fd);
   close_fd(&sb->userns_fd);
@@ -196,10 +209,14 @@ bool sandbox_follow_reset(struct hutch_sandbox *sb) {
 }
 
 void sandbox_follow_if_ended(struct hutch_sandbox *sb) {
-  if (sb->init_pidfd < 0)
-    return;
-  struct pollfd p = {.fd = sb->init_pidfd, .events = POLLIN};
-  if (poll(&p, 1, 0) > 0)
+  bool ended;
+  if (sb->init_pidfd >= 0) {
+    struct pollfd p = {.fd = sb->init_pidfd, .events = POLLIN};
+    ended = poll(&p, 1, 0) > 0;
+  } else {
+    ended = !proc_stat_alive(sb->pid, sb->start_time);
+  }
+  if (ended)
     sandbox_follow_reset(sb);
 }
 
