@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 from . import _hutch, _paths
 from ._errors import pythonize
 from ._interp import DEFAULT, _Default
+from ._reset import _ResetMixin
 
 if TYPE_CHECKING:
     from ._interp import Interpreter
@@ -373,7 +374,7 @@ def _close_all() -> None:
             pass
 
 
-class Sandbox:
+class Sandbox(_ResetMixin):
     """A live sandbox: processes run in it one after another or side by
     side, and its files persist, until close().
 

@@ -39,6 +39,8 @@ typedef struct {
   bool owned;               /* made here: closing destroys it */
   char id[40];
 } HpySandbox;
+/* Sandbox.reset(to=None, store=None) (reset.c). */
+PyObject *hpy_sandbox_reset(HpySandbox *self, PyObject *args, PyObject *kw);
 
 /* ---- proc.c ---- */
 extern PyTypeObject HpyProcType;
