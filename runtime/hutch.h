@@ -590,6 +590,27 @@ int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err);
 int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hutch_pause_status *out,
                                hutch_error_t *err);
 
+/* ---- resetting a long-lived sandbox (sandbox_reset.c) ----
+ * The sandbox starts again from the configuration it was created with,
+ * under the same id, name and labels and with the same audit log: every
+ * process but its new init is gone, and so are the writable layer, /tmp,
+ * /dev/shm, SysV IPC objects and every namespace (all are new).  A paused
+ * sandbox comes back running; its cgroup, proxy and /30 are made anew (its
+ * init's host pid and its --net proxy address may change).  `sb` follows
+ * the new incarnation; other handles of it follow at their next call.
+ * ESTALE when it was made by a hutch that did not record its
+ * configuration, or when its policy (the file, its seccomp profile, a
+ * --net-policy file) changed since: recreate it.  EPERM for a sandbox
+ * made with die_with_creator, from a process other than its creator.
+ * Checks that can fail are made before anything is stopped; a start that
+ * fails after leaves the sandbox ended (`hutch ps`: dead) for `hutch rm`. */
+struct hutch_reset_options {
+  /* NULL: the image it runs.  Else this image from now on: its trees and
+   * WorkingDir, its Env under the environment the sandbox was made with. */
+  const struct hutch_image *to;
+};
+int hutch_sandbox_reset(struct hutch_sandbox *sb, const struct hutch_reset_options *o, hutch_error_t *err);
+
 /* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
  * hutch itself reads and writes them, through the sandbox's own root: no
  * program of the sandbox runs, and no path leaves that root (".." and

@@ -20,6 +20,7 @@ from . import _hutch, _paths
 from ._errors import pythonize
 from ._interp import DEFAULT, _Default
 from ._lifecycle import Labels, _Lifecycle, labels_arg, labels_dict
+from ._reset import _ResetMixin
 
 if TYPE_CHECKING:
     from ._interp import Interpreter
@@ -382,7 +383,7 @@ def _close_all() -> None:
             pass
 
 
-class Sandbox(_Lifecycle):
+class Sandbox(_Lifecycle, _ResetMixin):
     """A live sandbox: processes run in it one after another or side by
     side, and its files persist, until close().
 

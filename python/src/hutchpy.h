@@ -44,6 +44,8 @@ typedef struct {
   char id[40];
   char *state_dir; /* as given (NULL: the default), for the calls that take one */
 } HpySandbox;
+/* Sandbox.reset(to=None, store=None) (reset.c). */
+PyObject *hpy_sandbox_reset(HpySandbox *self, PyObject *args, PyObject *kw);
 
 /* The body of a call on an open sandbox: CALL runs without the GIL, under
  * the lock, with `sb` set; it sets r (< 0 with err set on failure). */

@@ -489,6 +489,7 @@ static PyMethodDef sb_methods[] = {
     {"proxy_log", FN(sb_proxy_log), METH_NOARGS, "proxy_log() -> str | None: its proxy's audit log"},
     {"close", FN(sb_close), METH_NOARGS, "close(): destroy a sandbox made here, let go of an attached one"},
     {"destroy", FN(sb_destroy), METH_NOARGS, "destroy(): kill everything in it and remove it"},
+    {"reset", FN(hpy_sandbox_reset), KW, "reset(to=None, store=None): back to its image's state"},
     {NULL, NULL, 0, NULL},
 };
 static PyGetSetDef sb_getset[] = {

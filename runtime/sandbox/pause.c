@@ -172,6 +172,7 @@ static int open_dir(struct hutch_sandbox *sb, hutch_error_t *err) {
 int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err) {
   if (used)
     *used = HUTCH_PAUSE_NONE;
+  sandbox_follow_if_ended(sb); /* a reset since this handle looked */
   if (!proc_stat_alive(sb->pid, sb->start_time)) {
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);

@@ -59,6 +59,13 @@ void sandbox_proc_release_pool(struct hutch_sandbox *sb);
 int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err);
 /* Whether sb is paused, or being paused (pause.c). */
 bool sandbox_is_paused(struct hutch_sandbox *sb);
+/* A reset (sandbox_reset.c) replaces a sandbox's init: when the state
+ * names another, running one, sb follows it (what it held of the old one
+ * is let go, asked for again when needed); true when it did.  The second
+ * checks first whether the init sb knows has ended (a poll of its pidfd,
+ * else its start time). */
+bool sandbox_follow_reset(struct hutch_sandbox *sb);
+void sandbox_follow_if_ended(struct hutch_sandbox *sb);
 /* hutch_die_with_parent() was called and that parent has died. */
 bool sandbox_parent_died(void);
 

@@ -42,4 +42,24 @@ void teardown_from_started(struct teardown *t, struct started *s);
 int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                   const struct hutch_process *primary, struct started *out, hutch_error_t *err);
 
+/* A long-lived sandbox started again under the identity it had (a reset,
+ * sandbox_reset.c): its id and state directory, kept, its name and labels
+ * (x), and what else state.json recorded of it (`live`), with the next
+ * generation.  The record step writes `audit`'s record instead of a start
+ * record, before the handover; a failed start leaves the directory, its
+ * name and its audit log as they were. */
+struct start_identity {
+  const char *id;
+  int64_t created;
+  const struct sandbox_live *live;
+  uint64_t generation;
+  int (*audit)(int sbfd, const struct started *s, void *data, hutch_error_t *err);
+  void *audit_data;
+};
+int sandbox_start_as(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                     const struct start_identity *identity, struct started *out, hutch_error_t *err);
+/* The kept state directory `id` made ready for a start again (its control
+ * socket gone, empty layer directories when `layers`): its fd. */
+int sandbox_reuse_dir(int rootfd, const char *id, bool layers, hutch_error_t *err);
+
 #endif

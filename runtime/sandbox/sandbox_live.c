@@ -204,9 +204,15 @@ int sandbox_connect_control(struct hutch_sandbox *sb, hutch_error_t *err) {
  * one, which shares the user (and so passes SO_PEERCRED) but not the pid
  * namespace.  The start time rules out a pid reused since the record. */
 int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  sandbox_follow_if_ended(sb);
   if (sb->init_pidfd >= 0)
     return sb->init_pidfd; /* it pins that very process: no pid reuse to rule out */
   int pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+  if ((pidfd < 0 || proc_stat_start_time(sb->pid) != sb->start_time) && sandbox_follow_reset(sb)) {
+    if (pidfd >= 0)
+      close(pidfd);
+    pidfd = (int)syscall(SYS_pidfd_open, sb->pid, 0);
+  }
   if (pidfd < 0)
     return hutch_error_sys(err, "open sandbox %s's init (pid %d)", sb->id, (int)sb->pid);
   if (proc_stat_start_time(sb->pid) != sb->start_time) {
@@ -219,6 +225,7 @@ int sandbox_init_pidfd(struct hutch_sandbox *sb, hutch_error_t *err) {
 }
 
 int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
+  sandbox_follow_if_ended(sb);
   if (sb->root_fd >= 0 && sb->userns_fd >= 0)
     return sb->root_fd;
   int fds[2] = {-1, -1};
@@ -262,6 +269,8 @@ int hutch_sandbox_remove(const char *state_dir, const char *what, hutch_error_t 
 }
 
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
+  /* Reset from elsewhere since: the init to kill is the new one. */
+  sandbox_follow_if_ended(sb);
   /* The fuse daemon and the proxy are in the record; init and the cgroup
    * are also known from the handle, which a lost record does not undo. */
   struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time, .limits = sb->limits};
@@ -393,6 +402,7 @@ static void add_status(struct sandbox_state *st, void *data) {
   s->labels = st->live.labels ? steal_pointer(&st->live.labels) : xcalloc(1, sizeof(char *));
   s->devices = st->live.devices ? steal_pointer(&st->live.devices) : xcalloc(1, sizeof(char *));
   ports_from_state(st->live.ports, &s->ports, &s->n_ports);
+  s->generation = st->live.generation;
 }
 
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {

@@ -214,6 +214,7 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
   *out = NULL;
   if (sandbox_refuse_paused(sb, err) < 0)
     return -1;
+  sandbox_follow_if_ended(sb); /* a reset since: its cgroup and workdir */
   struct hutch_proc *p = proc_new(sb);
   const char *cg = sb->limits.cgroup[0] ? sb->limits.cgroup : NULL;
   if (cg) {

@@ -187,8 +187,9 @@ void teardown_from_started(struct teardown *t, struct started *s) {
 struct start {
   pid_t clone_helper; /* a multi-threaded caller's clone helper, to reap (clone_sandbox_helped) */
   const struct hutch_sandbox_config *cfg;
-  const struct hutch_process *primary;  /* NULL: a long-lived sandbox */
-  const struct hutch_sandbox_extras *x; /* a long-lived one's name and labels, or NULL */
+  const struct hutch_process *primary;   /* NULL: a long-lived sandbox */
+  const struct hutch_sandbox_extras *x;  /* a long-lived one's name and labels, or NULL */
+  const struct start_identity *identity; /* a reset: the identity it keeps, else NULL */
   struct hutch_policy *policy;
   struct started *out;
   /* devices: cfg is dev_cfg, the caller's (asked) with the devices' binds
@@ -384,14 +385,20 @@ static int step_choose_layer(struct start *st, hutch_error_t *err) {
 static int step_reserve(struct start *st, hutch_error_t *err) {
   const struct hutch_sandbox_config *cfg = st->cfg;
   struct started *out = st->out;
-  state_new_id(out->id);
-  st->sbfd = state_create_sandbox_dir(out->state_fd, out->id, !st->scratch, err);
+  if (st->identity) {
+    /* A reset: the directory, its name and its audit log stay the sandbox's. */
+    snprintf(out->id, sizeof(out->id), "%s", st->identity->id);
+    st->sbfd = sandbox_reuse_dir(out->state_fd, out->id, !st->scratch, err);
+  } else {
+    state_new_id(out->id);
+    st->sbfd = state_create_sandbox_dir(out->state_fd, out->id, !st->scratch, err);
+    out->dir_made = st->sbfd >= 0;
+  }
   if (st->sbfd < 0)
     return -1;
-  out->dir_made = true;
   /* Before the clone: a name already taken costs no start.  After the
    * directory: a claim always points to one (names_claim). */
-  if (st->x && st->x->name) {
+  if (st->x && st->x->name && !st->identity) {
     if (names_claim(out->state_fd, st->x->name, out->id, err) < 0)
       return -1;
     st->name_claimed = true;
@@ -572,10 +579,11 @@ static int step_handshake(struct start *st, hutch_error_t *err) {
 static int step_record(struct start *st, hutch_error_t *err) {
   const struct hutch_sandbox_config *cfg = st->cfg;
   struct started *out = st->out;
+  const struct start_identity *id = st->identity;
   struct sandbox_state rec = {
       .pid = out->pid,
       .start_time = proc_stat_start_time(out->pid),
-      .created = time(NULL),
+      .created = id ? id->created : time(NULL),
       .long_lived = st->primary == NULL,
       .keep = cfg->keep,
       .proc_host_ro = cfg->proc_host_ro,
@@ -597,6 +605,14 @@ static int step_record(struct start *st, hutch_error_t *err) {
                .config = st->config,
                .devices = st->devices.names},
   };
+  if (id) {
+    /* What else its state held goes on (state_live.h). */
+    rec.live = *id->live;
+    rec.live.name = st->x ? (char *)st->x->name : NULL;
+    rec.live.labels = st->x ? (char **)st->x->labels : NULL;
+    rec.live.generation = id->generation;
+    rec.live.config = st->config;
+  }
   snprintf(rec.id, sizeof(rec.id), "%s", out->id);
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
   snprintf(rec.net.address, sizeof(rec.net.address), "%s", out->net.address);
@@ -605,9 +621,10 @@ static int step_record(struct start *st, hutch_error_t *err) {
   /* No log, no sandbox: a long-lived one is not handed over without it; a
    * one-shot's command, running now, is recorded when it ends. */
   _cleanup_strv_ char **ports = st->x ? ports_strv(st->x->ports, st->x->n_ports) : NULL;
-  if (audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
-                          rec.live.name, (const char *const *)rec.live.labels, &st->devices, (const char *const *)ports,
-                          err) < 0)
+  if (id ? id->audit(st->sbfd, out, id->audit_data, err) < 0
+         : audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
+                               rec.live.name, (const char *const *)rec.live.labels, &st->devices,
+                               (const char *const *)ports, err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))
@@ -615,8 +632,9 @@ static int step_record(struct start *st, hutch_error_t *err) {
   return 0;
 }
 
-int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
-                  const struct hutch_process *primary, struct started *out, hutch_error_t *err) {
+static int start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                 const struct hutch_process *primary, const struct start_identity *identity, struct started *out,
+                 hutch_error_t *err) {
   *out = (struct started){.state_fd = -1,
                           .pid = -1,
                           .pidfd = -1,
@@ -626,7 +644,14 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_san
                           .pty_fd = -1,
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};
-  struct start st = {.cfg = cfg, .asked = cfg, .primary = primary, .x = x, .out = out, .sbfd = -1, .listen_fd = -1};
+  struct start st = {.cfg = cfg,
+                     .asked = cfg,
+                     .primary = primary,
+                     .x = x,
+                     .identity = identity,
+                     .out = out,
+                     .sbfd = -1,
+                     .listen_fd = -1};
 
   /* Each step's time goes to the debug log (HUTCH_DEBUG): where a start's
    * milliseconds go, on the host that runs it. */
@@ -663,8 +688,19 @@ fail:
   teardown_from_started(&t, out);
   t.fuse_grace = 1;
   t.keep = cfg->keep || !out->dir_made;
+  t.audit_done = identity != NULL; /* a reset's failure is the reset's to record */
   t.best_effort = true;
   sandbox_teardown(&t, NULL);
   started_release(out);
   return -1;
+}
+
+int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                  const struct hutch_process *primary, struct started *out, hutch_error_t *err) {
+  return start(cfg, x, primary, NULL, out, err);
+}
+
+int sandbox_start_as(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                     const struct start_identity *identity, struct started *out, hutch_error_t *err) {
+  return start(cfg, x, NULL, identity, out, err);
 }

@@ -47,6 +47,8 @@ int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
 /* hutch ttl (cmd_ttl.c). */
 int cmd_ttl(int argc, char **argv);
+/* hutch reset (cmd_reset.c). */
+int cmd_reset(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */

@@ -136,6 +136,7 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
   for (char **d = s->devices; *d; d++)
     cJSON_AddItemToArray(devices, cJSON_CreateString(*d));
   cli_add_ports_json(o, s->ports, s->n_ports);
+  cJSON_AddNumberToObject(o, "generation", (double)s->generation); /* resets so far */
   return o;
 }
 

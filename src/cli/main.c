@@ -24,6 +24,7 @@ static const struct {
     {"pause", cmd_pause, "freeze every process of a live sandbox"},
     {"resume", cmd_resume, "let a paused sandbox go on"},
     {"ttl", cmd_ttl, "set or clear a live sandbox's time limit"},
+    {"reset", cmd_reset, "return a live sandbox to its image's state"},
     {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},

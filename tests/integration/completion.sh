@@ -55,7 +55,7 @@ for mode in "${modes[@]}"; do
 
   # Every option each verb's --help lists is offered after "--".
   missing=
-  for v in exec create ps rm pause resume ttl cp mcp doctor run "rootfs pull" "rootfs build" "rootfs import" "rootfs ls" "rootfs rm" \
+  for v in exec create ps rm pause resume ttl reset cp mcp doctor run "rootfs pull" "rootfs build" "rootfs import" "rootfs ls" "rootfs rm" \
     "policy show"; do
     # shellcheck disable=SC2086 # v is one or two words
     want=$(hutch $v --help 2>/dev/null | grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*\b' | tr -d ' ,' | sort -u)

@@ -200,5 +200,20 @@ tap_ok "it is gone" gone "$kk"
 tap_like "$(audit_records "$kk" action by)" "ttl_expired action=remove by=backstop" "the log says who"
 tap_is "$(audit_records "$kk" reason | tail -1)" "end reason=ttl expired" "and ends with reason ttl expired"
 
+# A reset starts the sandbox again under its id: the limit goes on, with a
+# keeper that watches the new init (the old one ended with the old init).
+tap_ok "create --ttl 60s for a reset" H create --ttl 60s --rootfs "$img"
+rs=$(printf %s "$tap_stdout" | tail -1)
+old_keeper=$(keeper_of "$rs")
+tap_ok "hutch reset" H reset "$rs"
+tap_is "$(ps_field "$rs" ttl)" "60" "the limit is kept across the reset"
+left=$(ps_field "$rs" ttl_left)
+tap_ok "and its time left goes on from before ($left)" python3 -c "import sys; sys.exit(not 0 < $left <= 60)"
+new_keeper=$(keeper_of "$rs")
+tap_ok "a new keeper watches it ($old_keeper -> $new_keeper)" test -n "$new_keeper" -a "$new_keeper" != "$old_keeper"
+tap_ok "and runs" kill -0 "$new_keeper"
+tap_ok "hutch ttl after the reset" H ttl "$rs" 2s
+tap_ok "the new keeper removes it at the deadline" hutch_wait_until 30 gone "$rs"
+
 tap_ok "no keeper is left" hutch_wait_until 10 no_keepers
 tap_done

@@ -179,6 +179,15 @@ limit_cases() {
   sleep 0.5
   u3=$(sed -n 's/^usage_usec //p' "$cgpath/cpu.stat")
   tap_ok "$label: the loop runs again ($u2 -> $u3 us)" test "$u3" -gt "$u2"
+  # Reset of a frozen sandbox: its cgroup made anew, thawed, init alone in it.
+  tap_ok "$label: pause before a reset" "${run[@]}" "$HUTCH_BIN" pause "$id"
+  tap_ok "$label: reset of the paused sandbox" "${run[@]}" "$HUTCH_BIN" reset "$id"
+  # Made by the process that reset it: a user's goes under that one's scope.
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  tap_ok "$label: the reset sandbox has a cgroup ($cgpath)" test -d "$cgpath"
+  tap_like "$(cat "$cgpath/cgroup.events")" "frozen 0" "$label: the new cgroup is not frozen"
+  tap_is "$(wc -l <"$cgpath/cgroup.procs")" "1" "$label: only the new init in it (the loop is gone)"
+  tap_ok "$label: exec --in after the reset" "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- true
   tap_ok "$label: pause again" "${run[@]}" "$HUTCH_BIN" pause "$id"
   tap_ok "$label: rm of a paused sandbox" "${run[@]}" "$HUTCH_BIN" rm "$id"
   tap_ok "$label: removes its cgroup" test ! -e "$cgpath"
