@@ -93,6 +93,14 @@ int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hut
   return read_marker(rootfd, id, out);
 }
 
+bool sandbox_paused(struct hutch_sandbox *sb, enum hutch_pause_method *method) {
+  struct hutch_pause_status ps;
+  bool paused = read_marker(sb->state_fd, sb->id, &ps) == 1;
+  if (method)
+    *method = paused ? ps.method : HUTCH_PAUSE_NONE;
+  return paused;
+}
+
 int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err) {
   struct hutch_pause_status ps;
   if (read_marker(sb->state_fd, sb->id, &ps) == 0)
@@ -147,23 +155,23 @@ static int write_marker(int dirfd, enum hutch_pause_method m, double since, cons
   return 0;
 }
 
-static int open_dir(struct hutch_sandbox *sb, hutch_error_t *err) {
-  int fd = openat(sb->state_fd, sb->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return hutch_error_sys(err, "open sandbox %s's state", sb->id);
-  return fd;
+/* A pause or resume holds the state lock (state.h) throughout: another
+ * one, or a snapshot that must see the sandbox frozen while it copies,
+ * waits for it. */
+int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err) {
+  if (used)
+    *used = HUTCH_PAUSE_NONE;
+  _cleanup_close_ int dirfd = state_lock(sb->state_fd, sb->id, err);
+  return dirfd < 0 ? -1 : sandbox_pause_locked(sb, dirfd, used, err);
 }
 
-int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err) {
+int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_method *used, hutch_error_t *err) {
   if (used)
     *used = HUTCH_PAUSE_NONE;
   if (!proc_stat_alive(sb->pid, sb->start_time)) {
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
   }
-  _cleanup_close_ int dirfd = open_dir(sb, err);
-  if (dirfd < 0)
-    return -1;
   struct hutch_pause_status ps;
   if (read_marker(sb->state_fd, sb->id, &ps) == 1) {
     hutch_error_set(err, EALREADY, "sandbox %s is already paused (%s)", sb->id, hutch_pause_method_name(ps.method));
@@ -221,9 +229,11 @@ static void undo_unfinished(struct hutch_sandbox *sb, int dirfd) {
 }
 
 int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
-  _cleanup_close_ int dirfd = open_dir(sb, err);
-  if (dirfd < 0)
-    return -1;
+  _cleanup_close_ int dirfd = state_lock(sb->state_fd, sb->id, err);
+  return dirfd < 0 ? -1 : sandbox_resume_locked(sb, dirfd, err);
+}
+
+int sandbox_resume_locked(struct hutch_sandbox *sb, int dirfd, hutch_error_t *err) {
   struct hutch_pause_status ps;
   if (read_marker(sb->state_fd, sb->id, &ps) == 0) {
     /* A marker whose pauser is gone: its tasks were killed with it. */

@@ -502,6 +502,8 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
               .listen_fd = st->listen_fd,
               .exec_fd = -1,
               .memwatch_fd = -1,
+              .scratch_fd = -1,
+              .netns_fd = -1,
               .sandbox_env = sandbox_env,
               .bpf = st->bpf,
               .bpf_len = st->bpf_len,
@@ -556,8 +558,10 @@ static int step_handshake(struct start *st, hutch_error_t *err) {
   /* A one-shot's answer carries a pidfd of the payload (unused here) and,
    * with a pty, its master; a long-lived one's its root and userns. */
   int started_fds[2] = {-1, -1};
-  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
-                      primary ? started_fds : out->root_fd, 2, "sandbox setup", err) < 0)
+  void *payload = primary ? (void *)&started : &out->held;
+  size_t cap = primary ? sizeof(started) : sizeof(out->held);
+  if (sync_expect_fds(out->sync_fd, want, payload, cap, NULL, primary ? started_fds : out->root_fd, 2, "sandbox setup",
+                      err) < 0)
     return -1;
   if (started_fds[0] >= 0)
     close(started_fds[0]);
@@ -594,7 +598,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
       .live = {.name = st->x ? (char *)st->x->name : NULL,
                .labels = st->x ? (char **)st->x->labels : NULL,
                .config = st->config,
-               .devices = st->devices.names},
+               .devices = st->devices.names,
+               .held = out->held},
   };
   snprintf(rec.id, sizeof(rec.id), "%s", out->id);
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
@@ -620,6 +625,7 @@ int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_san
                           .sync_fd = -1,
                           .layer_fd = -1,
                           .root_fd = {-1, -1},
+                          .held = {-1, -1},
                           .pty_fd = -1,
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};

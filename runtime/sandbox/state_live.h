@@ -1,12 +1,15 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What state.json holds of a long-lived sandbox beyond its start: its name
- * and labels, its resets so far, the record of its configuration and its
- * devices.  A state written by an older hutch has none of it. */
+ * and labels, its resets so far, the record of its configuration, its
+ * devices, and where its init holds the fds it keeps for hutch.  A state
+ * written by an older hutch has none of it. */
 #ifndef HUTCH_STATE_LIVE_H
 #define HUTCH_STATE_LIVE_H
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
+
+#include "sync.h"
 
 struct sandbox_live {
   char *name;          /* NULL: none */
@@ -15,6 +18,9 @@ struct sandbox_live {
   cJSON *config;       /* "config": the creation record (config_record.h), owned; NULL: none */
   /* --device, as asked; NULL-terminated; NULL: none */
   char **devices;
+  /* The numbers of the fds init holds (init.h), which hutch takes from a
+   * frozen init with pidfd_getfd; -1: none ("init_fds"). */
+  struct sync_held_fds held;
 };
 
 /* Adds the members of l to the state object o. */
