@@ -44,6 +44,8 @@ int cmd_audit(int argc, char **argv);
 /* hutch pause and hutch resume (cmd_pause.c). */
 int cmd_pause(int argc, char **argv);
 int cmd_resume(int argc, char **argv);
+/* hutch snapshot (cmd_snapshot.c). */
+int cmd_snapshot(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */

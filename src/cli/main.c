@@ -23,6 +23,7 @@ static const struct {
     {"rm", cmd_rm, "kill sandboxes and remove what they left"},
     {"pause", cmd_pause, "freeze every process of a live sandbox"},
     {"resume", cmd_resume, "let a paused sandbox go on"},
+    {"snapshot", cmd_snapshot, "keep a live sandbox's files as an image, without stopping it"},
     {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},

@@ -15,6 +15,7 @@ pages=(
   "rm:hutch-exec.1"
   "pause:hutch-exec.1"
   "resume:hutch-exec.1"
+  "snapshot:hutch-exec.1"
   "rootfs:hutch-rootfs.1"
   "rootfs pull:hutch-rootfs.1"
   "rootfs build:hutch-rootfs.1"
