@@ -44,11 +44,12 @@ snap() { # DESCRIPTION ARGS...: hutch snapshot --json ARGS; its output in $out, 
   made+=("$digest")
 }
 
-id=$("$HUTCH_BIN" create --rootfs "$img" --hostname snapsrc --bind "$tmp/work:/work")
+sname="snapsrc-$$"
+id=$("$HUTCH_BIN" create --rootfs "$img" --name "$sname" --hostname snapsrc --bind "$tmp/work:/work")
 tap_check $? "a sandbox to snapshot, with a rw bind on /work"
 hin() { "$HUTCH_BIN" exec --in "$id" "$@"; }
-tap_ok "it writes 1 MB in /root, deletes /bin/vi, writes in the bind, /tmp and /dev/shm" hin -- sh -c \
-  'head -c 1048576 /dev/urandom >/root/big && md5sum /root/big >/root/big.md5 && rm /bin/vi &&
+tap_ok "it writes 1 MB in /root (and a hard link to it), deletes /bin/vi, writes in the bind, /tmp and /dev/shm" hin -- sh -c \
+  'head -c 1048576 /dev/urandom >/root/big && md5sum /root/big >/root/big.md5 && ln /root/big /root/big.link && rm /bin/vi &&
    echo bound >/work/secret && echo t >/tmp/tfile && echo s >/dev/shm/sfile'
 
 # ---- what the image holds ----------------------------------------------------
@@ -64,6 +65,7 @@ tap_like "$tap_stdout" "$tag +${digest:7:12}" "with the snapshot's digest"
 
 hnew() { "$HUTCH_BIN" exec --rootfs "$tag" -- "$@"; }
 tap_ok "a sandbox of the snapshot sees the 1 MB file, intact" hnew sh -c 'cd /root && md5sum -c big.md5'
+tap_ok "a hard link stays one" hnew sh -c '[ "$(stat -c %i /root/big)" = "$(stat -c %i /root/big.link)" ]'
 tap_status 1 "a file deleted from the image stays deleted" hnew test -e /bin/vi
 tap_ok "the image's other files are there" hnew test -x /bin/sh
 tap_status 1 "the bind's file is not in it" hnew test -e /work/secret
@@ -111,7 +113,8 @@ XX
 tap_is "$(status_of "$id")" "paused" "it is still paused"
 a1=$(cat "$(rootfs_of "$digest")/root/1/a")
 sleep 0.5
-snap "a second one" "$id"
+snap "a second one, by the sandbox's name" "$sname"
+tap_is "$(json_field "$out" id)" "$id" "--json gives the id"
 a2=$(cat "$(rootfs_of "$digest")/root/1/a")
 tap_is "$a2" "$a1" "nothing ran between the two (a = $a1)"
 tap_ok "the paused snapshot is past the running ones ($before)" test "$a1" -ge "$before"
@@ -139,6 +142,15 @@ tap_like "$log" "\"type\":\"snapshot\",.*\"digest\":\"sha256:[0-9a-f]{64}\",\"na
   "it records the named snapshot"
 tap_like "$log" "\"type\":\"snapshot\",.*\"was_paused\":true" "and the one of the paused sandbox"
 tap_is "$(grep -c '"type":"snapshot"' <<<"$log")" "8" "one record a snapshot"
+
+# ---- a layer on the host's disk (--keep) ---------------------------------------------
+keep=$("$HUTCH_BIN" create --keep --rootfs "$img" 2>/dev/null)
+tap_check $? "a --keep sandbox (its layer on the host's disk)"
+tap_ok "it writes a file and deletes /bin/vi" "$HUTCH_BIN" exec --in "$keep" -- sh -c 'echo kept >/root/k && rm /bin/vi'
+snap "its snapshot" "$keep"
+tap_ok "holds the file" "$HUTCH_BIN" exec --rootfs "$digest" -- grep -qx kept /root/k
+tap_status 1 "and the deletion" "$HUTCH_BIN" exec --rootfs "$digest" -- test -e /bin/vi
+tap_ok "rm it" "$HUTCH_BIN" rm "$keep"
 
 # ---- refusals ----------------------------------------------------------------------
 tap_status 125 "snapshot of an unknown id" "$HUTCH_BIN" snapshot 0123456789ab
