@@ -610,6 +610,35 @@ struct hutch_reset_options {
   const struct hutch_image *to;
 };
 int hutch_sandbox_reset(struct hutch_sandbox *sb, const struct hutch_reset_options *o, hutch_error_t *err);
+/* ---- a snapshot of a live sandbox (snapshot.c) ----
+ * The sandbox's writable layer becomes an image without stopping it: a
+ * layer over the image it runs, in that image's store, as `hutch rootfs
+ * build` makes one (hutch_sandbox_config.rootfs takes it by name or
+ * digest).  The layer is copied while the sandbox is paused (as
+ * hutch_sandbox_pause does it, and resumed after, whatever happens); a
+ * sandbox paused already stays paused.  Not part of it: its binds (their
+ * files are never in the layer, only the mount points hutch made), /tmp
+ * and /dev/shm (the sandbox's tmpfs, not its layer), and the /etc/hosts
+ * and /etc/resolv.conf hutch gives every sandbox.  The image's Env and
+ * working directory are the base image's.  Recorded in the sandbox's
+ * audit log (a "snapshot" record). */
+struct hutch_snapshot_options {
+  const char *store; /* NULL: the store of the sandbox's image; another store is refused (EXDEV) */
+  const char *name;  /* the new image's name; NULL: none */
+  bool processes;    /* its processes too: refused (EOPNOTSUPP) by this version */
+};
+struct hutch_snapshot_result {
+  char digest[80];       /* "sha256:" and 64 hex digits */
+  uint64_t size;         /* bytes of file content in the layer */
+  uint64_t files;        /* entries in the layer: files, directories, links, whiteouts */
+  double paused_seconds; /* how long the snapshot kept it paused; 0 when it was paused already */
+  enum hutch_pause_method method;
+  bool was_paused; /* it was paused before, and is still */
+};
+/* o may be NULL (all defaults).  ESRCH when the sandbox is not running,
+ * EOPNOTSUPP for a sandbox of --overlay fuse or made by an older hutch. */
+int hutch_sandbox_snapshot(struct hutch_sandbox *sb, const struct hutch_snapshot_options *o,
+                           struct hutch_snapshot_result *out, hutch_error_t *err);
 
 /* ---- a long-lived sandbox's files, from the host (sandbox_fs.c) ----
  * hutch itself reads and writes them, through the sandbox's own root: no

@@ -65,14 +65,9 @@ bool df_layer_cached(struct df_builder *b, struct df_stage *st, const char *key,
 /* The layer's meta.json: what every entry has, and its lowers. */
 static cJSON *layer_meta(struct df_builder *b, struct df_stage *st, const char *key, const char *tree,
                          const struct df_instr *in) {
-  struct unpack_stats stats = {0};
-  bool foreign = false;
-  uint64_t bytes = build_tree_bytes(tree, &foreign);
-  cJSON *j = store_meta_new(key, b->origin, b->maps, &stats);
-  cJSON_ReplaceItemInObjectCaseSensitive(j, "size", cJSON_CreateNumber((double)bytes));
-  cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(st->top.ids_preserved || foreign));
-  build_add_lowers(j, &st->top);
-  cJSON_AddStringToObject(j, "built_from", st->top.name ? st->top.name : st->top.digest);
+  struct build_tree_stats t;
+  build_tree_stats(tree, &t);
+  cJSON *j = build_layer_meta(key, b->origin, b->maps, &st->top, &t);
   if (in)
     cJSON_AddStringToObject(j, "dockerfile_step", in->text);
   return j;
@@ -182,9 +177,9 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
     ret = code;
     goto out;
   }
-  if (build_copy_layer(sb, state_dir, stage.rootfs, err) < 0)
+  if (build_copy_sandbox_layer(sb, stage.rootfs, err) < 0)
     goto out;
-  build_prune_sandbox_files(stage.rootfs, &st->top);
+  build_prune_sandbox_files(stage.rootfs, &st->top, false);
   int r = hutch_sandbox_destroy(sb, err);
   sb = NULL;
   if (b->net)

@@ -206,19 +206,6 @@ const char **build_image_trees(const struct hutch_image *img) {
   return trees;
 }
 
-int build_check_depth(const struct hutch_image *top, hutch_error_t *err) {
-  size_t trees = 1;
-  while (top->lowers && top->lowers[trees - 1])
-    trees++;
-  if (trees + 1 <= HUTCH_IMAGE_MAX_LAYERS)
-    return 0;
-  hutch_error_set(err, EFBIG, "%s has %zu layers, one more would make %zu: an image may have at most %d layers",
-                  top->name ? top->name : top->digest, trees, trees + 1, HUTCH_IMAGE_MAX_LAYERS);
-  return hutch_error_hint(err,
-                          "build on an image of fewer layers (join the RUN steps of the Dockerfile that "
-                          "made it), or on its flattened copy (`hutch rootfs export`, then `hutch rootfs import`)");
-}
-
 struct sources_acc {
   struct apt_source **list;
   size_t *n;
@@ -292,142 +279,6 @@ static void add_host_mirror_addresses(const struct hutch_build_options *o, char 
   apt_sources_free(sources, n_sources);
 }
 
-/* ---- freezing the layer --------------------------------------------------- */
-
-/* Whether `rel` is a regular file somewhere in the image's layers. */
-static bool image_has_file(const struct hutch_image *img, const char *rel) {
-  for (size_t i = 0; i == 0 || (img->lowers && img->lowers[i - 1]); i++) {
-    const char *tree = i == 0 ? img->rootfs : img->lowers[i - 1];
-    _cleanup_free_ char *path = xasprintf("%s/%s", tree, rel);
-    struct stat st;
-    if (lstat(path, &st) == 0)
-      return S_ISREG(st.st_mode);
-  }
-  return false;
-}
-
-/* What the sandbox itself put in its upper layer is about that one sandbox
- * (its proxy's address, its name servers): it must not become part of the
- * image.  The tool configurations carry hutch's marker; /etc/hosts and
- * /etc/resolv.conf are the sandbox's when the base has no such file. */
-/* Removes rel from the stage, if it is there and (marked_only) carries
- * hutch's marker.  The stage holds what the build's sandbox wrote, where
- * any directory may be a symlink to anywhere on the host: every name is
- * reached from the stage's fd without following one, and only a regular
- * file is read. */
-static void remove_from_stage(int stage, const char *rel, bool marked_only) {
-  _cleanup_free_ char *parent = xstrdup(rel);
-  char *slash = strrchr(parent, '/');
-  if (slash == NULL)
-    return;
-  *slash = '\0';
-  _cleanup_close_ int dir = openat2_retry(stage, parent, O_PATH | O_DIRECTORY, 0,
-                                          RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS);
-  if (dir < 0)
-    return;
-  if (marked_only) {
-    _cleanup_free_ char *text = read_regular_file_at(dir, slash + 1, 4096, NULL);
-    if (text == NULL || (strncmp(text, "// Written by hutch", 19) != 0 && strncmp(text, "# Written by hutch", 18) != 0))
-      return;
-  }
-  unlinkat(dir, slash + 1, 0);
-}
-
-void build_prune_sandbox_files(const char *upper, const struct hutch_image *base) {
-  _cleanup_close_ int stage = open(upper, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (stage < 0)
-    return;
-  static const char *const marked[] = {"etc/apt/apt.conf.d/00hutch-proxy", "etc/pip.conf", "etc/gitconfig"};
-  for (size_t i = 0; i < ARRAY_SIZE(marked); i++)
-    remove_from_stage(stage, marked[i], true);
-  static const char *const provided[] = {"etc/hosts", "etc/resolv.conf"};
-  for (size_t i = 0; i < ARRAY_SIZE(provided); i++)
-    if (!image_has_file(base, provided[i]))
-      remove_from_stage(stage, provided[i], false);
-}
-
-/* "…/images/sha256-HEX/rootfs" -> "sha256:HEX" */
-static char *tree_digest(const char *tree) {
-  const char *p = strstr(tree, "/images/sha256-");
-  if (p == NULL)
-    return NULL;
-  p += strlen("/images/sha256-");
-  return xasprintf("sha256:%.*s", SHA256_HEX_SIZE - 1, p);
-}
-
-static uint64_t tree_bytes;
-static bool tree_foreign_ids; /* an entry belongs to another user or group than ours (a subordinate id) */
-static int count_file(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
-  if (flag == FTW_F && S_ISREG(st->st_mode))
-    tree_bytes += (uint64_t)st->st_size;
-  if (st->st_uid != geteuid() || st->st_gid != getegid())
-    tree_foreign_ids = true;
-  return 0;
-}
-
-uint64_t build_tree_bytes(const char *dir, bool *foreign_ids) {
-  tree_bytes = 0;
-  tree_foreign_ids = false;
-  nftw(dir, count_file, 16, FTW_PHYS);
-  *foreign_ids = tree_foreign_ids;
-  return tree_bytes;
-}
-
-void build_add_lowers(struct cJSON *meta, const struct hutch_image *base) {
-  cJSON *lowers = cJSON_AddArrayToObject(meta, "lowers");
-  cJSON_AddItemToArray(lowers, cJSON_CreateString(base->digest));
-  for (char **l = base->lowers; l && *l; l++) {
-    _cleanup_free_ char *d = tree_digest(*l);
-    if (d)
-      cJSON_AddItemToArray(lowers, cJSON_CreateString(d));
-  }
-}
-
-/* A built image has no archive to hash: its key is the hash of what made it
- * (base, recipe) and of when, so two builds never collide. */
-static void layer_digest(const char *base_digest, const char *recipe_text, char hex[SHA256_HEX_SIZE]) {
-  struct sha256_ctx ctx;
-  sha256_init(&ctx);
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  uint8_t rnd[16] = {0};
-  if (getrandom(rnd, sizeof(rnd), 0) < 0)
-    memset(rnd, 0, sizeof(rnd));
-  _cleanup_free_ char *head =
-      xasprintf("hutch-rootfs-build\n%s\n%lld.%09ld\n", base_digest, (long long)ts.tv_sec, ts.tv_nsec);
-  sha256_update(&ctx, head, strlen(head));
-  sha256_update(&ctx, rnd, sizeof(rnd));
-  sha256_update(&ctx, recipe_text, strlen(recipe_text));
-  uint8_t d[SHA256_DIGEST_SIZE];
-  sha256_final(&ctx, d);
-  sha256_hex(d, hex);
-}
-
-static cJSON *layer_meta(const char *hex, const struct hutch_build_options *o, const char *recipe_text,
-                         const struct hutch_image *base, char **env, hutch_error_t *err) {
-  const struct idmap_set *maps;
-  if (idmap_for_caller(&maps, err) < 0)
-    return NULL;
-  struct unpack_stats stats = {0};
-  cJSON *j = store_meta_new(hex, o->recipe, maps, &stats);
-  cJSON_ReplaceItemInObjectCaseSensitive(j, "size", cJSON_CreateNumber((double)tree_bytes));
-  /* Owners other than the caller need the subordinate range to run, in the
-   * layer as in the base. */
-  cJSON_ReplaceItemInObjectCaseSensitive(j, "ids_preserved", cJSON_CreateBool(base->ids_preserved || tree_foreign_ids));
-  build_add_lowers(j, base);
-  cJSON_AddStringToObject(j, "built_from", base->name ? base->name : base->digest);
-  cJSON_AddStringToObject(j, "recipe", recipe_text);
-  if (env && env[0]) {
-    cJSON *img = cJSON_AddObjectToObject(j, "image");
-    cJSON *arr = cJSON_AddArrayToObject(img, "env");
-    for (char **e = env; *e; e++)
-      cJSON_AddItemToArray(arr, cJSON_CreateString(*e));
-    if (base->workdir)
-      cJSON_AddStringToObject(img, "workdir", base->workdir);
-  }
-  return j;
-}
-
 /* ---- running the recipe --------------------------------------------------- */
 
 /* A signal between steps must not kill hutch and leave the build's sandbox
@@ -443,23 +294,6 @@ static void catch_signals(void) {
   sigaction(SIGINT, &sa, NULL);
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
-}
-
-int build_copy_layer(struct hutch_sandbox *sb, const char *state_dir, const char *dest, hutch_error_t *err) {
-  int layer = sb->layer_fd, copied = -1;
-  if (layer < 0) {
-    /* Before Linux 6.6 the layer is on the host's disk (sandbox.c). */
-    char *upper = xasprintf("%s/%s/upper", state_dir, hutch_sandbox_id(sb));
-    layer = open(upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-    free(upper);
-    if (layer < 0)
-      return hutch_error_sys(err, "open the layer");
-    copied = layer_copy_out(layer, dest, err);
-    close(layer);
-  } else {
-    copied = layer_copy_out(layer, dest, err);
-  }
-  return copied < 0 ? hutch_error_wrap(err, "copy the layer to %s", dest) : 0;
 }
 
 /* Runs every step; returns 0, the failing step's exit code (> 0), or -1. */
@@ -628,12 +462,12 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
 
   /* The layer: the sandbox's upper directory, on its size-limited tmpfs,
    * copied into the stage while the sandbox idles; then the sandbox goes. */
-  if (build_copy_layer(sb, state_dir, stage.rootfs, err) < 0) {
+  if (build_copy_sandbox_layer(sb, stage.rootfs, err) < 0) {
     hutch_error_wrap(err, "build %s", o->name);
     ret = -1;
     goto out;
   }
-  build_prune_sandbox_files(stage.rootfs, &base);
+  build_prune_sandbox_files(stage.rootfs, &base, false);
   r = hutch_sandbox_destroy(sb, err);
   sb = NULL;
   if (r < 0 || remove_tree_at(stage.fd, "state") < 0) {
@@ -642,14 +476,19 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
     ret = -1;
     goto out;
   }
-  build_tree_bytes(stage.rootfs, &tree_foreign_ids);
+  struct build_tree_stats tree;
+  build_tree_stats(stage.rootfs, &tree);
   char hex[SHA256_HEX_SIZE];
-  layer_digest(base.digest, recipe_text, hex);
-  cJSON *meta = layer_meta(hex, o, recipe_text, &base, image_env, err);
-  if (meta == NULL) {
+  build_layer_digest("hutch-rootfs-build", base.digest, recipe_text, hex);
+  const struct idmap_set *meta_maps;
+  if (idmap_for_caller(&meta_maps, err) < 0) {
     ret = -1;
     goto out;
   }
+  cJSON *meta = build_layer_meta(hex, o->recipe, meta_maps, &base, &tree);
+  cJSON_AddStringToObject(meta, "recipe", recipe_text);
+  if (image_env && image_env[0])
+    build_meta_image(meta, image_env, base.workdir);
   r = store_stage_commit(store, &stage, hex, meta, err);
   cJSON_Delete(meta);
   stage.fd = -1;
@@ -660,7 +499,7 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   }
   snprintf(out->digest, sizeof(out->digest), "%s", digest);
   snprintf(out->base, sizeof(out->base), "%s", base.name ? base.name : base.digest);
-  out->size = tree_bytes;
+  out->size = tree.bytes;
   ret = 0;
 
 out:

@@ -25,7 +25,8 @@ enum sync_type {
   SYNC_FUSE_FD,      /* child -> parent: the mounted FUSE connection for --overlay fuse (one fd) */
   SYNC_NET_LISTENER, /* child -> parent: the proxy's listening socket (one fd), --net proxy */
   SYNC_LAYER_FD,     /* child -> parent: the upper directory on the sandbox's tmpfs (one fd), image builds */
-  SYNC_ROOT_FD,      /* client -> init: ask for the sandbox's root; init -> client: it (O_PATH) and its userns */
+  SYNC_ROOT_FD,      /* client -> init: ask for the sandbox's root; init -> client: it (O_PATH), its userns,
+                        and (hutch >= 0.2) its tmpfs (O_PATH) and netns */
   SYNC_NETNS,        /* network helper -> setup process: the sandbox's network namespace (and the proxy's listener) */
 };
 
@@ -44,6 +45,13 @@ struct sync_exit {
 
 struct sync_started {
   int32_t pid; /* as seen inside the sandbox */
+};
+
+/* init -> creator with a long-lived sandbox's SYNC_READY: the numbers of
+ * the fds init holds for hutch (init.h), -1 for none. */
+struct sync_held_fds {
+  int32_t scratch_fd;
+  int32_t netns_fd;
 };
 
 /* Returns 0, or -1 with *err filled. */

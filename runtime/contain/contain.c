@@ -270,6 +270,10 @@ static int step_sandbox_tmpfs(struct contain_config *cfg, struct mount_plan *pla
   int r = mounts_sandbox_tmpfs(cfg->disk, cfg->sandbox_dir, cfg->scratch_dir != NULL, plan, err);
   if (r < 0)
     return -1;
+  /* A long-lived init keeps the tmpfs for hutch (init.h): after pivot_root
+   * no path leads to its upper/, tmp/ and shm/. */
+  if (cfg->long_lived)
+    cfg->init.scratch_fd = steal_fd(&plan->scratch_fd);
   if (cfg->scratch_dir == NULL)
     return 0;
   if (r == 0) {
@@ -461,6 +465,14 @@ static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *er
   return 0;
 }
 
+static int step_hold_netns(struct contain_config *cfg, hutch_error_t *err) {
+  /* A long-lived init keeps its network namespace for hutch (init.h),
+   * which a host process would otherwise enter through init's /proc. */
+  if (cfg->long_lived && (cfg->init.netns_fd = open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC)) < 0)
+    return hutch_error_sys(err, "open the sandbox's network namespace");
+  return 0;
+}
+
 static int step_memory_watch(struct contain_config *cfg, hutch_error_t *err) {
   /* The watchdog counts the socket buffers of the sandbox's network
    * namespace, which init is in by now, through a socket that its seccomp
@@ -585,6 +597,7 @@ void contain_main(struct contain_config *cfg) {
    * to the gateway namespace, whose listening socket goes to the parent);
    * the helper is reaped here, while init still has its capabilities. */
   STEP(net_sandbox_finish(&cfg->net, &net, cfg->init.parent_fd, &err));
+  STEP(step_hold_netns(cfg, &err));
   STEP(step_read_only_root(cfg, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));

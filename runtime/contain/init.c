@@ -321,8 +321,10 @@ static int open_root(int fds[2]) {
   return -1;
 }
 
-static void send_root(int fd) {
-  int fds[2];
+/* The root and userns, then the sandbox's tmpfs and network namespace
+ * that init holds (init.h), when it holds both. */
+static void send_root(const struct init_config *cfg, int fd) {
+  int fds[4];
   if (open_root(fds) < 0) {
     hutch_error_t err = NULL;
     hutch_error_sys(&err, "init: open the sandbox's root");
@@ -330,7 +332,9 @@ static void send_root(int fd) {
     hutch_error_free(&err);
     return;
   }
-  sync_send(fd, SYNC_ROOT_FD, NULL, 0, fds, 2, NULL);
+  fds[2] = cfg->scratch_fd;
+  fds[3] = cfg->netns_fd;
+  sync_send(fd, SYNC_ROOT_FD, NULL, 0, fds, fds[2] >= 0 && fds[3] >= 0 ? 4 : 2, NULL);
   close(fds[0]);
   close(fds[1]);
 }
@@ -375,7 +379,7 @@ static void handle_client(struct init_state *s, int fd) {
     bool hutch = caller_is_hutch(fds[0]);
     close(fds[0]);
     if (hutch) {
-      send_root(fd);
+      send_root(s->cfg, fd);
     } else {
       hutch_error_set(&err, EPERM,
                       "control socket: the caller did not prove it is hutch (a pidfd of this sandbox's init)");
@@ -536,10 +540,13 @@ void init_main(struct init_config *cfg) {
     send_started(cfg->parent_fd, pid, master);
     watch(&s, cfg->parent_fd);
   } else {
-    /* The root travels with the ready message: the creator keeps it. */
+    /* The root travels with the ready message: the creator keeps it.  It
+     * records where init holds the tmpfs and network namespace: hutch
+     * takes them from a frozen init (paused) with pidfd_getfd. */
     int fds[2];
     bool root = open_root(fds) == 0;
-    sync_send(cfg->parent_fd, SYNC_READY, NULL, 0, fds, root ? 2 : 0, NULL);
+    struct sync_held_fds held = {cfg->scratch_fd, cfg->netns_fd};
+    sync_send(cfg->parent_fd, SYNC_READY, &held, sizeof(held), fds, root ? 2 : 0, NULL);
     for (int i = 0; root && i < 2; i++)
       close(fds[i]);
     /* Handed over: once the creator has recorded the sandbox it says so

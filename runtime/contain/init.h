@@ -23,6 +23,11 @@ struct init_config {
   struct payload_spec *primary; /* one-shot: the process whose end ends the sandbox */
   bool die_with_creator;        /* long-lived: keep the parent-death signal after the handover */
   int exec_fd;                  /* long-lived: hutch-init to exec once handed over (init_exec.h), -1: none */
+  /* long-lived: held for hutch alone, handed over with the root at
+   * SYNC_ROOT_FD (init.c): the sandbox's tmpfs (its root, O_PATH: upper/
+   * in scratch mode, tmp/, shm/) and its network namespace; -1: none. */
+  int scratch_fd;
+  int netns_fd;
   /* long-lived: called once handed over (init_exec_small); returns only
    * when it could not replace init */
   void (*become)(const struct init_config *cfg);

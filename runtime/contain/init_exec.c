@@ -57,7 +57,7 @@ char *init_exec_path(void) {
 }
 
 #define BLOB_MAGIC "HUTCHINI"
-#define BLOB_VERSION 2u
+#define BLOB_VERSION 3u
 /* Bounds the decoder holds the blob to: a program no larger than the
  * kernel takes, an environment no larger than exec takes. */
 #define BLOB_MAX_ENV_BYTES (1u << 21)
@@ -67,6 +67,7 @@ struct blob_head {
   uint32_t version;
   int32_t listen_fd;
   int32_t memwatch_fd;
+  int32_t scratch_fd, netns_fd;
   uint64_t nofile, rlimit_as, memory_watch;
   uint32_t die_with_creator;
   uint32_t bpf_len;
@@ -80,6 +81,8 @@ void *init_config_encode(const struct init_config *cfg, size_t *len) {
       .version = BLOB_VERSION,
       .listen_fd = cfg->listen_fd,
       .memwatch_fd = cfg->memwatch_fd,
+      .scratch_fd = cfg->scratch_fd,
+      .netns_fd = cfg->netns_fd,
       .nofile = cfg->nofile,
       .rlimit_as = cfg->rlimit_as,
       .memory_watch = cfg->memory_watch,
@@ -111,7 +114,7 @@ int init_config_decode(void *blob, size_t len, struct init_config *cfg) {
     return -1;
   memcpy(&h, blob, sizeof(h));
   if (memcmp(h.magic, BLOB_MAGIC, sizeof(h.magic)) != 0 || h.version != BLOB_VERSION || h.listen_fd < 0 ||
-      h.memwatch_fd < -1 || h.bpf_len % SECCOMP_INSN_SIZE != 0 ||
+      h.memwatch_fd < -1 || h.scratch_fd < -1 || h.netns_fd < -1 || h.bpf_len % SECCOMP_INSN_SIZE != 0 ||
       h.bpf_len > (uint32_t)SECCOMP_MAX_INSNS * SECCOMP_INSN_SIZE || h.env_bytes > BLOB_MAX_ENV_BYTES ||
       h.n_env > h.env_bytes || len != sizeof(h) + h.bpf_len + h.env_bytes)
     return -1;
@@ -128,6 +131,8 @@ int init_config_decode(void *blob, size_t len, struct init_config *cfg) {
       .listen_fd = h.listen_fd,
       .memwatch_fd = h.memwatch_fd,
       .exec_fd = -1,
+      .scratch_fd = h.scratch_fd,
+      .netns_fd = h.netns_fd,
       .nofile = h.nofile,
       .rlimit_as = h.rlimit_as,
       .memory_watch = h.memory_watch,
@@ -154,16 +159,21 @@ void init_exec_small(const struct init_config *cfg) {
   if (fd < 0 || write_all(fd, blob, len) < 0 ||
       fcntl(fd, F_ADD_SEALS, F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK | F_SEAL_SEAL) < 0)
     return;
-  /* The control socket and the watchdog's socket stay open across the
-   * exec; nothing else does. */
-  if (fcntl(cfg->listen_fd, F_SETFD, 0) < 0 || (cfg->memwatch_fd >= 0 && fcntl(cfg->memwatch_fd, F_SETFD, 0) < 0))
-    return;
-  char arg[16];
-  snprintf(arg, sizeof(arg), "%d", fd);
-  char *const argv[] = {INIT_EXEC_NAME, arg, NULL};
-  char *const envp[] = {NULL};
-  syscall(SYS_execveat, cfg->exec_fd, "", argv, envp, AT_EMPTY_PATH);
-  fcntl(cfg->listen_fd, F_SETFD, FD_CLOEXEC);
-  if (cfg->memwatch_fd >= 0)
-    fcntl(cfg->memwatch_fd, F_SETFD, FD_CLOEXEC);
+  /* The control socket, the watchdog's socket and the fds held for hutch
+   * stay open across the exec; nothing else does.  The commands init
+   * starts get none of them (payload.c closes every fd above 2). */
+  const int kept[] = {cfg->listen_fd, cfg->memwatch_fd, cfg->scratch_fd, cfg->netns_fd};
+  bool ok = true;
+  for (size_t i = 0; i < ARRAY_SIZE(kept) && ok; i++)
+    ok = kept[i] < 0 || fcntl(kept[i], F_SETFD, 0) == 0;
+  if (ok) {
+    char arg[16];
+    snprintf(arg, sizeof(arg), "%d", fd);
+    char *const argv[] = {INIT_EXEC_NAME, arg, NULL};
+    char *const envp[] = {NULL};
+    syscall(SYS_execveat, cfg->exec_fd, "", argv, envp, AT_EMPTY_PATH);
+  }
+  for (size_t i = 0; i < ARRAY_SIZE(kept); i++)
+    if (kept[i] >= 0)
+      fcntl(kept[i], F_SETFD, FD_CLOEXEC);
 }

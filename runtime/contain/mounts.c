@@ -32,13 +32,13 @@ static const char *const proc_masked_dirs[] = {"/proc/acpi", "/proc/asound", "/p
 
 void mount_plan_init(struct mount_plan *plan) {
   memset(plan, 0, sizeof(*plan));
-  plan->proc_fd = plan->tmp_fd = plan->shm_fd = plan->dev_fd = plan->empty_fd = -1;
+  plan->proc_fd = plan->tmp_fd = plan->shm_fd = plan->dev_fd = plan->empty_fd = plan->scratch_fd = -1;
   for (size_t i = 0; i < ARRAY_SIZE(plan->dev_fds); i++)
     plan->dev_fds[i] = -1;
 }
 
 void mount_plan_release(struct mount_plan *plan) {
-  int *fds[] = {&plan->proc_fd, &plan->tmp_fd, &plan->shm_fd, &plan->dev_fd, &plan->empty_fd};
+  int *fds[] = {&plan->proc_fd, &plan->tmp_fd, &plan->shm_fd, &plan->dev_fd, &plan->empty_fd, &plan->scratch_fd};
   for (size_t i = 0; i < ARRAY_SIZE(fds); i++)
     if (*fds[i] >= 0)
       close(*fds[i]);
@@ -132,13 +132,16 @@ int mounts_sandbox_tmpfs(uint64_t bytes, const char *dir, bool layers, struct mo
    * tmpfs supports from Linux 6.6. */
   if (layers && setxattr(dir, "user.hutch.probe", "1", 1, 0) == 0) {
     removexattr(dir, "user.hutch.probe");
+    plan->scratch_fd = steal_fd(&mnt);
     return 1;
   }
   if (layers && errno != EOPNOTSUPP)
     return hutch_error_sys(err, "mounts: user xattrs on the sandbox's tmpfs");
-  /* The clones keep the tmpfs; the directory's own contents show again. */
+  /* The clones keep the tmpfs; the directory's own contents show again.
+   * The mount's fd still leads to it, detached. */
   if (umount2(dir, MNT_DETACH) < 0)
     return hutch_error_sys(err, "mounts: unmount the sandbox's tmpfs from %s", dir);
+  plan->scratch_fd = steal_fd(&mnt);
   return 0;
 }
 

@@ -26,6 +26,7 @@ struct mount_plan {
   int tmp_fd, shm_fd; /* /tmp and /dev/shm: directories of the sandbox's tmpfs */
   int dev_fd;         /* /dev: a directory of the sandbox's tmpfs */
   int empty_fd;       /* an empty read-only directory of it, over /proc's masked directories */
+  int scratch_fd;     /* the tmpfs's root (its mount, O_PATH): a long-lived init keeps it (init.h) */
 };
 
 void mount_plan_init(struct mount_plan *plan);
@@ -36,7 +37,8 @@ int mounts_make_private(hutch_error_t *err);
  * the kernel's default), every writable place of the sandbox on one budget:
  * its tmp/ and shm/ go to plan->tmp_fd and shm_fd for /tmp and /dev/shm,
  * dev/ to plan->dev_fd for /dev, and an empty read-only directory to
- * plan->empty_fd for the masks of mounts_mask_proc().
+ * plan->empty_fd for the masks of mounts_mask_proc(), and its root to
+ * plan->scratch_fd.
  * It is mounted on `dir` (the sandbox's directory) and, with `layers`,
  * stays there to hold the overlay's upper and work directories.  Returns 1
  * when it holds them, 0 when it does not (not asked, or the kernel lacks

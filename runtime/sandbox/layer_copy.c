@@ -17,19 +17,45 @@
 #include "idmap.h"
 #include "util.h"
 
-/* Hard links: the first copy of each (dev, ino), linked to again. */
+/* Hard links: the first copy of each (dev, ino), linked to again.  An
+ * open-addressing table (a power of two of slots, at most half full): the
+ * layer is the sandbox's, which may hold as many linked files as its
+ * inodes allow, and each one is looked up once. */
 struct link_seen {
   dev_t dev;
   ino_t ino;
-  char *path; /* below the destination's top */
+  char *path; /* below the destination's top; NULL: a free slot */
 };
 
 struct copy {
   int dst_top;
   struct link_seen *links;
-  size_t n_links;
+  size_t n_links, slots;
   char path[4096]; /* of the entry at hand, for messages */
 };
+
+static size_t link_slot(const struct link_seen *t, size_t slots, dev_t dev, ino_t ino) {
+  uint64_t h = ((uint64_t)ino ^ ((uint64_t)dev << 32)) * 0x9E3779B97F4A7C15ull;
+  size_t i = (size_t)(h >> 20) & (slots - 1);
+  while (t[i].path != NULL && (t[i].dev != dev || t[i].ino != ino))
+    i = (i + 1) & (slots - 1);
+  return i;
+}
+
+static void link_add(struct copy *c, dev_t dev, ino_t ino, const char *path) {
+  if (2 * (c->n_links + 1) > c->slots) {
+    size_t slots = c->slots ? 2 * c->slots : 64;
+    struct link_seen *t = xcalloc(slots, sizeof(*t));
+    for (size_t i = 0; i < c->slots; i++)
+      if (c->links[i].path)
+        t[link_slot(t, slots, c->links[i].dev, c->links[i].ino)] = c->links[i];
+    free(c->links);
+    c->links = t;
+    c->slots = slots;
+  }
+  c->links[link_slot(c->links, c->slots, dev, ino)] = (struct link_seen){dev, ino, xstrdup(path)};
+  c->n_links++;
+}
 
 static int copy_xattrs(int src, int dst, const char *path, hutch_error_t *err) {
   char names[65536];
@@ -76,10 +102,8 @@ static int copy_file(int sdir, int ddir, const char *name, const struct stat *st
   }
   if (copy_xattrs(in, out, c->path, err) < 0 || copy_attrs(out, st, c->path, err) < 0)
     return -1;
-  if (st->st_nlink > 1) {
-    c->links = xrealloc(c->links, (c->n_links + 1) * sizeof(*c->links));
-    c->links[c->n_links++] = (struct link_seen){st->st_dev, st->st_ino, xstrdup(c->path + 1)};
-  }
+  if (st->st_nlink > 1)
+    link_add(c, st->st_dev, st->st_ino, c->path + 1);
   return 0;
 }
 
@@ -117,17 +141,13 @@ static int copy_node(int sdir, int ddir, const char *name, const struct stat *st
 
 static bool linked_before(int ddir, const char *name, const struct stat *st, struct copy *c, int *r,
                           hutch_error_t *err) {
-  if (S_ISDIR(st->st_mode) || st->st_nlink < 2)
+  if (S_ISDIR(st->st_mode) || st->st_nlink < 2 || c->slots == 0)
     return false;
-  for (size_t i = 0; i < c->n_links; i++) {
-    if (c->links[i].dev == st->st_dev && c->links[i].ino == st->st_ino) {
-      *r = linkat(c->dst_top, c->links[i].path, ddir, name, 0) < 0
-               ? hutch_error_sys(err, "layer: hard link %s", c->path)
-               : 0;
-      return true;
-    }
-  }
-  return false;
+  const struct link_seen *l = &c->links[link_slot(c->links, c->slots, st->st_dev, st->st_ino)];
+  if (l->path == NULL)
+    return false;
+  *r = linkat(c->dst_top, l->path, ddir, name, 0) < 0 ? hutch_error_sys(err, "layer: hard link %s", c->path) : 0;
+  return true;
 }
 
 static int copy_dir(int sdir, int ddir, unsigned depth, struct copy *c, hutch_error_t *err) {
@@ -186,7 +206,7 @@ int layer_copy_tree(int src_dir, int dst_dir, hutch_error_t *err) {
     r = hutch_error_sys(err, "layer: stat /");
   if (r == 0)
     r = copy_attrs(dst_dir, &st, "/", err);
-  for (size_t i = 0; i < c.n_links; i++)
+  for (size_t i = 0; i < c.slots; i++)
     free(c.links[i].path);
   free(c.links);
   return r;

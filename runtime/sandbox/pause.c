@@ -95,8 +95,15 @@ int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hut
 }
 
 bool sandbox_is_paused(struct hutch_sandbox *sb) {
+  return sandbox_paused(sb, NULL);
+}
+
+bool sandbox_paused(struct hutch_sandbox *sb, enum hutch_pause_method *method) {
   struct hutch_pause_status ps;
-  return read_marker(sb->state_fd, sb->id, &ps) == 1;
+  bool paused = read_marker(sb->state_fd, sb->id, &ps) == 1;
+  if (method)
+    *method = paused ? ps.method : HUTCH_PAUSE_NONE;
+  return paused;
 }
 
 int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err) {
@@ -153,23 +160,26 @@ static int write_marker(int dirfd, enum hutch_pause_method m, double since, cons
   return 0;
 }
 
+/* A pause or resume holds the state lock (state.h) throughout: another
+ * one, or a snapshot that must see the sandbox frozen while it copies,
+ * waits for it. */
+int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err) {
+  if (used)
+    *used = HUTCH_PAUSE_NONE;
+  _cleanup_close_ int dirfd = state_lock(sb->state_fd, sb->id, err);
+  return dirfd < 0 ? -1 : sandbox_pause_locked(sb, dirfd, used, err);
+}
+
 /* A pause that failed: its time limit goes on (a failure to is said). */
-static void restart_clock(struct hutch_sandbox *sb) {
+static void restart_clock(struct hutch_sandbox *sb, int dirfd) {
   hutch_error_t err = NULL;
-  if (sandbox_ttl_start_clock(sb, &err) < 0) {
+  if (sandbox_ttl_start_clock(sb, dirfd, &err) < 0) {
     hutch_log_error(HUTCH_LOG_WARNING, err);
     hutch_error_free(&err);
   }
 }
 
-static int open_dir(struct hutch_sandbox *sb, hutch_error_t *err) {
-  int fd = openat(sb->state_fd, sb->id, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-  if (fd < 0)
-    return hutch_error_sys(err, "open sandbox %s's state", sb->id);
-  return fd;
-}
-
-int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used, hutch_error_t *err) {
+int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_method *used, hutch_error_t *err) {
   if (used)
     *used = HUTCH_PAUSE_NONE;
   sandbox_follow_if_ended(sb); /* a reset since this handle looked */
@@ -177,9 +187,6 @@ int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used,
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
   }
-  _cleanup_close_ int dirfd = open_dir(sb, err);
-  if (dirfd < 0)
-    return -1;
   struct hutch_pause_status ps;
   if (read_marker(sb->state_fd, sb->id, &ps) == 1) {
     hutch_error_set(err, EALREADY, "sandbox %s is already paused (%s)", sb->id, hutch_pause_method_name(ps.method));
@@ -195,7 +202,7 @@ int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used,
     return hutch_error_sys(err, "pause sandbox %s: mark it", sb->id);
   }
   /* Once marked: a `hutch ttl` from now on sees it paused (sandbox_ttl.c). */
-  if (sandbox_ttl_stop_clock(sb, err) < 0) {
+  if (sandbox_ttl_stop_clock(sb, dirfd, err) < 0) {
     unlinkat(dirfd, PAUSED_FILE, 0);
     return hutch_error_wrap(err, "pause sandbox %s", sb->id);
   }
@@ -221,7 +228,7 @@ int hutch_sandbox_pause(struct hutch_sandbox *sb, enum hutch_pause_method *used,
     r = write_marker(dirfd, m, since, &rep, pauser_start, err);
   if (r < 0) {
     unlinkat(dirfd, PAUSED_FILE, 0);
-    restart_clock(sb);
+    restart_clock(sb, dirfd);
     return hutch_error_wrap(err, "pause sandbox %s (%s)", sb->id, hutch_pause_method_name(m));
   }
   audit_event(dirfd, "pause", hutch_pause_method_name(m), ms, rep.tasks, 0);
@@ -243,9 +250,11 @@ static void undo_unfinished(struct hutch_sandbox *sb, int dirfd) {
 }
 
 int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
-  _cleanup_close_ int dirfd = open_dir(sb, err);
-  if (dirfd < 0)
-    return -1;
+  _cleanup_close_ int dirfd = state_lock(sb->state_fd, sb->id, err);
+  return dirfd < 0 ? -1 : sandbox_resume_locked(sb, dirfd, err);
+}
+
+int sandbox_resume_locked(struct hutch_sandbox *sb, int dirfd, hutch_error_t *err) {
   struct hutch_pause_status ps;
   if (read_marker(sb->state_fd, sb->id, &ps) == 0) {
     /* A marker whose pauser is gone: its tasks were killed with it. */
@@ -270,7 +279,7 @@ int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
     undo_unfinished(sb, dirfd);
     unlinkat(dirfd, PAUSED_FILE, 0);
     audit_event(dirfd, "resume", "unfinished", 0, 0, 0);
-    return sandbox_ttl_start_clock(sb, err);
+    return sandbox_ttl_start_clock(sb, dirfd, err);
   }
   struct pause_report rep = {0};
   int r = ps.method == HUTCH_PAUSE_CGROUP ? cgroup_freeze(sb->limits.cgroup, false, PAUSE_SETTLE_SECONDS, err)
@@ -280,5 +289,5 @@ int hutch_sandbox_resume(struct hutch_sandbox *sb, hutch_error_t *err) {
   unlinkat(dirfd, PAUSED_FILE, 0);
   audit_event(dirfd, "resume", hutch_pause_method_name(ps.method), 0, 0, wall_now() - ps.since);
   /* After the mark is gone: a `hutch ttl` meanwhile already set a running clock. */
-  return sandbox_ttl_start_clock(sb, err);
+  return sandbox_ttl_start_clock(sb, dirfd, err);
 }

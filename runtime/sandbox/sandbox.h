@@ -66,6 +66,14 @@ bool sandbox_is_paused(struct hutch_sandbox *sb);
  * else its start time). */
 bool sandbox_follow_reset(struct hutch_sandbox *sb);
 void sandbox_follow_if_ended(struct hutch_sandbox *sb);
+/* Whether sb is paused, or being paused (pause.c), and how (method may
+ * be NULL; HUTCH_PAUSE_NONE while a pause is under way). */
+bool sandbox_paused(struct hutch_sandbox *sb, enum hutch_pause_method *method);
+/* hutch_sandbox_pause and hutch_sandbox_resume for a caller that holds
+ * the state lock (state_lock: dirfd, sb's locked directory) and may do
+ * more under it, as a snapshot does. */
+int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_method *used, hutch_error_t *err);
+int sandbox_resume_locked(struct hutch_sandbox *sb, int dirfd, hutch_error_t *err);
 /* hutch_die_with_parent() was called and that parent has died. */
 bool sandbox_parent_died(void);
 

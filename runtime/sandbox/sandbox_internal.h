@@ -12,6 +12,7 @@
 #include "hutch.h"
 #include "net_host.h"
 #include "overlay_fuse.h"
+#include "sync.h"
 #include "teardown.h"
 
 struct started {
@@ -28,6 +29,7 @@ struct started {
   struct overlay_fuse_daemon fuse; /* --overlay fuse */
   int layer_fd;                    /* image builds: the upper directory (SYNC_LAYER_FD) */
   int root_fd[2];                  /* long-lived: the sandbox's root (O_PATH) and userns, from its init */
+  struct sync_held_fds held;       /* long-lived: where its init holds the tmpfs and netns (state.json) */
   int pty_fd;                      /* exec -t: the master of the process's pty, from its init */
 };
 

@@ -30,6 +30,7 @@
 #include "paths.h"
 #include "port_relay.h"
 #include "proc_stat.h"
+#include "sandbox_fds.h"
 #include "sandbox_internal.h"
 #include "sandbox_ttl.h"
 #include "ttl_expire.h"
@@ -228,24 +229,12 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   sandbox_follow_if_ended(sb);
   if (sb->root_fd >= 0 && sb->userns_fd >= 0)
     return sb->root_fd;
-  int fds[2] = {-1, -1};
-  if (sandbox_refuse_paused(sb, err) < 0)
+  int fds[SANDBOX_INIT_FDS];
+  if (sandbox_refuse_paused(sb, err) < 0 || sandbox_ask_init_fds(sb, fds, err) < 0)
     return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
-  /* The same proof as for a command (init.c: caller_is_hutch): the root
-   * of a sandbox is handed to hutch alone. */
-  int pidfd = sandbox_init_pidfd(sb, err);
-  if (pidfd < 0)
-    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
-  _cleanup_close_ int fd = sandbox_connect_control(sb, err);
-  if (fd < 0 || sync_send(fd, SYNC_ROOT_FD, NULL, 0, &pidfd, 1, err) < 0 ||
-      sync_expect_fds(fd, SYNC_ROOT_FD, NULL, 0, NULL, fds, 2, "the sandbox's root", err) < 0)
-    return hutch_error_wrap(err, "open the files of sandbox %s", sb->id);
-  if (fds[0] < 0 || fds[1] < 0) {
-    for (int i = 0; i < 2; i++)
-      if (fds[i] >= 0)
-        close(fds[i]);
-    return hutch_error_set(err, EPROTO, "open the files of sandbox %s: its init sent no root", sb->id);
-  }
+  for (int i = 2; i < SANDBOX_INIT_FDS; i++)
+    if (fds[i] >= 0)
+      close(fds[i]);
   if (sb->root_fd >= 0)
     close(sb->root_fd);
   if (sb->userns_fd >= 0)

@@ -510,6 +510,8 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
               .listen_fd = st->listen_fd,
               .exec_fd = -1,
               .memwatch_fd = -1,
+              .scratch_fd = -1,
+              .netns_fd = -1,
               .sandbox_env = sandbox_env,
               .bpf = st->bpf,
               .bpf_len = st->bpf_len,
@@ -564,8 +566,10 @@ static int step_handshake(struct start *st, hutch_error_t *err) {
   /* A one-shot's answer carries a pidfd of the payload (unused here) and,
    * with a pty, its master; a long-lived one's its root and userns. */
   int started_fds[2] = {-1, -1};
-  if (sync_expect_fds(out->sync_fd, want, primary ? &started : NULL, primary ? sizeof(started) : 0, NULL,
-                      primary ? started_fds : out->root_fd, 2, "sandbox setup", err) < 0)
+  void *payload = primary ? (void *)&started : &out->held;
+  size_t cap = primary ? sizeof(started) : sizeof(out->held);
+  if (sync_expect_fds(out->sync_fd, want, payload, cap, NULL, primary ? started_fds : out->root_fd, 2, "sandbox setup",
+                      err) < 0)
     return -1;
   if (started_fds[0] >= 0)
     close(started_fds[0]);
@@ -603,7 +607,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
       .live = {.name = st->x ? (char *)st->x->name : NULL,
                .labels = st->x ? (char **)st->x->labels : NULL,
                .config = st->config,
-               .devices = st->devices.names},
+               .devices = st->devices.names,
+               .held = out->held},
   };
   if (id) {
     /* What else its state held goes on (state_live.h). */
@@ -612,6 +617,10 @@ static int step_record(struct start *st, hutch_error_t *err) {
     rec.live.labels = st->x ? (char **)st->x->labels : NULL;
     rec.live.generation = id->generation;
     rec.live.config = st->config;
+    /* The new incarnation's own: its devices resolved again, the fds its
+     * new init holds. */
+    rec.live.devices = st->devices.names;
+    rec.live.held = out->held;
   }
   snprintf(rec.id, sizeof(rec.id), "%s", out->id);
   snprintf(rec.net.gateway, sizeof(rec.net.gateway), "%s", out->net.gateway);
@@ -641,6 +650,7 @@ static int start(const struct hutch_sandbox_config *cfg, const struct hutch_sand
                           .sync_fd = -1,
                           .layer_fd = -1,
                           .root_fd = {-1, -1},
+                          .held = {-1, -1},
                           .pty_fd = -1,
                           .cg = {.fd = -1},
                           .net = {.proxy_pid = -1, .channel = -1}};

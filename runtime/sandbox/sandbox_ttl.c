@@ -83,14 +83,14 @@ static int start_fn(struct sandbox_state *st, void *data, hutch_error_t *err) {
   return ttl_plan_resume(&st->live.ttl, ttl_boot_now(), ttl_wall_now()) ? 0 : 1;
 }
 
-int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, hutch_error_t *err) {
-  if (state_update(sb->state_fd, sb->id, stop_fn, NULL, err) < 0)
+int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err) {
+  if (state_update_locked(lockfd, sb->state_fd, sb->id, stop_fn, NULL, err) < 0)
     return hutch_error_wrap(err, "stop the clock of sandbox %s's time limit", sb->id);
   return 0;
 }
 
-int sandbox_ttl_start_clock(struct hutch_sandbox *sb, hutch_error_t *err) {
-  if (state_update(sb->state_fd, sb->id, start_fn, NULL, err) < 0) {
+int sandbox_ttl_start_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err) {
+  if (state_update_locked(lockfd, sb->state_fd, sb->id, start_fn, NULL, err) < 0) {
     hutch_error_wrap(err, "start the clock of sandbox %s's time limit again", sb->id);
     return hutch_error_hint(err, "`hutch ttl %s DURATION` sets it anew", sb->id);
   }

@@ -14,8 +14,10 @@
 int sandbox_ttl_apply(struct hutch_sandbox *sb, double seconds, const enum hutch_ttl_action *on_ttl, const char *by,
                       hutch_error_t *err);
 /* pause.c: the clock stops once the sandbox is marked paused, and starts
- * again once the mark is gone; nothing is written without a limit. */
-int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, hutch_error_t *err);
-int sandbox_ttl_start_clock(struct hutch_sandbox *sb, hutch_error_t *err);
+ * again once the mark is gone; nothing is written without a limit.  The
+ * caller holds the state lock (lockfd: state_lock's), as a pause does
+ * throughout. */
+int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err);
+int sandbox_ttl_start_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err);
 
 #endif

@@ -83,6 +83,9 @@ void state_clear(struct sandbox_state *st);
  * positive one (nothing to change), which is no failure. */
 typedef int (*state_update_fn)(struct sandbox_state *st, void *data, hutch_error_t *err);
 int state_update(int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err);
+/* state_update for a caller that holds the lock already (lockfd:
+ * state_lock's): a second lock of the same directory would wait forever. */
+int state_update_locked(int lockfd, int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err);
 /* The same lock, for a change that is more than state.json (a marker file
  * beside it): returns the locked <id>/ directory fd; closing it unlocks. */
 int state_lock(int rootfd, const char *id, hutch_error_t *err);

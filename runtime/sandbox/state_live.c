@@ -3,7 +3,8 @@
  * "labels" ({"KEY": "VALUE"}), "generation", "config", "devices"
  * (["NAME"]), "ports", "ttl" ({"seconds",
  * "on_ttl", "deadline_boot_ns", "deadline", "left"}) and "helpers"
- * ({"keeper": {"pid", "start_time"}}). */
+ * ({"keeper": {"pid", "start_time"}}) and "init_fds" ({"scratch": N,
+ * "netns": N}). */
 #include "config.h"
 
 #include "state_live.h"
@@ -76,8 +77,28 @@ static void read_ttl(const cJSON *o, struct sandbox_live *l) {
   }
 }
 
+/* 0-2 are init's /dev/null: never one it holds for hutch. */
+#define HELD_FD_MIN 3
+#define HELD_FD_MAX (1 << 20)
+
+static void write_held(cJSON *o, const struct sync_held_fds *h) {
+  if (h->scratch_fd < HELD_FD_MIN || h->netns_fd < HELD_FD_MIN)
+    return;
+  cJSON *fds = cJSON_AddObjectToObject(o, "init_fds");
+  cJSON_AddNumberToObject(fds, "scratch", h->scratch_fd);
+  cJSON_AddNumberToObject(fds, "netns", h->netns_fd);
+}
+
+static int32_t read_fd(const cJSON *fds, const char *name) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(fds, name);
+  if (!cJSON_IsNumber(v) || v->valuedouble < HELD_FD_MIN || v->valuedouble > HELD_FD_MAX)
+    return -1;
+  return (int32_t)v->valuedouble;
+}
+
 void state_live_write(cJSON *o, const struct sandbox_live *l) {
   write_ttl(o, l);
+  write_held(o, &l->held);
   if (l->name)
     cJSON_AddStringToObject(o, "name", l->name);
   if (l->generation) {
@@ -110,6 +131,9 @@ void state_live_write(cJSON *o, const struct sandbox_live *l) {
 
 void state_live_read(const cJSON *o, struct sandbox_live *l) {
   memset(l, 0, sizeof(*l));
+  const cJSON *fds = cJSON_GetObjectItemCaseSensitive(o, "init_fds");
+  l->held.scratch_fd = read_fd(fds, "scratch");
+  l->held.netns_fd = read_fd(fds, "netns");
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
   if (cJSON_IsString(v) && labels_check_name(v->valuestring, NULL) == 0)
     l->name = xstrdup(v->valuestring);

@@ -38,6 +38,10 @@ int state_update(int rootfd, const char *id, state_update_fn fn, void *data, hut
   _cleanup_close_ int dirfd = state_lock(rootfd, id, err);
   if (dirfd < 0)
     return -1;
+  return state_update_locked(dirfd, rootfd, id, fn, data, err);
+}
+
+int state_update_locked(int dirfd, int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err) {
   struct sandbox_state st;
   int r = state_read(rootfd, id, &st, err);
   if (r == 0)

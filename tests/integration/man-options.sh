@@ -17,6 +17,7 @@ pages=(
   "resume:hutch-exec.1"
   "ttl:hutch-exec.1"
   "reset:hutch-exec.1"
+  "snapshot:hutch-exec.1"
   "rootfs:hutch-rootfs.1"
   "rootfs pull:hutch-rootfs.1"
   "rootfs build:hutch-rootfs.1"

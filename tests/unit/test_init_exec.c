@@ -22,6 +22,8 @@ int main(void) {
       .memory_watch = 1ull << 30,
       .die_with_creator = true,
       .exec_fd = 5,
+      .scratch_fd = 7,
+      .netns_fd = -1,
   };
   size_t len;
   char *blob = init_config_encode(&in, &len);
@@ -30,6 +32,8 @@ int main(void) {
   tap_is_int(out.listen_fd, 6, "the control socket");
   tap_is_int(out.parent_fd, -1, "no creator any more");
   tap_is_int(out.exec_fd, -1, "nothing more to exec");
+  tap_is_int(out.scratch_fd, 7, "the tmpfs's root held for hutch");
+  tap_is_int(out.netns_fd, -1, "no network namespace held");
   tap_ok(out.nofile == 1024 && out.rlimit_as == 1ull << 33 && out.memory_watch == 1ull << 30, "the limits");
   tap_ok(out.die_with_creator, "die_with_creator");
   tap_ok(out.bpf_len == sizeof(bpf) && memcmp(out.bpf, bpf, sizeof(bpf)) == 0, "the seccomp program");
@@ -54,6 +58,16 @@ int main(void) {
   in.listen_fd = -1;
   blob = init_config_encode(&in, &len);
   tap_is_int(init_config_decode(blob, len, &out), -1, "no control socket is refused");
+  free(blob);
+  in.listen_fd = 6;
+  in.scratch_fd = -2;
+  blob = init_config_encode(&in, &len);
+  tap_is_int(init_config_decode(blob, len, &out), -1, "a held fd below -1 is refused");
+  free(blob);
+  in.scratch_fd = 7;
+  blob = init_config_encode(&in, &len);
+  blob[8] = 2; /* the version: a blob of an older hutch */
+  tap_is_int(init_config_decode(blob, len, &out), -1, "a blob of another version is refused");
   free(blob);
   return tap_done();
 }
