@@ -24,7 +24,23 @@ shots=${HUTCH_TEST_SHOTS:-$HUTCH_BUILDDIR/tests/integration/report-screenshots/$
 mkdir -p "$shots" 2>/dev/null && [ -w "$shots" ] || shots=$tmp/screenshots
 mkdir -p "$shots"
 
-page() { "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/report_page.py" "$@"; }
+# page ARGS...: what `report_page.py ARGS` prints and writes, from one
+# Chromium kept for the whole script (report_page.py serve, a coprocess):
+# each start of the browser costs more CPU than the page it then loads.
+coproc PAGES { "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/report_page.py" serve; }
+page() {
+  local out answer=
+  out=$(mktemp "$tmp/page.XXXXXX") || return 1
+  { printf '%d\n' $(($# + 1)) && printf '%s\0' "$out" "$@"; } >&"${PAGES[1]}" &&
+    IFS= read -r answer <&"${PAGES[0]}"
+  if [ "$answer" != ok ]; then
+    echo "report_page.py serve: ${answer:-no answer} (page $*)" >&2
+    rm -f "$out"
+    return 1
+  fi
+  cat "$out"
+  rm -f "$out"
+}
 # dom Q FILE [ARGS...]: python Q with `d` the parsed DOM in FILE (report_page.parse).
 dom() {
   local q=$1
@@ -373,4 +389,8 @@ done
 tap_status 2 "hutch report wants a run directory" "$HUTCH_BIN" report "$tmp/state"
 
 mock_stop
+# The browser goes when its requests end.
+pages_pid=$PAGES_PID
+eval "exec ${PAGES[1]}>&-"
+wait "$pages_pid"
 tap_done
