@@ -155,8 +155,9 @@ tap_ok "a client with init's pidfd" python3 "$tmp/ctl-client.py" "$sock" init "$
 tap_like "$tap_stdout" "^started" "is obeyed"
 tap_ok "exec --in" "$HUTCH_BIN" exec --in "$id" -- ls /root
 tap_is "$tap_stdout" "pwned-init" "sees what that client ran"
-# The sandbox's root and user namespace (SYNC_ROOT_FD, which hutch uses to
-# read and write a sandbox's files) go to a proven caller alone.
+# The sandbox's root, user namespace, tmpfs and network namespace
+# (SYNC_ROOT_FD, which hutch uses to read and write a sandbox's files and
+# to take its writable layer) go to a proven caller alone.
 cat >"$tmp/root-client.py" <<'EOF'
 import os, socket, struct, sys
 sock, proof, init_pid = sys.argv[1], sys.argv[2], int(sys.argv[3])
@@ -178,7 +179,7 @@ for proof in none self; do
   tap_is "$tap_stdout" "refused 0" "is refused, and no fd comes back"
 done
 tap_ok "a root request with init's pidfd" python3 "$tmp/root-client.py" "$sock" init "$init_pid"
-tap_is "$tap_stdout" "root 2" "is answered with the root and the user namespace"
+tap_is "$tap_stdout" "root 4" "is answered with the root, the user namespace, the tmpfs and the network namespace"
 tap_ok "hutch rm" "$HUTCH_BIN" rm "$id"
 
 rm -rf "$tmp"
