@@ -11,6 +11,10 @@
 #    takes a few minutes the first time, and Debian with matplotlib for the
 #    Python package's figure tests) in
 #    ${HUTCH_TEST_CACHE:-/var/tmp/hutch-test-cache}.
+#
+# HUTCH_SETUP_ROOTFS=skip does all but the tarballs, =only the tarballs
+# alone (tests/run-all builds them beside hutch itself: most of their time
+# is the network and dpkg, not the CPU the compiler wants).
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -41,89 +45,107 @@ packages=(
 )
 
 log() { echo "setup-host: $*" >&2; }
+rootfs_step=${HUTCH_SETUP_ROOTFS:-all}
+case $rootfs_step in
+all | skip | only) ;;
+*)
+  log "HUTCH_SETUP_ROOTFS=$rootfs_step: say all, skip or only"
+  exit 2
+  ;;
+esac
 
 if [ "$(id -u)" -ne 0 ]; then
   log "run me as root (sudo $0)"
   exit 1
 fi
 
-missing=()
-for p in "${packages[@]}"; do
-  dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
-done
-if [ ${#missing[@]} -gt 0 ]; then
-  log "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
-  apt-get install -y -q --no-install-recommends "${missing[@]}"
-fi
-# The docker-registry package runs a registry on every address as a
-# service; the tests start their own on loopback.
-if command -v systemctl >/dev/null && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
-  systemctl disable --now docker-registry >/dev/null 2>&1 || true
-fi
-# Likewise Slurm and munge, which the packages start as services:
-# benchmark-slurm.sh starts its own, from its own configuration.
-for s in slurmctld slurmd munge; do
-  if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$s" 2>/dev/null; then
-    systemctl disable --now "$s" >/dev/null 2>&1 || true
+if [ "$rootfs_step" != only ]; then
+  missing=()
+  for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+  done
+  if [ ${#missing[@]} -gt 0 ]; then
+    log "installing ${missing[*]}"
+    export DEBIAN_FRONTEND=noninteractive
+    apt-get update -q
+    apt-get install -y -q --no-install-recommends "${missing[@]}"
   fi
-done
-
-if ! id -u "$test_user" >/dev/null 2>&1; then
-  log "creating the test user $test_user"
-  useradd --create-home --shell /bin/bash --user-group "$test_user"
-fi
-
-# A system user gets no subordinate range from useradd; any it was given
-# by hand is taken away: this user is the "no /etc/subuid entry" case.
-if ! id -u "$nosub_user" >/dev/null 2>&1; then
-  log "creating the test user $nosub_user (no subordinate id range)"
-  useradd --system --create-home --shell /bin/bash --user-group "$nosub_user"
-fi
-for f in /etc/subuid /etc/subgid; do
-  [ ! -e "$f" ] || sed -i "/^$nosub_user:/d;/^$(id -u "$nosub_user"):/d" "$f"
-done
-
-# A range of 65536 ids past every range already handed out.
-next_free_range() {
-  awk -F: 'NF >= 3 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { e = $2 + $3; if (e > m) m = e }
-           END { if (m < 200000) m = 200000; print m }' /etc/subuid /etc/subgid 2>/dev/null
-}
-for f in /etc/subuid /etc/subgid; do
-  [ -e "$f" ] || install -m 0644 /dev/null "$f"
-  if ! grep -q "^$test_user:" "$f" && ! grep -q "^$(id -u "$test_user"):" "$f"; then
-    start=$(next_free_range)
-    log "giving $test_user the subordinate range $start:65536 in $f"
-    echo "$test_user:$start:65536" >>"$f"
+  # The docker-registry package runs a registry on every address as a
+  # service; the tests start their own on loopback.
+  if command -v systemctl >/dev/null && systemctl is-enabled --quiet docker-registry 2>/dev/null; then
+    systemctl disable --now docker-registry >/dev/null 2>&1 || true
   fi
-done
+  # Likewise Slurm and munge, which the packages start as services:
+  # benchmark-slurm.sh starts its own, from its own configuration.
+  for s in slurmctld slurmd munge; do
+    if command -v systemctl >/dev/null && systemctl is-enabled --quiet "$s" 2>/dev/null; then
+      systemctl disable --now "$s" >/dev/null 2>&1 || true
+    fi
+  done
 
-# Kernels and distributions that restrict unprivileged user namespaces make
-# every rootless test fail; say so now rather than in a hundred test points.
-if [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1)" = 0 ]; then
-  log "warning: kernel.unprivileged_userns_clone is 0: rootless sandboxes cannot work"
-fi
-if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo 0)" = 1 ]; then
-  log "warning: kernel.apparmor_restrict_unprivileged_userns is 1: rootless sandboxes need an AppArmor profile allowing userns for hutch, or that sysctl set to 0"
-fi
-if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1)" = 0 ]; then
-  log "warning: user.max_user_namespaces is 0: rootless sandboxes cannot work"
+  if ! id -u "$test_user" >/dev/null 2>&1; then
+    log "creating the test user $test_user"
+    useradd --create-home --shell /bin/bash --user-group "$test_user"
+  fi
+
+  # A system user gets no subordinate range from useradd; any it was given
+  # by hand is taken away: this user is the "no /etc/subuid entry" case.
+  if ! id -u "$nosub_user" >/dev/null 2>&1; then
+    log "creating the test user $nosub_user (no subordinate id range)"
+    useradd --system --create-home --shell /bin/bash --user-group "$nosub_user"
+  fi
+  for f in /etc/subuid /etc/subgid; do
+    [ ! -e "$f" ] || sed -i "/^$nosub_user:/d;/^$(id -u "$nosub_user"):/d" "$f"
+  done
+
+  # A range of 65536 ids past every range already handed out.
+  next_free_range() {
+    awk -F: 'NF >= 3 && $2 ~ /^[0-9]+$/ && $3 ~ /^[0-9]+$/ { e = $2 + $3; if (e > m) m = e }
+             END { if (m < 200000) m = 200000; print m }' /etc/subuid /etc/subgid 2>/dev/null
+  }
+  for f in /etc/subuid /etc/subgid; do
+    [ -e "$f" ] || install -m 0644 /dev/null "$f"
+    if ! grep -q "^$test_user:" "$f" && ! grep -q "^$(id -u "$test_user"):" "$f"; then
+      start=$(next_free_range)
+      log "giving $test_user the subordinate range $start:65536 in $f"
+      echo "$test_user:$start:65536" >>"$f"
+    fi
+  done
+
+  # Kernels and distributions that restrict unprivileged user namespaces make
+  # every rootless test fail; say so now rather than in a hundred test points.
+  if [ "$(cat /proc/sys/kernel/unprivileged_userns_clone 2>/dev/null || echo 1)" = 0 ]; then
+    log "warning: kernel.unprivileged_userns_clone is 0: rootless sandboxes cannot work"
+  fi
+  if [ "$(cat /proc/sys/kernel/apparmor_restrict_unprivileged_userns 2>/dev/null || echo 0)" = 1 ]; then
+    log "warning: kernel.apparmor_restrict_unprivileged_userns is 1: rootless sandboxes need an AppArmor profile allowing userns for hutch, or that sysctl set to 0"
+  fi
+  if [ "$(cat /proc/sys/user/max_user_namespaces 2>/dev/null || echo 1)" = 0 ]; then
+    log "warning: user.max_user_namespaces is 0: rootless sandboxes cannot work"
+  fi
 fi
 
 # shellcheck source=lib/rootfs.sh
 . "$here/lib/rootfs.sh"
+[ "$rootfs_step" != skip ] || exit 0
 mkdir -p "$HUTCH_TEST_CACHE"
 chmod 0755 "$HUTCH_TEST_CACHE"
 hutch_rootfs_ensure busybox >/dev/null
 log "busybox rootfs: $HUTCH_TEST_BUSYBOX_TAR"
-if hutch_rootfs_ensure debian >/dev/null; then
-  log "debian rootfs: $HUTCH_TEST_DEBIAN_TAR"
-else
-  log "warning: the debian rootfs could not be built; the tests that need it will be skipped"
-fi
+# The two Debian ones at once: each is mostly downloads and dpkg's
+# unpacking, one process at a time, so together they take little longer
+# than the longer of them.
+(
+  if hutch_rootfs_ensure debian >/dev/null; then
+    log "debian rootfs: $HUTCH_TEST_DEBIAN_TAR"
+  else
+    log "warning: the debian rootfs could not be built; the tests that need it will be skipped"
+  fi
+) &
+debian_pid=$!
 if hutch_rootfs_ensure matplotlib >/dev/null; then
   log "matplotlib rootfs: $(hutch_rootfs_tar matplotlib)"
 else
   log "warning: the matplotlib rootfs could not be built; the Python figure tests will be skipped"
 fi
+wait "$debian_pid"

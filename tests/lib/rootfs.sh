@@ -7,7 +7,7 @@
 # Each file name carries a hash of its recipe (the build script, the package
 # list, the busybox binary), so changing a recipe builds a new tarball and
 # drops the stale one.  Builds hold a lock on the cache, so concurrent test
-# scripts build each tarball once.
+# scripts build each tarball once (a lock per kind: two kinds build at once).
 #
 #   hutch_rootfs_tar KIND        print the cache path of KIND (busybox|debian|
 #                                matplotlib, Debian with python3-matplotlib)
@@ -69,7 +69,7 @@ hutch_rootfs_ensure() {
   fi
   # World-readable: the rootless half of a root test run reads these files.
   [ -O "$HUTCH_TEST_CACHE" ] && chmod 0755 "$HUTCH_TEST_CACHE"
-  exec {fd}>>"$HUTCH_TEST_CACHE/.lock" || return 1
+  exec {fd}>>"$HUTCH_TEST_CACHE/.lock-$kind" || return 1
   flock "$fd"
   # Another script may have built it while this one waited for the lock.
   if [ ! -s "$tar" ]; then
