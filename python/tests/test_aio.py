@@ -162,10 +162,16 @@ def test_a_create_cancelled_leaves_no_sandbox(image):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        # The create goes on in the executor; what it makes is closed.
-        for _ in range(200):
+        # The create goes on in the executor; what it makes is closed.  Done
+        # when nothing is listed while no worker runs or waits: a create still
+        # running lists nothing yet, so an empty list alone proves nothing
+        # (on a loaded machine it came first, and the sandbox after).
+        ex = hutch.aio._pool()
+        for _ in range(600):
             await asyncio.sleep(0.05)
-            if not await hutch.aio.sandboxes(labels={"t": tag}) and hutch.aio._pool()._work_queue.empty():
+            listed = await hutch.aio.sandboxes(labels={"t": tag})
+            idle = ex._work_queue.empty() and ex._idle_semaphore._value >= len(ex._threads)
+            if not listed and idle:
                 break
         return await hutch.aio.sandboxes(labels={"t": tag})
 
