@@ -12,70 +12,10 @@
 #    includes y.h), even inside a folder.
 . "$HUTCH_SRCDIR/tests/lib/tap.sh"
 
-# The runtime header (path below runtime/) a quoted include names, found as
-# the compiler finds it with the -I of each folder (Makefile.am); nothing for
-# a header that is not the runtime's.
-resolve() {
-  local runtime=$1 h=$2 d
-  if [ -e "$runtime/$h" ]; then
-    printf '%s\n' "$h"
-    return
-  fi
-  for d in "$runtime"/*/; do
-    [ -e "$d$h" ] && printf '%s\n' "${d#"$runtime"/}$h" && return
-  done
-}
-
-quoted_includes() {
-  sed -n 's/^[[:space:]]*#[[:space:]]*include[[:space:]]*"\([^"]*\)".*/\1/p' "$1"
-}
-
-# What the line of `from` in the layers table allows, one item a line.
-allowed_for() {
-  awk -v f="$2" '!/^#/ && $1 == f { for (i = 2; i <= NF; i++) print $i }' "$1"
-}
-
-# Prints "file: header (folder/)" for each quoted include, in runtime/ and
-# src/ under `root`, of a runtime header the layers table does not allow.
-layer_violations() {
-  local root=$1 table=$2 runtime=$1/runtime f rel from h t allowed
-  while IFS= read -r f; do
-    rel=${f#"$root"/}
-    case $rel in
-      runtime/*/*) from=${rel#runtime/} from=${from%%/*} ;;
-      runtime/*) from=. ;;
-      *) from=src ;;
-    esac
-    allowed=" $(allowed_for "$table" "$from" | tr '\n' ' ') "
-    while IFS= read -r h; do
-      # A header next to the including file: its own folder.
-      [ -e "$(dirname "$f")/$h" ] && continue
-      t=$(resolve "$runtime" "$h")
-      [ -n "$t" ] || continue
-      [ "$t" = hutch.h ] && continue
-      [ "${t%%/*}" = "$from" ] && continue
-      case $allowed in *" ${t%%/*} "* | *" $t "*) continue ;; esac
-      printf '%s: %s (%s/)\n' "${rel#runtime/}" "$h" "${t%%/*}"
-    done < <(quoted_includes "$f")
-  done < <(find "$runtime" "$root/src" -name '.*' -prune -o -name '*.[ch]' -print | sort)
-}
-
-# Prints the modules of a circle of includes among runtime's files, one
-# line, or nothing.
-module_cycle() {
-  local runtime=$1/runtime f m h t
-  while IFS= read -r f; do
-    m=$(basename "$f") m=${m%.*} m=${m%_internal}
-    printf '%s %s\n' "$m" "$m"
-    while IFS= read -r h; do
-      if [ -e "$(dirname "$f")/$h" ]; then t=$h; else t=$(resolve "$runtime" "$h"); fi
-      [ -n "$t" ] || continue
-      t=$(basename "$t" .h) t=${t%_internal}
-      [ "$t" = "$m" ] || printf '%s %s\n' "$m" "$t"
-    done < <(quoted_includes "$f")
-  done < <(find "$runtime" -name '.*' -prune -o -name '*.[ch]' -print | sort) |
-    tsort 2>&1 >/dev/null | sed -n 's/^tsort: \([^ :]*\)$/\1/p' | tr '\n' ' ' | sed 's/ $//'
-}
+# The walks over the tree's includes are tests/lib/include-graph's (one
+# process; see there for what each prints).
+layer_violations() { python3 "$HUTCH_SRCDIR/tests/lib/include-graph" violations "$1" "$2"; }
+module_cycle() { python3 "$HUTCH_SRCDIR/tests/lib/include-graph" cycle "$1"; }
 
 # Header names found twice (the bare includes need them unique).
 duplicate_headers() {
