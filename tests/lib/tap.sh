@@ -65,10 +65,14 @@ tap_stdout=
 tap_stderr=
 tap_rc=0
 
-# A "#" in a description would start a TAP directive.
+# A "#" in a description would start a TAP directive.  Sets _tap_d.
+#
+# Nothing here forks for a passing point: every $(...) is a fork, which
+# on some machines costs milliseconds of CPU, and the suite makes tens of
+# thousands of points.
 _tap_desc() {
   local d=${1//\\/\\\\}
-  printf '%s' "${d//#/\\#}"
+  _tap_d=${d//#/\\#}
 }
 
 tap_diag() {
@@ -93,23 +97,47 @@ _tap_diag_output() {
 }
 
 _tap_result() {
-  local ok=$1 desc=$2
+  local ok=$1 _tap_d
+  _tap_desc "$2"
   _tap_n=$((_tap_n + 1))
   if [ "$ok" -eq 0 ]; then
-    printf 'ok %d - %s\n' "$_tap_n" "$(_tap_desc "$desc")"
+    printf 'ok %d - %s\n' "$_tap_n" "$_tap_d"
   else
     _tap_failed=$((_tap_failed + 1))
-    printf 'not ok %d - %s\n' "$_tap_n" "$(_tap_desc "$desc")"
+    printf 'not ok %d - %s\n' "$_tap_n" "$_tap_d"
   fi
   return "$ok"
 }
 
+# The captures' files: a directory of this script's (made once, removed by
+# tap_done), a new pair of files for each capture (never one a process
+# that outlived its command may still write to), emptied once read.
+_tap_tmp=
+_tap_seq=0
+
+# Sets the variable named $1 to FILE's text as $(cat FILE) gives it (NUL
+# bytes dropped, trailing newlines taken off), without a fork.
+_tap_slurp() {
+  local -a parts
+  local IFS= text
+  mapfile -d '' -t parts <"$2"
+  text=${parts[*]}
+  while [[ $text == *$'\n' ]]; do text=${text%$'\n'}; done
+  printf -v "$1" '%s' "$text"
+}
+
 # Runs "$@" capturing stdout, stderr and status into tap_stdout/stderr/rc.
 _tap_capture() {
-  local out err
-  out=$(mktemp "${TMPDIR:-/tmp}/tap-out.XXXXXX") || return 1
-  err=$(mktemp "${TMPDIR:-/tmp}/tap-err.XXXXXX") || return 1
-  case $(type -t "$1") in
+  local out err kind
+  if [ -z "$_tap_tmp" ] || [ ! -d "$_tap_tmp" ]; then
+    _tap_tmp=$(mktemp -d "${TMPDIR:-/tmp}/tap.XXXXXX") || return 1
+  fi
+  _tap_seq=$((_tap_seq + 1))
+  out=$_tap_tmp/out.$BASHPID.$_tap_seq
+  err=$_tap_tmp/err.$BASHPID.$_tap_seq
+  type -t "$1" >"$out" 2>/dev/null
+  read -r kind <"$out"
+  case $kind in
   function | builtin)
     "$@" >"$out" 2>"$err"
     tap_rc=$?
@@ -120,9 +148,10 @@ _tap_capture() {
     [ $tap_rc -ne 124 ] || echo "tap.sh: killed after ${HUTCH_TEST_CMD_TIMEOUT:-300} s" >>"$err"
     ;;
   esac
-  tap_stdout=$(cat "$out")
-  tap_stderr=$(cat "$err")
-  rm -f "$out" "$err"
+  _tap_slurp tap_stdout "$out"
+  _tap_slurp tap_stderr "$err"
+  : >"$out"
+  : >"$err"
 }
 
 _tap_cmd_diag() {
@@ -224,8 +253,12 @@ tap_unlike() {
 
 tap_skip() {
   local desc=$1 reason=${2:-}
+  local _tap_d d
   _tap_n=$((_tap_n + 1))
-  printf 'ok %d - %s # SKIP %s\n' "$_tap_n" "$(_tap_desc "$desc")" "$(_tap_desc "$reason")"
+  _tap_desc "$desc"
+  d=$_tap_d
+  _tap_desc "$reason"
+  printf 'ok %d - %s # SKIP %s\n' "$_tap_n" "$d" "$_tap_d"
 }
 
 tap_skip_all() {
@@ -243,6 +276,7 @@ tap_done() {
     _tap_result 1 "${0##*/} made no assertion"
   fi
   printf '1..%d\n' "$_tap_n"
+  [ -z "$_tap_tmp" ] || rm -rf "$_tap_tmp"
   [ "$_tap_failed" -eq 0 ] || exit 1
   exit 0
 }
