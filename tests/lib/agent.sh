@@ -34,12 +34,15 @@ mock_start() {
   "$AGENT_PY" "$HUTCH_SRCDIR/tests/lib/mock-openai.py" "$dir/script.json" "$dir/port" "$MOCK_REQUESTS" \
     2>"$dir/stderr" &
   _mock_pid=$!
+  # Python's start takes seconds on a loaded machine: up to 60 s, then say so.
   local i
-  for i in $(seq 100); do
+  for i in $(seq 1200); do
     [ -s "$dir/port" ] && break
+    kill -0 "$_mock_pid" 2>/dev/null || break
     sleep 0.05
   done
-  MOCK_URL=http://127.0.0.1:$(cat "$dir/port")/v1
+  [ -s "$dir/port" ] || echo "mock_start: the mock model did not start: $(cat "$dir/stderr")" >&2
+  MOCK_URL=http://127.0.0.1:$(cat "$dir/port" 2>/dev/null)/v1
 }
 
 mock_stop() {
