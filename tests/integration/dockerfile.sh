@@ -138,11 +138,21 @@ tap_ok "builds the named stage only" "$HUTCH_BIN" exec --rootfs stage1 -- /bin/s
 tap_is "$tap_stdout" "hello from the build stage" "the build stage's file"
 
 # ---- many layers: more lowers than one page of mount(2) options ------------
+# Fifty-nine COPY layers, then a RUN over all of them: the RUN's sandbox and
+# the exec below each mount 60 lowers (a COPY makes its layer without a
+# sandbox, which 60 RUN steps would start one by one).
+mkdir -p "$work/many"
 {
   echo "FROM $base"
-  for i in $(seq 60); do echo "RUN echo $i >/f$i"; done
+  for i in $(seq 59); do
+    echo "$i" >"$work/many/f$i"
+    echo "COPY f$i /f$i"
+  done
+  echo "RUN test \"\$(cat /f59)\" = 59 && echo 60 >/f60"
 } >"$work/many.Dockerfile"
-tap_ok "a Dockerfile of 60 RUN steps builds" "$HUTCH_BIN" rootfs build -f "$work/many.Dockerfile" --name many "$ctx"
+tap_ok "a Dockerfile of 60 steps, each a layer, builds" "$HUTCH_BIN" rootfs build -f "$work/many.Dockerfile" --name many "$work/many"
+tap_like "$(cat "$HUTCH_STORE/logs/build-many.log" 2>&1)" "built many in [0-9.]+ s: 60 layers made" \
+  "each of its steps made a layer of its own"
 tap_ok "and runs" "$HUTCH_BIN" exec --rootfs many -- /bin/sh -c 'cat /f1 /f60; /bin/busybox true && echo base'
 tap_is "$tap_stdout" "1
 60
