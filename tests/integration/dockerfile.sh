@@ -71,8 +71,10 @@ EXPOSE 8080/tcp
 ENTRYPOINT ["/bin/sh", "-c"]
 CMD ["echo hi"]
 EOF
+first=$(date +%s%N)
 tap_ok "a multi-stage Dockerfile builds" "$HUTCH_BIN" rootfs build -f "$ctx/Dockerfile" --name app \
   --build-arg MODE=fast "$ctx"
+first_ms=$((($(date +%s%N) - first) / 1000000))
 digest=$tap_stdout
 tap_like "$digest" "^sha256:[0-9a-f]{64}$" "the digest is printed on stdout"
 tap_like "$tap_stderr" "Step 4/18 \\($ctx/Dockerfile:5\\): RUN echo" "each step is announced with its line"
@@ -111,7 +113,10 @@ ms=$((($(date +%s%N) - start) / 1000000))
 tap_is "$tap_stdout" "$digest" "gives the same image"
 tap_like "$tap_stderr" "0 layers made, 7 reused" "every layer is reused"
 ms=$(hutch_best_ms "$ms" "${rebuild[@]}")
-tap_check "$((ms < 500 ? 0 : 1))" "in well under a second (best of three: ${ms} ms)"
+# Against the first build on the same machine, not a fixed bound: a loaded
+# machine slows both alike (500 ms took 551 beside a whole test run).
+tap_check "$((ms * 4 < first_ms ? 0 : 1))" \
+  "in under a quarter of the first build's time (best of three: ${ms} ms; the first: ${first_ms} ms)"
 tap_unlike "$(cat "$log")" " in [0-9.]+ s$" "the log of the rebuild shows no layer made"
 
 echo changed >"$ctx/sub/s.txt"

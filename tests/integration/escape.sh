@@ -277,7 +277,10 @@ naptime=$((100000 + RANDOM))
 marker="sleep $naptime"
 "$HUTCH_BIN" exec --rootfs "$img" -- sleep "$naptime" &
 hpid=$!
-tap_ok "the sandboxed process runs" hutch_wait_until 30 pgrep -f "$marker"
+# The payload itself (its command line is exactly the marker), not hutch,
+# whose command line holds it too: killed before the sandbox exists, hutch
+# leaves nothing to list.
+tap_ok "the sandboxed process runs" hutch_wait_until 60 pgrep -fx "$marker"
 kill -9 "$hpid"
 wait "$hpid" 2>/dev/null
 gone=1
