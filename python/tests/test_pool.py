@@ -84,7 +84,7 @@ def test_size_bound_and_timeout(image):
 
 
 def test_threads_never_share_a_sandbox(image):
-    size, threads, rounds = 3, 8, 3
+    size, threads, rounds = 3, 6, 2
     holders = {}
     lock = threading.Lock()
     errors = []
