@@ -18,8 +18,13 @@ runtime's errno, message and hint.
 A sandbox may have a name and labels (``hutch.Sandbox(name="job-1",
 labels={"team": "a"})``), which hutch.sandboxes() filters on, and may be
 paused and resumed (``sb.pause()``, ``sb.resume()``, or
-``hutch.Sandbox.resume("job-1")`` from anywhere).  hutch.aio is the same
-for asyncio (``await hutch.aio.Sandbox.create(...)``).
+``hutch.Sandbox.resume("job-1")`` from anywhere), reset to its image's
+state (``sb.reset()``) and snapshotted into an image (``sb.snapshot()``,
+which ``hutch.Sandbox(image=snap)`` takes).  ``ttl=`` gives it a time
+limit, ``ports=[8000]`` publishes a port on the host (``sb.url(8000)``),
+``devices=`` passes devices through.  hutch.Pool hands out sandboxes of one
+configuration, reset between users.  hutch.aio is the same for asyncio
+(``await hutch.aio.Sandbox.create(...)``, ``hutch.aio.Pool``).
 """
 
 import logging as _logging
@@ -38,7 +43,9 @@ from ._hutch import (
 )
 from ._code import LibraryError
 from ._errors import error_str as _error_str
+from ._extras import Snapshot
 from ._interp import Execution, Interpreter, InterpreterDied
+from ._pool import Pool, PoolClosed
 from ._sandbox import (
     Process,
     Result,
@@ -64,15 +71,18 @@ __all__ = [
     "NotFoundError",
     "PausedError",
     "PermissionDenied",
+    "PoolClosed",
     "TimeoutError",
     "TooLargeError",
     "Execution",
     "Interpreter",
     "InterpreterDied",
     "LibraryError",
+    "Pool",
     "Process",
     "Result",
     "Sandbox",
+    "Snapshot",
     "Usage",
     "image",
     "images",

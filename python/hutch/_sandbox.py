@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 
 from . import _hutch, _paths
 from ._errors import pythonize
+from ._extras import PortSpec, Snapshot, _ExtrasMixin, devices_arg, image_arg, on_ttl_arg, ports_arg, ttl_arg
 from ._interp import DEFAULT, _Default
 from ._lifecycle import Labels, _Lifecycle, labels_arg, labels_dict
 from ._reset import _ResetMixin
@@ -383,7 +384,7 @@ def _close_all() -> None:
             pass
 
 
-class Sandbox(_Lifecycle, _ResetMixin):
+class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin):
     """A live sandbox: processes run in it one after another or side by
     side, and its files persist, until close().
 
@@ -396,13 +397,20 @@ class Sandbox(_Lifecycle, _ResetMixin):
     strings or (src, dst, readonly) tuples; workdir is where processes start;
     name (unique among the sandboxes of its state directory) and labels (a
     dict) are what ``hutch ps`` shows and ``hutch.sandboxes()`` filters on,
-    and the name goes wherever an id does.  Closing it destroys it, and so does the end of the program when it is
+    and the name goes wherever an id does.  ttl (seconds) is its time
+    limit: when it runs out, a host process of hutch's removes it (or, with
+    on_ttl="pause", pauses it); paused time does not count.  ports publishes
+    its loopback ports on the host (``ports=[8000]``: any free port of
+    127.0.0.1, which ``sb.url(8000)`` says; "[ADDR:]HOSTPORT:PORT" as
+    ``hutch create -p`` takes it); devices are CDI devices or "/dev/NODE"
+    character devices the policy allows.  image may be a hutch.Snapshot.
+    Closing it destroys it, and so does the end of the program when it is
     still open.  ``Sandbox.attach(id)`` opens one made by
     ``hutch create``: closing that handle leaves the sandbox running."""
 
     def __init__(
         self,
-        image: str = "default",
+        image: Union[str, Snapshot] = "default",
         *,
         memory: Union[None, int, str] = None,
         cpus: Optional[float] = None,
@@ -422,6 +430,10 @@ class Sandbox(_Lifecycle, _ResetMixin):
         resolve: Sequence[str] = (),
         name: Optional[str] = None,
         labels: Labels = None,
+        ttl: Optional[float] = None,
+        on_ttl: str = "remove",
+        ports: Optional[Iterable[PortSpec]] = None,
+        devices: Optional[Sequence[str]] = None,
         _handle: Optional["_hutch.Sandbox"] = None,
     ):
         self._store = store
@@ -436,6 +448,8 @@ class Sandbox(_Lifecycle, _ResetMixin):
         if name is not None and not isinstance(name, str):
             raise TypeError(f"name: a str, not {type(name).__name__}")
         label_list = labels_arg(labels)
+        image = image_arg(image)
+        extras = dict(ttl=ttl_arg(ttl), on_ttl=on_ttl_arg(on_ttl), ports=ports_arg(ports), devices=devices_arg(devices))
         if policy is None:
             policy = _paths.default_policy()
         _reaper.ready()
@@ -459,6 +473,7 @@ class Sandbox(_Lifecycle, _ResetMixin):
             no_cgroups=no_cgroups,
             name=name,
             labels=label_list,
+            **extras,
         )
         self._name, self._labels = name, labels_dict(label_list)
         _live.add(self)

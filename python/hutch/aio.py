@@ -10,13 +10,20 @@ event loop.
             await sb.write_file("/tmp/x", "data")
             await sb.pause()
             await sb.resume()
+            snap = await sb.snapshot()
+            await sb.reset()
+
+        async with hutch.aio.Pool("default", size=4) as pool:
+            async with pool.sandbox() as sb:
+                await sb.exec("...")
 
     asyncio.run(main())
 
 A process's output, input and end are watched by the event loop itself
 (loop.add_reader on its non-blocking pipes and on an fd that becomes
 readable when it ends), so any number of them run side by side with no
-thread each.  Every other call (create, spawn, files, pause, resume, close)
+thread each.  Every other call (create, spawn, files, pause, resume, reset,
+snapshot, close)
 runs in a small executor of this module's own, WORKERS threads, in the
 runtime library, which releases the GIL meanwhile.  A call that is
 cancelled leaves nothing behind: a sandbox or process it made meanwhile is
@@ -25,17 +32,19 @@ closed."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
+from typing import Any, AsyncIterator, Callable, Dict, Iterable, List, Mapping, Optional, Sequence, Union
 
 from . import _hutch, _sandbox
+from ._extras import Snapshot
 from ._lifecycle import hybridmethod
 from ._sandbox import MAX_OUTPUT, Command, Result, _argv, _data, _env, _ProcIds, _result
 
-__all__ = ["Sandbox", "Process", "WORKERS"]
+__all__ = ["Sandbox", "Pool", "Process", "WORKERS"]
 
 #: Threads of the executor that runs the calls that block (create, spawn,
 #: files, pause, resume, close).  Commands' waits take none.
@@ -373,6 +382,30 @@ class Sandbox:
     async def limits(self) -> Dict[str, object]:
         return await _call(self._sb.limits)
 
+    # ---- reset, snapshots, time limit, ports (see hutch.Sandbox) ----
+
+    async def reset(self, to: Union[None, str, Snapshot] = None) -> None:
+        """Back to its image's state (or to's), as hutch.Sandbox.reset."""
+        await _call(self._sb.reset, to)
+
+    async def snapshot(self, name: Optional[str] = None) -> Snapshot:
+        """Its writable layer as an image (hutch.Sandbox.snapshot)."""
+        return await _call(self._sb.snapshot, name)
+
+    async def set_ttl(self, seconds: Optional[float]) -> None:
+        """Its time limit from now; None or 0 clears it."""
+        await _call(self._sb.set_ttl, seconds)
+
+    async def ttl_left(self) -> Optional[float]:
+        return await _call(lambda: self._sb.ttl_left)
+
+    async def ports(self) -> List[dict]:
+        return await _call(self._sb.ports)
+
+    async def url(self, port: int, scheme: Optional[str] = None) -> str:
+        """Where the host reaches its published port (hutch.Sandbox.url)."""
+        return await _call(self._sb.url, port, scheme)
+
     # ---- processes ----
 
     async def spawn(
@@ -453,3 +486,148 @@ class Sandbox:
 async def sandboxes(state_dir: Optional[str] = None, **filters: Any) -> List[Dict[str, object]]:
     """hutch.sandboxes(), in the executor."""
     return await _call(_sandbox.sandboxes, state_dir, **filters)
+
+
+class Pool:
+    """hutch.Pool for asyncio: at most size sandboxes made as
+    ``Sandbox.create(image, **kwargs)`` makes them, each handed to one user
+    at a time and reset before the next.  ``await acquire()`` waits in the
+    event loop, not in a thread, for one to be free; making, resetting and
+    destroying run in the executor.  Use ``async with pool.sandbox() as
+    sb``; ``await close()`` (or leaving ``async with pool``) destroys them
+    all.  A Pool belongs to the event loop it is first used in."""
+
+    def __init__(self, image: Any = "default", size: int = 4, **kwargs: Any):
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise ValueError(f"size: an int >= 1, not {size!r}")
+        if "name" in kwargs:
+            raise ValueError("name: a pool's sandboxes cannot share one name")
+        self._image, self._kwargs, self.size = image, kwargs, size
+        self._idle: List[Sandbox] = []
+        self._out: set = set()
+        self._making = 0
+        self._closed = False
+        self._cond: Optional[asyncio.Condition] = None
+
+    def _condition(self) -> asyncio.Condition:
+        if self._cond is None:
+            self._cond = asyncio.Condition()
+        return self._cond
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def stats(self) -> Dict[str, int]:
+        return {"idle": len(self._idle), "in_use": len(self._out), "pending": self._making, "size": self.size}
+
+    async def _given_back(self, place: bool = True) -> None:
+        cond = self._condition()
+        async with cond:
+            if place:
+                self._making -= 1
+            cond.notify()
+
+    async def acquire(self, timeout: Optional[float] = None) -> Sandbox:
+        """A sandbox for the caller alone until release(); hutch.TimeoutError
+        when none is free within timeout seconds."""
+        cond = self._condition()
+
+        def ready() -> bool:
+            return self._closed or bool(self._idle) or len(self._out) + self._making < self.size
+
+        async with cond:
+            try:
+                await asyncio.wait_for(cond.wait_for(ready), timeout)
+            except asyncio.TimeoutError:
+                raise _hutch.TimeoutError(f"pool: all {self.size} sandboxes are in use after {timeout} s") from None
+            if self._closed:
+                from ._pool import PoolClosed
+
+                raise PoolClosed("pool: it is closed")
+            if self._idle:
+                sb = self._idle.pop()
+                self._out.add(sb)
+                return sb
+            self._making += 1
+        try:
+            sb = await Sandbox.create(self._image, **self._kwargs)
+        except BaseException:
+            await asyncio.shield(self._given_back())
+            raise
+        async with cond:
+            self._making -= 1
+            if not self._closed:
+                self._out.add(sb)
+                return sb
+            cond.notify()
+        await sb.close()
+        from ._pool import PoolClosed
+
+        raise PoolClosed("pool: it was closed while a sandbox was made")
+
+    async def release(self, sb: Sandbox) -> None:
+        """Takes it back and resets it before it is handed out again; one
+        that cannot be reset is destroyed, its place free for a new one."""
+        cond = self._condition()
+        async with cond:
+            if self._closed and sb not in self._out:
+                return
+            if sb not in self._out:
+                raise ValueError(f"pool: {sb!r} is not a sandbox this pool handed out")
+            self._out.discard(sb)
+            self._making += 1
+        # Shielded: a cancelled caller does not leave a half-reset sandbox
+        # in the idle list, nor a place counted that nothing fills.
+        await asyncio.shield(self._reset_back(sb))
+
+    async def _reset_back(self, sb: Sandbox) -> None:
+        cond = self._condition()
+        try:
+            await sb.reset()
+        except Exception:
+            await self._given_back()
+            try:
+                await sb.destroy()
+            except _hutch.Error:
+                pass
+            return
+        async with cond:
+            self._making -= 1
+            if not self._closed:
+                self._idle.append(sb)
+                cond.notify()
+                return
+        await sb.close()
+
+    @contextlib.asynccontextmanager
+    async def sandbox(self, timeout: Optional[float] = None) -> AsyncIterator[Sandbox]:
+        """acquire() as an async context: released when the block ends."""
+        sb = await self.acquire(timeout)
+        try:
+            yield sb
+        finally:
+            await self.release(sb)
+
+    async def close(self) -> None:
+        """Destroys every sandbox of the pool, those handed out too."""
+        cond = self._condition()
+        async with cond:
+            self._closed = True
+            doomed = self._idle + list(self._out)
+            self._idle, self._out = [], set()
+            cond.notify_all()
+        first: Optional[BaseException] = None
+        for sb in doomed:
+            try:
+                await sb.destroy()
+            except _hutch.Error as e:
+                first = first or e
+        if first is not None:
+            raise first
+
+    async def __aenter__(self) -> "Pool":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.close()

@@ -77,6 +77,15 @@ PyObject *hpy_sb_resume(HpySandbox *self, PyObject *unused);
 PyObject *hpy_sb_pause_status(HpySandbox *self, PyObject *unused);
 PyObject *hpy_sb_status(HpySandbox *self, PyObject *unused);
 
+/* ---- extras.c ---- */
+/* A sequence of (host_addr or None, host_port, port) as hutch_ports
+ * (malloc'd; the addresses point into the tuples, valid while seq lives). */
+int hpy_ports(PyObject *seq, struct hutch_port **out, size_t *n);
+/* Adds ports, devices, ttl, ttl_left and on_ttl of s to the dict d. */
+int hpy_status_extras(PyObject *d, const struct hutch_sandbox_status *s);
+PyObject *hpy_sb_set_ttl(HpySandbox *self, PyObject *args);
+PyObject *hpy_sb_snapshot(HpySandbox *self, PyObject *args, PyObject *kw);
+
 /* ---- proc.c ---- */
 extern PyTypeObject HpyProcType;
 /* Wraps a spawned process (takes p). */

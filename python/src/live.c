@@ -36,12 +36,15 @@ PyObject *hpy_status_dict(const struct hutch_sandbox_status *s) {
   PyObject *labels = labels_dict(s->labels);
   if (labels == NULL)
     return NULL;
-  return Py_BuildValue("{s:s,s:z,s:N,s:s,s:z,s:i,s:O,s:L,s:z,s:O}", "id", info->id, "name", s->name, "labels", labels,
-                       "state", state_name(s->state), "pause_method",
-                       s->state == HUTCH_SANDBOX_PAUSED ? hutch_pause_method_name(s->pause_method) : NULL, "pid",
-                       (int)info->pid, "running", info->running ? Py_True : Py_False, "created",
-                       (long long)info->created, "image", info->image, "net_proxy",
-                       info->net_proxy ? Py_True : Py_False);
+  PyObject *d =
+      Py_BuildValue("{s:s,s:z,s:N,s:s,s:z,s:i,s:O,s:L,s:z,s:O}", "id", info->id, "name", s->name, "labels", labels,
+                    "state", state_name(s->state), "pause_method",
+                    s->state == HUTCH_SANDBOX_PAUSED ? hutch_pause_method_name(s->pause_method) : NULL, "pid",
+                    (int)info->pid, "running", info->running ? Py_True : Py_False, "created", (long long)info->created,
+                    "image", info->image, "net_proxy", info->net_proxy ? Py_True : Py_False);
+  if (d && hpy_status_extras(d, s) < 0)
+    Py_CLEAR(d);
+  return d;
 }
 
 PyObject *hpy_sb_pause(HpySandbox *self, PyObject *unused) {

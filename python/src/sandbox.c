@@ -23,9 +23,13 @@ static PyObject *sb_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 
 struct create_args {
   const char *image, *policy, *store, *state_dir, *hostname, *workdir, *net_policy, *name;
-  const char **allow, **env, **resolve, **labels;
+  const char **allow, **env, **resolve, **labels, **devices;
   struct hutch_bind *binds;
   size_t n_binds;
+  struct hutch_port *ports;
+  size_t n_ports;
+  double ttl;
+  int on_ttl;
   struct hutch_limits limits;
   int net;
   bool keep;
@@ -38,8 +42,14 @@ static int create_sandbox(const struct create_args *a, struct hutch_sandbox **ou
   struct hutch_store *store = NULL;
   struct hutch_image image = {0};
   char **env = NULL;
-  struct hutch_sandbox_extras check = {.name = a->name, .labels = a->labels};
-  int r = hutch_sandbox_extras_check(&check, err);
+  struct hutch_sandbox_extras x = {.name = a->name,
+                                   .labels = a->labels,
+                                   .ttl = a->ttl,
+                                   .on_ttl = a->on_ttl ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE,
+                                   .ports = a->ports,
+                                   .n_ports = a->n_ports,
+                                   .devices = a->devices};
+  int r = hutch_sandbox_extras_check(&x, err);
   if (r >= 0)
     r = hutch_policy_load(a->policy, &policy, err);
   if (r >= 0)
@@ -69,7 +79,6 @@ static int create_sandbox(const struct create_args *a, struct hutch_sandbox **ou
         .net_policy = a->net_policy,
         .net_resolve = a->resolve,
     };
-    struct hutch_sandbox_extras x = {.name = a->name, .labels = a->labels};
     r = hutch_sandbox_create_with(&cfg, &x, out, err);
   }
   if (env)
@@ -111,11 +120,12 @@ static int parse_binds(PyObject *seq, struct create_args *a) {
 }
 
 static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"image",   "policy", "store", "state_dir",  "hostname", "workdir", "memory",
-                           "cpus",    "pids",   "net",   "allow",      "env",      "binds",   "net_policy",
-                           "resolve", "keep",   "disk",  "no_cgroups", "name",     "labels",  NULL};
+  static char *kwlist[] = {"image",   "policy", "store",   "state_dir",  "hostname", "workdir", "memory",
+                           "cpus",    "pids",   "net",     "allow",      "env",      "binds",   "net_policy",
+                           "resolve", "keep",   "disk",    "no_cgroups", "name",     "labels",  "ttl",
+                           "on_ttl",  "ports",  "devices", NULL};
   struct create_args a = {0};
-  PyObject *allow = NULL, *env = NULL, *binds = NULL, *resolve = NULL, *labels = NULL;
+  PyObject *allow = NULL, *env = NULL, *binds = NULL, *resolve = NULL, *labels = NULL, *ports = NULL, *devices = NULL;
   unsigned long long memory = 0, pids = 0, disk = 0;
   double cpus = 0;
   int keep = 0, no_cgroups = 0;
@@ -123,9 +133,10 @@ static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
     PyErr_SetString(PyExc_RuntimeError, "Sandbox is already open");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKpzO", kwlist, &a.image, &a.policy, &a.store,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKpzOdpOO", kwlist, &a.image, &a.policy, &a.store,
                                    &a.state_dir, &a.hostname, &a.workdir, &memory, &cpus, &pids, &a.net, &allow, &env,
-                                   &binds, &a.net_policy, &resolve, &keep, &disk, &no_cgroups, &a.name, &labels))
+                                   &binds, &a.net_policy, &resolve, &keep, &disk, &no_cgroups, &a.name, &labels, &a.ttl,
+                                   &a.on_ttl, &ports, &devices))
     return -1;
   a.limits.memory = memory;
   a.limits.cpus = cpus;
@@ -136,6 +147,7 @@ static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
   int r = -1;
   if (hpy_strv(allow, &a.allow, "allow") < 0 || hpy_strv(env, &a.env, "env") < 0 ||
       hpy_strv(resolve, &a.resolve, "resolve") < 0 || hpy_strv(labels, &a.labels, "labels") < 0 ||
+      hpy_strv(devices, &a.devices, "devices") < 0 || hpy_ports(ports, &a.ports, &a.n_ports) < 0 ||
       parse_binds(binds, &a) < 0)
     goto out;
   free(self->state_dir);
@@ -161,6 +173,8 @@ out:
   free(a.env);
   free(a.resolve);
   free(a.labels);
+  free(a.devices);
+  free(a.ports);
   free(a.binds);
   return r < 0 ? -1 : 0;
 }
@@ -490,6 +504,8 @@ static PyMethodDef sb_methods[] = {
     {"close", FN(sb_close), METH_NOARGS, "close(): destroy a sandbox made here, let go of an attached one"},
     {"destroy", FN(sb_destroy), METH_NOARGS, "destroy(): kill everything in it and remove it"},
     {"reset", FN(hpy_sandbox_reset), KW, "reset(to=None, store=None): back to its image's state"},
+    {"set_ttl", FN(hpy_sb_set_ttl), METH_VARARGS, "set_ttl(seconds): its time limit from now (<= 0: none)"},
+    {"snapshot", FN(hpy_sb_snapshot), KW, "snapshot(name=None, store=None) -> dict: its writable layer as an image"},
     {NULL, NULL, 0, NULL},
 };
 static PyGetSetDef sb_getset[] = {

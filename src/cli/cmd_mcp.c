@@ -38,6 +38,7 @@ enum {
   OPT_MAX_OUTPUT,
   OPT_MAX_FILE,
   OPT_MAX_SANDBOXES,
+  OPT_MAX_SNAPSHOTS,
   OPT_MAX_SESSIONS,
   OPT_NET,
   OPT_ALLOW,
@@ -62,6 +63,7 @@ static const struct option mcp_options[] = {
     {"max-output", required_argument, NULL, OPT_MAX_OUTPUT},
     {"max-file", required_argument, NULL, OPT_MAX_FILE},
     {"max-sandboxes", required_argument, NULL, OPT_MAX_SANDBOXES},
+    {"max-snapshots", required_argument, NULL, OPT_MAX_SNAPSHOTS},
     {"max-sessions", required_argument, NULL, OPT_MAX_SESSIONS},
     {"net", required_argument, NULL, OPT_NET},
     {"allow", required_argument, NULL, OPT_ALLOW},
@@ -99,6 +101,7 @@ static void mcp_usage(FILE *out) {
                "  --max-output SIZE    bytes kept of each output stream of a command (default: 1M)\n"
                "  --max-file SIZE      the largest file read or written (default: 16M)\n"
                "  --max-sandboxes N    sandboxes per session at most (default: 8)\n"
+               "  --max-snapshots N    snapshots a session keeps at most (default: 4; at most 64)\n"
                "  --max-sessions N     HTTP sessions per client (token) at most, of the server's 64\n"
                "                       (default: 16)\n"
                "  --net MODE           none (default), or proxy: clients may ask for --net proxy\n"
@@ -303,6 +306,7 @@ int cmd_mcp(int argc, char **argv) {
       .max_output = 1u << 20,
       .max_file = 16u << 20,
       .max_sandboxes = 8,
+      .max_snapshots = 4,
       .reaper_fd = -1,
   };
   const char *token_file = NULL, *policy = NULL, *audit = NULL;
@@ -349,6 +353,7 @@ int cmd_mcp(int argc, char **argv) {
     case OPT_CPUS:
     case OPT_PIDS:
     case OPT_MAX_SANDBOXES:
+    case OPT_MAX_SNAPSHOTS:
     case OPT_MAX_SESSIONS: {
       char *end;
       double d = strtod(optarg, &end);
@@ -357,12 +362,17 @@ int cmd_mcp(int argc, char **argv) {
       if (c == OPT_MAX_SESSIONS && d > MCP_MAX_SESSIONS)
         return cli_usage_error("mcp", "--max-sessions is at most %d (the server's sessions, all clients together)",
                                MCP_MAX_SESSIONS);
+      if (c == OPT_MAX_SNAPSHOTS && d > MCP_MAX_SNAPSHOTS)
+        return cli_usage_error("mcp", "--max-snapshots is at most %d (images a session keeps in the store)",
+                               MCP_MAX_SNAPSHOTS);
       if (c == OPT_CPUS)
         cfg.max.cpus = d;
       else if (c == OPT_PIDS)
         cfg.max.pids = (uint64_t)d;
       else if (c == OPT_MAX_SANDBOXES)
         cfg.max_sandboxes = (unsigned)d;
+      else if (c == OPT_MAX_SNAPSHOTS)
+        cfg.max_snapshots = (unsigned)d;
       else
         http.max_sessions = (unsigned)d;
       break;
@@ -443,7 +453,7 @@ int cmd_mcp(int argc, char **argv) {
   sigaction(SIGTERM, &sa, NULL);
   sigaction(SIGHUP, &sa, NULL);
   signal(SIGPIPE, SIG_IGN);
-  int reaper = mcp_reaper_start(cfg.state_dir, &err);
+  int reaper = mcp_reaper_start(cfg.state_dir, cfg.store, &err);
   if (reaper < 0) {
     hutch_policy_free(cfg.policy);
     return cli_fail(&err);

@@ -7,6 +7,7 @@
  * mcp_call.c      what every tool's handler uses: results, errors, arguments
  * mcp_tools.c     the tools: sandboxes as sessions, their files and commands
  * mcp_lifecycle.c the tools that pause and resume a sandbox
+ * mcp_snapshot.c  the tools that snapshot and reset a sandbox
  * mcp_resources.c a sandbox's files as resources, and subscriptions to them
  * mcp_prompts.c   the prompts
  * mcp_exec.c      a bounded command in a sandbox, cancelled when its client goes
@@ -60,6 +61,7 @@ struct mcp_config {
   size_t max_output;       /* bytes kept of each of a command's streams */
   size_t max_file;         /* bytes of a file read or written */
   unsigned max_sandboxes;  /* per session */
+  unsigned max_snapshots;  /* images a session keeps at once (sandbox_snapshot) */
   bool net_proxy;          /* clients may ask for --net proxy */
   const char **allow;      /* hosts clients may add to the allowlist (NULL-terminated) */
   struct mcp_audit *audit; /* one JSON line per tool call; NULL: none */
@@ -94,7 +96,11 @@ struct mcp_session {
   struct mcp_sandbox *sandboxes;
   struct mcp_watch *watches;
   unsigned n_watches;
-  double next_poll; /* monotonic time of the watches' next look */
+  double next_poll;  /* monotonic time of the watches' next look */
+  char snap_tag[16]; /* its snapshots' names' tag ("": none made yet) */
+  unsigned snap_seq; /* snapshots made, for the next one's name */
+  char **snapshots;  /* the images it keeps: mcp-TAG-N */
+  unsigned n_snapshots;
   /* Sends a server-initiated message (a notification) to the client, when
    * the transport has a way to; NULL: none. */
   void (*notify)(struct mcp_session *s, const char *json);
@@ -195,8 +201,17 @@ cJSON *mcp_lifecycle_call(struct mcp_call *c);
 /* Whether the tool acts on a paused sandbox (sandbox_destroy, those of
  * mcp_lifecycle.c that say so); the others are refused while it is paused. */
 bool mcp_tool_runs_paused(const char *tool);
-/* Destroys every sandbox of the session, and drops its watches. */
+/* Destroys every sandbox of the session and removes its snapshots, and
+ * drops its watches. */
 void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s);
+
+/* ---- mcp_snapshot.c ---- */
+/* Snapshots a server lets a session keep at most (--max-snapshots). */
+#define MCP_MAX_SNAPSHOTS 64
+/* The call of sandbox_snapshot or sandbox_reset, or NULL for another tool. */
+cJSON *mcp_snapshot_call(struct mcp_call *c);
+/* Removes the session's snapshots (their sandboxes destroyed first). */
+void mcp_snapshots_end(const struct mcp_config *cfg, struct mcp_session *s);
 
 /* ---- mcp_resources.c ---- */
 /* Subscriptions a session holds at most, and how often their files are
@@ -279,9 +294,12 @@ int mcp_http_serve(const struct mcp_config *cfg, const struct mcp_http_config *h
 /* Forks the reaper: it removes every sandbox announced to it and not
  * withdrawn once this process is gone, however it went (as many as there
  * are).  Returns the announcing fd. */
-int mcp_reaper_start(const char *state_dir, hutch_error_t *err);
+int mcp_reaper_start(const char *state_dir, const char *store, hutch_error_t *err);
 /* Tells the reaper of a sandbox made (add) or destroyed; fails when the
  * reaper is gone: a sandbox it was not told of must not be kept. */
 int mcp_reaper_announce(int fd, bool add, const char *id, hutch_error_t *err);
+/* The same for an image of the store (a session's snapshot), removed by
+ * the reaper after the sandboxes. */
+int mcp_reaper_announce_image(int fd, bool add, const char *name, hutch_error_t *err);
 
 #endif

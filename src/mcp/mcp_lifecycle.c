@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The tools that change what a session's sandbox is, beyond its files and
- * commands: sandbox_pause and sandbox_resume.  Each is one entry of
+ * commands: sandbox_pause and sandbox_resume (and, through
+ * mcp_snapshot.c, sandbox_snapshot and sandbox_reset).  Each is one entry of
  * lifecycle[] below (and its schema in mcp_schema.c: tools[]); mcp_tools_call
  * looks here for a tool its own table has not, and audits the call as it
  * audits every other. */
@@ -100,11 +101,13 @@ cJSON *mcp_lifecycle_call(struct mcp_call *c) {
   for (size_t i = 0; i < ARRAY_SIZE(lifecycle); i++)
     if (strcmp(c->tool, lifecycle[i].name) == 0)
       return lifecycle[i].fn(c);
-  return NULL;
+  return mcp_snapshot_call(c);
 }
 
 bool mcp_tool_runs_paused(const char *tool) {
-  if (strcmp(tool, "sandbox_destroy") == 0)
+  /* A paused sandbox is copied as it is, and a reset makes it run again. */
+  if (strcmp(tool, "sandbox_destroy") == 0 || strcmp(tool, "sandbox_snapshot") == 0 ||
+      strcmp(tool, "sandbox_reset") == 0)
     return true;
   for (size_t i = 0; i < ARRAY_SIZE(lifecycle); i++)
     if (strcmp(tool, lifecycle[i].name) == 0)

@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The reaper: a child forked before the first sandbox, told by a pipe
- * ("+ID\n", "-ID\n") which sandboxes the server holds.  The pipe's end is
+ * ("+ID\n", "-ID\n") which sandboxes the server holds, and ("*NAME\n",
+ * "/NAME\n") which images of the store its sessions keep (snapshots).  The pipe's end is
  * the server's end, however it comes (a SIGKILL too): the sandboxes' inits
  * are already killed then (die_with_creator), and the reaper removes what
- * they left (state entry, mounts, proxy, cgroup) with hutch_sandbox_remove.
+ * they left (state entry, mounts, proxy, cgroup) with hutch_sandbox_remove,
+ * then the images with hutch_image_remove.
  * It runs nothing of a sandbox and holds no fd but the pipe and stderr. */
 #include "config.h"
 
@@ -45,8 +47,8 @@ static void ids_drop(struct ids *t, const char *id) {
     }
 }
 
-static void reap(int fd, const char *state_dir) {
-  struct ids ids = {0};
+static void reap(int fd, const char *state_dir, const char *store_dir) {
+  struct ids ids = {0}, images = {0};
   char buf[4096], line[64];
   size_t len = 0;
   bool cut = false; /* a line longer than an id: not one of ours, skipped */
@@ -70,6 +72,10 @@ static void reap(int fd, const char *state_dir) {
         ids_add(&ids, line + 1);
       else if (!cut && line[0] == '-')
         ids_drop(&ids, line + 1);
+      else if (!cut && line[0] == '*')
+        ids_add(&images, line + 1);
+      else if (!cut && line[0] == '/')
+        ids_drop(&images, line + 1);
       len = 0;
       cut = false;
     }
@@ -82,9 +88,37 @@ static void reap(int fd, const char *state_dir) {
     }
   }
   free(ids.id);
+  /* After the sandboxes: a snapshot may be the image one runs. */
+  struct hutch_store *store = NULL;
+  hutch_error_t err = NULL;
+  if (images.n && hutch_store_open(store_dir, &store, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+  /* A snapshot may be a layer over another (a sandbox reset to one, then
+   * snapshotted), and the list's order is not theirs: passes until one
+   * removes nothing; what is left then is said. */
+  for (size_t removed = 1; store && images.n && removed;) {
+    removed = 0;
+    for (size_t i = images.n; i-- > 0;) {
+      /* ENOENT: announced before it was made, and it never was. */
+      if (hutch_image_remove(store, images.id[i], &err) == 0 || err->errnum == ENOENT) {
+        memmove(images.id[i], images.id[--images.n], sizeof(images.id[0]));
+        removed++;
+      }
+      hutch_error_free(&err);
+    }
+  }
+  for (size_t i = 0; store && i < images.n; i++)
+    if (hutch_image_remove(store, images.id[i], &err) < 0) {
+      hutch_log_error(HUTCH_LOG_WARNING, err);
+      hutch_error_free(&err);
+    }
+  hutch_store_close(store);
+  free(images.id);
 }
 
-int mcp_reaper_start(const char *state_dir, hutch_error_t *err) {
+int mcp_reaper_start(const char *state_dir, const char *store, hutch_error_t *err) {
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0)
     return hutch_error_sys(err, "mcp: reaper pipe");
@@ -109,18 +143,18 @@ int mcp_reaper_start(const char *state_dir, hutch_error_t *err) {
     for (int fd = 0; fd < 1024; fd++)
       if (fd != p[0] && fd != STDERR_FILENO)
         close(fd);
-    reap(p[0], state_dir);
+    reap(p[0], state_dir, store);
     _exit(0);
   }
   close(p[0]);
   return p[1];
 }
 
-int mcp_reaper_announce(int fd, bool add, const char *id, hutch_error_t *err) {
+static int announce(int fd, char op, const char *id, hutch_error_t *err) {
   if (fd < 0)
     return 0;
   char line[64];
-  int n = snprintf(line, sizeof(line), "%c%s\n", add ? '+' : '-', id);
+  int n = snprintf(line, sizeof(line), "%c%s\n", op, id);
   if (n < 0 || (size_t)n >= sizeof(line))
     return hutch_error_set(err, ENAMETOOLONG, "mcp: sandbox id %s is too long to tell the reaper", id);
   if (write_all(fd, line, (size_t)n) < 0) {
@@ -129,4 +163,12 @@ int mcp_reaper_announce(int fd, bool add, const char *id, hutch_error_t *err) {
                                  "restart hutch mcp");
   }
   return 0;
+}
+
+int mcp_reaper_announce(int fd, bool add, const char *id, hutch_error_t *err) {
+  return announce(fd, add ? '+' : '-', id, err);
+}
+
+int mcp_reaper_announce_image(int fd, bool add, const char *name, hutch_error_t *err) {
+  return announce(fd, add ? '*' : '/', name, err);
 }

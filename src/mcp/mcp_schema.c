@@ -169,6 +169,32 @@ static const struct tool {
      "`paused_seconds`:{`type`:`number`,`description`:`how long it was paused`}},"
      "`required`:[`id`,`paused`,`paused_seconds`]}",
      false, false, true, CLOSED},
+    {"sandbox_snapshot", "Snapshot a sandbox",
+     "Keep a sandbox's files (what it changed on top of its image, not /tmp) as an image of this session, without "
+     "stopping it; sandbox_reset with that snapshot goes back to it. A session keeps at most the server's "
+     "--max-snapshots; they are removed when the session ends.",
+     "{`type`:`object`,`properties`:{" SANDBOX_ID "},`required`:[`id`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`id`:{`type`:`string`,`description`:`the sandbox snapshotted`},"
+     "`image`:{`type`:`string`,`description`:`the snapshot's name (mcp-TAG-N), for sandbox_reset`},"
+     "`digest`:{`type`:`string`,`description`:`the snapshot's layer digest (sha256:...)`},"
+     "`size`:{`type`:`number`,`description`:`bytes of file content in it`},"
+     "`files`:{`type`:`number`,`description`:`files, directories, links and deletions in it`},"
+     "`snapshots_left`:{`type`:`number`,`description`:`how many more this session may keep`}},"
+     "`required`:[`id`,`image`,`digest`,`size`,`files`,`snapshots_left`]}",
+     false, false, false, CLOSED},
+    {"sandbox_reset", "Reset a sandbox",
+     "Start a sandbox anew under the same id: every process ends (the Python interpreter too) and its files are "
+     "those of its image again, or of one of this session's snapshots.",
+     "{`type`:`object`,`properties`:{" SANDBOX_ID ","
+     "`snapshot`:{`type`:`string`,`description`:`a snapshot of this session (sandbox_snapshot's image) to start "
+     "from instead of its image`}},"
+     "`required`:[`id`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`id`:{`type`:`string`,`description`:`the sandbox reset`},"
+     "`image`:{`type`:`string`,`description`:`the image it runs now`}},"
+     "`required`:[`id`,`image`]}",
+     false, true, true, CLOSED},
 };
 
 static cJSON *schema(const char *text) {

@@ -206,6 +206,8 @@ void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s) {
     s->sandboxes = m->next;
     destroy_one(cfg, m);
   }
+  /* After the sandboxes: one may run on a snapshot. */
+  mcp_snapshots_end(cfg, s);
 }
 
 static cJSON *t_destroy(struct mcp_call *c) {

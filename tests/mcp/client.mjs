@@ -12,6 +12,9 @@
 //   node client.mjs resources http URL TOKEN
 //   node client.mjs concurrent http URL TOKEN
 //   node client.mjs lifecycle stdio HUTCH_BIN [ARGS...]
+//   node client.mjs snapshots stdio HUTCH_BIN [ARGS...]
+//   node client.mjs snapshots http URL TOKEN
+//     (HUTCH_TEST_LEAVE=1: the client goes without ending the session)
 //
 // The client checks each tool result's structuredContent against the
 // tool's outputSchema itself (once tools/list has been read): a result
@@ -346,8 +349,56 @@ async function lifecycle(args) {
   say("closed");
 }
 
+// sandbox_snapshot and sandbox_reset (the server runs with --max-snapshots
+// 2): a reset ends every process and empties the sandbox's files; a reset
+// to a snapshot brings its files back; an image that is not one of the
+// session's is refused, and so is a snapshot past the bound.
+async function snapshots(args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  const t = transport(args);
+  await client.connect(t);
+  await client.listTools(); // the client checks results against the output schemas from here on
+  const call = (name, a) => client.callTool({ name, arguments: a });
+  const brief = (r) => ({ isError: Boolean(r.isError), text: text(r), ...structured(r) });
+  const id = structured(await call("sandbox_create", {})).id;
+  say("create", { id });
+  await call("sandbox_write_file", { id, path: "/root/f", content: "one" });
+  const snap = await call("sandbox_snapshot", { id });
+  say("snapshot", brief(snap));
+  const image = structured(snap).image;
+  await call("sandbox_write_file", { id, path: "/root/f", content: "two" });
+  await call("sandbox_exec", { id, command: "sleep 1000 >/dev/null 2>&1 & echo t >/tmp/t" });
+  const others = 'for p in /proc/[0-9]*; do p=${p#/proc/}; [ "$p" = 1 ] || [ "$p" = $$ ] || echo "$p"; done';
+  const before = structured(await call("sandbox_exec", { id, command: others })).stdout;
+  const reset = await call("sandbox_reset", { id });
+  const f = await call("sandbox_read_file", { id, path: "/root/f" });
+  const tmp = await call("sandbox_read_file", { id, path: "/tmp/t" });
+  const after = structured(await call("sandbox_exec", { id, command: others })).stdout;
+  say("reset", { ...brief(reset), processes_before: before, processes_after: after,
+    file_gone: Boolean(f.isError), tmp_gone: Boolean(tmp.isError) });
+  const back = await call("sandbox_reset", { id, snapshot: image });
+  say("reset to snapshot", { ...brief(back), content: structured(await call("sandbox_read_file", { id, path: "/root/f" })).content ?? null });
+  say("reset to another image", brief(await call("sandbox_reset", { id, snapshot: "hutch-test-busybox" })));
+  say("reset to no snapshot", brief(await call("sandbox_reset", { id, snapshot: image.replace(/-1$/, "-9") })));
+  say("list after", { sandboxes: structured(await call("sandbox_list", {})).sandboxes });
+  await call("sandbox_pause", { id });
+  const paused = await call("sandbox_snapshot", { id });
+  say("snapshot paused", brief(paused));
+  say("snapshot past the bound", brief(await call("sandbox_snapshot", { id })));
+  const revived = await call("sandbox_reset", { id });
+  say("reset paused", { ...brief(revived), runs: !(await call("sandbox_exec", { id, command: "true" })).isError });
+  if (process.env.HUTCH_TEST_LEAVE) {
+    say("left");
+    process.exit(0);
+  }
+  if (kind === "http") await t.terminateSession();
+  await client.close();
+  say("closed");
+}
+
 try {
   if (scenario === "session") await session(rest);
+  else if (scenario === "snapshots") await snapshots(rest);
   else if (scenario === "lifecycle") await lifecycle(rest);
   else if (scenario === "resources") await resources(rest);
   else if (scenario === "concurrent") await concurrent(rest);

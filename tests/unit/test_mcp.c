@@ -126,6 +126,14 @@ static void test_protocol(void) {
        "a pause of a sandbox of no session"},
       {"\"name\":\"sandbox_resume\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
        "a resume of a sandbox of no session"},
+      {"\"name\":\"sandbox_snapshot\",\"arguments\":{\"id\":\"x\",\"name\":\"mine\"}",
+       "unknown argument name: sandbox_snapshot takes id", "a snapshot named by the client"},
+      {"\"name\":\"sandbox_snapshot\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
+       "a snapshot of a sandbox of no session"},
+      {"\"name\":\"sandbox_reset\",\"arguments\":{\"id\":\"x\",\"snapshot\":3}", "argument snapshot wants a string",
+       "a reset to a snapshot that is not a string"},
+      {"\"name\":\"sandbox_reset\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
+       "a reset of a sandbox of no session"},
   };
   for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
     char *msg = NULL;
@@ -149,8 +157,8 @@ static void test_protocol(void) {
     const cJSON *sc = cJSON_GetObjectItem(t, "inputSchema");
     schemas += cJSON_IsObject(sc) && strcmp(cJSON_GetObjectItem(sc, "type")->valuestring, "object") == 0;
   }
-  tap_is_int(n, 11, "tools/list: 11 tools");
-  tap_is_int(schemas, 11, "each with an object inputSchema");
+  tap_is_int(n, 13, "tools/list: 13 tools");
+  tap_is_int(schemas, 13, "each with an object inputSchema");
   int described = 0, outputs = 0, annotated = 0, titled = 0;
   cJSON_ArrayForEach(t, tools) {
     const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"), *p;
@@ -167,10 +175,10 @@ static void test_protocol(void) {
                  cJSON_IsBool(cJSON_GetObjectItem(a, "openWorldHint"));
     titled += cJSON_IsString(cJSON_GetObjectItem(t, "title"));
   }
-  tap_is_int(described, 11, "every input parameter of every tool is described");
-  tap_is_int(outputs, 11, "each tool has an object outputSchema");
-  tap_is_int(annotated, 11, "and the four annotations");
-  tap_is_int(titled, 11, "and a title");
+  tap_is_int(described, 13, "every input parameter of every tool is described");
+  tap_is_int(outputs, 13, "each tool has an object outputSchema");
+  tap_is_int(annotated, 13, "and the four annotations");
+  tap_is_int(titled, 13, "and a title");
   cJSON_Delete(r);
 }
 
@@ -205,18 +213,25 @@ static void test_annotations(void) {
   tap_ok(!hint("sandbox_pause", "destructiveHint", false) && hint("sandbox_pause", "idempotentHint", false) &&
              !hint("sandbox_resume", "readOnlyHint", false) && !hint("sandbox_resume", "openWorldHint", true),
          "pause and resume destroy nothing, change the sandbox's state, and reach no network");
+  tap_ok(!hint("sandbox_snapshot", "destructiveHint", false) && !hint("sandbox_snapshot", "idempotentHint", false) &&
+             !hint("sandbox_snapshot", "openWorldHint", true),
+         "a snapshot destroys nothing and makes a new image each time");
+  tap_ok(hint("sandbox_reset", "destructiveHint", false) && hint("sandbox_reset", "idempotentHint", false) &&
+             !hint("sandbox_reset", "readOnlyHint", false),
+         "a reset destroys the sandbox's processes and files, the same each time");
 }
 
 /* Which tools a paused sandbox takes: those that end or change its pause;
  * everything that would run in it or touch its files waits for resume. */
 static void test_runs_paused(void) {
-  static const char *const yes[] = {"sandbox_pause", "sandbox_resume", "sandbox_destroy"};
+  static const char *const yes[] = {"sandbox_pause", "sandbox_resume", "sandbox_destroy", "sandbox_snapshot",
+                                    "sandbox_reset"};
   static const char *const no[] = {"sandbox_exec",       "sandbox_run_code",  "sandbox_python",
                                    "sandbox_write_file", "sandbox_read_file", "sandbox_list_dir"};
   int n = 0;
   for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
     n += mcp_tool_runs_paused(yes[i]) && mcp_tool_known(yes[i]);
-  tap_is_int(n, 3, "pause, resume and destroy act on a paused sandbox");
+  tap_is_int(n, 5, "pause, resume, destroy, snapshot and reset act on a paused sandbox");
   n = 0;
   for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
     n += !mcp_tool_runs_paused(no[i]) && mcp_tool_known(no[i]);
@@ -376,7 +391,7 @@ static void test_reaper(void) {
     mkdir(path, 0700);
   }
   hutch_error_t err = NULL;
-  int fd = mcp_reaper_start(dir, &err);
+  int fd = mcp_reaper_start(dir, NULL, &err);
   tap_ok(fd >= 0, "the reaper starts");
   if (fd < 0) {
     hutch_error_free(&err);
