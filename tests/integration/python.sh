@@ -32,7 +32,7 @@ else
   tap_diag "the matplotlib test rootfs is unavailable: the figure tests are skipped"
 fi
 export PYTHONPATH=$lib HUTCH_TEST_IMAGE=$img PYTHONDONTWRITEBYTECODE=1
-out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-600}" "$py" -m pytest -p no:cacheprovider -q -rA \
+out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-840}" "$py" -m pytest -p no:cacheprovider -q -rA \
   -o console_output_style=classic "$tests" 2>&1)
 rc=$?
 n=0
