@@ -26,47 +26,6 @@
 #include "store.h"
 #include "util.h"
 
-/* The sandbox under the state lock, and whether the snapshot paused it
- * (then it resumes it on every way out). */
-struct held {
-  struct hutch_sandbox *sb;
-  int dirfd;
-  bool paused_here;
-  double paused_at;
-  double paused_seconds;
-};
-
-/* Resumes what the snapshot paused and unlocks.  A resume that fails is
- * the snapshot's failure (err, when it has none yet; logged otherwise):
- * the caller must learn that its sandbox stands still. */
-static int let_go(struct held *h, hutch_error_t *err) {
-  int r = 0;
-  if (h->paused_here) {
-    h->paused_here = false;
-    hutch_error_t e = NULL;
-    if (sandbox_resume_locked(h->sb, h->dirfd, &e) < 0) {
-      hutch_error_wrap(&e, "resume sandbox %s after the copy", h->sb->id);
-      hutch_error_hint(&e, "it stays paused: `hutch resume %s`, or `hutch rm %s`", h->sb->id, h->sb->id);
-      if (err && *err == NULL) {
-        hutch_error_move(err, &e);
-      } else {
-        hutch_log_error(HUTCH_LOG_WARNING, e);
-        hutch_error_free(&e);
-      }
-      r = -1;
-    }
-    h->paused_seconds = monotonic_seconds() - h->paused_at;
-  }
-  if (h->dirfd >= 0)
-    close(h->dirfd);
-  h->dirfd = -1;
-  return r;
-}
-
-static void let_go_cleanup(struct held *h) {
-  let_go(h, NULL);
-}
-
 /* The store the sandbox's image is in, and the image's digest: its root
  * is "STORE/images/sha256-HEX/rootfs" (store.h). */
 static int image_of(const char *rootfs, char **store, char hex[SHA256_HEX_SIZE]) {
@@ -128,21 +87,17 @@ static int open_base(struct hutch_sandbox *sb, const struct hutch_snapshot_optio
 /* Freezes the sandbox unless it is paused already, and copies its layer
  * into dest.  The layer's fd is taken first: a running init hands it over,
  * a frozen one no longer answers. */
-static int copy_frozen(struct held *h, const char *dest, struct hutch_snapshot_result *out, hutch_error_t *err) {
-  struct hutch_sandbox *sb = h->sb;
-  if ((h->dirfd = state_lock(sb->state_fd, sb->id, err)) < 0)
+static int copy_frozen(struct sandbox_hold *h, struct hutch_sandbox *sb, const char *dest,
+                       struct hutch_snapshot_result *out, hutch_error_t *err) {
+  if (sandbox_hold_begin(h, sb, err) < 0)
     return -1;
-  out->was_paused = sandbox_paused(sb, &out->method);
+  out->was_paused = h->was_paused;
+  out->method = h->method;
   _cleanup_close_ int layer = sandbox_upper_fd(sb, err);
-  if (layer < 0)
+  if (layer < 0 || sandbox_hold_freeze(h, err) < 0)
     return -1;
-  if (!out->was_paused) {
-    h->paused_at = monotonic_seconds();
-    if (sandbox_pause_locked(sb, h->dirfd, &out->method, err) < 0)
-      return -1;
-    h->paused_here = true;
-  }
-  if (build_copy_layer(layer, dest, err) < 0 || let_go(h, err) < 0)
+  out->method = h->method;
+  if (build_copy_layer(layer, dest, err) < 0 || sandbox_hold_end(h, err) < 0)
     return -1;
   out->paused_seconds = out->was_paused ? 0 : h->paused_seconds;
   return 0;
@@ -182,8 +137,8 @@ static int snapshot(struct hutch_sandbox *sb, const struct hutch_snapshot_option
   int r;
   {
     /* Resumed and unlocked on every way out of this block. */
-    __attribute__((cleanup(let_go_cleanup))) struct held h = {.sb = sb, .dirfd = -1};
-    r = copy_frozen(&h, stage.rootfs, out, err);
+    __attribute__((cleanup(sandbox_hold_cleanup))) struct sandbox_hold h = {.dirfd = -1};
+    r = copy_frozen(&h, sb, stage.rootfs, out, err);
   }
   if (r < 0) {
     store_stage_abort(store, &stage);

@@ -291,3 +291,53 @@ int sandbox_resume_locked(struct hutch_sandbox *sb, int dirfd, hutch_error_t *er
   /* After the mark is gone: a `hutch ttl` meanwhile already set a running clock. */
   return sandbox_ttl_start_clock(sb, dirfd, err);
 }
+
+/* ---- a pause held for a copy (sandbox.h: sandbox_hold) ---- */
+
+int sandbox_hold_begin(struct sandbox_hold *h, struct hutch_sandbox *sb, hutch_error_t *err) {
+  *h = (struct sandbox_hold){.sb = sb, .dirfd = -1};
+  if ((h->dirfd = state_lock(sb->state_fd, sb->id, err)) < 0)
+    return -1;
+  h->was_paused = sandbox_paused(sb, &h->method);
+  return 0;
+}
+
+int sandbox_hold_freeze(struct sandbox_hold *h, hutch_error_t *err) {
+  if (h->was_paused || h->paused_here)
+    return 0;
+  h->paused_at = monotonic_seconds();
+  if (sandbox_pause_locked(h->sb, h->dirfd, &h->method, err) < 0)
+    return -1;
+  h->paused_here = true;
+  return 0;
+}
+
+/* A resume that fails is the caller's failure (err, when it has none yet;
+ * logged otherwise): it must learn that its sandbox stands still. */
+int sandbox_hold_end(struct sandbox_hold *h, hutch_error_t *err) {
+  int r = 0;
+  if (h->paused_here) {
+    h->paused_here = false;
+    hutch_error_t e = NULL;
+    if (sandbox_resume_locked(h->sb, h->dirfd, &e) < 0) {
+      hutch_error_wrap(&e, "resume sandbox %s after the copy", h->sb->id);
+      hutch_error_hint(&e, "it stays paused: `hutch resume %s`, or `hutch rm %s`", h->sb->id, h->sb->id);
+      if (err && *err == NULL) {
+        hutch_error_move(err, &e);
+      } else {
+        hutch_log_error(HUTCH_LOG_WARNING, e);
+        hutch_error_free(&e);
+      }
+      r = -1;
+    }
+    h->paused_seconds = monotonic_seconds() - h->paused_at;
+  }
+  if (h->dirfd >= 0)
+    close(h->dirfd);
+  h->dirfd = -1;
+  return r;
+}
+
+void sandbox_hold_cleanup(struct sandbox_hold *h) {
+  sandbox_hold_end(h, NULL);
+}
