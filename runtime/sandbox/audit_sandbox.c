@@ -108,7 +108,8 @@ static char *image_digest(const char *rootfs) {
 int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
                         const struct hutch_policy *policy, const struct hutch_limits_status *limits,
                         const struct net_host *net, bool long_lived, const char *name, const char *const *labels,
-                        const struct cdi_resolved *devices, const char *const *ports, hutch_error_t *err) {
+                        const struct cdi_resolved *devices, const char *const *ports, const char *forked_from,
+                        hutch_error_t *err) {
   struct audit_rec r;
   audit_rec_init(&r, "start");
   audit_rec_str(&r, "sandbox", id);
@@ -172,6 +173,8 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
   }
   if (ports && ports[0])
     audit_rec_strv(&r, "ports", ports);
+  if (forked_from)
+    audit_rec_str(&r, "forked_from", forked_from);
   int rc = audit_append(sbfd, AUDIT_LOG_NAME, cap, &r, err);
   audit_rec_free(&r);
   return rc;

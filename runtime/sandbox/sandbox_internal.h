@@ -60,6 +60,17 @@ struct start_identity {
 };
 int sandbox_start_as(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                      const struct start_identity *identity, struct started *out, hutch_error_t *err);
+/* A fork's child (sandbox_fork.c): a new sandbox, as sandbox_start makes a
+ * long-lived one, whose writable layer starts as a copy of its parent's
+ * upper directory `layer_fd` (open across the clone; the child copies it
+ * before its overlay is mounted: contain.c, step_seed_layer), recorded as
+ * forked from `forked_from` (state.json and its start record). */
+struct start_seed {
+  int layer_fd;
+  const char *forked_from;
+};
+int sandbox_start_seeded(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                         const struct start_seed *seed, struct started *out, hutch_error_t *err);
 /* The kept state directory `id` made ready for a start again (its control
  * socket gone, empty layer directories when `layers`): its fd. */
 int sandbox_reuse_dir(int rootfd, const char *id, bool layers, hutch_error_t *err);

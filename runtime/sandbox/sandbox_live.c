@@ -392,6 +392,7 @@ static void add_status(struct sandbox_state *st, void *data) {
   s->devices = st->live.devices ? steal_pointer(&st->live.devices) : xcalloc(1, sizeof(char *));
   ports_from_state(st->live.ports, &s->ports, &s->n_ports);
   s->generation = st->live.generation;
+  snprintf(s->forked_from, sizeof(s->forked_from), "%s", st->live.forked_from ? st->live.forked_from : "");
 }
 
 int hutch_sandbox_list_status(const char *state_dir, struct hutch_sandbox_status **out, size_t *n, hutch_error_t *err) {

@@ -190,6 +190,7 @@ struct start {
   const struct hutch_process *primary;   /* NULL: a long-lived sandbox */
   const struct hutch_sandbox_extras *x;  /* a long-lived one's name and labels, or NULL */
   const struct start_identity *identity; /* a reset: the identity it keeps, else NULL */
+  const struct start_seed *seed;         /* a fork's child: its parent's layer, else NULL */
   struct hutch_policy *policy;
   struct started *out;
   /* devices: cfg is dev_cfg, the caller's (asked) with the devices' binds
@@ -375,6 +376,11 @@ static int step_choose_layer(struct start *st, hutch_error_t *err) {
                     cfg->image ? cfg->image : cfg->rootfs);
     return hutch_error_hint(err, "run it with the kernel's overlayfs (without --overlay fuse)");
   }
+  /* A fork's seed is copied by the child before it mounts the kernel's
+   * overlay; fuse-overlayfs's daemon serves a layer the child never
+   * writes (sandbox_fork.c refuses such a parent first). */
+  if (st->seed && cfg->overlay == HUTCH_OVERLAY_FUSE)
+    return hutch_error_set(err, EOPNOTSUPP, "--overlay fuse: a fork's layer cannot be seeded");
   return 0;
 }
 
@@ -485,6 +491,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .sandbox_dir = st->sbpath,
       .scratch_dir = st->scratch ? st->sbpath : NULL,
       .send_layer = st->send_layer,
+      .seed_fd = st->seed ? st->seed->layer_fd : -1,
       .disk = st->disk,
       .hostname = cfg->hostname ? cfg->hostname : st->policy->settings.hostname,
       .binds = cfg->binds,
@@ -496,7 +503,9 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
       .fuse_fd = -1,
       .long_lived = primary == NULL,
-      .etc_in_upper = !cfg->keep && !cfg->build_caps && cfg->overlay != HUTCH_OVERLAY_FUSE,
+      /* A fork's seeded upper is the parent's, not hutch's: its /etc may
+       * be anything the parent made of it (contain.c: step_etc_in_upper). */
+      .etc_in_upper = !cfg->keep && !cfg->build_caps && cfg->overlay != HUTCH_OVERLAY_FUSE && st->seed == NULL,
       .rlimits = st->rlimits,
       .own_cgroup = out->cg.fd >= 0,
       .net = out->net.sandbox,
@@ -608,7 +617,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
                .labels = st->x ? (char **)st->x->labels : NULL,
                .config = st->config,
                .devices = st->devices.names,
-               .held = out->held},
+               .held = out->held,
+               .forked_from = st->seed ? (char *)st->seed->forked_from : NULL},
   };
   if (id) {
     /* What else its state held goes on (state_live.h). */
@@ -633,7 +643,7 @@ static int step_record(struct start *st, hutch_error_t *err) {
   if (id ? id->audit(st->sbfd, out, id->audit_data, err) < 0
          : audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
                                rec.live.name, (const char *const *)rec.live.labels, &st->devices,
-                               (const char *const *)ports, err) < 0)
+                               (const char *const *)ports, rec.live.forked_from, err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))
@@ -642,8 +652,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
 }
 
 static int start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
-                 const struct hutch_process *primary, const struct start_identity *identity, struct started *out,
-                 hutch_error_t *err) {
+                 const struct hutch_process *primary, const struct start_identity *identity,
+                 const struct start_seed *seed, struct started *out, hutch_error_t *err) {
   *out = (struct started){.state_fd = -1,
                           .pid = -1,
                           .pidfd = -1,
@@ -659,6 +669,7 @@ static int start(const struct hutch_sandbox_config *cfg, const struct hutch_sand
                      .primary = primary,
                      .x = x,
                      .identity = identity,
+                     .seed = seed,
                      .out = out,
                      .sbfd = -1,
                      .listen_fd = -1};
@@ -707,10 +718,15 @@ fail:
 
 int sandbox_start(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                   const struct hutch_process *primary, struct started *out, hutch_error_t *err) {
-  return start(cfg, x, primary, NULL, out, err);
+  return start(cfg, x, primary, NULL, NULL, out, err);
 }
 
 int sandbox_start_as(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                      const struct start_identity *identity, struct started *out, hutch_error_t *err) {
-  return start(cfg, x, NULL, identity, out, err);
+  return start(cfg, x, NULL, identity, NULL, out, err);
+}
+
+int sandbox_start_seeded(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                         const struct start_seed *seed, struct started *out, hutch_error_t *err) {
+  return start(cfg, x, NULL, NULL, seed, out, err);
 }

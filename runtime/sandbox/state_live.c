@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* state.json's members of a long-lived sandbox (state_live.h): "name",
- * "labels" ({"KEY": "VALUE"}), "generation", "config", "devices"
+ * "labels" ({"KEY": "VALUE"}), "forked_from" (an id), "generation", "config", "devices"
  * (["NAME"]), "ports", "ttl" ({"seconds",
  * "on_ttl", "deadline_boot_ns", "deadline", "left"}) and "helpers"
  * ({"keeper": {"pid", "start_time"}}) and "init_fds" ({"scratch": N,
@@ -17,6 +17,7 @@
 #include "cdi_spec.h"
 #include "hutch.h"
 #include "labels.h"
+#include "paths.h"
 #include "request.h"
 #include "util.h"
 
@@ -101,6 +102,8 @@ void state_live_write(cJSON *o, const struct sandbox_live *l) {
   write_held(o, &l->held);
   if (l->name)
     cJSON_AddStringToObject(o, "name", l->name);
+  if (l->forked_from)
+    cJSON_AddStringToObject(o, "forked_from", l->forked_from);
   if (l->generation) {
     char g[32];
     snprintf(g, sizeof(g), "%" PRIu64, l->generation);
@@ -137,6 +140,9 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
   const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, "name");
   if (cJSON_IsString(v) && labels_check_name(v->valuestring, NULL) == 0)
     l->name = xstrdup(v->valuestring);
+  if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "forked_from")) && paths_valid_name(v->valuestring) &&
+      strlen(v->valuestring) < 40)
+    l->forked_from = xstrdup(v->valuestring);
   if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(o, "generation")))
     l->generation = strtoull(v->valuestring, NULL, 10);
   l->config = cJSON_Duplicate(cJSON_GetObjectItemCaseSensitive(o, "config"), true);
@@ -169,6 +175,8 @@ void state_live_read(const cJSON *o, struct sandbox_live *l) {
 
 void state_live_clear(struct sandbox_live *l) {
   free(l->name);
+  free(l->forked_from);
+  l->forked_from = NULL;
   for (char **kv = l->labels; kv && *kv; kv++)
     free(*kv);
   free(l->labels);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* What state.json holds of a long-lived sandbox beyond its start: its name
- * and labels, its resets so far, the record of its configuration, its
- * devices, its published ports, its time limit and the keeper that
- * enforces it, and where its init holds the fds it keeps for hutch.  A
- * state written by an older hutch has none of it. */
+ * and labels, the sandbox it was forked from, its resets so far, the
+ * record of its configuration, its devices, its published ports, its time
+ * limit and the keeper that enforces it, and where its init holds the fds
+ * it keeps for hutch.  A state written by an older hutch has none of it. */
 #ifndef HUTCH_STATE_LIVE_H
 #define HUTCH_STATE_LIVE_H
 
@@ -26,6 +26,7 @@ struct sandbox_live {
    /* The numbers of the fds init holds (init.h), which hutch takes from a
     * frozen init with pidfd_getfd; -1: none ("init_fds"). */
    struct sync_held_fds held;
+   char *forked_from; /* "forked_from": the id of the sandbox it was forked from; NULL: none */
  };
 
  /* Adds the members of l to the state object o. */

@@ -137,6 +137,10 @@ static cJSON *ps_json(const struct hutch_sandbox_status *s) {
     cJSON_AddItemToArray(devices, cJSON_CreateString(*d));
   cli_add_ports_json(o, s->ports, s->n_ports);
   cJSON_AddNumberToObject(o, "generation", (double)s->generation); /* resets so far */
+  if (s->forked_from[0])
+    cJSON_AddStringToObject(o, "forked_from", s->forked_from);
+  else
+    cJSON_AddNullToObject(o, "forked_from");
   return o;
 }
 
