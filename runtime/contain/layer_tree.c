@@ -88,6 +88,48 @@ static int copy_attrs(int dst, const struct stat *st, const char *path, hutch_er
   return 0;
 }
 
+/* The bytes of [from, to) of in, to the same offsets of out. */
+static int copy_range(int in, int out, off_t from, off_t to, const char *path, hutch_error_t *err) {
+  if (lseek(out, from, SEEK_SET) < 0)
+    return hutch_error_sys(err, "layer: copy %s", path);
+  for (off_t off = from; off < to;) {
+    off_t left = to - off;
+    ssize_t n = sendfile(out, in, &off, left > (1 << 30) ? (1 << 30) : (size_t)left);
+    if (n < 0)
+      return hutch_error_sys(err, "layer: copy %s", path);
+    if (n == 0)
+      break; /* it shrank meanwhile: the sandbox idles, so it cannot */
+  }
+  return 0;
+}
+
+/* A file's data with its holes kept: a sparse file takes no more room in
+ * the copy than in the layer.  A fork's child copies its parent's layer
+ * into a tmpfs of the parent's size: holes filled in by the copy would not
+ * fit, and a sandbox could make itself one that cannot be forked. */
+static int copy_data(int in, int out, off_t size, const char *path, hutch_error_t *err) {
+  for (off_t pos = 0; pos < size;) {
+    off_t data = lseek(in, pos, SEEK_DATA);
+    if (data < 0 && errno == ENXIO)
+      break; /* a hole to the end */
+    off_t hole = data < 0 ? size : lseek(in, data, SEEK_HOLE);
+    if (data < 0) {
+      /* A file system that cannot tell: every byte is data. */
+      if (errno != EINVAL && errno != EOPNOTSUPP)
+        return hutch_error_sys(err, "layer: find the data of %s", path);
+      data = pos;
+    }
+    if (hole < 0 || hole > size)
+      hole = size;
+    if (copy_range(in, out, data, hole, path, err) < 0)
+      return -1;
+    pos = hole;
+  }
+  if (ftruncate(out, size) < 0) /* a hole at the end */
+    return hutch_error_sys(err, "layer: copy %s", path);
+  return 0;
+}
+
 static int copy_file(int sdir, int ddir, const char *name, const struct stat *st, struct copy *c, hutch_error_t *err) {
   _cleanup_close_ int in = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0)
@@ -95,14 +137,8 @@ static int copy_file(int sdir, int ddir, const char *name, const struct stat *st
   _cleanup_close_ int out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (out < 0)
     return hutch_error_sys(err, "layer: create %s", c->path);
-  for (off_t left = st->st_size; left > 0;) {
-    ssize_t n = sendfile(out, in, NULL, left > (1 << 30) ? (1 << 30) : (size_t)left);
-    if (n < 0)
-      return hutch_error_sys(err, "layer: copy %s", c->path);
-    if (n == 0)
-      break; /* it shrank meanwhile: the sandbox idles, so it cannot */
-    left -= n;
-  }
+  if (copy_data(in, out, st->st_size, c->path, err) < 0)
+    return -1;
   if (copy_xattrs(in, out, c->path, err) < 0 || copy_attrs(out, st, c->path, err) < 0)
     return -1;
   if (st->st_nlink > 1)
@@ -156,7 +192,10 @@ static bool linked_before(int ddir, const char *name, const struct stat *st, str
 static int copy_dir(int sdir, int ddir, unsigned depth, struct copy *c, hutch_error_t *err) {
   if (depth > LAYER_COPY_MAX_DEPTH)
     return hutch_error_set(err, ELOOP, "layer: %s is more than %d directories deep", c->path, LAYER_COPY_MAX_DEPTH);
-  int fd = fcntl(sdir, F_DUPFD_CLOEXEC, 0);
+  /* A reading of its own, from the start: a dup would share sdir's offset
+   * with whoever else holds it (every child of a fork holds the one
+   * seed, and the first to read would leave it at the end for the next). */
+  int fd = openat(sdir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   DIR *d = fd < 0 ? NULL : fdopendir(fd);
   if (d == NULL) {
     if (fd >= 0)
