@@ -872,6 +872,51 @@ int hutch_sandbox_set_ttl(struct hutch_sandbox *sb, double seconds, hutch_error_
 int hutch_sandbox_filter_check(const char *filter, hutch_error_t *err);
 bool hutch_sandbox_status_matches(const struct hutch_sandbox_status *s, const char *const *filters);
 
+/* ---- forking a live sandbox (sandbox_fork.c) ----
+ * New live sandboxes that start from a live one's files: each child gets a
+ * copy of the parent's writable layer, taken while the parent is paused
+ * (as a snapshot pauses it, and resumed after, whatever happens; a parent
+ * paused already stays paused), and the configuration the parent was
+ * created with (its image, environment, working directory, hostname,
+ * binds, limits, network options, devices and policy: what a reset starts
+ * again from).  Each child is a sandbox of its own, in the parent's state
+ * directory: a fresh id, its own writable layer, /tmp, /dev/shm,
+ * namespaces, cgroup and proxy, so no write of one reaches another or the
+ * parent.  Not carried: the parent's /tmp and /dev/shm (its tmpfs, not
+ * its layer), its processes, and its name, labels, time limit and
+ * published ports (a host port is one listener): the children's come from
+ * the options.  The binds are bound again as declared: a read-write bind's
+ * host directory is shared, as it is by any two sandboxes that bind it.  A
+ * reset of a child returns it to its image, not to the fork.  Recorded in
+ * the parent's audit log (a "fork" record naming the children) and in each
+ * child's start record ("forked_from", also hutch_sandbox_status's).  All
+ * or nothing: when a child cannot start, those started are removed. */
+#define HUTCH_FORK_MAX 64
+struct hutch_fork_options {
+  unsigned n;                /* children: 1 to HUTCH_FORK_MAX */
+  const char *const *names;  /* the first children's names, NULL-terminated, at most n (NULL: none) */
+  const char *const *labels; /* every child's, "KEY=VALUE", NULL-terminated (may be NULL) */
+  double ttl;                /* every child's time limit, as hutch_sandbox_extras's (0: none) */
+  enum hutch_ttl_action on_ttl;
+  /* The children die with the thread that forks them, as
+   * hutch_sandbox_config.die_with_creator (the parent's setting is not
+   * carried). */
+  bool die_with_creator;
+};
+struct hutch_fork_result {
+  double paused_seconds; /* how long the fork kept the parent paused; 0 when it was paused already */
+  enum hutch_pause_method method;
+  bool was_paused; /* it was paused before, and is still */
+};
+/* children: room for o->n handles, filled in order on success (each the
+ * caller's to close or destroy); out may be NULL.  EINVAL for n out of
+ * range or a name given twice; EEXIST for a name taken (nothing is left
+ * made); ESRCH when the parent is not running; EOPNOTSUPP for one of
+ * --overlay fuse; ESTALE as for a reset (no recorded configuration, or
+ * its policy changed since). */
+int hutch_sandbox_fork(struct hutch_sandbox *parent, const struct hutch_fork_options *o,
+                       struct hutch_sandbox **children, struct hutch_fork_result *out, hutch_error_t *err);
+
 /* ---- audit logs (hutch-audit(5)) -------------------------------------- */
 
 /* Where a sandbox's audit log is: `what` is a file, a directory holding

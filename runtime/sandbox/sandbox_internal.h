@@ -71,6 +71,10 @@ struct start_seed {
 };
 int sandbox_start_seeded(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                          const struct start_seed *seed, struct started *out, hutch_error_t *err);
+/* hutch_sandbox_create_with (sandbox_live.c) of a seeded start (seed NULL:
+ * a plain one): its handle, its ports, its time limit. */
+int sandbox_create_seeded(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                          const struct start_seed *seed, struct hutch_sandbox **out, hutch_error_t *err);
 /* The kept state directory `id` made ready for a start again (its control
  * socket gone, empty layer directories when `layers`): its fd. */
 int sandbox_reuse_dir(int rootfd, const char *id, bool layers, hutch_error_t *err);

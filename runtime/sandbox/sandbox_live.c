@@ -47,6 +47,11 @@ int hutch_sandbox_create(const struct hutch_sandbox_config *cfg, struct hutch_sa
 
 int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                               struct hutch_sandbox **out, hutch_error_t *err) {
+  return sandbox_create_seeded(cfg, x, NULL, out, err);
+}
+
+int sandbox_create_seeded(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
+                          const struct start_seed *seed, struct hutch_sandbox **out, hutch_error_t *err) {
   struct started s;
   struct port_set ports;
   struct hutch_sandbox_extras xc;
@@ -54,7 +59,7 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
   /* The ports first: one in use starts nothing. */
   if (hutch_sandbox_extras_check(x, err) < 0 || ports_bind_extras(cfg, x, &ports, &xc, chosen, err) < 0)
     return -1;
-  if (sandbox_start(cfg, x ? &xc : NULL, NULL, &s, err) < 0) {
+  if (sandbox_start_seeded(cfg, x ? &xc : NULL, seed, &s, err) < 0) {
     port_set_close(&ports);
     return -1;
   }
@@ -85,7 +90,7 @@ int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const stru
   }
   /* A limit that cannot be kept is no sandbox: none is left running
    * without the keeper it was promised. */
-  if (x && x->ttl > 0 && sandbox_ttl_apply(sb, x->ttl, &x->on_ttl, "create", err) < 0) {
+  if (x && x->ttl > 0 && sandbox_ttl_apply(sb, x->ttl, &x->on_ttl, seed ? "fork" : "create", err) < 0) {
     hutch_error_t ignored = NULL;
     hutch_sandbox_destroy(sb, &ignored);
     hutch_error_free(&ignored);
