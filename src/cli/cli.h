@@ -51,6 +51,8 @@ int cmd_ttl(int argc, char **argv);
 int cmd_reset(int argc, char **argv);
 /* hutch snapshot (cmd_snapshot.c). */
 int cmd_snapshot(int argc, char **argv);
+/* hutch fork (cmd_fork.c). */
+int cmd_fork(int argc, char **argv);
 
 /* Print a runtime error once, with its hint, and point at `hutch doctor`
  * when the failure is about the host. Returns EXIT_RUNTIME. */

@@ -26,6 +26,7 @@ static const struct {
     {"ttl", cmd_ttl, "set or clear a live sandbox's time limit"},
     {"reset", cmd_reset, "return a live sandbox to its image's state"},
     {"snapshot", cmd_snapshot, "keep a live sandbox's files as an image, without stopping it"},
+    {"fork", cmd_fork, "start new live sandboxes from a live one's files, each independent"},
     {"rootfs", cmd_rootfs, "pull, build, import, export, push, list and remove images"},
     {"build", cmd_build, "build an image from a Dockerfile (hutch rootfs build -f)"},
     {"policy", cmd_policy, "show what a sandbox policy allows"},

@@ -55,7 +55,7 @@ for mode in "${modes[@]}"; do
 
   # Every option each verb's --help lists is offered after "--".
   missing=
-  for v in exec create ps rm pause resume ttl reset snapshot cp mcp doctor run "rootfs pull" "rootfs build" "rootfs import" "rootfs ls" "rootfs rm" \
+  for v in exec create ps rm pause resume ttl reset snapshot fork cp mcp doctor run "rootfs pull" "rootfs build" "rootfs import" "rootfs ls" "rootfs rm" \
     "policy show"; do
     # shellcheck disable=SC2086 # v is one or two words
     want=$(hutch $v --help 2>/dev/null | grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*\b' | tr -d ' ,' | sort -u)
@@ -77,6 +77,9 @@ for mode in "${modes[@]}"; do
   tap_ok "and for ttl $tag" offers "$id" "hutch ttl "
   tap_is "$(complete_line "$mode" "hutch create --on-ttl " | tr '\n' ' ')" "pause remove " "--on-ttl's values $tag"
   tap_ok "and for snapshot $tag" offers "$id" "hutch snapshot "
+  tap_ok "and for fork $tag" offers "$id" "hutch fork "
+  tap_ok "and after fork's options $tag" offers "$id" "hutch fork -n 2 --label a=b "
+  tap_is "$(complete_line "$mode" "hutch fork -n ")" "" "nothing offered for -n's number $tag"
   tap_like "$(complete_line "$mode" "hutch cp ${id:0:4}")" "$id:/" "cp offers ID:/ $tag"
   tap_is "$(complete_line "$mode" "hutch exec --net " | tr '\n' ' ')" "none proxy " "--net's values $tag"
   tap_is "$(complete_line "$mode" "hutch exec --rootfs x -- ls --")" "" "nothing after exec's -- $tag"

@@ -18,6 +18,7 @@ pages=(
   "ttl:hutch-exec.1"
   "reset:hutch-exec.1"
   "snapshot:hutch-exec.1"
+  "fork:hutch-exec.1"
   "rootfs:hutch-rootfs.1"
   "rootfs pull:hutch-rootfs.1"
   "rootfs build:hutch-rootfs.1"

@@ -34,7 +34,7 @@ tap_check $((${#rootfs_cmds[@]} < 5)) "hutch rootfs --help lists its commands ($
 
 # page -> the verbs its SYNOPSIS may name
 declare -A page_verbs=(
-  [hutch-exec.1]="exec create ps rm pause resume ttl reset snapshot"
+  [hutch-exec.1]="exec create ps rm pause resume ttl reset snapshot fork"
   [hutch-rootfs.1]="rootfs build"
   [hutch-run.1]="run"
   [hutch-benchmark.1]="benchmark report"
