@@ -28,6 +28,8 @@ enum sync_type {
   SYNC_ROOT_FD,      /* client -> init: ask for the sandbox's root; init -> client: it (O_PATH), its userns,
                         and (hutch >= 0.2) its tmpfs (O_PATH) and netns */
   SYNC_NETNS,        /* network helper -> setup process: the sandbox's network namespace (and the proxy's listener) */
+  SYNC_SEED,         /* parent -> child: a fork's parent's upper directory, to copy (one fd) */
+  SYNC_SEEDED,       /* child -> parent: it is copied */
 };
 
 struct sync_exit {

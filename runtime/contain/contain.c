@@ -242,10 +242,9 @@ static int step_drop_host_groups(struct contain_config *cfg, hutch_error_t *err)
 static int step_close_inherited_fds(struct contain_config *cfg, const struct net_start *net, hutch_error_t *err) {
   /* Whatever the caller had open (the store, the state directory, a
    * terminal it means to keep) has no business in the sandbox.  Kept: the
-   * sync socket, a long-lived sandbox's control socket, the network
-   * helper's socket (it keeps none of the others: net_sandbox_start) and a
-   * fork's seed, closed once copied (step_seed_layer). */
-  int keep[4] = {cfg->init.parent_fd, cfg->init.listen_fd, net->sock, cfg->seed_fd};
+   * sync socket, a long-lived sandbox's control socket, and the network
+   * helper's socket (it keeps none of the others: net_sandbox_start). */
+  int keep[3] = {cfg->init.parent_fd, cfg->init.listen_fd, net->sock};
   int lo = 3;
   for (;;) {
     int next = -1;
@@ -303,22 +302,29 @@ static int step_sandbox_tmpfs(struct contain_config *cfg, struct mount_plan *pla
 }
 
 static int step_seed_layer(struct contain_config *cfg, hutch_error_t *err) {
-  /* A fork: the parent's writable layer (paused by hutch meanwhile) becomes
-   * this sandbox's own, by copy, into the upper directory just made (on this
-   * sandbox's tmpfs, which bounds it as [limits] disk bounds any write) and
-   * before the overlay is mounted, so no write of either reaches the other.
-   * This process is root of the child's user namespace, whose maps are the
-   * parent's: every owner of the parent's files is mapped here, and kept.
-   * What it copies is hostile: layer_copy_tree follows no name of it. */
-  if (cfg->seed_fd < 0)
+  /* A fork: the parent's writable layer becomes this sandbox's own, by
+   * copy, into the upper directory just made (on this sandbox's tmpfs,
+   * which bounds it as [limits] disk bounds any write) and before the
+   * overlay is mounted, so no write of either reaches the other.  hutch
+   * sends it once the parent is paused (the steps above ran meanwhile),
+   * and lets the parent go on once told it is copied.  This process is
+   * root of the child's user namespace, whose maps are the parent's: every
+   * owner of the parent's files is mapped here, and kept.  What it copies
+   * is hostile: layer_copy_tree follows no name of it. */
+  if (!cfg->seeded)
     return 0;
-  _cleanup_close_ int seed = steal_fd(&cfg->seed_fd);
+  _cleanup_close_ int seed = -1;
+  if (sync_expect_fds(cfg->init.parent_fd, SYNC_SEED, NULL, 0, NULL, &seed, 1, "fork: wait for the parent's layer",
+                      err) < 0)
+    return -1;
+  if (seed < 0)
+    return hutch_error_set(err, EPROTO, "fork: the parent's layer did not come");
   _cleanup_close_ int upper = open(cfg->upper, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (upper < 0)
     return hutch_error_sys(err, "fork: open %s", cfg->upper);
   if (layer_copy_tree(seed, upper, err) < 0)
     return hutch_error_wrap(err, "fork: copy the parent's writable layer");
-  return 0;
+  return sync_send(cfg->init.parent_fd, SYNC_SEEDED, NULL, 0, NULL, 0, err);
 }
 
 static int step_open_fuse(struct contain_config *cfg, hutch_error_t *err) {

@@ -27,10 +27,10 @@ struct contain_config {
   const char *scratch_dir;
   uint64_t disk;   /* bytes of that tmpfs ([limits] disk), or LIMITS_UNLIMITED */
   bool send_layer; /* image builds: hand the upper directory to the parent (SYNC_LAYER_FD) */
-  /* A fork's child: its parent's upper directory (an fd hutch took from
-   * the parent's init, held open across the clone), copied into this
-   * sandbox's own upper before the overlay is mounted; -1: none. */
-  int seed_fd;
+  /* A fork's child: its parent's upper directory, sent by hutch once the
+   * parent is paused (SYNC_SEED), is copied into this sandbox's own upper
+   * before the overlay is mounted (SYNC_SEEDED once done). */
+  bool seeded;
   const char *hostname;
   const struct hutch_bind *binds;
   const struct file_id *bind_ids; /* each source as checked by protected_check() */

@@ -145,6 +145,38 @@ static void audit_fork(struct hutch_sandbox *sb, const struct hutch_fork_options
   audit_rec_free(&rec);
 }
 
+/* What the children's starts hand back (start_seed): the parent is paused
+ * when the first child is ready to copy its layer, and resumed once the
+ * last has copied it, while that child's start ends. */
+struct seeding {
+  struct sandbox_hold *hold;
+  int layer; /* the parent's upper directory, taken before the pause */
+  unsigned copies, n;
+  double t_sent; /* when the last seed went, for the debug log */
+};
+
+static int seed_take(void *data, hutch_error_t *err) {
+  struct seeding *f = data;
+  double t0 = monotonic_seconds();
+  if (sandbox_hold_freeze(f->hold, err) < 0)
+    return -1;
+  f->t_sent = monotonic_seconds();
+  hutch_debug("fork: the parent paused in %.3f ms", (f->t_sent - t0) * 1e3);
+  /* An open of its own for each child: none reads from another's offset. */
+  int fd = openat(f->layer, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  return fd < 0 ? hutch_error_sys(err, "open the parent's layer") : fd;
+}
+
+static int seed_copied(void *data, hutch_error_t *err) {
+  struct seeding *f = data;
+  hutch_debug("fork: child %u copied the parent's layer in %.3f ms", f->copies + 1,
+              (monotonic_seconds() - f->t_sent) * 1e3);
+  if (++f->copies < f->n)
+    return 0;
+  /* A parent that cannot be resumed fails the fork (the hold says why). */
+  return sandbox_hold_end(f->hold, err);
+}
+
 /* The children, one after the other, from the paused parent's layer.  The
  * layer's fd is taken before the pause: a running init hands it over, a
  * frozen one no longer answers.  *made: how many were made; -1 when fewer
@@ -153,17 +185,17 @@ static int make_children(struct hutch_sandbox *sb, const struct hutch_fork_optio
                          struct hutch_sandbox **children, size_t *made, struct hutch_fork_result *out,
                          hutch_error_t *err) {
   *made = 0;
-  /* Resumed and unlocked on every way out. */
+  /* Resumed and unlocked on every way out (or by the last copy). */
   __attribute__((cleanup(sandbox_hold_cleanup))) struct sandbox_hold h = {.dirfd = -1};
   if (sandbox_hold_begin(&h, sb, err) < 0)
     return -1;
   out->was_paused = h.was_paused;
   out->method = h.method;
   _cleanup_close_ int layer = sandbox_upper_fd(sb, err);
-  if (layer < 0 || sandbox_hold_freeze(&h, err) < 0)
+  if (layer < 0)
     return -1;
-  out->method = h.method;
-  struct start_seed seed = {.layer_fd = layer, .forked_from = sb->id};
+  struct seeding f = {.hold = &h, .layer = layer, .n = o->n};
+  struct start_seed seed = {.take = seed_take, .copied = seed_copied, .data = &f, .forked_from = sb->id};
   int r = 0;
   for (bool named = o->names != NULL; *made < o->n; (*made)++) {
     const char *name = named ? o->names[*made] : NULL;
@@ -182,8 +214,9 @@ static int make_children(struct hutch_sandbox *sb, const struct hutch_fork_optio
       break;
     }
   }
-  /* A parent that cannot be resumed fails the fork (the hold says why,
-   * into err unless a child's failure is there already). */
+  out->method = h.method;
+  /* After a failure: resumed here (a failure to is logged, the child's
+   * error being the fork's). */
   if (sandbox_hold_end(&h, err) < 0)
     r = -1;
   out->paused_seconds = out->was_paused ? 0 : h.paused_seconds;

@@ -62,11 +62,17 @@ int sandbox_start_as(const struct hutch_sandbox_config *cfg, const struct hutch_
                      const struct start_identity *identity, struct started *out, hutch_error_t *err);
 /* A fork's child (sandbox_fork.c): a new sandbox, as sandbox_start makes a
  * long-lived one, whose writable layer starts as a copy of its parent's
- * upper directory `layer_fd` (open across the clone; the child copies it
- * before its overlay is mounted: contain.c, step_seed_layer), recorded as
- * forked from `forked_from` (state.json and its start record). */
+ * upper directory (the child copies it before its overlay is mounted:
+ * contain.c, step_seed_layer), recorded as forked from `forked_from`
+ * (state.json and its start record).  The handshake asks `take` for the
+ * layer once the child runs (a new fd, closed by the start: the caller
+ * pauses the parent there, while the child's first steps go on), sends
+ * it, and calls `copied` once the child has copied it (the caller may let
+ * the parent go on, while the child's start ends). */
 struct start_seed {
-  int layer_fd;
+  int (*take)(void *data, hutch_error_t *err);
+  int (*copied)(void *data, hutch_error_t *err);
+  void *data;
   const char *forked_from;
 };
 int sandbox_start_seeded(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,

@@ -491,7 +491,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .sandbox_dir = st->sbpath,
       .scratch_dir = st->scratch ? st->sbpath : NULL,
       .send_layer = st->send_layer,
-      .seed_fd = st->seed ? st->seed->layer_fd : -1,
+      .seeded = st->seed != NULL,
       .disk = st->disk,
       .hostname = cfg->hostname ? cfg->hostname : st->policy->settings.hostname,
       .binds = cfg->binds,
@@ -548,10 +548,39 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
   return 0;
 }
 
-/* handshake: the child waits for its cgroup and id maps, then for GO; it
- * asks for a fuse-overlayfs daemon, sends an image build's layer and the
- * proxy's listener, and says when it is set up (one-shot: the payload
- * started; long-lived: init ready). */
+/* A fork's child: the parent's layer sent (the caller pauses the parent as
+ * it hands it over), and the caller told once the child has copied it. */
+static int send_seed(struct start *st, hutch_error_t *err) {
+  int fd = st->seed->take(st->seed->data, err);
+  if (fd < 0)
+    return -1;
+  hutch_error_t send_err = NULL;
+  int r = sync_send(st->out->sync_fd, SYNC_SEED, NULL, 0, &fd, 1, &send_err);
+  close(fd);
+  if (r == 0)
+    return 0;
+  /* A child that failed on its way to the copy has said why: that is the
+   * error, not the socket it closed. */
+  uint32_t type;
+  if (sync_recv(st->out->sync_fd, &type, NULL, 0, NULL, NULL, NULL, err) < 0) {
+    hutch_error_free(&send_err);
+    return -1;
+  }
+  hutch_error_move(err, &send_err);
+  return -1;
+}
+
+static int wait_seeded(struct start *st, hutch_error_t *err) {
+  if (sync_expect(st->out->sync_fd, SYNC_SEEDED, NULL, 0, NULL, "fork: copy the parent's layer", err) < 0)
+    return -1;
+  return st->seed->copied(st->seed->data, err);
+}
+
+/* handshake: the child waits for its cgroup and id maps, then for GO; a
+ * fork's child for its parent's layer, which it copies; it asks for a
+ * fuse-overlayfs daemon, sends an image build's layer and the proxy's
+ * listener, and says when it is set up (one-shot: the payload started;
+ * long-lived: init ready). */
 static int step_handshake(struct start *st, hutch_error_t *err) {
   const struct hutch_sandbox_config *cfg = st->cfg;
   const struct hutch_process *primary = st->primary;
@@ -561,13 +590,15 @@ static int step_handshake(struct start *st, hutch_error_t *err) {
   if (!child_writes_maps(st) &&
       (userns_write_maps(out->pid, st->maps, err) < 0 || sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0))
     return -1;
+  if (st->seed && send_seed(st, err) < 0)
+    return -1;
   if (cfg->overlay == HUTCH_OVERLAY_FUSE &&
       overlay_fuse_host_start(out->sync_fd, out->pid, cfg->rootfs, st->upper, st->work, st->sbfd, &out->fuse, err) < 0)
     return -1;
   if (st->send_layer && receive_layer(out->sync_fd, &out->layer_fd, err) < 0)
     return -1;
   /* The proxy starts up while the child sets the sandbox up. */
-  if (net_host_spawn_proxy(&out->net, primary == NULL, err) < 0 ||
+  if (net_host_spawn_proxy(&out->net, primary == NULL, err) < 0 || (st->seed && wait_seeded(st, err) < 0) ||
       (out->net.enabled && start_proxy(out, primary == NULL, err) < 0))
     return -1;
   uint32_t want = primary ? SYNC_STARTED : SYNC_READY;
