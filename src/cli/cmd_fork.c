@@ -158,6 +158,12 @@ int cmd_fork(int argc, char **argv) {
   struct hutch_sandbox *sb;
   if (hutch_sandbox_open(state_dir, argv[optind], &sb, &err) < 0)
     return cli_fail(&err);
+  /* Its children's network is the parent's: --net proxy's veth is set up
+   * over libmnl, which the musl front end lacks (hutch-full goes on). */
+  if (hutch_sandbox_audit_log(sb) != NULL && (r = cli_hand_over("a fork of a --net proxy sandbox")) >= 0) {
+    hutch_sandbox_close(sb);
+    return r;
+  }
   struct hutch_sandbox *children[HUTCH_FORK_MAX];
   struct hutch_fork_result res;
   double t0 = monotonic_seconds();

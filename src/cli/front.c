@@ -4,8 +4,8 @@
  * Why it exists: glibc's start-up probes the CPU (CPUID), and where a
  * hypervisor traps CPUID that costs about half a millisecond per process,
  * as much as the rest of starting a sandbox.  musl's start-up does not.  So
- * the verbs whose speed matters, `exec` (one-shot and --in) and `create`,
- * run here, built from the same sources against static musl builds of
+ * the verbs whose speed matters, `exec` (one-shot and --in), `create` and
+ * `fork`, run here, built from the same sources against static musl builds of
  * libseccomp, libcap and cJSON.
  *
  * What it cannot do, it hands to hutch-full (the glibc program, beside
@@ -13,7 +13,7 @@
  * before anything of a sandbox exists: every other verb (their libraries,
  * libcurl and libarchive, are loaded with dlopen, which a static program
  * has not), --net proxy (its veth is set up over libmnl, not built for
- * musl), and a user that /etc/passwd does not list (musl has no NSS, and
+ * musl; a fork of a --net proxy sandbox too), and a user that /etc/passwd does not list (musl has no NSS, and
  * the subordinate id ranges are looked up by user name). */
 #include "config.h"
 
@@ -46,11 +46,13 @@ int main(int argc, char **argv) {
   cli_start();
   front_argv = argv;
   const char *verb = argc > 1 ? argv[1] : "";
-  bool start_verb = strcmp(verb, "exec") == 0 || strcmp(verb, "create") == 0;
+  bool start_verb = strcmp(verb, "exec") == 0 || strcmp(verb, "create") == 0 || strcmp(verb, "fork") == 0;
   if (!start_verb)
     return cli_hand_over("a verb of hutch-full");
   uid_t uid = geteuid();
   if (uid != 0 && getpwuid(uid) == NULL)
     return cli_hand_over("a user not in /etc/passwd");
+  if (strcmp(verb, "fork") == 0)
+    return cmd_fork(argc - 1, argv + 1);
   return strcmp(verb, "exec") == 0 ? cmd_exec(argc - 1, argv + 1) : cmd_create(argc - 1, argv + 1);
 }

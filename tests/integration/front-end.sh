@@ -51,6 +51,12 @@ tap_unlike "$tap_stderr" "$handed" "without handing it over"
 tap_ok "exec --in runs a command in it" "$HUTCH_BIN" exec --in "$id" -- echo inside
 tap_is "$tap_stdout" "inside" "its output"
 tap_unlike "$tap_stderr" "$handed" "without handing it over"
+"$HUTCH_BIN" exec --in "$id" -- sh -c 'echo forked >/root/f' 2>/dev/null
+tap_ok "fork starts a child of it" "$HUTCH_BIN" fork "$id"
+child=$tap_stdout
+tap_unlike "$tap_stderr" "$handed" "without handing it over"
+tap_is "$("$HUTCH_BIN" exec --in "$child" -- cat /root/f 2>/dev/null)" "forked" "the child has the sandbox's file"
+"$HUTCH_BIN" rm "$child" 2>/dev/null
 
 # ---- the other verbs go to hutch-full ----
 tap_ok "hutch ps" "$HUTCH_BIN" ps
@@ -67,6 +73,12 @@ tap_like "$tap_stderr" "unknown command 'no-such-verb'" "is refused by hutch-ful
 tap_ok "exec --net proxy" "$HUTCH_BIN" exec --rootfs "$img" --net proxy -- sh -c 'ip -4 addr show eth0 | grep -c inet'
 tap_is "$tap_stdout" "1" "the sandbox has its veth"
 tap_like "$tap_stderr" "front end: --net proxy: $handed" "handed to hutch-full"
+np=$("$HUTCH_BIN" create --rootfs "$img" --net proxy 2>/dev/null)
+tap_ok "fork of a --net proxy sandbox" "$HUTCH_BIN" fork "$np"
+npc=$tap_stdout
+tap_like "$tap_stderr" "front end: a fork of a --net proxy sandbox: $handed" "handed to hutch-full"
+tap_ok "the child has its veth" "$HUTCH_BIN" exec --in "$npc" -- sh -c 'ip -4 addr show eth0 | grep -q inet'
+"$HUTCH_BIN" rm "$np" "$npc" 2>/dev/null
 # Handed over, hutch-full (and the sandbox's processes it forks) go by the
 # name the user ran.
 "$HUTCH_BIN" exec --rootfs "$img" --net proxy -- sleep 30 2>/dev/null &
