@@ -10,8 +10,9 @@
 # child, child to parent, child to child): none crosses.  -n 3 gives three
 # distinct ids; a paused parent stays paused; what is refused exits 2 or
 # 125 and leaves nothing made, the parent running; a child that cannot
-# start (a name taken, a layer too deep to copy) undoes the whole fork; the
-# audit logs record it.  From inside a child nothing leads to the parent.
+# start (a name taken, a layer too deep to copy) undoes the whole fork; a
+# --net proxy parent's child has its own proxy and address; the audit logs
+# record it.  From inside a child nothing leads to the parent.
 . "$(dirname "$0")/../lib/tap.sh"
 
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
@@ -235,6 +236,22 @@ fork_json "it forks while the policy is unchanged" "$pp"
 echo "# changed" >>"$tmp/policy/p.policy"
 tap_status 125 "a changed policy: refused" "$HUTCH_BIN" fork "$pp"
 tap_like "$tap_stderr" "policy .*changed since it was made" "saying the policy changed (ESTALE)"
+
+# ---- --net proxy: each child its own proxy and address ---------------------------
+net_address() { ps_entry "$1" network | python3 -c 'import json, sys; print(json.load(sys.stdin).get("address", ""))'; }
+np=$("$HUTCH_BIN" create --rootfs "$img" --net proxy)
+tap_check $? "a --net proxy sandbox"
+made+=("$np")
+fork_json "its fork" "$np"
+npc=$kids
+tap_like "$(ps_entry "$npc" network)" '"mode": "proxy"' "the child has --net proxy too"
+addr_p=$(net_address "$np")
+addr_c=$(net_address "$npc")
+tap_like "$addr_c" '^10\.' "with an address of its own ($addr_c)"
+tap_ok "not the parent's ($addr_p)" test "$addr_c" != "$addr_p"
+tap_ok "on its own eth0" "$HUTCH_BIN" exec --in "$npc" -- sh -c 'ip -4 addr show eth0'
+tap_like "$tap_stdout" "inet $addr_c/" "which has it"
+tap_like "$("$HUTCH_BIN" exec --in "$npc" -- sh -c 'echo $http_proxy')" "^http://" "and its proxy's address in its environment"
 
 # ---- the audit logs ---------------------------------------------------------------
 tap_ok "hutch audit verifies the parent's log" "$HUTCH_BIN" audit "$pname"
