@@ -444,8 +444,18 @@ int cgroup_remove(const char *path, hutch_error_t *err) {
 }
 
 int cgroup_freeze(const char *path, bool on, double timeout, hutch_error_t *err) {
+  if (cgroup_freeze_set(path, on, err) < 0)
+    return -1;
+  return cgroup_freeze_wait(path, on, timeout, err);
+}
+
+int cgroup_freeze_set(const char *path, bool on, hutch_error_t *err) {
   if (write_cg_file(path, "cgroup.freeze", on ? "1" : "0") < 0)
     return hutch_error_sys(err, "cgroups: write %s/cgroup.freeze", path);
+  return 0;
+}
+
+int cgroup_freeze_wait(const char *path, bool on, double timeout, hutch_error_t *err) {
   _cleanup_free_ char *events = join(path, "cgroup.events");
   double deadline = monotonic_seconds() + timeout;
   for (;;) {

@@ -56,8 +56,11 @@ int cgroup_enter(const char *path, pid_t pid, hutch_error_t *err);
 /* cgroup.kill, then rmdir; a cgroup that is already gone is success. */
 int cgroup_remove(const char *path, hutch_error_t *err);
 /* cgroup.freeze: every process of the cgroup frozen (on) or thawed, and
- * the wait, at most `timeout` seconds, for cgroup.events to say so. */
+ * the wait, at most `timeout` seconds, for cgroup.events to say so; the
+ * two halves apart, for a caller with other work meanwhile. */
 int cgroup_freeze(const char *path, bool on, double timeout, hutch_error_t *err);
+int cgroup_freeze_set(const char *path, bool on, hutch_error_t *err);
+int cgroup_freeze_wait(const char *path, bool on, double timeout, hutch_error_t *err);
 /* What the cgroup has used so far (fields the kernel lacks stay 0). */
 void cgroup_read_usage(const char *path, struct hutch_usage *u);
 /* Start a per-process measurement: returns an fd on memory.peak reset for

@@ -180,8 +180,16 @@ static void restart_clock(struct hutch_sandbox *sb, int dirfd) {
 }
 
 int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_method *used, hutch_error_t *err) {
+  struct pause_pending p;
   if (used)
     *used = HUTCH_PAUSE_NONE;
+  if (sandbox_pause_begin_locked(sb, dirfd, &p, err) < 0)
+    return -1;
+  return sandbox_pause_finish_locked(sb, dirfd, &p, used, err);
+}
+
+int sandbox_pause_begin_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p, hutch_error_t *err) {
+  *p = (struct pause_pending){.report_fd = -1};
   sandbox_follow_if_ended(sb); /* a reset since this handle looked */
   if (!proc_stat_alive(sb->pid, sb->start_time)) {
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
@@ -206,26 +214,45 @@ int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_m
     unlinkat(dirfd, PAUSED_FILE, 0);
     return hutch_error_wrap(err, "pause sandbox %s", sb->id);
   }
-  double since = wall_now(), t0 = monotonic_seconds();
-  struct pause_report rep = {0};
-  uint64_t pauser_start = 0;
-  enum hutch_pause_method m;
+  p->since = wall_now();
+  p->t0 = monotonic_seconds();
   int r;
   if (sb->limits.cgroup[0]) {
-    m = HUTCH_PAUSE_CGROUP;
-    r = cgroup_freeze(sb->limits.cgroup, true, PAUSE_SETTLE_SECONDS, err);
+    p->method = HUTCH_PAUSE_CGROUP;
+    r = cgroup_freeze_set(sb->limits.cgroup, true, err);
   } else {
-    m = HUTCH_PAUSE_PTRACE;
-    r = pause_ptrace_start(dirfd, sb->pid, sb->start_time, &rep, err);
+    p->method = HUTCH_PAUSE_PTRACE;
+    r = (p->report_fd = pause_ptrace_launch(dirfd, sb->pid, sb->start_time, &p->mid, err)) < 0 ? -1 : 0;
+  }
+  if (r < 0) {
+    unlinkat(dirfd, PAUSED_FILE, 0);
+    restart_clock(sb, dirfd);
+    return hutch_error_wrap(err, "pause sandbox %s (%s)", sb->id, hutch_pause_method_name(p->method));
+  }
+  return 0;
+}
+
+int sandbox_pause_finish_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p,
+                                enum hutch_pause_method *used, hutch_error_t *err) {
+  if (used)
+    *used = HUTCH_PAUSE_NONE;
+  struct pause_report rep = {0};
+  uint64_t pauser_start = 0;
+  enum hutch_pause_method m = p->method;
+  int r;
+  if (m == HUTCH_PAUSE_CGROUP) {
+    r = cgroup_freeze_wait(sb->limits.cgroup, true, PAUSE_SETTLE_SECONDS, err);
+  } else {
+    r = pause_ptrace_wait(dirfd, steal_fd(&p->report_fd), p->mid, &rep, err);
     if (r == 0)
       pauser_start = proc_stat_start_time(rep.pid);
-    else if ((*err)->errnum == EPERM)
+    else if (err && *err && (*err)->errnum == EPERM)
       hutch_error_hint(err, "this host forbids tracing the sandbox's processes (Yama ptrace_scope 3, or a seccomp "
                             "filter around hutch) and gives it no cgroup v2 to freeze; `hutch doctor` says which");
   }
-  double ms = (monotonic_seconds() - t0) * 1000;
+  double ms = (monotonic_seconds() - p->t0) * 1000;
   if (r == 0)
-    r = write_marker(dirfd, m, since, &rep, pauser_start, err);
+    r = write_marker(dirfd, m, p->since, &rep, pauser_start, err);
   if (r < 0) {
     unlinkat(dirfd, PAUSED_FILE, 0);
     restart_clock(sb, dirfd);
@@ -302,11 +329,23 @@ int sandbox_hold_begin(struct sandbox_hold *h, struct hutch_sandbox *sb, hutch_e
   return 0;
 }
 
+int sandbox_hold_freeze_begin(struct sandbox_hold *h, hutch_error_t *err) {
+  if (h->was_paused || h->paused_here || h->freezing)
+    return 0;
+  h->paused_at = monotonic_seconds();
+  if (sandbox_pause_begin_locked(h->sb, h->dirfd, &h->pending, err) < 0)
+    return -1;
+  h->freezing = true;
+  return 0;
+}
+
 int sandbox_hold_freeze(struct sandbox_hold *h, hutch_error_t *err) {
   if (h->was_paused || h->paused_here)
     return 0;
-  h->paused_at = monotonic_seconds();
-  if (sandbox_pause_locked(h->sb, h->dirfd, &h->method, err) < 0)
+  if (sandbox_hold_freeze_begin(h, err) < 0)
+    return -1;
+  h->freezing = false;
+  if (sandbox_pause_finish_locked(h->sb, h->dirfd, &h->pending, &h->method, err) < 0)
     return -1;
   h->paused_here = true;
   return 0;
@@ -316,6 +355,15 @@ int sandbox_hold_freeze(struct sandbox_hold *h, hutch_error_t *err) {
  * logged otherwise): it must learn that its sandbox stands still. */
 int sandbox_hold_end(struct sandbox_hold *h, hutch_error_t *err) {
   int r = 0;
+  if (h->freezing) {
+    /* A freeze set going and never waited for: once it is done, it is
+     * undone as any other (a pauser must not be left holding the tasks). */
+    hutch_error_t e = NULL;
+    if (sandbox_hold_freeze(h, &e) < 0) {
+      hutch_log_error(HUTCH_LOG_WARNING, e);
+      hutch_error_free(&e);
+    }
+  }
   if (h->paused_here) {
     h->paused_here = false;
     hutch_error_t e = NULL;

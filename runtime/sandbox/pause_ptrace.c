@@ -420,7 +420,12 @@ static int read_report(int fd, int timeout_ms, struct pause_report *rep, const c
 }
 
 int pause_ptrace_start(int dirfd, pid_t init, uint64_t init_start, struct pause_report *rep, hutch_error_t *err) {
-  *rep = (struct pause_report){0};
+  pid_t mid;
+  int rd = pause_ptrace_launch(dirfd, init, init_start, &mid, err);
+  return rd < 0 ? -1 : pause_ptrace_wait(dirfd, rd, mid, rep, err);
+}
+
+int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, pid_t *mid_out, hutch_error_t *err) {
   struct sockaddr_un a;
   sock_path(&a, dirfd);
   unlinkat(dirfd, PAUSE_SOCK, 0);
@@ -454,11 +459,17 @@ int pause_ptrace_start(int dirfd, pid_t init, uint64_t init_start, struct pause_
     syscall(SYS_close_range, 5, ~0U, 0);
     pauser_main(init, init_start, 3, 4);
   }
+  /* Reaped by the wait: it forks the pauser and exits meanwhile. */
+  *mid_out = mid;
+  return steal_fd(&rd);
+}
+
+int pause_ptrace_wait(int dirfd, int report_fd, pid_t mid, struct pause_report *rep, hutch_error_t *err) {
+  _cleanup_close_ int rd = report_fd;
+  *rep = (struct pause_report){0};
   int st;
   while (waitpid(mid, &st, 0) < 0 && errno == EINTR)
     ;
-  close(wr);
-  wr = -1;
   if (read_report(rd, (int)(PAUSE_SETTLE_SECONDS * 2000), rep, "pause", err) < 0) {
     unlinkat(dirfd, PAUSE_SOCK, 0);
     return -1;

@@ -37,6 +37,12 @@ struct pause_report {
  * task of init's tree, init included; returns once all are held (0, *rep
  * filled) or on failure (-1: nothing stays held, the pauser is gone). */
 int pause_ptrace_start(int dirfd, pid_t init, uint64_t init_start, struct pause_report *rep, hutch_error_t *err);
+/* The same in two halves, for a caller with other work meanwhile: the
+ * pauser started (the fd its report comes on, and *mid, the process that
+ * forks it, for the wait to reap), then its report waited for (the fd
+ * closed).  A launch must be waited for. */
+int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, pid_t *mid, hutch_error_t *err);
+int pause_ptrace_wait(int dirfd, int report_fd, pid_t mid, struct pause_report *rep, hutch_error_t *err);
 /* Asks the pauser listening on `dirfd`/pause.sock to let every task go on
  * and exit; returns once it has. */
 int pause_ptrace_resume(int dirfd, struct pause_report *rep, hutch_error_t *err);

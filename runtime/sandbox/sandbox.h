@@ -74,24 +74,43 @@ bool sandbox_paused(struct hutch_sandbox *sb, enum hutch_pause_method *method);
  * more under it, as a snapshot does. */
 int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_method *used, hutch_error_t *err);
 int sandbox_resume_locked(struct hutch_sandbox *sb, int dirfd, hutch_error_t *err);
+/* sandbox_pause_locked in two halves, for a caller with other work while
+ * the tasks stop (a fork starts its child meanwhile): the first marks it
+ * paused and sets the freeze going (the cgroup's freezer, or the pauser);
+ * the second waits until every task is held and records the pause.  A
+ * begun pause must be finished. */
+struct pause_pending {
+  enum hutch_pause_method method;
+  double since, t0;
+  int report_fd; /* ptrace: where the pauser's report comes; -1 otherwise */
+  pid_t mid;     /* ptrace: the process that forks the pauser, reaped by the finish */
+};
+int sandbox_pause_begin_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p, hutch_error_t *err);
+int sandbox_pause_finish_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p,
+                                enum hutch_pause_method *used, hutch_error_t *err);
 /* A pause held for a copy of the sandbox's files (a snapshot, a fork):
  * sandbox_hold_begin takes the state lock, so that no pause or resume of
  * another caller comes between, and says whether it was paused already;
- * sandbox_hold_freeze pauses it unless it was; sandbox_hold_end resumes
- * what the hold paused (a resume that fails is its error, or logged when
- * err already holds one) and unlocks.  Every way out must end the hold:
- * declare it with __attribute__((cleanup(sandbox_hold_cleanup))) and
- * dirfd -1 before the begin. */
+ * sandbox_hold_freeze pauses it unless it was (sandbox_hold_freeze_begin
+ * sets that pause going ahead, for a caller with other work meanwhile);
+ * sandbox_hold_end resumes what the hold paused (a resume that fails is
+ * its error, or logged when err already holds one) and unlocks.  Every way
+ * out must end the hold: declare it with
+ * __attribute__((cleanup(sandbox_hold_cleanup))) and dirfd -1 before the
+ * begin. */
 struct sandbox_hold {
   struct hutch_sandbox *sb;
   int dirfd; /* the locked state directory; -1: not held */
   bool was_paused;
+  bool freezing; /* a pause begun, not yet finished */
+  struct pause_pending pending;
   bool paused_here;
   enum hutch_pause_method method; /* of the pause it is in */
   double paused_at;
   double paused_seconds; /* set by the end: how long the hold kept it paused */
 };
 int sandbox_hold_begin(struct sandbox_hold *h, struct hutch_sandbox *sb, hutch_error_t *err);
+int sandbox_hold_freeze_begin(struct sandbox_hold *h, hutch_error_t *err);
 int sandbox_hold_freeze(struct sandbox_hold *h, hutch_error_t *err);
 int sandbox_hold_end(struct sandbox_hold *h, hutch_error_t *err);
 void sandbox_hold_cleanup(struct sandbox_hold *h);

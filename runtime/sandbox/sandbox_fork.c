@@ -145,9 +145,10 @@ static void audit_fork(struct hutch_sandbox *sb, const struct hutch_fork_options
   audit_rec_free(&rec);
 }
 
-/* What the children's starts hand back (start_seed): the parent is paused
- * when the first child is ready to copy its layer, and resumed once the
- * last has copied it, while that child's start ends. */
+/* What the children's starts hand back (start_seed): the parent's pause,
+ * set going before the first child starts, is waited for when that child
+ * is ready to copy its layer, and the parent resumed once the last child
+ * has copied it, while that child's start ends. */
 struct seeding {
   struct sandbox_hold *hold;
   int layer; /* the parent's upper directory, taken before the pause */
@@ -191,9 +192,15 @@ static int make_children(struct hutch_sandbox *sb, const struct hutch_fork_optio
     return -1;
   out->was_paused = h.was_paused;
   out->method = h.method;
+  double t0 = monotonic_seconds();
   _cleanup_close_ int layer = sandbox_upper_fd(sb, err);
-  if (layer < 0)
+  double t1 = monotonic_seconds();
+  /* The parent's tasks stop while the first child starts; they are
+   * waited for when it is ready to copy (seed_take). */
+  if (layer < 0 || sandbox_hold_freeze_begin(&h, err) < 0)
     return -1;
+  hutch_debug("fork: the parent's layer taken in %.3f ms, its pause set going in %.3f ms", (t1 - t0) * 1e3,
+              (monotonic_seconds() - t1) * 1e3);
   struct seeding f = {.hold = &h, .layer = layer, .n = o->n};
   struct start_seed seed = {.take = seed_take, .copied = seed_copied, .data = &f, .forked_from = sb->id};
   int r = 0;
@@ -241,6 +248,7 @@ int hutch_sandbox_fork(struct hutch_sandbox *sb, const struct hutch_fork_options
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);
   }
   struct plan p = {0};
+  double t0 = monotonic_seconds();
   if (make_plan(sb, o, &p, err) < 0) {
     plan_clear(&p);
     return hutch_error_wrap(err, "fork of sandbox %s", sb->id);
@@ -248,7 +256,7 @@ int hutch_sandbox_fork(struct hutch_sandbox *sb, const struct hutch_fork_options
   /* The failure is kept here too: the parent's record names it whether
    * or not the caller asked for it. */
   hutch_error_t failure = NULL;
-  double t0 = monotonic_seconds();
+  hutch_debug("fork: the parent's configuration read in %.3f ms", (monotonic_seconds() - t0) * 1e3);
   size_t made;
   int r = make_children(sb, o, &p, children, &made, out, &failure);
   plan_clear(&p);
