@@ -228,6 +228,31 @@ limit_cases() {
   tap_ok "$label: rm of a paused sandbox" "${run[@]}" "$HUTCH_BIN" rm "$id"
   tap_ok "$label: removes its cgroup" test ! -e "$cgpath"
 
+  # A fork with a cgroup: the parent frozen by its freezer for the copy and
+  # thawed after; the child in a cgroup of its own with the parent's limits.
+  mark "$label: fork"
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --memory 64M)
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- sh -c 'echo parent >/root/p; sleep 1000 >/dev/null 2>&1 &'
+  tap_ok "$label: fork --json" "${run[@]}" "$HUTCH_BIN" fork --json "$id"
+  tap_is "$(json_get "$tap_stdout" 'j["method"]')" "cgroup" "$label: the parent was paused by its cgroup's freezer"
+  local child ccg
+  child=$(json_get "$tap_stdout" 'j["children"][0]')
+  ccg=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$child/state.json")
+  tap_ok "$label: the child has a cgroup of its own ($ccg)" test -d "$ccg" -a "$ccg" != "$cgpath"
+  tap_is "$(cat "$ccg/memory.max" 2>&1)" "67108864" "$label: with the parent's memory.max"
+  tap_like "$(cat "$cgpath/cgroup.events")" "frozen 0" "$label: the parent is thawed after the fork"
+  tap_is "$(wc -l <"$ccg/cgroup.procs")" "1" "$label: the child's cgroup holds its init only (no process of the parent's)"
+  tap_is "$("${run[@]}" "$HUTCH_BIN" exec --in "$child" -- cat /root/p)" "parent" "$label: the child has the parent's file"
+  tap_ok "$label: pause the parent" "${run[@]}" "$HUTCH_BIN" pause "$id"
+  tap_ok "$label: fork of the paused parent" "${run[@]}" "$HUTCH_BIN" fork --json "$id"
+  tap_is "$(json_get "$tap_stdout" 'j["was_paused"]')" "True" "$label: it was paused"
+  tap_like "$(cat "$cgpath/cgroup.events")" "frozen 1" "$label: and stays frozen"
+  local child2
+  child2=$(json_get "$tap_stdout" 'j["children"][0]')
+  tap_ok "$label: rm the parent and its children" "${run[@]}" "$HUTCH_BIN" rm "$id" "$child" "$child2"
+  tap_ok "$label: the child's cgroup is gone" test ! -e "$ccg"
+
   # A time limit with a cgroup: --on-ttl pause ends frozen by the freezer;
   # a plain --ttl removes the sandbox and its cgroup.
   id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --ttl 2s --on-ttl pause)
