@@ -109,7 +109,6 @@ tap_is "$(status_of "$id")" "running" "ps shows it running"
 tap_ok "pause it" "$HUTCH_BIN" pause "$id"
 before=$(cat "$(rootfs_of "$digest")/root/1/a")
 snap "snapshot of the paused sandbox" "$id"
-XX
 tap_is "$(status_of "$id")" "paused" "it is still paused"
 a1=$(cat "$(rootfs_of "$digest")/root/1/a")
 sleep 0.5
