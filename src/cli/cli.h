@@ -80,6 +80,8 @@ int cli_sandbox_verb_opts(const char *verb, int argc, char **argv, void (*usage)
                           bool *json);
 /* Print "hutch VERB: MESSAGE" and a pointer to --help; returns EXIT_USAGE. */
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* --on-ttl remove|pause, as create and fork take it; a usage error (2) otherwise. */
+int cli_parse_on_ttl(const char *verb, const char *arg, enum hutch_ttl_action *out);
 /* "ports": [{"host_addr", "host_port", "port"}...] of create --json and ps --json. */
 struct cJSON;
 void cli_add_ports_json(struct cJSON *parent, const struct hutch_published_port *ports, size_t n);

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -80,4 +81,11 @@ int cli_sandbox_verb_opts(const char *verb, int argc, char **argv, void (*usage)
       return cli_usage_error(verb, "unknown option '%s'", argv[optind - 1]);
   }
   return -1;
+}
+
+int cli_parse_on_ttl(const char *verb, const char *arg, enum hutch_ttl_action *out) {
+  if (strcmp(arg, "remove") != 0 && strcmp(arg, "pause") != 0)
+    return cli_usage_error(verb, "--on-ttl wants remove or pause, got '%s'", arg);
+  *out = strcmp(arg, "pause") == 0 ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE;
+  return 0;
 }

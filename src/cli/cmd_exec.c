@@ -389,9 +389,8 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
     case OPT_ON_TTL:
       if (is_exec)
         return cli_usage_error(verb, "--on-ttl is an option of create");
-      if (strcmp(optarg, "remove") != 0 && strcmp(optarg, "pause") != 0)
-        return cli_usage_error(verb, "--on-ttl wants remove or pause, got '%s'", optarg);
-      o->on_ttl = strcmp(optarg, "pause") == 0 ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE;
+      if (cli_parse_on_ttl(verb, optarg, &o->on_ttl) != 0)
+        return EXIT_USAGE;
       o->on_ttl_set = true;
       break;
     case 't':

@@ -123,9 +123,8 @@ int cmd_fork(int argc, char **argv) {
       break;
     }
     case OPT_ON_TTL:
-      if (strcmp(optarg, "remove") != 0 && strcmp(optarg, "pause") != 0)
-        return cli_usage_error("fork", "--on-ttl wants remove or pause, got '%s'", optarg);
-      o.on_ttl = strcmp(optarg, "pause") == 0 ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE;
+      if (cli_parse_on_ttl("fork", optarg, &o.on_ttl) != 0)
+        return EXIT_USAGE;
       on_ttl_set = true;
       break;
     case OPT_STATE_DIR:
