@@ -100,6 +100,12 @@ _tap_result() {
   local ok=$1 _tap_d
   _tap_desc "$2"
   _tap_n=$((_tap_n + 1))
+  # Where a script spends its time, in its log for free ($SECONDS is no
+  # fork): the points that took long, with what came before them.
+  if ((SECONDS - _tap_t >= 5)); then
+    printf '# %d s since the point before\n' "$((SECONDS - _tap_t))"
+  fi
+  _tap_t=$SECONDS
   if [ "$ok" -eq 0 ]; then
     printf 'ok %d - %s\n' "$_tap_n" "$_tap_d"
   else
@@ -114,6 +120,7 @@ _tap_result() {
 # that outlived its command may still write to), emptied once read.
 _tap_tmp=
 _tap_seq=0
+_tap_t=$SECONDS
 
 # Sets the variable named $1 to FILE's text as $(cat FILE) gives it (NUL
 # bytes dropped, trailing newlines taken off), without a fork.
