@@ -18,7 +18,14 @@ the sandbox is the boundary."""
 from .const import DefaultImage, SandboxBackend, SupportedLanguage
 from .core.config import SessionConfig
 from .data import ConsoleOutput, ExecutionResult, FileType, PlotOutput, StreamCallback
-from .exceptions import ContainerError, ResourceError, SandboxError, SecurityError, ValidationError
+from .exceptions import (
+    ContainerError,
+    NotOpenSessionError,
+    ResourceError,
+    SandboxError,
+    SecurityError,
+    ValidationError,
+)
 from .interactive import KernelType
 from .security import SecurityIssueSeverity, SecurityPattern, SecurityPolicy
 from .session import ArtifactSandboxSession, InteractiveSandboxSession, SandboxSession, create_session
@@ -32,6 +39,7 @@ __all__ = [
     "FileType",
     "InteractiveSandboxSession",
     "KernelType",
+    "NotOpenSessionError",
     "PlotOutput",
     "ResourceError",
     "SandboxBackend",

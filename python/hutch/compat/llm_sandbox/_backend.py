@@ -55,7 +55,17 @@ class HutchContainerAPI:
         self.options, self.image = sandbox_options, image
 
     def create_container(self, config: Any = None) -> hutch.Sandbox:
-        return hutch.Sandbox(self.image, **self.options)
+        try:
+            return hutch.Sandbox(self.image, **self.options)
+        except hutch.Error as e:
+            limited = any(k in self.options for k in ("memory", "cpus", "pids"))
+            if not limited or "cgroup" not in str(e):
+                raise
+            # Docker applies mem_limit and cpus wherever it runs; without a
+            # cgroup of its own hutch can only bound each process (rlimits,
+            # and init's memory watchdog): said, not silent.
+            tell_once("rlimits", f"runtime_configs limits applied per process (rlimits), not as a cgroup: {e}")
+            return hutch.Sandbox(self.image, no_cgroups=True, **self.options)
 
     def start_container(self, container: Any) -> None:
         pass  # a hutch sandbox runs from its creation
@@ -150,6 +160,7 @@ class SandboxHutchSession(BaseSession):
         self.committed_image: Optional[str] = None
         self._deadline = threading.local()
         self._given: Optional[hutch.Sandbox] = None
+        self._code_files: List[str] = []
         self.container_api = None  # type: ignore[assignment]
 
     # ---- lifetime ----
@@ -166,6 +177,8 @@ class SandboxHutchSession(BaseSession):
                 self.container_api = HutchContainerAPI(self._sandbox_options(), image)
                 try:
                     self.container = self.container_api.create_container()
+                    # Commands start in the workdir (as in llm-sandbox's images).
+                    self.container.mkdir(self.config.workdir)
                 except hutch.Error as e:
                     raise ContainerError(f"hutch could not make the sandbox: {e}") from e
             self.environment_setup()
@@ -282,7 +295,7 @@ class SandboxHutchSession(BaseSession):
             if self.stream or on_stdout or on_stderr:
                 code, out, err, timed_out = self._streamed(command, workdir, left, on_stdout, on_stderr)
             else:
-                r = self.container.exec(command, cwd=workdir, timeout=left)
+                r = self.container.exec(command, cwd=workdir or self.config.workdir, timeout=left)
                 code, timed_out = r.exit_code, r.timed_out
                 out, err = self._process_non_stream_output((r.stdout, r.stderr))
         except hutch.Error as e:
@@ -318,7 +331,7 @@ class SandboxHutchSession(BaseSession):
             return chunk
 
         proc = self.container.spawn(
-            command, cwd=workdir, stdin=False, on_stdout=pump("out", on_stdout), on_stderr=pump("err", on_stderr)
+            command, cwd=workdir or self.config.workdir, stdin=False, on_stdout=pump("out", on_stdout), on_stderr=pump("err", on_stderr)
         )
         with proc:
             try:
@@ -349,6 +362,20 @@ class SandboxHutchSession(BaseSession):
 
     def _put_code(self, code: str, path: str) -> None:
         self.container.write_file(path, code)
+        self._code_files.append(path)
+
+    def run(self, code: str, libraries: Optional[list] = None, timeout: Optional[float] = None, **kwargs: Any) -> Any:
+        """As llm-sandbox's, but the code's file does not stay in the workdir."""
+        try:
+            return super().run(code, libraries, timeout, **kwargs)
+        finally:
+            paths, self._code_files = self._code_files, []
+            for path in paths:
+                try:
+                    if self.container:
+                        self.container.remove(path)
+                except hutch.Error:
+                    pass
 
     def copy_to_runtime(self, src: str, dest: str) -> None:
         if not self.container:

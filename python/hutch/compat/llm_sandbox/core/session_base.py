@@ -174,7 +174,7 @@ class BaseSession(ABC, TimeoutMixin, FileOperationsMixin, CommandExecutionMixin)
             return
         if self.config.skip_environment_setup:
             self._log("Library installation is not supported when skip_environment_setup is True", "error")
-            self._log("Install them with execute_command, or use an image that has them", "info")
+            self._log("Use a pre-configured image, or install libraries with the execute_command method", "info")
             raise LibraryInstallationNotSupportedError(self.config.lang)
         if not self.language_handler.is_support_library_installation:
             raise LibraryInstallationNotSupportedError(self.config.lang)

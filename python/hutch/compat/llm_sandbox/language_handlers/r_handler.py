@@ -46,8 +46,9 @@ class RHandler(AbstractLanguageHandler):
 
     def get_import_patterns(self, module: str) -> str:
         m = re.escape(module)
-        # library(m), require("m"), requireNamespace('m', quietly = TRUE)
-        return rf"(?:^|[\s(!;,{{])(?:library|require|requireNamespace)\s*\(\s*['\"]?{m}['\"]?\s*[,)]"
+        # library(m), require("m"), requireNamespace('m', quietly = TRUE), at a
+        # line's start or after R punctuation (not inside a sentence of a string)
+        return rf"(?m)(?:^|[(!;,{{])\s*(?:library|require|requireNamespace)\s*\(\s*['\"]?{m}['\"]?\s*[,)]"
 
     @staticmethod
     def get_multiline_comment_patterns() -> str:

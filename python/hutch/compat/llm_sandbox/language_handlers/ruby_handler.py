@@ -39,12 +39,12 @@ class RubyHandler(AbstractLanguageHandler):
 
     def get_import_patterns(self, module: str) -> str:
         m = re.escape(module)
-        # require 'm'; require_relative "m"; require('m/sub')
-        return rf"(?:^|[\s;(])(?:require|require_relative)\s*\(?\s*['\"]{m}(?:/[^'\"]*)?['\"]"
+        # require 'm'; require_relative "m"; require('m/sub'), at a statement's start
+        return rf"(?m)(?:^|;)\s*(?:require|require_relative)\s*\(?\s*['\"]{m}(?:/[^'\"]*)?['\"]"
 
     @staticmethod
     def get_multiline_comment_patterns() -> str:
-        return r"^=begin[\s\S]*?^=end"
+        return r"=begin[\s\S]*?=end"
 
     @staticmethod
     def get_inline_comment_patterns() -> str:

@@ -134,9 +134,6 @@ class ContainerPoolManager(ABC):
                 self._destroy_container(container)
                 self._ensure_min_pool_size()
                 return
-            if container not in self._pool:  # a temporary one
-                self._destroy_container(container)
-                return
             if not self._reset_container(container):
                 self._destroy_container(container)
                 self._ensure_min_pool_size()
@@ -217,10 +214,9 @@ class ContainerPoolManager(ABC):
                 return container
 
     def _create_temporary_container(self) -> PooledContainer:
-        """One outside the pool, destroyed when released."""
+        """One more than max_pool_size (it stays in the pool, as llm-sandbox keeps it)."""
         self.logger.info("Creating temporary container outside pool")
         container = self._create_container()
-        self._pool.remove(container)
         container.mark_busy()
         return container
 
