@@ -121,6 +121,7 @@ class SandboxHutchSession(BaseSession):
         skip_environment_setup: bool = False,
         encoding_errors: str = "strict",
         allow: Any = (),
+        resolve: Any = (),
         **kwargs: Any,
     ) -> None:
         if dockerfile is not None:
@@ -152,6 +153,8 @@ class SandboxHutchSession(BaseSession):
         self._options, timeout = sandbox_options(config.runtime_configs)
         if allow:
             self._options["allow"] = list(allow)
+        if resolve:
+            self._options["resolve"] = list(resolve)
         if timeout and not execution_timeout:
             config.execution_timeout = timeout
         self.stream = stream

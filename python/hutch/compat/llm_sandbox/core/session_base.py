@@ -16,6 +16,7 @@ from abc import ABC, abstractmethod
 from pathlib import PurePosixPath
 from typing import Any, List, Optional, Sequence, Tuple, Union
 
+from hutch import _code
 from ..const import SupportedLanguage
 from ..data import ConsoleOutput, StreamCallback
 from ..exceptions import (
@@ -188,7 +189,25 @@ class BaseSession(ABC, TimeoutMixin, FileOperationsMixin, CommandExecutionMixin)
             (self.language_handler.get_library_installation_command(lib, runtime_context=ctx), self.config.workdir)
             for lib in libraries
         ]
-        self.execute_commands(commands)
+        # As llm-sandbox, a failed installation does not stop run(); unlike
+        # it, the failure is said (always, not only when verbose), with the
+        # hosts the sandbox's proxy refused, so a missing allowlist entry is
+        # not mistaken for a missing package.
+        log = self._proxy_log()
+        start = _code._log_size(log)
+        out = self.execute_commands(commands)
+        if out.exit_code:
+            refused = _code._refused(log, start)
+            why = f"the sandbox's proxy refused {', '.join(refused)}, not in its allowlist" if refused else (
+                "the sandbox has no network" if not log else f"exit {out.exit_code}")
+            self.logger.warning("installing %s failed: %s", ", ".join(libraries), why)
+
+    def _proxy_log(self) -> Optional[str]:
+        h = getattr(self.container, "_h", None)
+        try:
+            return h.proxy_log() if h is not None else None
+        except Exception:  # a sandbox without a proxy
+            return None
 
     def execute_commands(
         self,
