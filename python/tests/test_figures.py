@@ -11,7 +11,7 @@ import zlib
 import pytest
 
 import hutch
-from hutch.compat.llm_sandbox import SandboxSession
+from hutch.compat.llm_sandbox import ArtifactSandboxSession
 
 MPL = os.environ.get("HUTCH_TEST_MATPLOTLIB_IMAGE")
 pytestmark = pytest.mark.skipif(not MPL, reason="HUTCH_TEST_MATPLOTLIB_IMAGE is not set")
@@ -89,10 +89,17 @@ def test_a_figure_as_the_value_is_its_png(mpl):
 
 
 def test_llm_sandbox_session_plots():
-    with SandboxSession(lang="python", image=MPL, enable_plotting=True) as s:
+    with ArtifactSandboxSession(lang="python", image=MPL, enable_plotting=True) as s:
         r = s.run(DRAW, timeout=120)
         assert r.exit_code == 0 and r.stdout == "drawn\n", r.stderr
         assert [p.format.value for p in r.plots] == ["png", "png"]
-        assert [png_size(base64.b64decode(p.content_base64)) for p in r.plots] == [(200, 150), (80, 80)]
+        # Saved as llm-sandbox saves them: 100 dpi, the bounding box tight,
+        # so the 4x3-inch figure is wider than high and the 2x2-inch one about square.
+        (w1, h1), (w2, h2) = [png_size(base64.b64decode(p.content_base64)) for p in r.plots]
+        assert 300 <= w1 <= 420 and 220 <= h1 <= 320 and w1 > h1, (w1, h1)
+        assert 150 <= w2 <= 230 and 150 <= h2 <= 230, (w2, h2)
+        # As llm-sandbox's, a session's plots stay until cleared.
         r = s.run("print('no figure')")
+        assert r.stdout == "no figure\n" and len(r.plots) == 2
+        r = s.run("print('no figure')", clear_plots=True)
         assert r.stdout == "no figure\n" and r.plots == []

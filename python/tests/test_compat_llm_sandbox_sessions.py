@@ -1,0 +1,108 @@
+# SPDX-License-Identifier: Apache-2.0
+"""hutch.compat.llm_sandbox sessions in real sandboxes: commands, files,
+code, time limits, streaming, runtime_configs, plots, the interactive
+session and the pool's reset."""
+
+import os
+
+import pytest
+
+from hutch.compat.llm_sandbox import (
+    ArtifactSandboxSession,
+    ConsoleOutput,
+    InteractiveSandboxSession,
+    NotOpenSessionError,
+    SandboxSession,
+)
+from hutch.compat.llm_sandbox.exceptions import SandboxTimeoutError
+from hutch.compat.llm_sandbox.pool import PoolConfig, create_pool_manager
+
+from test_code import DEBIAN
+
+MATPLOTLIB = os.environ.get("HUTCH_TEST_MATPLOTLIB_IMAGE")
+needs_debian = pytest.mark.skipif(not DEBIAN, reason="HUTCH_TEST_DEBIAN_IMAGE is not set")
+
+
+def test_commands_and_copies(image, tmp_path):
+    src = tmp_path / "in.txt"
+    src.write_text("to the sandbox\n")
+    with SandboxSession(lang="python", image=image, backend="podman", client=object()) as s:
+        out = s.execute_command("pwd; echo err >&2; exit 2")
+        assert isinstance(out, ConsoleOutput)
+        assert out.stdout == "/sandbox\n" and out.stderr == "err\n" and out.exit_code == 2 and not out.success()
+        s.copy_to_runtime(str(src), "/sandbox/in.txt")
+        assert s.execute_command("cat in.txt").stdout == "to the sandbox\n"
+        s.execute_command("mkdir -p d && echo back > d/out.txt")
+        s.copy_from_runtime("/sandbox/d/out.txt", str(tmp_path / "out.txt"))
+        assert (tmp_path / "out.txt").read_text() == "back\n"
+        s.copy_from_runtime("/sandbox/d", str(tmp_path / "tree"))
+        assert (tmp_path / "tree" / "d" / "out.txt").read_text() == "back\n"
+        last = s.execute_commands(["true", ("false", "/"), "echo never"])
+        assert last.exit_code == 1 and last.stdout == ""
+    assert not s.is_open
+    with pytest.raises(NotOpenSessionError):
+        s.execute_command("true")
+
+
+def test_environment_and_no_network(image):
+    cfg = {"environment": {"GREETING": "hi"}, "network_mode": "none", "mem_limit": "256m", "cap_drop": ["ALL"]}
+    with SandboxSession(image=image, runtime_configs=cfg) as s:
+        assert s.execute_command("echo $GREETING").stdout == "hi\n"
+        # Loopback only: no interface but lo.
+        lines = s.execute_command("cat /proc/net/dev").stdout.splitlines()[2:]
+        assert [ln.split(":")[0].strip() for ln in lines] == ["lo"], lines
+
+
+def test_streaming_callbacks(image):
+    got = []
+    with SandboxSession(image=image) as s:
+        r = s.execute_command("echo one; echo two >&2; echo three", on_stdout=got.append)
+    assert "".join(got) == "one\nthree\n" == r.stdout and r.stderr == "two\n"
+
+
+@needs_debian
+def test_run_python_and_timeout():
+    with SandboxSession(lang="python", image=DEBIAN) as s:
+        r = s.run("print(sum(range(10)))")
+        assert r.stdout == "45\n" and r.exit_code == 0
+        assert s.run("raise ValueError('x')").exit_code != 0
+        with pytest.raises(SandboxTimeoutError):
+            s.run("while True: pass", timeout=1)
+        assert s.execute_command("ls /sandbox").stdout == "", "code files are not left behind"
+
+
+@pytest.mark.skipif(not MATPLOTLIB, reason="HUTCH_TEST_MATPLOTLIB_IMAGE is not set")
+def test_artifact_session_captures_plots():
+    code = "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\nplt.figure(); plt.bar([1], [2]); plt.show()"
+    with ArtifactSandboxSession(lang="python", image=MATPLOTLIB, runtime_configs={"network_mode": "none"}) as s:
+        r = s.run(code)
+        assert r.exit_code == 0, r.stderr
+        assert [p.format.value for p in r.plots] == ["png", "png"]
+        assert r.plots[0].content_base64.startswith("iVBORw0KGgo")
+        assert len(s.run("print(1)", clear_plots=True).plots) == 0
+
+
+@needs_debian
+def test_interactive_session_keeps_state():
+    with InteractiveSandboxSession(lang="python", image=DEBIAN, runtime_configs={"network_mode": "none"}) as s:
+        s.run("x = 20")
+        r = s.run("print(x + 1)\nx * 2")
+        assert r.stdout == "21\n40\n" and r.exit_code == 0
+        assert s.run("1/0").exit_code == 1
+        s.restart()
+        assert "NameError" in s.run("x").stderr
+
+
+def test_pool_hands_back_a_reset_sandbox(image):
+    pool = create_pool_manager(backend="docker", config=PoolConfig(max_pool_size=1, min_pool_size=0), image=image)
+    try:
+        with SandboxSession(pool=pool) as s:
+            s.execute_command("echo secret > /sandbox/left; mkdir -p /etc/x; (sleep 300 &)")
+            first = s.sandbox.id
+        with SandboxSession(pool=pool) as s:
+            assert s.sandbox.id == first, "the pool reused its one sandbox"
+            assert s.execute_command("ls /sandbox/left /etc/x").exit_code != 0
+            assert "sleep" not in s.execute_command("ps").stdout
+        assert pool.get_stats()["total_size"] == 1
+    finally:
+        pool.close()
