@@ -98,7 +98,8 @@ struct hutch_image {
   bool ids_preserved; /* files owned by ids other than 0 were kept (needs a subordinate id range to run) */
   /* An OCI or Docker image's defaults from its config (hutch-rootfs(1)), NULL
    * for a plain tarball: "K=V" list (NULL-terminated), working directory,
-   * and User, which is only recorded (sandboxes run as root of their userns). */
+   * and User, which is only recorded (sandboxes run as root of their userns
+   * unless hutch_sandbox_extras.user names another). */
   char **env;
   char *workdir;
   char *user;
@@ -807,7 +808,23 @@ struct hutch_port {
  * spec's hooks are never run (its libraries' directories go to
  * LD_LIBRARY_PATH and /etc/ld.so.conf.d/000-hutch-cdi.conf instead).  A
  * device's memory and compute are shared with every other user of it
- * (hutch-security(7)). */
+ * (hutch-security(7)).
+ *
+ * user ("UID[:GID]" or "NAME[:GROUP]", as Docker's --user): the sandbox's
+ * init and every process it starts run as that uid and gid of the
+ * sandbox's user namespace (real, effective and saved), with no
+ * supplementary group, no capability and no_new_privs, so none can switch
+ * back to 0 (not even through a setuid program of the image).  Names are
+ * looked up in the sandbox's own /etc/passwd and /etc/group; a uid alone
+ * takes its passwd line's group, else gid 0 (as Docker); HOME is its
+ * passwd home (else "/") unless the image or the caller sets one.  The ids
+ * must be mapped, 0 to 65535: root's sandbox maps them to the same host
+ * ids; an unprivileged caller's then maps its subordinate range
+ * (/etc/subuid, /etc/subgid) to 1 to 65535, and without one anything but
+ * root is refused (EPERM, the hint naming the fix).  Files hutch itself makes in the sandbox
+ * (hutch_sandbox_write_file, _mkdirs, _copy_in, `hutch cp`) belong to
+ * that user.  NULL: root of the sandbox's user namespace, as before.  Not
+ * with hutch_sandbox_config.build_caps (EINVAL). */
 #define HUTCH_DEVICES_MAX 64
 struct hutch_sandbox_extras {
   const char *name;          /* NULL: none */
@@ -817,6 +834,7 @@ struct hutch_sandbox_extras {
   const struct hutch_port *ports;
   size_t n_ports;
   const char *const *devices; /* NULL-terminated */
+  const char *user;           /* NULL: root inside (see above) */
 };
 /* Checks the syntax of x (EINVAL, naming what is wrong); the name is not
  * looked up. */
@@ -827,7 +845,7 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
 int hutch_sandbox_create_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                               struct hutch_sandbox **out, hutch_error_t *err);
 /* hutch_run with extras (x NULL: none): of them a one-shot sandbox takes
- * devices only (the others: EINVAL). */
+ * devices and user only (the others: EINVAL). */
 int hutch_run_with(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                    const struct hutch_process *proc, struct hutch_exit *out, hutch_error_t *err);
 /* The id of the sandbox named or with the id name_or_id: ENOENT when there
@@ -878,7 +896,7 @@ bool hutch_sandbox_status_matches(const struct hutch_sandbox_status *s, const ch
  * (as a snapshot pauses it, and resumed after, whatever happens; a parent
  * paused already stays paused), and the configuration the parent was
  * created with (its image, environment, working directory, hostname,
- * binds, limits, network options, devices and policy: what a reset starts
+ * binds, limits, network options, devices, user and policy: what a reset starts
  * again from).  Each child is a sandbox of its own, in the parent's state
  * directory: a fresh id, its own writable layer, /tmp, /dev/shm,
  * namespaces, cgroup and proxy, so no write of one reaches another or the

@@ -10,21 +10,6 @@
 
 #include "util.h"
 
-static bool parse_u32(const char *s, size_t len, uint32_t *out) {
-  if (len == 0 || len > 10)
-    return false;
-  uint64_t v = 0;
-  for (size_t i = 0; i < len; i++) {
-    if (s[i] < '0' || s[i] > '9')
-      return false;
-    v = v * 10 + (uint64_t)(s[i] - '0');
-  }
-  if (v > UINT32_MAX)
-    return false;
-  *out = (uint32_t)v;
-  return true;
-}
-
 int idmap_find_subordinate(const char *content, const char *user, uint32_t id, uint32_t *start, uint32_t *count) {
   if (content == NULL)
     return 0;
@@ -46,7 +31,8 @@ int idmap_find_subordinate(const char *content, const char *user, uint32_t id, u
         if (c2 == NULL)
           return -1;
         uint32_t s, n;
-        if (!parse_u32(rest, (size_t)(c2 - rest), &s) || !parse_u32(c2 + 1, restlen - (size_t)(c2 - rest) - 1, &n))
+        if (!parse_u32_digits(rest, (size_t)(c2 - rest), &s) ||
+            !parse_u32_digits(c2 + 1, restlen - (size_t)(c2 - rest) - 1, &n))
           return -1;
         if (n == 0)
           return -1;

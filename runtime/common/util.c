@@ -532,3 +532,18 @@ void close_fds_except(const int *keep, size_t n) {
   }
   syscall(SYS_close_range, lo, ~0U, 0);
 }
+
+bool parse_u32_digits(const char *s, size_t len, uint32_t *out) {
+  if (len == 0 || len > 10)
+    return false;
+  uint64_t v = 0;
+  for (size_t i = 0; i < len; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return false;
+    v = v * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (v > UINT32_MAX)
+    return false;
+  *out = (uint32_t)v;
+  return true;
+}

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/resource.h>
@@ -107,6 +108,8 @@ int write_file_replace(const char *path, const void *data, size_t len, int mode)
 /* The same with what is left to read of src_fd, copied through a buffer of
  * fixed size (a file of any size, in bounded memory). */
 int copy_file_replace(const char *path, int src_fd, int mode);
+/* s[0..len) as a number of 1 to 10 decimal digits up to UINT32_MAX. */
+bool parse_u32_digits(const char *s, size_t len, uint32_t *out);
 /* Read a whole file (at most max bytes, NUL-terminated); NULL on error with errno set. */
 char *read_file_at(int dirfd, const char *path, size_t max, size_t *len_out);
 

@@ -9,10 +9,34 @@
 #include <linux/securebits.h>
 #include <sys/capability.h>
 #include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "util.h"
 
-int caps_drop_all(hutch_error_t *err) {
+/* Run as another user of the sandbox: after the securebits (NO_SETUID_FIXUP
+ * keeps the capabilities across the change of uid, so the last step still
+ * empties the sets itself, and CAP_SETPCAP was needed for the bounding
+ * set), before the sets are emptied (setresuid needs CAP_SETUID).  Raw
+ * syscalls: glibc's would make every thread change, and this child of a
+ * raw clone may carry the thread list of a caller that has threads (the
+ * same reason as step_drop_host_groups).  All three ids of each: none is
+ * left to setuid back to. */
+static int switch_user(const struct user_ident *as, hutch_error_t *err) {
+  if (syscall(SYS_setgroups, 0, NULL) < 0) {
+    /* Denied in this user namespace (a parent wrote "deny"): then there
+     * must be no group to drop, or one would stay. */
+    if (errno != EPERM || getgroups(0, NULL) != 0)
+      return hutch_error_sys(err, "user: drop the supplementary groups");
+  }
+  if (syscall(SYS_setresgid, as->gid, as->gid, as->gid) < 0)
+    return hutch_error_sys(err, "user: switch to gid %u", as->gid);
+  if (syscall(SYS_setresuid, as->uid, as->uid, as->uid) < 0)
+    return hutch_error_sys(err, "user: switch to uid %u", as->uid);
+  return 0;
+}
+
+int caps_drop_all(const struct user_ident *as, hutch_error_t *err) {
   /* CAP_LAST_CAP of the headers we built with may be older than the
    * kernel's: up to the kernel's own last, which refuses the next with
    * EINVAL (no read of /proc/sys/kernel/cap_last_cap needed), so that a
@@ -33,6 +57,8 @@ int caps_drop_all(hutch_error_t *err) {
                 SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED,
             0, 0, 0) < 0)
     return hutch_error_sys(err, "capabilities: set securebits");
+  if (as != NULL && switch_user(as, err) < 0)
+    return -1;
   cap_t empty = cap_init();
   if (empty == NULL)
     return hutch_error_sys(err, "capabilities: cap_init");

@@ -4,11 +4,15 @@
 #define HUTCH_CAPS_H
 
 #include "hutch.h"
+#include "user_spec.h"
 
 /* Empties the bounding, ambient, inheritable, effective and permitted sets
  * (in that order: the bounding set needs CAP_SETPCAP, which the last step
- * gives up). */
-int caps_drop_all(hutch_error_t *err);
+ * gives up).  With `as`, the process switches to its uid and gid (real,
+ * effective and saved) and drops its supplementary groups before the
+ * last step, which needs no capability: it ends with none, as that user,
+ * and cannot switch back (no CAP_SETUID; no_new_privs follows). */
+int caps_drop_all(const struct user_ident *as, hutch_error_t *err);
 /* For image builds (hutch_sandbox_config.build_caps): the same, but
  * CAP_CHOWN, CAP_DAC_OVERRIDE, CAP_FOWNER, CAP_FSETID, CAP_SETUID,
  * CAP_SETGID, CAP_SETFCAP and CAP_KILL stay in the permitted, effective,

@@ -22,6 +22,7 @@
 #include "caps.h"
 #include "devices.h"
 #include "fuse_mount.h"
+#include "identity.h"
 #include "in_root.h"
 #include "init_exec.h"
 #include "init_seccomp.h"
@@ -475,6 +476,15 @@ static int step_read_only_root(struct contain_config *cfg, hutch_error_t *err) {
   return cfg->read_only_root ? mounts_read_only_root(err) : 0;
 }
 
+/* --user: the name or number against the sandbox's own /etc/passwd and
+ * /etc/group, as they are with the binds in place and before the steps
+ * that lock init down switch to it (caps_drop_all).  HOME is the user's
+ * unless the caller or the image set one. */
+static int step_resolve_user(struct contain_config *cfg, hutch_error_t *err) {
+  char ***envs[] = {&cfg->init.sandbox_env, cfg->init.primary ? (char ***)(uintptr_t)&cfg->init.primary->envp : NULL};
+  return identity_resolve(&cfg->identity, envs, ARRAY_SIZE(envs), err);
+}
+
 static int step_detach_from_caller(struct contain_config *cfg, hutch_error_t *err) {
   /* A long-lived sandbox must not hold its creator's terminal or pipes
    * (`id=$(hutch create)` would never see EOF) nor get its hangups. */
@@ -513,7 +523,8 @@ static int step_lock_down_init(struct contain_config *cfg, hutch_error_t *err) {
   /* Init and everything it starts hold no capability (an image build: only
    * the file-ownership ones), cannot gain one, and init cannot be ptraced
    * or have its memory read through /proc. */
-  if ((cfg->build_caps ? caps_keep_for_build(err) : caps_drop_all(err)) < 0 || caps_set_no_new_privs(err) < 0)
+  const struct user_ident *as = cfg->identity.spec.set ? &cfg->identity.ident : NULL;
+  if ((cfg->build_caps ? caps_keep_for_build(err) : caps_drop_all(as, err)) < 0 || caps_set_no_new_privs(err) < 0)
     return -1;
   if (prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
     return hutch_error_sys(err, "init: PR_SET_DUMPABLE");
@@ -626,6 +637,7 @@ void contain_main(struct contain_config *cfg) {
    * the helper is reaped here, while init still has its capabilities. */
   STEP(net_sandbox_finish(&cfg->net, &net, cfg->init.parent_fd, &err));
   STEP(step_hold_netns(cfg, &err));
+  STEP(step_resolve_user(cfg, &err));
   STEP(step_read_only_root(cfg, &err));
   STEP(step_detach_from_caller(cfg, &err));
   STEP(step_rlimits(cfg, &err));

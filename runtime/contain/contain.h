@@ -9,6 +9,7 @@
 
 #include "devices.h"
 #include "hutch.h"
+#include "identity.h"
 #include "idmap.h"
 #include "init.h"
 #include "resource_limits.h"
@@ -60,6 +61,9 @@ struct contain_config {
   uint64_t caller_strings[4];
   /* --device: host nodes and the ld.so configuration; NULL: none */
   struct device_plan *devices;
+  /* --user: whom init and every process it starts run as (identity.h);
+   * spec.set false: root of the sandbox's user namespace */
+  struct contain_identity identity;
   const char *init_exe; /* long-lived: hutch-init, opened before pivot_root (init_exec.h); NULL: none */
   struct init_config init;
 };

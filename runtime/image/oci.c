@@ -278,7 +278,8 @@ void hutch_image_user_notice(const struct hutch_image *image) {
   if (warned || oci_user_is_root(image->user))
     return;
   warned = true;
-  hutch_warn("the image's User \"%s\" is ignored: commands in a sandbox run as root of its user namespace",
+  hutch_warn("the image's User \"%s\" is not applied: commands in a sandbox run as root of its user namespace "
+             "unless --user (Python: user=) names another",
              image->user);
 }
 

@@ -15,6 +15,7 @@
 #include "labels.h"
 #include "policy.h"
 #include "sha256.h"
+#include "user_spec.h"
 #include "util.h"
 
 void config_record_fingerprint(const struct hutch_policy *policy, const char *net_policy, size_t net_policy_len,
@@ -139,6 +140,7 @@ static void encode_extras(cJSON *o, const struct hutch_sandbox_extras *x) {
     }
   }
   add_list(o, "devices", x->devices, NULL);
+  add_str(o, "user", x->user);
 }
 
 int config_record_encode(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
@@ -366,6 +368,10 @@ static void decode_extras(struct decoder *d, const cJSON *o, struct config_recor
     d->bad = d->bad ? d->bad : "ports";
   }
   x->devices = r->lists[6] = get_list(d, o, "devices");
+  x->user = get_str(d, o, "user");
+  struct user_spec user;
+  if (user_spec_parse(x->user, &user, NULL) < 0)
+    d->bad = d->bad ? d->bad : "user";
 }
 
 int config_record_decode(const cJSON *src, const char *id, struct config_record *r, hutch_error_t *err) {

@@ -11,6 +11,7 @@
 #include "cdi_spec.h"
 #include "port_relay.h"
 #include "ttl_plan.h"
+#include "user_spec.h"
 #include "util.h"
 
 bool labels_id_like(const char *s) {
@@ -97,6 +98,9 @@ int hutch_sandbox_extras_check(const struct hutch_sandbox_extras *x, hutch_error
     }
   }
   if (ports_check(x->ports, x->n_ports, err) < 0)
+    return -1;
+  struct user_spec user;
+  if (user_spec_parse(x->user, &user, err) < 0)
     return -1;
   if (x->ttl != 0 && !ttl_seconds_valid(x->ttl)) {
     hutch_error_set(err, EINVAL, "invalid time limit: %g seconds", x->ttl);

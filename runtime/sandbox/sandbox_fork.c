@@ -207,14 +207,15 @@ static int make_children(struct hutch_sandbox *sb, const struct hutch_fork_optio
   for (bool named = o->names != NULL; *made < o->n; (*made)++) {
     const char *name = named ? o->names[*made] : NULL;
     named = name != NULL;
-    /* The parent's devices, resolved again for each; its ports are its
-     * own (a host port is one listener). */
+    /* The parent's devices, resolved again for each, and its user; its
+     * ports are its own (a host port is one listener). */
     struct hutch_sandbox_extras x = {
         .name = name,
         .labels = o->labels,
         .ttl = o->ttl,
         .on_ttl = o->on_ttl,
         .devices = p->rec.x.devices,
+        .user = p->rec.x.user,
     };
     if (sandbox_create_seeded(&p->cfg, &x, &seed, &children[*made], err) < 0) {
       r = hutch_error_wrap(err, "child %zu of %u", *made + 1, o->n);

@@ -48,9 +48,13 @@ int sfs_check_fs(int fd, const char *what, hutch_error_t *err) {
 }
 
 int sfs_own(int fd, const struct sfs_owner *owner) {
+  /* AT_EMPTY_PATH: fd may be an O_PATH one (a directory just made),
+   * which fchown() refuses. */
+  if (owner->inside)
+    return owner->other ? fchownat(fd, "", owner->in_uid, owner->in_gid, AT_EMPTY_PATH) : 0;
   if (!owner->chown)
     return 0;
-  return fchown(fd, owner->uid, owner->gid);
+  return fchownat(fd, "", owner->uid, owner->gid, AT_EMPTY_PATH);
 }
 
 static int fail_open(hutch_error_t *err, const char *what, const char *path) {

@@ -25,6 +25,11 @@ bool sfs_pseudo_fs(int64_t f_type);
 /* The host id that id 0 inside maps to, from /proc/PID/uid_map or gid_map
  * text as the host sees it; -1 when 0 is not mapped. */
 int64_t sfs_map_inside_root(const char *proc_map);
+/* The other way: the id inside that host id `host` is, -1 when unmapped. */
+int64_t sfs_map_inside_of(const char *proc_map, uint32_t host);
+/* The first id of /proc/PID/status's line `key` ("Uid", "Gid"): the real
+ * one, as the reader's namespace sees it; -1 without one. */
+int64_t sfs_status_id(const char *status, const char *key);
 /* Splits a path into its parent and its last component ("/a/b/" -> "/a",
  * "b"); false when there is no last component to create or remove ("/",
  * ".", ".."). */
@@ -60,11 +65,17 @@ uint64_t sfs_budget_bytes_left(const struct sfs_budget *b, uint64_t done);
 #define SFS_RESOLVE_STRICT (RESOLVE_IN_ROOT | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 #define SFS_RESOLVE_CHILD (RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS)
 
-/* Who owns what hutch creates in a sandbox: its root's host ids. */
+/* Who owns what hutch creates in a sandbox: its user's (its init's) ids,
+ * root of its user namespace unless it runs as another
+ * (hutch_sandbox_extras.user). */
 struct sfs_owner {
-  uid_t uid;
+  uid_t uid; /* as the host sees them */
   gid_t gid;
-  bool chown; /* they differ from hutch's own */
+  uid_t in_uid; /* as the sandbox sees them */
+  gid_t in_gid;
+  bool chown;  /* they differ from hutch's own */
+  bool inside; /* the call runs in the sandbox's user namespace (sfs_run's helper): give the ids inside */
+  bool other;  /* the sandbox runs as a user other than its root */
 };
 
 /* One operation on a sandbox's files: what it is given and what it gives
@@ -91,10 +102,17 @@ typedef int (*sfs_op)(struct sfs_call *c, hutch_error_t *err);
 /* Runs op on the sandbox's files (c's in fields set, root, owner and
  * resolve filled here).  A root served by FUSE (--overlay fuse) is only reachable from
  * inside the sandbox's user namespace: op then runs in a forked helper that
- * joins it, without capabilities, and its results come back by a pipe. */
+ * joins it, without capabilities, and its results come back by a pipe.  So
+ * does every op on a sandbox that runs as another user when hutch cannot
+ * give that user's ids a file itself (an unprivileged hutch, whose
+ * sandbox maps its subordinate range): that helper keeps CAP_CHOWN,
+ * CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER in the sandbox's
+ * user namespace, as much as root of the sandbox (as root, hutch has
+ * them), to read the user's private files and give the user what it
+ * makes. */
 int sfs_run(struct hutch_sandbox *sb, sfs_op op, struct sfs_call *c, hutch_error_t *err);
 /* mkdir -p through the sandbox's root, resolving each step with `resolve`;
- * every new directory is its root's. */
+ * every new directory is its user's (sfs_owner). */
 int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, uint64_t resolve, hutch_error_t *err);
 /* Opens an O_PATH fd again for reading or writing, through /proc/self/fd:
  * only a file that was checked first is ever opened for real, so no device
@@ -102,7 +120,8 @@ int sfs_mkdirs(int root, const struct sfs_owner *owner, const char *path, uint64
 int sfs_reopen(int path_fd, int flags);
 /* -1 with err set when fd is on a pseudo file system (sfs_pseudo_fs). */
 int sfs_check_fs(int fd, const char *what, hutch_error_t *err);
-/* Gives a file hutch created in the sandbox to the sandbox's root. */
+/* Gives a file hutch created in the sandbox to the sandbox's user (its root
+ * unless it runs as another). */
 int sfs_own(int fd, const struct sfs_owner *owner);
 
 #endif

@@ -47,6 +47,32 @@ int64_t sfs_map_inside_root(const char *proc_map) {
   return -1;
 }
 
+int64_t sfs_map_inside_of(const char *proc_map, uint32_t host) {
+  for (const char *line = proc_map; line && *line;) {
+    unsigned long long inside, outside, count;
+    if (sscanf(line, "%llu %llu %llu", &inside, &outside, &count) == 3 && host >= outside && host - outside < count &&
+        inside + (host - outside) <= UINT32_MAX)
+      return (int64_t)(inside + (host - outside));
+    line = strchr(line, '\n');
+    if (line)
+      line++;
+  }
+  return -1;
+}
+
+int64_t sfs_status_id(const char *status, const char *key) {
+  size_t n = strlen(key);
+  for (const char *line = status; line && *line;) {
+    unsigned long long id;
+    if (strncmp(line, key, n) == 0 && line[n] == ':' && sscanf(line + n + 1, "%llu", &id) == 1 && id <= UINT32_MAX)
+      return (int64_t)id;
+    line = strchr(line, '\n');
+    if (line)
+      line++;
+  }
+  return -1;
+}
+
 bool sfs_split(const char *path, char **parent, char **name) {
   size_t end = strlen(path);
   while (end > 1 && path[end - 1] == '/')

@@ -23,28 +23,43 @@
 
 #define FUSE_SUPER_MAGIC 0x65735546
 
-static int64_t inside_root(pid_t pid, const char *file) {
+static char *init_file(pid_t pid, const char *file) {
   _cleanup_free_ char *path = xasprintf("/proc/%d/%s", (int)pid, file);
-  _cleanup_free_ char *map = read_file_at(AT_FDCWD, path, 4096, NULL);
-  return map ? sfs_map_inside_root(map) : -1;
+  return read_file_at(AT_FDCWD, path, 4096, NULL);
 }
 
 static int open_sandbox(struct hutch_sandbox *sb, struct sfs_call *c, hutch_error_t *err) {
   c->root = sandbox_root_fd(sb, err);
   if (c->root < 0)
     return -1;
-  /* Read from the init's maps, as the host sees them; the start time
-   * proves the pid is still that init. */
-  int64_t uid = inside_root(sb->pid, "uid_map"), gid = inside_root(sb->pid, "gid_map");
-  if (uid < 0 || gid < 0 || proc_stat_start_time(sb->pid) != sb->start_time)
-    return hutch_error_set(err, ESRCH, "sandbox %s: the id maps of its init (pid %d) cannot be read", sb->id,
-                           (int)sb->pid);
-  c->owner.uid = (uid_t)uid;
-  c->owner.gid = (gid_t)gid;
-  c->owner.chown = c->owner.uid != geteuid() || c->owner.gid != getegid();
+  /* Read from the init's maps and ids, as the host sees them: init runs
+   * as the sandbox's user (hutch_sandbox_extras.user), and the sandbox
+   * cannot change its ids.  The start time proves the pid is still that
+   * init. */
+  _cleanup_free_ char *uid_map = init_file(sb->pid, "uid_map");
+  _cleanup_free_ char *gid_map = init_file(sb->pid, "gid_map");
+  _cleanup_free_ char *status = init_file(sb->pid, "status");
+  int64_t uid = status ? sfs_status_id(status, "Uid") : -1, gid = status ? sfs_status_id(status, "Gid") : -1;
+  int64_t in_uid = uid_map && uid >= 0 ? sfs_map_inside_of(uid_map, (uint32_t)uid) : -1;
+  int64_t in_gid = gid_map && gid >= 0 ? sfs_map_inside_of(gid_map, (uint32_t)gid) : -1;
+  if (in_uid < 0 || in_gid < 0 || proc_stat_start_time(sb->pid) != sb->start_time)
+    return hutch_error_set(err, ESRCH, "sandbox %s: the ids of its init (pid %d) cannot be read", sb->id, (int)sb->pid);
+  c->owner = (struct sfs_owner){
+      .uid = (uid_t)uid,
+      .gid = (gid_t)gid,
+      .in_uid = (uid_t)in_uid,
+      .in_gid = (gid_t)in_gid,
+      .chown = uid != geteuid() || gid != getegid(),
+      .other = in_uid != 0 || in_gid != 0,
+  };
   c->resolve = sb->fs_no_symlinks ? SFS_RESOLVE_STRICT : SFS_RESOLVE_SANDBOX;
   return 0;
 }
+
+/* What the helper keeps in the sandbox's user namespace for a sandbox of
+ * another user: root's access to that user's files, and giving them away. */
+#define HELPER_USER_CAPS                                                                                               \
+  ((1u << CAP_CHOWN) | (1u << CAP_DAC_OVERRIDE) | (1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER))
 
 struct reply {
   int32_t rc, errnum;
@@ -57,14 +72,18 @@ struct reply {
 static __attribute__((noreturn)) void helper(int userns, int wfd, sfs_op op, struct sfs_call *c) {
   hutch_error_t err = NULL;
   struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
-  struct __user_cap_data_struct none[2];
-  memset(none, 0, sizeof(none));
-  int rc;
+  struct __user_cap_data_struct keep[2];
+  memset(keep, 0, sizeof(keep));
   /* Joining gives every capability in the namespace: dropped at once, so
-   * the helper can do no more than the sandbox's root. */
+   * the helper can do no more than the sandbox's root, or for a sandbox
+   * of another user, than hutch as root does for it (sandbox_fs.h). */
+  if (c->owner.other)
+    keep[0].effective = keep[0].permitted = HELPER_USER_CAPS;
+  c->owner.inside = true;
+  int rc;
   if (setns(userns, CLONE_NEWUSER) < 0)
     rc = hutch_error_sys(&err, "join the sandbox's user namespace");
-  else if (syscall(SYS_capset, &h, none) < 0)
+  else if (syscall(SYS_capset, &h, keep) < 0)
     rc = hutch_error_sys(&err, "drop capabilities in the sandbox's user namespace");
   else
     rc = op(c, &err);
@@ -141,7 +160,10 @@ int sfs_run(struct hutch_sandbox *sb, sfs_op op, struct sfs_call *c, hutch_error
   struct statfs sf;
   if (fstatfs(c->root, &sf) < 0)
     return hutch_error_sys(err, "statfs the root of sandbox %s", sb->id);
-  if (sf.f_type != FUSE_SUPER_MAGIC)
+  /* Root gives any id a file; an unprivileged hutch gives the user's
+   * (its subordinate range) only from inside the sandbox's namespace. */
+  bool other_ids = c->owner.other && c->owner.chown && geteuid() != 0;
+  if (sf.f_type != FUSE_SUPER_MAGIC && !other_ids)
     return op(c, err);
   return run_in_userns(sb->userns_fd, op, c, err);
 }

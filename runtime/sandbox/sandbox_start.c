@@ -50,11 +50,18 @@
 #include "subnet.h"
 #include "sync.h"
 #include "teardown.h"
+#include "user_spec.h"
 #include "util.h"
 
 static const char *const default_env[] = {
     "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "HOME=/root",
+    "LANG=C.UTF-8",
+    NULL,
+};
+/* With a user, HOME is that user's (contain/identity.c) unless set. */
+static const char *const default_env_user[] = {
+    "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
     "LANG=C.UTF-8",
     NULL,
 };
@@ -207,6 +214,7 @@ struct start {
   cJSON *config; /* a long-lived one's creation record (config_record.h) */
   const struct idmap_set *maps;
   struct idmap_set single;
+  struct user_spec user; /* hutch_sandbox_extras.user, parsed */
   /* reserve */
   bool scratch;
   uint64_t disk;
@@ -260,6 +268,32 @@ static void start_free(struct start *st) {
     close(st->listen_fd);
 }
 
+/* --user: its syntax (hutch_sandbox_extras_check has said it is right),
+ * and what it cannot go with. */
+static int prepare_user(struct start *st, hutch_error_t *err) {
+  if (user_spec_parse(st->x ? st->x->user : NULL, &st->user, err) < 0)
+    return -1;
+  if (st->user.set && st->cfg->build_caps)
+    return hutch_error_set(err, EINVAL, "an image build runs as root of its sandbox: no user");
+  /* Root of the sandbox is what a sandbox runs as anyway. */
+  if (user_spec_is_root(&st->user))
+    st->user.set = false;
+  return 0;
+}
+
+/* The ids a spec gives by number are checked before anything starts; a
+ * name's, by the child once it has read the sandbox's /etc/passwd. */
+static int prepare_user_mapped(struct start *st, hutch_error_t *err) {
+  const struct user_spec *u = &st->user;
+  if (u->uid_numeric && idmap_to_host(&st->maps->uid, u->uid) < 0)
+    hutch_error_set(err, EINVAL, "user %s: uid %u is not mapped in the sandbox's user namespace", st->x->user, u->uid);
+  else if (u->group_given && u->gid_numeric && idmap_to_host(&st->maps->gid, u->gid) < 0)
+    hutch_error_set(err, EINVAL, "user %s: gid %u is not mapped in the sandbox's user namespace", st->x->user, u->gid);
+  else
+    return 0;
+  return hutch_error_hint(err, "a sandbox maps ids 0 to 65535: give one of those");
+}
+
 /* prepare: everything the child needs is made here, before clone: the
  * child inherits it in memory, and nothing is compiled on its side.  The
  * configuration is checked, the seccomp program compiled (or taken from
@@ -300,9 +334,23 @@ static int step_prepare(struct start *st, hutch_error_t *err) {
     return -1;
   if (protected_check_binds(cfg, st->state_path, &st->bind_ids, err) < 0)
     return -1;
-  if (idmap_for_sandbox(cfg->rootfs_subordinate_ids, &st->maps, err) < 0)
+  if (prepare_user(st, err) < 0)
     return -1;
-  if (st->maps->kind == IDMAP_SUBORDINATE && !cfg->rootfs_subordinate_ids) {
+  bool other_ids = st->user.set;
+  if (idmap_for_sandbox(cfg->rootfs_subordinate_ids || other_ids, &st->maps, err) < 0)
+    return -1;
+  if (other_ids && st->maps->kind == IDMAP_SINGLE) {
+    hutch_error_set(err, EPERM,
+                    "user %s: a sandbox of this user maps one id (its root), so it cannot run as another: there "
+                    "is no subordinate id range for this user (or newuidmap/newgidmap are missing)",
+                    st->x->user);
+    return hutch_error_hint(err, "give the user a range in /etc/subuid and /etc/subgid (as root: usermod "
+                                 "--add-subuids 100000-165535 --add-subgids 100000-165535 USER) and install the "
+                                 "uidmap package; or run as root of the sandbox (no user)");
+  }
+  if (other_ids && prepare_user_mapped(st, err) < 0)
+    return -1;
+  if (st->maps->kind == IDMAP_SUBORDINATE && !cfg->rootfs_subordinate_ids && !other_ids) {
     /* Nothing in the image belongs to ids 1..65535, and nothing in the
      * sandbox can make them appear (no CAP_CHOWN, no CAP_SETUID): uid 0
      * alone is the same sandbox, without running newuidmap and newgidmap,
@@ -452,8 +500,8 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
   st->spawning = true;
   /* The proxy's variables come before the caller's --env, which may
    * override them. */
-  const char *const *layers[] = {default_env, (const char *const *)out->net.env, cfg->env,
-                                 primary ? primary->env : NULL};
+  const char *const *layers[] = {st->user.set ? default_env_user : default_env, (const char *const *)out->net.env,
+                                 cfg->env, primary ? primary->env : NULL};
   _cleanup_strv_ char **sandbox_env = env_merge(layers, 3);
   _cleanup_strv_ char **primary_env = env_merge(layers, 4);
   struct payload_spec primary_spec = {0};
@@ -511,6 +559,7 @@ static int step_spawn(struct start *st, hutch_error_t *err) {
       .net = out->net.sandbox,
       .caller_strings = {caller_strings[0], caller_strings[1], caller_strings[2], caller_strings[3]},
       .init_exe = init_exe,
+      .identity = {.spec = st->user, .maps = st->maps},
       .devices = st->devices.names ? &st->devices.plan : NULL,
       .init =
           {

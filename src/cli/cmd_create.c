@@ -32,6 +32,10 @@ void create_usage(FILE *out) {
           "  --bind SRC:DST[:ro]  bind-mount a host path into the sandbox (repeatable)\n"
           "  --hostname NAME      hostname inside the sandbox\n"
           "  --keep               keep the upper and work directories after hutch rm\n"
+          "  -u, --user USER[:GROUP]\n"
+          "                       every process runs as this uid and gid (or names of the image's),\n"
+          "                       with no capability and no way back to root (rootless: needs a\n"
+          "                       subordinate id range in /etc/subuid and /etc/subgid)\n"
           "%s"
           "  --json               print {\"id\": ...} instead of the bare id\n"
           "  -h, --help           show this help\n",
@@ -84,6 +88,7 @@ int cmd_create(int argc, char **argv) {
       .ports = o.ports,
       .n_ports = o.n_ports,
       .devices = o.devices,
+      .user = o.user,
   };
   if (prepare(&o, &p, &err) < 0 || hutch_sandbox_create_with(&p.cfg, &x, &sb, &err) < 0) {
     prepared_release(&p);

@@ -111,6 +111,7 @@ static const struct option long_options[] = {
     {"publish", required_argument, NULL, 'p'},
     {"ttl", required_argument, NULL, OPT_TTL},
     {"on-ttl", required_argument, NULL, OPT_ON_TTL},
+    {"user", required_argument, NULL, 'u'},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -159,6 +160,10 @@ static void exec_usage(FILE *out) {
           "  --hostname NAME      hostname inside the sandbox\n"
           "  --timeout SECONDS    kill CMD (a new sandbox: the whole sandbox) after this long\n"
           "  --keep               keep the sandbox's upper and work directories\n"
+          "  -u, --user USER[:GROUP]\n"
+          "                       run as this uid and gid (or names of the image's) inside, with no\n"
+          "                       capability and no way back to root (rootless: needs a subordinate\n"
+          "                       id range in /etc/subuid and /etc/subgid)\n"
           "%s"
           "  --json               print one JSON object describing the exit on stdout\n"
           "  --in ID              run in the live sandbox ID (see hutch create)\n"
@@ -181,7 +186,7 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
   opterr = 0;
   int c;
   /* '+': stop at the first non-option, so CMD's own flags stay its own. */
-  while ((c = getopt_long(argc, argv, is_exec ? "+hit" : "+hp:", long_options, NULL)) != -1) {
+  while ((c = getopt_long(argc, argv, is_exec ? "+hitu:" : "+hp:u:", long_options, NULL)) != -1) {
     switch (c) {
     case OPT_ROOTFS:
       o->rootfs = optarg;
@@ -393,6 +398,17 @@ int parse_sandbox_opts(const char *verb, int argc, char **argv, struct sandbox_o
         return EXIT_USAGE;
       o->on_ttl_set = true;
       break;
+    case 'u': {
+      hutch_error_t bad = NULL;
+      struct hutch_sandbox_extras x = {.user = optarg};
+      if (hutch_sandbox_extras_check(&x, &bad) < 0) {
+        int r = cli_usage_error(verb, "%s%s%s", bad->msg, bad->hint ? ": " : "", bad->hint ? bad->hint : "");
+        hutch_error_free(&bad);
+        return r;
+      }
+      o->user = optarg;
+      break;
+    }
     case 't':
     case 'i':
       if (!is_exec)
@@ -685,10 +701,10 @@ int cmd_exec(int argc, char **argv) {
     bool limits = l->memory || l->memory_swap_set || l->cpus > 0 || l->pids || l->io_weight || l->cgroup_parent ||
                   l->no_cgroups || l->disk;
     if (o.rootfs || o.policy || o.n_binds || o.hostname || o.keep || limits || o.net != HUTCH_NET_NONE ||
-        o.overlay_fuse || o.proc_host_ro || o.read_only || o.audit || o.n_devices) {
+        o.overlay_fuse || o.proc_host_ro || o.read_only || o.audit || o.n_devices || o.user) {
       r = cli_usage_error("exec",
                           "--rootfs, --policy, --bind, --hostname, --keep, --net, --overlay, --proc, --read-only, "
-                          "--audit, --device and the "
+                          "--audit, --device, --user and the "
                           "limits belong to the "
                           "sandbox's creation, not to --in");
       goto out;
@@ -708,7 +724,7 @@ int cmd_exec(int argc, char **argv) {
   int prepared = prepare(&o, &p, &err);
   if (prepared == 0 && proc.workdir == NULL)
     proc.workdir = p.image.workdir; /* the image's WorkingDir */
-  struct hutch_sandbox_extras x = {.devices = o.devices};
+  struct hutch_sandbox_extras x = {.devices = o.devices, .user = o.user};
   if (prepared < 0 || hutch_run_with(&p.cfg, &x, &proc, &ex, &err) < 0) {
     prepared_release(&p);
     r = cli_fail(&err);

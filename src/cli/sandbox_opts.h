@@ -44,6 +44,7 @@ struct sandbox_opts {
   const char **labels; /* create --label, NULL-terminated */
   size_t n_labels;
   const char **devices; /* --device, NULL-terminated */
+  const char *user;     /* --user USER[:GROUP] */
   size_t n_devices;
   struct hutch_port *ports; /* create -p */
   char (*port_addrs)[64];   /* their addresses */

@@ -352,6 +352,21 @@ static long p_ioctl_other(void) {
 static long p_getpid(void) {
   return raw(SYS_getpid, 0, 0, 0, 0, 0);
 }
+/* Becoming root again, for real: "OK" in a sandbox that runs as root (no
+ * change), EPERM in one that runs as another user (hutch exec --user). */
+static long p_setuid_root(void) {
+  return raw(SYS_setuid, 0, 0, 0, 0, 0);
+}
+static long p_setresuid_root(void) {
+  return raw(SYS_setresuid, 0, 0, 0, 0, 0);
+}
+static long p_setresgid_root(void) {
+  return raw(SYS_setresgid, 0, 0, 0, 0, 0);
+}
+static long p_setgroups_root(void) {
+  static const gid_t root[] = {0};
+  return raw(SYS_setgroups, 1, (long)root, 0, 0, 0);
+}
 
 #if defined(__x86_64__)
 static long p_compat_i386(void) {
@@ -443,6 +458,10 @@ static const struct probe {
     {"tioclinux", p_tioclinux, false},
     {"ioctl-other", p_ioctl_other, false},
     {"getpid", p_getpid, false},
+    {"setuid-root", p_setuid_root, false},
+    {"setresuid-root", p_setresuid_root, false},
+    {"setresgid-root", p_setresgid_root, false},
+    {"setgroups-root", p_setgroups_root, false},
     {"clone-plain", p_clone_plain, false},
     {"fork", p_fork, false},
     {"thread", p_thread, false},

@@ -73,26 +73,10 @@ tap_ok "[$me] a sandbox runs" "$HUTCH_BIN" exec --rootfs "$img" -- cat /proc/sel
 tap_is "$(echo $tap_stdout)" "$want_map" "[$me] with the expected id map"
 
 # ---- a user without a subordinate id range ----
-nosub=${HUTCH_TEST_NOSUB_USER:-hutchnosub}
-if [ "$(id -u)" -ne 0 ]; then
-  tap_skip "[$nosub] a user without a subordinate range" "runs in the root half (it switches users)"
-elif ! id -u "$nosub" >/dev/null 2>&1; then
-  tap_skip "[$nosub] a user without a subordinate range" "user $nosub does not exist: run tests/setup-host.sh"
-elif grep -q "^$nosub:" /etc/subuid 2>/dev/null; then
-  tap_skip "[$nosub] a user without a subordinate range" "$nosub has an /etc/subuid entry"
-else
+if hutch_nosub_user "a user without a subordinate range"; then
   n=$work/nosub
-  mkdir -p "$n/state" "$n/store" "$n/policy"
-  hutch_copy_bin "$n/hutch"
-  cp "$HUTCH_POLICY" "$n/policy/default.policy"
-  cp "$(dirname "$HUTCH_POLICY")/seccomp.json" "$n/policy/"
-  cp "$bb_tar" "$n/busybox.tar"
-  chown "$nosub" "$n/state" "$n/store"
-  chmod -R a+rX "$n"
-  as_nosub() {
-    setpriv --reuid="$nosub" --regid="$nosub" --init-groups env -i PATH=/usr/bin:/bin HOME="$n" \
-      HUTCH_STATE_DIR="$n/state" HUTCH_STORE="$n/store" HUTCH_POLICY="$n/policy/default.policy" "$@"
-  }
+  hutch_nosub_prepare "$n" "$nosub" "$bb_tar"
+  as_nosub() { hutch_as_nosub "$n" "$nosub" "$@"; }
   tap_ok "[$nosub] doctor passes" as_nosub "$n/hutch" doctor --json
   j=$tap_stdout
   tap_is "$(jget "$j" 'd["ready"]')" True "[$nosub] ready (a range is not required)"

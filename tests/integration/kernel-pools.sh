@@ -11,11 +11,7 @@
 # maximum.
 . "$(dirname "$0")/../lib/tap.sh"
 
-helper=$HUTCH_BUILDDIR/tests/helpers/kernel-pool
-if [ ! -x "$helper" ]; then
-  tap_check 1 "tests/helpers/kernel-pool is built ($helper)"
-  tap_done
-fi
+hutch_need_helper kernel-pool
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 tmp=$(hutch_test_tmpdir)
 hx() { "$HUTCH_BIN" exec --rootfs "$img" --no-cgroups --bind "$helper:/usr/bin/kernel-pool:ro" "$@"; }

@@ -307,7 +307,7 @@ tap_unlike "$tap_stderr" "User" "no User warning for an image without a User"
 tap_ok "import an image whose User is not root" "$HUTCH_BIN" rootfs import "$work/img/docker-user.tar" --name user
 tap_ok "exec in it" "$HUTCH_BIN" exec --rootfs user -- id -u
 tap_is "$tap_stdout" 0 "the command runs as root of the sandbox"
-tap_is "$(printf '%s\n' "$tap_stderr" | grep -c 'User "1000:1000" is ignored')" 1 "one warning says the User is ignored"
+tap_is "$(printf '%s\n' "$tap_stderr" | grep -c 'User "1000:1000" is not applied')" 1 "one warning says the User is not applied"
 
 # ---- damaged and hostile images -------------------------------------------
 cp -R "$work/img/layout" "$work/tampered"

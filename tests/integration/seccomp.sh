@@ -6,11 +6,7 @@
 # cannot be compiled starts no sandbox, and the compiled program is cached.
 . "$(dirname "$0")/../lib/tap.sh"
 
-helper=$HUTCH_BUILDDIR/tests/helpers/try-syscall
-if [ ! -x "$helper" ]; then
-  tap_check 1 "tests/helpers/try-syscall is built ($helper)"
-  tap_done
-fi
+hutch_need_helper try-syscall
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
 tmp=$(hutch_test_tmpdir)
 if [ -z "${HUTCH_CACHE_DIR:-}" ]; then
@@ -44,6 +40,7 @@ declare -A want=(
   [socketpair-unix]=OK [socketpair-inet]=EPERM
   [setsockopt-tcp-ulp]=EPERM [tiocsti]=EPERM [tiocsti-high]=EPERM [tioclinux]=EPERM [ioctl-other]=EBADF
   [getpid]=OK [clone-plain]=OK [fork]=OK [thread]=OK [fcntl-setlease]=EPERM
+  [setuid-root]=OK [setresuid-root]=OK [setresgid-root]=OK [setgroups-root]=EPERM
   [x32]=SIGSYS
 )
 # int 0x80 is refused by the filter (SIGSYS) or, on kernels without 32-bit

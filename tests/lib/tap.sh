@@ -300,6 +300,54 @@ hutch_copy_bin() {
   fi
 }
 
+# The user without a subordinate id range (tests/setup-host.sh makes it):
+# sets nosub to its name, or says why it cannot be used (a point named
+# DESC, skipped) and returns 1: this run cannot switch to it (rootless),
+# or it is missing or has a range.
+hutch_nosub_user() { # DESC
+  nosub=${HUTCH_TEST_NOSUB_USER:-hutchnosub}
+  if [ "$(id -u)" -ne 0 ]; then
+    tap_skip "[$nosub] $1" "runs in the root half (it switches users)"
+  elif ! id -u "$nosub" >/dev/null 2>&1; then
+    tap_skip "[$nosub] $1" "user $nosub does not exist: run tests/setup-host.sh"
+  elif grep -q "^$nosub:" /etc/subuid 2>/dev/null; then
+    tap_skip "[$nosub] $1" "$nosub has an /etc/subuid entry"
+  else
+    return 0
+  fi
+  return 1
+}
+
+# A directory DIR (world-readable: USER must reach it) where USER runs a
+# copy of the hutch under test with its own state, store and policy, and
+# the busybox tar TAR as DIR/busybox.tar; hutch_as_nosub runs a command
+# there as USER, in a clean environment.
+hutch_nosub_prepare() { # DIR USER TAR
+  mkdir -p "$1/state" "$1/store" "$1/policy" &&
+    hutch_copy_bin "$1/hutch" &&
+    cp "$HUTCH_POLICY" "$1/policy/default.policy" &&
+    cp "$(dirname "$HUTCH_POLICY")/seccomp.json" "$1/policy/" &&
+    cp "$3" "$1/busybox.tar" &&
+    chown "$2" "$1/state" "$1/store" &&
+    chmod -R a+rX "$1"
+}
+hutch_as_nosub() { # DIR USER CMD...
+  local n=$1 user=$2
+  shift 2
+  setpriv --reuid="$user" --regid="$user" --init-groups env -i PATH=/usr/bin:/bin HOME="$n" \
+    HUTCH_STATE_DIR="$n/state" HUTCH_STORE="$n/store" HUTCH_POLICY="$n/policy/default.policy" "$@"
+}
+
+# Sets helper to the path of the test helper tests/helpers/NAME; without
+# it, a failing point (it must be built) ends the script.
+hutch_need_helper() { # NAME
+  helper=$HUTCH_BUILDDIR/tests/helpers/$1
+  if [ ! -x "$helper" ]; then
+    tap_check 1 "tests/helpers/$1 is built ($helper)"
+    tap_done
+  fi
+}
+
 # The entries of state directory DIR that are some sandbox's, one per line:
 # all but the user's seccomp cache key, the /30 book and the lock files, the
 # archive of ended sandboxes' audit logs, and the spare emptied sandbox

@@ -48,6 +48,18 @@ int main(void) {
   tap_is_int((int)sfs_map_inside_root("1 100001 65535\n0 1000 1\n"), 1000, "0 on a later line");
   tap_is_int((int)sfs_map_inside_root("1 100001 65535\n"), -1, "0 unmapped");
   tap_is_int((int)sfs_map_inside_root(""), -1, "an empty map");
+  const char *sub = "         0       1000          1\n         1     100000      65535\n";
+  tap_is_int((int)sfs_map_inside_of(sub, 1000), 0, "the caller is 0 inside");
+  tap_is_int((int)sfs_map_inside_of(sub, 100999), 1000, "range base + 999 is 1000 inside");
+  tap_is_int((int)sfs_map_inside_of(sub, 100000 + 65535), -1, "past the range: unmapped");
+  tap_is_int((int)sfs_map_inside_of(sub, 99999), -1, "below it: unmapped");
+  tap_is_int((int)sfs_map_inside_of("0 0 4294967295\n", 1000), 1000, "root's identity map");
+  const char *status = "Name:\thutch-init\nUmask:\t0022\nUid:\t101000\t101000\t101000\t101000\n"
+                       "Gid:\t100100\t100100\t100100\t100100\n";
+  tap_is_int((int)sfs_status_id(status, "Uid"), 101000, "status: the real uid");
+  tap_is_int((int)sfs_status_id(status, "Gid"), 100100, "status: the real gid");
+  tap_is_int((int)sfs_status_id("Uidx:\t5\n", "Uid"), -1, "status: only the key itself");
+  tap_is_int((int)sfs_status_id("Name:\tx\n", "Uid"), -1, "status: no such line");
 
   struct sfs_budget b;
   struct hutch_copy_limits lim = {.bytes = 10, .entries = 2, .depth = 3, .seconds = 5};
