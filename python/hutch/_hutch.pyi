@@ -75,6 +75,8 @@ class Sandbox:
         on_ttl: bool = False,
         ports: Optional[Sequence[Tuple[Optional[str], int, int]]] = None,
         devices: Optional[Sequence[str]] = None,
+        user: Optional[str] = None,
+        read_only: bool = False,
     ) -> None: ...
     @classmethod
     def attach(cls, id: str, state_dir: Optional[str] = None) -> "Sandbox": ...

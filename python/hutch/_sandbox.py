@@ -404,7 +404,12 @@ class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin):
     127.0.0.1, which ``sb.url(8000)`` says; "[ADDR:]HOSTPORT:PORT" as
     ``hutch create -p`` takes it); devices are CDI devices or "/dev/NODE"
     character devices the policy allows.  image may be a hutch.Snapshot.
-    Closing it destroys it, and so does the end of the program when it is
+    user ("1000:1000", "nobody", a uid, as Docker's --user) runs every
+    process as that user of the sandbox, with no capability and no way back
+    to root (not running as root, a user needs a subordinate id range in
+    /etc/subuid); the files hutch writes in the sandbox are that user's.
+    read_only mounts its root read-only: only /tmp, /dev/shm and read-write
+    binds take writes.  Closing it destroys it, and so does the end of the program when it is
     still open.  ``Sandbox.attach(id)`` opens one made by
     ``hutch create``: closing that handle leaves the sandbox running."""
 
@@ -434,6 +439,8 @@ class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin):
         on_ttl: str = "remove",
         ports: Optional[Iterable[PortSpec]] = None,
         devices: Optional[Sequence[str]] = None,
+        user: Union[None, int, str] = None,
+        read_only: bool = False,
         _handle: Optional["_hutch.Sandbox"] = None,
     ):
         self._store = store
@@ -473,6 +480,8 @@ class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin):
             no_cgroups=no_cgroups,
             name=name,
             labels=label_list,
+            user=None if user is None else str(user),
+            read_only=bool(read_only),
             **extras,
         )
         self._name, self._labels = name, labels_dict(label_list)

@@ -22,7 +22,7 @@ static PyObject *sb_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
 }
 
 struct create_args {
-  const char *image, *policy, *store, *state_dir, *hostname, *workdir, *net_policy, *name;
+  const char *image, *policy, *store, *state_dir, *hostname, *workdir, *net_policy, *name, *user;
   const char **allow, **env, **resolve, **labels, **devices;
   struct hutch_bind *binds;
   size_t n_binds;
@@ -32,7 +32,7 @@ struct create_args {
   int on_ttl;
   struct hutch_limits limits;
   int net;
-  bool keep;
+  bool keep, read_only;
 };
 
 /* Policy, store, image, then the sandbox: what `hutch create` does (its
@@ -48,7 +48,8 @@ static int create_sandbox(const struct create_args *a, struct hutch_sandbox **ou
                                    .on_ttl = a->on_ttl ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE,
                                    .ports = a->ports,
                                    .n_ports = a->n_ports,
-                                   .devices = a->devices};
+                                   .devices = a->devices,
+                                   .user = a->user};
   int r = hutch_sandbox_extras_check(&x, err);
   if (r >= 0)
     r = hutch_policy_load(a->policy, &policy, err);
@@ -71,6 +72,7 @@ static int create_sandbox(const struct create_args *a, struct hutch_sandbox **ou
         .binds = a->binds,
         .n_binds = a->n_binds,
         .keep = a->keep,
+        .read_only_root = a->read_only,
         .state_dir = a->state_dir,
         .store = a->store,
         .limits = a->limits,
@@ -120,23 +122,23 @@ static int parse_binds(PyObject *seq, struct create_args *a) {
 }
 
 static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
-  static char *kwlist[] = {"image",   "policy", "store",   "state_dir",  "hostname", "workdir", "memory",
-                           "cpus",    "pids",   "net",     "allow",      "env",      "binds",   "net_policy",
-                           "resolve", "keep",   "disk",    "no_cgroups", "name",     "labels",  "ttl",
-                           "on_ttl",  "ports",  "devices", NULL};
+  static char *kwlist[] = {"image",   "policy", "store",   "state_dir",  "hostname",  "workdir", "memory",
+                           "cpus",    "pids",   "net",     "allow",      "env",       "binds",   "net_policy",
+                           "resolve", "keep",   "disk",    "no_cgroups", "name",      "labels",  "ttl",
+                           "on_ttl",  "ports",  "devices", "user",       "read_only", NULL};
   struct create_args a = {0};
   PyObject *allow = NULL, *env = NULL, *binds = NULL, *resolve = NULL, *labels = NULL, *ports = NULL, *devices = NULL;
   unsigned long long memory = 0, pids = 0, disk = 0;
   double cpus = 0;
-  int keep = 0, no_cgroups = 0;
+  int keep = 0, no_cgroups = 0, read_only = 0;
   if (self->sb) {
     PyErr_SetString(PyExc_RuntimeError, "Sandbox is already open");
     return -1;
   }
-  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKpzOdpOO", kwlist, &a.image, &a.policy, &a.store,
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|zzzzzzKdKiOOOzOpKpzOdpOOzp", kwlist, &a.image, &a.policy, &a.store,
                                    &a.state_dir, &a.hostname, &a.workdir, &memory, &cpus, &pids, &a.net, &allow, &env,
                                    &binds, &a.net_policy, &resolve, &keep, &disk, &no_cgroups, &a.name, &labels, &a.ttl,
-                                   &a.on_ttl, &ports, &devices))
+                                   &a.on_ttl, &ports, &devices, &a.user, &read_only))
     return -1;
   a.limits.memory = memory;
   a.limits.cpus = cpus;
@@ -144,6 +146,7 @@ static int sb_init(HpySandbox *self, PyObject *args, PyObject *kw) {
   a.limits.disk = disk;
   a.limits.no_cgroups = no_cgroups;
   a.keep = keep;
+  a.read_only = read_only;
   int r = -1;
   if (hpy_strv(allow, &a.allow, "allow") < 0 || hpy_strv(env, &a.env, "env") < 0 ||
       hpy_strv(resolve, &a.resolve, "resolve") < 0 || hpy_strv(labels, &a.labels, "labels") < 0 ||

@@ -1,0 +1,89 @@
+# SPDX-License-Identifier: Apache-2.0
+"""hutch.Sandbox(user=...): every process runs as that user of the sandbox,
+without a way back to root, and the files hutch writes for it are its own;
+hutch.Sandbox(read_only=True): only /tmp, /dev/shm and binds take writes."""
+
+import errno
+import os
+import subprocess
+
+import pytest
+
+import hutch
+
+
+def _has_range() -> bool:
+    if os.geteuid() == 0:
+        return True
+    me = subprocess.run(["id", "-un"], capture_output=True, text=True).stdout.strip()
+    try:
+        with open("/etc/subuid") as f:
+            return any(line.split(":")[0] in (me, str(os.geteuid())) for line in f)
+    except OSError:
+        return False
+
+
+needs_range = pytest.mark.skipif(not _has_range(), reason="this user has no subordinate id range")
+
+
+@needs_range
+def test_user_runs_every_process(image):
+    with hutch.Sandbox(image, user="1000:1000") as sb:
+        r = sb.exec("id -u; id -g; id -G")
+        assert r.stdout.split() == [b"1000", b"1000", b"1000"]
+        status = sb.exec("cat /proc/self/status").stdout.decode()
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        assert fields["CapEff"].strip() == "0000000000000000"
+        assert fields["CapPrm"].strip() == "0000000000000000"
+        assert fields["NoNewPrivs"].strip() == "1"
+        # Its own writes, and what hutch writes for it, are its own.
+        sb.exec("echo x > /tmp/mine")
+        sb.write_file("/work/given.txt", "given")
+        sb.mkdir("/work/sub")
+        r = sb.exec("stat -c %u:%g /tmp/mine /work /work/given.txt /work/sub; echo more >> /work/given.txt")
+        assert r.exit_code == 0, r.stderr
+        assert r.stdout.split() == [b"1000:1000"] * 4
+        assert sb.read_file("/work/given.txt") == b"givenmore\n"
+        # Private to it, and hutch reads it all the same.
+        sb.exec("echo secret > /tmp/p; chmod 600 /tmp/p")
+        assert sb.read_file("/tmp/p") == b"secret\n"
+        # The image's tree is root's.
+        assert sb.exec("touch /etc/x").exit_code != 0
+        sb.reset()
+        assert sb.exec("id -u").stdout == b"1000\n"
+
+
+@needs_range
+def test_user_by_name_and_uid(image):
+    with hutch.Sandbox(image, user="nobody") as sb:
+        assert sb.exec("id -u; id -g").stdout.split() == [b"65534", b"65534"]
+    with hutch.Sandbox(image, user=4242) as sb:
+        assert sb.exec("id -u; id -g; echo $HOME").stdout.split() == [b"4242", b"0", b"/"]
+
+
+def test_user_refused(image):
+    with pytest.raises(hutch.Error) as e:
+        hutch.Sandbox(image, user="a b")
+    assert e.value.errno == errno.EINVAL and "USER[:GROUP]" in str(e.value)
+    with pytest.raises(hutch.Error) as e:
+        hutch.Sandbox(image, user="ghost")
+    assert e.value.errno == errno.ENOENT and "no such user" in str(e.value)
+    with pytest.raises(hutch.Error) as e:
+        hutch.Sandbox(image, user="70000")
+    assert "not mapped" in str(e.value)
+
+
+def test_user_root_is_no_switch(image):
+    with hutch.Sandbox(image, user="root") as sb:
+        assert sb.exec("id -u").stdout == b"0\n"
+
+
+def test_read_only(image):
+    with hutch.Sandbox(image, read_only=True) as sb:
+        r = sb.exec("touch /etc/x")
+        assert r.exit_code != 0 and b"Read-only" in r.stderr
+        assert sb.exec("echo ok > /tmp/w && cat /tmp/w").stdout == b"ok\n"
+        sb.reset()
+        assert sb.exec("touch /x").exit_code != 0
+    with hutch.Sandbox(image) as sb:
+        assert sb.exec("touch /etc/x").exit_code == 0
