@@ -16,14 +16,19 @@ def test_no_configs_is_the_proxy_network():
     assert sandbox_options(None) == ({"net": "proxy"}, None)
 
 
-@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root"])
+@pytest.mark.parametrize("user", ["root", "0", "0:0", "root:root", ""])
 def test_user_root_is_what_runs(user):
     assert opts(user=user) == {"net": "proxy"}
 
 
-@pytest.mark.parametrize("user", ["1000:1000", "nobody", "1000"])
-def test_user_other_is_refused(user):
-    with pytest.raises(ValidationError, match=r"runtime_configs\['user'\].*uid 0 of the sandbox"):
+@pytest.mark.parametrize("user,given", [("1000:1000", "1000:1000"), ("nobody", "nobody"), (1000, "1000")])
+def test_user_other_runs_as_it(user, given):
+    assert opts(user=user) == {"net": "proxy", "user": given}
+
+
+@pytest.mark.parametrize("user", ["user; malicious", "a:b:c", True, "1000:"])
+def test_user_nonsense_refused(user):
+    with pytest.raises(ValidationError, match=r"runtime_configs\['user'\]"):
         opts(user=user)
 
 
@@ -47,8 +52,9 @@ def test_cpus():
 
 def test_read_only():
     assert opts(read_only=False) == {"net": "proxy"}
+    assert opts(read_only=True) == {"net": "proxy", "read_only": True}
     with pytest.raises(ValidationError, match="read_only"):
-        opts(read_only=True)
+        opts(read_only="yes")
 
 
 def test_network_mode():
@@ -92,6 +98,8 @@ def test_session_refuses_before_making_anything():
     from hutch.compat.llm_sandbox import SandboxSession
 
     with pytest.raises(ValidationError, match="user"):
-        SandboxSession(lang="python", runtime_configs={"user": "1000:1000"})
+        SandboxSession(lang="python", runtime_configs={"user": "1000; rm -rf /"})
+    with pytest.raises(ValidationError, match="read_only"):
+        SandboxSession(lang="python", runtime_configs={"read_only": "no"})
     with pytest.raises(ValidationError, match="no_such_argument"):
         SandboxSession(lang="python", no_such_argument=1)

@@ -106,3 +106,32 @@ def test_pool_hands_back_a_reset_sandbox(image):
         assert pool.get_stats()["total_size"] == 1
     finally:
         pool.close()
+
+
+def test_runtime_configs_user(image, tmp_path):
+    """runtime_configs user: the code runs as it, in a workdir of its own,
+    with the files copied in its own; and it cannot become root again."""
+    src = tmp_path / "data.txt"
+    src.write_text("in\n")
+    with SandboxSession(lang="python", image=image, runtime_configs={"user": "1000:1000"}, workdir="/tmp/sandbox") as s:
+        out = s.execute_command("id -u; id -g; pwd; stat -c %u:%g .")
+        assert out.stdout.split() == ["1000", "1000", "/tmp/sandbox", "1000:1000"]
+        s.copy_to_runtime(str(src), "/tmp/sandbox/data.txt")
+        out = s.execute_command("stat -c %u:%g data.txt; echo more >> data.txt && cat data.txt")
+        assert out.stdout.split() == ["1000:1000", "in", "more"]
+        status = s.execute_command("cat /proc/self/status").stdout
+        assert "NoNewPrivs:\t1" in status and "CapEff:\t0000000000000000" in status
+    with SandboxSession(lang="python", image=image, runtime_configs={"user": "1000:1000"}) as s:
+        # The default workdir too is the user's, made by hutch.
+        assert s.execute_command("touch here && stat -c %u here").stdout == "1000\n"
+
+
+def test_runtime_configs_read_only(image):
+    with SandboxSession(lang="python", image=image, runtime_configs={"read_only": True}, workdir="/tmp/w") as s:
+        assert s.execute_command("touch /etc/x").exit_code != 0
+        assert s.execute_command("touch here && echo ok").stdout == "ok\n"
+    from hutch.compat.llm_sandbox.exceptions import ContainerError
+
+    with pytest.raises(ContainerError, match="read_only=True: the workdir /sandbox"):
+        with SandboxSession(lang="python", image=image, runtime_configs={"read_only": True}):
+            pass

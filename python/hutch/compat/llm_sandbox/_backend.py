@@ -7,6 +7,7 @@ so once in a log line, and uses no client object it was given."""
 from __future__ import annotations
 
 import codecs
+import errno
 import io
 import logging
 import tarfile
@@ -180,9 +181,16 @@ class SandboxHutchSession(BaseSession):
                 self.container_api = HutchContainerAPI(self._sandbox_options(), image)
                 try:
                     self.container = self.container_api.create_container()
-                    # Commands start in the workdir (as in llm-sandbox's images).
+                    # Commands start in the workdir (as in llm-sandbox's
+                    # images); hutch makes it the sandbox's user's.
                     self.container.mkdir(self.config.workdir)
                 except hutch.Error as e:
+                    if e.errno == errno.EROFS:
+                        raise ContainerError(
+                            f"runtime_configs read_only=True: the workdir {self.config.workdir} would be on the "
+                            "read-only root; give a workdir under /tmp, or bind a host directory there "
+                            "(runtime_configs volumes)"
+                        ) from e
                     raise ContainerError(f"hutch could not make the sandbox: {e}") from e
             self.environment_setup()
         except BaseException:
@@ -192,6 +200,11 @@ class SandboxHutchSession(BaseSession):
     def _sandbox_options(self) -> Dict[str, Any]:
         options = dict(self._options)
         env = {"PYTHONUNBUFFERED": "1", "PIP_BREAK_SYSTEM_PACKAGES": "1", "PIP_ROOT_USER_ACTION": "ignore"}
+        if "user" in options:
+            # Another user cannot write the image's site-packages: pip
+            # installs for the user (its own fallback), in /tmp, which every
+            # user may write (the home of a uid the image does not list is /).
+            env["PYTHONUSERBASE"] = "/tmp/.sandbox-python-user"
         env.update(options.get("env", {}))
         options["env"] = env
         return options
@@ -250,7 +263,7 @@ class SandboxHutchSession(BaseSession):
         self.container.mkdir(path)
 
     def _ensure_ownership(self, paths: List[str]) -> None:
-        pass  # everything in the sandbox belongs to its one user
+        pass  # what hutch writes in the sandbox is already its user's
 
     # ---- commands ----
 

@@ -44,15 +44,19 @@ def _positive(key: str, value: Any) -> float:
     return n
 
 
-def _user(value: Any) -> None:
-    if str(value).strip().lower() in _ROOT_USERS:
-        return
-    raise _refuse(
-        "user",
-        f"{value!r}: hutch runs code as uid 0 of the sandbox's own user namespace, an unprivileged user outside "
-        "with no capabilities inside; it cannot yet switch to another uid inside. Drop the key (the sandbox's root "
-        "is not the host's root), or run this code where llm-sandbox's container backends are available.",
-    )
+_USER = re.compile(r"[A-Za-z0-9._$-]{1,32}(:[A-Za-z0-9._$-]{1,32})?")
+
+
+def _user(options: Dict[str, Any], value: Any) -> None:
+    """Docker's user ("1000:1000", "nobody", 1000): every process of the
+    sandbox runs as it (hutch.Sandbox(user=)); root is what it runs as anyway."""
+    text = str(value).strip()
+    if text == "" and not isinstance(value, bool):
+        return  # Docker's "": the image's default, root here
+    if isinstance(value, bool) or not _USER.fullmatch(text):
+        raise _refuse("user", f"USER[:GROUP], each a number or a name, not {value!r}")
+    if text.lower() not in _ROOT_USERS:
+        options["user"] = text
 
 
 def _env(value: Any) -> Dict[str, str]:
@@ -136,7 +140,7 @@ def sandbox_options(configs: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any
     period = quota = None
     for key, value in (configs or {}).items():
         if key == "user":
-            _user(value)
+            _user(options, value)
         elif key in ("mem_limit", "memory"):
             options["memory"] = memory_bytes(key, value)
         elif key == "cpu_count":
@@ -150,13 +154,10 @@ def sandbox_options(configs: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any
         elif key == "pids_limit":
             options["pids"] = int(_positive(key, value))
         elif key == "read_only":
+            if not isinstance(value, bool):
+                raise _refuse("read_only", f"True or False, not {value!r}")
             if value:
-                raise _refuse(
-                    "read_only",
-                    "a read-only root is not offered by hutch's Python API yet (the runtime has it for "
-                    "hutch benchmark's scoring); drop the key: the image itself is never written, each "
-                    "sandbox writes to a private layer that goes with it",
-                )
+                options["read_only"] = True
         elif key == "privileged":
             if value:
                 raise _refuse("privileged", "hutch sandboxes never have privileges")
