@@ -103,3 +103,17 @@ def test_session_refuses_before_making_anything():
         SandboxSession(lang="python", runtime_configs={"read_only": "no"})
     with pytest.raises(ValidationError, match="no_such_argument"):
         SandboxSession(lang="python", no_such_argument=1)
+
+
+def test_pod_manifest_identity():
+    from hutch.compat.llm_sandbox._runtime_configs import pod_identity
+
+    pod = {"spec": {"securityContext": {"runAsUser": 1000, "runAsGroup": 2000}, "containers": [{"name": "c"}]}}
+    assert pod_identity(pod) == "1000:2000"
+    pod["spec"]["containers"][0]["securityContext"] = {"runAsUser": 1001}
+    assert pod_identity(pod) == "1001:2000"  # the container's over the pod's
+    assert pod_identity({"spec": {"containers": [{"securityContext": {"runAsGroup": 5}}]}}) == "0:5"
+    assert pod_identity({"spec": {"securityContext": {"runAsUser": 0}}}) is None
+    assert pod_identity({"spec": {}}) is None and pod_identity(None) is None
+    with pytest.raises(ValidationError, match="runAsUser"):
+        pod_identity({"spec": {"securityContext": {"runAsUser": "x"}}})

@@ -135,3 +135,9 @@ def test_runtime_configs_read_only(image):
     with pytest.raises(ContainerError, match="read_only=True: the workdir /sandbox"):
         with SandboxSession(lang="python", image=image, runtime_configs={"read_only": True}):
             pass
+
+
+def test_pod_manifest_user_is_applied(image):
+    pod = {"spec": {"containers": [{"name": "c", "securityContext": {"runAsUser": 1000, "runAsGroup": 1000}}]}}
+    with SandboxSession(backend="kubernetes", lang="python", image=image, pod_manifest=pod) as s:
+        assert s.execute_command("id -u; id -g").stdout.split() == ["1000", "1000"]

@@ -24,7 +24,7 @@ from .core.session_base import BaseSession
 from .data import ConsoleOutput, StreamCallback
 from .exceptions import CommandEmptyError, ContainerError, NotOpenSessionError, SandboxTimeoutError, ValidationError
 from ._images import hutch_image
-from ._runtime_configs import sandbox_options
+from ._runtime_configs import pod_identity, sandbox_options
 
 log = logging.getLogger("hutch.compat.llm_sandbox")
 _told: set = set()
@@ -146,12 +146,22 @@ class SandboxHutchSession(BaseSession):
         )
         libraries = kwargs.pop("libraries", None)
         note_backend(backend, kwargs)
+        pod_user = pod_identity(kwargs.get("pod_manifest"))
+        if kwargs.get("pod_manifest") is not None:
+            tell_once(
+                "pod_manifest",
+                "llm-sandbox pod_manifest: its securityContext's runAsUser/runAsGroup are applied; the rest of "
+                "the manifest (image, resources, volumes, readOnlyRootFilesystem) is not: use image=, "
+                "runtime_configs mem_limit, cpu_count, volumes and read_only",
+            )
         unknown = sorted(set(kwargs) - _BACKEND_ONLY)
         if unknown:
             raise ValidationError(f"SandboxSession: unknown argument(s) {', '.join(unknown)}")
         super().__init__(config, libraries=libraries)
         # Refused settings fail here, before anything is made.
         self._options, timeout = sandbox_options(config.runtime_configs)
+        if pod_user and "user" not in self._options:
+            self._options["user"] = pod_user
         if allow:
             self._options["allow"] = list(allow)
         if resolve:

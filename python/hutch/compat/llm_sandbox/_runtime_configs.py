@@ -130,6 +130,28 @@ def _security_opt(value: Any) -> None:
             )
 
 
+def pod_identity(manifest: Any) -> Optional[str]:
+    """The user a Kubernetes pod manifest runs its container as
+    (securityContext runAsUser, runAsGroup; the container's over the pod's),
+    as hutch.Sandbox's user=, or None (root)."""
+    if not isinstance(manifest, Mapping):
+        return None
+    spec = manifest.get("spec") or {}
+    containers = spec.get("containers") or [{}]
+    pod_ctx = spec.get("securityContext") or {}
+    ctx = (containers[0] if isinstance(containers[0], Mapping) else {}).get("securityContext") or {}
+    uid = ctx.get("runAsUser", pod_ctx.get("runAsUser"))
+    gid = ctx.get("runAsGroup", pod_ctx.get("runAsGroup"))
+    for key, value in (("runAsUser", uid), ("runAsGroup", gid)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 0):
+            raise ValidationError(f"pod_manifest securityContext {key}: a uid or gid, not {value!r}")
+    if uid is None and gid is None:
+        return None
+    # No runAsUser: the image's user, root here.
+    user = str(uid) if gid is None else f"{uid or 0}:{gid}"
+    return None if user in _ROOT_USERS else user
+
+
 def sandbox_options(configs: Optional[Mapping[str, Any]]) -> Tuple[Dict[str, Any], Optional[float]]:
     """(keyword arguments for hutch.Sandbox, the default execution timeout
     runtime_configs['timeout'] sets or None)."""
