@@ -176,3 +176,17 @@ def test_handlers_commands():
     assert PythonHandler().get_execution_commands("/w/a.py", ctx) == ["python3 /w/a.py"]
     assert PythonHandler().get_library_installation_command("numpy", ctx) == "python3 -m pip install numpy --cache-dir /tmp/c"
     assert CppHandler().get_execution_commands("/w/a.cpp", ctx) == ["g++ -std=c++17 -o /w/a.out /w/a.cpp", "/w/a.out"]
+
+
+def test_python_runs_on_llm_sandbox_python_where_built(monkeypatch, caplog):
+    from hutch.compat.llm_sandbox import _images
+    from hutch.compat.llm_sandbox.const import DefaultImage
+
+    monkeypatch.setattr(_images, "_told_python", False)
+    monkeypatch.setattr(_images, "_have", lambda name: name == "default")
+    assert _images.hutch_image("python", None) == "default"
+    assert "rootfs/llm-sandbox-python.recipe" in caplog.text  # said once, with the command
+    monkeypatch.setattr(_images, "_have", lambda name: True)
+    assert _images.hutch_image("python", None) == "llm-sandbox-python"
+    assert _images.hutch_image("python", DefaultImage.PYTHON) == "llm-sandbox-python"
+    assert _images.hutch_image("cpp", None) == "default"

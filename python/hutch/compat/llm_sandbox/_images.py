@@ -15,8 +15,11 @@ from .exceptions import ImageNotFoundError, ImagePullError
 
 log = logging.getLogger(__name__)
 
-# Python and C++ run on the default image (Python, its scientific stack, g++).
-# Each other language has an image of its own, built from its recipe.
+# Python and C++ run on the default image (Python, its scientific stack, g++);
+# Python on llm-sandbox-python instead where it has been built (the default
+# image plus the libraries llm-sandbox's Python image has: pandas, seaborn,
+# plotly, scikit-learn...).  Each other language has an image of its own,
+# built from its recipe.
 _BY_LANGUAGE = {
     SupportedLanguage.PYTHON: "default",
     SupportedLanguage.CPP: "default",
@@ -44,6 +47,28 @@ def _have(name: str) -> bool:
     return True
 
 
+_PYTHON_IMAGE = "llm-sandbox-python"
+_PYTHON_BUILD = (
+    "hutch rootfs build --from default --recipe rootfs/llm-sandbox-python.recipe --name llm-sandbox-python"
+)
+_told_python = False
+
+
+def _python_image() -> str:
+    global _told_python
+    if _have(_PYTHON_IMAGE):
+        return _PYTHON_IMAGE
+    if not _told_python:
+        _told_python = True
+        log.warning(
+            "Python sessions run on the image default: it lacks some libraries llm-sandbox's Python image has "
+            "(pandas, seaborn, plotly, scikit-learn...), which libraries= installs through the proxy; to have "
+            "them without a network, build them once: %s",
+            _PYTHON_BUILD,
+        )
+    return "default"
+
+
 def hutch_image(lang: str, image: Optional[str]) -> str:
     """The hutch image for a session of lang given image (None: the language's)."""
     if image and image not in _DEFAULTS:
@@ -56,6 +81,8 @@ def hutch_image(lang: str, image: Optional[str]) -> str:
         return image
     language = _DEFAULTS.get(image) if image else SupportedLanguage(lang)
     name = _BY_LANGUAGE[language]
+    if language == SupportedLanguage.PYTHON:
+        name = _python_image()
     if image:
         log.info("llm-sandbox image %s: running on hutch image %s", image, name)
     if not _have(name):
