@@ -141,3 +141,26 @@ def test_pod_manifest_user_is_applied(image):
     pod = {"spec": {"containers": [{"name": "c", "securityContext": {"runAsUser": 1000, "runAsGroup": 1000}}]}}
     with SandboxSession(backend="kubernetes", lang="python", image=image, pod_manifest=pod) as s:
         assert s.execute_command("id -u; id -g").stdout.split() == ["1000", "1000"]
+
+
+def test_unclosed_session_keeps_its_sandbox_for_container_id(image):
+    """As a container outlives the session object that started it: a
+    session dropped without close() (or its name bound to another) keeps
+    its sandbox, which another session connects to by container_id, also
+    given as the first session's .container (Kubernetes code does)."""
+    import gc
+
+    import hutch
+
+    first = SandboxSession(lang="python", image=image)
+    first.open()
+    first.execute_command("echo kept > /sandbox/mark")
+    sid, container = first.container.id, first.container
+    del first, container
+    gc.collect()
+    assert sid in [s["id"] for s in hutch.sandboxes()]
+    with SandboxSession(lang="python", container_id=sid) as again:
+        assert again.execute_command("cat /sandbox/mark").stdout == "kept\n"
+        with SandboxSession(lang="python", container_id=again.container) as third:
+            assert third.execute_command("cat /sandbox/mark").stdout == "kept\n"
+    hutch.Sandbox.attach(sid).destroy()

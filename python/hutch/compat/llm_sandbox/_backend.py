@@ -30,6 +30,15 @@ log = logging.getLogger("hutch.compat.llm_sandbox")
 _told: set = set()
 _told_lock = threading.Lock()
 
+#: The sandboxes of sessions opened and not closed.  A container outlives
+#: the Python object of the session that started it (a session dropped
+#: without close(), or its name bound to another, as llm-sandbox's own
+#: examples do before they connect to its container_id): so does its
+#: sandbox, until close() or the end of the program (hutch removes what is
+#: left then).
+_unclosed: set = set()
+_unclosed_lock = threading.Lock()
+
 #: Keywords of llm-sandbox's container backends that mean nothing here.
 _BACKEND_ONLY = {"client", "kube_namespace", "pod_manifest", "env_vars", "keep_template", "mounts"}
 
@@ -56,6 +65,12 @@ class HutchContainerAPI:
         self.options, self.image = sandbox_options, image
 
     def create_container(self, config: Any = None) -> hutch.Sandbox:
+        sb = self._create()
+        with _unclosed_lock:
+            _unclosed.add(sb)
+        return sb
+
+    def _create(self) -> hutch.Sandbox:
         try:
             return hutch.Sandbox(self.image, **self.options)
         except hutch.Error as e:
@@ -72,6 +87,8 @@ class HutchContainerAPI:
         pass  # a hutch sandbox runs from its creation
 
     def stop_container(self, container: Any) -> None:
+        with _unclosed_lock:
+            _unclosed.discard(container)
         container.close()
 
     def execute_command(self, container: Any, command: str, **kwargs: Any) -> Tuple[int, Any]:
@@ -228,6 +245,8 @@ class SandboxHutchSession(BaseSession):
             self.container = self._given
             self.container_api = HutchContainerAPI({}, "")
             return
+        # Kubernetes code passes its session's .container (the pod) as the id.
+        container_id = str(getattr(container_id, "id", container_id))
         try:
             self.container = hutch.Sandbox.attach(container_id)
         except hutch.Error as e:
@@ -247,6 +266,8 @@ class SandboxHutchSession(BaseSession):
                 self._log(f"Saved the session's sandbox as image {snap.image}")
         finally:
             if sb is not self._given:
+                with _unclosed_lock:
+                    _unclosed.discard(sb)
                 sb.close()
 
     # ---- the environment: the image's own interpreters ----
