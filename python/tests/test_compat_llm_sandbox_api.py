@@ -190,3 +190,23 @@ def test_python_runs_on_llm_sandbox_python_where_built(monkeypatch, caplog):
     assert _images.hutch_image("python", None) == "llm-sandbox-python"
     assert _images.hutch_image("python", DefaultImage.PYTHON) == "llm-sandbox-python"
     assert _images.hutch_image("cpp", None) == "default"
+
+
+def test_a_docker_reference_is_pulled_from_its_registry(monkeypatch):
+    """An image that is no hutch manifest (ghcr.io/OWNER/NAME:TAG) is pulled
+    as docker://, under the name the store gives it."""
+    import hutch
+    from hutch.compat.llm_sandbox import _images
+
+    asked = []
+
+    def pull(ref, *a, **k):
+        asked.append(ref)
+        if not ref.startswith("docker://"):
+            raise hutch.InvalidArgument(22, f"{ref} is not an image reference such as ubuntu:24.04", None)
+        return {"name": "ghcr.io_owner_name:main", "digest": "sha256:0"}
+
+    monkeypatch.setattr(_images, "_have", lambda name: False)
+    monkeypatch.setattr(hutch, "pull", pull)
+    assert _images.hutch_image("python", "ghcr.io/owner/name:main") == "ghcr.io_owner_name:main"
+    assert asked == ["ghcr.io/owner/name:main", "docker://ghcr.io/owner/name:main"]

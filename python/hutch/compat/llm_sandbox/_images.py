@@ -69,16 +69,31 @@ def _python_image() -> str:
     return "default"
 
 
+def _pull(image: str) -> str:
+    """image from hutch's manifests (ubuntu:24.04), else from its registry
+    as Docker names it (python:3.11-slim, ghcr.io/OWNER/NAME:TAG): the name
+    it has in the store."""
+    try:
+        hutch.pull(image)
+        return image
+    except hutch.InvalidArgument:
+        pass  # not one of hutch's manifests
+    except hutch.Error as e:
+        raise ImagePullError(image, str(e)) from e
+    ref = image if image.startswith("docker://") else f"docker://{image}"
+    try:
+        got = hutch.pull(ref)
+    except hutch.Error as e:
+        raise ImagePullError(image, str(e)) from e
+    return str(got.get("name") or got["digest"])
+
+
 def hutch_image(lang: str, image: Optional[str]) -> str:
     """The hutch image for a session of lang given image (None: the language's)."""
     if image and image not in _DEFAULTS:
         if _have(image):
             return image
-        try:
-            hutch.pull(image)
-        except hutch.Error as e:
-            raise ImagePullError(image, str(e)) from e
-        return image
+        return _pull(image)
     language = _DEFAULTS.get(image) if image else SupportedLanguage(lang)
     name = _BY_LANGUAGE[language]
     if language == SupportedLanguage.PYTHON:
