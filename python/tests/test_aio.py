@@ -10,8 +10,14 @@ import pytest
 import hutch
 import hutch.aio
 
-# How late a 10 ms ticker may be while hutch works beside it.
-MAX_LATE = 0.050
+# How late a 10 ms ticker may be while hutch works beside it.  A call made
+# on the loop's thread (or holding the GIL) holds the loop for all of its
+# time: the commands here sleep 0.2 s or 1 s, so such a call makes a tick
+# that late or later.  What is left below that is the machine's: on a busy
+# virtual machine a process whose sibling thread forks or faults in many
+# pages waits tens of milliseconds in the kernel (92 ms seen under CI's
+# load) without that time showing as run delay.
+MAX_LATE = 0.180
 
 
 def run_delay():
