@@ -230,8 +230,9 @@ cJSON *serve_run(const struct serve_config *cfg, const struct serve_run_request 
   hutch_error_t err = NULL;
   struct hutch_sandbox *sb = NULL;
   uint64_t memory = rq->memory_mb > 0 ? (uint64_t)rq->memory_mb << 20 : 0;
-  if (serve_sandbox_make(cfg, memory, &sb, &err) < 0 ||
-      (snprintf(sandbox_id, 40, "%s", hutch_sandbox_id(sb)), put_files(sb, rq, lang, &err) < 0)) {
+  double t0 = monotonic_seconds(), t1 = 0, t2 = 0, t3 = 0;
+  if (serve_sandbox_make(cfg, memory, &sb, &err) < 0 || (snprintf(sandbox_id, 40, "%s", hutch_sandbox_id(sb)),
+                                                         t1 = monotonic_seconds(), put_files(sb, rq, lang, &err) < 0)) {
     serve_metrics_count(cfg->metrics, &cfg->metrics->sandbox_failures);
     _cleanup_free_ char *m = hutch_error_format(err);
     hutch_error_free(&err);
@@ -240,6 +241,7 @@ cJSON *serve_run(const struct serve_config *cfg, const struct serve_run_request 
     *outcome = SERVE_SANDBOX_ERROR;
     return serve_sandbox_error(m);
   }
+  t2 = monotonic_seconds();
   struct mcp_cancel cancel = {.fd = client->fd, .gone = client_gone, .data = client};
   struct step compile = {0}, run = {0};
   if (lang->compile[0])
@@ -250,7 +252,10 @@ cJSON *serve_run(const struct serve_config *cfg, const struct serve_run_request 
   char *note = NULL;
   if (!compile.r.cancelled && !run.r.cancelled)
     fetch_files(cfg, sb, rq, files, &note);
+  t3 = monotonic_seconds();
   serve_sandbox_drop(cfg, sb);
+  hutch_debug("serve: %s: sandbox %.1f ms, files in %.1f ms, steps and files out %.1f ms, removal %.1f ms", sandbox_id,
+              (t1 - t0) * 1e3, (t2 - t1) * 1e3, (t3 - t2) * 1e3, (monotonic_seconds() - t3) * 1e3);
 
   const char *status = "Success";
   _cleanup_free_ char *message = NULL;
