@@ -37,6 +37,7 @@ enum {
   OPT_AUDIT_LOG,
   OPT_AUDIT_LOG_MAX,
   OPT_JSON,
+  OPT_WARM,
 };
 
 static const struct option serve_options[] = {
@@ -57,6 +58,7 @@ static const struct option serve_options[] = {
     {"audit-log", required_argument, NULL, OPT_AUDIT_LOG},
     {"audit-log-max", required_argument, NULL, OPT_AUDIT_LOG_MAX},
     {"json", no_argument, NULL, OPT_JSON},
+    {"warm", required_argument, NULL, OPT_WARM},
     {"help", no_argument, NULL, 'h'},
     {NULL, 0, NULL, 0},
 };
@@ -74,6 +76,8 @@ static void serve_usage(FILE *out) {
                "  --max-concurrency N   requests run at once (default: 32)\n"
                "  --max-queue N         requests waiting past those, at most (default: 256); past it,\n"
                "                        503\n"
+               "  --warm N              sandboxes made ahead of the requests, at most (default: 4; 0:\n"
+               "                        each request's is made for it)\n"
                "  --busy-status CODE    the answer when the queue is full: 503 (default) or 504, which\n"
                "                        verl's client retries\n"
                "  --max-body SIZE       the largest request body (default: 32M)\n"
@@ -157,6 +161,7 @@ int cmd_serve(int argc, char **argv) {
       .image_name = "default",
       .max_concurrency = 32,
       .max_queue = 256,
+      .warm = 4,
       .max_body = 32u << 20,
       .max_file = 16u << 20,
       .max_timeout = 300,
@@ -228,6 +233,12 @@ int cmd_serve(int argc, char **argv) {
       break;
     case OPT_JSON:
       cfg.json = true;
+      break;
+    case OPT_WARM:
+      if (strcmp(optarg, "0") == 0)
+        cfg.warm = 0;
+      else if (!count_opt("--warm", optarg, 64, &cfg.warm))
+        return EXIT_USAGE;
       break;
     case 'h':
       serve_usage(stdout);

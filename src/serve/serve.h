@@ -13,6 +13,7 @@
  * serve_run.c     one request in a fresh sandbox: files in, compile, run,
  *                 files out, SandboxFusion's answer
  * serve_probe.c   what the image offers, looked at once when the server starts
+ * serve_warm.c    sandboxes made ahead of the requests (--warm)
  * serve_metrics.c the counters and histogram of /metrics
  * src/cli/cmd_serve.c parses the options.
  *
@@ -77,6 +78,7 @@ struct serve_metrics {
   uint64_t sandbox_failures;           /* a sandbox could not be made or run */
   uint64_t timeouts;                   /* compile or run steps past their time limit */
   unsigned queued, running, sandboxes; /* gauges */
+  unsigned ready;                      /* of the sandboxes, those made ahead (--warm) */
 };
 void serve_metrics_http(struct serve_metrics *m, int status);
 void serve_metrics_done(struct serve_metrics *m, enum serve_outcome o, double seconds);
@@ -104,6 +106,8 @@ struct serve_config {
   bool json;                /* say where it listens as a JSON line on stdout */
   bool no_cgroups;          /* memory limits as rlimits: this host has no usable cgroup */
   int reaper_fd;
+  unsigned warm; /* sandboxes made ahead, at most (--warm) */
+  struct serve_warm *warmer;
   bool languages[32]; /* by serve_lang_at index: the image has its tool */
   struct mcp_audit *audit;
   struct mcp_config exec; /* what mcp_exec reads of it: max_output, the bytes kept of each stream */
@@ -149,6 +153,15 @@ cJSON *serve_sandbox_error(const char *message);
  * limit (0: the policy's), told to the reaper; and its end. */
 int serve_sandbox_make(const struct serve_config *cfg, uint64_t memory, struct hutch_sandbox **sb, hutch_error_t *err);
 void serve_sandbox_drop(const struct serve_config *cfg, struct hutch_sandbox *sb);
+/* ---- serve_warm.c ---- */
+struct serve_warm;
+/* Starts the thread that keeps n sandboxes ready (none for n 0). */
+int serve_warm_start(struct serve_config *cfg, unsigned n, struct serve_warm **out, hutch_error_t *err);
+/* A ready sandbox of that memory limit, or NULL (w NULL too): the caller
+ * makes one.  The limit is noted for the next ones made. */
+struct hutch_sandbox *serve_warm_take(struct serve_warm *w, uint64_t memory);
+/* Ends the thread and drops the ready sandboxes: after the workers. */
+void serve_warm_stop(struct serve_warm *w);
 /* ---- serve_probe.c ---- */
 /* Looks at the image once: which languages' tools it has, and whether a
  * memory limit needs rlimits here (sets cfg->languages, cfg->no_cgroups). */

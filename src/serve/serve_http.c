@@ -473,7 +473,10 @@ int serve_http(struct serve_config *cfg, hutch_error_t *err) {
   struct server *srv = xcalloc(1, sizeof(*srv));
   srv->cfg = cfg;
   srv->lfd = listen_on(srv, err);
-  if (srv->lfd < 0 || serve_queue_start(cfg, &srv->queue, err) < 0) {
+  /* The ready sandboxes' thread outlives the workers, which use them. */
+  if (srv->lfd < 0 || serve_warm_start(cfg, cfg->warm, &cfg->warmer, err) < 0 ||
+      serve_queue_start(cfg, &srv->queue, err) < 0) {
+    serve_warm_stop(cfg->warmer);
     if (srv->lfd >= 0)
       close(srv->lfd);
     free(srv);
@@ -486,6 +489,7 @@ int serve_http(struct serve_config *cfg, hutch_error_t *err) {
     conn_close(&srv->conns[i]);
   fprintf(stderr, "hutch serve: stopping: the running requests finish, the waiting ones are answered 503\n");
   serve_queue_stop(srv->queue);
+  serve_warm_stop(cfg->warmer);
   free(srv);
   return 0;
 }

@@ -110,5 +110,8 @@ char *serve_metrics_text(struct serve_metrics *m) {
   text_appendf(&t, &len, &cap, "hutch_serve_requests_running %u\n", s.running);
   family(&t, &len, &cap, "hutch_serve_sandboxes_live", "gauge", "Sandboxes alive now.");
   text_appendf(&t, &len, &cap, "hutch_serve_sandboxes_live %u\n", s.sandboxes);
+  family(&t, &len, &cap, "hutch_serve_sandboxes_ready", "gauge",
+         "Of those, sandboxes made ahead of the requests (--warm), nothing run in them yet.");
+  text_appendf(&t, &len, &cap, "hutch_serve_sandboxes_ready %u\n", s.ready);
   return t;
 }

@@ -15,8 +15,10 @@
 #include "serve.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "util.h"
 
@@ -120,13 +122,27 @@ int serve_sandbox_make(const struct serve_config *cfg, uint64_t memory, struct h
       .store = cfg->store,
       .limits = {.memory = memory, .no_cgroups = memory && cfg->no_cgroups},
       .net = HUTCH_NET_NONE,
-      /* Tied to the worker's thread: a killed server takes it along. */
+      /* Tied to the thread that made it (a worker, or --warm's): a killed
+       * server takes it along. */
       .die_with_creator = true,
   };
-  if (hutch_sandbox_create(&sc, sb, err) < 0)
+  /* The reaper is told of its name before it starts: a server killed
+   * while it starts leaves none behind either. */
+  static atomic_uint seq;
+  char name[64];
+  snprintf(name, sizeof(name), "serve-%d-%u", (int)getpid(), atomic_fetch_add(&seq, 1));
+  struct hutch_sandbox_extras x = {.name = name};
+  if (mcp_reaper_announce(cfg->reaper_fd, true, name, err) < 0)
     return -1;
-  if (mcp_reaper_announce(cfg->reaper_fd, true, hutch_sandbox_id(*sb), err) < 0) {
-    hutch_error_t ignored = NULL;
+  int r = hutch_sandbox_create_with(&sc, &x, sb, err);
+  hutch_error_t ignored = NULL;
+  if (r < 0) {
+    if (mcp_reaper_announce(cfg->reaper_fd, false, name, &ignored) < 0)
+      hutch_error_free(&ignored);
+    return -1;
+  }
+  if (mcp_reaper_announce(cfg->reaper_fd, true, hutch_sandbox_id(*sb), err) < 0 ||
+      mcp_reaper_announce(cfg->reaper_fd, false, name, err) < 0) {
     if (hutch_sandbox_destroy(*sb, &ignored) < 0)
       hutch_error_free(&ignored);
     *sb = NULL;
@@ -231,8 +247,10 @@ cJSON *serve_run(const struct serve_config *cfg, const struct serve_run_request 
   struct hutch_sandbox *sb = NULL;
   uint64_t memory = rq->memory_mb > 0 ? (uint64_t)rq->memory_mb << 20 : 0;
   double t0 = monotonic_seconds(), t1 = 0, t2 = 0, t3 = 0;
-  if (serve_sandbox_make(cfg, memory, &sb, &err) < 0 || (snprintf(sandbox_id, 40, "%s", hutch_sandbox_id(sb)),
-                                                         t1 = monotonic_seconds(), put_files(sb, rq, lang, &err) < 0)) {
+  sb = serve_warm_take(cfg->warmer, memory);
+  if ((sb == NULL && serve_sandbox_make(cfg, memory, &sb, &err) < 0) ||
+      (snprintf(sandbox_id, 40, "%s", hutch_sandbox_id(sb)), t1 = monotonic_seconds(),
+       put_files(sb, rq, lang, &err) < 0)) {
     serve_metrics_count(cfg->metrics, &cfg->metrics->sandbox_failures);
     _cleanup_free_ char *m = hutch_error_format(err);
     hutch_error_free(&err);

@@ -224,23 +224,29 @@ tap_ok "hutch_serve_requests_total{status=\"Success\"} moved ($ok_before to $ok_
 tap_like "$(metric 'hutch_serve_requests_total{status="Failed"}')" '^[1-9]' "so did Failed"
 tap_like "$(metric 'hutch_serve_request_duration_seconds_count')" '^[1-9]' "the latency histogram counts them"
 tap_like "$(metric 'hutch_serve_refused_total{reason="too_large"}')" '^[1-9]' "the refusals are counted by reason"
-tap_is "$(metric hutch_serve_sandboxes_live)" 0 "no sandbox is alive between requests"
+tap_is "$(metric hutch_serve_sandboxes_live)" "$(metric hutch_serve_sandboxes_ready)" \
+  "between requests the only sandboxes alive are those made ahead (--warm)"
+tap_like "$(metric hutch_serve_sandboxes_ready)" '^[1-4]$' "of which there are some, at most --warm's 4"
 tap_like "$(curl -s "$url/metrics")" '# TYPE hutch_serve_request_duration_seconds histogram' "in Prometheus' text format"
 # A client that hangs up: its program is killed, its sandbox goes.
 curl -s -m 1 "$url/run_code" -H 'Content-Type: application/json' \
   -d '{"code":"import time; time.sleep(60)","language":"python","run_timeout":60}' >/dev/null
-gone() { [ "$(metric hutch_serve_sandboxes_live)" = 0 ] && [ "$(metric hutch_serve_requests_running)" = 0 ]; }
+gone() {
+  [ "$(metric hutch_serve_sandboxes_live)" = "$(metric hutch_serve_sandboxes_ready)" ] &&
+    [ "$(metric hutch_serve_requests_running)" = 0 ]
+}
 tap_ok "a client that hangs up has its program killed and its sandbox removed" hutch_wait_until 20 gone
 serve_stop "the first server"
 tap_ok "and leaves no sandbox" no_sandboxes
 
-serve_start "$tmp/err2" --max-concurrency 1 --max-queue 1
+serve_start "$tmp/err2" --max-concurrency 1 --max-queue 1 --warm 0
 out=$(client burst "$url/run_code" 6 'import time; time.sleep(2)' 10)
 tap_like "$(echo "$out" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["http"].get("503", 0))')" \
   '^[1-4]$' "past --max-concurrency 1 and --max-queue 1, requests are answered 503 ($out)"
 tap_like "$(echo "$out" | /usr/bin/python3 -c 'import json, sys; print(json.load(sys.stdin)["http"].get("200", 0))')" \
   '^[2-5]$' "the running one and the waiting one are answered"
 tap_like "$(metric 'hutch_serve_refused_total{reason="queue_full"}')" '^[1-9]' "hutch_serve_refused_total{reason=\"queue_full\"} counts them"
+tap_is "$(metric hutch_serve_sandboxes_live)" 0 "with --warm 0 no sandbox is alive between requests"
 serve_stop "the queue's server"
 
 # ---- tokens ----
@@ -263,7 +269,7 @@ tap_is "$(field "$out" run_result.stdout)" '"3\n"' "and as a Basic password (~/.
 # A killed server leaves nothing: the reaper removes its sandbox.
 client run "$url/run_code" code='import time; time.sleep(60)' run_timeout=60 token="$tok" >/dev/null 2>&1 &
 cl=$!
-running() { [ "$(curl -s -H "Authorization: Bearer $tok" "$url/metrics" | awk '$1 == "hutch_serve_sandboxes_live" { print $2 }')" = 1 ]; }
+running() { [ "$(curl -s -H "Authorization: Bearer $tok" "$url/metrics" | awk '$1 == "hutch_serve_requests_running" { print $2 }')" = 1 ]; }
 tap_ok "a request runs" hutch_wait_until 20 running
 kill -9 "$srv"
 wait "$srv" 2>/dev/null
