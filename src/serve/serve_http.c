@@ -165,6 +165,10 @@ static bool head_ok(struct server *srv, struct conn *c) {
     return false;
   }
   const char *cl = serve_header(&c->head, "Content-Length");
+  if (cl == NULL && strcmp(c->head.method, "POST") == 0) {
+    refuse(srv, c, 411, NULL, "a POST needs a Content-Length", &m->bad_request);
+    return false;
+  }
   if (cl) {
     char *end;
     errno = 0;
@@ -232,7 +236,7 @@ static void run_code(struct server *srv, struct conn *c) {
 static void route(struct server *srv, struct conn *c) {
   struct serve_config *cfg = srv->cfg;
   const char *method = c->head.method;
-  bool get = strcmp(method, "GET") == 0 || strcmp(method, "HEAD") == 0, post = strcmp(method, "POST") == 0;
+  bool get = strcmp(method, "GET") == 0, post = strcmp(method, "POST") == 0;
   int status = 200;
   if (is_path(c, "/run_code") && post)
     return run_code(srv, c);
@@ -251,10 +255,12 @@ static void route(struct server *srv, struct conn *c) {
     cJSON_AddNullToObject(j, "executor_pod_name");
     cJSON_AddObjectToObject(j, "files");
     serve_respond_json(c->fd, 200, NULL, j);
-  } else if (is_path(c, "/run_code") || is_path(c, "/run_jupyter") || is_path(c, "/v1/ping") || is_path(c, "/health") ||
-             is_path(c, "/metrics")) {
+  } else if (is_path(c, "/run_code") || is_path(c, "/run_jupyter")) {
     status = 405;
-    serve_respond_detail(c->fd, 405, post ? "Allow: GET, HEAD\r\n" : "Allow: POST\r\n", "Method Not Allowed");
+    serve_respond_detail(c->fd, 405, "Allow: POST\r\n", "Method Not Allowed");
+  } else if (is_path(c, "/v1/ping") || is_path(c, "/health") || is_path(c, "/metrics")) {
+    status = 405;
+    serve_respond_detail(c->fd, 405, "Allow: GET\r\n", "Method Not Allowed");
   } else {
     status = 404;
     serve_respond_detail(c->fd, 404, NULL, "Not Found");

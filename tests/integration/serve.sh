@@ -199,6 +199,21 @@ status=$(curl -s -o /dev/null -w '%{http_code}' "$url/run_code" -H 'Content-Type
 tap_is "$status" 415 "a body that is not application/json (a form's POST) is refused"
 tap_is "$(curl -s -o /dev/null -w '%{http_code}' "$url/nothing")" 404 "an unknown path is 404"
 tap_is "$(curl -s -o /dev/null -w '%{http_code}' "$url/run_code")" 405 "GET /run_code is 405"
+tap_is "$(curl -s -o /dev/null -w '%{http_code}' -d '' "$url/metrics")" 405 "POST /metrics is 405"
+status=$(printf 'POST /run_code HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\r\n' |
+  /usr/bin/python3 -c 'import socket, sys
+u = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((u[0][7:], int(u[1])), timeout=10)
+s.sendall(sys.stdin.buffer.read())
+print(s.recv(100).split()[1].decode())' "$url")
+tap_is "$status" 411 "a POST without Content-Length is 411"
+status=$(printf 'GET /v1/ping HTTP/1.1\r\nHost: 127.0.0.1\r\n folded: x\r\n\r\n' |
+  /usr/bin/python3 -c 'import socket, sys
+u = sys.argv[1].rsplit(":", 1)
+s = socket.create_connection((u[0][7:], int(u[1])), timeout=10)
+s.sendall(sys.stdin.buffer.read())
+print(s.recv(100).split()[1].decode())' "$url")
+tap_is "$status" 400 "a folded header line is 400"
 
 # ---- the sandbox ----
 code='import socket, sys
