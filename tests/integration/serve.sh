@@ -144,13 +144,12 @@ else
   tap_skip "C++" "the compilers test rootfs is unavailable"
 fi
 
-# ---- verl's requests (tests/golden/serve-verl.jsonl: as verl's
+# ---- verl's requests (tests/golden/serve-verl.json: as verl's
 # call_sandbox_api sent them, with the answers) ----
 if [ -n "$cpp" ]; then
-  got=$(/usr/bin/python3 - "$HUTCH_SRCDIR/tests/golden/serve-verl.jsonl" "$url/run_code" <<'PY'
+  got=$(/usr/bin/python3 - "$HUTCH_SRCDIR/tests/golden/serve-verl.json" "$url/run_code" <<'PY'
 import json, sys, urllib.request
-for line in open(sys.argv[1]):
-    case = json.loads(line)
+for case in json.load(open(sys.argv[1])):
     rq = urllib.request.Request(sys.argv[2], json.dumps(case["request"]).encode(),
                                 {"Content-Type": "application/json", "Accept": "application/json"})
     with urllib.request.urlopen(rq, timeout=60) as r:
@@ -161,7 +160,7 @@ for line in open(sys.argv[1]):
     print("same" if got == case["response"] else "differs", case["name"], "" if got == case["response"] else json.dumps(got))
 PY
   )
-  n=$(grep -c . "$HUTCH_SRCDIR/tests/golden/serve-verl.jsonl")
+  n=$(/usr/bin/python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))))' "$HUTCH_SRCDIR/tests/golden/serve-verl.json")
   tap_is "$(grep -c '^same ' <<<"$got")" "$n" "verl's $n recorded requests get the recorded answers" || tap_diag <<<"$got"
 else
   tap_skip "verl's recorded requests" "the compilers test rootfs is unavailable"
