@@ -83,6 +83,8 @@ tap_is "$(/usr/bin/python3 -c 'import json, sys; print(list(json.loads(sys.argv[
 out=$(curl -s "$url/run_code" -H 'Content-Type: application/json' -d '{"code": "echo $((6 * 7))", "language": "bash"}')
 tap_like "$out" '"status":"Success".*"stdout":"42\\n"' "curl: bash runs"
 
+out=$(client run "$url/run_code" code='print "perl ", 6 * 7, "\n";' language=perl)
+tap_is "$(field "$out" run_result.stdout)" '"perl 42\n"' "perl runs"
 out=$(client run "$url/run_code" code='import sys; print("to err", file=sys.stderr); sys.exit(3)')
 tap_is "$(field "$out" status)" '"Failed"' "an exit code 3 is Failed"
 tap_is "$(field "$out" run_result.return_code)" '3' "with return_code 3"
@@ -261,7 +263,14 @@ tap_like "$(echo "$out" | /usr/bin/python3 -c 'import json, sys; print(json.load
   '^[2-5]$' "the running one and the waiting one are answered"
 tap_like "$(metric 'hutch_serve_refused_total{reason="queue_full"}')" '^[1-9]' "hutch_serve_refused_total{reason=\"queue_full\"} counts them"
 tap_is "$(metric hutch_serve_sandboxes_live)" 0 "with --warm 0 no sandbox is alive between requests"
-serve_stop "the queue's server"
+# SIGTERM: a request running finishes and is answered, then the server ends.
+client run "$url/run_code" code='import time; time.sleep(2); print("done")' >"$tmp/last" 2>&1 &
+cl=$!
+running() { [ "$(metric hutch_serve_requests_running)" = 1 ]; }
+hutch_wait_until 20 running
+serve_stop "the queue's server, a request running"
+wait "$cl"
+tap_is "$(field "$(cat "$tmp/last")" run_result.stdout)" '"done\n"' "the request that ran is answered"
 
 # ---- tokens ----
 "$H" serve --listen 0.0.0.0:0 --image "$img" 2>"$tmp/err3"
