@@ -42,12 +42,14 @@ void serve_note(const struct serve_config *cfg, const char *peer, unsigned clien
   cJSON_AddStringToObject(j, "peer", peer);
   if (client)
     cJSON_AddNumberToObject(j, "client", client);
-  cJSON_AddStringToObject(j, "method", method);
-  cJSON_AddStringToObject(j, "path", path);
+  /* The client's strings, as valid UTF-8: the audit file stays JSON. */
+  _cleanup_free_ char *m = mcp_utf8(method, strlen(method)), *p = mcp_utf8(path, strlen(path));
+  cJSON_AddStringToObject(j, "method", m);
+  cJSON_AddStringToObject(j, "path", p);
   if (http)
     cJSON_AddNumberToObject(j, "http", http);
   if (language) {
-    _cleanup_free_ char *l = mcp_utf8(language, strlen(language)); /* a client's string */
+    _cleanup_free_ char *l = mcp_utf8(language, strlen(language));
     cJSON_AddStringToObject(j, "language", l);
   }
   cJSON_AddStringToObject(j, "outcome", outcome);
