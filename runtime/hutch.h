@@ -766,7 +766,10 @@ struct hutch_sandbox_info {
 };
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err);
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);
-/* Remove a sandbox by id or name whether or not it is running (kills it first). */
+/* Remove a sandbox by id or name whether or not it is running (kills it
+ * first).  It waits for a reset, a fork's or a snapshot's copy, a pause or
+ * a resume of it under way (they hold its state's lock, and so does the
+ * removal, as hutch_sandbox_destroy does): never half of one is left. */
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err);
 
 /* ---- names, labels and the status of live sandboxes (0.2) ------------- */
