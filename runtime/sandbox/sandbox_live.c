@@ -81,7 +81,7 @@ int sandbox_create_seeded(const struct hutch_sandbox_config *cfg, const struct h
   if (cfg->workdir)
     sb->workdir = xstrdup(cfg->workdir);
   started_release(&s);
-  if (ports_publish(sb, &ports, err) < 0) {
+  if (ports_publish(sb, &ports, -1, err) < 0) {
     port_set_close(&ports);
     hutch_error_t ignored = NULL;
     hutch_sandbox_destroy(sb, &ignored);
