@@ -152,6 +152,9 @@ bool mcp_base64_decode(const char *text, unsigned char *out, size_t *len);
 /* One audit line (from any thread: the lines are written whole). */
 void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
                const char *outcome, double seconds);
+/* One line (without its newline) to an audit file, whole, from any thread,
+ * rotated past its bound; hutch serve's lines go this way too. */
+void mcp_audit_write(struct mcp_audit *a, const char *line);
 /* Asked by a call while it waits (every 200 ms at most): looks at the
  * session's watches when they are due, and says whether the call is to end
  * (the server stops, the client went away or cancelled it). */
