@@ -159,6 +159,22 @@ def test_a_cancelled_exec_kills_its_process(image):
     assert b"sleep 77" not in run(main())
 
 
+async def idle_and_unlisted(labels):
+    """The sandboxes with these labels once the executor is idle (up to
+    30 s): a call cancelled goes on in the executor, and closes what it
+    makes.  Done when nothing is listed while no worker runs or waits: a
+    create still running lists nothing yet, so an empty list alone proves
+    nothing (on a loaded machine it came first, and the sandbox after)."""
+    ex = hutch.aio._pool()
+    for _ in range(600):
+        await asyncio.sleep(0.05)
+        listed = await hutch.aio.sandboxes(labels=labels)
+        idle = ex._work_queue.empty() and ex._idle_semaphore._value >= len(ex._threads)
+        if not listed and idle:
+            break
+    return await hutch.aio.sandboxes(labels=labels)
+
+
 def test_a_create_cancelled_leaves_no_sandbox(image):
     tag = f"cancel-{os.getpid()}"
 
@@ -168,18 +184,8 @@ def test_a_create_cancelled_leaves_no_sandbox(image):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        # The create goes on in the executor; what it makes is closed.  Done
-        # when nothing is listed while no worker runs or waits: a create still
-        # running lists nothing yet, so an empty list alone proves nothing
-        # (on a loaded machine it came first, and the sandbox after).
-        ex = hutch.aio._pool()
-        for _ in range(600):
-            await asyncio.sleep(0.05)
-            listed = await hutch.aio.sandboxes(labels={"t": tag})
-            idle = ex._work_queue.empty() and ex._idle_semaphore._value >= len(ex._threads)
-            if not listed and idle:
-                break
-        return await hutch.aio.sandboxes(labels={"t": tag})
+        # The create goes on in the executor; what it makes is closed.
+        return await idle_and_unlisted({"t": tag})
 
     assert run(main()) == []
 
