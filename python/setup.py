@@ -233,7 +233,10 @@ def extensions():
     return [
         Extension(
             "hutch._hutch",
-            sources=[os.path.join("src", f) for f in ("module.c", "sandbox.c", "live.c", "proc.c", "reset.c", "extras.c")],
+            sources=[
+                os.path.join("src", f)
+                for f in ("module.c", "sandbox.c", "live.c", "proc.c", "reset.c", "extras.c", "fork.c")
+            ],
             depends=[os.path.join("src", "hutchpy.h")] + RUNTIME["depends"],
             extra_compile_args=["-std=gnu11", "-Wall", "-Wextra", "-Wno-unused-parameter",
                                 "-Wno-missing-field-initializers", "-Wno-cast-function-type"]

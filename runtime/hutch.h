@@ -597,7 +597,10 @@ int hutch_sandbox_pause_status(const char *state_dir, const char *id, struct hut
  * process but its new init is gone, and so are the writable layer, /tmp,
  * /dev/shm, SysV IPC objects and every namespace (all are new).  A paused
  * sandbox comes back running; its cgroup, proxy and /30 are made anew (its
- * init's host pid and its --net proxy address may change).  `sb` follows
+ * init's host pid and its --net proxy address may change).  Its published
+ * ports are bound again on the same host ports, relayed to the new
+ * incarnation (a port another program took in the moment between fails
+ * the reset, EADDRINUSE, and leaves it ended).  `sb` follows
  * the new incarnation; other handles of it follow at their next call.
  * ESTALE when it was made by a hutch that did not record its
  * configuration, or when its policy (the file, its seccomp profile, a
@@ -767,7 +770,10 @@ struct hutch_sandbox_info {
 };
 int hutch_sandbox_list(const char *state_dir, struct hutch_sandbox_info **out, size_t *n, hutch_error_t *err);
 void hutch_sandbox_info_free(struct hutch_sandbox_info *infos, size_t n);
-/* Remove a sandbox by id or name whether or not it is running (kills it first). */
+/* Remove a sandbox by id or name whether or not it is running (kills it
+ * first).  It waits for a reset, a fork's or a snapshot's copy, a pause or
+ * a resume of it under way (they hold its state's lock, and so does the
+ * removal, as hutch_sandbox_destroy does): never half of one is left. */
 int hutch_sandbox_remove(const char *state_dir, const char *id, hutch_error_t *err);
 
 /* ---- names, labels and the status of live sandboxes (0.2) ------------- */

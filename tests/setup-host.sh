@@ -8,8 +8,8 @@
 #    ${HUTCH_TEST_NOSUB_USER:-hutchnosub} without any range (the single-id
 #    mapping cells of tests/integration/doctor-matrix.sh);
 #  - builds the cached test rootfs tarballs (busybox, the Debian one, which
-#    takes a few minutes the first time, and Debian with matplotlib for the
-#    Python package's figure tests) in
+#    takes a few minutes the first time, Debian with matplotlib for the
+#    Python package's figure tests, and Debian with g++ for hutch serve's) in
 #    ${HUTCH_TEST_CACHE:-/var/tmp/hutch-test-cache}.
 #
 # HUTCH_SETUP_ROOTFS=skip does all but the tarballs, =only the tarballs
@@ -147,5 +147,10 @@ if hutch_rootfs_ensure matplotlib >/dev/null; then
   log "matplotlib rootfs: $(hutch_rootfs_tar matplotlib)"
 else
   log "warning: the matplotlib rootfs could not be built; the Python figure tests will be skipped"
+fi
+if hutch_rootfs_ensure compilers >/dev/null; then
+  log "compilers rootfs: $(hutch_rootfs_tar compilers)"
+else
+  log "warning: the compilers rootfs could not be built; hutch serve's compiled-language tests will be skipped"
 fi
 wait "$debian_pid"

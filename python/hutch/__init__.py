@@ -19,8 +19,9 @@ A sandbox may have a name and labels (``hutch.Sandbox(name="job-1",
 labels={"team": "a"})``), which hutch.sandboxes() filters on, and may be
 paused and resumed (``sb.pause()``, ``sb.resume()``, or
 ``hutch.Sandbox.resume("job-1")`` from anywhere), reset to its image's
-state (``sb.reset()``) and snapshotted into an image (``sb.snapshot()``,
-which ``hutch.Sandbox(image=snap)`` takes).  ``ttl=`` gives it a time
+state (``sb.reset()``), snapshotted into an image (``sb.snapshot()``,
+which ``hutch.Sandbox(image=snap)`` takes) and forked into new sandboxes
+that start from its files (``sb.fork(n)``).  ``ttl=`` gives it a time
 limit, ``ports=[8000]`` publishes a port on the host (``sb.url(8000)``),
 ``devices=`` passes devices through.  hutch.Pool hands out sandboxes of one
 configuration, reset between users.  hutch.aio is the same for asyncio
@@ -31,6 +32,7 @@ import logging as _logging
 
 from . import _hutch
 from ._hutch import (
+    FORK_MAX,
     Error,
     ExistsError,
     InvalidArgument,
@@ -65,6 +67,7 @@ Error.message = None  # type: ignore[attr-defined]
 Error.hint = None  # type: ignore[attr-defined]
 
 __all__ = [
+    "FORK_MAX",
     "Error",
     "ExistsError",
     "InvalidArgument",

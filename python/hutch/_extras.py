@@ -175,7 +175,10 @@ class _ExtrasMixin:
     def snapshot(self, name: Optional[str] = None) -> Snapshot:
         """Its writable layer as an image in its image's store, without
         stopping it (it is paused while the layer is copied): what it
-        changed on top of its image, not /tmp, /dev/shm or its binds.
+        changed on top of its image, not /tmp, /dev/shm or its binds, and
+        not its env or workdir (an image is files, which outlive the
+        sandbox: ``reset(to=snap)`` keeps its env, ``fork()`` its whole
+        configuration).
         ``name`` names the image (a name another image has moves to this
         one, as ``hutch rootfs tag`` moves it); unnamed, its digest names
         it.  Returns a hutch.Snapshot, which

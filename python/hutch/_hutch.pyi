@@ -5,6 +5,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
 NET_NONE: int
 NET_PROXY: int
+FORK_MAX: int
 LOG_DEBUG: int
 LOG_INFO: int
 LOG_NOTICE: int
@@ -112,6 +113,14 @@ class Sandbox:
     def reset(self, to: Optional[str] = None, store: Optional[str] = None) -> None: ...
     def set_ttl(self, seconds: float, /) -> None: ...
     def snapshot(self, name: Optional[str] = None, store: Optional[str] = None) -> Dict[str, Any]: ...
+    def fork(
+        self,
+        n: int = 1,
+        names: Optional[Sequence[str]] = None,
+        labels: Optional[Sequence[str]] = None,
+        ttl: float = 0.0,
+        on_ttl: bool = False,
+    ) -> List["Sandbox"]: ...
 
 def images(store: Optional[str] = None) -> List[Dict[str, Any]]: ...
 def image(name: str, store: Optional[str] = None) -> Dict[str, Any]: ...

@@ -85,7 +85,9 @@ class _Lifecycle:
 
     def status(self) -> Dict[str, object]:
         """Its entry in hutch.sandboxes(): id, name, labels, state ("running",
-        "paused" or "dead"), pause_method (when paused), pid, running, created, image, net_proxy."""
+        "paused" or "dead"), pause_method (when paused), pid, running, created, image, net_proxy,
+        ports, devices, ttl, ttl_left, on_ttl and forked_from (the id of the sandbox it was forked
+        from, None when it was not)."""
         return self._h.status()
 
     @property

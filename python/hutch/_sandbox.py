@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Callable, Dict, Iterable, List, Mapping, Optio
 from . import _hutch, _paths
 from ._errors import pythonize
 from ._extras import PortSpec, Snapshot, _ExtrasMixin, devices_arg, image_arg, on_ttl_arg, ports_arg, ttl_arg
+from ._fork import _ForkMixin
 from ._interp import DEFAULT, _Default
 from ._lifecycle import Labels, _Lifecycle, labels_arg, labels_dict
 from ._reset import _ResetMixin
@@ -384,7 +385,7 @@ def _close_all() -> None:
             pass
 
 
-class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin):
+class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin, _ForkMixin):
     """A live sandbox: processes run in it one after another or side by
     side, and its files persist, until close().
 
@@ -484,11 +485,22 @@ class Sandbox(_Lifecycle, _ResetMixin, _ExtrasMixin):
             read_only=bool(read_only),
             **extras,
         )
+        self._own(name, label_list)
+
+    def _own(self, name: Optional[str], label_list: Optional[List[str]]) -> None:
+        """A sandbox this handle made: destroyed at the program's end, and
+        by the reaper when the program is killed."""
         self._name, self._labels = name, labels_dict(label_list)
         _live.add(self)
-        _reaper.tell("+", state_dir, self._h.id)
+        _reaper.tell("+", self._state_dir, self._h.id)
         # "-" once it is destroyed: closed, garbage-collected or at exit.
-        self._unreap = weakref.finalize(self, _reaper.tell, "-", state_dir, self._h.id)
+        self._unreap = weakref.finalize(self, _reaper.tell, "-", self._state_dir, self._h.id)
+
+    def _adopt(self, handle: "_hutch.Sandbox", name: Optional[str], label_list: Optional[List[str]]) -> "Sandbox":
+        """A Sandbox over a handle that owns a sandbox made from this one (fork)."""
+        sb = Sandbox(_handle=handle, store=self._store, state_dir=self._state_dir)
+        sb._own(name, label_list)
+        return sb
 
     @classmethod
     def attach(cls, id: str, *, state_dir: Optional[str] = None, store: Optional[str] = None) -> "Sandbox":

@@ -11,6 +11,9 @@ event loop.
             await sb.pause()
             await sb.resume()
             snap = await sb.snapshot()
+            for child in await sb.fork(2):
+                async with child:
+                    await child.exec("...")
             await sb.reset()
 
         async with hutch.aio.Pool("default", size=4) as pool:
@@ -23,7 +26,7 @@ A process's output, input and end are watched by the event loop itself
 (loop.add_reader on its non-blocking pipes and on an fd that becomes
 readable when it ends), so any number of them run side by side with no
 thread each.  Every other call (create, spawn, files, pause, resume, reset,
-snapshot, close)
+snapshot, fork, close)
 runs in a small executor of this module's own, WORKERS threads, in the
 runtime library, which releases the GIL meanwhile.  A call that is
 cancelled leaves nothing behind: a sandbox or process it made meanwhile is
@@ -391,6 +394,19 @@ class Sandbox:
     async def snapshot(self, name: Optional[str] = None) -> Snapshot:
         """Its writable layer as an image (hutch.Sandbox.snapshot)."""
         return await _call(self._sb.snapshot, name)
+
+    async def fork(self, n: int = 1, **kwargs: Any) -> List["Sandbox"]:
+        """n new sandboxes that start from its files (hutch.Sandbox.fork,
+        which takes the same arguments), each a hutch.aio.Sandbox that owns
+        its sandbox.  Made in the executor; a cancelled call closes the
+        children once they are made."""
+
+        def undo(children: List["_sandbox.Sandbox"]) -> None:
+            for c in children:
+                c.close()
+
+        children = await _making(lambda: self._sb.fork(n, **kwargs), undo)
+        return [Sandbox(c) for c in children]
 
     async def set_ttl(self, seconds: Optional[float]) -> None:
         """Its time limit from now; None or 0 clears it."""

@@ -87,8 +87,13 @@ int hpy_status_extras(PyObject *d, const struct hutch_sandbox_status *s) {
       PyDict_SetItemString(d, "devices", devices) == 0 && PyDict_SetItemString(d, "ttl", ttl) == 0 &&
       PyDict_SetItemString(d, "ttl_left", left) == 0) {
     PyObject *action = s->ttl > 0 ? PyUnicode_FromString(ttl_action_name(s->on_ttl)) : Py_NewRef(Py_None);
-    r = action ? PyDict_SetItemString(d, "on_ttl", action) : -1;
+    PyObject *from = s->forked_from[0] ? PyUnicode_FromString(s->forked_from) : Py_NewRef(Py_None);
+    r = action && from && PyDict_SetItemString(d, "on_ttl", action) == 0 &&
+                PyDict_SetItemString(d, "forked_from", from) == 0
+            ? 0
+            : -1;
     Py_XDECREF(action);
+    Py_XDECREF(from);
   }
   Py_DECREF(ports);
   Py_XDECREF(devices);

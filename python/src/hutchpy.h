@@ -44,6 +44,11 @@ typedef struct {
   char id[40];
   char *state_dir; /* as given (NULL: the default), for the calls that take one */
 } HpySandbox;
+/* A handle with nothing open yet (its sb NULL), for a sandbox made elsewhere
+ * than Sandbox(): fork's children. */
+HpySandbox *hpy_sandbox_alloc(void);
+/* Sandbox.fork(n=1, names=None, labels=None, ttl=0, on_ttl=False) (fork.c). */
+PyObject *hpy_sb_fork(HpySandbox *self, PyObject *args, PyObject *kw);
 /* Sandbox.reset(to=None, store=None) (reset.c). */
 PyObject *hpy_sandbox_reset(HpySandbox *self, PyObject *args, PyObject *kw);
 
@@ -81,7 +86,7 @@ PyObject *hpy_sb_status(HpySandbox *self, PyObject *unused);
 /* A sequence of (host_addr or None, host_port, port) as hutch_ports
  * (malloc'd; the addresses point into the tuples, valid while seq lives). */
 int hpy_ports(PyObject *seq, struct hutch_port **out, size_t *n);
-/* Adds ports, devices, ttl, ttl_left and on_ttl of s to the dict d. */
+/* Adds ports, devices, ttl, ttl_left, on_ttl and forked_from of s to the dict d. */
 int hpy_status_extras(PyObject *d, const struct hutch_sandbox_status *s);
 PyObject *hpy_sb_set_ttl(HpySandbox *self, PyObject *args);
 PyObject *hpy_sb_snapshot(HpySandbox *self, PyObject *args, PyObject *kw);

@@ -492,6 +492,7 @@ PyMODINIT_FUNC PyInit__hutch(void) {
       PyModule_AddObjectRef(m, "Proc", (PyObject *)&HpyProcType) < 0 ||
       PyModule_AddIntConstant(m, "NET_NONE", HUTCH_NET_NONE) < 0 ||
       PyModule_AddIntConstant(m, "NET_PROXY", HUTCH_NET_PROXY) < 0 ||
+      PyModule_AddIntConstant(m, "FORK_MAX", HUTCH_FORK_MAX) < 0 ||
       PyModule_AddIntConstant(m, "LOG_DEBUG", HUTCH_LOG_DEBUG) < 0 ||
       PyModule_AddIntConstant(m, "LOG_INFO", HUTCH_LOG_INFO) < 0 ||
       PyModule_AddIntConstant(m, "LOG_NOTICE", HUTCH_LOG_NOTICE) < 0 ||

@@ -21,6 +21,10 @@ static PyObject *sb_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
   return (PyObject *)self;
 }
 
+HpySandbox *hpy_sandbox_alloc(void) {
+  return (HpySandbox *)sb_new(&HpySandboxType, NULL, NULL);
+}
+
 struct create_args {
   const char *image, *policy, *store, *state_dir, *hostname, *workdir, *net_policy, *name, *user;
   const char **allow, **env, **resolve, **labels, **devices;
@@ -509,6 +513,8 @@ static PyMethodDef sb_methods[] = {
     {"reset", FN(hpy_sandbox_reset), KW, "reset(to=None, store=None): back to its image's state"},
     {"set_ttl", FN(hpy_sb_set_ttl), METH_VARARGS, "set_ttl(seconds): its time limit from now (<= 0: none)"},
     {"snapshot", FN(hpy_sb_snapshot), KW, "snapshot(name=None, store=None) -> dict: its writable layer as an image"},
+    {"fork", FN(hpy_sb_fork), KW,
+     "fork(n=1, names=None, labels=None, ttl=0, on_ttl=False) -> list of Sandbox: new sandboxes from its files"},
     {NULL, NULL, 0, NULL},
 };
 static PyGetSetDef sb_getset[] = {

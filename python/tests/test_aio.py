@@ -10,8 +10,14 @@ import pytest
 import hutch
 import hutch.aio
 
-# How late a 10 ms ticker may be while hutch works beside it.
-MAX_LATE = 0.050
+# How late a 10 ms ticker may be while hutch works beside it.  A call made
+# on the loop's thread (or holding the GIL) holds the loop for all of its
+# time: the commands here sleep 0.2 s or 1 s, so such a call makes a tick
+# that late or later.  What is left below that is the machine's: on a busy
+# virtual machine a process whose sibling thread forks or faults in many
+# pages waits tens of milliseconds in the kernel (92 ms seen under CI's
+# load) without that time showing as run delay.
+MAX_LATE = 0.180
 
 
 def run_delay():
@@ -153,6 +159,22 @@ def test_a_cancelled_exec_kills_its_process(image):
     assert b"sleep 77" not in run(main())
 
 
+async def idle_and_unlisted(labels):
+    """The sandboxes with these labels once the executor is idle (up to
+    30 s): a call cancelled goes on in the executor, and closes what it
+    makes.  Done when nothing is listed while no worker runs or waits: a
+    create still running lists nothing yet, so an empty list alone proves
+    nothing (on a loaded machine it came first, and the sandbox after)."""
+    ex = hutch.aio._pool()
+    for _ in range(600):
+        await asyncio.sleep(0.05)
+        listed = await hutch.aio.sandboxes(labels=labels)
+        idle = ex._work_queue.empty() and ex._idle_semaphore._value >= len(ex._threads)
+        if not listed and idle:
+            break
+    return await hutch.aio.sandboxes(labels=labels)
+
+
 def test_a_create_cancelled_leaves_no_sandbox(image):
     tag = f"cancel-{os.getpid()}"
 
@@ -162,18 +184,8 @@ def test_a_create_cancelled_leaves_no_sandbox(image):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        # The create goes on in the executor; what it makes is closed.  Done
-        # when nothing is listed while no worker runs or waits: a create still
-        # running lists nothing yet, so an empty list alone proves nothing
-        # (on a loaded machine it came first, and the sandbox after).
-        ex = hutch.aio._pool()
-        for _ in range(600):
-            await asyncio.sleep(0.05)
-            listed = await hutch.aio.sandboxes(labels={"t": tag})
-            idle = ex._work_queue.empty() and ex._idle_semaphore._value >= len(ex._threads)
-            if not listed and idle:
-                break
-        return await hutch.aio.sandboxes(labels={"t": tag})
+        # The create goes on in the executor; what it makes is closed.
+        return await idle_and_unlisted({"t": tag})
 
     assert run(main()) == []
 

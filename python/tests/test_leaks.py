@@ -71,6 +71,26 @@ def _ids():
     return {s["id"] for s in hutch.sandboxes()}
 
 
+def killed_program(code, n, tmp_path):
+    """Runs code, a program that prints the ids of the n sandboxes it made
+    on one line and sleeps; SIGKILLs it once it has, and waits up to 60 s
+    for the reaper to remove them.  Returns the ids still listed then and
+    what the program wrote on stderr (its reaper's too)."""
+    err = open(tmp_path / "stderr", "w+")
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True, env=os.environ)
+    try:
+        ids = set(p.stdout.readline().split())
+        assert len(ids) == n and ids <= _ids()
+    finally:
+        p.kill()
+        p.wait(30)
+    deadline = time.monotonic() + 60
+    while ids & _ids() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    err.seek(0)
+    return ids & _ids(), err.read()
+
+
 def test_killed_program_leaves_no_sandbox(image, tmp_path):
     # SIGKILL: no atexit handler, no finalizer runs; the reaper removes them.
     code = (
@@ -81,20 +101,9 @@ def test_killed_program_leaves_no_sandbox(image, tmp_path):
         "print(' '.join(s.id for s in sbs), flush=True)\n"
         "time.sleep(600)\n"
     )
-    err = open(tmp_path / "stderr", "w+")
-    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, stderr=err, text=True, env=os.environ)
-    try:
-        ids = set(p.stdout.readline().split())
-        assert len(ids) == 3 and ids <= _ids()
-    finally:
-        p.kill()
-        p.wait(30)
-    deadline = time.monotonic() + 60
-    while ids & _ids() and time.monotonic() < deadline:
-        time.sleep(0.2)
-    err.seek(0)
-    assert not ids & _ids(), err.read()
-    assert "removing 3 sandbox(es)" in err.read()
+    left, stderr = killed_program(code, 3, tmp_path)
+    assert not left, stderr
+    assert "removing 3 sandbox(es)" in stderr
 
 
 def test_reaper_has_no_cap(tmp_path):

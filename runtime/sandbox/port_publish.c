@@ -355,7 +355,7 @@ static int record_relay(struct sandbox_state *st, void *data, hutch_error_t *err
   return 0;
 }
 
-int ports_publish(struct hutch_sandbox *sb, struct port_set *set, hutch_error_t *err) {
+int ports_publish(struct hutch_sandbox *sb, struct port_set *set, int lockfd, hutch_error_t *err) {
   if (set->n == 0)
     return 0;
   pid_t pid = -1;
@@ -363,7 +363,8 @@ int ports_publish(struct hutch_sandbox *sb, struct port_set *set, hutch_error_t 
   if (port_relay_start(sb->state_fd, sb->id, sb->init_pidfd, set, &pid, &start_time, err) < 0)
     return -1;
   cJSON *rec = ports_state_json(set, pid, start_time);
-  int r = state_update(sb->state_fd, sb->id, record_relay, rec, err);
+  int r = lockfd >= 0 ? state_update_locked(lockfd, sb->state_fd, sb->id, record_relay, rec, err)
+                      : state_update(sb->state_fd, sb->id, record_relay, rec, err);
   if (r < 0)
     port_relay_stop(sb->state_fd, sb->id, rec);
   cJSON_Delete(rec);

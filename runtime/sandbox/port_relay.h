@@ -52,9 +52,10 @@ char **ports_strv(const struct hutch_port *ports, size_t n);
 int ports_bind_extras(const struct hutch_sandbox_config *cfg, const struct hutch_sandbox_extras *x,
                       struct port_set *set, struct hutch_sandbox_extras *xc, struct hutch_port chosen[PORTS_MAX],
                       hutch_error_t *err);
-/* Once it runs: the relay started and recorded in its state.json. */
+/* Once it runs: the relay started and recorded in its state.json (lockfd:
+ * the state lock the caller holds, state_lock's; -1: taken here). */
 struct hutch_sandbox;
-int ports_publish(struct hutch_sandbox *sb, struct port_set *set, hutch_error_t *err);
+int ports_publish(struct hutch_sandbox *sb, struct port_set *set, int lockfd, hutch_error_t *err);
 
 /* The relay: a process of its own (not the caller's child), holding the
  * listeners (taken from s: closed here), init's pidfd and the sandbox's

@@ -81,7 +81,7 @@ int sandbox_create_seeded(const struct hutch_sandbox_config *cfg, const struct h
   if (cfg->workdir)
     sb->workdir = xstrdup(cfg->workdir);
   started_release(&s);
-  if (ports_publish(sb, &ports, err) < 0) {
+  if (ports_publish(sb, &ports, -1, err) < 0) {
     port_set_close(&ports);
     hutch_error_t ignored = NULL;
     hutch_sandbox_destroy(sb, &ignored);
@@ -249,10 +249,21 @@ int sandbox_root_fd(struct hutch_sandbox *sb, hutch_error_t *err) {
   return sb->root_fd;
 }
 
+/* The removal holds the sandbox's state lock (state.h), as a reset, a
+ * fork's or a snapshot's copy, a pause and a resume do: one under way is
+ * waited for, and the state read once it is done, so that a removal never
+ * tears down half of what another caller is making (a reset's new init
+ * left running with its directory gone, a copy whose layer went under
+ * it).  The teardown takes no lock of its own (a time limit's expiry runs
+ * it under this lock too). */
 int hutch_sandbox_remove(const char *state_dir, const char *what, hutch_error_t *err) {
+  char id[40];
+  _cleanup_close_ int rootfd = state_open_root(state_dir, NULL, err);
+  if (rootfd < 0 || names_resolve(rootfd, what, id, err) < 0)
+    return -1;
+  _cleanup_close_ int lock = state_lock(rootfd, id, err);
   struct sandbox_state st;
-  _cleanup_close_ int rootfd = read_sandbox_state(state_dir, what, &st, err);
-  if (rootfd < 0)
+  if (lock < 0 || state_read(rootfd, id, &st, err) < 0)
     return -1;
   struct teardown t;
   teardown_from_state(&t, rootfd, &st);
@@ -265,15 +276,23 @@ int hutch_sandbox_remove(const char *state_dir, const char *what, hutch_error_t 
 int hutch_sandbox_destroy(struct hutch_sandbox *sb, hutch_error_t *err) {
   /* Reset from elsewhere since: the init to kill is the new one. */
   sandbox_follow_if_ended(sb);
+  /* Under the state lock, as hutch_sandbox_remove; a record that is gone
+   * (its directory too) leaves the handle's own knowledge. */
+  hutch_error_t ignored = NULL;
+  _cleanup_close_ int lock = state_lock(sb->state_fd, sb->id, &ignored);
+  hutch_error_free(&ignored);
   /* The fuse daemon and the proxy are in the record; init and the cgroup
    * are also known from the handle, which a lost record does not undo. */
   struct sandbox_state st = {.pid = sb->pid, .start_time = sb->start_time, .limits = sb->limits};
-  hutch_error_t ignored = NULL;
   bool recorded = state_read(sb->state_fd, sb->id, &st, &ignored) == 0;
   hutch_error_free(&ignored);
-  st.pid = sb->pid;
-  st.start_time = sb->start_time;
-  st.limits = sb->limits;
+  /* A reset between the follow and the lock: its new incarnation is the
+   * one the record names, and the one to end. */
+  if (!recorded || !state_is_running(&st) || (st.pid == sb->pid && st.start_time == sb->start_time)) {
+    st.pid = sb->pid;
+    st.start_time = sb->start_time;
+    st.limits = sb->limits;
+  }
   st.net.proxy = recorded && sb->audit_log && st.net.proxy;
   if (!recorded)
     st.fuse = (struct overlay_fuse_daemon){0};

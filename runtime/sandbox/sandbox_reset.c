@@ -6,7 +6,9 @@
  * and a sandbox started from the configuration recorded at its creation
  * (config_record.h) with its id, state directory, name, labels and audit
  * log kept, its generation one more.  Nothing is cleared kind by kind, so
- * no kind is forgotten.
+ * no kind is forgotten.  Its published ports, whose relay ends with the
+ * old init, are bound again (the same host ports) and relayed to the new
+ * one.
  *
  * Everything that can be refused (the record, the policy's fingerprint,
  * the image's tree, a die_with_creator sandbox) is checked before the old
@@ -35,6 +37,7 @@
 #include "keeper.h"
 #include "pause_ptrace.h"
 #include "policy.h"
+#include "port_relay.h"
 #include "proc_stat.h"
 #include "sandbox.h"
 #include "sandbox_internal.h"
@@ -326,6 +329,28 @@ static int stop_incarnation(struct hutch_sandbox *sb, struct plan *p, int dirfd,
   return 0;
 }
 
+/* The new incarnation ended again, as the old one was (stop_incarnation),
+ * when what it was promised cannot be kept: its published ports. */
+static void stop_new_incarnation(struct hutch_sandbox *sb, int dirfd) {
+  struct sandbox_state st;
+  hutch_error_t e = NULL;
+  if (state_read(sb->state_fd, sb->id, &st, &e) == 0) {
+    struct teardown t;
+    teardown_from_state(&t, sb->state_fd, &st);
+    t.name = NULL;
+    t.keep = true;
+    t.audit_done = true;
+    if (sandbox_teardown(&t, &e) == 0)
+      unlinkat(dirfd, "paused", 0);
+    state_clear(&st);
+  }
+  if (e) {
+    hutch_log_error(HUTCH_LOG_WARNING, e);
+    hutch_error_free(&e);
+  }
+  forget_init(sb);
+}
+
 /* A time limit's keeper ends with the init it watched; the limit goes on
  * across the reset (its deadline is kept in the state), so a new keeper
  * watches the new init.  Failing that, the next listing or open after the
@@ -363,6 +388,21 @@ int hutch_sandbox_reset(struct hutch_sandbox *sb, const struct hutch_reset_optio
     return -1;
   }
   a.stop_ms = (monotonic_seconds() - t_stop) * 1e3;
+  /* Its published ports end with the old init's relay: bound again, the
+   * same host ports (what its url names), before the new one starts. */
+  struct port_set ports = {0};
+  port_set_close(&ports);
+  if (p.x.n_ports && ports_bind(p.cfg.policy, p.x.ports, p.x.n_ports, &ports, err) < 0) {
+    hutch_error_wrap(err, "reset sandbox %s: its published ports", sb->id);
+    hutch_error_hint(err,
+                     "another program took the port while the sandbox was reset; `hutch rm %s`, and create it "
+                     "again",
+                     sb->id);
+    audit_failed_reset(lock, &a, *err);
+    forget_init(sb);
+    plan_clear(&p);
+    return -1;
+  }
   struct start_identity id = {
       .id = sb->id,
       .created = p.st.created,
@@ -374,6 +414,7 @@ int hutch_sandbox_reset(struct hutch_sandbox *sb, const struct hutch_reset_optio
   struct started s;
   int r = sandbox_start_as(&p.cfg, &p.x, &id, &s, err);
   if (r < 0) {
+    port_set_close(&ports);
     hutch_error_wrap(err, "reset sandbox %s", sb->id);
     audit_failed_reset(lock, &a, *err);
     forget_init(sb);
@@ -392,6 +433,14 @@ int hutch_sandbox_reset(struct hutch_sandbox *sb, const struct hutch_reset_optio
   set_str(&sb->audit_log, s.net.enabled ? s.net.audit_log : NULL);
   set_str(&sb->workdir, p.cfg.workdir);
   started_release(&s);
+  if (ports_publish(sb, &ports, lock, err) < 0) {
+    port_set_close(&ports);
+    hutch_error_wrap(err, "reset sandbox %s: its published ports", sb->id);
+    audit_failed_reset(lock, &a, *err);
+    stop_new_incarnation(sb, lock);
+    plan_clear(&p);
+    return -1;
+  }
   keep_time_limit(sb, lock);
   hutch_debug("reset %s: %.3f ms (stop %.3f ms), generation %llu", sb->id, (monotonic_seconds() - t0) * 1e3, a.stop_ms,
               (unsigned long long)a.generation);

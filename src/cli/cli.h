@@ -41,6 +41,8 @@ int cmd_doctor(int argc, char **argv);
 int cmd_cp(int argc, char **argv);
 /* The Model Context Protocol server (src/mcp/). */
 int cmd_mcp(int argc, char **argv);
+/* The SandboxFusion-compatible HTTP service (src/serve/). */
+int cmd_serve(int argc, char **argv);
 int cmd_audit(int argc, char **argv);
 /* hutch pause and hutch resume (cmd_pause.c). */
 int cmd_pause(int argc, char **argv);
@@ -82,6 +84,13 @@ int cli_sandbox_verb_opts(const char *verb, int argc, char **argv, void (*usage)
 int cli_usage_error(const char *verb, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* --on-ttl remove|pause, as create and fork take it; a usage error (2) otherwise. */
 int cli_parse_on_ttl(const char *verb, const char *arg, enum hutch_ttl_action *out);
+/* The bearer tokens of an HTTP server (hutch mcp, hutch serve), one a line
+ * of the file (blank lines and lines that start with # aside), each one
+ * client's and at least CLI_MIN_TOKEN characters; without a file, the
+ * variable env_name's value alone (NULL: none).  NULL with *err set, or
+ * with nothing set when there is none. */
+#define CLI_MIN_TOKEN 16
+char **cli_read_tokens(const char *verb, const char *file, const char *env_name, hutch_error_t *err);
 /* "ports": [{"host_addr", "host_port", "port"}...] of create --json and ps --json. */
 struct cJSON;
 void cli_add_ports_json(struct cJSON *parent, const struct hutch_published_port *ports, size_t n);

@@ -5,6 +5,9 @@
 #include "config.h"
 
 #include <cjson/cJSON.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,6 +15,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util.h"
 
 int cli_fail(hutch_error_t *err) {
   hutch_error_print(stderr, "hutch", *err);
@@ -88,4 +92,50 @@ int cli_parse_on_ttl(const char *verb, const char *arg, enum hutch_ttl_action *o
     return cli_usage_error(verb, "--on-ttl wants remove or pause, got '%s'", arg);
   *out = strcmp(arg, "pause") == 0 ? HUTCH_TTL_PAUSE : HUTCH_TTL_REMOVE;
   return 0;
+}
+
+/* A token file holds at most this many clients' tokens. */
+#define MAX_TOKENS 256
+
+char **cli_read_tokens(const char *verb, const char *file, const char *env_name, hutch_error_t *err) {
+  size_t n = 0;
+  char **tokens = xcalloc(MAX_TOKENS + 1, sizeof(char *));
+  if (file == NULL) {
+    const char *env = env_name ? getenv(env_name) : NULL;
+    if (env && env[0])
+      tokens[n++] = xstrdup(env);
+  } else {
+    _cleanup_free_ char *text = read_file_at(AT_FDCWD, file, 65536, NULL);
+    if (text == NULL) {
+      hutch_error_sys(err, "%s: read the token file %s", verb, file);
+      free(tokens);
+      return NULL;
+    }
+    unsigned line = 0;
+    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+      line++;
+      l[strcspn(l, "\r")] = '\0';
+      if (l[0] == '\0' || l[0] == '#')
+        continue;
+      bool twice = false;
+      for (size_t i = 0; i < n; i++)
+        twice |= strcmp(tokens[i], l) == 0;
+      if (n == MAX_TOKENS || strlen(l) < CLI_MIN_TOKEN || strpbrk(l, " \t") || twice) {
+        hutch_error_set(err, EINVAL, "%s: %s, line %u: %s", verb, file, line,
+                        n == MAX_TOKENS ? "more than 256 tokens"
+                        : twice         ? "the same token as an earlier line (each line is one client's)"
+                                        : "a token is at least 16 characters, without spaces");
+        hutch_error_hint(err, "one token a line: head -c 32 /dev/urandom | base64 >> FILE");
+        break;
+      }
+      tokens[n++] = xstrdup(l);
+    }
+  }
+  if (n == 0 || (err && *err)) {
+    for (size_t i = 0; i < n; i++)
+      free(tokens[i]);
+    free(tokens);
+    return NULL;
+  }
+  return tokens;
 }

@@ -249,55 +249,7 @@ static bool parse_size_opt(const char *opt, const char *v, uint64_t *out) {
   return true;
 }
 
-/* A token file holds at most this many clients' tokens. */
-#define MAX_TOKENS 256
-#define MIN_TOKEN 16
-
-/* The bearer tokens, one a line of the file (blank lines and lines that
- * start with # aside), each one client's; else $HUTCH_MCP_TOKEN alone.
- * NULL with *err set, or with nothing set when there is none. */
-static char **read_tokens(const char *file, hutch_error_t *err) {
-  size_t n = 0;
-  char **tokens = xcalloc(MAX_TOKENS + 1, sizeof(char *));
-  if (file == NULL) {
-    const char *env = getenv("HUTCH_MCP_TOKEN");
-    if (env && env[0])
-      tokens[n++] = xstrdup(env);
-  } else {
-    _cleanup_free_ char *text = read_file_at(AT_FDCWD, file, 65536, NULL);
-    if (text == NULL) {
-      hutch_error_sys(err, "mcp: read the token file %s", file);
-      free(tokens);
-      return NULL;
-    }
-    unsigned line = 0;
-    for (char *save = NULL, *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
-      line++;
-      l[strcspn(l, "\r")] = '\0';
-      if (l[0] == '\0' || l[0] == '#')
-        continue;
-      bool twice = false;
-      for (size_t i = 0; i < n; i++)
-        twice |= strcmp(tokens[i], l) == 0;
-      if (n == MAX_TOKENS || strlen(l) < MIN_TOKEN || strpbrk(l, " \t") || twice) {
-        hutch_error_set(err, EINVAL, "mcp: %s, line %u: %s", file, line,
-                        n == MAX_TOKENS ? "more than 256 tokens"
-                        : twice         ? "the same token as an earlier line (each line is one client's)"
-                                        : "a token is at least 16 characters, without spaces");
-        hutch_error_hint(err, "one token a line: head -c 32 /dev/urandom | base64 >> FILE");
-        break;
-      }
-      tokens[n++] = xstrdup(l);
-    }
-  }
-  if (n == 0 || (err && *err)) {
-    for (size_t i = 0; i < n; i++)
-      free(tokens[i]);
-    free(tokens);
-    return NULL;
-  }
-  return tokens;
-}
+#define MIN_TOKEN CLI_MIN_TOKEN
 
 int cmd_mcp(int argc, char **argv) {
   struct mcp_config cfg = {
@@ -416,7 +368,7 @@ int cmd_mcp(int argc, char **argv) {
   hutch_error_t err = NULL;
   _cleanup_strv_ char **tokens = NULL;
   if (http.listen) {
-    tokens = read_tokens(token_file, &err);
+    tokens = cli_read_tokens("mcp", token_file, "HUTCH_MCP_TOKEN", &err);
     if (err)
       return cli_fail(&err);
     if (tokens == NULL || strlen(tokens[0]) < MIN_TOKEN) {

@@ -34,7 +34,8 @@ static void ps_usage(FILE *out) {
 static void rm_usage(FILE *out) {
   fprintf(out, "Usage: hutch rm [OPTIONS] ID|NAME...\n\n"
                "Kill everything in each sandbox and remove its directories. Works on sandboxes\n"
-               "left behind by a killed hutch too.\n\n"
+               "left behind by a killed hutch too.  A reset, fork, snapshot, pause or resume of\n"
+               "it under way is waited for.\n\n"
                "Options:\n"
                "  --state-dir DIR  where sandboxes keep their state (default: $HUTCH_STATE_DIR)\n"
                "  --all            remove every sandbox of this state directory\n"

@@ -37,6 +37,7 @@ static const struct {
     {"doctor", cmd_doctor, "check that this host can run sandboxes, and how to fix it"},
     {"cp", cmd_cp, "copy files and directories between the host and a live sandbox"},
     {"mcp", cmd_mcp, "serve sandboxes to MCP clients over stdio or loopback HTTP"},
+    {"serve", cmd_serve, "run code for verl and other SandboxFusion clients, over HTTP (hutch-serve(1))"},
     {"audit", cmd_audit, "print a sandbox's audit log and verify it (hutch-audit(1))"},
 };
 

@@ -7,7 +7,8 @@
  * mcp_call.c      what every tool's handler uses: results, errors, arguments
  * mcp_tools.c     the tools: sandboxes as sessions, their files and commands
  * mcp_lifecycle.c the tools that pause and resume a sandbox
- * mcp_snapshot.c  the tools that snapshot and reset a sandbox
+ * mcp_snapshot.c  the tools that snapshot and reset a sandbox, and delete a snapshot
+ * mcp_fork.c      the tool that forks a sandbox into new ones of the session
  * mcp_resources.c a sandbox's files as resources, and subscriptions to them
  * mcp_prompts.c   the prompts
  * mcp_exec.c      a bounded command in a sandbox, cancelled when its client goes
@@ -88,6 +89,12 @@ struct mcp_watch {
   struct mcp_watch *next;
 };
 
+/* A snapshot a session keeps (sandbox_snapshot). */
+struct mcp_snapshot {
+  char *name; /* mcp-TAG-N */
+  char *base; /* the image the sandbox ran when it was taken: its layer lies over it */
+};
+
 struct mcp_session {
   char id[40];
   unsigned client; /* HTTP: 1 + the index of its client's token; 0 over stdio */
@@ -96,10 +103,10 @@ struct mcp_session {
   struct mcp_sandbox *sandboxes;
   struct mcp_watch *watches;
   unsigned n_watches;
-  double next_poll;  /* monotonic time of the watches' next look */
-  char snap_tag[16]; /* its snapshots' names' tag ("": none made yet) */
-  unsigned snap_seq; /* snapshots made, for the next one's name */
-  char **snapshots;  /* the images it keeps: mcp-TAG-N */
+  double next_poll;               /* monotonic time of the watches' next look */
+  char snap_tag[16];              /* its snapshots' names' tag ("": none made yet) */
+  unsigned snap_seq;              /* snapshots made, for the next one's name */
+  struct mcp_snapshot *snapshots; /* the images it keeps, oldest first */
   unsigned n_snapshots;
   /* Sends a server-initiated message (a notification) to the client, when
    * the transport has a way to; NULL: none. */
@@ -145,6 +152,9 @@ bool mcp_base64_decode(const char *text, unsigned char *out, size_t *len);
 /* One audit line (from any thread: the lines are written whole). */
 void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const char *tool, const char *sandbox,
                const char *outcome, double seconds);
+/* One line (without its newline) to an audit file, whole, from any thread,
+ * rotated past its bound; hutch serve's lines go this way too. */
+void mcp_audit_write(struct mcp_audit *a, const char *line);
 /* Asked by a call while it waits (every 200 ms at most): looks at the
  * session's watches when they are due, and says whether the call is to end
  * (the server stops, the client went away or cancelled it). */
@@ -194,6 +204,19 @@ cJSON *mcp_no_sandbox(const char *why);
 cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const char *name, const cJSON *args,
                       struct mcp_cancel *cancel, int *code, char **message);
 
+/* A sandbox made for the session (sandbox_create, sandbox_fork): the
+ * reaper is told of it, its file tools follow no symlink of its, and it
+ * joins the session's list (image: what it runs; workdir: its image's, "/"
+ * when none).  NULL, the sandbox destroyed, when the reaper cannot be
+ * told. */
+struct mcp_sandbox *mcp_session_add(const struct mcp_config *cfg, struct mcp_session *s, struct hutch_sandbox *sb,
+                                    const char *image, const char *workdir, hutch_error_t *err);
+/* The session's sandboxes. */
+unsigned mcp_session_count(const struct mcp_session *s);
+/* Destroys a sandbox of the session (unlinked from its list already),
+ * tells the reaper, and frees m. */
+void mcp_sandbox_drop(const struct mcp_config *cfg, struct mcp_sandbox *m);
+
 /* ---- mcp_lifecycle.c ---- */
 /* The call of a tool of mcp_lifecycle.c's table, or NULL when the tool is
  * not one of them. */
@@ -208,10 +231,17 @@ void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s);
 /* ---- mcp_snapshot.c ---- */
 /* Snapshots a server lets a session keep at most (--max-snapshots). */
 #define MCP_MAX_SNAPSHOTS 64
-/* The call of sandbox_snapshot or sandbox_reset, or NULL for another tool. */
+/* The call of sandbox_snapshot, sandbox_reset or sandbox_snapshot_delete,
+ * or NULL for another tool. */
 cJSON *mcp_snapshot_call(struct mcp_call *c);
+/* Whether name is one of the session's snapshots. */
+bool mcp_snapshot_own(const struct mcp_session *s, const char *name);
 /* Removes the session's snapshots (their sandboxes destroyed first). */
 void mcp_snapshots_end(const struct mcp_config *cfg, struct mcp_session *s);
+
+/* ---- mcp_fork.c ---- */
+/* The call of sandbox_fork, or NULL for another tool. */
+cJSON *mcp_fork_call(struct mcp_call *c);
 
 /* ---- mcp_resources.c ---- */
 /* Subscriptions a session holds at most, and how often their files are

@@ -75,14 +75,7 @@ static bool header(const struct mcp_request *rq, const char *name, char *buf, si
   return false;
 }
 
-/* The client whose token rq carries: 1 + the token's index, 0 for none.
- * Every token is compared to the end: no timing tells how much of one, or
- * which one, matched. */
-static unsigned token_client(const char *const *tokens, const struct mcp_request *rq) {
-  char auth[512];
-  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
-    return 0;
-  const char *given = auth + 7;
+unsigned mcp_token_match(const char *const *tokens, const char *given) {
   size_t a = strlen(given);
   unsigned client = 0;
   for (unsigned t = 0; tokens[t]; t++) {
@@ -93,6 +86,14 @@ static unsigned token_client(const char *const *tokens, const struct mcp_request
     client |= (unsigned)(diff == 0) * (t + 1); /* tokens are distinct: one matches at most */
   }
   return client;
+}
+
+/* The client whose token rq carries: 1 + the token's index, 0 for none. */
+static unsigned token_client(const char *const *tokens, const struct mcp_request *rq) {
+  char auth[512];
+  if (!header(rq, "Authorization", auth, sizeof(auth)) || strncasecmp(auth, "Bearer ", 7) != 0)
+    return 0;
+  return mcp_token_match(tokens, auth + 7);
 }
 
 enum { REQ_BAD = 0, REQ_OK = 1, REQ_UNAUTHORIZED = -1, REQ_MORE = 2, REQ_TOO_LARGE = 3 };

@@ -58,6 +58,10 @@ struct mcp_hsession {
 /* All of buf to fd (non-blocking) by the deadline: false when the client
  * did not take it. */
 bool mcp_http_send(int fd, const char *buf, size_t len, double deadline);
+/* 1 + the index of the token that `given` is, 0 for none.  Every token is
+ * compared to its end: no timing tells how much of one, or which one,
+ * matched (hutch serve's tokens too). */
+unsigned mcp_token_match(const char *const *tokens, const char *given);
 /* A whole HTTP response (Connection: close), its body JSON when there is one. */
 void mcp_http_respond(int fd, int status, const char *reason, const char *extra, const char *body);
 

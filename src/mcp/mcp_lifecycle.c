@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The tools that change what a session's sandbox is, beyond its files and
  * commands: sandbox_pause and sandbox_resume (and, through
- * mcp_snapshot.c, sandbox_snapshot and sandbox_reset).  Each is one entry of
+ * mcp_snapshot.c, sandbox_snapshot, sandbox_reset and
+ * sandbox_snapshot_delete, and through mcp_fork.c, sandbox_fork).  Each is one entry of
  * lifecycle[] below (and its schema in mcp_schema.c: tools[]); mcp_tools_call
  * looks here for a tool its own table has not, and audits the call as it
  * audits every other. */
@@ -105,9 +106,10 @@ cJSON *mcp_lifecycle_call(struct mcp_call *c) {
 }
 
 bool mcp_tool_runs_paused(const char *tool) {
-  /* A paused sandbox is copied as it is, and a reset makes it run again. */
+  /* A paused sandbox is copied as it is (by a snapshot, and into a fork's
+   * children, and stays paused), and a reset makes it run again. */
   if (strcmp(tool, "sandbox_destroy") == 0 || strcmp(tool, "sandbox_snapshot") == 0 ||
-      strcmp(tool, "sandbox_reset") == 0)
+      strcmp(tool, "sandbox_reset") == 0 || strcmp(tool, "sandbox_fork") == 0)
     return true;
   for (size_t i = 0; i < ARRAY_SIZE(lifecycle); i++)
     if (strcmp(tool, lifecycle[i].name) == 0)

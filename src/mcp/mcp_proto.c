@@ -109,8 +109,8 @@ static void audit_rotate(struct mcp_audit *a) {
   fflush(a->f);
   int fd = rename(a->path, old) == 0 ? open(a->path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600) : -1;
   if (fd < 0 || dup3(fd, fileno(a->f), O_CLOEXEC) < 0) {
-    hutch_warn("mcp: the audit log %s is past %llu bytes and could not start again: %s", a->path,
-               (unsigned long long)a->max, strerror(errno));
+    hutch_warn("the audit log %s is past %llu bytes and could not start again: %s", a->path, (unsigned long long)a->max,
+               strerror(errno));
     a->max = UINT64_MAX;
   } else {
     a->size = 0;
@@ -138,7 +138,12 @@ void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const 
   cJSON_AddStringToObject(j, "outcome", outcome);
   cJSON_AddNumberToObject(j, "seconds", seconds);
   char *line = cJSON_PrintUnformatted(j);
-  struct mcp_audit *a = cfg->audit;
+  mcp_audit_write(cfg->audit, line);
+  free(line);
+  cJSON_Delete(j);
+}
+
+void mcp_audit_write(struct mcp_audit *a, const char *line) {
   size_t len = strlen(line) + 1;
   pthread_mutex_lock(&audit_lock);
   if (a->path && a->size > 0 && a->size + len > a->max)
@@ -148,8 +153,6 @@ void mcp_audit(const struct mcp_config *cfg, const struct mcp_session *s, const 
   if (a->f)
     fflush(a->f);
   pthread_mutex_unlock(&audit_lock);
-  free(line);
-  cJSON_Delete(j);
 }
 
 static cJSON *initialize(struct mcp_session *s, const cJSON *params) {

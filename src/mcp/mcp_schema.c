@@ -52,7 +52,9 @@ static const struct tool {
      "`net`:{`type`:`string`,`enum`:[`none`,`proxy`],`description`:`none: loopback only (default); proxy: "
      "HTTP(S) through hutch's allowlist proxy, when the server allows it`},"
      "`allow`:{`type`:`array`,`items`:{`type`:`string`},`description`:`hosts (HOST or HOST:PORT) the proxy lets "
-     "through besides the policy's, among those the server permits; needs net proxy`}},"
+     "through besides the policy's, among those the server permits; needs net proxy`},"
+     "`snapshot`:{`type`:`string`,`description`:`a snapshot of this session (sandbox_snapshot's image) to start "
+     "from instead of an image`}},"
      "`additionalProperties`:false}",
      "{`type`:`object`,`properties`:{"
      "`id`:{`type`:`string`,`description`:`the sandbox's id, for the other tools`},"
@@ -195,6 +197,36 @@ static const struct tool {
      "`image`:{`type`:`string`,`description`:`the image it runs now`}},"
      "`required`:[`id`,`image`]}",
      false, true, true, CLOSED},
+    {"sandbox_snapshot_delete", "Delete a snapshot",
+     "Remove one of this session's snapshots from the store, making room for another. Refused while a sandbox of "
+     "the session runs on it, or while a later snapshot lies over it.",
+     "{`type`:`object`,`properties`:{"
+     "`snapshot`:{`type`:`string`,`description`:`the snapshot to delete (sandbox_snapshot's image)`}},"
+     "`required`:[`snapshot`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`snapshot`:{`type`:`string`,`description`:`the snapshot deleted`},"
+     "`snapshots_left`:{`type`:`number`,`description`:`how many more this session may keep`}},"
+     "`required`:[`snapshot`,`snapshots_left`]}",
+     false, true, true, CLOSED},
+    /* mcp_fork.c's */
+    {"sandbox_fork", "Fork a sandbox",
+     "Make new sandboxes of this session that start from a sandbox's files (what it changed on top of its image; "
+     "not /tmp, not its processes), each independent of it and of the others: no write of one reaches another. "
+     "The sandbox is paused for the copy, and goes on after. They count against the server's --max-sandboxes.",
+     "{`type`:`object`,`properties`:{" SANDBOX_ID ","
+     "`n`:{`type`:`integer`,`minimum`:1,`maximum`:" MCP_STR(
+         HUTCH_FORK_MAX) ",`description`:`how many new "
+                         "sandboxes (default: 1)`}},"
+                         "`required`:[`id`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`id`:{`type`:`string`,`description`:`the sandbox forked`},"
+     "`children`:{`type`:`array`,`items`:{`type`:`string`},`description`:`the new sandboxes' ids, for the other "
+     "tools`},"
+     "`paused_ms`:{`type`:`number`,`description`:`how long the sandbox was paused for the copy (0 when it was "
+     "paused already)`},"
+     "`sandboxes_left`:{`type`:`integer`,`description`:`how many more sandboxes this session may have`}},"
+     "`required`:[`id`,`children`,`paused_ms`,`sandboxes_left`]}",
+     false, false, false, CLOSED},
 };
 
 static cJSON *schema(const char *text) {

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* sandbox_snapshot and sandbox_reset: a session's sandbox kept as an image
- * and started anew, from its image or from such a snapshot.  A session's
- * snapshots are its own: named mcp-TAG-N (TAG: random, the session's), at
- * most the server's --max-snapshots of them, told to the reaper as they
- * are made, and removed at the session's end, or by the reaper when the
- * server is killed. */
+ * and started anew, from its image or from such a snapshot (sandbox_create
+ * starts one from it too); sandbox_snapshot_delete removes one.  A
+ * session's snapshots are its own: named mcp-TAG-N (TAG: random, the
+ * session's; N never given twice), at most the server's --max-snapshots of
+ * them at once, told to the reaper as they are made, and removed when
+ * deleted, at the session's end, or by the reaper when the server is
+ * killed. */
 #include "config.h"
 
 #include "mcp.h"
@@ -32,11 +34,16 @@ static bool session_tag(struct mcp_session *s, hutch_error_t *err) {
   return true;
 }
 
-static bool own_snapshot(const struct mcp_session *s, const char *name) {
-  for (unsigned i = 0; i < s->n_snapshots; i++)
-    if (strcmp(s->snapshots[i], name) == 0)
-      return true;
-  return false;
+/* The index of the session's snapshot of that name; s->n_snapshots when none. */
+static unsigned snapshot_index(const struct mcp_session *s, const char *name) {
+  unsigned i = 0;
+  while (i < s->n_snapshots && strcmp(s->snapshots[i].name, name) != 0)
+    i++;
+  return i;
+}
+
+bool mcp_snapshot_own(const struct mcp_session *s, const char *name) {
+  return snapshot_index(s, name) < s->n_snapshots;
 }
 
 static cJSON *t_snapshot(struct mcp_call *c) {
@@ -71,7 +78,7 @@ static cJSON *t_snapshot(struct mcp_call *c) {
   }
   s->snap_seq++;
   s->snapshots = xrealloc(s->snapshots, (s->n_snapshots + 1) * sizeof(*s->snapshots));
-  s->snapshots[s->n_snapshots++] = xstrdup(name);
+  s->snapshots[s->n_snapshots++] = (struct mcp_snapshot){.name = xstrdup(name), .base = xstrdup(m->image)};
   cJSON *st = cJSON_CreateObject();
   cJSON_AddStringToObject(st, "id", m->id);
   cJSON_AddStringToObject(st, "image", name);
@@ -95,7 +102,7 @@ static cJSON *t_reset(struct mcp_call *c) {
   const char *to = mcp_arg_str(c, "snapshot");
   /* Only the session's own: an image of the store would be a way around
    * the server's --allow-image. */
-  if (to && !own_snapshot(c->s, to))
+  if (to && !mcp_snapshot_own(c->s, to))
     return mcp_bad(c, "snapshot \"%s\" is not one of this session's (sandbox_snapshot names them)", to);
   hutch_error_t err = NULL;
   struct hutch_store *store = NULL;
@@ -124,12 +131,70 @@ static cJSON *t_reset(struct mcp_call *c) {
   return mcp_result(t, st, false);
 }
 
+/* What keeps snapshot `name` of the session: a sandbox of the session that
+ * runs on it (its overlay's lower layer: removing it would take files from
+ * under the sandbox, and its reset would fail), or a later snapshot whose
+ * layer lies over it (the store would keep it, unnamed, past the session).
+ * NULL when nothing does, else the tool error. */
+static cJSON *snapshot_in_use(const struct mcp_session *s, const char *name) {
+  for (const struct mcp_sandbox *m = s->sandboxes; m; m = m->next)
+    if (strcmp(m->image, name) == 0) {
+      _cleanup_free_ char *t = xasprintf("snapshot %s: sandbox %s runs on it; destroy that sandbox, or sandbox_reset "
+                                         "it to its image, before the snapshot is deleted",
+                                         name, m->id);
+      return mcp_result(t, NULL, true);
+    }
+  for (unsigned i = 0; i < s->n_snapshots; i++)
+    if (strcmp(s->snapshots[i].base, name) == 0) {
+      _cleanup_free_ char *t = xasprintf("snapshot %s: snapshot %s of this session was taken of a sandbox that ran "
+                                         "on it, and is a layer over it; delete %s first",
+                                         name, s->snapshots[i].name, s->snapshots[i].name);
+      return mcp_result(t, NULL, true);
+    }
+  return NULL;
+}
+
+static cJSON *t_delete(struct mcp_call *c) {
+  struct mcp_session *s = c->s;
+  const char *name = mcp_arg_str(c, "snapshot");
+  unsigned i = snapshot_index(s, name);
+  if (i == s->n_snapshots)
+    return mcp_bad(c, "snapshot \"%s\" is not one of this session's (sandbox_snapshot names them)", name);
+  cJSON *busy = snapshot_in_use(s, name);
+  if (busy)
+    return busy;
+  hutch_error_t err = NULL;
+  struct hutch_store *store = NULL;
+  if (hutch_store_open(c->cfg->store, &store, &err) < 0 || hutch_image_remove(store, name, &err) < 0) {
+    hutch_store_close(store);
+    return mcp_tool_error(&err);
+  }
+  hutch_store_close(store);
+  /* Gone from the store: a reaper that was not told would find it gone. */
+  if (mcp_reaper_announce_image(c->cfg->reaper_fd, false, name, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+  _cleanup_free_ char *gone = s->snapshots[i].name;
+  free(s->snapshots[i].base);
+  memmove(&s->snapshots[i], &s->snapshots[i + 1], (s->n_snapshots - i - 1) * sizeof(*s->snapshots));
+  s->n_snapshots--;
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "snapshot", gone);
+  cJSON_AddNumberToObject(st, "snapshots_left", (double)(c->cfg->max_snapshots - s->n_snapshots));
+  _cleanup_free_ char *t =
+      xasprintf("deleted snapshot %s (%u more may be kept)", gone, c->cfg->max_snapshots - s->n_snapshots);
+  return mcp_result(t, st, false);
+}
+
 cJSON *mcp_snapshot_call(struct mcp_call *c) {
   if (strcmp(c->tool, "sandbox_snapshot") == 0)
     return t_snapshot(c);
   if (strcmp(c->tool, "sandbox_reset") == 0)
     return t_reset(c);
-  return NULL;
+  if (strcmp(c->tool, "sandbox_snapshot_delete") == 0)
+    return t_delete(c);
+  return mcp_fork_call(c);
 }
 
 void mcp_snapshots_end(const struct mcp_config *cfg, struct mcp_session *s) {
@@ -143,14 +208,15 @@ void mcp_snapshots_end(const struct mcp_config *cfg, struct mcp_session *s) {
   /* Newest first: a snapshot of a sandbox that was reset to an older one
    * is a layer over it. */
   for (unsigned i = s->n_snapshots; i-- > 0;) {
-    if (store && hutch_image_remove(store, s->snapshots[i], &err) < 0) {
+    if (store && hutch_image_remove(store, s->snapshots[i].name, &err) < 0) {
       hutch_log_error(HUTCH_LOG_WARNING, err);
       hutch_error_free(&err);
-    } else if (store && mcp_reaper_announce_image(cfg->reaper_fd, false, s->snapshots[i], &err) < 0) {
+    } else if (store && mcp_reaper_announce_image(cfg->reaper_fd, false, s->snapshots[i].name, &err) < 0) {
       hutch_log_error(HUTCH_LOG_WARNING, err);
       hutch_error_free(&err);
     }
-    free(s->snapshots[i]);
+    free(s->snapshots[i].name);
+    free(s->snapshots[i].base);
   }
   hutch_store_close(store);
   free(s->snapshots);

@@ -71,9 +71,7 @@ static cJSON *image_refused(const struct mcp_config *cfg, const char *name) {
 
 static cJSON *t_create(struct mcp_call *c) {
   const struct mcp_config *cfg = c->cfg;
-  unsigned n = 0;
-  for (struct mcp_sandbox *m = c->s->sandboxes; m; m = m->next)
-    n++;
+  unsigned n = mcp_session_count(c->s);
   if (n >= cfg->max_sandboxes) {
     _cleanup_free_ char *t = xasprintf("this session has %u sandboxes, the most allowed: destroy one first", n);
     return mcp_result(t, NULL, true);
@@ -108,10 +106,18 @@ static cJSON *t_create(struct mcp_call *c) {
     }
     hosts[i++] = h->valuestring;
   }
-  const char *image_name = mcp_arg_str(c, "image");
+  const char *image_name = mcp_arg_str(c, "image"), *snapshot = mcp_arg_str(c, "snapshot");
+  if (image_name && snapshot)
+    return mcp_bad(c, "arguments image and snapshot: give one (a snapshot is an image of this session's)");
+  /* A snapshot of the session's own is made of an image it was allowed:
+   * the list of images does not name it, and need not. */
+  if (snapshot && !mcp_snapshot_own(c->s, snapshot))
+    return mcp_bad(c, "snapshot \"%s\" is not one of this session's (sandbox_snapshot names them)", snapshot);
+  if (snapshot)
+    image_name = snapshot;
   if (image_name == NULL)
     image_name = cfg->default_image;
-  cJSON *refused = image_refused(cfg, image_name);
+  cJSON *refused = snapshot ? NULL : image_refused(cfg, image_name);
   if (refused)
     return refused;
   hutch_error_t err = NULL;
@@ -141,35 +147,16 @@ static cJSON *t_create(struct mcp_call *c) {
   };
   struct hutch_sandbox *sb = NULL;
   int r = hutch_sandbox_create(&sc, &sb, &err);
-  /* The file tools go as hutch cp does: the sandbox's symlinks are its
-   * own, never followed for the client, not even inside its root. */
-  if (r == 0)
-    hutch_sandbox_set_no_symlinks(sb, true);
   for (char **e = env; e && *e; e++)
     free(*e);
   free(env);
   cJSON *out;
-  /* A sandbox the reaper could not be told of would outlive a killed
-   * server: it is destroyed at once and the call fails. */
-  if (r == 0 && mcp_reaper_announce(cfg->reaper_fd, true, hutch_sandbox_id(sb), &err) < 0) {
-    hutch_error_t ignored = NULL;
-    if (hutch_sandbox_destroy(sb, &ignored) < 0) {
-      hutch_log_error(HUTCH_LOG_WARNING, ignored);
-      hutch_error_free(&ignored);
-    }
-    r = -1;
-  }
-  if (r < 0) {
+  struct mcp_sandbox *m = NULL;
+  if (r == 0)
+    m = mcp_session_add(cfg, c->s, sb, sc.image, image.workdir, &err);
+  if (m == NULL) {
     out = mcp_tool_error(&err);
   } else {
-    struct mcp_sandbox *m = xcalloc(1, sizeof(*m));
-    m->sb = sb;
-    snprintf(m->id, sizeof(m->id), "%s", hutch_sandbox_id(sb));
-    m->image = xstrdup(sc.image);
-    m->workdir = xstrdup(image.workdir && image.workdir[0] == '/' ? image.workdir : "/");
-    m->created = (int64_t)time(NULL);
-    m->next = c->s->sandboxes;
-    c->s->sandboxes = m;
     snprintf(c->sandbox, sizeof(c->sandbox), "%s", m->id);
     cJSON *st = cJSON_CreateObject();
     cJSON_AddStringToObject(st, "id", m->id);
@@ -184,7 +171,40 @@ static cJSON *t_create(struct mcp_call *c) {
   return out;
 }
 
-static void destroy_one(const struct mcp_config *cfg, struct mcp_sandbox *m) {
+struct mcp_sandbox *mcp_session_add(const struct mcp_config *cfg, struct mcp_session *s, struct hutch_sandbox *sb,
+                                    const char *image, const char *workdir, hutch_error_t *err) {
+  /* A sandbox the reaper could not be told of would outlive a killed
+   * server: it is destroyed at once and the call fails. */
+  if (mcp_reaper_announce(cfg->reaper_fd, true, hutch_sandbox_id(sb), err) < 0) {
+    hutch_error_t ignored = NULL;
+    if (hutch_sandbox_destroy(sb, &ignored) < 0) {
+      hutch_log_error(HUTCH_LOG_WARNING, ignored);
+      hutch_error_free(&ignored);
+    }
+    return NULL;
+  }
+  /* The file tools go as hutch cp does: the sandbox's symlinks are its
+   * own, never followed for the client, not even inside its root. */
+  hutch_sandbox_set_no_symlinks(sb, true);
+  struct mcp_sandbox *m = xcalloc(1, sizeof(*m));
+  m->sb = sb;
+  snprintf(m->id, sizeof(m->id), "%s", hutch_sandbox_id(sb));
+  m->image = xstrdup(image);
+  m->workdir = xstrdup(workdir && workdir[0] == '/' ? workdir : "/");
+  m->created = (int64_t)time(NULL);
+  m->next = s->sandboxes;
+  s->sandboxes = m;
+  return m;
+}
+
+unsigned mcp_session_count(const struct mcp_session *s) {
+  unsigned n = 0;
+  for (const struct mcp_sandbox *m = s->sandboxes; m; m = m->next)
+    n++;
+  return n;
+}
+
+void mcp_sandbox_drop(const struct mcp_config *cfg, struct mcp_sandbox *m) {
   hutch_error_t err = NULL;
   mcp_python_stop(m);
   if (hutch_sandbox_destroy(m->sb, &err) < 0) {
@@ -204,7 +224,7 @@ void mcp_session_end(const struct mcp_config *cfg, struct mcp_session *s) {
   while (s->sandboxes) {
     struct mcp_sandbox *m = s->sandboxes;
     s->sandboxes = m->next;
-    destroy_one(cfg, m);
+    mcp_sandbox_drop(cfg, m);
   }
   /* After the sandboxes: one may run on a snapshot. */
   mcp_snapshots_end(cfg, s);
@@ -220,7 +240,7 @@ static cJSON *t_destroy(struct mcp_call *c) {
   _cleanup_free_ char *t = xasprintf("destroyed sandbox %s", m->id);
   cJSON *st = cJSON_CreateObject();
   cJSON_AddStringToObject(st, "id", m->id);
-  destroy_one(c->cfg, m);
+  mcp_sandbox_drop(c->cfg, m);
   return mcp_result(t, st, false);
 }
 

@@ -55,7 +55,7 @@ for mode in "${modes[@]}"; do
 
   # Every option each verb's --help lists is offered after "--".
   missing=
-  for v in exec create ps rm pause resume ttl reset snapshot fork cp mcp doctor run "rootfs pull" "rootfs build" "rootfs import" "rootfs ls" "rootfs rm" \
+  for v in exec create ps rm pause resume ttl reset snapshot fork cp mcp serve doctor run "rootfs pull" "rootfs build" "rootfs import" "rootfs ls" "rootfs rm" \
     "policy show"; do
     # shellcheck disable=SC2086 # v is one or two words
     want=$(hutch $v --help 2>/dev/null | grep -oE -- '(^|[ ,])--[a-z][a-z0-9-]*\b' | tr -d ' ,' | sort -u)
@@ -70,6 +70,7 @@ for mode in "${modes[@]}"; do
     "rootfs's subcommands $tag"
   tap_ok "image names after --rootfs $tag" offers "$name" "hutch exec --rootfs "
   tap_ok "and after mcp --image $tag" offers "$name" "hutch mcp --image "
+  tap_ok "and after serve --image $tag" offers "$name" "hutch serve --image "
   tap_ok "and for rootfs rm $tag" offers "$name" "hutch rootfs rm "
   tap_ok "sandbox ids after --in $tag" offers "$id" "hutch exec --in "
   tap_ok "and for rm $tag" offers "$id" "hutch rm "

@@ -5,8 +5,9 @@
 # a sandbox flooding a client that does not read (the relay's memory stays
 # small, other connections still answer), 300 idle connections against the
 # cap of 256, a non-loopback address refused without the policy, a port in
-# use failing the create, the audit records, and `hutch rm` stopping the
-# relay.
+# use failing the create, the ports kept across two resets (the same host
+# ports, a new relay, curl reaching the new incarnation's server), the
+# audit records, and `hutch rm` stopping the relay.
 . "$(dirname "$0")/../lib/tap.sh"
 
 img=$(hutch_test_rootfs debian) || tap_skip_all "debian test rootfs unavailable"
@@ -191,6 +192,44 @@ tap_status 2 "a bad -p is a usage error" H create --rootfs "$img" -p 80
 tap_status 2 "port 0 inside is a usage error" H create --rootfs "$img" -p 8080:0
 tap_status 2 "--publish is not an option of exec" H exec --rootfs "$img" --publish 8080:80 -- true
 tap_status 2 "33 ports are a usage error" H create --rootfs "$img" $(for i in $(seq 33); do printf -- '-p 0:%d ' "$i"; done)
+
+# ---- a reset: the same host ports, relayed to the new incarnation ----
+rp=$(free_port)
+tap_ok "create -p HOSTPORT:8000 -p 0:8001, to be reset" H create --rootfs "$img" -p "$rp:8000" -p 0:8001
+r=$tap_stdout
+serve() { # TEXT: a server on 8000 inside r, serving TEXT
+  H exec --in "$r" -- setsid sh -c "mkdir -p /srv && echo $1 >/srv/index.html && cd /srv &&
+    exec python3 -m http.server 8000 --bind 127.0.0.1 >/dev/null 2>&1" </dev/null >/dev/null 2>&1 &
+}
+serves() { [ "$(curl -s --max-time 2 "http://127.0.0.1:$rp/index.html")" = "$1" ]; }
+ports_of() { H ps --json | jq -r --arg id "$1" '.[] | select(.id == $id) | .ports[] | "\(.host_addr):\(.host_port)->\(.port)"' | tr '\n' ' '; }
+serve before
+hutch_wait_until 30 serves before
+tap_check $? "curl reaches its server before the reset"
+published=$(ports_of "$r")
+tap_like "$published" "^127\.0\.0\.1:$rp->8000 127\.0\.0\.1:[1-9][0-9]*->8001 $" "both ports published"
+old_relay=$(relay_pid "$r")
+for n in 1 2; do
+  tap_ok "reset $n" H reset "$r"
+  ! running "$old_relay"
+  tap_check $? "reset $n: the old incarnation's relay is gone"
+  new_relay=$(relay_pid "$r")
+  running "$new_relay" && [ "$new_relay" != "$old_relay" ]
+  tap_check $? "reset $n: a new relay is recorded and runs"
+  tap_is "$(ports_of "$r")" "$published" "reset $n: on the same host ports, the chosen one kept"
+  serves before
+  tap_check "$(($? == 0))" "reset $n: the old server is gone with the old incarnation"
+  serve "after-$n"
+  hutch_wait_until 30 serves "after-$n"
+  tap_check $? "reset $n: curl reaches the new incarnation's server through the same host port"
+  old_relay=$new_relay
+done
+tap_ok "rm the reset sandbox" H rm "$r"
+! running "$old_relay"
+tap_check $? "its last relay is gone"
+tap_ok "its audit" H audit --json "$r"
+tap_is "$(jq -c '[.records[] | select(.type == "ports_summary") | .accepted > 0]' <<<"$tap_stdout")" "[true,true,true]" \
+  "each incarnation's relay counted its connections"
 
 # ---- rm stops the relay; the audit log has the ports and their counts ----
 tap_ok "rm" H rm "$a"

@@ -6,7 +6,8 @@
 # /etc/hosts hutch wrote are not in it; a writer that never stops is caught
 # at one moment (a = b or a = b + 1, never b > a); the sandbox goes on
 # (or stays paused, when it was); the audit log records it.  Nothing inside
-# reaches what init holds for hutch (/proc/1/fd).
+# reaches what init holds for hutch (/proc/1/fd).  The image holds no --env
+# of the sandbox's; reset --to the snapshot and fork keep it.
 . "$(dirname "$0")/../lib/tap.sh"
 
 img=$(hutch_test_rootfs busybox) || tap_skip_all "busybox test rootfs unavailable"
@@ -150,6 +151,25 @@ snap "its snapshot" "$keep"
 tap_ok "holds the file" "$HUTCH_BIN" exec --rootfs "$digest" -- grep -qx kept /root/k
 tap_status 1 "and the deletion" "$HUTCH_BIN" exec --rootfs "$digest" -- test -e /bin/vi
 tap_ok "rm it" "$HUTCH_BIN" rm "$keep"
+
+# ---- an image is files; the environment is the sandbox's configuration -----------
+# The store keeps no --env (where credentials go), so an image exported or
+# pushed carries none; reset --to keeps the sandbox's, fork carries it.
+envsb=$("$HUTCH_BIN" create --rootfs "$img" --env "SNAPVAR=secret-$$")
+tap_check $? "a sandbox with --env"
+tap_ok "it writes a file" "$HUTCH_BIN" exec --in "$envsb" -- sh -c 'echo e >/root/e'
+snap "its snapshot" --name "$tag-env" "$envsb"
+tap_unlike "$(cat "$(dirname "$(rootfs_of "$digest")")/meta.json")" "SNAPVAR|secret-$$" "the store records none of its --env"
+tap_is "$("$HUTCH_BIN" exec --rootfs "$tag-env" -- sh -c 'echo "${SNAPVAR-unset} $(cat /root/e)"')" "unset e" \
+  "a sandbox of the snapshot has its files, not its --env"
+tap_ok "reset --to the snapshot" "$HUTCH_BIN" reset --to "$tag-env" "$envsb"
+tap_is "$("$HUTCH_BIN" exec --in "$envsb" -- sh -c 'echo "$SNAPVAR $(cat /root/e)"')" "secret-$$ e" \
+  "keeps the sandbox's --env, with the snapshot's files"
+tap_ok "a fork of it" "$HUTCH_BIN" fork "$envsb"
+envchild=$tap_stdout
+tap_is "$("$HUTCH_BIN" exec --in "$envchild" -- sh -c 'echo "$SNAPVAR $(cat /root/e)"')" "secret-$$ e" \
+  "carries its --env, with its files"
+tap_ok "rm them" "$HUTCH_BIN" rm "$envchild" "$envsb"
 
 # ---- refusals ----------------------------------------------------------------------
 tap_status 125 "snapshot of an unknown id" "$HUTCH_BIN" snapshot 0123456789ab

@@ -35,6 +35,7 @@ pages=(
   "run:hutch-run.1"
   "cp:hutch-cp.1"
   "mcp:hutch-mcp.1"
+  "serve:hutch-serve.1"
   "benchmark:hutch-benchmark.1"
   "report:hutch-benchmark.1"
 )

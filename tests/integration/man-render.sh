@@ -42,6 +42,7 @@ declare -A page_verbs=(
   [hutch-audit.1]="audit"
   [hutch-doctor.1]="doctor"
   [hutch-mcp.1]="mcp"
+  [hutch-serve.1]="serve"
 )
 
 for r in "${renderers[@]}"; do

@@ -9,7 +9,8 @@
 # end; each call is audited.  A reset leaves no process or file of before;
 # a snapshot brings its files back; a session keeps no more snapshots than
 # --max-snapshots, none of another's, and none past its end, nor past a
-# killed server (the reaper).
+# killed server (the reaper).  (sandbox_fork and sandbox_snapshot_delete:
+# mcp-fork.sh.)
 . "$(dirname "$0")/../lib/tap.sh"
 . "$(dirname "$0")/../lib/mcp.sh"
 
@@ -50,16 +51,6 @@ tap_like "$(cat "$tmp/audit")" "\"tool\":\"sandbox_resume\",\"sandbox\":\"$id\",
 tap_like "$(cat "$tmp/audit")" "\"tool\":\"sandbox_exec\",\"sandbox\":\"$id\",\"outcome\":\"error\"" "and a call refused while paused, as an error"
 
 # ---- sandbox_snapshot and sandbox_reset ----
-# The session's snapshots in the store (mcp-TAG-N).
-snapshots_kept() { "$HUTCH_BIN" rootfs ls | awk 'NR > 1 && $1 ~ /^mcp-/ { print $1 }'; }
-no_snapshots() {
-  for _ in $(seq 100); do
-    [ -z "$(snapshots_kept)" ] && return 0
-    sleep 0.1
-  done
-  "$HUTCH_BIN" rootfs ls >&2
-  return 1
-}
 # snapshot_facts FILE MODE: what the snapshots scenario printed.
 snapshot_facts() {
   local out=$1 mode=$2 image
@@ -114,6 +105,7 @@ wait "$srv" 2>/dev/null
 srv=
 tap_ok "a SIGKILLed server's sandbox is removed by the reaper" no_sandboxes
 tap_ok "and so are its session's snapshots" no_snapshots
+
 tap_fails "--max-snapshots past 64 is refused" "$H" mcp --max-snapshots 65
 tap_fails "--max-snapshots 0 is refused" "$H" mcp --max-snapshots 0
 tap_done

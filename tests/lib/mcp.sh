@@ -24,6 +24,18 @@ no_sandboxes() {
   return 1
 }
 
+# The sessions' snapshots in the store (mcp-TAG-N), and none of them left
+# (within 10 s).
+snapshots_kept() { "$HUTCH_BIN" rootfs ls | awk 'NR > 1 && $1 ~ /^mcp-/ { print $1 }'; }
+no_snapshots() {
+  for _ in $(seq 100); do
+    [ -z "$(snapshots_kept)" ] && return 0
+    sleep 0.1
+  done
+  "$HUTCH_BIN" rootfs ls >&2
+  return 1
+}
+
 # mcp_listen ERRFILE [OPTIONS...]: hutch mcp --listen 127.0.0.1:0 OPTIONS
 # in the background, its standard error in ERRFILE; sets srv to its pid and
 # url to the address it says it listens on (empty when it says none within

@@ -10,7 +10,8 @@
 # scripts build each tarball once (a lock per kind: two kinds build at once).
 #
 #   hutch_rootfs_tar KIND        print the cache path of KIND (busybox|debian|
-#                                matplotlib, Debian with python3-matplotlib)
+#                                matplotlib, Debian with python3-matplotlib|
+#                                compilers, Debian with g++)
 #   hutch_rootfs_ensure KIND     build KIND if missing, then print its path
 #   hutch_rootfs_digest TAR      print the "sha256:HEX" digest of a tarball
 #   hutch_rootfs_rm_all          remove every image from hutch's store
@@ -42,8 +43,12 @@ _hutch_rootfs_key() {
     cat "$_hutch_rootfs_lib/make-matplotlib-rootfs" "$_hutch_rootfs_lib/make-debian-rootfs" |
       sha256sum | cut -c1-16
     ;;
+  compilers)
+    cat "$_hutch_rootfs_lib/make-compilers-rootfs" "$_hutch_rootfs_lib/make-debian-rootfs" |
+      sha256sum | cut -c1-16
+    ;;
   *)
-    echo "rootfs.sh: unknown rootfs kind '$1' (busybox, debian or matplotlib)" >&2
+    echo "rootfs.sh: unknown rootfs kind '$1' (busybox, debian, matplotlib or compilers)" >&2
     return 1
     ;;
   esac

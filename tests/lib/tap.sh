@@ -21,8 +21,8 @@
 #   tap_done                    prints the plan; exits 1 if anything failed
 #
 #   hutch_test_tmpdir           a fresh directory under $TMPDIR
-#   hutch_test_rootfs KIND      imports the cached busybox, debian or
-#                               matplotlib test rootfs into $HUTCH_STORE,
+#   hutch_test_rootfs KIND      imports the cached busybox, debian,
+#                               matplotlib or compilers test rootfs into $HUTCH_STORE,
 #                               prints its image
 #                               name; returns 1 when it is not available.
 #   hutch_wait_until SECS CMD...
@@ -420,7 +420,7 @@ hutch_test_rootfs() {
   local kind=$1 tar name="hutch-test-$1" lock fd rc=0 want have
   case $kind in
   busybox) tar=$(hutch_rootfs_ensure busybox) || return 1 ;;
-  debian | matplotlib)
+  debian | matplotlib | compilers)
     tar=$(hutch_rootfs_tar "$kind") || return 1
     if [ ! -s "$tar" ]; then
       echo "hutch_test_rootfs: $tar is not built: run tests/setup-host.sh as root" >&2
@@ -428,7 +428,7 @@ hutch_test_rootfs() {
     fi
     ;;
   *)
-    echo "hutch_test_rootfs: unknown kind '$kind' (busybox, debian or matplotlib)" >&2
+    echo "hutch_test_rootfs: unknown kind '$kind' (busybox, debian, matplotlib or compilers)" >&2
     return 1
     ;;
   esac

@@ -14,6 +14,8 @@
 //   node client.mjs lifecycle stdio HUTCH_BIN [ARGS...]
 //   node client.mjs snapshots stdio HUTCH_BIN [ARGS...]
 //   node client.mjs snapshots http URL TOKEN
+//   node client.mjs forks stdio HUTCH_BIN [ARGS...]
+//   node client.mjs forks http URL TOKEN
 //     (HUTCH_TEST_LEAVE=1: the client goes without ending the session)
 //
 // The client checks each tool result's structuredContent against the
@@ -40,6 +42,29 @@ function transport(args) {
 
 const structured = (r) => r.structuredContent ?? {};
 const text = (r) => (r.content ?? []).map((c) => c.text ?? "").join("");
+const brief = (r) => ({ isError: Boolean(r.isError), text: text(r), ...structured(r) });
+
+// A client connected, the tools listed: it checks results against the
+// output schemas from then on.  call(name, arguments) calls a tool.
+async function checked(args) {
+  const client = new Client({ name: "hutch-test", version: "1.0.0" });
+  const t = transport(args);
+  await client.connect(t);
+  await client.listTools();
+  return { client, t, call: (name, a) => client.callTool({ name, arguments: a }) };
+}
+
+// The end of a scenario: the client goes without a word
+// (HUTCH_TEST_LEAVE=1), or ends its session and closes.
+async function end({ client, t }) {
+  if (process.env.HUTCH_TEST_LEAVE) {
+    say("left");
+    process.exit(0);
+  }
+  if (kind === "http") await t.terminateSession();
+  await client.close();
+  say("closed");
+}
 
 async function session(args) {
   const client = new Client({ name: "hutch-test", version: "1.0.0" });
@@ -354,12 +379,8 @@ async function lifecycle(args) {
 // to a snapshot brings its files back; an image that is not one of the
 // session's is refused, and so is a snapshot past the bound.
 async function snapshots(args) {
-  const client = new Client({ name: "hutch-test", version: "1.0.0" });
-  const t = transport(args);
-  await client.connect(t);
-  await client.listTools(); // the client checks results against the output schemas from here on
-  const call = (name, a) => client.callTool({ name, arguments: a });
-  const brief = (r) => ({ isError: Boolean(r.isError), text: text(r), ...structured(r) });
+  const session = await checked(args);
+  const { call } = session;
   const id = structured(await call("sandbox_create", {})).id;
   say("create", { id });
   await call("sandbox_write_file", { id, path: "/root/f", content: "one" });
@@ -387,17 +408,73 @@ async function snapshots(args) {
   say("snapshot past the bound", brief(await call("sandbox_snapshot", { id })));
   const revived = await call("sandbox_reset", { id });
   say("reset paused", { ...brief(revived), runs: !(await call("sandbox_exec", { id, command: "true" })).isError });
-  if (process.env.HUTCH_TEST_LEAVE) {
-    say("left");
-    process.exit(0);
-  }
-  if (kind === "http") await t.terminateSession();
-  await client.close();
-  say("closed");
+  await end(session);
+}
+
+// sandbox_fork, sandbox_create from a snapshot and sandbox_snapshot_delete
+// (the server runs with --max-sandboxes 4 --max-snapshots 2): children
+// start from the parent's files, not its /tmp or /dev/shm, and no write
+// crosses between them; they count against --max-sandboxes; a paused
+// parent is forked and stays paused; a snapshot is deleted only when no
+// sandbox runs on it and no later snapshot lies over it.
+async function forks(args) {
+  const session = await checked(args);
+  const { call } = session;
+  const read = async (id, path) => {
+    const r = await call("sandbox_exec", { id, command: `cat ${path}` });
+    return r.isError ? null : structured(r).stdout;
+  };
+  const parent = structured(await call("sandbox_create", {})).id;
+  await call("sandbox_write_file", { id: parent, path: "/root/f", content: "parent\n" });
+  await call("sandbox_exec", { id: parent, command: "echo t > /tmp/t; echo s > /dev/shm/s; sleep 600 >/dev/null 2>&1 &" });
+  const forked = await call("sandbox_fork", { id: parent, n: 2 });
+  say("fork", { parent, ...brief(forked) });
+  const [a, b] = structured(forked).children ?? [];
+  say("children see", { a: await read(a, "/root/f"), b: await read(b, "/root/f"),
+    tmp: await read(a, "/tmp/t"), shm: await read(b, "/dev/shm/s") });
+  await call("sandbox_exec", { id: a, command: "echo a > /root/f; echo a > /tmp/a; echo a > /dev/shm/a" });
+  say("a wrote", { parent: [await read(parent, "/root/f"), await read(parent, "/tmp/a"), await read(parent, "/dev/shm/a")],
+    b: [await read(b, "/root/f"), await read(b, "/tmp/a"), await read(b, "/dev/shm/a")], a: await read(a, "/root/f") });
+  const ps = async (id) => structured(await call("sandbox_exec", { id, command: "ps -o args" })).stdout ?? null;
+  say("processes", { parent: await ps(parent), child: await ps(a) });
+  say("list", { sandboxes: structured(await call("sandbox_list", {})).sandboxes });
+  say("fork past the bound", brief(await call("sandbox_fork", { id: parent, n: 2 })));
+  await call("sandbox_pause", { id: parent });
+  const fromPaused = await call("sandbox_fork", { id: parent });
+  const d = structured(fromPaused).children?.[0];
+  const stillPaused = await call("sandbox_exec", { id: parent, command: "true" });
+  say("fork paused", { ...brief(fromPaused), child_runs: await read(d, "/root/f"), parent_refused: text(stillPaused) });
+  await call("sandbox_resume", { id: parent });
+  const reset = await call("sandbox_reset", { id: a });
+  say("reset child", { isError: Boolean(reset.isError), f: await read(a, "/root/f") });
+  await call("sandbox_destroy", { id: b });
+  await call("sandbox_destroy", { id: d });
+
+  const s1 = structured(await call("sandbox_snapshot", { id: parent })).image;
+  const fromSnap = await call("sandbox_create", { snapshot: s1 });
+  const c = structured(fromSnap).id;
+  say("create from snapshot", { ...brief(fromSnap), snapshot: s1, f: await read(c, "/root/f") });
+  say("delete in use", brief(await call("sandbox_snapshot_delete", { snapshot: s1 })));
+  const cc = structured(await call("sandbox_fork", { id: c })).children?.[0];
+  const listed = structured(await call("sandbox_list", {})).sandboxes;
+  say("fork of it", { image: listed.find((x) => x.id === cc)?.image ?? null, f: await read(cc, "/root/f") });
+  await call("sandbox_exec", { id: c, command: "echo c > /root/g" });
+  const s2 = structured(await call("sandbox_snapshot", { id: c })).image;
+  await call("sandbox_destroy", { id: c });
+  await call("sandbox_destroy", { id: cc });
+  say("delete under another", { ...brief(await call("sandbox_snapshot_delete", { snapshot: s1 })), s2 });
+  say("delete top", brief(await call("sandbox_snapshot_delete", { snapshot: s2 })));
+  say("delete base", brief(await call("sandbox_snapshot_delete", { snapshot: s1 })));
+  say("delete again", brief(await call("sandbox_snapshot_delete", { snapshot: s1 })));
+  const s3 = await call("sandbox_snapshot", { id: parent });
+  say("snapshot after", brief(s3));
+  say("held", { ids: structured(await call("sandbox_list", {})).sandboxes.map((x) => x.id).sort(), parent, a });
+  await end(session);
 }
 
 try {
   if (scenario === "session") await session(rest);
+  else if (scenario === "forks") await forks(rest);
   else if (scenario === "snapshots") await snapshots(rest);
   else if (scenario === "lifecycle") await lifecycle(rest);
   else if (scenario === "resources") await resources(rest);

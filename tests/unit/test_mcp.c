@@ -134,6 +134,22 @@ static void test_protocol(void) {
        "a reset to a snapshot that is not a string"},
       {"\"name\":\"sandbox_reset\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
        "a reset of a sandbox of no session"},
+      {"\"name\":\"sandbox_fork\",\"arguments\":{\"id\":\"x\",\"n\":0}", "argument n wants a number 1 to 64",
+       "a fork of no children"},
+      {"\"name\":\"sandbox_fork\",\"arguments\":{\"id\":\"x\",\"n\":65}", "argument n wants a number 1 to 64",
+       "a fork past HUTCH_FORK_MAX"},
+      {"\"name\":\"sandbox_fork\",\"arguments\":{\"id\":\"x\",\"n\":1.5}", "argument n wants an integer",
+       "a fork of a count that is not whole"},
+      {"\"name\":\"sandbox_fork\",\"arguments\":{\"n\":1}", "missing argument id", "a fork of no sandbox"},
+      {"\"name\":\"sandbox_fork\",\"arguments\":{\"id\":\"x\"}", "sandbox: no sandbox of this session has that id",
+       "a fork of a sandbox of no session"},
+      {"\"name\":\"sandbox_snapshot_delete\",\"arguments\":{}", "missing argument snapshot", "a delete of no snapshot"},
+      {"\"name\":\"sandbox_snapshot_delete\",\"arguments\":{\"snapshot\":\"hutch-test-busybox\"}",
+       "is not one of this session's", "a delete of an image of the store"},
+      {"\"name\":\"sandbox_create\",\"arguments\":{\"snapshot\":\"hutch-test-busybox\"}",
+       "is not one of this session's", "a create from an image of the store named as a snapshot"},
+      {"\"name\":\"sandbox_create\",\"arguments\":{\"image\":\"a\",\"snapshot\":\"b\"}",
+       "arguments image and snapshot: give one", "a create from an image and a snapshot at once"},
   };
   for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
     char *msg = NULL;
@@ -157,8 +173,8 @@ static void test_protocol(void) {
     const cJSON *sc = cJSON_GetObjectItem(t, "inputSchema");
     schemas += cJSON_IsObject(sc) && strcmp(cJSON_GetObjectItem(sc, "type")->valuestring, "object") == 0;
   }
-  tap_is_int(n, 13, "tools/list: 13 tools");
-  tap_is_int(schemas, 13, "each with an object inputSchema");
+  tap_is_int(n, 15, "tools/list: 15 tools");
+  tap_is_int(schemas, 15, "each with an object inputSchema");
   int described = 0, outputs = 0, annotated = 0, titled = 0;
   cJSON_ArrayForEach(t, tools) {
     const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"), *p;
@@ -175,10 +191,10 @@ static void test_protocol(void) {
                  cJSON_IsBool(cJSON_GetObjectItem(a, "openWorldHint"));
     titled += cJSON_IsString(cJSON_GetObjectItem(t, "title"));
   }
-  tap_is_int(described, 13, "every input parameter of every tool is described");
-  tap_is_int(outputs, 13, "each tool has an object outputSchema");
-  tap_is_int(annotated, 13, "and the four annotations");
-  tap_is_int(titled, 13, "and a title");
+  tap_is_int(described, 15, "every input parameter of every tool is described");
+  tap_is_int(outputs, 15, "each tool has an object outputSchema");
+  tap_is_int(annotated, 15, "and the four annotations");
+  tap_is_int(titled, 15, "and a title");
   cJSON_Delete(r);
 }
 
@@ -219,19 +235,71 @@ static void test_annotations(void) {
   tap_ok(hint("sandbox_reset", "destructiveHint", false) && hint("sandbox_reset", "idempotentHint", false) &&
              !hint("sandbox_reset", "readOnlyHint", false),
          "a reset destroys the sandbox's processes and files, the same each time");
+  tap_ok(!hint("sandbox_fork", "destructiveHint", false) && !hint("sandbox_fork", "idempotentHint", false) &&
+             !hint("sandbox_fork", "openWorldHint", true) && !hint("sandbox_fork", "readOnlyHint", false),
+         "a fork destroys nothing and makes new sandboxes each time");
+  tap_ok(hint("sandbox_snapshot_delete", "destructiveHint", false) &&
+             hint("sandbox_snapshot_delete", "idempotentHint", false),
+         "deleting a snapshot destroys it, the same each time");
+}
+
+/* The text of a tools/call's result, and whether it is a tool error. */
+static bool tool_error(struct mcp_session *s, const char *args, char *text, size_t size) {
+  char *msg = NULL;
+  if (asprintf(&msg, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{%s}}", args) < 0)
+    abort();
+  cJSON *r = NULL;
+  int code = code_of(s, msg, &r);
+  free(msg);
+  const char *t =
+      cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "content"), 0), "text"));
+  snprintf(text, size, "%s", t ? t : "");
+  bool is_error = code == 0 && cJSON_IsTrue(cJSON_GetObjectItem(r, "isError"));
+  cJSON_Delete(r);
+  return is_error;
+}
+
+/* What a session holds bounds a fork, and keeps a snapshot from being
+ * deleted: refused before any sandbox or store is reached (the session's
+ * entries here name none that exist). */
+static void test_session_holds(void) {
+  char dir[] = "/tmp/hutch-test-mcp-XXXXXX";
+  if (mkdtemp(dir) == NULL)
+    abort();
+  const char *saved = cfg.state_dir;
+  cfg.state_dir = dir;
+  struct mcp_snapshot snaps[] = {{.name = "mcp-00000000-1", .base = "busybox"},
+                                 {.name = "mcp-00000000-2", .base = "mcp-00000000-1"}};
+  struct mcp_sandbox sb = {.id = "0123456789ab", .image = "mcp-00000000-2"};
+  struct mcp_session s = {.initialized = true, .sandboxes = &sb, .snapshots = snaps, .n_snapshots = 2};
+  char text[512];
+  tap_ok(tool_error(&s, "\"name\":\"sandbox_fork\",\"arguments\":{\"id\":\"0123456789ab\"}", text, sizeof(text)) &&
+             strstr(text, "has 1 sandboxes and may have 1 (the server's --max-sandboxes)"),
+         "a fork past --max-sandboxes is refused, naming it (%s)", text);
+  tap_ok(tool_error(&s, "\"name\":\"sandbox_snapshot_delete\",\"arguments\":{\"snapshot\":\"mcp-00000000-2\"}", text,
+                    sizeof(text)) &&
+             strstr(text, "sandbox 0123456789ab runs on it"),
+         "a snapshot a sandbox of the session runs on is not deleted (%s)", text);
+  tap_ok(tool_error(&s, "\"name\":\"sandbox_snapshot_delete\",\"arguments\":{\"snapshot\":\"mcp-00000000-1\"}", text,
+                    sizeof(text)) &&
+             strstr(text, "snapshot mcp-00000000-2 of this session") && strstr(text, "delete mcp-00000000-2 first"),
+         "nor one a later snapshot lies over (%s)", text);
+  tap_ok(s.n_snapshots == 2 && s.sandboxes == &sb && sb.next == NULL, "and the session holds what it held");
+  cfg.state_dir = saved;
+  rmdir(dir);
 }
 
 /* Which tools a paused sandbox takes: those that end or change its pause;
  * everything that would run in it or touch its files waits for resume. */
 static void test_runs_paused(void) {
-  static const char *const yes[] = {"sandbox_pause", "sandbox_resume", "sandbox_destroy", "sandbox_snapshot",
-                                    "sandbox_reset"};
+  static const char *const yes[] = {"sandbox_pause",    "sandbox_resume", "sandbox_destroy",
+                                    "sandbox_snapshot", "sandbox_reset",  "sandbox_fork"};
   static const char *const no[] = {"sandbox_exec",       "sandbox_run_code",  "sandbox_python",
                                    "sandbox_write_file", "sandbox_read_file", "sandbox_list_dir"};
   int n = 0;
   for (size_t i = 0; i < sizeof(yes) / sizeof(yes[0]); i++)
     n += mcp_tool_runs_paused(yes[i]) && mcp_tool_known(yes[i]);
-  tap_is_int(n, 5, "pause, resume, destroy, snapshot and reset act on a paused sandbox");
+  tap_is_int(n, 6, "pause, resume, destroy, snapshot, reset and fork act on a paused sandbox");
   n = 0;
   for (size_t i = 0; i < sizeof(no) / sizeof(no[0]); i++)
     n += !mcp_tool_runs_paused(no[i]) && mcp_tool_known(no[i]);
@@ -429,6 +497,7 @@ int main(void) {
   test_protocol();
   test_annotations();
   test_runs_paused();
+  test_session_holds();
   test_resources();
   test_prompts();
   test_base64();
