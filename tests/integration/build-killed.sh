@@ -139,6 +139,41 @@ mkdir -p "$work/ctx"
 printf 'FROM %s\nRUN echo first >/first\nRUN sleep %s\n' "$base" "$nap" >"$work/ctx/Dockerfile"
 killed_build dockerfile "$HUTCH_BIN" rootfs build -f "$work/ctx/Dockerfile" --name killed-df --net proxy "$work/ctx"
 
+# ---- the copy of the layer stops with the build ----
+# Stopped first (SIGSTOP), so that only the kernel's parent-death signal
+# can end it: a copier that would go on for nobody stays, stopped.
+printf 'run mkdir /many && cd /many && seq 40000 | xargs touch && dd if=/dev/zero of=/big bs=1M count=100 2>/dev/null && echo layer-made\n' \
+  >"$work/big.recipe"
+"$HUTCH_BIN" rootfs build --from "$base" --recipe "$work/big.recipe" --name big --net none >"$work/big.out" 2>&1 &
+bg=$!
+copier=
+# The build's child that is not its sandbox's init, once the step is done.
+find_copier() {
+  local c
+  grep -q layer-made "$work/big.out" || return 1
+  for c in $(pgrep -P "$bg"); do
+    [ "$(cat "/proc/$c/comm" 2>/dev/null)" = hutch-init ] && continue
+    kill -STOP "$c" 2>/dev/null && copier=$c && return 0
+  done
+  return 1
+}
+tap_ok "a build copies its layer out of its sandbox" hutch_wait_until 120 find_copier
+kill -9 "$bg"
+wait "$bg" 2>/dev/null
+bg=
+# Gone, or a zombie its new parent has not reaped yet.
+copier_gone() {
+  [ -n "$copier" ] || return 1
+  case $(awk '{sub(/^.*\) /, ""); print $1}' "/proc/$copier/stat" 2>/dev/null) in
+  "" | Z | X) return 0 ;;
+  *) return 1 ;;
+  esac
+}
+tap_ok "SIGKILLed then, its copier, stopped, dies with it" hutch_wait_until 10 copier_gone
+[ -n "$copier" ] && kill -9 "$copier" 2>/dev/null
+tap_ok "the next build" next_build
+tap_is "$(tmp_left)" 0 "which removed its stage"
+
 # ---- a live build's stage is not a leftover ----
 "$HUTCH_BIN" rootfs build --from "$base" --recipe "$work/sleep.recipe" --name live --net proxy >/dev/null 2>&1 &
 bg=$!
