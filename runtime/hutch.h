@@ -226,7 +226,10 @@ struct hutch_build_result {
  * the build at the next step boundary (it installs handlers for them in the
  * calling process, and leaves them installed).  Returns 0, -1 on error, or the
  * exit code (> 0) of the step that failed or 128+signal when interrupted;
- * no image is left behind unless it returns 0. */
+ * no image is left behind unless it returns 0.  The sandbox dies with the
+ * calling thread (die_with_creator), even one SIGKILLed; what a killed
+ * build left in the store's tmp/ (the state of that sandbox) is removed by
+ * the next build, either kind. */
 int hutch_image_build(const char *store, const struct hutch_build_options *opts, struct hutch_build_result *out,
                       hutch_error_t *err);
 

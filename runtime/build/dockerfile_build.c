@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "build_layer.h"
+#include "build_sweep.h"
 #include "dockerfile_build.h"
 #include "idmap.h"
 #include "image_layers.h"
@@ -670,6 +671,7 @@ int hutch_dockerfile_build(const char *store_path, const struct hutch_dockerfile
   _cleanup_free_ char *log = NULL;
   if (hutch_store_open(store_path, &b.store, err) < 0)
     goto out;
+  build_sweep_stale(b.store);
   if (o->log_file == NULL) {
     /* By default in the store: logs/build-NAME.log. */
     _cleanup_free_ char *dir = xasprintf("%s/logs", hutch_store_path(b.store));

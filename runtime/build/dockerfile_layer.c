@@ -168,6 +168,8 @@ int df_layer_run(struct df_builder *b, struct df_stage *st, const struct df_inst
       .net_allow = (const char *const *)b->allow,
       .net_policy = b->net ? b->o->net_policy : NULL,
       .net_audit_log = b->net ? proxy_log : NULL,
+      /* The build's own: gone with a killed build (build_sweep.c). */
+      .die_with_creator = true,
   };
   if (hutch_sandbox_create(&cfg, &sb, err) < 0)
     goto out;

@@ -23,6 +23,7 @@
 
 #include "apt_sources.h"
 #include "build_layer.h"
+#include "build_sweep.h"
 #include "build_step.h"
 #include "download.h"
 #include "hutch.h"
@@ -382,8 +383,12 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
   int ret = -1;
 
   catch_signals();
-  if (hutch_store_open(store_path, &store, err) < 0 || hutch_policy_load(o->policy, &policy, err) < 0 ||
-      build_resolve_base(store, o, &base, err) < 0) {
+  if (hutch_store_open(store_path, &store, err) < 0) {
+    ret = -1;
+    goto out;
+  }
+  build_sweep_stale(store);
+  if (hutch_policy_load(o->policy, &policy, err) < 0 || build_resolve_base(store, o, &base, err) < 0) {
     ret = -1;
     goto out;
   }
@@ -431,6 +436,10 @@ int hutch_image_build(const char *store_path, const struct hutch_build_options *
       .net_allow = (const char *const *)allow,
       .net_policy = net ? o->net_policy : NULL,
       .net_allow_address = (const char *const *)mirror_addrs,
+      /* The build's own: it must not outlive a killed build, and nobody
+       * else would remove it (its state is in the stage, not `hutch ps`'s;
+       * build_sweep.c removes what it leaves on the host). */
+      .die_with_creator = true,
   };
   if (net) {
     _cleanup_free_ char *hosts = xstrdup("");

@@ -190,7 +190,7 @@ int hutch_image_import(struct hutch_store *store, const char *file, const struct
   if (fd < 0 || fstat(fd, &st) < 0)
     return hutch_error_sys(err, "import %s: open", file);
   bool regular = S_ISREG(st.st_mode);
-  store_clean_stale_tmp(store);
+  store_clean_stale_tmp(store, NULL, NULL);
 
   char hex[SHA256_HEX_SIZE] = "";
   int already = 0;

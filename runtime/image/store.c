@@ -165,6 +165,19 @@ static int remove_trees(int dirfd, char **names, size_t n, hutch_error_t *err) {
 
 /* ---- tmp directories --------------------------------------------------- */
 
+/* A stale directory (locked by the sweep) that holds a sandbox's state
+ * ("state": a build's stage) goes only once `vet` has stopped what that
+ * sandbox recorded; without a vet it stays for a caller that can. */
+static bool stale_may_go(struct hutch_store *store, int fd, const char *name, store_stale_vet vet, void *data) {
+  struct stat st;
+  if (fstatat(fd, "state", &st, AT_SYMLINK_NOFOLLOW) < 0)
+    return true;
+  if (vet == NULL)
+    return false;
+  _cleanup_free_ char *path = xasprintf("%s/tmp/%s", store->path, name);
+  return vet(fd, path, data) == 0;
+}
+
 struct tmpdir {
   char name[40]; /* below tmp/ */
   int fd;        /* open and flock()ed while in use */
@@ -201,8 +214,7 @@ static int tmpdir_discard(struct hutch_store *store, struct tmpdir *t, hutch_err
   return r;
 }
 
-/* Leftovers of killed imports and removals: nobody holds their lock. */
-void store_clean_stale_tmp(struct hutch_store *store) {
+void store_clean_stale_tmp(struct hutch_store *store, store_stale_vet vet, void *data) {
   int tmpfd = openat(store->fd, "tmp", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (tmpfd < 0)
     return;
@@ -225,7 +237,7 @@ void store_clean_stale_tmp(struct hutch_store *store) {
     int fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (fd < 0)
       continue;
-    if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    if (flock(fd, LOCK_EX | LOCK_NB) < 0 || !stale_may_go(store, fd, de->d_name, vet, data)) {
       close(fd);
       continue;
     }

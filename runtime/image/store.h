@@ -117,7 +117,12 @@ void store_print_notices(const char *file, const struct idmap_set *maps, const s
 
 /* s is n lowercase hex digits. */
 bool store_is_hex(const char *s, size_t n);
-/* Remove what crashed imports left under tmp/ (nobody holds their lock). */
-void store_clean_stale_tmp(struct hutch_store *store);
+/* Remove what killed imports, removals and builds left under tmp/ (nobody
+ * holds their lock).  A build's stage also holds the state directory of
+ * the sandbox its steps ran in ("state"): it goes only when `vet` (called
+ * with the locked directory's fd and path) returns 0, having stopped what
+ * that sandbox recorded (build_sweep.h); with no vet, it stays. */
+typedef int (*store_stale_vet)(int dirfd, const char *path, void *data);
+void store_clean_stale_tmp(struct hutch_store *store, store_stale_vet vet, void *data);
 
 #endif

@@ -624,7 +624,6 @@ static la_ssize_t reader_read(struct archive *a, void *data, const void **out) {
 
 static int child_main(void *data, hutch_error_t *err) {
   struct child_ctx *c = data;
-  prctl(PR_SET_PDEATHSIG, SIGKILL);
   prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
   if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0)
     return hutch_error_sys(err, "unpack: make mounts private");

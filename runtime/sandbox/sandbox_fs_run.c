@@ -11,6 +11,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/statfs.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -69,7 +70,7 @@ struct reply {
   struct hutch_copy_report rep; /* rep.stopped points into the same program, as forked */
 };
 
-static __attribute__((noreturn)) void helper(int userns, int wfd, sfs_op op, struct sfs_call *c) {
+static __attribute__((noreturn)) void helper(pid_t parent, int userns, int wfd, sfs_op op, struct sfs_call *c) {
   hutch_error_t err = NULL;
   struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
   struct __user_cap_data_struct keep[2];
@@ -85,6 +86,10 @@ static __attribute__((noreturn)) void helper(int userns, int wfd, sfs_op op, str
     rc = hutch_error_sys(&err, "join the sandbox's user namespace");
   else if (syscall(SYS_capset, &h, keep) < 0)
     rc = hutch_error_sys(&err, "drop capabilities in the sandbox's user namespace");
+  /* A copy for a caller that was killed is done for nobody: it stops with
+   * the caller (set once in the namespace, whose entry clears it). */
+  else if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+    _exit(1);
   else
     rc = op(c, &err);
   struct reply r = {.rc = rc < 0 ? -1 : rc, .value = c->value, .rep = c->rep};
@@ -109,6 +114,7 @@ static int run_in_userns(int userns, sfs_op op, struct sfs_call *c, hutch_error_
   int p[2];
   if (pipe2(p, O_CLOEXEC) < 0)
     return hutch_error_sys(err, "a pipe to the file helper");
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(p[0]);
@@ -117,7 +123,7 @@ static int run_in_userns(int userns, sfs_op op, struct sfs_call *c, hutch_error_
   }
   if (pid == 0) {
     close(p[0]);
-    helper(userns, p[1], op, c);
+    helper(parent, userns, p[1], op, c);
   }
   close(p[1]);
   _cleanup_close_ int rfd = p[0];

@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <spawn.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 
@@ -216,6 +217,7 @@ int userns_run(const struct idmap_set *maps, unsigned long extra_clone_flags, in
     return hutch_error_sys(err, "user namespace: socketpair");
   /* fork + unshare rather than a raw clone: the caller may have threads
    * (libcurl's resolver), and only fork() makes the child's libc sane. */
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(sp[0]);
@@ -238,6 +240,11 @@ int userns_run(const struct idmap_set *maps, unsigned long extra_clone_flags, in
       _exit(1);
     if (maps->setgroups_allowed)
       setgroups(0, NULL);
+    /* Its work (a copy, a removal, an unpack) is the caller's alone: it
+     * stops with the caller, even a SIGKILLed one, rather than run on for
+     * nobody.  Set here, in its user namespace: entering one clears it. */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+      _exit(1);
     int r = fn(data, &cerr);
     if (r < 0) {
       sync_send_error(sp[1], cerr);
