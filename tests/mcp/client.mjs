@@ -25,6 +25,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { readFileSync } from "node:fs";
 
 const [scenario, kind, ...rest] = process.argv.slice(2);
 const say = (step, o = {}) => console.log(JSON.stringify({ step, ...o }));
@@ -321,6 +322,8 @@ async function concurrent(args) {
 // while it is paused, what would run in it is refused, and it goes on once
 // resumed; a paused sandbox is destroyed as any other, and so is one the
 // session leaves paused.
+const uptimeMs = () => Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]) * 1000;
+
 async function lifecycle(args) {
   const client = new Client({ name: "hutch-test", version: "1.0.0" });
   await client.connect(transport(args));
@@ -330,7 +333,11 @@ async function lifecycle(args) {
   const counter = async (id) => Number((structured(await call("sandbox_read_file", { id, path: "/tmp/n" })).content ?? "").trim() || 0);
   const id = structured(await call("sandbox_create", {})).id;
   say("create", { id });
-  await call("sandbox_exec", { id, command: "i=0; while :; do i=$((i+1)); echo $i > /tmp/n; sleep 0.02; done >/dev/null 2>&1 &" });
+  // Each round also logs the time it ran at, from /proc/uptime, which the
+  // sandbox shares with the host (no time namespace; busybox's date has no
+  // sub-second format): the log shows whether anything ran while it was
+  // paused, however slowly a loaded machine answers the calls around it.
+  await call("sandbox_exec", { id, command: "i=0; while :; do i=$((i+1)); echo $i > /tmp/n; read u _ </proc/uptime; echo $u >> /tmp/t; sleep 0.02; done >/dev/null 2>&1 &" });
   for (let i = 0; i < 100 && (await counter(id)) < 3; i++) await sleep(50);
   // How far it counts in a second when running, read as it will be read
   // around the pause (the calls' own time included).
@@ -339,6 +346,7 @@ async function lifecycle(args) {
   const running = (await counter(id)) - c0;
   const before = await counter(id);
   const paused = await call("sandbox_pause", { id });
+  const pausedAt = uptimeMs();
   say("pause", { isError: Boolean(paused.isError), paused: structured(paused).paused, method: structured(paused).method ?? null,
     text: text(paused) });
   await sleep(1000);
@@ -352,11 +360,16 @@ async function lifecycle(args) {
   say("while paused", { refused });
   const again = await call("sandbox_pause", { id });
   say("pause again", { isError: Boolean(again.isError), text: text(again) });
+  const resumingAt = uptimeMs();
   const resumed = await call("sandbox_resume", { id });
   const atResume = await counter(id);
+  const stamps = (structured(await call("sandbox_read_file", { id, path: "/tmp/t" })).content ?? "")
+    .split("\n").filter((l) => /^[0-9]+[.][0-9]+$/.test(l)).map((l) => Number(l) * 1000);
   say("resume", { isError: Boolean(resumed.isError), paused: structured(resumed).paused,
     paused_seconds: structured(resumed).paused_seconds ?? null, advanced_while_paused: atResume - before,
-    advanced_while_running: running });
+    advanced_while_running: running, paused_window_ms: resumingAt - pausedAt,
+    ran_while_paused: stamps.filter((t) => t > pausedAt && t < resumingAt).length,
+    ran_before: stamps.filter((t) => t <= pausedAt).length });
   let after = atResume;
   for (let i = 0; i < 100 && after <= atResume; i++) { await sleep(50); after = await counter(id); }
   say("after resume", { advances: after > atResume });
