@@ -104,8 +104,10 @@ big='b = bytearray(400 * 1024 * 1024); b[::4096] = b"x" * len(b[::4096]); print(
 out=$(client run "$url/run_code" code="$big" memory_limit_MB=64)
 tap_is "$(field "$out" status)" '"Failed"' "400 MB under memory_limit_MB 64 fails"
 tap_unlike "$(field "$out" run_result.return_code)" '^0$' "with a non-zero return_code ($(field "$out" run_result.return_code))"
-out=$(client run "$url/run_code" code="$big" memory_limit_MB=1024)
-tap_is "$(field "$out" run_result.stdout)" '"419430400\n"' "and runs under memory_limit_MB 1024"
+# Touching 400 MB is slow under load on some hypervisors: time enough.
+out=$(client run "$url/run_code" code="$big" memory_limit_MB=1024 run_timeout=120)
+tap_is "$(field "$out" run_result.stdout)" '"419430400\n"' "and runs under memory_limit_MB 1024" ||
+  tap_diag "$out"
 
 out=$(client run "$url/run_code" code='print(input()[::-1])' stdin=abc)
 tap_is "$(field "$out" run_result.stdout)" '"cba\n"' "stdin reaches the program"
