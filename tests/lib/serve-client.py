@@ -16,9 +16,10 @@ standard library only.
         seconds each request took (sorted).
   serve-client.py flood URL THREADS CODE STOPFILE [KEY=VALUE...]  THREADS
         threads send CODE (python) back to back, a refused one again after
-        250 ms (verl's client waits a second, then more), until STOPFILE exists; then prints as JSON the HTTP statuses
-        counted and the median seconds of the answered ones.  KEY=VALUE as
-        for run (token=, source=).
+        250 ms (verl's client waits a second, then more), until STOPFILE
+        exists; then prints as JSON the HTTP statuses counted and the
+        median seconds of the answered ones.  KEY=VALUE as for run
+        (token=, source=).
   serve-client.py bench URL CONCURRENCY SECONDS CODE [LANGUAGE]  requests
         back to back from CONCURRENCY threads for SECONDS; prints requests
         per second and latency percentiles as JSON.
