@@ -4,8 +4,10 @@
 # back from C client threads (tests/lib/serve-client.py bench: one
 # connection per request, as verl's client makes) for SECONDS at each
 # concurrency, for python print(1) and, where the image has g++, a C++
-# hello (compile and run); requests per second and latency p50/p99 as a
-# Markdown table.  The server runs with --max-concurrency at the highest
+# hello (compile and run); requests per second, latency p50/p99 and the
+# server's CPU time per request (hutch serve and every sandbox it reaped,
+# from /proc/PID/stat: what sizes a node, whatever else loads this one) as
+# a Markdown table.  The server runs with --max-concurrency at the highest
 # concurrency asked, so nothing is refused.
 #
 #   bench/serve/run.sh [--image NAME] [--seconds N] [--concurrency "1 8"]
@@ -54,17 +56,23 @@ done
 langs=$(python3 -c 'import json, sys; print(" ".join(json.load(open(sys.argv[1]))["languages"]))' "$tmp/start")
 cpp_hello='#include <cstdio>
 int main() { std::puts("hello"); }'
-echo "| program | concurrency | requests | req/s | p50 ms | p99 ms |"
-echo "|---|---:|---:|---:|---:|---:|"
+# cpu_ticks: the server's CPU time so far, its reaped children's included.
+cpu_ticks() { awk '{ print $14 + $15 + $16 + $17 }' "/proc/$srv/stat"; }
+echo "| program | concurrency | requests | req/s | p50 ms | p99 ms | server CPU ms/request |"
+echo "|---|---:|---:|---:|---:|---:|---:|"
 for lang in python cpp; do
   case " $langs " in *" $lang "*) ;; *) continue ;; esac
   code='print(1)'
   name='python `print(1)`'
   [ "$lang" = cpp ] && code=$cpp_hello && name='C++ hello (g++ -std=c++17, run)'
   for c in $levels; do
-    python3 "$src/tests/lib/serve-client.py" bench "$url/run_code" "$c" "$seconds" "$code" "$lang" |
-      python3 -c 'import json, sys
-r = json.load(sys.stdin)
-print("| %s | %d | %d | %.1f | %s | %s |" % (sys.argv[1], r["concurrency"], r["requests"], r["rps"], r["p50_ms"], r["p99_ms"]))' "$name"
+    t0=$(cpu_ticks)
+    r=$(python3 "$src/tests/lib/serve-client.py" bench "$url/run_code" "$c" "$seconds" "$code" "$lang")
+    t1=$(cpu_ticks)
+    python3 -c 'import json, os, sys
+r = json.loads(sys.argv[2])
+ms = (int(sys.argv[4]) - int(sys.argv[3])) * 1000 / os.sysconf("SC_CLK_TCK") / max(r["requests"], 1)
+print("| %s | %d | %d | %.1f | %s | %s | %.0f |" % (sys.argv[1], r["concurrency"], r["requests"], r["rps"], r["p50_ms"], r["p99_ms"], ms))' \
+      "$name" "$r" "$t0" "$t1"
   done
 done

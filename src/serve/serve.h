@@ -7,6 +7,7 @@
  *                 the main thread, bounded, and each request routed
  * serve_wire.c    HTTP/1.1 framing: the request head parsed, answers written
  * serve_queue.c   the bounded queue and the worker threads that run jobs
+ * serve_fair.c    the waiting requests shared fairly between clients
  * serve_request.c POST /run_code's body: SandboxFusion's fields, checked
  * serve_lang.c    the languages: how each compiles and runs, which the
  *                 image has
@@ -75,9 +76,11 @@ struct serve_metrics {
   double latency_sum;                    /* seconds */
   uint64_t latency_count;
   uint64_t queue_full, too_large, unauthorized, bad_request;
+  uint64_t fair_share;                 /* waiting requests that gave their place to another client's */
   uint64_t sandbox_failures;           /* a sandbox could not be made or run */
   uint64_t timeouts;                   /* compile or run steps past their time limit */
   unsigned queued, running, sandboxes; /* gauges */
+  unsigned clients;                    /* clients with requests waiting */
   unsigned ready;                      /* of the sandboxes, those made ahead (--warm) */
 };
 void serve_metrics_http(struct serve_metrics *m, int status);
@@ -202,6 +205,21 @@ struct serve_job {
   struct serve_run_request rq;
   struct serve_job *next;
 };
+/* ---- serve_fair.c ---- */
+struct serve_fair_client;
+struct serve_fair {
+  struct serve_fair_client *turn;     /* the client served next; NULL: nothing waits */
+  struct serve_fair_client *last_new; /* the last of those served first: they had nothing waiting */
+  unsigned n_jobs, n_clients;
+};
+/* The client a job is counted under: its token's line, else its address. */
+void serve_fair_key(const struct serve_job *j, char key[64]);
+/* Queues j (true), or false when max wait and j's client already holds its
+ * share.  *pushed_out: the request j took the place of, to be answered. */
+bool serve_fair_push(struct serve_fair *f, struct serve_job *j, unsigned max, struct serve_job **pushed_out);
+/* The next request, the clients in turn; NULL when none waits. */
+struct serve_job *serve_fair_pop(struct serve_fair *f);
+
 struct serve_queue;
 int serve_queue_start(struct serve_config *cfg, struct serve_queue **out, hutch_error_t *err);
 /* Takes the job (true), or false when the queue is full (the caller answers). */

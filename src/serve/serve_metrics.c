@@ -94,7 +94,8 @@ char *serve_metrics_text(struct serve_metrics *m) {
   } refused[] = {{"queue_full", s.queue_full},
                  {"too_large", s.too_large},
                  {"unauthorized", s.unauthorized},
-                 {"bad_request", s.bad_request}};
+                 {"bad_request", s.bad_request},
+                 {"fair_share", s.fair_share}};
   for (size_t i = 0; i < ARRAY_SIZE(refused); i++)
     text_appendf(&t, &len, &cap, "hutch_serve_refused_total{reason=\"%s\"} %llu\n", refused[i].reason,
                  (unsigned long long)refused[i].n);
@@ -106,6 +107,8 @@ char *serve_metrics_text(struct serve_metrics *m) {
   text_appendf(&t, &len, &cap, "hutch_serve_time_limit_exceeded_total %llu\n", (unsigned long long)s.timeouts);
   family(&t, &len, &cap, "hutch_serve_queue_depth", "gauge", "Requests waiting for a worker.");
   text_appendf(&t, &len, &cap, "hutch_serve_queue_depth %u\n", s.queued);
+  family(&t, &len, &cap, "hutch_serve_queue_clients", "gauge", "Clients with requests waiting, served in turn.");
+  text_appendf(&t, &len, &cap, "hutch_serve_queue_clients %u\n", s.clients);
   family(&t, &len, &cap, "hutch_serve_requests_running", "gauge", "Requests being run.");
   text_appendf(&t, &len, &cap, "hutch_serve_requests_running %u\n", s.running);
   family(&t, &len, &cap, "hutch_serve_sandboxes_live", "gauge", "Sandboxes alive now.");

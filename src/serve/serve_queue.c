@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The requests waiting to run and the --max-concurrency worker threads
  * that run them, each request in a sandbox of its own.  The queue holds
- * --max-queue requests at most: past that the main thread answers 503 (or
- * --busy-status) at once, without reading more of anyone's time.  A
+ * --max-queue requests at most, shared between clients (serve_fair.c):
+ * past that the main thread answers 503 (or --busy-status) at once,
+ * without reading more of anyone's time.  A
  * request whose client hung up while it waited is dropped unrun.  On the
  * server's end the waiting requests are answered 503 and the running ones
  * are let finish (each is bounded by its time limits). */
@@ -22,8 +23,7 @@ struct serve_queue {
   struct serve_config *cfg;
   pthread_mutex_t lock;
   pthread_cond_t wake;
-  struct serve_job *head, *tail;
-  unsigned queued;
+  struct serve_fair waiting;
   bool stopping;
   pthread_t *threads;
   unsigned n_threads;
@@ -103,23 +103,40 @@ static void run_job(struct serve_config *cfg, struct serve_job *j) {
   job_free(j);
 }
 
+/* The metrics' gauges of the waiting requests and their clients, by how
+ * much they moved while the lock was held. */
+static void gauges(struct serve_queue *q, int jobs, int clients) {
+  struct serve_metrics *m = q->cfg->metrics;
+  if (jobs)
+    serve_metrics_gauge(m, &m->queued, jobs);
+  if (clients)
+    serve_metrics_gauge(m, &m->clients, clients);
+}
+
+/* A waiting request answered without running: the server stops, or
+ * another client's request took its place. */
+static void unrun(struct serve_queue *q, struct serve_job *j, int status, const char *extra, const char *detail,
+                  const char *why) {
+  serve_respond_detail(j->fd, status, extra, detail);
+  double seconds = monotonic_seconds() - j->accepted;
+  serve_metrics_done(q->cfg->metrics, SERVE_REJECTED, seconds);
+  serve_note(q->cfg, j->peer, j->client, "POST", "/run_code", status, j->rq.language, why, NULL, seconds);
+  job_free(j);
+}
+
 static void *worker(void *arg) {
   struct serve_queue *q = arg;
   for (;;) {
     pthread_mutex_lock(&q->lock);
-    while (q->head == NULL && !q->stopping)
+    while (q->waiting.n_jobs == 0 && !q->stopping)
       pthread_cond_wait(&q->wake, &q->lock);
-    struct serve_job *j = q->head;
-    if (j) {
-      q->head = j->next;
-      if (q->head == NULL)
-        q->tail = NULL;
-      q->queued--;
-    }
+    unsigned clients = q->waiting.n_clients;
+    struct serve_job *j = serve_fair_pop(&q->waiting);
+    int dc = (int)q->waiting.n_clients - (int)clients;
     pthread_mutex_unlock(&q->lock);
     if (j == NULL)
       return NULL; /* stopping, nothing left */
-    serve_metrics_gauge(q->cfg->metrics, &q->cfg->metrics->queued, -1);
+    gauges(q, -1, dc);
     run_job(q->cfg, j);
   }
 }
@@ -153,21 +170,23 @@ int serve_queue_start(struct serve_config *cfg, struct serve_queue **out, hutch_
 }
 
 bool serve_queue_push(struct serve_queue *q, struct serve_job *j) {
+  struct serve_job *out = NULL;
   pthread_mutex_lock(&q->lock);
-  bool room = !q->stopping && q->queued < q->cfg->max_queue;
-  if (room) {
-    j->next = NULL;
-    if (q->tail)
-      q->tail->next = j;
-    else
-      q->head = j;
-    q->tail = j;
-    q->queued++;
-    pthread_cond_signal(&q->wake);
-  }
-  pthread_mutex_unlock(&q->lock);
+  unsigned clients = q->waiting.n_clients;
+  bool room = !q->stopping && serve_fair_push(&q->waiting, j, q->cfg->max_queue, &out);
+  int dc = (int)q->waiting.n_clients - (int)clients;
   if (room)
-    serve_metrics_gauge(q->cfg->metrics, &q->cfg->metrics->queued, 1);
+    pthread_cond_signal(&q->wake);
+  pthread_mutex_unlock(&q->lock);
+  gauges(q, room && out == NULL ? 1 : 0, dc);
+  if (out) {
+    serve_metrics_count(q->cfg->metrics, &q->cfg->metrics->fair_share);
+    _cleanup_free_ char *d = xasprintf("too many requests: this client has the most of the %u waiting, and "
+                                       "another client's request took this one's place (hutch serve's fair share): "
+                                       "try again shortly",
+                                       q->cfg->max_queue);
+    unrun(q, out, q->cfg->busy_status, "Retry-After: 1\r\n", d, "gave its place to another client's");
+  }
   return room;
 }
 
@@ -176,21 +195,13 @@ void serve_queue_stop(struct serve_queue *q) {
     return;
   pthread_mutex_lock(&q->lock);
   q->stopping = true;
-  struct serve_job *waiting = q->head;
-  q->head = q->tail = NULL;
-  q->queued = 0;
+  struct serve_fair waiting = q->waiting;
+  q->waiting = (struct serve_fair){0};
   pthread_cond_broadcast(&q->wake);
   pthread_mutex_unlock(&q->lock);
-  while (waiting) {
-    struct serve_job *j = waiting;
-    waiting = j->next;
-    serve_metrics_gauge(q->cfg->metrics, &q->cfg->metrics->queued, -1);
-    serve_respond_detail(j->fd, 503, NULL, "hutch serve is stopping: the request was not run");
-    serve_metrics_done(q->cfg->metrics, SERVE_REJECTED, monotonic_seconds() - j->accepted);
-    serve_note(q->cfg, j->peer, j->client, "POST", "/run_code", 503, j->rq.language, "server stopping", NULL,
-               monotonic_seconds() - j->accepted);
-    job_free(j);
-  }
+  gauges(q, -(int)waiting.n_jobs, -(int)waiting.n_clients);
+  for (struct serve_job *j; (j = serve_fair_pop(&waiting));)
+    unrun(q, j, 503, NULL, "hutch serve is stopping: the request was not run", "server stopping");
   for (unsigned i = 0; i < q->n_threads; i++)
     pthread_join(q->threads[i], NULL);
   pthread_cond_destroy(&q->wake);
