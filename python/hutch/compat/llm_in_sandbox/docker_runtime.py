@@ -36,6 +36,7 @@ _ANSI = re.compile(r"\x1b\[[0-9;]*m|\r")
 # first; this only ends what `timeout` does not (a child holding the output
 # open, a `timeout` the image lacks).
 _GRACE = 10.0
+_GIT_CONFIG = "[core]\n\trepositoryformatversion = 0\n\tfilemode = true\n\tbare = false\n\tlogallrefupdates = true\n"
 _names = itertools.count()
 _image_lock = threading.Lock()
 _images: Dict[str, str] = {}
@@ -162,11 +163,24 @@ class DockerRuntime:
         self.logger.info(f"Started sandbox {self.container.id} for {container_name}")
 
     def setup_env(self) -> None:
-        """The working, input and output directories and a git repository in
-        the first, as LLM-in-Sandbox makes them (its pip mirror is left out)."""
+        """The working, input and output directories and an empty git
+        repository in the first, as LLM-in-Sandbox's setup makes them (its
+        pip mirror is left out).  The repository is the one `git init`
+        makes, less its sample hooks and description, written through the
+        sandbox's root rather than by starting git: a process costs more
+        than the rest of the sandbox's start.  Its branch is master, git
+        2.39's default where init.defaultBranch is not set."""
+        sb = self.container
         for d in (self.repo_path, f"{self.repo_path}/input", f"{self.repo_path}/output"):
-            self.container.mkdir(d)
-        self.run("git init >/dev/null 2>&1 || true")
+            sb.mkdir(d)
+        git = f"{self.repo_path}/.git"
+        if sb.exists(git):
+            return  # git init leaves a repository as it is
+        for d in ("objects/info", "objects/pack", "refs/heads", "refs/tags", "info", "branches"):
+            sb.mkdir(f"{git}/{d}")
+        sb.write_file(f"{git}/HEAD", "ref: refs/heads/master\n")
+        sb.write_file(f"{git}/config", _GIT_CONFIG)
+        sb.write_file(f"{git}/info/exclude", "")
 
     def reset(self) -> None:
         """The sandbox as its image made it again (hutch.Sandbox.reset: every
