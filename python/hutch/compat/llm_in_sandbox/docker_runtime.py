@@ -17,6 +17,7 @@ import itertools
 import logging
 import os
 import re
+import resource
 import shlex
 import threading
 from typing import Any, Dict, Optional, Tuple
@@ -50,6 +51,27 @@ def get_logger(name: str) -> logging.Logger:
         logger.addHandler(handler)
         logger.setLevel(logging.INFO)
     return logger
+
+
+_nofile_raised = False
+
+
+def _raise_nofile() -> None:
+    """The soft limit on open files up to the hard one, once: a runtime holds
+    about 7 descriptors (its sandbox's state directory, audit log, pidfd,
+    namespaces), so the usual soft limit of 1024 would stop a trainer near
+    140 runtimes, a validation step of 512 needs some 3600."""
+    global _nofile_raised
+    with _image_lock:
+        if _nofile_raised:
+            return
+        _nofile_raised = True
+        soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+        if hard == resource.RLIM_INFINITY or soft < hard:
+            try:
+                resource.setrlimit(resource.RLIMIT_NOFILE, (hard, hard))
+            except (ValueError, OSError):
+                pass
 
 
 def store_name(ref: str) -> str:
@@ -155,6 +177,7 @@ class DockerRuntime:
 
     def start_container(self, docker_image: str, command: str, container_name: str, **docker_kwargs) -> None:
         args = _sandbox_args(docker_kwargs)
+        _raise_nofile()
         image = resolve_image(docker_image, args.get("store"))
         env = dict(_ENV, **docker_kwargs.get("environment", {}))
         env.update(args.pop("env", None) or {})
