@@ -100,7 +100,7 @@ def task(tmp_path):
             if mode == "text":
                 return "one"
             if mode == "sleep":
-                time.sleep(30)
+                time.sleep(kw["seconds"])
             if mode == "leave":
                 open("/tmp/left", "w").write(agent_answer)
                 os.system("sleep 100 &")
@@ -116,7 +116,7 @@ def task(tmp_path):
 
 
 def test_reward_scores_in_a_sandbox(task):
-    f = load_reward_function(str(task), image=DEBIAN, timeout=5)
+    f = load_reward_function(str(task), image=DEBIAN, timeout=60)
     try:
         assert f("Paris ", "paris") == 1.0 and f("Lyon", "paris") == 0.0
         # The answer is a string to compute_score, never code.
@@ -127,8 +127,10 @@ def test_reward_scores_in_a_sandbox(task):
             f("zz", "y", mode="raise")
         with pytest.raises(RewardError, match="not a finite number"):
             f("x", "y", mode="text")
-        with pytest.raises(RewardError, match="more than 5"):
-            f("x", "y", mode="sleep")
+        slow = load_reward_function(str(task), image=DEBIAN, timeout=3)
+        with pytest.raises(RewardError, match="more than 3"):
+            slow("x", "y", mode="sleep", seconds=120)
+        slow.close()
         with pytest.raises(RewardError, match="Read-only file system"):
             f("x", "y", mode="write-root")
         assert not (task / "x").exists()
