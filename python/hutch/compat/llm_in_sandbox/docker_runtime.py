@@ -163,7 +163,11 @@ class DockerRuntime:
         self.container = None
         self.container_name = self._get_container_name(docker_image)
         self.start_container(docker_image, command, self.container_name, **docker_kwargs)
-        self.setup_env()
+        try:
+            self.setup_env()
+        except BaseException:
+            self.close()  # no half-made runtime is left for the garbage collector
+            raise
         self.logger.info("hutch sandbox initialized")
         self.logger.info(f"Docker image: {self.docker_image}")
         self.logger.info(f"Container ID: {self.container.id}")
