@@ -78,19 +78,31 @@ void audit_sink_unref(struct audit_sink *s) {
   free(s);
 }
 
-/* Opened at the first record: a sandbox opened by id may have none, and
- * one whose directory is gone (removed meanwhile) is tried again next time. */
+/* Opened at the first command or record: a sandbox opened by id may have
+ * none, and one whose directory is gone (removed meanwhile) is tried again
+ * next time. */
+static int sink_open_locked(struct audit_sink *s, hutch_error_t *err) {
+  if (s->log.log_fd >= 0)
+    return 0;
+  _cleanup_close_ int dfd = s->state_fd >= 0 ? sandbox_dir(s->state_fd, s->id) : -1;
+  if (dfd < 0)
+    return hutch_error_sys(err, "audit log: open sandbox %s's directory", s->id);
+  return audit_log_open(dfd, AUDIT_LOG_NAME, &s->log, err);
+}
+
+int audit_sink_ready(struct audit_sink *s, hutch_error_t *err) {
+  if (s == NULL)
+    return 0;
+  pthread_mutex_lock(&s->lock);
+  int rc = sink_open_locked(s, err);
+  pthread_mutex_unlock(&s->lock);
+  return rc;
+}
+
 static void sink_append(struct audit_sink *s, const struct audit_rec *recs, size_t n) {
   hutch_error_t err = NULL;
   pthread_mutex_lock(&s->lock);
-  if (s->log.log_fd < 0) {
-    _cleanup_close_ int dfd = s->state_fd >= 0 ? sandbox_dir(s->state_fd, s->id) : -1;
-    if (dfd < 0)
-      hutch_error_sys(&err, "audit log: open sandbox %s's directory", s->id);
-    else
-      audit_log_open(dfd, AUDIT_LOG_NAME, &s->log, &err);
-  }
-  if (err == NULL)
+  if (sink_open_locked(s, &err) == 0)
     audit_log_append_n(&s->log, 0, recs, n, &err);
   pthread_mutex_unlock(&s->lock);
   warn_unless_gone(&err);

@@ -39,6 +39,9 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
 struct audit_sink;
 struct audit_sink *audit_sink_new(int state_fd, const char *id);
 void audit_sink_unref(struct audit_sink *s);
+/* Opens the log if it is not open yet: a command is not started unless its
+ * record can be written (out of descriptors, say); NULL is ready. */
+int audit_sink_ready(struct audit_sink *s, hutch_error_t *err);
 
 /* A command, from its start to its end; its record goes to `sink`. */
 struct audit_cmd;

@@ -215,6 +215,10 @@ int hutch_proc_spawn(struct hutch_sandbox *sb, const struct hutch_spawn *spec, s
   if (sandbox_refuse_paused(sb, err) < 0)
     return -1;
   sandbox_follow_if_ended(sb); /* a reset since: its cgroup and workdir */
+  /* Its record is written when it ends: a log that cannot be opened now
+   * (no descriptor left, say) would leave a command that ran unrecorded. */
+  if (audit_sink_ready(sandbox_audit_sink(sb), err) < 0)
+    return hutch_error_wrap(err, "exec in sandbox %s: its command would not be audited", sb->id);
   struct hutch_proc *p = proc_new(sb);
   const char *cg = sb->limits.cgroup[0] ? sb->limits.cgroup : NULL;
   if (cg) {

@@ -136,6 +136,24 @@ tap_is "$(field "$live" 2 'r["cpu_seconds"] is not None and r["memory_peak"] > 0
   "exec --in: CPU and memory used, from the cgroup or from init's wait4"
 tap_ok "hutch audit ID verifies it after rm" "$HUTCH_BIN" audit --quiet "$sid"
 
+# ---- a command its log cannot record is not run ----
+# The log made unopenable (a directory in its place; out of descriptors
+# does the same): exec --in fails, saying why, and the command never ran.
+tap_ok "create (unrecordable)" "$HUTCH_BIN" create --rootfs "$img"
+uid_=$tap_stdout
+ulog=$HUTCH_STATE_DIR/$uid_/audit.jsonl
+if [ -f "$ulog" ] && mv "$ulog" "$ulog.kept" && mkdir "$ulog"; then
+  out=$("$HUTCH_BIN" exec --in "$uid_" -- touch /tmp/unaudited 2>&1)
+  tap_is "$?" 125 "exec --in refuses a command whose record cannot be written"
+  tap_like "$out" "would not be audited.*audit log: open audit.jsonl" "saying so, with the log's error"
+  rmdir "$ulog" && mv "$ulog.kept" "$ulog"
+  tap_status 1 "the command did not run" "$HUTCH_BIN" exec --in "$uid_" -- test -e /tmp/unaudited
+  tap_ok "and the log still verifies" "$HUTCH_BIN" audit --quiet "$uid_"
+else
+  tap_check 1 "the live log is at $ulog"
+fi
+tap_ok "rm (unrecordable)" "$HUTCH_BIN" rm "$uid_"
+
 # ---- the files hutch writes into and reads out of a sandbox ----
 # hutch cp both ways (one file, a directory), the Python package's
 # write_file and read_file, each with its path, size and the sha256 of the
