@@ -3,6 +3,10 @@
 /dev/shm gone, the id kept; another handle (attach) follows the new
 incarnation instead of the old root; a refused reset changes nothing."""
 
+import os
+import subprocess
+import sys
+
 import pytest
 
 import hutch
@@ -44,6 +48,25 @@ def test_other_handle_follows(sb):
         assert other.exec(["sh", "-c", OTHERS]).stdout == b""
     finally:
         other.close()
+
+
+def test_pause_after_a_reset_from_elsewhere(image):
+    """The handle that paused learned of the reset under the state lock it
+    held for the pause: taking that lock again there waited for ever."""
+    code = """
+import sys, hutch
+a = hutch.Sandbox(image=sys.argv[1])
+b = hutch.Sandbox.attach(a.id)
+b.reset()
+a.pause()
+a.resume()
+assert a.exec(["true"]).exit_code == 0
+b.close()
+a.close()
+print("done")
+"""
+    r = subprocess.run([sys.executable, "-c", code, image], capture_output=True, timeout=120, env=dict(os.environ))
+    assert r.returncode == 0 and r.stdout.strip() == b"done", r.stderr.decode(errors="replace")
 
 
 def test_refused_reset_changes_nothing(sb):

@@ -190,7 +190,7 @@ int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_m
 
 int sandbox_pause_begin_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p, hutch_error_t *err) {
   *p = (struct pause_pending){.report_fd = -1};
-  sandbox_follow_if_ended(sb); /* a reset since this handle looked */
+  sandbox_follow_if_ended_locked(sb); /* a reset since this handle looked */
   if (!proc_stat_alive(sb->pid, sb->start_time)) {
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
     return hutch_error_hint(err, "remove it with `hutch rm %s`", sb->id);

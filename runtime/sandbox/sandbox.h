@@ -66,6 +66,8 @@ bool sandbox_is_paused(struct hutch_sandbox *sb);
  * else its start time). */
 bool sandbox_follow_reset(struct hutch_sandbox *sb);
 void sandbox_follow_if_ended(struct hutch_sandbox *sb);
+/* The same, for a caller that holds the sandbox's state lock. */
+void sandbox_follow_if_ended_locked(struct hutch_sandbox *sb);
 /* Whether sb is paused, or being paused (pause.c), and how (method may
  * be NULL; HUTCH_PAUSE_NONE while a pause is under way). */
 bool sandbox_paused(struct hutch_sandbox *sb, enum hutch_pause_method *method);

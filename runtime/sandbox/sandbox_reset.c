@@ -188,12 +188,11 @@ static void set_str(char **dst, const char *src) {
   *dst = src ? xstrdup(src) : NULL;
 }
 
-bool sandbox_follow_reset(struct hutch_sandbox *sb) {
-  /* Under the lock: a reset under way is waited for. */
+/* The state read under its lock, which the caller holds. */
+static bool follow_reset_locked(struct hutch_sandbox *sb) {
   hutch_error_t ignored = NULL;
-  _cleanup_close_ int lock = state_lock(sb->state_fd, sb->id, &ignored);
   struct sandbox_state st;
-  if (lock < 0 || state_read(sb->state_fd, sb->id, &st, &ignored) < 0) {
+  if (state_read(sb->state_fd, sb->id, &st, &ignored) < 0) {
     hutch_error_free(&ignored);
     return false;
   }
@@ -212,16 +211,35 @@ bool sandbox_follow_reset(struct hutch_sandbox *sb) {
   return follow;
 }
 
-void sandbox_follow_if_ended(struct hutch_sandbox *sb) {
-  bool ended;
+bool sandbox_follow_reset(struct hutch_sandbox *sb) {
+  /* Under the lock: a reset under way is waited for. */
+  hutch_error_t ignored = NULL;
+  _cleanup_close_ int lock = state_lock(sb->state_fd, sb->id, &ignored);
+  if (lock < 0) {
+    hutch_error_free(&ignored);
+    return false;
+  }
+  return follow_reset_locked(sb);
+}
+
+static bool init_ended(const struct hutch_sandbox *sb) {
   if (sb->init_pidfd >= 0) {
     struct pollfd p = {.fd = sb->init_pidfd, .events = POLLIN};
-    ended = poll(&p, 1, 0) > 0;
-  } else {
-    ended = !proc_stat_alive(sb->pid, sb->start_time);
+    return poll(&p, 1, 0) > 0;
   }
-  if (ended)
+  return !proc_stat_alive(sb->pid, sb->start_time);
+}
+
+void sandbox_follow_if_ended(struct hutch_sandbox *sb) {
+  if (init_ended(sb))
     sandbox_follow_reset(sb);
+}
+
+void sandbox_follow_if_ended_locked(struct hutch_sandbox *sb) {
+  /* The state lock is a flock of the directory: taken again on a second
+   * descriptor by the process that holds it, it would wait for ever. */
+  if (init_ended(sb))
+    follow_reset_locked(sb);
 }
 
 /* ---- the reset ---- */
