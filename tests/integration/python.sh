@@ -35,16 +35,5 @@ export PYTHONPATH=$lib HUTCH_TEST_IMAGE=$img PYTHONDONTWRITEBYTECODE=1
 out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-840}" "$py" -m pytest -p no:cacheprovider -q -rA \
   -o console_output_style=classic "$tests" 2>&1)
 rc=$?
-n=0
-failed=0
-while IFS= read -r line; do
-  case $line in
-  "PASSED "*) n=$((n + 1)); tap_check 0 "${line#PASSED }" ;;
-  "FAILED "* | "ERROR "*) n=$((n + 1)); failed=1; tap_check 1 "$line" ;;
-  "SKIPPED "*) n=$((n + 1)); tap_skip "${line#SKIPPED }" "skipped by pytest" ;;
-  esac
-done <<<"$out"
-[ "$failed" -eq 0 ] && [ "$rc" -eq 0 ] || tap_diag "$out"
-tap_check $((n < 30)) "pytest ran the whole suite ($n tests)"
-tap_check $rc "pytest exits 0"
+tap_pytest "$out" "$rc" 30
 tap_done
