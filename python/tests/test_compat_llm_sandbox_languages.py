@@ -145,3 +145,53 @@ def test_libraries_without_network_reach_nothing(ruby_image, gem_source, tmp_pat
         except Exception as e:  # llm-sandbox's install errors are its exceptions
             assert "hutchdemo" in str(e)
     assert gem_source.requests == []
+
+
+def _npm_registry(www, port):
+    """A one-package npm registry: hutchdemo's packument and its tarball."""
+    import base64
+    import hashlib
+    import io
+    import json
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, text in (
+            ("package.json", '{"name": "hutchdemo", "version": "1.0.0", "main": "index.js"}'),
+            ("index.js", 'module.exports = { WORD: "installed through the proxy" };'),
+        ):
+            info = tarfile.TarInfo(f"package/{name}")
+            info.size = len(text.encode())
+            tar.addfile(info, io.BytesIO(text.encode()))
+    data = buf.getvalue()
+    (www / "tarballs").mkdir()
+    (www / "tarballs" / "hutchdemo-1.0.0.tgz").write_bytes(data)
+    dist = {
+        "tarball": f"http://pkgs.test:{port}/tarballs/hutchdemo-1.0.0.tgz",
+        "shasum": hashlib.sha1(data).hexdigest(),
+        "integrity": "sha512-" + base64.b64encode(hashlib.sha512(data).digest()).decode(),
+    }
+    version = {"name": "hutchdemo", "version": "1.0.0", "main": "index.js", "dist": dist}
+    (www / "hutchdemo").write_text(json.dumps({"name": "hutchdemo", "dist-tags": {"latest": "1.0.0"},
+                                               "versions": {"1.0.0": version}}))
+
+
+def test_javascript_libraries_installed_with_npm_through_the_proxy(tmp_path):
+    """Where the JavaScript image is built (by hand or a first session: its
+    npm is hundreds of the archive's packages, too long for CI to build)."""
+    try:
+        hutch.image("llm-sandbox-javascript")
+    except hutch.NotFoundError:
+        pytest.skip("the llm-sandbox-javascript image is not built")
+    with served(tmp_path) as srv:
+        port = srv.server_address[1]
+        _npm_registry(tmp_path, port)
+        env = {"npm_config_registry": f"http://pkgs.test:{port}/"}
+        with SandboxSession(lang="javascript", allow=[f"pkgs.test:{port}"], resolve=["pkgs.test=127.0.0.1"],
+                            runtime_configs={"environment": env}) as s:
+            code = "console.log(require('hutchdemo').WORD)"
+            assert s.run(code).exit_code != 0
+            r = s.run(code, libraries=["hutchdemo"], timeout=300)
+            assert (r.exit_code, r.stdout) == (0, "installed through the proxy\n"), r.stderr
+        assert "/tarballs/hutchdemo-1.0.0.tgz" in srv.requests
