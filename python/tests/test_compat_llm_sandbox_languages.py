@@ -9,6 +9,7 @@ from a gem source this test serves on the host's loopback.
 Minutes of apt: run by tests/integration/llm-sandbox-languages.sh, which
 sets HUTCH_TEST_LANGUAGE_BUILD; skipped in the rest of the suite."""
 
+import base64
 import os
 import threading
 
@@ -195,3 +196,22 @@ def test_javascript_libraries_installed_with_npm_through_the_proxy(tmp_path):
             r = s.run(code, libraries=["hutchdemo"], timeout=300)
             assert (r.exit_code, r.stdout) == (0, "installed through the proxy\n"), r.stderr
         assert "/tarballs/hutchdemo-1.0.0.tgz" in srv.requests
+
+
+def test_r_plots_captured_where_the_r_image_is_built():
+    """ArtifactSandboxSession's R figures, base graphics and ggplot2, where
+    the R image is built (by hand or a first session: too big for CI)."""
+    from hutch.compat.llm_sandbox import ArtifactSandboxSession
+
+    try:
+        hutch.image("llm-sandbox-r")
+    except hutch.NotFoundError:
+        pytest.skip("the llm-sandbox-r image is not built")
+    code = 'plot(1:10)\nlibrary(ggplot2)\nprint(ggplot(mtcars, aes(wt, mpg)) + geom_point())\ncat("drawn\\n")'
+    with ArtifactSandboxSession(lang="r") as s:
+        r = s.run(code)
+        assert (r.exit_code, r.stdout) == (0, "drawn\n"), r.stderr  # the capture prints nothing of its own
+        assert [p.format.value for p in r.plots] == ["png", "png"]
+        assert all(base64.b64decode(p.content_base64).startswith(b"\x89PNG") for p in r.plots)
+        s.clear_plots()
+        assert s.run('cat("none\\n")').plots == []
