@@ -3,8 +3,12 @@
 $HUTCH_TEST_IMAGE (tests/integration/python.sh imports the busybox test
 image), else "hutch-test-busybox"."""
 
+import contextlib
+import functools
+import http.server
 import os
 import subprocess
+import threading
 import time
 
 import pytest
@@ -56,3 +60,22 @@ def made_by_cli(image):
         yield name
     finally:
         subprocess.run([hutch_bin, "rm", "-f", name], capture_output=True)
+
+
+class _Recording(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, fmt, *args):
+        self.server.requests.append(self.path)
+
+
+@contextlib.contextmanager
+def served(directory):
+    """An HTTP server of directory on the host's loopback; its .requests
+    lists the paths asked for."""
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Recording, directory=str(directory)))
+    srv.requests = []
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()

@@ -4,18 +4,16 @@ from a package index this test serves on the host's loopback (the name
 pkgs.test mapped to it with resolve=), and says clearly when the proxy
 refuses the index."""
 
-import functools
-import http.server
 import os
 import subprocess
 import sys
-import threading
 
 import pytest
 
 import hutch
 from hutch.compat.llm_sandbox import SandboxSession
 
+from conftest import served
 from test_code import DEBIAN, needs_debian
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -23,21 +21,12 @@ MAKE_INDEX = os.path.join(HERE, "..", "..", "tests", "lib", "make-pip-index.py")
 CODE = "import hutchdemo\nprint(hutchdemo.WORD)"
 
 
-class _Quiet(http.server.SimpleHTTPRequestHandler):
-    def log_message(self, fmt, *args):
-        self.server.requests.append(self.path)
-
-
 @pytest.fixture(scope="module")
 def index(tmp_path_factory):
     www = tmp_path_factory.mktemp("www")
     subprocess.run([sys.executable, MAKE_INDEX, str(www / "simple")], check=True)
-    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(_Quiet, directory=str(www)))
-    srv.requests = []
-    threading.Thread(target=srv.serve_forever, daemon=True).start()
-    yield srv
-    srv.shutdown()
-    srv.server_close()
+    with served(www) as srv:
+        yield srv
 
 
 def _opts(index, allow):

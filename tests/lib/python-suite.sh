@@ -33,16 +33,5 @@ export PYTHONPATH=$lib HUTCH_TEST_IMAGE=$img PYTHONDONTWRITEBYTECODE=1
 out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-840}" "$py" -m pytest -p no:cacheprovider -q -rA \
   -o console_output_style=classic "${pytest_args[@]}" 2>&1)
 rc=$?
-n=0
-failed=0
-while IFS= read -r line; do
-  case $line in
-  "PASSED "*) n=$((n + 1)); tap_check 0 "${line#PASSED }" ;;
-  "FAILED "* | "ERROR "*) n=$((n + 1)); failed=1; tap_check 1 "$line" ;;
-  "SKIPPED "*) n=$((n + 1)); tap_skip "${line#SKIPPED }" "skipped by pytest" ;;
-  esac
-done <<<"$out"
-[ "$failed" -eq 0 ] && [ "$rc" -eq 0 ] || tap_diag "$out"
-tap_check $((n < pytest_min)) "pytest ran the whole selection ($n tests, at least $pytest_min)"
-tap_check $rc "pytest exits 0"
+tap_pytest "$out" "$rc" "$pytest_min"
 tap_done

@@ -277,6 +277,23 @@ tap_skip_all() {
   exit 0
 }
 
+# tap_pytest OUTPUT RC MIN: pytest's -rA summary (OUTPUT, its exit status
+# RC) re-told as one TAP point a test; the whole output as a diagnostic when
+# one failed; fewer than MIN tests is a failure (a suite that did not run).
+tap_pytest() {
+  local out=$1 rc=$2 min=$3 n=0 failed=0 line
+  while IFS= read -r line; do
+    case $line in
+    "PASSED "*) n=$((n + 1)); tap_check 0 "${line#PASSED }" ;;
+    "FAILED "* | "ERROR "*) n=$((n + 1)); failed=1; tap_check 1 "$line" ;;
+    "SKIPPED "*) n=$((n + 1)); tap_skip "${line#SKIPPED }" "skipped by pytest" ;;
+    esac
+  done <<<"$out"
+  [ "$failed" -eq 0 ] && [ "$rc" -eq 0 ] || tap_diag "$out"
+  tap_check $((n < min)) "pytest ran the whole selection ($n tests, at least $min)"
+  tap_check "$rc" "pytest exits 0"
+}
+
 tap_done() {
   if [ "$_tap_n" -eq 0 ]; then
     # A script that asserted nothing is broken, not green.

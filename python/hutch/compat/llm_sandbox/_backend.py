@@ -23,7 +23,7 @@ from .core.config import SessionConfig
 from .core.session_base import BaseSession
 from .data import ConsoleOutput, StreamCallback
 from .exceptions import CommandEmptyError, ContainerError, NotOpenSessionError, SandboxTimeoutError, ValidationError
-from ._images import hutch_image
+from ._images import hutch_image, registries
 from ._runtime_configs import pod_identity, sandbox_options
 
 log = logging.getLogger("hutch.compat.llm_sandbox")
@@ -179,8 +179,11 @@ class SandboxHutchSession(BaseSession):
         self._options, timeout = sandbox_options(config.runtime_configs)
         if pod_user and "user" not in self._options:
             self._options["user"] = pod_user
-        if allow:
-            self._options["allow"] = list(allow)
+        # As a container on Docker's bridge reaches the language's registry
+        # for libraries=, the proxy lets the session reach it (and no more).
+        reach = list(allow) + (registries(config.lang) if self._options.get("net") == "proxy" else [])
+        if reach:
+            self._options["allow"] = reach
         if resolve:
             self._options["resolve"] = list(resolve)
         if timeout and not execution_timeout:

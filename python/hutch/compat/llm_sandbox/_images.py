@@ -1,16 +1,20 @@
 # SPDX-License-Identifier: Apache-2.0
 """Which hutch image a session runs on: llm-sandbox's image names (its
-DefaultImage per language) map to hutch images; any other name is an image
+DefaultImage per language) map to hutch images, built from their recipes
+the first time a session needs them (_build.py); any other name is an image
 of hutch's store, pulled from its registry the first time."""
 
 from __future__ import annotations
 
 import logging
-from typing import Optional
+import os
+from typing import List, Optional
+from urllib.parse import urlsplit
 
 import hutch
 
 from .const import DefaultImage, SupportedLanguage
+from ._build import ensure_built
 from .exceptions import ImageNotFoundError, ImagePullError
 
 log = logging.getLogger(__name__)
@@ -19,7 +23,7 @@ log = logging.getLogger(__name__)
 # Python on llm-sandbox-python instead where it has been built (the default
 # image plus the libraries llm-sandbox's Python image has: pandas, seaborn,
 # plotly, scikit-learn...).  Each other language has an image of its own,
-# built from its recipe.
+# built from its recipe (rootfs/NAME.recipe) the first time a session asks.
 _BY_LANGUAGE = {
     SupportedLanguage.PYTHON: "default",
     SupportedLanguage.CPP: "default",
@@ -28,6 +32,12 @@ _BY_LANGUAGE = {
     SupportedLanguage.GO: "llm-sandbox-go",
     SupportedLanguage.RUBY: "llm-sandbox-ruby",
     SupportedLanguage.R: "llm-sandbox-r",
+}
+#: How an image a session needs is made when the store lacks it: the base
+#: it is built on and its recipe (rootfs/, hutch-recipe(5)).
+BUILDS = {
+    "default": ("ubuntu:24.04", "agent.recipe"),
+    **{n: ("default", f"{n}.recipe") for n in _BY_LANGUAGE.values() if n != "default"},
 }
 _DEFAULTS = {getattr(DefaultImage, lang.name): lang for lang in SupportedLanguage}
 
@@ -101,10 +111,37 @@ def hutch_image(lang: str, image: Optional[str]) -> str:
     if image:
         log.info("llm-sandbox image %s: running on hutch image %s", image, name)
     if not _have(name):
-        if name == "default":
-            hint = "hutch rootfs build --from ubuntu:24.04 --recipe rootfs/agent.recipe --name default"
-        else:
-            recipe = f"rootfs/{name}.recipe"
-            hint = f"hutch rootfs build --from ubuntu:24.04 --recipe {recipe} --name {name}"
-        raise MissingImageError(name, f"make it once with: {hint}")
+        ensure(name)
     return name
+
+
+def ensure(name: str) -> None:
+    """Builds image name (and the image it is built on) unless the store has it."""
+    base, recipe = BUILDS[name]
+    if base in BUILDS and not _have(base):
+        ensure(base)
+    ensure_built(name, base, recipe, _have)
+    if not _have(name):
+        raise MissingImageError(name, f"its build ended without it: hutch rootfs build --from {base} "
+                                f"--recipe rootfs/{recipe} --name {name}")
+
+
+def registries(lang: str) -> List[str]:
+    """The hosts a session of lang reaches for libraries= besides what the
+    policy allows (PyPI and the distribution's archive are there already):
+    the language's package registry, as llm-sandbox's containers reach it."""
+    language = SupportedLanguage(str(lang).upper())
+    if language == SupportedLanguage.R:
+        host = urlsplit(os.environ.get("R_REPO", "https://cran.rstudio.com/")).hostname
+        return [host] if host else []
+    return list(_REGISTRIES.get(language, ()))
+
+
+_REGISTRIES = {
+    SupportedLanguage.JAVASCRIPT: ("registry.npmjs.org",),
+    # The compact index and gem files are served from both names.
+    SupportedLanguage.RUBY: ("rubygems.org", "index.rubygems.org"),
+    # Go's module proxy and checksum database (GOPROXY, GOSUMDB); `direct`
+    # fetches from GitHub, which the policy allows.
+    SupportedLanguage.GO: ("proxy.golang.org", "sum.golang.org"),
+}

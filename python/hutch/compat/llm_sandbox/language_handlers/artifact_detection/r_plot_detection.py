@@ -18,5 +18,5 @@ local({
   }
   options(device = function(...) grDevices::png(filename = next_file(), width = 800, height = 600))
 })
-reg.finalizer(globalenv(), function(e) invisible(grDevices::graphics.off()), onexit = TRUE)
+invisible(reg.finalizer(globalenv(), function(e) invisible(grDevices::graphics.off()), onexit = TRUE))
 """
