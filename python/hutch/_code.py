@@ -95,9 +95,20 @@ def _refused(log: Optional[str], start: int) -> List[str]:
             continue
         if isinstance(rec, dict) and rec.get("decision") == "refuse":
             where = f"{rec.get('host')}:{rec.get('port')}"
+            # Why, when it is not the allowlist: a reserved address, say.
+            why = rec.get("error")
+            if isinstance(why, str) and why and "allowlist" not in why:
+                where += f" ({why[:200]})"
             if where not in out:
                 out.append(where)
     return out
+
+
+def refused_text(refused: List[str]) -> str:
+    """What the proxy's refusals were, for an installation's error."""
+    if all("(" not in r for r in refused):
+        return f"the sandbox's proxy refused {', '.join(refused)}, not in its allowlist"
+    return f"the sandbox's proxy refused {', '.join(refused)}"
 
 
 def install(sb, lang: str, prog: str, libraries: Sequence[str], cwd: Optional[str], timeout, env):
@@ -118,8 +129,11 @@ def install(sb, lang: str, prog: str, libraries: Sequence[str], cwd: Optional[st
         time.sleep(0.2)  # the proxy logs a request once its connection is closed
         refused = _refused(log, start)
     if refused:
-        what += f": the sandbox's proxy refused {', '.join(refused)}, not in its allowlist"
-        hint = f"add the package index to the allowlist: Sandbox(..., net=\"proxy\", allow=[{refused[0]!r}, ...])"
+        what += ": " + refused_text(refused)
+        if all("(" not in r for r in refused):
+            hint = f"add the package index to the allowlist: Sandbox(..., net=\"proxy\", allow=[{refused[0]!r}, ...])"
+        else:
+            hint = "the proxy said why; hutch-policy(5) says which hosts and addresses a sandbox may reach"
     elif not log:
         what += ": the sandbox has no network"
         hint = 'libraries are installed through the proxy: Sandbox(..., net="proxy", allow=[the package index])'

@@ -198,7 +198,7 @@ class BaseSession(ABC, TimeoutMixin, FileOperationsMixin, CommandExecutionMixin)
         out = self.execute_commands(commands)
         if out.exit_code:
             refused = _code._refused(log, start)
-            why = f"the sandbox's proxy refused {', '.join(refused)}, not in its allowlist" if refused else (
+            why = _code.refused_text(refused) if refused else (
                 "the sandbox has no network" if not log else f"exit {out.exit_code}")
             self.logger.warning("installing %s failed: %s", ", ".join(libraries), why)
 
