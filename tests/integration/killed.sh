@@ -159,6 +159,42 @@ tap_ok "hutch rm" "$HUTCH_BIN" rm "$id"
 no_relays() { [ -z "$(relays)" ]; }
 tap_ok "create -p: its relays are gone" hutch_wait_until 10 no_relays
 
+# ---- hutch snapshot: killed during its copy, with the sandbox held still ----
+status_of() {
+  "$HUTCH_BIN" ps --json | python3 -c 'import json,sys
+print(" ".join(s["status"] for s in json.load(sys.stdin) if s["id"] == sys.argv[1]))' "$1"
+}
+tmp_entries() { ls "$HUTCH_STORE/tmp" 2>/dev/null | sort; }
+id=$("$HUTCH_BIN" create --rootfs "$img")
+tap_check $? "a live sandbox to snapshot"
+next_nap
+"$HUTCH_BIN" exec --in "$id" -- sh -c "mkdir /many && cd /many && seq 30000 | xargs touch &&
+  dd if=/dev/zero of=/big bs=1M count=300 2>/dev/null; sleep $nap >/dev/null 2>&1 &"
+tmp_entries >"$tmp/tmp-before"
+for how in process group; do
+  setsid "$HUTCH_BIN" snapshot "$id" --name "killed-snap-$$" >/dev/null 2>&1 &
+  bg=$!
+  paused() { case $(status_of "$id") in paused*) return 0 ;; esac; return 1; }
+  tap_ok "snapshot ($how): the sandbox is held still for the copy" hutch_wait_until 30 paused
+  method=$(status_of "$id")
+  kill_it "$how" "$bg"
+  if [ "$method" = paused:cgroup ]; then
+    # A cgroup's freeze is a file, which nothing undoes for a killed snapshot.
+    tap_skip "snapshot ($how): a cgroup-frozen sandbox stays frozen (hutch resume undoes it)"
+    "$HUTCH_BIN" resume "$id" >/dev/null 2>&1
+  else
+    running() { [ "$(status_of "$id")" = running ]; }
+    tap_ok "snapshot ($how): SIGKILLed, its sandbox goes on (the pauser let go)" hutch_wait_until 10 running
+    tap_ok "snapshot ($how): and runs commands" "$HUTCH_BIN" exec --in "$id" -- true
+  fi
+done
+sleep 2.1 # a stage is a leftover once 2 s old (store.c)
+tap_ok "snapshot: the next one" "$HUTCH_BIN" snapshot "$id" --name "killed-snap-$$"
+tap_is "$(comm -13 "$tmp/tmp-before" <(tmp_entries) | wc -l)" 0 "snapshot: removed the stages of the killed ones"
+"$HUTCH_BIN" rootfs rm "killed-snap-$$" >/dev/null 2>&1
+pkill -x -f "sleep $nap"
+"$HUTCH_BIN" rm "$id" >/dev/null
+
 # ---- hutch mcp (stdio): the server and its reaper both SIGKILLed ----
 cat >"$tmp/mcp.py" <<'PY'
 import json, subprocess, sys, time
