@@ -3,12 +3,14 @@
 # A hutch process SIGKILLed in the middle of its work, alone or with its
 # whole process group, leaves nothing that nobody will remove: of a
 # one-shot (hutch exec, with or without a pty) or a sandbox made to die
-# with its maker (hutch run's, hutch mcp's), no process (init, payload,
+# with its maker (hutch run's, hutch mcp's, hutch serve's), no process (init, payload,
 # proxy), no mount, no allocated subnet, and its record goes at the next
 # listing or one-shot (the orphan sweep); an exec --in takes its command
 # along and leaves the sandbox running; a created sandbox's port relays go
-# with `hutch rm`.  (A build killed: build-killed.sh; the caller of hutch
-# killed: die-with-parent.sh.)
+# with `hutch rm`; a snapshot killed during its copy lets the sandbox go
+# on; hutch mcp (its reaper killed too), hutch serve and hutch benchmark
+# leave no sandbox behind.  (A build killed: build-killed.sh; the caller
+# of hutch killed: die-with-parent.sh.)
 . "$(dirname "$0")/../lib/tap.sh"
 . "$HUTCH_SRCDIR/tests/lib/agent.sh"
 
@@ -230,6 +232,26 @@ tap_is "$(sandbox_dirs | wc -l)" 0 "mcp: and removed its record"
 kill "$driver" 2>/dev/null
 wait "$driver" 2>/dev/null
 
+# ---- hutch serve: its warm sandboxes, made to die with it ----
+warm_made() { [ "$(sandbox_dirs | wc -l)" -ge 2 ] && [ "$(ls "$state"/*/state.json 2>/dev/null | wc -l)" -ge 2 ]; }
+for how in process group; do
+  setsid "$HUTCH_BIN" serve --listen 127.0.0.1:0 --image "$img" --warm 2 --audit-log /dev/null >/dev/null 2>&1 &
+  bg=$!
+  tap_ok "serve ($how): its warm sandboxes are made" hutch_wait_until 60 warm_made
+  inits=$(for f in "$state"/*/state.json; do
+    python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["pid"])' "$f"
+  done)
+  kill_it "$how" "$bg"
+  no_inits() {
+    local p
+    for p in $inits; do kill -0 "$p" 2>/dev/null && return 1; done
+    return 0
+  }
+  tap_ok "serve ($how): SIGKILLed, the inits of its warm sandboxes are gone" hutch_wait_until 20 no_inits
+  tap_is "$(HUTCH_STATE_DIR=$state "$HUTCH_BIN" ps -q | wc -l)" 0 "serve ($how): hutch ps lists nothing"
+  tap_is "$(sandbox_dirs | wc -l)" 0 "serve ($how): and removed their records"
+done
+
 # ---- hutch run (the agent, its sandbox made to die with it) ----
 if [ ! -x /usr/bin/python3 ]; then
   tap_skip "hutch run: python3 is needed for the mock model server"
@@ -246,6 +268,34 @@ else
     tap_is "$(HUTCH_STATE_DIR=$state "$HUTCH_BIN" ps -q | wc -l)" 0 "run ($how): hutch ps lists nothing"
     tap_is "$(sandbox_dirs | wc -l)" 0 "run ($how): and removed its record"
     tap_is "$(cat "$state/net-subnets" 2>/dev/null)" "" "run ($how): and freed its subnet"
+    mock_stop
+  done
+fi
+
+# ---- hutch benchmark: a task's agent mid-run ----
+deb=$(hutch_test_rootfs debian 2>/dev/null)
+if [ -z "$deb" ] || [ ! -x /usr/bin/python3 ]; then
+  tap_skip "benchmark: the debian test rootfs and python3 are needed"
+else
+  mkdir -p "$tmp/set/r"
+  printf 'dataset: "json"\ndata_files: "r/data.jsonl"\nsystem_prompt: "s"\ninstance_prompt: "{problem_statement}"\n' \
+    >"$tmp/set/r/config.yaml"
+  printf '{"id": "one", "problem_statement": "TASK-one", "ground_truth": "x"}\n' >"$tmp/set/r/data.jsonl"
+  printf 'def compute_score(answer, truth, **row):\n    return 0.0\n' >"$tmp/set/r/reward.py"
+  for how in process group; do
+    next_nap
+    mock_start '[{"calls": [["execute_bash", {"command": "sleep '"$nap"'"}]]}, {"hang": 60}]'
+    setsid "$HUTCH_BIN" benchmark "$tmp/set" --task r --model mock --base-url "$MOCK_URL" --api-key k \
+      --rootfs "$deb" --max-steps 3 --task-timeout 300 --max-tries 1 --retry-delay 0.05 \
+      --output-dir "$tmp/bench-$how" >/dev/null 2>&1 &
+    bg=$!
+    tap_ok "benchmark ($how): a task's command runs" read_sandbox
+    kill_it "$how" "$bg"
+    tap_ok "benchmark ($how): SIGKILLed, no process or mount of the task's sandbox is left" nothing_runs
+    no_agent() { ! pgrep -f "$tmp/bench-$how" >/dev/null; }
+    tap_ok "benchmark ($how): nor any process of the run" hutch_wait_until 20 no_agent
+    tap_is "$(HUTCH_STATE_DIR=$state "$HUTCH_BIN" ps -q | wc -l)" 0 "benchmark ($how): hutch ps lists nothing"
+    tap_is "$(sandbox_dirs | wc -l)" 0 "benchmark ($how): and removed its record"
     mock_stop
   done
 fi
