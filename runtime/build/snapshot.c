@@ -76,6 +76,10 @@ static int open_base(struct hutch_sandbox *sb, const struct hutch_snapshot_optio
   _cleanup_free_ char *digest = xasprintf("sha256:%s", hex);
   if (hutch_store_open(own, store, err) < 0)
     return -1;
+  /* What a snapshot (or an import) killed during its copy left: a
+   * store where only snapshots are made would otherwise keep every such
+   * stage.  A build's stage, with its sandbox's state, is left to a build. */
+  store_clean_stale_tmp(*store, NULL, NULL);
   if (hutch_image_lookup(*store, digest, base, err) < 0) {
     hutch_error_wrap(err, "the image sandbox %s runs", sb->id);
     return hutch_error_hint(err, "it was removed from the store since the sandbox started; nothing can be "

@@ -180,7 +180,7 @@ static void restart_clock(struct hutch_sandbox *sb, int dirfd) {
 }
 
 int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_method *used, hutch_error_t *err) {
-  struct pause_pending p;
+  struct pause_pending p = {0}; /* a pause: it outlives this process */
   if (used)
     *used = HUTCH_PAUSE_NONE;
   if (sandbox_pause_begin_locked(sb, dirfd, &p, err) < 0)
@@ -189,7 +189,7 @@ int sandbox_pause_locked(struct hutch_sandbox *sb, int dirfd, enum hutch_pause_m
 }
 
 int sandbox_pause_begin_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p, hutch_error_t *err) {
-  *p = (struct pause_pending){.report_fd = -1};
+  *p = (struct pause_pending){.report_fd = -1, .hold = p->hold};
   sandbox_follow_if_ended_locked(sb); /* a reset since this handle looked */
   if (!proc_stat_alive(sb->pid, sb->start_time)) {
     hutch_error_set(err, ESRCH, "sandbox %s is not running", sb->id);
@@ -222,7 +222,7 @@ int sandbox_pause_begin_locked(struct hutch_sandbox *sb, int dirfd, struct pause
     r = cgroup_freeze_set(sb->limits.cgroup, true, err);
   } else {
     p->method = HUTCH_PAUSE_PTRACE;
-    r = (p->report_fd = pause_ptrace_launch(dirfd, sb->pid, sb->start_time, &p->mid, err)) < 0 ? -1 : 0;
+    r = (p->report_fd = pause_ptrace_launch(dirfd, sb->pid, sb->start_time, p->hold, &p->mid, err)) < 0 ? -1 : 0;
   }
   if (r < 0) {
     unlinkat(dirfd, PAUSED_FILE, 0);
@@ -333,6 +333,7 @@ int sandbox_hold_freeze_begin(struct sandbox_hold *h, hutch_error_t *err) {
   if (h->was_paused || h->paused_here || h->freezing)
     return 0;
   h->paused_at = monotonic_seconds();
+  h->pending.hold = true;
   if (sandbox_pause_begin_locked(h->sb, h->dirfd, &h->pending, err) < 0)
     return -1;
   h->freezing = true;

@@ -349,8 +349,13 @@ static bool peer_allowed(int fd) {
 }
 
 /* The pauser's life: hold, report on `report`, then wait for the resume
- * on `listen_fd`, or for every task to end (the sandbox removed). */
-__attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_start, int report, int listen_fd) {
+ * on `listen_fd`, or for every task to end (the sandbox removed), or,
+ * holding for a caller (`holder`, its pidfd; -1: a pause, which outlives
+ * whoever made it), for that caller's end, however it comes: a snapshot
+ * SIGKILLed during its copy would otherwise leave the sandbox stopped for
+ * ever, for a copy nobody will finish. */
+__attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_start, int report, int listen_fd,
+                                                  int holder) {
   struct pause_report rep = {.pid = getpid()};
   struct tasks t = {.init = init, .v = xcalloc(PAUSE_MAX_TASKS, sizeof(struct task)), .slots = 4 * PAUSE_MAX_TASKS};
   t.slot = xcalloc(t.slots, sizeof(*t.slot));
@@ -376,9 +381,12 @@ __attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_star
   write_all(report, &rep, sizeof(rep));
   close(report);
   for (;;) {
-    struct pollfd p[2] = {{.fd = sfd, .events = POLLIN}, {.fd = listen_fd, .events = POLLIN}};
-    if (poll(p, 2, -1) < 0 && errno != EINTR)
+    struct pollfd p[3] = {
+        {.fd = sfd, .events = POLLIN}, {.fd = listen_fd, .events = POLLIN}, {.fd = holder, .events = POLLIN}};
+    if (poll(p, 3, -1) < 0 && errno != EINTR)
       _exit(1);
+    if (p[2].revents)
+      _exit(let_go(&t, sfd, &(struct pause_report){0}) < 0);
     if (p[0].revents) {
       wait_sigchld(sfd, 0);
       drain(&t);
@@ -421,11 +429,11 @@ static int read_report(int fd, int timeout_ms, struct pause_report *rep, const c
 
 int pause_ptrace_start(int dirfd, pid_t init, uint64_t init_start, struct pause_report *rep, hutch_error_t *err) {
   pid_t mid;
-  int rd = pause_ptrace_launch(dirfd, init, init_start, &mid, err);
+  int rd = pause_ptrace_launch(dirfd, init, init_start, false, &mid, err);
   return rd < 0 ? -1 : pause_ptrace_wait(dirfd, rd, mid, rep, err);
 }
 
-int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, pid_t *mid_out, hutch_error_t *err) {
+int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, bool hold, pid_t *mid_out, hutch_error_t *err) {
   struct sockaddr_un a;
   sock_path(&a, dirfd);
   unlinkat(dirfd, PAUSE_SOCK, 0);
@@ -437,6 +445,9 @@ int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, pid_t *mid_o
     return hutch_error_sys(err, "pause: pipe");
   _cleanup_close_ int rd = pipefd[0];
   _cleanup_close_ int wr = pipefd[1];
+  _cleanup_close_ int self = hold ? (int)syscall(SYS_pidfd_open, getpid(), 0) : -1;
+  if (hold && self < 0)
+    return hutch_error_sys(err, "pause: a pidfd of this process, for the pauser to let go when it ends");
   /* Twice forked: the pauser is nobody's child here, so a caller that
    * lives on (a library's) has nothing to reap, and it outlives `hutch pause`. */
   pid_t mid = fork();
@@ -454,10 +465,10 @@ int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, pid_t *mid_o
       dup2(devnull, i);
     /* Nothing of the caller's (its terminal, state directory, sockets)
      * stays open in a process that may outlive it. */
-    if (dup2(wr, 3) < 0 || dup2(lfd, 4) < 0)
+    if (dup2(wr, 3) < 0 || dup2(lfd, 4) < 0 || (hold && dup2(self, 5) < 0))
       _exit(1);
-    syscall(SYS_close_range, 5, ~0U, 0);
-    pauser_main(init, init_start, 3, 4);
+    syscall(SYS_close_range, hold ? 6 : 5, ~0U, 0);
+    pauser_main(init, init_start, 3, 4, hold ? 5 : -1);
   }
   /* Reaped by the wait: it forks the pauser and exits meanwhile. */
   *mid_out = mid;

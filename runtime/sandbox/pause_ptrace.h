@@ -8,6 +8,7 @@
 #ifndef HUTCH_PAUSE_PTRACE_H
 #define HUTCH_PAUSE_PTRACE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -40,8 +41,10 @@ int pause_ptrace_start(int dirfd, pid_t init, uint64_t init_start, struct pause_
 /* The same in two halves, for a caller with other work meanwhile: the
  * pauser started (the fd its report comes on, and *mid, the process that
  * forks it, for the wait to reap), then its report waited for (the fd
- * closed).  A launch must be waited for. */
-int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, pid_t *mid, hutch_error_t *err);
+ * closed).  A launch must be waited for.  `hold`: the pause is held for
+ * this process (a copy of the sandbox's files), and the pauser lets every
+ * task go on when it ends, even SIGKILLed. */
+int pause_ptrace_launch(int dirfd, pid_t init, uint64_t init_start, bool hold, pid_t *mid, hutch_error_t *err);
 int pause_ptrace_wait(int dirfd, int report_fd, pid_t mid, struct pause_report *rep, hutch_error_t *err);
 /* Asks the pauser listening on `dirfd`/pause.sock to let every task go on
  * and exit; returns once it has. */

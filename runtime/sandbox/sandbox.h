@@ -86,6 +86,7 @@ struct pause_pending {
   double since, t0;
   int report_fd; /* ptrace: where the pauser's report comes; -1 otherwise */
   pid_t mid;     /* ptrace: the process that forks the pauser, reaped by the finish */
+  bool hold;     /* held for this process: the pauser lets go when it ends */
 };
 int sandbox_pause_begin_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p, hutch_error_t *err);
 int sandbox_pause_finish_locked(struct hutch_sandbox *sb, int dirfd, struct pause_pending *p,

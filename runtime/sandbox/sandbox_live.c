@@ -26,6 +26,7 @@
 #include "layer_copy.h"
 #include "names.h"
 #include "net_host.h"
+#include "orphan_sweep.h"
 #include "overlay_fuse.h"
 #include "paths.h"
 #include "port_relay.h"
@@ -327,12 +328,8 @@ static void info_from_state(struct hutch_sandbox_info *info, struct sandbox_stat
 
 /* Calls fn with the state of each sandbox of the state directory (fn may
  * take its strings; it is cleared after). */
-static int for_each_state(const char *state_dir, void (*fn)(struct sandbox_state *st, void *data), void *data,
-                          hutch_error_t *err) {
-  _cleanup_free_ char *path = NULL;
-  _cleanup_close_ int rootfd = state_open_root(state_dir, &path, err);
-  if (rootfd < 0)
-    return -1;
+static int each_state(int rootfd, const char *path, void (*fn)(struct sandbox_state *st, void *data), void *data,
+                      hutch_error_t *err) {
   int dfd = dup(rootfd);
   _cleanup_dir_ DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
   if (d == NULL)
@@ -355,10 +352,38 @@ static int for_each_state(const char *state_dir, void (*fn)(struct sandbox_state
         continue;
       }
     }
+    /* A record whose owner and init were killed is removed, not listed. */
+    if (sandbox_orphan_backstop(rootfd, &st) > 0) {
+      state_clear(&st);
+      continue;
+    }
     fn(&st, data);
     state_clear(&st);
   }
   return 0;
+}
+
+static int for_each_state(const char *state_dir, void (*fn)(struct sandbox_state *st, void *data), void *data,
+                          hutch_error_t *err) {
+  _cleanup_free_ char *path = NULL;
+  _cleanup_close_ int rootfd = state_open_root(state_dir, &path, err);
+  if (rootfd < 0)
+    return -1;
+  return each_state(rootfd, path, fn, data, err);
+}
+
+static void look_only(struct sandbox_state *st, void *data) {
+  (void)st;
+  (void)data;
+}
+
+void sandbox_orphan_sweep(int rootfd) {
+  hutch_error_t err = NULL;
+  /* Looking at each record is the sweep (each_state's backstops). */
+  if (each_state(rootfd, "the state directory", look_only, NULL, &err) < 0) {
+    hutch_debug("orphan sweep: %s", err->msg);
+    hutch_error_free(&err);
+  }
 }
 
 struct info_list {

@@ -37,6 +37,7 @@
 #include "names.h"
 #include "net_host.h"
 #include "layer_copy.h"
+#include "orphan_sweep.h"
 #include "overlay_fuse.h"
 #include "paths.h"
 #include "payload.h"
@@ -444,6 +445,10 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
     snprintf(out->id, sizeof(out->id), "%s", st->identity->id);
     st->sbfd = sandbox_reuse_dir(out->state_fd, out->id, !st->scratch, err);
   } else {
+    /* What killed one-shots left is removed by the next (a state
+     * directory a caller reuses would otherwise only grow). */
+    if (st->primary != NULL)
+      sandbox_orphan_sweep(out->state_fd);
     state_new_id(out->id);
     st->sbfd = state_create_sandbox_dir(out->state_fd, out->id, !st->scratch, err);
     out->dir_made = st->sbfd >= 0;
@@ -679,6 +684,9 @@ static int step_record(struct start *st, hutch_error_t *err) {
       .created = id ? id->created : time(NULL),
       .long_lived = st->primary == NULL,
       .keep = cfg->keep,
+      /* A one-shot dies with this process; so does one made to die with its creator. */
+      .owner_pid = st->primary != NULL || cfg->die_with_creator ? getpid() : 0,
+      .owner_start_time = st->primary != NULL || cfg->die_with_creator ? proc_stat_start_time(getpid()) : 0,
       .proc_host_ro = cfg->proc_host_ro,
       .overlay_fuse = cfg->overlay == HUTCH_OVERLAY_FUSE,
       .fuse = out->fuse,

@@ -333,6 +333,12 @@ int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err)
   cJSON_AddNumberToObject(o, "created", (double)st->created);
   cJSON_AddBoolToObject(o, "long_lived", st->long_lived);
   cJSON_AddBoolToObject(o, "keep", st->keep);
+  if (st->owner_pid > 0) {
+    cJSON *ow = cJSON_AddObjectToObject(o, "owner");
+    cJSON_AddNumberToObject(ow, "pid", st->owner_pid);
+    snprintf(start, sizeof(start), "%" PRIu64, st->owner_start_time);
+    cJSON_AddStringToObject(ow, "start_time", start);
+  }
   if (st->proc_host_ro)
     cJSON_AddStringToObject(o, "degraded_proc", "host-ro: the outer /proc, read-only, instead of a fresh procfs");
   /* Every degraded mode the sandbox runs in, by its option's spelling. */
@@ -427,6 +433,11 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
     st->created = (int64_t)v->valuedouble;
   st->long_lived = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "long_lived"));
   st->keep = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "keep"));
+  const cJSON *ow = cJSON_GetObjectItemCaseSensitive(o, "owner");
+  if (cJSON_IsNumber(v = cJSON_GetObjectItemCaseSensitive(ow, "pid")) && v->valuedouble > 0)
+    st->owner_pid = (pid_t)v->valuedouble;
+  if (cJSON_IsString(v = cJSON_GetObjectItemCaseSensitive(ow, "start_time")))
+    st->owner_start_time = strtoull(v->valuestring, NULL, 10);
   st->proc_host_ro = cJSON_IsString(cJSON_GetObjectItemCaseSensitive(o, "degraded_proc"));
   const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "fuse_overlayfs");
   if (cJSON_IsObject(f)) {

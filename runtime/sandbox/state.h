@@ -22,6 +22,12 @@ struct sandbox_state {
   int64_t created;
   bool long_lived;
   bool keep;
+  /* The process the sandbox dies with (a one-shot's hutch, the creator of
+   * one made with die_with_creator); pid 0: none recorded.  Once both it
+   * and init are gone, nothing will remove the record: the orphan sweep
+   * (orphan_sweep.c) does. */
+  pid_t owner_pid;
+  uint64_t owner_start_time;
   bool proc_host_ro;               /* the degraded --proc host-ro was asked for */
   bool overlay_fuse;               /* the degraded --overlay fuse was asked for */
   struct overlay_fuse_daemon fuse; /* its daemon (pid 0: none) */
