@@ -158,9 +158,11 @@ cJSON *mcp_llmsb_details(const struct mcp_config *cfg, const struct mcp_llmsb_la
 }
 
 cJSON *mcp_llmsb_resource(const struct mcp_config *cfg) {
+  /* In the order of llm-sandbox's resource, which is not its list's. */
+  static const char *const order[] = {"python", "javascript", "java", "cpp", "go", "r", "ruby"};
   cJSON *all = cJSON_CreateObject();
-  for (size_t i = 0; i < ARRAY_SIZE(langs); i++)
-    cJSON_AddItemToObject(all, langs[i].name, mcp_llmsb_details(cfg, &langs[i]));
+  for (size_t i = 0; i < ARRAY_SIZE(order); i++)
+    cJSON_AddItemToObject(all, order[i], mcp_llmsb_details(cfg, mcp_llmsb_lang_named(order[i])));
   cJSON *r = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(r, "contents"), *c = cJSON_CreateObject();
   _cleanup_free_ char *text = cJSON_Print(all);
   cJSON_Delete(all);
