@@ -157,6 +157,32 @@ llmsb_facts "$tmp/out" stdio
 tap_ok "stdio: nothing left once the session ends" no_sandboxes
 tap_like "$(cat "$tmp/audit")" '"tool":"execute_code","sandbox":"[0-9a-f]+","outcome":"ok"' "execute_code is audited, with its sandbox"
 
+# With --net proxy, libraries are installed: the call goes to the package
+# manager through the proxy (here it ends there: no registry is reachable,
+# or the image has no pip), and says how that went.
+if [ -n "$py" ]; then
+  cat >"$tmp/libs.py" <<'PY'
+import json, subprocess, sys
+p = subprocess.Popen(sys.argv[1:], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+def rpc(i, method, params):
+    p.stdin.write(json.dumps({"jsonrpc": "2.0", "id": i, "method": method, "params": params}) + "\n")
+    p.stdin.flush()
+    return json.loads(p.stdout.readline())
+rpc(1, "initialize", {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}})
+r = rpc(2, "tools/call", {"name": "execute_code", "arguments": {"code": "print(1)", "libraries": ["hutch-test-no-such-package"], "timeout": 20}})
+print(json.dumps(r["result"]["structuredContent"]))
+p.stdin.close(); p.wait()
+PY
+  # A state directory of its own: a proxied sandbox leaves the subnets'
+  # register (net-subnets) in it, which no_sandboxes would count.
+  mkdir "$tmp/libstate"
+  libs=$(HUTCH_STATE_DIR=$tmp/libstate timeout 120 python3 "$tmp/libs.py" "$H" mcp --image "$py" --net proxy \
+    --audit-log /dev/null 2>"$tmp/libs.err")
+  tap_like "$libs" '"exit_code": [1-9].*"stderr": "installing libraries failed \(exit code' \
+    "--net proxy: libraries go to the package manager, and its failure is reported as such" || tap_diag "$(cat "$tmp/libs.err")"
+  tap_is "$(ls "$tmp/libstate" | grep -v '^net-subnets$')" "" "--net proxy: and its sandbox is gone after the call"
+fi
+
 mcp_listen "$tmp/http.err" --image "$image" --audit-log /dev/null
 client llmsb http "$url" "$HUTCH_MCP_TOKEN" >"$tmp/outh" 2>"$tmp/outh.err"
 tap_check $? "the TypeScript client calls llm-sandbox's tools over HTTP" || tap_diag "$(cat "$tmp/outh" "$tmp/outh.err" "$tmp/http.err")"
