@@ -211,6 +211,15 @@ cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const
  * told. */
 struct mcp_sandbox *mcp_session_add(const struct mcp_config *cfg, struct mcp_session *s, struct hutch_sandbox *sb,
                                     const char *image, const char *workdir, hutch_error_t *err);
+/* Starts a sandbox of the session on an image of the store (net: none, or
+ * the proxy with the policy's allowlist and allow's hosts) and adds it
+ * (mcp_session_add): 0 and *out, or -1 and *err. */
+int mcp_sandbox_start(const struct mcp_config *cfg, struct mcp_session *s, const char *image_name,
+                      const struct hutch_limits *lim, bool proxy, const char *const *allow, struct mcp_sandbox **out,
+                      hutch_error_t *err);
+/* A tool error when the operator lists the images clients may start
+ * (--allow-image) and name is not one of them; else NULL. */
+cJSON *mcp_image_refused(const struct mcp_config *cfg, const char *name);
 /* The session's sandboxes. */
 unsigned mcp_session_count(const struct mcp_session *s);
 /* Destroys a sandbox of the session (unlinked from its list already),
@@ -302,6 +311,38 @@ void mcp_exec_result_clear(struct mcp_exec_result *r);
 int mcp_python_call(const struct mcp_config *cfg, struct mcp_sandbox *m, const char *code, double timeout,
                     struct mcp_cancel *cancel, char **reply, char **why, hutch_error_t *err);
 void mcp_python_stop(struct mcp_sandbox *m);
+
+/* ---- mcp_llmsb_lang.c ---- */
+#define MCP_LLMSB_RESOURCE "sandbox://languages"
+/* A language of llm-sandbox's MCP server, as hutch runs it. */
+struct mcp_llmsb_lang {
+  const char *name;
+  const char *tool;    /* its interpreter or compiler in an image, relative to the root */
+  const char *run;     /* sh script running the code ("$0"); NULL: the persistent interpreter (Python) */
+  const char *install; /* sh script installing the libraries ("$@"); NULL: not offered */
+  const char *version, *package_manager;
+  const char *preinstalled, *preinstalled_own; /* comma-separated: on the default image; on llm-sandbox-LANG too */
+  const char *use_cases;
+  bool visualization;
+  const char *example;
+};
+/* llm-sandbox's languages, in its order. */
+const struct mcp_llmsb_lang *mcp_llmsb_langs(size_t *n);
+const struct mcp_llmsb_lang *mcp_llmsb_lang_named(const char *name);
+/* The image the language runs on here (malloc'd), or NULL: not available. */
+char *mcp_llmsb_image(const struct mcp_config *cfg, const struct mcp_llmsb_lang *l);
+/* Why it is not available, and how to make it so (malloc'd). */
+char *mcp_llmsb_unavailable(const struct mcp_llmsb_lang *l);
+/* Its details, as get_language_details returns them. */
+cJSON *mcp_llmsb_details(const struct mcp_config *cfg, const struct mcp_llmsb_lang *l);
+/* resources/read of MCP_LLMSB_RESOURCE, and its resources/list entry. */
+cJSON *mcp_llmsb_resource(const struct mcp_config *cfg);
+void mcp_llmsb_resource_entry(cJSON *resources);
+
+/* ---- mcp_llmsb.c ---- */
+/* The call of execute_code, get_supported_languages or
+ * get_language_details, or NULL for another tool. */
+cJSON *mcp_llmsb_call(struct mcp_call *c);
 
 /* ---- mcp_http.c ---- */
 /* Sessions of the HTTP server, all its clients together: each has a thread

@@ -156,6 +156,8 @@ cJSON *mcp_resources_list(const struct mcp_config *cfg, struct mcp_session *s, c
   for (struct mcp_sandbox *m = s->sandboxes; m; m = m->next)
     list_files(m, &files, &n);
   cJSON *r = cJSON_CreateObject(), *a = cJSON_AddArrayToObject(r, "resources");
+  if (from == 0) /* llm-sandbox's, on the first page besides the files */
+    mcp_llmsb_resource_entry(a);
   for (size_t i = 0; i < n; i++) {
     if (i >= from && i < from + MCP_RESOURCE_PAGE) {
       _cleanup_free_ char *id = NULL, *path = NULL;
@@ -232,7 +234,9 @@ static char *read_resource(const struct mcp_config *cfg, struct mcp_sandbox *m, 
 
 cJSON *mcp_resources_read(const struct mcp_config *cfg, struct mcp_session *s, const cJSON *params, int *code,
                           char **message) {
-  const char *uri;
+  const char *uri = cJSON_GetStringValue(cJSON_GetObjectItemCaseSensitive(params, "uri"));
+  if (uri && strcmp(uri, MCP_LLMSB_RESOURCE) == 0)
+    return mcp_llmsb_resource(cfg);
   _cleanup_free_ char *path = NULL;
   struct mcp_sandbox *m = resolve(s, params, &uri, &path, code, message);
   if (m == NULL)

@@ -227,6 +227,61 @@ static const struct tool {
      "`sandboxes_left`:{`type`:`integer`,`description`:`how many more sandboxes this session may have`}},"
      "`required`:[`id`,`children`,`paused_ms`,`sandboxes_left`]}",
      false, false, false, CLOSED},
+    /* mcp_llmsb.c's: llm-sandbox's MCP server's tools, under its names and
+     * parameters, so that a client made for that server works unchanged. */
+    {"execute_code", "Execute code (llm-sandbox)",
+     "Execute code in a fresh sandbox, destroyed after the call, as llm-sandbox's MCP server does; Python's "
+     "matplotlib figures come back as an image (the last one). The text is JSON: exit_code, stderr, stdout. A "
+     "language without an image on this server, or code that does not exit 0, is a tool error.",
+     "{`type`:`object`,`properties`:{"
+     "`code`:{`type`:`string`,`title`:`Code`,`description`:`the code to execute`},"
+     "`language`:{`type`:`string`,`title`:`Language`,`default`:`python`,`description`:`python, javascript, java, "
+     "cpp, go, r or ruby (get_supported_languages; get_language_details says which run on this server)`},"
+     "`libraries`:{`type`:`array`,`items`:{`type`:`string`},`title`:`Libraries`,`default`:null,`description`:`"
+     "packages to install first with the language's package manager, through hutch's proxy (needs hutch mcp --net "
+     "proxy); null or absent: none`},"
+     "`timeout`:{`type`:`integer`,`title`:`Timeout`,`default`:30,`minimum`:1,`description`:`seconds the code may "
+     "run (at most the server's --timeout), and as many again for libraries`}},"
+     "`required`:[`code`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`exit_code`:{`type`:`integer`,`description`:`the exit code (1 for an exception, 124 for a timeout)`},"
+     "`stderr`:{`type`:`string`,`description`:`standard error, up to the server's --max-output bytes`},"
+     "`stdout`:{`type`:`string`,`description`:`standard output, up to the server's --max-output bytes`},"
+     "`language`:{`type`:`string`,`description`:`the language run`},"
+     "`image`:{`type`:`string`,`description`:`the image it ran on`},"
+     "`plots`:{`type`:`integer`,`description`:`figures the code made (the last is returned as an image)`}},"
+     "`required`:[`exit_code`,`stderr`,`stdout`]}",
+     false, false, false, NET},
+    {"get_supported_languages", "Supported languages (llm-sandbox)",
+     "The languages of llm-sandbox's MCP server, as its server lists them (a JSON array); get_language_details "
+     "says which of them run on this server.",
+     "{`type`:`object`,`properties`:{},`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`languages`:{`type`:`array`,`items`:{`type`:`string`},`description`:`llm-sandbox's languages`},"
+     "`available`:{`type`:`array`,`items`:{`type`:`string`},`description`:`those this server runs now (an image "
+     "with the language's tools is in its store)`}},"
+     "`required`:[`languages`,`available`]}",
+     true, false, true, CLOSED},
+    {"get_language_details", "Language details (llm-sandbox)",
+     "Details of a language, as llm-sandbox's MCP server gives them (version, package manager, preinstalled "
+     "libraries, use cases, visualization support, examples), with what this server has of it: hutch_available, "
+     "hutch_image, hutch_note.",
+     "{`type`:`object`,`properties`:{"
+     "`language`:{`type`:`string`,`title`:`Language`,`description`:`one of get_supported_languages`}},"
+     "`required`:[`language`],`additionalProperties`:false}",
+     "{`type`:`object`,`properties`:{"
+     "`version`:{`type`:`string`},`package_manager`:{`type`:`string`},"
+     "`preinstalled_libraries`:{`type`:`array`,`items`:{`type`:`string`}},"
+     "`use_cases`:{`type`:`array`,`items`:{`type`:`string`}},"
+     "`visualization_support`:{`type`:`boolean`},"
+     "`examples`:{`type`:`array`,`items`:{`type`:`object`,`properties`:{`title`:{`type`:`string`},"
+     "`description`:{`type`:`string`},`code`:{`type`:`string`}},`required`:[`title`,`description`,`code`]}},"
+     "`hutch_available`:{`type`:`boolean`,`description`:`whether this server runs it now`},"
+     "`hutch_image`:{`type`:`string`,`description`:`the image it runs on here (empty when none)`},"
+     "`hutch_note`:{`type`:`string`,`description`:`what differs here, or how to make it available`}},"
+     "`required`:[`version`,`package_manager`,`preinstalled_libraries`,`use_cases`,`visualization_support`,"
+     "`examples`,`hutch_available`,`hutch_image`,`hutch_note`]}",
+     true, false, true, CLOSED},
 };
 
 static cJSON *schema(const char *text) {
@@ -290,6 +345,10 @@ static bool type_is(const cJSON *v, const char *type) {
 static char *value_check(const char *key, const cJSON *p, const cJSON *v) {
   const char *type = cJSON_GetStringValue(cJSON_GetObjectItem(p, "type"));
   const char *what = cJSON_GetStringValue(cJSON_GetObjectItem(p, "description"));
+  /* null where the default is null stands for the argument left out (as
+   * llm-sandbox's clients send libraries). */
+  if (cJSON_IsNull(v) && cJSON_IsNull(cJSON_GetObjectItem(p, "default")))
+    return NULL;
   if (type && !type_is(v, type))
     return xasprintf("argument %s wants %s %s: %s", key, strcmp(type, "integer") == 0 ? "an" : "a", type, what);
   const cJSON *items = cJSON_GetObjectItem(p, "items"), *e;

@@ -54,7 +54,7 @@ static bool listed(const char *const *list, const char *name) {
 /* The image a client named, when the operator lists the images clients may
  * start (--allow-image): by the name as listed, so that no other spelling
  * (a digest, another name of the same tree) slips past the list. */
-static cJSON *image_refused(const struct mcp_config *cfg, const char *name) {
+cJSON *mcp_image_refused(const struct mcp_config *cfg, const char *name) {
   if (cfg->images == NULL || strcmp(name, cfg->default_image) == 0 || listed(cfg->images, name))
     return NULL;
   _cleanup_free_ char *names = xstrdup(cfg->default_image);
@@ -117,16 +117,33 @@ static cJSON *t_create(struct mcp_call *c) {
     image_name = snapshot;
   if (image_name == NULL)
     image_name = cfg->default_image;
-  cJSON *refused = snapshot ? NULL : image_refused(cfg, image_name);
+  cJSON *refused = snapshot ? NULL : mcp_image_refused(cfg, image_name);
   if (refused)
     return refused;
   hutch_error_t err = NULL;
+  struct mcp_sandbox *m = NULL;
+  if (mcp_sandbox_start(cfg, c->s, image_name, &lim, proxy, n_allow ? hosts : NULL, &m, &err) < 0)
+    return mcp_tool_error(&err);
+  snprintf(c->sandbox, sizeof(c->sandbox), "%s", m->id);
+  cJSON *st = cJSON_CreateObject();
+  cJSON_AddStringToObject(st, "id", m->id);
+  cJSON_AddStringToObject(st, "image", m->image);
+  cJSON_AddStringToObject(st, "limits", hutch_sandbox_limits(m->sb)->mode);
+  cJSON_AddStringToObject(st, "net", proxy ? "proxy" : "none");
+  _cleanup_free_ char *t = xasprintf("created sandbox %s (image %s)", m->id, m->image);
+  return mcp_result(t, st, false);
+}
+
+int mcp_sandbox_start(const struct mcp_config *cfg, struct mcp_session *s, const char *image_name,
+                      const struct hutch_limits *lim, bool proxy, const char *const *allow, struct mcp_sandbox **out,
+                      hutch_error_t *err) {
+  *out = NULL;
   struct hutch_store *store = NULL;
   struct hutch_image image = {0};
-  if (hutch_store_open(cfg->store, &store, &err) < 0 || hutch_image_lookup(store, image_name, &image, &err) < 0) {
+  if (hutch_store_open(cfg->store, &store, err) < 0 || hutch_image_lookup(store, image_name, &image, err) < 0) {
     if (store)
       hutch_store_close(store);
-    return mcp_tool_error(&err);
+    return -1;
   }
   char **env = hutch_image_env(&image, NULL);
   struct hutch_sandbox_config sc = {
@@ -139,36 +156,22 @@ static cJSON *t_create(struct mcp_call *c) {
       .env = (const char *const *)env,
       .state_dir = cfg->state_dir,
       .store = cfg->store,
-      .limits = lim,
+      .limits = *lim,
       .net = proxy ? HUTCH_NET_PROXY : HUTCH_NET_NONE,
-      .net_allow = n_allow ? hosts : NULL,
+      .net_allow = allow,
       /* Tied to the session's thread: a killed server takes it along. */
       .die_with_creator = true,
   };
   struct hutch_sandbox *sb = NULL;
-  int r = hutch_sandbox_create(&sc, &sb, &err);
+  int r = hutch_sandbox_create(&sc, &sb, err);
   for (char **e = env; e && *e; e++)
     free(*e);
   free(env);
-  cJSON *out;
-  struct mcp_sandbox *m = NULL;
   if (r == 0)
-    m = mcp_session_add(cfg, c->s, sb, sc.image, image.workdir, &err);
-  if (m == NULL) {
-    out = mcp_tool_error(&err);
-  } else {
-    snprintf(c->sandbox, sizeof(c->sandbox), "%s", m->id);
-    cJSON *st = cJSON_CreateObject();
-    cJSON_AddStringToObject(st, "id", m->id);
-    cJSON_AddStringToObject(st, "image", m->image);
-    cJSON_AddStringToObject(st, "limits", hutch_sandbox_limits(sb)->mode);
-    cJSON_AddStringToObject(st, "net", proxy ? "proxy" : "none");
-    _cleanup_free_ char *t = xasprintf("created sandbox %s (image %s)", m->id, m->image);
-    out = mcp_result(t, st, false);
-  }
+    *out = mcp_session_add(cfg, s, sb, sc.image, image.workdir, err);
   hutch_image_clear(&image);
   hutch_store_close(store);
-  return out;
+  return *out ? 0 : -1;
 }
 
 struct mcp_sandbox *mcp_session_add(const struct mcp_config *cfg, struct mcp_session *s, struct hutch_sandbox *sb,
@@ -568,6 +571,8 @@ cJSON *mcp_tools_call(const struct mcp_config *cfg, struct mcp_session *s, const
   for (size_t i = 0; r == NULL && i < ARRAY_SIZE(handlers); i++)
     if (strcmp(name, handlers[i].name) == 0)
       r = handlers[i].fn(&c);
+  if (r == NULL)
+    r = mcp_llmsb_call(&c); /* llm-sandbox's tools, mcp_llmsb.c */
   if (r == NULL)
     r = mcp_lifecycle_call(&c); /* the tools of mcp_lifecycle.c */
   const char *outcome = c.invalid ? "invalid" : cJSON_IsTrue(cJSON_GetObjectItem(r, "isError")) ? "error" : "ok";

@@ -34,14 +34,14 @@ print(json.dumps(eval(sys.argv[2])))' "$1" "$2"; }
 tap_ok "tools/list --strict over stdio" stdio --method tools/list --strict
 tools=$tap_stdout
 tap_unlike "$tap_stderr" 'Warning|Error|error' "reports no tool schema that would not port"
-tap_is "$(get "$tools" 'len(o["tools"])')" '15' "fifteen tools"
-tap_is "$(get "$tools" 'sum(isinstance(t.get("title"), str) for t in o["tools"])')" '15' "each with a title"
+tap_is "$(get "$tools" 'len(o["tools"])')" '18' "eighteen tools (llm-sandbox's three among them)"
+tap_is "$(get "$tools" 'sum(isinstance(t.get("title"), str) for t in o["tools"])')" '18' "each with a title"
 tap_is "$(get "$tools" 'sum(all(isinstance(t.get("annotations", {}).get(h), bool) for h in ("readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint")) for t in o["tools"])')" \
-  '15' "its four annotations"
-tap_is "$(get "$tools" 'sum(t.get("outputSchema", {}).get("type") == "object" for t in o["tools"])')" '15' \
+  '18' "its four annotations"
+tap_is "$(get "$tools" 'sum(t.get("outputSchema", {}).get("type") == "object" for t in o["tools"])')" '18' \
   "and an outputSchema"
 tap_is "$(get "$tools" '[t["name"] for t in o["tools"] if t["annotations"]["readOnlyHint"]]')" \
-  '["sandbox_read_file", "sandbox_list_dir", "sandbox_list"]' "the read-only tools are those that only read"
+  '["sandbox_read_file", "sandbox_list_dir", "sandbox_list", "get_supported_languages", "get_language_details"]' "the read-only tools are those that only read"
 
 tap_ok "tools/call sandbox_list" stdio --method tools/call --tool-name sandbox_list
 tap_is "$(get "$tap_stdout" 'o["structuredContent"]')" '{"sandboxes": []}' \
@@ -64,7 +64,7 @@ tap_like "$(get "$tap_stdout" 'o["messages"][0]["content"]["text"]')" 'Task:\\nc
 tap_ok "resources/templates/list" stdio --method resources/templates/list
 tap_is "$(get "$tap_stdout" 'o["resourceTemplates"][0]["uriTemplate"]')" '"sandbox://{id}{+path}"' "a sandbox's file"
 tap_ok "resources/list" stdio --method resources/list
-tap_is "$(get "$tap_stdout" 'o["resources"]')" '[]' "names nothing without a sandbox"
+tap_is "$(get "$tap_stdout" '[r["uri"] for r in o["resources"]]')" '["sandbox://languages"]' "names only llm-sandbox's languages resource without a sandbox"
 
 # ---- Streamable HTTP ----
 export HUTCH_MCP_TOKEN=test-token-$RANDOM-$RANDOM-$RANDOM
@@ -72,7 +72,7 @@ mcp_listen "$tmp/http.err" --image "$img" --audit-log /dev/null
 tap_like "$url" '^http://127\.0\.0\.1:[0-9]+/mcp$' "the HTTP server listens"
 http() { inspect "$url" --transport http --header "Authorization: Bearer $HUTCH_MCP_TOKEN" "$@"; }
 tap_ok "tools/list --strict over HTTP" http --method tools/list --strict
-tap_is "$(get "$tap_stdout" 'len(o["tools"])')" '15' "fifteen tools"
+tap_is "$(get "$tap_stdout" 'len(o["tools"])')" '18' "eighteen tools (llm-sandbox's three among them)"
 tap_ok "tools/call sandbox_create over HTTP" http --method tools/call --tool-name sandbox_create
 tap_like "$(get "$tap_stdout" 'o["structuredContent"]["id"]')" '^"[0-9a-f]+"$' "returns the new sandbox's id"
 tap_fails "resources/read of a sandbox of another session" http --method resources/read --uri sandbox://0123/etc/passwd

@@ -16,6 +16,8 @@
 //   node client.mjs snapshots http URL TOKEN
 //   node client.mjs forks stdio HUTCH_BIN [ARGS...]
 //   node client.mjs forks http URL TOKEN
+//   node client.mjs llmsb stdio HUTCH_BIN [ARGS...]
+//   node client.mjs llmsb http URL TOKEN
 //     (HUTCH_TEST_LEAVE=1: the client goes without ending the session)
 //
 // The client checks each tool result's structuredContent against the
@@ -485,9 +487,50 @@ async function forks(args) {
   await end(session);
 }
 
+// llm-sandbox's MCP tools and resource, called as a client set up for
+// llm-sandbox's server calls them (its tool names and arguments only):
+// what tools/list says of them, their results' content (types and text),
+// and that each execute_code has a sandbox of its own, gone after it.
+async function llmsb(args) {
+  const session = await checked(args);
+  const { client, call } = session;
+  const names = ["execute_code", "get_supported_languages", "get_language_details"];
+  const listed = (await client.listTools()).tools.filter((t) => names.includes(t.name));
+  say("tools", { tools: listed });
+  const content = (r) => (r.content ?? []).map((c) => ({ type: c.type, mimeType: c.mimeType ?? null, text: c.text ?? null }));
+  const full = (r) => ({ isError: Boolean(r.isError), content: content(r), structured: r.structuredContent ?? null });
+  const langs = await call("get_supported_languages", {});
+  say("supported", full(langs));
+  const details = {};
+  for (const language of [...JSON.parse(text(langs)), "cobol"])
+    details[language] = full(await call("get_language_details", { language }));
+  say("details", { details });
+  const resources = (await client.listResources()).resources.filter((r) => r.uri === "sandbox://languages");
+  const read = await client.readResource({ uri: "sandbox://languages" });
+  say("resource", { listed: resources, contents: read.contents });
+  const run = async (step, a) => say(step, full(await call("execute_code", a)));
+  await run("hello", { code: "print('hello', 6 * 7)" });
+  await run("hello all args", { code: "print('hi')", language: "python", libraries: null, timeout: 30 });
+  await run("plot", { code: "import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\nplt.plot([1, 2, 3])\nplt.show()\nplt.figure()\nplt.plot([3, 1])\nplt.show()\nprint('plotted')" });
+  await run("raise", { code: "print('before')\n1 / 0" });
+  await run("write", { code: "open('/root/left', 'w').write('x')\nprint('wrote')" });
+  await run("fresh", { code: "import os\nprint(os.path.exists('/root/left'))" });
+  await run("net", { code: "import socket\ntry:\n    socket.create_connection(('1.1.1.1', 53), timeout=2)\n    print('net')\nexcept OSError as e:\n    print('no net', e.errno)" });
+  await run("timeout", { code: "while True: pass", timeout: 1 });
+  await run("java", { code: "class Main {}", language: "java" });
+  await run("cobol", { code: "x", language: "cobol" });
+  await run("libraries", { code: "print(1)", libraries: ["six"] });
+  await run("option library", { code: "print(1)", libraries: ["--index-url=http://x"] });
+  say("left", { sandboxes: structured(await call("sandbox_list", {})).sandboxes });
+  const own = await call("sandbox_create", {});
+  say("own tools", { isError: Boolean(own.isError), id: structured(own).id ?? null });
+  await end(session);
+}
+
 try {
   if (scenario === "session") await session(rest);
   else if (scenario === "forks") await forks(rest);
+  else if (scenario === "llmsb") await llmsb(rest);
   else if (scenario === "snapshots") await snapshots(rest);
   else if (scenario === "lifecycle") await lifecycle(rest);
   else if (scenario === "resources") await resources(rest);

@@ -173,8 +173,8 @@ static void test_protocol(void) {
     const cJSON *sc = cJSON_GetObjectItem(t, "inputSchema");
     schemas += cJSON_IsObject(sc) && strcmp(cJSON_GetObjectItem(sc, "type")->valuestring, "object") == 0;
   }
-  tap_is_int(n, 15, "tools/list: 15 tools");
-  tap_is_int(schemas, 15, "each with an object inputSchema");
+  tap_is_int(n, 18, "tools/list: 18 tools");
+  tap_is_int(schemas, 18, "each with an object inputSchema");
   int described = 0, outputs = 0, annotated = 0, titled = 0;
   cJSON_ArrayForEach(t, tools) {
     const cJSON *props = cJSON_GetObjectItem(cJSON_GetObjectItem(t, "inputSchema"), "properties"), *p;
@@ -191,10 +191,10 @@ static void test_protocol(void) {
                  cJSON_IsBool(cJSON_GetObjectItem(a, "openWorldHint"));
     titled += cJSON_IsString(cJSON_GetObjectItem(t, "title"));
   }
-  tap_is_int(described, 15, "every input parameter of every tool is described");
-  tap_is_int(outputs, 15, "each tool has an object outputSchema");
-  tap_is_int(annotated, 15, "and the four annotations");
-  tap_is_int(titled, 15, "and a title");
+  tap_is_int(described, 18, "every input parameter of every tool is described");
+  tap_is_int(outputs, 18, "each tool has an object outputSchema");
+  tap_is_int(annotated, 18, "and the four annotations");
+  tap_is_int(titled, 18, "and a title");
   cJSON_Delete(r);
 }
 
@@ -316,7 +316,11 @@ static void test_resources(void) {
          "initialize offers resources with subscriptions, and prompts");
   cJSON_Delete(r);
   tap_is_int(code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"resources/list\"}", &r), 0, "resources/list");
-  tap_is_int(cJSON_GetArraySize(cJSON_GetObjectItem(r, "resources")), 0, "names nothing without a sandbox");
+  const cJSON *listed = cJSON_GetObjectItem(r, "resources");
+  tap_ok(cJSON_GetArraySize(listed) == 1 &&
+             strcmp(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(listed, 0), "uri")),
+                    "sandbox://languages") == 0,
+         "names only llm-sandbox's languages resource without a sandbox");
   cJSON_Delete(r);
   tap_is_int(code_of(&s,
                      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"resources/read\",\"params\":{\"uri\":"
@@ -493,12 +497,66 @@ static void test_reaper(void) {
   rmdir(dir);
 }
 
+/* A tool's result, by its text and whether it is an error. */
+static char *call_text(struct mcp_session *s, const char *name, const char *args, bool *is_error) {
+  char *msg = NULL;
+  if (asprintf(&msg,
+               "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"tools/call\",\"params\":{\"name\":\"%s\","
+               "\"arguments\":%s}}",
+               name, args) < 0)
+    abort();
+  cJSON *r = NULL;
+  code_of(s, msg, &r);
+  free(msg);
+  *is_error = cJSON_IsTrue(cJSON_GetObjectItem(r, "isError"));
+  char *text =
+      strdup(cJSON_GetStringValue(cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "content"), 0), "text"))
+                 ?: "");
+  cJSON_Delete(r);
+  return text;
+}
+
+static void test_llm_sandbox(void) {
+  struct mcp_session s = {0};
+  const char *store = cfg.store;
+  cfg.store = "/dev/null/store"; /* no store, so no image: no language runs */
+  code_of(&s, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}", NULL);
+  bool e;
+  char *t = call_text(&s, "get_supported_languages", "{}", &e);
+  tap_ok(!e && strcmp(t, "[\n  \"python\",\n  \"java\",\n  \"javascript\",\n  \"cpp\",\n  \"go\",\n  \"ruby\",\n  "
+                         "\"r\"\n]") == 0,
+         "get_supported_languages: llm-sandbox's list, as its server prints it");
+  free(t);
+  t = call_text(&s, "get_language_details", "{\"language\":\"cobol\"}", &e);
+  tap_ok(e && strcmp(t, "{\"error\":\"Unsupported language: cobol\"}") == 0, "an unknown language's details: an error");
+  free(t);
+  t = call_text(&s, "get_language_details", "{\"language\":\"go\"}", &e);
+  tap_ok(!e && strstr(t, "\"hutch_available\":\tfalse") && strstr(t, "not available here"),
+         "a language without an image: its details say it is not available here, and how to build it");
+  free(t);
+  t = call_text(&s, "execute_code", "{\"code\":\"x\",\"language\":\"cobol\",\"libraries\":null}", &e);
+  tap_ok(e && strstr(t, "\"exit_code\": 1") && strstr(t, "cobol is not supported"),
+         "execute_code, a language llm-sandbox lacks: a tool error in its result's JSON (libraries null taken)");
+  free(t);
+  t = call_text(&s, "execute_code", "{\"code\":\"x\",\"libraries\":[\"--index-url=http://evil\"]}", &e);
+  tap_ok(e && strstr(t, "not a package name"), "a library that would pass for an option: refused");
+  free(t);
+  t = call_text(&s, "execute_code", "{\"code\":\"x\",\"language\":\"java\"}", &e);
+  tap_ok(e && strstr(t, "java is not available here"), "execute_code, no image for the language: not available here");
+  free(t);
+  t = call_text(&s, "execute_code", "{\"code\":\"x\",\"timeout\":0}", &e);
+  tap_ok(e && strstr(t, "argument timeout"), "a timeout below 1: refused by the schema");
+  free(t);
+  cfg.store = store;
+}
+
 int main(void) {
   test_protocol();
   test_annotations();
   test_runs_paused();
   test_session_holds();
   test_resources();
+  test_llm_sandbox();
   test_prompts();
   test_base64();
   test_utf8();
