@@ -472,17 +472,30 @@ fi
 # ---- the archive keeps at most 1000 logs: past that, the newest 900 ----
 arch=$tmp/state2
 mkdir -p -m 0700 "$arch/.audit"
-for i in $(seq 1005); do
-  touch -d "2020-01-01 +$i min" "$arch/.audit/old$i.jsonl" "$arch/.audit/old$i.jsonl.head"
-done
+# aged_logs PREFIX N DAY: N archived logs and heads, PREFIX1..PREFIXN, the
+# i-th dated DAY 00:00 local time + i minutes (one process, not a touch a
+# log).
+aged_logs() {
+  python3 - "$arch/.audit" "$@" <<'EOF'
+import datetime, os, sys
+d, prefix, n, day = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+base = datetime.datetime.fromisoformat(day).timestamp()
+for i in range(1, n + 1):
+    for suffix in (".jsonl", ".jsonl.head"):
+        p = os.path.join(d, f"{prefix}{i}{suffix}")
+        open(p, "a").close()
+        os.utime(p, (base + 60 * i, base + 60 * i))
+EOF
+}
+aged_logs old 1005 2020-01-01
 tap_ok "a one-shot exec beside 1005 archived logs" env HUTCH_STATE_DIR="$arch" "$HUTCH_BIN" exec --rootfs "$img" -- true
 tap_is "$(ls "$arch/.audit" | grep -c 'jsonl$') $(ls "$arch/.audit" | grep -c 'jsonl.head$')" "900 900" \
   "past 1000 logs the archive is cut to the newest 900, heads and all"
 tap_ok "the oldest went, the newest stayed" sh -c "[ ! -e '$arch/.audit/old106.jsonl' ] && [ -e '$arch/.audit/old107.jsonl' ] && ls '$arch/.audit' | grep -qv '^old'"
 # An end reads the archive only when its tally (a byte per log moved in)
 # passes 1000: 101 more ends, tallied as hutch does, are cut again.
+aged_logs more 101 2021-01-01
 for i in $(seq 101); do
-  touch -d "2021-01-01 +$i min" "$arch/.audit/more$i.jsonl" "$arch/.audit/more$i.jsonl.head"
   printf + >>"$arch/.audit/.tally"
 done
 tap_ok "another one-shot exec, 1001 logs tallied" env HUTCH_STATE_DIR="$arch" "$HUTCH_BIN" exec --rootfs "$img" -- true

@@ -44,21 +44,29 @@ tap_is "$bad" 0 "every one of them answers exec --in while all are alive${first:
 # Each init's state and start time (fields 3 and 22 of its stat): on a busy
 # machine its pid may be another process's by the time it is looked at
 # again.
-stat_of() { sed 's/^.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $1, $20}'; }
+# Read in bash itself: a sed and an awk a sandbox were most of the test's
+# processes.  Sets state and start, empty when the pid is gone.
+stat_of() {
+  local line f
+  state= start=
+  { IFS= read -r line <"/proc/$1/stat"; } 2>/dev/null || return 0
+  read -ra f <<<"${line##*) }"
+  state=${f[0]} start=${f[19]}
+}
 declare -A began
 for pid in $pids; do
-  began[$pid]=$(stat_of "$pid" | awk '{print $2}')
+  stat_of "$pid"
+  began[$pid]=$start
 done
 tap_ok "hutch rm of all $n at once" "$HUTCH_BIN" rm "${ids[@]}"
 left=0
 for pid in $pids; do
   # Gone, a zombie waiting for whichever process adopted it, or another
   # process that has its pid since.
-  read -r state start < <(stat_of "$pid")
-  if [ -n "${state:-}" ] && [ "$state" != Z ] && [ "${start:-}" = "${began[$pid]}" ]; then
+  stat_of "$pid"
+  if [ -n "$state" ] && [ "$state" != Z ] && [ "$start" = "${began[$pid]}" ]; then
     left=$((left + 1))
   fi
-  state= start=
 done
 tap_is "$left" 0 "no init is left running"
 tap_is "$(find "$HUTCH_STATE_DIR" -mindepth 1 -maxdepth 1 ! -name '.*' | wc -l)" 0 "no state directory is left"

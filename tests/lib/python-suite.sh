@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 # The Python package's pytest suite (python/tests) against the busybox test
 # image, each test re-told as one TAP point: sourced by python.sh and
-# python-compat.sh, which set pytest_args (what to run) and pytest_min (how
-# many tests at least make the whole selection) first.
+# python-compat.sh, which set pytest_args (what to run), pytest_min (how
+# many tests at least make the whole selection) and pytest_not (a file name
+# prefix none of the tests run may have, if any) first.
 
 # HUTCH_PYTHON comes from a build configured with --enable-python (make
 # check sets it): another build (the sanitizer pass) has no package to test.
@@ -34,4 +35,8 @@ out=$(cd "$tests" && timeout "${HUTCH_TEST_CMD_TIMEOUT:-840}" "$py" -m pytest -p
   -o console_output_style=classic "${pytest_args[@]}" 2>&1)
 rc=$?
 tap_pytest "$out" "$rc" "$pytest_min"
+# What another script runs is not run here a second time.
+if [ -n "${pytest_not:-}" ]; then
+  tap_is "$(printf '%s\n' "$out" | grep -c "^[A-Z]* .*$pytest_not")" 0 "no test of $pytest_not* ran here"
+fi
 tap_done
