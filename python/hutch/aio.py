@@ -37,6 +37,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -85,9 +86,17 @@ async def _making(fn: Callable[[], Any], undo: Callable[[Any], None]) -> Any:
         return await asyncio.shield(fut)
     except asyncio.CancelledError:
 
+        def undo_logged(made: Any) -> None:
+            # Nobody awaits the undo: its failure would be lost with its
+            # future, and what it left behind with it.
+            try:
+                undo(made)
+            except Exception as e:  # noqa: BLE001 - reported, not raised
+                logging.getLogger("hutch").warning("a cancelled call could not undo what it made: %s", e)
+
         def done(f: "asyncio.Future[Any]") -> None:
             if not f.cancelled() and f.exception() is None:
-                _pool().submit(undo, f.result())
+                _pool().submit(undo_logged, f.result())
 
         fut.add_done_callback(done)
         raise
@@ -402,8 +411,15 @@ class Sandbox:
         children once they are made."""
 
         def undo(children: List["_sandbox.Sandbox"]) -> None:
+            # Every child is closed, even after one could not be.
+            failed = []
             for c in children:
-                c.close()
+                try:
+                    c.close()
+                except Exception as e:  # noqa: BLE001 - raised below, once
+                    failed.append(f"{c.id}: {e}")
+            if failed:
+                raise RuntimeError("; ".join(failed))
 
         children = await _making(lambda: self._sb.fork(n, **kwargs), undo)
         return [Sandbox(c) for c in children]

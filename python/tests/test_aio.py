@@ -2,7 +2,9 @@
 """hutch.aio: sandboxes for asyncio, whose calls never block the event loop."""
 
 import asyncio
+import errno
 import os
+import threading
 import time
 
 import pytest
@@ -162,17 +164,52 @@ def test_a_cancelled_exec_kills_its_process(image):
 async def idle_and_unlisted(labels):
     """The sandboxes with these labels once the executor is idle (up to
     30 s): a call cancelled goes on in the executor, and closes what it
-    makes.  Done when nothing is listed while no worker runs or waits: a
-    create still running lists nothing yet, so an empty list alone proves
-    nothing (on a loaded machine it came first, and the sandbox after)."""
+    makes.  Done when nothing is listed while no worker runs or waits.
+    Both are read in the loop's thread, in one step of the loop, idle
+    first: a call that ended before that read has handed the loop what it
+    made (its undo is submitted in a later step), so what it made is still
+    listed; one that has not ended is seen running.  Listing in the
+    executor instead let a list taken while the call still ran come back
+    empty with the executor idle, before the undo was submitted."""
     ex = hutch.aio._pool()
     for _ in range(600):
         await asyncio.sleep(0.05)
-        listed = await hutch.aio.sandboxes(labels=labels)
         idle = ex._work_queue.empty() and ex._idle_semaphore._value >= len(ex._threads)
+        listed = hutch.sandboxes(labels=labels)
         if not listed and idle:
             break
-    return await hutch.aio.sandboxes(labels=labels)
+    return hutch.sandboxes(labels=labels)
+
+
+def test_an_undo_that_fails_is_logged(caplog):
+    """What a cancelled call made is undone by nobody's await: a failure
+    there reaches the hutch logger instead of vanishing with its future."""
+    made = threading.Event()
+
+    def make():
+        made.wait(10)
+        return "it"
+
+    def undo(it):
+        raise OSError(errno.EBUSY, f"{it} is busy")
+
+    async def main():
+        task = asyncio.ensure_future(hutch.aio._making(make, undo))
+        await asyncio.sleep(0)
+        task.cancel()
+        made.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        for _ in range(500):
+            if caplog.records:
+                break
+            await asyncio.sleep(0.01)
+
+    with caplog.at_level("WARNING", logger="hutch"):
+        run(main())
+    assert [r.getMessage() for r in caplog.records] == [
+        "a cancelled call could not undo what it made: [Errno 16] it is busy"
+    ]
 
 
 def test_a_create_cancelled_leaves_no_sandbox(image):
