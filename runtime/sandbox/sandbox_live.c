@@ -352,8 +352,10 @@ static int each_state(int rootfd, const char *path, void (*fn)(struct sandbox_st
         continue;
       }
     }
-    /* A record whose owner and init were killed is removed, not listed. */
-    if (sandbox_orphan_backstop(rootfd, &st) > 0) {
+    /* A record whose owner and init were killed is removed, not listed;
+     * so is a start killed before its record.  One under way is not a
+     * sandbox yet. */
+    if (sandbox_orphan_backstop(rootfd, &st) > 0 || st.starting) {
       state_clear(&st);
       continue;
     }

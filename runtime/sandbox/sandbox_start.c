@@ -455,6 +455,10 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
   }
   if (st->sbfd < 0)
     return -1;
+  /* Until step_record: this process makes it, so a start killed from here
+   * on is removed by the next listing (state.h: maker). */
+  if (!st->identity && state_write_maker(st->sbfd, "", err) < 0)
+    return -1;
   /* Before the clone: a name already taken costs no start.  After the
    * directory: a claim always points to one (names_claim). */
   if (st->x && st->x->name && !st->identity) {
@@ -479,6 +483,9 @@ static int step_reserve(struct start *st, hutch_error_t *err) {
     return -1;
   out->limits.disk_unbounded = st->disk_unbounded;
   out->cg_setup_seconds = monotonic_seconds() - cg_start;
+  /* ... with the cgroup it made, which that removal takes too. */
+  if (!st->identity && out->limits.cgroup[0] && state_write_maker(st->sbfd, out->limits.cgroup, err) < 0)
+    return -1;
   /* Every start on such a host would say it: once a day is enough to be
    * seen (hutch doctor, --json and state.json say it every time). */
   if (out->limits.warning[0] && !plan.fallback_quiet && state_stamp_due(out->state_fd, STATE_STAMP_NO_CGROUP))
@@ -725,6 +732,7 @@ static int step_record(struct start *st, hutch_error_t *err) {
   snprintf(rec.net.address, sizeof(rec.net.address), "%s", out->net.address);
   if (state_write(st->sbfd, &rec, err) < 0)
     return -1;
+  state_drop_maker(st->sbfd); /* state.json says what it said, and more */
   /* No log, no sandbox: a long-lived one is not handed over without it; a
    * one-shot's command, running now, is recorded when it ends. */
   _cleanup_strv_ char **ports = st->x ? ports_strv(st->x->ports, st->x->n_ports) : NULL;

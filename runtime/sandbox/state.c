@@ -400,6 +400,43 @@ static char *json_string_dup(const cJSON *o, const char *key) {
   return cJSON_IsString(v) ? xstrdup(v->valuestring) : NULL;
 }
 
+int state_write_maker(int sbdirfd, const char *cgroup, hutch_error_t *err) {
+  pid_t self = getpid();
+  _cleanup_free_ char *text = xasprintf("%d %" PRIu64 "\n%s\n", (int)self, proc_stat_start_time(self), cgroup);
+  if (write_file_at(sbdirfd, STATE_MAKER_FILE, text, strlen(text), 0600) < 0)
+    return hutch_error_sys(err, "state directory: record the sandbox's maker");
+  return 0;
+}
+
+void state_drop_maker(int sbdirfd) {
+  unlinkat(sbdirfd, STATE_MAKER_FILE, 0);
+}
+
+/* <id>/maker, written by hutch itself (never by a sandbox): a line "PID
+ * START", then the cgroup's path.  One that does not parse is no maker. */
+static void read_maker(int rootfd, const char *id, struct sandbox_state *st) {
+  _cleanup_free_ char *path = xasprintf("%s/%s", id, STATE_MAKER_FILE);
+  _cleanup_free_ char *text = read_file_at(rootfd, path, 8192, NULL);
+  char *nl = text ? strchr(text, '\n') : NULL;
+  int pid;
+  uint64_t start;
+  char extra;
+  if (nl == NULL)
+    return;
+  *nl = '\0';
+  if (sscanf(text, "%d %" SCNu64 "%c", &pid, &start, &extra) != 2 || pid <= 0)
+    return;
+  const char *cg = nl + 1;
+  size_t len = strcspn(cg, "\n");
+  if (cg[len] != '\n' || len >= sizeof(st->limits.cgroup))
+    return;
+  st->starting = true;
+  st->owner_pid = pid;
+  st->owner_start_time = start;
+  memcpy(st->limits.cgroup, cg, len);
+  st->limits.cgroup[len] = '\0';
+}
+
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err) {
   memset(st, 0, sizeof(*st));
   if (!paths_valid_name(id))
@@ -414,6 +451,7 @@ int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error
       struct stat sb;
       if (fstatat(rootfd, id, &sb, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(sb.st_mode)) {
         st->created = sb.st_mtime;
+        read_maker(rootfd, id, st);
         return 0;
       }
       hutch_error_set(err, ENOENT, "no sandbox with id '%s'", id);

@@ -28,6 +28,9 @@ struct sandbox_state {
    * (orphan_sweep.c) does. */
   pid_t owner_pid;
   uint64_t owner_start_time;
+  /* No state.json yet: a start under way, owner_pid its maker (the maker
+   * file, state_write_maker), or one killed before it was recorded. */
+  bool starting;
   bool proc_host_ro;               /* the degraded --proc host-ro was asked for */
   bool overlay_fuse;               /* the degraded --overlay fuse was asked for */
   struct overlay_fuse_daemon fuse; /* its daemon (pid 0: none) */
@@ -78,6 +81,16 @@ bool state_mountinfo_discard(const char *line, int mnt_id);
  * costs a discard (about 0.15 ms on a virtual disk). */
 bool state_on_discard_mount(int rootfd);
 int state_write(int sbdirfd, const struct sandbox_state *st, hutch_error_t *err);
+/* Until state.json is written, the sandbox directory's `maker` file names
+ * the process making it (this one) and the cgroup made for it (cgroup: ""
+ * when none yet): state_read gives a directory with only that file as a
+ * start under way (starting, owner_pid), which the orphan sweep removes
+ * once its maker is gone; without it, a start killed before its record
+ * (a `hutch create` or `hutch fork` SIGKILLed) was listed dead for ever.
+ * state_drop_maker: once state.json holds the sandbox. */
+#define STATE_MAKER_FILE "maker"
+int state_write_maker(int sbdirfd, const char *cgroup, hutch_error_t *err);
+void state_drop_maker(int sbdirfd);
 int state_read(int rootfd, const char *id, struct sandbox_state *st, hutch_error_t *err);
 void state_clear(struct sandbox_state *st);
 

@@ -8,7 +8,7 @@
 # listing or one-shot (the orphan sweep); an exec --in takes its command
 # along and leaves the sandbox running; a created sandbox's port relays go
 # with `hutch rm`; a snapshot killed during its copy lets the sandbox go
-# on; hutch mcp (its reaper killed too), hutch serve and hutch benchmark
+# on, and so does a forked one, without a child; hutch mcp (its reaper killed too), hutch serve and hutch benchmark
 # leave no sandbox behind.  (A build killed: build-killed.sh; the caller
 # of hutch killed: die-with-parent.sh.)
 . "$(dirname "$0")/../lib/tap.sh"
@@ -172,24 +172,50 @@ tap_check $? "a live sandbox to snapshot"
 next_nap
 "$HUTCH_BIN" exec --in "$id" -- sh -c "mkdir /many && cd /many && seq 30000 | xargs touch &&
   dd if=/dev/zero of=/big bs=1M count=300 2>/dev/null; sleep $nap >/dev/null 2>&1 &"
-tmp_entries >"$tmp/tmp-before"
-for how in process group; do
-  setsid "$HUTCH_BIN" snapshot "$id" --name "killed-snap-$$" >/dev/null 2>&1 &
+paused() { case $(status_of "$id") in paused*) return 0 ;; esac; return 1; }
+running() { [ "$(status_of "$id")" = running ]; }
+# held_then_killed HOW WHAT CMD...: CMD, a copy of $id's files, SIGKILLed
+# (alone or with its process group) while it holds $id still; $id goes on.
+held_then_killed() {
+  local how=$1 what=$2
+  shift 2
+  setsid "$@" >/dev/null 2>&1 &
   bg=$!
-  paused() { case $(status_of "$id") in paused*) return 0 ;; esac; return 1; }
-  tap_ok "snapshot ($how): the sandbox is held still for the copy" hutch_wait_until 30 paused
+  tap_ok "$what ($how): the sandbox is held still for the copy" hutch_wait_until 30 paused
+  local method
   method=$(status_of "$id")
   kill_it "$how" "$bg"
   if [ "$method" = paused:cgroup ]; then
-    # A cgroup's freeze is a file, which nothing undoes for a killed snapshot.
-    tap_skip "snapshot ($how): a cgroup-frozen sandbox stays frozen (hutch resume undoes it)"
+    # A cgroup's freeze is a file, which nothing undoes for a killed copy.
+    tap_skip "$what ($how): a cgroup-frozen sandbox stays frozen (hutch resume undoes it)"
     "$HUTCH_BIN" resume "$id" >/dev/null 2>&1
   else
-    running() { [ "$(status_of "$id")" = running ]; }
-    tap_ok "snapshot ($how): SIGKILLed, its sandbox goes on (the pauser let go)" hutch_wait_until 10 running
-    tap_ok "snapshot ($how): and runs commands" "$HUTCH_BIN" exec --in "$id" -- true
+    tap_ok "$what ($how): SIGKILLed, its sandbox goes on (the pauser let go)" hutch_wait_until 10 running
+    tap_ok "$what ($how): and runs commands" "$HUTCH_BIN" exec --in "$id" -- true
   fi
+}
+tmp_entries >"$tmp/tmp-before"
+for how in process group; do
+  held_then_killed "$how" snapshot "$HUTCH_BIN" snapshot "$id" --name "killed-snap-$$"
 done
+
+# ---- hutch fork: killed during its copy, with the parent held still ----
+# What a killed fork leaves: no child listed or half made in the state
+# directory (a child is made whole, after the copy, or not at all), no
+# process of a child, and its parent goes on as after a killed snapshot.
+children() { "$HUTCH_BIN" ps -q --filter "label=killed-fork=$$" 2>/dev/null; }
+no_children() { [ -z "$(children)" ]; }
+for how in process group; do
+  sandbox_dirs | sort >"$tmp/dirs-before"
+  held_then_killed "$how" fork "$HUTCH_BIN" fork "$id" -n 2 --label "killed-fork=$$"
+  tap_ok "fork ($how): no child is listed" hutch_wait_until 10 no_children
+  left=$(comm -13 "$tmp/dirs-before" <(sandbox_dirs | sort))
+  tap_is "$left" "" "fork ($how): no child's directory is left in the state directory"
+  for c in $(children); do "$HUTCH_BIN" rm -f "$c" >/dev/null 2>&1; done
+done
+tap_ok "fork: the next one makes its child" test -n "$("$HUTCH_BIN" fork "$id" --label "killed-fork=$$")"
+for c in $(children); do "$HUTCH_BIN" rm -f "$c" >/dev/null 2>&1; done
+
 sleep 2.1 # a stage is a leftover once 2 s old (store.c)
 tap_ok "snapshot: the next one" "$HUTCH_BIN" snapshot "$id" --name "killed-snap-$$"
 tap_is "$(comm -13 "$tmp/tmp-before" <(tmp_entries) | wc -l)" 0 "snapshot: removed the stages of the killed ones"

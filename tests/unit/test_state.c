@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The state directory's pure helpers: mountinfo's discard option, and the
- * emptiness check the spare sandbox directories are taken by. */
+/* The state directory's pure helpers: mountinfo's discard option, the
+ * emptiness check the spare sandbox directories are taken by, and the
+ * maker file of a start under way as state_read gives it. */
 #include "config.h"
 
 #include <fcntl.h>
+#include <string.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/stat.h>
@@ -35,6 +37,47 @@ int main(void) {
   close(openat(dfd, "sub/file", O_CREAT | O_WRONLY, 0600));
   tap_is_int(remove_dir_contents_fd(fd), 0, "emptied");
   tap_is_int(dir_is_empty(fd), 1, "and then empty");
+
+  /* A start under way: a directory with only its maker file. */
+  const char *id = "0123456789ab";
+  mkdirat(dfd, id, 0700);
+  int sbfd = openat(dfd, id, O_RDONLY | O_DIRECTORY);
+  struct sandbox_state st;
+  tap_is_int(state_read(dfd, id, &st, NULL), 0, "a directory without state.json reads");
+  tap_ok(!st.starting && st.owner_pid == 0, "without a maker file: no maker (listed dead, as before)");
+  state_clear(&st);
+  tap_is_int(state_write_maker(sbfd, "/sys/fs/cgroup/hutch/x", NULL), 0, "a maker recorded");
+  tap_is_int(state_read(dfd, id, &st, NULL), 0, "read");
+  tap_ok(st.starting && st.owner_pid == getpid() && st.owner_start_time > 0, "the maker is this process");
+  tap_is_str(st.limits.cgroup, "/sys/fs/cgroup/hutch/x", "with its cgroup");
+  tap_ok(!state_is_running(&st), "nothing runs in it");
+  state_clear(&st);
+  tap_is_int(state_write_maker(sbfd, "", NULL), 0, "a maker without a cgroup");
+  tap_is_int(state_read(dfd, id, &st, NULL), 0, "read");
+  tap_ok(st.starting && st.limits.cgroup[0] == '\0', "an empty cgroup is none");
+  state_clear(&st);
+  static const char *const bad[] = {"", "12", "12 34", "x 34\n\n", "-3 34\n\n", "12 34 5\n\n", "12 34\nno-newline"};
+  for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+    write_file_at(sbfd, STATE_MAKER_FILE, bad[i], strlen(bad[i]), 0600);
+    state_read(dfd, id, &st, NULL);
+    tap_ok(!st.starting && st.owner_pid == 0 && st.limits.cgroup[0] == '\0',
+           "a maker file that does not parse is none (%zu)", i);
+    state_clear(&st);
+  }
+  char longcg[400];
+  memset(longcg, 'c', sizeof(longcg) - 1);
+  longcg[sizeof(longcg) - 1] = '\0';
+  tap_is_int(state_write_maker(sbfd, longcg, NULL), 0, "a cgroup path too long for the record");
+  state_read(dfd, id, &st, NULL);
+  tap_ok(!st.starting, "is no maker either");
+  state_clear(&st);
+  state_drop_maker(sbfd);
+  state_read(dfd, id, &st, NULL);
+  tap_ok(!st.starting, "dropped: no maker");
+  state_clear(&st);
+  close(sbfd);
+  unlinkat(dfd, id, AT_REMOVEDIR);
+
   close(dfd);
   close(fd);
   rmdir(dir);
