@@ -108,7 +108,7 @@ bool sandbox_paused(struct hutch_sandbox *sb, enum hutch_pause_method *method) {
 
 int sandbox_refuse_paused(struct hutch_sandbox *sb, hutch_error_t *err) {
   struct hutch_pause_status ps;
-  if (read_marker(sb->state_fd, sb->id, &ps) == 0)
+  if (read_marker(sb->state_fd, sb->id, &ps) == 0 || sandbox_hold_backstop(sb->state_fd, sb->id, sb->limits.cgroup) > 0)
     return 0;
   hutch_error_set(err, EAGAIN, "sandbox %s is paused (%s)", sb->id, hutch_pause_method_name(ps.method));
   return hutch_error_hint(err, "`hutch resume %s` lets it go on", sb->id);
@@ -140,10 +140,12 @@ static double wall_now(void) {
 
 /* The record written over the empty marker, by a rename (a reader sees
  * the whole of one or the other). */
-static int write_marker(int dirfd, enum hutch_pause_method m, double since, const struct pause_report *rep,
+static int write_marker(int dirfd, enum hutch_pause_method m, bool hold, double since, const struct pause_report *rep,
                         uint64_t pauser_start, hutch_error_t *err) {
   cJSON *o = cJSON_CreateObject();
   cJSON_AddStringToObject(o, "method", hutch_pause_method_name(m));
+  if (hold) /* a copy's (sandbox_hold_backstop) */
+    cJSON_AddTrueToObject(o, "hold");
   cJSON_AddNumberToObject(o, "since", since);
   cJSON_AddNumberToObject(o, "tasks", rep->tasks);
   if (m == HUTCH_PAUSE_PTRACE) {
@@ -252,7 +254,7 @@ int sandbox_pause_finish_locked(struct hutch_sandbox *sb, int dirfd, struct paus
   }
   double ms = (monotonic_seconds() - p->t0) * 1000;
   if (r == 0)
-    r = write_marker(dirfd, m, p->since, &rep, pauser_start, err);
+    r = write_marker(dirfd, m, p->hold, p->since, &rep, pauser_start, err);
   if (r < 0) {
     unlinkat(dirfd, PAUSED_FILE, 0);
     restart_clock(sb, dirfd);
@@ -320,6 +322,44 @@ int sandbox_resume_locked(struct hutch_sandbox *sb, int dirfd, hutch_error_t *er
 }
 
 /* ---- a pause held for a copy (sandbox.h: sandbox_hold) ---- */
+
+/* Whether sandbox id's marker is a copy's cgroup freeze, complete. */
+static bool cgroup_hold_marked(int rootfd, const char *id) {
+  char p[64];
+  snprintf(p, sizeof(p), "%s/" PAUSED_FILE, id);
+  _cleanup_free_ char *text = read_file_at(rootfd, p, PAUSED_MAX, NULL);
+  cJSON *o = text ? cJSON_Parse(text) : NULL;
+  const cJSON *m = cJSON_GetObjectItemCaseSensitive(o, "method");
+  bool held = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(o, "hold")) && cJSON_IsString(m) &&
+              strcmp(m->valuestring, "cgroup") == 0;
+  cJSON_Delete(o);
+  return held;
+}
+
+int sandbox_hold_backstop(int rootfd, const char *id, const char *cgroup) {
+  if (cgroup == NULL || cgroup[0] == '\0' || !cgroup_hold_marked(rootfd, id))
+    return 0;
+  /* A holder holds the lock from before its freeze until after its thaw:
+   * a lock free with the mark still there is a holder gone. */
+  _cleanup_close_ int dirfd = state_trylock(rootfd, id);
+  if (dirfd < 0 || !cgroup_hold_marked(rootfd, id))
+    return 0;
+  hutch_error_t err = NULL;
+  if (cgroup_freeze(cgroup, false, PAUSE_SETTLE_SECONDS, &err) < 0) {
+    hutch_error_wrap(&err, "sandbox %s: thaw what a killed snapshot or fork left frozen", id);
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+    return 0;
+  }
+  unlinkat(dirfd, PAUSED_FILE, 0);
+  audit_event(dirfd, "resume", "holder-killed", 0, 0, 0);
+  if (sandbox_ttl_start_clock_at(dirfd, rootfd, id, &err) < 0) {
+    hutch_log_error(HUTCH_LOG_WARNING, err);
+    hutch_error_free(&err);
+  }
+  hutch_debug("sandbox %s: thawed, the snapshot or fork that froze it for its copy was killed", id);
+  return 1;
+}
 
 int sandbox_hold_begin(struct sandbox_hold *h, struct hutch_sandbox *sb, hutch_error_t *err) {
   *h = (struct sandbox_hold){.sb = sb, .dirfd = -1};

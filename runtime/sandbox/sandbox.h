@@ -117,6 +117,11 @@ int sandbox_hold_freeze_begin(struct sandbox_hold *h, hutch_error_t *err);
 int sandbox_hold_freeze(struct sandbox_hold *h, hutch_error_t *err);
 int sandbox_hold_end(struct sandbox_hold *h, hutch_error_t *err);
 void sandbox_hold_cleanup(struct sandbox_hold *h);
+/* A hold's cgroup freeze outlives a holder killed during its copy (a
+ * pauser lets go by itself): the next listing or command of the sandbox
+ * (id under rootfd, its cgroup) thaws it and returns 1; 0 when there was
+ * nothing to undo, or its holder is at work still. */
+int sandbox_hold_backstop(int rootfd, const char *id, const char *cgroup);
 /* hutch_die_with_parent() was called and that parent has died. */
 bool sandbox_parent_died(void);
 

@@ -352,6 +352,8 @@ static int each_state(int rootfd, const char *path, void (*fn)(struct sandbox_st
         continue;
       }
     }
+    /* A copy's freeze whose holder was killed is undone (pause.c). */
+    sandbox_hold_backstop(rootfd, st.id, st.limits.cgroup);
     /* A record whose owner and init were killed is removed, not listed;
      * so is a start killed before its record.  One under way is not a
      * sandbox yet. */

@@ -90,9 +90,13 @@ int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *
 }
 
 int sandbox_ttl_start_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err) {
-  if (state_update_locked(lockfd, sb->state_fd, sb->id, start_fn, NULL, err) < 0) {
-    hutch_error_wrap(err, "start the clock of sandbox %s's time limit again", sb->id);
-    return hutch_error_hint(err, "`hutch ttl %s DURATION` sets it anew", sb->id);
+  return sandbox_ttl_start_clock_at(lockfd, sb->state_fd, sb->id, err);
+}
+
+int sandbox_ttl_start_clock_at(int lockfd, int rootfd, const char *id, hutch_error_t *err) {
+  if (state_update_locked(lockfd, rootfd, id, start_fn, NULL, err) < 0) {
+    hutch_error_wrap(err, "start the clock of sandbox %s's time limit again", id);
+    return hutch_error_hint(err, "`hutch ttl %s DURATION` sets it anew", id);
   }
   return 0;
 }

@@ -19,5 +19,7 @@ int sandbox_ttl_apply(struct hutch_sandbox *sb, double seconds, const enum hutch
  * throughout. */
 int sandbox_ttl_stop_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err);
 int sandbox_ttl_start_clock(struct hutch_sandbox *sb, int lockfd, hutch_error_t *err);
+/* The same for sandbox `id` of state root `rootfd`, with no handle. */
+int sandbox_ttl_start_clock_at(int lockfd, int rootfd, const char *id, hutch_error_t *err);
 
 #endif

@@ -108,6 +108,9 @@ int state_update_locked(int lockfd, int rootfd, const char *id, state_update_fn 
 /* The same lock, for a change that is more than state.json (a marker file
  * beside it): returns the locked <id>/ directory fd; closing it unlocks. */
 int state_lock(int rootfd, const char *id, hutch_error_t *err);
+/* The same lock when nobody holds it; -1 (errno EWOULDBLOCK) when somebody
+ * does, or on any failure. */
+int state_trylock(int rootfd, const char *id);
 /* Whether the init recorded in st is still the same live process. */
 bool state_is_running(const struct sandbox_state *st);
 /* Remove <root>/<id>: emptied and kept as a spare while there are fewer

@@ -34,6 +34,21 @@ int state_lock(int rootfd, const char *id, hutch_error_t *err) {
   return fd;
 }
 
+int state_trylock(int rootfd, const char *id) {
+  if (!paths_valid_name(id)) {
+    errno = EINVAL;
+    return -1;
+  }
+  int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
+    int e = errno;
+    close(fd);
+    errno = e;
+    return -1;
+  }
+  return fd;
+}
+
 int state_update(int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err) {
   _cleanup_close_ int dirfd = state_lock(rootfd, id, err);
   if (dirfd < 0)

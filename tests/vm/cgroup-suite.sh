@@ -253,6 +253,33 @@ limit_cases() {
   tap_ok "$label: rm the parent and its children" "${run[@]}" "$HUTCH_BIN" rm "$id" "$child" "$child2"
   tap_ok "$label: the child's cgroup is gone" test ! -e "$ccg"
 
+  # A snapshot and a fork SIGKILLed during their copy leave the sandbox
+  # frozen by its freezer, which nothing of theirs undoes: the next listing
+  # thaws it (the copy held the sandbox's lock, free once it is gone), and
+  # a command runs in it again.
+  mark "$label: killed copies"
+  id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img)
+  cgpath=$(sed -n 's/.*"cgroup":"\([^"]*\)".*/\1/p' "$(state_dir "$label")/$id/state.json")
+  "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- sh -c 'dd if=/dev/zero of=/big bs=1M count=100 2>/dev/null &&
+    mkdir /many && cd /many && seq 5000 | xargs touch'
+  local verb bg
+  for verb in snapshot fork; do
+    "${run[@]}" "$HUTCH_BIN" "$verb" "$id" >/dev/null 2>&1 &
+    bg=$!
+    tap_ok "$label: $verb: the sandbox is frozen for its copy" hutch_wait_until 60 grep -q "frozen 1" "$cgpath/cgroup.events"
+    # hutch itself: the user's runner is a shell function, whose subshell
+    # ($bg) is its parent.
+    kill -9 $(pgrep -f -x "$HUTCH_BIN $verb $id") "$bg" 2>/dev/null
+    wait "$bg" 2>/dev/null
+    tap_like "$(cat "$cgpath/cgroup.events")" "frozen 1" "$label: $verb SIGKILLed: still frozen"
+    tap_ok "$label: $verb SIGKILLed: ps" "${run[@]}" "$HUTCH_BIN" ps
+    tap_like "$tap_stdout" "$id .*running" "$label: $verb SIGKILLed: the next listing shows it running"
+    tap_like "$(cat "$cgpath/cgroup.events")" "frozen 0" "$label: $verb SIGKILLed: and has thawed it"
+    tap_ok "$label: $verb SIGKILLed: a command runs in it" "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- true
+  done
+  tap_ok "$label: killed copies: rm" "${run[@]}" "$HUTCH_BIN" rm "$id"
+  tap_is "$("${run[@]}" "$HUTCH_BIN" ps -q | wc -l)" 0 "$label: killed copies: no child of the fork is left"
+
   # A time limit with a cgroup: --on-ttl pause ends frozen by the freezer;
   # a plain --ttl removes the sandbox and its cgroup.
   id=$("${run[@]}" "$HUTCH_BIN" create --rootfs $img --ttl 2s --on-ttl pause)
