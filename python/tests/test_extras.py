@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: Apache-2.0
 """A sandbox's time limit, published ports, devices and snapshots: a ttl
 that runs out removes it; a port published is reached at sb.url() by a real
-HTTP request, and a host port taken is refused to a second sandbox; a
+HTTP request, and a host port taken is refused to a second sandbox; a CDI
+device of a synthetic spec and a plain /dev node reach the sandbox when
+the policy allows devices, and its fork, and nothing else does; a
 snapshot becomes an image another sandbox starts from."""
 
+import json
 import os
 import socket
 import time
@@ -87,6 +90,74 @@ def test_bad_extras_make_nothing(image, kwargs):
     before = {s["id"] for s in hutch.sandboxes()}
     with pytest.raises((hutch.Error, ValueError, TypeError)):
         hutch.Sandbox(image, **kwargs)
+    assert {s["id"] for s in hutch.sandboxes()} == before
+
+
+def _devices_setup(tmp_path):
+    """A spec of a fake vendor naming /dev/zero as /dev/fake0, and a policy
+    (the shipped one, its seccomp file found) that allows devices."""
+    cdi = tmp_path / "cdi"
+    cdi.mkdir()
+    spec = {
+        "cdiVersion": "0.6.0",
+        "kind": "example.com/dev",
+        "devices": [
+            {
+                "name": "one",
+                "containerEdits": {
+                    "deviceNodes": [{"path": "/dev/fake0", "hostPath": "/dev/zero", "type": "c", "major": 1, "minor": 5}],
+                    "env": ["EXAMPLE_DEVICE=one"],
+                },
+            }
+        ],
+    }
+    (cdi / "example.json").write_text(json.dumps(spec))
+    os.chmod(cdi / "example.json", 0o644)
+    shipped = os.environ.get("HUTCH_POLICY") or hutch._paths.default_policy()
+    seccomp = os.path.join(os.path.dirname(shipped), "seccomp.json")
+    lines = [f"seccomp = {seccomp}" if line.startswith("seccomp = ") else line for line in open(shipped).read().splitlines()]
+    policy = tmp_path / "devices.policy"
+    policy.write_text("\n".join(lines) + "\n[devices]\nallow = yes\n")
+    return str(cdi), str(policy)
+
+
+PROBE = "test -c /dev/fake0 && head -c 4 /dev/fake0 | od -An -tx1 | tr -d ' '; echo \"$EXAMPLE_DEVICE\""
+
+
+def test_a_cdi_device_reaches_the_sandbox_and_its_fork(image, tmp_path, monkeypatch):
+    cdi, policy = _devices_setup(tmp_path)
+    monkeypatch.setenv("HUTCH_CDI_DIRS", cdi)
+    with hutch.Sandbox(image, devices=["example.com/dev=one"], policy=policy) as sb:
+        assert sb.exec(["sh", "-c", PROBE]).stdout == b"00000000\none\n"
+        assert sb.status()["devices"] == ["example.com/dev=one"]
+        # A fork's devices are its parent's, resolved again for it.
+        (child,) = sb.fork()
+        with child:
+            assert child.exec(["sh", "-c", PROBE]).stdout == b"00000000\none\n"
+    with hutch.Sandbox(image, policy=policy) as plain:
+        assert plain.exec(["sh", "-c", PROBE]).stdout == b"\n", "a sandbox that asked for none has none"
+
+
+def test_a_plain_device_node(image, tmp_path):
+    # A character device no sandbox has by default (its /dev: null, zero,
+    # full, random, urandom, tty, ptmx).
+    if not os.path.exists("/dev/fuse"):
+        pytest.skip("this host has no /dev/fuse to hand to a sandbox")
+    _, policy = _devices_setup(tmp_path)
+    with hutch.Sandbox(image, devices=["/dev/fuse"], policy=policy) as sb:
+        assert sb.exec(["test", "-c", "/dev/fuse"]).ok
+    with hutch.Sandbox(image, policy=policy) as plain:
+        assert not plain.exec(["test", "-e", "/dev/fuse"]).ok
+
+
+def test_devices_refused_make_nothing(image, tmp_path, monkeypatch):
+    cdi, policy = _devices_setup(tmp_path)
+    monkeypatch.setenv("HUTCH_CDI_DIRS", cdi)
+    before = {s["id"] for s in hutch.sandboxes()}
+    with pytest.raises(hutch.Error, match="does not allow"):
+        hutch.Sandbox(image, devices=["example.com/dev=one"])
+    with pytest.raises(hutch.Error, match="example.com/dev=two"):
+        hutch.Sandbox(image, devices=["example.com/dev=two"], policy=policy)
     assert {s["id"] for s in hutch.sandboxes()} == before
 
 
