@@ -4,8 +4,9 @@
  * clone(2) with any namespace flag fail with EPERM, clone3(2) with ENOSYS
  * (so callers fall back to clone), setns(2) with EPERM.  Used to test what
  * hutch says inside such a container, without a container engine.
- * deny-userns --ptrace CMD [ARGS...]: ptrace(2) fails with EPERM instead,
- * and nothing else (what `hutch pause` meets where ptrace is refused). */
+ * deny-userns --ptrace CMD [ARGS...]: ptrace(2) and pidfd_getfd(2) fail
+ * with EPERM instead, and nothing else (what hutch meets where ptrace is
+ * refused: Yama's ptrace_scope 3 refuses both). */
 #include "config.h"
 
 #include <errno.h>
@@ -23,6 +24,9 @@
 
 #ifndef SYS_clone3
 #define SYS_clone3 435
+#endif
+#ifndef SYS_pidfd_getfd
+#define SYS_pidfd_getfd 438
 #endif
 
 #if defined(__x86_64__)
@@ -50,7 +54,8 @@ int main(int argc, char **argv) {
   }
   struct sock_filter ptrace_insns[] = {
       BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 0, 1),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_ptrace, 1, 0),
+      BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_pidfd_getfd, 0, 1),
       DENY(EPERM),
       BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };

@@ -50,7 +50,8 @@ diag=$(mktemp) || exit 1
 trap 'rm -f "$diag"' EXIT
 out=$("$HUTCH_SRCDIR/tests/vm/run-vm" "$HUTCH_SRCDIR/tests/vm/cgroup-suite.sh" \
   HUTCH_BIN="$HUTCH_BIN" HUTCH_POLICY="$HUTCH_POLICY" HUTCH_SRCDIR="$HUTCH_SRCDIR" \
-  HUTCH_TEST_BUSYBOX="$tar" HUTCH_VM_USER="$user" HUTCH_VM_BENCH="${HUTCH_VM_BENCH:-0}" 2>"$diag")
+  HUTCH_TEST_BUSYBOX="$tar" HUTCH_VM_USER="$user" HUTCH_VM_BENCH="${HUTCH_VM_BENCH:-0}" \
+  HUTCH_TEST_DENY="$HUTCH_BUILDDIR/tests/helpers/deny-userns" 2>"$diag")
 rc=$?
 if printf '%s\n' "$out" | grep -qE '^1\.\.[0-9]+'; then
   cat "$diag" >&2 # run-vm's line: how long, which accelerator

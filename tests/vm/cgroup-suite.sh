@@ -277,6 +277,17 @@ limit_cases() {
     tap_like "$(cat "$cgpath/cgroup.events")" "frozen 0" "$label: $verb SIGKILLed: and has thawed it"
     tap_ok "$label: $verb SIGKILLed: a command runs in it" "${run[@]}" "$HUTCH_BIN" exec --in "$id" -- true
   done
+  # Where ptrace and pidfd_getfd are refused (Yama's ptrace_scope 3; a
+  # filter here), the layer is asked of the running init and the freezer
+  # pauses: a fork still works.  As root: the filter's no_new_privs would
+  # also stop the user's setuid newuidmap.
+  if [ "$label" = root ] && [ -x "${HUTCH_TEST_DENY:-}" ]; then
+    tap_ok "$label: fork where ptrace is refused" "$HUTCH_TEST_DENY" --ptrace "$HUTCH_BIN" fork --json "$id"
+    tap_is "$(json_get "$tap_stdout" 'j["method"]')" "cgroup" "$label: paused by the freezer"
+    child=$(json_get "$tap_stdout" 'j["children"][0]')
+    tap_ok "$label: its child runs" "${run[@]}" "$HUTCH_BIN" exec --in "$child" -- test -s /big
+    "${run[@]}" "$HUTCH_BIN" rm "$child" >/dev/null 2>&1
+  fi
   tap_ok "$label: killed copies: rm" "${run[@]}" "$HUTCH_BIN" rm "$id"
   tap_is "$("${run[@]}" "$HUTCH_BIN" ps -q | wc -l)" 0 "$label: killed copies: no child of the fork is left"
 
