@@ -8,9 +8,9 @@
  * which cannot answer, and first from a running one, whose answer costs a
  * round trip and a root opened.  That needs the ptrace access the host
  * user has to the tasks of a user namespace it owns, the access a ptrace
- * pause rests on too; where the host forbids it, a running init is asked.  Nothing in
- * the sandbox reaches them: init is not dumpable, and its processes hold
- * no capability (/proc/1/fd stays closed to them). */
+ * pause rests on too; where the host forbids it, a running init is asked.
+ * Nothing in the sandbox reaches them: init is not dumpable, and its
+ * processes hold no capability (/proc/1/fd stays closed to them). */
 #include "config.h"
 
 #include <errno.h>

@@ -11,7 +11,8 @@
 #include "state.h"
 #include "util.h"
 
-int state_lock(int rootfd, const char *id, hutch_error_t *err) {
+/* <root>/<id> open and flock()ed `how` (LOCK_EX, with LOCK_NB or not). */
+static int lock_dir(int rootfd, const char *id, int how, hutch_error_t *err) {
   if (!paths_valid_name(id))
     return hutch_error_set(err, EINVAL, "invalid sandbox id '%s'", id);
   int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -24,7 +25,7 @@ int state_lock(int rootfd, const char *id, hutch_error_t *err) {
   }
   /* A directory fd's flock is shared by nothing else hutch holds, and it
    * goes with the fd: a holder that dies unlocks. */
-  while (flock(fd, LOCK_EX) < 0) {
+  while (flock(fd, how) < 0) {
     if (errno != EINTR) {
       hutch_error_sys(err, "state of sandbox %s: lock", id);
       close(fd);
@@ -34,19 +35,12 @@ int state_lock(int rootfd, const char *id, hutch_error_t *err) {
   return fd;
 }
 
+int state_lock(int rootfd, const char *id, hutch_error_t *err) {
+  return lock_dir(rootfd, id, LOCK_EX, err);
+}
+
 int state_trylock(int rootfd, const char *id) {
-  if (!paths_valid_name(id)) {
-    errno = EINVAL;
-    return -1;
-  }
-  int fd = openat(rootfd, id, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd >= 0 && flock(fd, LOCK_EX | LOCK_NB) < 0) {
-    int e = errno;
-    close(fd);
-    errno = e;
-    return -1;
-  }
-  return fd;
+  return lock_dir(rootfd, id, LOCK_EX | LOCK_NB, NULL);
 }
 
 int state_update(int rootfd, const char *id, state_update_fn fn, void *data, hutch_error_t *err) {

@@ -8,9 +8,10 @@
 # listing or one-shot (the orphan sweep); an exec --in takes its command
 # along and leaves the sandbox running; a created sandbox's port relays go
 # with `hutch rm`; a snapshot killed during its copy lets the sandbox go
-# on, and so does a forked one, without a child; hutch mcp (its reaper killed too), hutch serve and hutch benchmark
-# leave no sandbox behind.  (A build killed: build-killed.sh; the caller
-# of hutch killed: die-with-parent.sh.)
+# on, and so does a fork, which leaves no child; hutch mcp (its reaper
+# killed too), hutch serve and hutch benchmark leave no sandbox behind.
+# (A build killed: build-killed.sh; the caller of hutch killed:
+# die-with-parent.sh.)
 . "$(dirname "$0")/../lib/tap.sh"
 . "$HUTCH_SRCDIR/tests/lib/agent.sh"
 
