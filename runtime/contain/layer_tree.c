@@ -40,6 +40,13 @@ struct copy {
    * with some allocators (musl's: the front end's child copies a fork's
    * layer four times slower with one). */
   char *names, *value;
+  /* Who a file this process creates belongs to, and the bits its umask
+   * takes: a file made right needs no chown or chmod after.  A layer is
+   * mostly files of the sandbox's root, and each call saved is one of about
+   * fourteen a file (a fork's child copies while its parent is paused). */
+  uid_t uid;
+  gid_t gid;
+  mode_t umask;
 };
 
 #define XATTR_BUF 65536
@@ -100,9 +107,25 @@ static int copy_attrs(int dst, const struct stat *st, const char *path, hutch_er
   return 0;
 }
 
-/* The bytes of [from, to) of in, to the same offsets of out. */
+/* The same for a file created with its mode (less the umask) by this
+ * process: what creation got right is not set again. */
+static int copy_file_attrs(int dst, const struct stat *st, const struct copy *c, hutch_error_t *err) {
+  bool owned = st->st_uid == c->uid && st->st_gid == c->gid;
+  if (!owned && fchown(dst, st->st_uid, st->st_gid) < 0)
+    return hutch_error_sys(err, "layer: chown %s", c->path);
+  mode_t mode = st->st_mode & 07777;
+  if ((!owned || mode != (mode & 0777 & ~c->umask)) && fchmod(dst, mode) < 0)
+    return hutch_error_sys(err, "layer: chmod %s", c->path);
+  struct timespec times[2] = {st->st_atim, st->st_mtim};
+  if (futimens(dst, times) < 0)
+    return hutch_error_sys(err, "layer: set the times of %s", c->path);
+  return 0;
+}
+
+/* The bytes of [from, to) of in, to the same offsets of out, a file just
+ * made (its offset 0: a range from there needs no seek). */
 static int copy_range(int in, int out, off_t from, off_t to, const char *path, hutch_error_t *err) {
-  if (lseek(out, from, SEEK_SET) < 0)
+  if (from != 0 && lseek(out, from, SEEK_SET) < 0)
     return hutch_error_sys(err, "layer: copy %s", path);
   for (off_t off = from; off < to;) {
     off_t left = to - off;
@@ -119,7 +142,12 @@ static int copy_range(int in, int out, off_t from, off_t to, const char *path, h
  * the copy than in the layer.  A fork's child copies its parent's layer
  * into a tmpfs of the parent's size: holes filled in by the copy would not
  * fit, and a sandbox could make itself one that cannot be forked. */
-static int copy_data(int in, int out, off_t size, const char *path, hutch_error_t *err) {
+static int copy_data(int in, int out, const struct stat *st, const char *path, hutch_error_t *err) {
+  off_t size = st->st_size;
+  /* As many blocks as bytes: no hole worth keeping, and no lseek needed to
+   * find one (a new file's offset is 0, where the copy starts). */
+  if ((off_t)st->st_blocks * 512 >= size)
+    return copy_range(in, out, 0, size, path, err);
   for (off_t pos = 0; pos < size;) {
     off_t data = lseek(in, pos, SEEK_DATA);
     if (data < 0 && errno == ENXIO)
@@ -146,12 +174,15 @@ static int copy_file(int sdir, int ddir, const char *name, const struct stat *st
   _cleanup_close_ int in = openat(sdir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (in < 0)
     return hutch_error_sys(err, "layer: open %s", c->path);
-  _cleanup_close_ int out = openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  /* Its own mode from the start (no set-id bit, which a chown would
+   * clear): nobody else can reach the copy while it is made. */
+  _cleanup_close_ int out =
+      openat(ddir, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, st->st_mode & 0777);
   if (out < 0)
     return hutch_error_sys(err, "layer: create %s", c->path);
-  if (copy_data(in, out, st->st_size, c->path, err) < 0)
+  if (copy_data(in, out, st, c->path, err) < 0)
     return -1;
-  if (copy_xattrs(in, out, c->path, c, err) < 0 || copy_attrs(out, st, c->path, err) < 0)
+  if (copy_xattrs(in, out, c->path, c, err) < 0 || copy_file_attrs(out, st, c, err) < 0)
     return -1;
   if (st->st_nlink > 1)
     link_add(c, st->st_dev, st->st_ino, c->path + 1);
@@ -250,7 +281,10 @@ static int copy_dir(int sdir, int ddir, unsigned depth, struct copy *c, hutch_er
 }
 
 int layer_copy_tree(int src_dir, int dst_dir, hutch_error_t *err) {
-  struct copy c = {.dst_top = dst_dir};
+  struct copy c = {.dst_top = dst_dir, .uid = geteuid(), .gid = getegid(), .umask = umask(0)};
+  /* Read by setting it back: both callers run this in a process of its
+   * own (a start's child, userns_run's), with no thread to race. */
+  umask(c.umask);
   struct stat st;
   int r = copy_dir(src_dir, dst_dir, 0, &c, err);
   /* The top directory's own attributes: the opaque marker, its mode. */

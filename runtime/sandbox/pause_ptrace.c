@@ -42,10 +42,18 @@ struct task {
  * tid seen again (reused) is held anew. */
 struct tasks {
   pid_t init; /* the sandbox's, on the host */
+  uint64_t init_start;
+  pid_t *queue; /* a walk's pids (2 * PAUSE_MAX_TASKS); NULL: no children files, scans of /proc */
   struct task *v;
   size_t n;
   uint32_t *slot;
   size_t slots; /* a power of two, at least 2 * PAUSE_MAX_TASKS */
+};
+
+/* The pids a walk visits, init first. */
+struct kids {
+  pid_t *v;
+  size_t n, cap;
 };
 
 static size_t find_slot(const struct tasks *t, pid_t tid) {
@@ -233,36 +241,89 @@ full:
   return -E2BIG;
 }
 
-/* One pass: every thread of every process of init's tree (init too). */
-static int scan(struct tasks *t, pid_t init, size_t *fresh, char *msg, size_t len) {
+/* Holds every thread of process `pid`; with `kids`, also appends each
+ * thread's children (its `children` file) there.  A process or thread gone
+ * meanwhile holds nothing. */
+static int hold_process(struct tasks *t, pid_t pid, struct kids *kids, size_t *fresh, char *msg, size_t len) {
+  char p[64];
+  snprintf(p, sizeof(p), "/proc/%d/task", (int)pid);
+  _cleanup_dir_ DIR *d = opendir(p);
+  struct dirent *de;
+  while (d && (de = readdir(d)) != NULL) {
+    char *end;
+    long tid = strtol(de->d_name, &end, 10);
+    if (*end != '\0' || tid <= 0)
+      continue;
+    int r = hold(t, pid, (pid_t)tid, fresh, msg, len);
+    if (r < 0)
+      return r;
+    if (kids == NULL)
+      continue;
+    /* Read after the stop was asked for: the pass that ends the freeze
+     * finds every task stopped, and a stopped task's list is exact. */
+    snprintf(p, sizeof(p), "/proc/%d/task/%ld/children", (int)pid, tid);
+    errno = 0;
+    _cleanup_free_ char *text = read_file_at(AT_FDCWD, p, 1 << 20, NULL);
+    /* A list that cannot be read while its task lives would leave its
+     * children running: the pause fails instead. */
+    int saved = errno;
+    char c = text ? 0 : task_letter((pid_t)tid);
+    if (text == NULL && c != 0 && c != 'Z' && c != 'X') {
+      snprintf(msg, len, "read %s: %s", p, strerror(saved ? saved : EIO));
+      return -(saved ? saved : EIO);
+    }
+    if (text && proc_children_parse(text, kids->v, &kids->n, kids->cap) > 0) {
+      snprintf(msg, len, "the sandbox has more than %d tasks", PAUSE_MAX_TASKS);
+      return -E2BIG;
+    }
+  }
+  return 0;
+}
+
+/* One pass down init's tree by the children files: as many reads as the
+ * sandbox has tasks, whatever else the host runs.  Every process of a
+ * sandbox descends from its init (orphans are given to it). */
+static int walk(struct tasks *t, size_t *fresh, char *msg, size_t len) {
+  struct kids k = {.v = t->queue, .cap = 2 * PAUSE_MAX_TASKS};
+  k.v[k.n++] = t->init;
+  for (size_t i = 0; i < k.n; i++) {
+    int r = hold_process(t, k.v[i], &k, fresh, msg, len);
+    if (r < 0)
+      return r;
+  }
+  return 0;
+}
+
+/* One pass over the whole of /proc, for kernels without children files
+ * (CONFIG_PROC_CHILDREN unset). */
+static int scan_all(struct tasks *t, size_t *fresh, char *msg, size_t len) {
   size_t n;
   _cleanup_free_ struct proc_entry *e = proc_tree_read(&n);
   if (e == NULL) {
     snprintf(msg, len, "read /proc: %s", strerror(errno));
     return -EIO;
   }
-  if (proc_tree_select(e, n, init, 1, true) == 0) {
-    snprintf(msg, len, "the sandbox's init (pid %d) is gone", (int)init);
+  if (proc_tree_select(e, n, t->init, 1, true) == 0) {
+    snprintf(msg, len, "the sandbox's init (pid %d) is gone", (int)t->init);
     return -ESRCH;
   }
   for (size_t i = 0; i < n; i++) {
-    if (!e[i].chosen)
-      continue;
-    char p[64];
-    snprintf(p, sizeof(p), "/proc/%d/task", (int)e[i].pid);
-    _cleanup_dir_ DIR *d = opendir(p);
-    struct dirent *de;
-    while (d && (de = readdir(d)) != NULL) {
-      char *end;
-      long tid = strtol(de->d_name, &end, 10);
-      if (*end != '\0' || tid <= 0)
-        continue;
-      int r = hold(t, e[i].pid, (pid_t)tid, fresh, msg, len);
-      if (r < 0)
-        return r;
-    }
+    int r = e[i].chosen ? hold_process(t, e[i].pid, NULL, fresh, msg, len) : 0;
+    if (r < 0)
+      return r;
   }
   return 0;
+}
+
+/* One pass: every thread of every process of init's tree (init too). */
+static int scan(struct tasks *t, size_t *fresh, char *msg, size_t len) {
+  if (t->queue == NULL)
+    return scan_all(t, fresh, msg, len);
+  if (!proc_stat_alive(t->init, t->init_start)) {
+    snprintf(msg, len, "the sandbox's init (pid %d) is gone", (int)t->init);
+    return -ESRCH;
+  }
+  return walk(t, fresh, msg, len);
 }
 
 static void wait_sigchld(int sfd, int ms) {
@@ -279,7 +340,7 @@ static void wait_sigchld(int sfd, int ms) {
  * make another: the set is then closed.  A task made by a fork that was
  * under way at the seize is not attached by the kernel; the next pass
  * finds it. */
-static int freeze(struct tasks *t, int sfd, pid_t init, struct pause_report *rep) {
+static int freeze(struct tasks *t, int sfd, struct pause_report *rep) {
   double start = monotonic_seconds();
   for (;;) {
     drain(t);
@@ -287,7 +348,7 @@ static int freeze(struct tasks *t, int sfd, pid_t init, struct pause_report *rep
     bool all = settled(t, &unsettled);
     size_t fresh = 0;
     rep->scans++;
-    int r = scan(t, init, &fresh, rep->message, sizeof(rep->message));
+    int r = scan(t, &fresh, rep->message, sizeof(rep->message));
     if (r < 0)
       return r;
     if (all && fresh == 0)
@@ -357,8 +418,17 @@ static bool peer_allowed(int fd) {
 __attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_start, int report, int listen_fd,
                                                   int holder) {
   struct pause_report rep = {.pid = getpid()};
-  struct tasks t = {.init = init, .v = xcalloc(PAUSE_MAX_TASKS, sizeof(struct task)), .slots = 4 * PAUSE_MAX_TASKS};
+  struct tasks t = {.init = init,
+                    .init_start = init_start,
+                    .v = xcalloc(PAUSE_MAX_TASKS, sizeof(struct task)),
+                    .slots = 4 * PAUSE_MAX_TASKS};
   t.slot = xcalloc(t.slots, sizeof(*t.slot));
+  /* The walk down the children files where the kernel keeps them; init's
+   * own tells (a file kept for every task, or for none). */
+  char kp[64];
+  snprintf(kp, sizeof(kp), "/proc/%d/task/%d/children", (int)init, (int)init);
+  if (access(kp, R_OK) == 0)
+    t.queue = xcalloc(2 * PAUSE_MAX_TASKS, sizeof(pid_t));
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
@@ -371,7 +441,7 @@ __attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_star
     snprintf(rep.message, sizeof(rep.message), "the sandbox's init (pid %d) is gone", (int)init);
     r = -ESRCH;
   } else
-    r = freeze(&t, sfd, init, &rep);
+    r = freeze(&t, sfd, &rep);
   if (r < 0) {
     rep.error = -r;
     let_go(&t, sfd, &(struct pause_report){0});

@@ -78,3 +78,19 @@ size_t proc_tree_select(struct proc_entry *e, size_t n, pid_t init, pid_t leader
     }
   return count;
 }
+
+size_t proc_children_parse(const char *text, pid_t *v, size_t *n, size_t cap) {
+  size_t lost = 0;
+  for (char *end;; text = end) {
+    long pid = strtol(text, &end, 10);
+    if (end == text)
+      break;
+    if (pid <= 0)
+      continue;
+    if (*n < cap)
+      v[(*n)++] = (pid_t)pid;
+    else
+      lost++;
+  }
+  return lost;
+}

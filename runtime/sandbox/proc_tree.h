@@ -24,6 +24,10 @@ bool proc_status_parse(const char *status, pid_t *ppid, pid_t *inner);
  * process of the sandbox. */
 size_t proc_tree_select(struct proc_entry *e, size_t n, pid_t init, pid_t leader, bool self);
 
+/* Appends the pids of /proc/PID/task/TID/children text (space-separated)
+ * to v[*n..cap); returns how many did not fit. */
+size_t proc_children_parse(const char *text, pid_t *v, size_t *n, size_t cap);
+
 /* Every process of the host's /proc (sandbox_signal.c): *n of them, in a
  * malloc'd array; NULL with errno set when /proc cannot be read. */
 struct proc_entry *proc_tree_read(size_t *n);

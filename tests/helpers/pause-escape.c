@@ -8,6 +8,9 @@
  *   pause-escape forks FILE   fork, reap, count, forever
  *   pause-escape threads FILE four threads counting
  *   pause-escape vforks FILE  vfork and exec /bin/true, count, forever
+ *   pause-escape orphans FILE each process forks the next and exits: the
+ *                             one alive is always new, an orphan given to
+ *                             init, counting
  *   pause-escape traced FILE  a child traced by its parent (a debugger
  *                             inside), counting; exit 4 when ptrace is
  *                             refused here */
@@ -101,9 +104,23 @@ static int traced(int fd) {
   }
 }
 
+/* What a walk down the tree from init must still catch: its parent gone
+ * by the time the walk reads that parent's children. */
+static int orphans(int fd) {
+  for (unsigned long n = 0;;) {
+    pid_t pid = fork();
+    if (pid > 0)
+      _exit(0);
+    if (pid == 0)
+      put(fd, ++n);
+    struct timespec ts = {0, 1000000};
+    nanosleep(&ts, NULL);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: pause-escape timer|forks|threads|vforks|traced FILE\n");
+    fprintf(stderr, "usage: pause-escape timer|forks|threads|vforks|orphans|traced FILE\n");
     return 2;
   }
   int fd = open(argv[2], O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
@@ -141,6 +158,8 @@ int main(int argc, char **argv) {
     return threads(fd);
   if (strcmp(argv[1], "vforks") == 0)
     return vforks(fd);
+  if (strcmp(argv[1], "orphans") == 0)
+    return orphans(fd);
   if (strcmp(argv[1], "traced") == 0)
     return traced(fd);
   fprintf(stderr, "pause-escape: unknown mode %s\n", argv[1]);

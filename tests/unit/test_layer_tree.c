@@ -35,6 +35,17 @@ static void make_source(int src) {
   mkdirat(src, "d", 0750);
   mkdirat(src, "d/e", 0700);
   write_file_at(src, "d/e/file", "deep\n", 5, 0600);
+  /* Modes a file made with the umask, or chowned, would lose; a time. */
+  static const struct {
+    const char *name;
+    mode_t mode;
+  } modes[] = {{"setgid", 02755}, {"open", 0777}, {"none", 0}, {"empty", 0644}};
+  for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+    write_file_at(src, modes[i].name, "m", strcmp(modes[i].name, "empty") ? 1 : 0, 0600);
+    fchmodat(src, modes[i].name, modes[i].mode, 0);
+  }
+  struct timespec t[2] = {{1000000000, 5}, {1234567890, 123456789}};
+  utimensat(src, "open", t, 0);
 }
 
 /* What a copy must hold: the source as make_source made it. */
@@ -58,6 +69,22 @@ static void check_copy(int dst, const char *which) {
          which);
   tap_ok(fstatat(dst, "sparse", &sp, AT_SYMLINK_NOFOLLOW) == 0 && sp.st_size == SPARSE_SIZE,
          "%s: the sparse file's size", which);
+  static const struct {
+    const char *name;
+    mode_t mode;
+    off_t size;
+  } modes[] = {{"setgid", 02755, 1}, {"open", 0777, 1}, {"none", 0, 1}, {"empty", 0644, 0}};
+  for (size_t i = 0; i < ARRAY_SIZE(modes); i++) {
+    struct stat m;
+    tap_ok(fstatat(dst, modes[i].name, &m, AT_SYMLINK_NOFOLLOW) == 0 && (m.st_mode & 07777) == modes[i].mode &&
+               m.st_size == modes[i].size && m.st_uid == geteuid(),
+           "%s: %s keeps mode %04o (umask %03o), size %lld and owner", which, modes[i].name, modes[i].mode, 022,
+           (long long)modes[i].size);
+  }
+  struct stat o;
+  tap_ok(fstatat(dst, "open", &o, AT_SYMLINK_NOFOLLOW) == 0 && o.st_mtim.tv_sec == 1234567890 &&
+             o.st_mtim.tv_nsec == 123456789,
+         "%s: a file's modification time", which);
   tap_ok((long long)sp.st_blocks * 512 < (1ll << 20), "%s: its holes kept (%lld bytes allocated)", which,
          (long long)sp.st_blocks * 512);
   int fd = openat(dst, "sparse", O_RDONLY | O_CLOEXEC);
@@ -73,6 +100,8 @@ static void check_copy(int dst, const char *which) {
 
 int main(void) {
   /* tmpfs where there is one: a fork's layers are on one. */
+  /* A umask a copy's modes must not go through. */
+  umask(022);
   const char *dir = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
   snprintf(base, sizeof(base), "%s/test_layer_tree.XXXXXX", dir);
   tap_ok(mkdtemp(base) != NULL, "a directory");

@@ -95,5 +95,13 @@ int main(void) {
   tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 1, false), 4, "leader 1: every process under the init");
   tap_ok(!e[0].chosen && !e[5].chosen && !e[6].chosen, "not the init itself, nor another sandbox's processes");
   tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 1, true), 5, "and the init with them");
+
+  pid_t kids[3];
+  size_t nk = 0;
+  tap_is_int((int)proc_children_parse("4001 4005 ", kids, &nk, 3), 0, "children: all fit");
+  tap_ok(nk == 2 && kids[0] == 4001 && kids[1] == 4005, "children: in the file's order");
+  tap_is_int((int)proc_children_parse("", kids, &nk, 3), 0, "no children: none added");
+  tap_is_int((int)proc_children_parse("7 8 9", kids, &nk, 3), 2, "children beyond the room are counted as lost");
+  tap_ok(nk == 3 && kids[2] == 7, "what fits is kept");
   return tap_done();
 }
