@@ -28,7 +28,7 @@ struct pause_report {
   int32_t error;  /* 0, or the errno of the failure message says */
   uint32_t tasks; /* held (pause), let go (resume) */
   int32_t pid;    /* the pauser's */
-  uint32_t scans; /* passes over /proc until no task was new */
+  uint32_t scans; /* passes down the tree until no task was new */
   double seconds; /* from the pauser's start to the last task held (or let go) */
   char message[256];
 };
