@@ -149,14 +149,14 @@ static int step_rlimits(struct contain_config *cfg, hutch_error_t *err) {
    * sandbox's processes, not all of the user's. */
   for (size_t i = 0; i < cfg->rlimits.n; i++) {
     const struct limits_rlimit *l = &cfg->rlimits.r[i];
-    if (l->resource == RLIMIT_AS) {
-      /* Address space is the commands' to bound, not init's: init's own
-       * mappings are small and fixed, but a sanitizer's shadow memory in
-       * a debug build would make every later allocation of init fail. */
-      cfg->init.rlimit_as = l->value;
+    if (l->resource == RLIMIT_DATA) {
+      /* The commands' to bound, not init's: init's own mappings are small
+       * and fixed, but a sanitizer's shadow memory in a debug build would
+       * make every later allocation of init fail. */
+      cfg->init.rlimit_data = l->value;
       if (cfg->init.primary != NULL)
-        cfg->init.primary->rlimit_as = l->value;
-      /* RLIMIT_AS is per process: the watchdog bounds their sum. */
+        cfg->init.primary->rlimit_data = l->value;
+      /* RLIMIT_DATA is per process: the watchdog bounds their sum. */
       cfg->init.memory_watch = l->value;
       continue;
     }

@@ -274,7 +274,7 @@ static void start_requested(struct init_state *s, int client_fd, struct job *idl
       .bpf = s->cfg->bpf,
       .bpf_len = s->cfg->bpf_len,
       .nofile = s->cfg->nofile,
-      .rlimit_as = s->cfg->rlimit_as,
+      .rlimit_data = s->cfg->rlimit_data,
       .tty = req.tty,
       .rows = req.rows,
       .cols = req.cols,

@@ -17,7 +17,7 @@ struct init_config {
   const void *bpf;
   size_t bpf_len;
   uint64_t nofile;
-  uint64_t rlimit_as;           /* RLIMIT_AS of every command, 0: none */
+  uint64_t rlimit_data;         /* RLIMIT_DATA of every command, 0: none */
   uint64_t memory_watch;        /* the rlimits fallback's memory limit for the whole sandbox (memwatch.h), 0: none */
   int memwatch_fd;              /* its sock_diag socket (memwatch_open), -1: none */
   struct payload_spec *primary; /* one-shot: the process whose end ends the sandbox */

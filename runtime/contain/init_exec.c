@@ -68,7 +68,7 @@ struct blob_head {
   int32_t listen_fd;
   int32_t memwatch_fd;
   int32_t scratch_fd, netns_fd;
-  uint64_t nofile, rlimit_as, memory_watch;
+  uint64_t nofile, rlimit_data, memory_watch;
   uint32_t die_with_creator;
   uint32_t bpf_len;
   uint32_t n_env;
@@ -84,7 +84,7 @@ void *init_config_encode(const struct init_config *cfg, size_t *len) {
       .scratch_fd = cfg->scratch_fd,
       .netns_fd = cfg->netns_fd,
       .nofile = cfg->nofile,
-      .rlimit_as = cfg->rlimit_as,
+      .rlimit_data = cfg->rlimit_data,
       .memory_watch = cfg->memory_watch,
       .die_with_creator = cfg->die_with_creator,
       .bpf_len = (uint32_t)cfg->bpf_len,
@@ -134,7 +134,7 @@ int init_config_decode(void *blob, size_t len, struct init_config *cfg) {
       .scratch_fd = h.scratch_fd,
       .netns_fd = h.netns_fd,
       .nofile = h.nofile,
-      .rlimit_as = h.rlimit_as,
+      .rlimit_data = h.rlimit_data,
       .memory_watch = h.memory_watch,
       .die_with_creator = h.die_with_creator != 0,
       .bpf = h.bpf_len ? bpf : NULL,

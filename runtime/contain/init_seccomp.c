@@ -136,7 +136,7 @@ static const struct seccomp_call init_calls[] = {
     CALL(ioctl, 0, TIOCSCTTY, 0),
     CALL(close_range, 3, ~0U, 0),
     CALL(prctl, PR_SET_PDEATHSIG, SIGKILL),
-    CALL(prlimit64, 0, RLIMIT_AS, 0, 0),
+    CALL(prlimit64, 0, RLIMIT_DATA, 0, 0),
     CALL(chdir),
     CALL(execve),
     CALL(exit_group, 0),

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /* The memory watchdog of a sandbox without a memory cgroup (the rlimits
- * fallback).  RLIMIT_AS bounds one process; the watchdog bounds them all:
+ * fallback).  RLIMIT_DATA bounds one process; the watchdog bounds them all:
  * init, which the sandbox cannot kill, sums the memory of every process
  * it has under it at a short interval and kills them all when the sum
  * passes the limit.  The margin is what the sandbox can allocate within one

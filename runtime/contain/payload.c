@@ -140,10 +140,10 @@ static int payload_child(void *arg) {
     if (setrlimit(RLIMIT_NOFILE, &nofile) < 0)
       fail(report, PAYLOAD_SETUP, errno, "payload: RLIMIT_NOFILE", NULL);
   }
-  if (spec->rlimit_as > 0) {
-    struct rlimit as = {spec->rlimit_as, spec->rlimit_as};
-    if (setrlimit(RLIMIT_AS, &as) < 0)
-      fail(report, PAYLOAD_SETUP, errno, "payload: RLIMIT_AS", NULL);
+  if (spec->rlimit_data > 0) {
+    struct rlimit data = {spec->rlimit_data, spec->rlimit_data};
+    if (setrlimit(RLIMIT_DATA, &data) < 0)
+      fail(report, PAYLOAD_SETUP, errno, "payload: RLIMIT_DATA", NULL);
   }
   const char *wd = spec->workdir ? spec->workdir : "/";
   if (chdir(wd) < 0)

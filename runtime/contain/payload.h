@@ -18,7 +18,7 @@ struct payload_spec {
   const void *bpf; /* compiled seccomp program; NULL: inherited from init */
   size_t bpf_len;
   uint64_t nofile;
-  uint64_t rlimit_as; /* RLIMIT_AS, 0: none */
+  uint64_t rlimit_data; /* RLIMIT_DATA, 0: none */
   /* A pseudo-terminal from the sandbox's devpts as stdin, stdout, stderr
    * and controlling terminal (stdio is then ignored), of this size. */
   bool tty;

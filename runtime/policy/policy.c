@@ -353,7 +353,8 @@ static void limit_text(uint64_t v, bool size, char *buf, size_t len) {
 /* What [limits] memory means where the sandbox has no memory cgroup
  * (memwatch.h, init.c: watch_memory). */
 static const char memory_without_cgroup[] =
-    "RLIMIT_AS per process, and init's watchdog over the whole sandbox: it sums the resident memory "
+    "RLIMIT_DATA (the private memory a process may write) per process, and init's watchdog over the whole sandbox: it "
+    "sums the resident memory "
     "(RssAnon + RssShmem) of every process in it, with the kernel memory no process maps (memfds, System V "
     "segments, messages and semaphores, the socket buffers of its network namespace, pipes, epoll watches, threads, "
     "open files), every 20 ms while any runs and sooner near the limit, and kills them all past the limit (reported as "

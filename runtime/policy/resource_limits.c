@@ -168,8 +168,13 @@ void limits_plan_controllers(const struct limits_plan *p, char *buf, size_t len)
 
 void limits_plan_rlimits(const struct limits_plan *p, double timeout, struct limits_rlimits *out) {
   out->n = 0;
+  /* RLIMIT_DATA, not RLIMIT_AS: it counts the private memory a process
+   * can write (its heap, its private maps), which is what it can use,
+   * and not the address space it only reserves.  A JVM reserves a GiB of
+   * class space and its whole heap at start, V8 and sanitizers more: under
+   * RLIMIT_AS of the default 2 GiB not one of them starts. */
   if (p->memory_src)
-    out->r[out->n++] = (struct limits_rlimit){RLIMIT_AS, p->memory};
+    out->r[out->n++] = (struct limits_rlimit){RLIMIT_DATA, p->memory};
   if (p->pids_src)
     out->r[out->n++] = (struct limits_rlimit){RLIMIT_NPROC, p->pids};
   if (p->cpus_src && timeout > 0) {

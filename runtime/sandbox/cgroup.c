@@ -531,7 +531,7 @@ char *cgroup_explain(const struct limits_plan *plan) {
   if (cgroup_locate(plan, &w, &err) < 0) {
     char *s = xasprintf("%s: %s%s%s",
                         limits_plan_strict(plan) ? "refused"
-                                                 : "rlimits (RLIMIT_AS and the memory watchdog, RLIMIT_NPROC, "
+                                                 : "rlimits (RLIMIT_DATA and the memory watchdog, RLIMIT_NPROC, "
                                                    "RLIMIT_CPU with --timeout)",
                         err->msg, err->hint ? "; fix: " : "", err->hint ? err->hint : "");
     hutch_error_free(&err);

@@ -122,8 +122,8 @@ if [ $cgroups -eq 0 ]; then
   tap_unlike "$(grep -v '^ *#' "$HUTCH_POLICY")" "fallback_quiet" "the shipped policy does not silence it"
   tap_ok "hutch doctor names the cause and the fix" "$HUTCH_BIN" doctor
   tap_like "$tap_stdout$tap_stderr" "cgroup" "doctor speaks of cgroups"
-  tap_ok "the rlimits are set" hx -- sh -c 'ulimit -v; ulimit -u'
-  tap_is "$tap_stdout" $'2097152\n1024' "RLIMIT_AS 2 GiB, RLIMIT_NPROC 1024"
+  tap_ok "the rlimits are set" hx -- sh -c 'ulimit -d; ulimit -u; ulimit -v'
+  tap_is "$tap_stdout" "2097152"$'\n'"1024"$'\n'"$(ulimit -v)" "RLIMIT_DATA 2 GiB, RLIMIT_NPROC 1024, RLIMIT_AS left as it was"
 
   # ---- a policy that will not degrade ----
   for rule in "required = yes" "fallback = refuse"; do
@@ -167,14 +167,54 @@ tap_is "$(json_get "$tap_stdout" 'j["limits"]["degraded"]')" "True" "--json: deg
 tap_like "$(json_get "$tap_stdout" 'j["limits"]["reason"]')" "^--no-cgroups" "--json: because of --no-cgroups"
 
 tap_ok "--no-cgroups with explicit limits" hx --no-cgroups --memory 64M --pids 20 --cpus 1 --timeout 30 \
-  -- sh -c 'ulimit -v; ulimit -u; ulimit -t'
-tap_is "$tap_stdout" $'65536\n20\n30' "RLIMIT_AS 64 MiB, RLIMIT_NPROC 20, RLIMIT_CPU cpus x timeout"
+  -- sh -c 'ulimit -d; ulimit -u; ulimit -t'
+tap_is "$tap_stdout" $'65536\n20\n30' "RLIMIT_DATA 64 MiB, RLIMIT_NPROC 20, RLIMIT_CPU cpus x timeout"
 
-# RLIMIT_AS stops a big allocation (dd allocates its block), and only then.
+# RLIMIT_DATA stops a big allocation (dd allocates its block), and only then.
 tap_fails "a 200 MB allocation under --no-cgroups --memory 64M fails" \
   hx --no-cgroups --memory 64M -- dd if=/dev/zero of=/dev/null bs=200M count=1
 tap_like "$tap_stderr" "out of memory|Cannot allocate" "with an allocation error"
 tap_ok "the same allocation without that limit works" hx --no-cgroups -- dd if=/dev/zero of=/dev/null bs=200M count=1
+
+# A JVM reserves far more address space than it uses (a GiB of class
+# space, its heap) and so never started under an RLIMIT_AS of the default
+# 2 GiB ("Could not allocate compressed class space").  Under RLIMIT_DATA it
+# starts, and a program that writes more than the limit is still stopped.
+# The host's JVM, bound read-only into the Debian test image.
+java=$(readlink -f "$(command -v java 2>/dev/null)" 2>/dev/null)
+if [ -x "$java" ] && command -v javac >/dev/null && deb=$(hutch_test_rootfs debian); then
+  jdir=${java%/bin/java}
+  mkdir -p "$tmp/java"
+  cat >"$tmp/java/Hog.java" <<'EOF'
+public class Hog {
+  public static void main(String[] a) {
+    java.util.ArrayList<byte[]> held = new java.util.ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      byte[] b = new byte[100 << 20];
+      java.util.Arrays.fill(b, (byte) 1);
+      held.add(b);
+    }
+    System.out.println("held " + held.size() * 100 + " MiB");
+  }
+}
+EOF
+  javac -d "$tmp/java" "$tmp/java/Hog.java" 2>/dev/null
+  jx() {
+    local b=()
+    [ ! -d /etc/java-17-openjdk ] || b=(--bind /etc/java-17-openjdk:/etc/java-17-openjdk:ro)
+    "$HUTCH_BIN" exec --rootfs "$deb" --no-cgroups --bind "$jdir:$jdir:ro" "${b[@]}" \
+      --bind "$tmp/java:/java:ro" --workdir /tmp "$@"
+  }
+  tap_ok "a JVM starts under --no-cgroups and the default 2 GiB" jx -- "$java" -version
+  tap_like "$tap_stderr" "version \"[0-9]" "and gives its version"
+  tap_fails "a Java program writing 4 GiB under it is stopped" jx -- "$java" -Xmx7g -cp /java Hog
+  tap_unlike "$tap_stdout" "held" "before it held them"
+else
+  tap_skip "a JVM under --no-cgroups" "no host JVM and javac, or no Debian test image"
+  tap_skip "and its version" "no host JVM and javac, or no Debian test image"
+  tap_skip "a Java program over the limit" "no host JVM and javac, or no Debian test image"
+  tap_skip "before it held them" "no host JVM and javac, or no Debian test image"
+fi
 
 # RLIMIT_NPROC stops a fork loop.  Counted with shell builtins only: once the
 # limit is reached, nothing more can be forked, ps included.
@@ -191,8 +231,8 @@ else
 fi
 
 # ---- the whole sandbox's memory without a cgroup: the watchdog ----
-# RLIMIT_AS is per process: four processes of 700 MiB each fit under a
-# 1 GiB RLIMIT_AS one by one.  init's watchdog sums them and kills the lot;
+# RLIMIT_DATA is per process: four processes of 700 MiB each fit under a
+# 1 GiB RLIMIT_DATA one by one.  init's watchdog sums them and kills the lot;
 # the end is reported as out of memory.  A host-side sampler (every ~1 ms)
 # checks that they never held more than the limit and the stated margin.
 cat >"$tmp/peak.py" <<'EOF'

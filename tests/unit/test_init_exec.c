@@ -18,7 +18,7 @@ int main(void) {
       .bpf = bpf,
       .bpf_len = sizeof(bpf),
       .nofile = 1024,
-      .rlimit_as = 1ull << 33,
+      .rlimit_data = 1ull << 33,
       .memory_watch = 1ull << 30,
       .die_with_creator = true,
       .exec_fd = 5,
@@ -34,7 +34,7 @@ int main(void) {
   tap_is_int(out.exec_fd, -1, "nothing more to exec");
   tap_is_int(out.scratch_fd, 7, "the tmpfs's root held for hutch");
   tap_is_int(out.netns_fd, -1, "no network namespace held");
-  tap_ok(out.nofile == 1024 && out.rlimit_as == 1ull << 33 && out.memory_watch == 1ull << 30, "the limits");
+  tap_ok(out.nofile == 1024 && out.rlimit_data == 1ull << 33 && out.memory_watch == 1ull << 30, "the limits");
   tap_ok(out.die_with_creator, "die_with_creator");
   tap_ok(out.bpf_len == sizeof(bpf) && memcmp(out.bpf, bpf, sizeof(bpf)) == 0, "the seccomp program");
   tap_ok(out.sandbox_env[0] && strcmp(out.sandbox_env[0], env[0]) == 0 && strcmp(out.sandbox_env[2], "EMPTY=") == 0 &&

@@ -98,9 +98,9 @@ static void test_plan(void) {
   limits_plan_make(NULL, &pol, &plan);
   struct limits_rlimits rl;
   limits_plan_rlimits(&plan, 0, &rl);
-  tap_ok(rl.n == 2 && rl.r[0].resource == RLIMIT_AS && rl.r[0].value == 2ull << 30 &&
+  tap_ok(rl.n == 2 && rl.r[0].resource == RLIMIT_DATA && rl.r[0].value == 2ull << 30 &&
              rl.r[1].resource == RLIMIT_NPROC && rl.r[1].value == 1024,
-         "rlimits: RLIMIT_AS and RLIMIT_NPROC");
+         "rlimits: RLIMIT_DATA and RLIMIT_NPROC");
   limits_rlimits_gaps(&plan, 0, names, sizeof(names));
   tap_ok(strstr(names, "cpus") != NULL, "without a timeout the CPU rate is named as not limited");
   limits_plan_rlimits(&plan, 10, &rl);
