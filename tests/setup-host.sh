@@ -35,6 +35,8 @@ packages=(
   slurm-wlm munge chromium
   # benchmark-runfiles.sh: summary.md rendered as GitHub renders Markdown
   cmark-gfm
+  # limits.sh: the host's JVM in a sandbox without a cgroup
+  openjdk-17-jdk-headless
   # the musl front end (contrib/musl/build-deps): musl, and what building
   # its libraries from their Debian source packages takes
   musl-tools gperf dpkg-dev
