@@ -73,17 +73,24 @@ def model(tmp_path):
         m.close()
 
 
+def silent():
+    """A logger that writes nothing: the suite's TAP reader would take a
+    captured "ERROR ..." line (a scripted failure's, logged as LLM-in-Sandbox
+    logs it) for a test's."""
+    import logging
+
+    log = logging.getLogger("test-agent-silent")
+    log.disabled = True
+    return log
+
+
 def agent(url, system="You are in a sandbox.", instance="{problem_statement}", **kw):
     return Agent(AgentArgs(system_prompt=system, instance_prompt=instance, llm_name="openai/mock",
-                           llm_base_url=url, **kw), logger=None)
+                           llm_base_url=url, **kw), logger=silent())
 
 
 def runtime():
-    import logging
-
-    log = logging.getLogger("test-agent")
-    log.setLevel(logging.WARNING)
-    return DockerRuntime(DEBIAN, logger=log, environment={"LANG": "C.UTF-8"})
+    return DockerRuntime(DEBIAN, logger=silent(), environment={"LANG": "C.UTF-8"})
 
 
 def golden_cases():
@@ -193,7 +200,7 @@ def test_context_error_asks_again_with_less(model):
     assert [s.observation for s in traj.steps] == ["<<< Finished >>>"]
 
 
-def test_failures_end_the_run_after_max_retries(model, caplog):
+def test_failures_end_the_run_after_max_retries(model):
     m = model([{"repeat": 9, "status": 500}])
     traj = agent(m.url, max_retries=3).run(None, "x", max_steps=3)
     assert len(m.requests()) == 3
@@ -220,7 +227,8 @@ def test_saved_exchanges(model, tmp_path):
 
 def test_other_providers_are_refused_clearly(model):
     m = model([{"calls": [["submit", {}]]}])
-    a = Agent(AgentArgs(system_prompt="", instance_prompt="", llm_name="anthropic/claude", llm_base_url=m.url))
+    a = Agent(AgentArgs(system_prompt="", instance_prompt="", llm_name="anthropic/claude", llm_base_url=m.url),
+              logger=silent())
     traj = a.run(None, "x", max_steps=1)
     assert traj.steps == [] and m.requests() == []
     from hutch.compat.llm_in_sandbox import _llm
