@@ -3,6 +3,7 @@
  * library was built from a git checkout. */
 #include "config.h"
 
+#include "git_describe.h"
 #include "hutch.h"
 
 const char *hutch_version(void) {

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "git_describe.h"
 #include "hutch.h"
 #include "tap.h"
 
