@@ -23,6 +23,7 @@
 
 #include "audit.h"
 #include "config_capture.h"
+#include "idmap.h"
 #include "config_record.h"
 #include "policy.h"
 #include "proc_stat.h"
@@ -178,6 +179,36 @@ static int seed_copied(void *data, hutch_error_t *err) {
   return sandbox_hold_end(f->hold, err);
 }
 
+/* One id of a process, in its own user namespace: `key` of its status
+ * (the host's id), taken back through `map` (uid_map or gid_map). */
+static int64_t id_inside(pid_t pid, const char *key, const char *map) {
+  char p[64];
+  snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
+  _cleanup_free_ char *status = read_file_at(AT_FDCWD, p, 16384, NULL);
+  snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, map);
+  _cleanup_free_ char *text = read_file_at(AT_FDCWD, p, 4096, NULL);
+  const char *f = status ? strstr(status, key) : NULL;
+  if (f == NULL || text == NULL)
+    return -1;
+  char *end;
+  unsigned long host = strtoul(f + strlen(key), &end, 10);
+  return end == f + strlen(key) ? -1 : idmap_proc_to_inside(text, (uint32_t)host);
+}
+
+/* A parent created with a user: its children run as the ids its init
+ * runs as, given by number.  The name is not looked up again: the child's
+ * /etc/passwd is its copy of the parent's layer, which the sandbox writes,
+ * and could have given the name uid 0 since. */
+static int parent_user(const struct hutch_sandbox *sb, const char *spec, char *out, size_t len, hutch_error_t *err) {
+  if (spec == NULL || spec[0] == '\0')
+    return 0;
+  int64_t uid = id_inside(sb->pid, "\nUid:\t", "uid_map"), gid = id_inside(sb->pid, "\nGid:\t", "gid_map");
+  if (uid < 0 || gid < 0 || !proc_stat_alive(sb->pid, sb->start_time))
+    return hutch_error_set(err, ESRCH, "fork: the ids the parent's init runs as (user %s) cannot be read", spec);
+  snprintf(out, len, "%lld:%lld", (long long)uid, (long long)gid);
+  return 0;
+}
+
 /* The children, one after the other, from the paused parent's layer.  The
  * layer's fd is taken before the pause: a running init hands it over, a
  * frozen one no longer answers.  *made: how many were made; -1 when fewer
@@ -186,6 +217,9 @@ static int make_children(struct hutch_sandbox *sb, const struct hutch_fork_optio
                          struct hutch_sandbox **children, size_t *made, struct hutch_fork_result *out,
                          hutch_error_t *err) {
   *made = 0;
+  char user[48] = "";
+  if (parent_user(sb, p->rec.x.user, user, sizeof(user), err) < 0)
+    return -1;
   /* Resumed and unlocked on every way out (or by the last copy). */
   __attribute__((cleanup(sandbox_hold_cleanup))) struct sandbox_hold h = {.dirfd = -1};
   if (sandbox_hold_begin(&h, sb, err) < 0)
@@ -215,7 +249,7 @@ static int make_children(struct hutch_sandbox *sb, const struct hutch_fork_optio
         .ttl = o->ttl,
         .on_ttl = o->on_ttl,
         .devices = p->rec.x.devices,
-        .user = p->rec.x.user,
+        .user = user[0] ? user : NULL,
     };
     if (sandbox_create_seeded(&p->cfg, &x, &seed, &children[*made], err) < 0) {
       r = hutch_error_wrap(err, "child %zu of %u", *made + 1, o->n);

@@ -104,6 +104,27 @@ tap_ok "the child runs as the user" "$H" exec --in "$kid" -- id -u
 tap_is "$tap_stdout" "1000" "1000"
 "$H" rm "$kid" >/dev/null 2>&1
 
+# A name is looked up once, at the creation: a fork's child runs as the ids
+# the parent's init runs as, not as the name looked up again in its copy of
+# the parent's layer, which the user may have written (here an image whose
+# /etc/passwd anyone may write).
+tap_ok "a sandbox to make that image of" "$H" create --rootfs "$img"
+mk=$tap_stdout
+tap_ok "its /etc/passwd names app, and anyone may write it" "$H" exec --in "$mk" -- \
+  sh -c 'echo "app:x:1000:1000::/home/app:/bin/sh" >>/etc/passwd && chmod 0666 /etc/passwd'
+tap_ok "snapshot it" "$H" snapshot --name "user-wpass-$$" "$mk"
+"$H" rm -f "$mk" >/dev/null 2>&1
+tap_ok "create --user app" "$H" create --rootfs "user-wpass-$$" --user app
+wsb=$tap_stdout
+tap_ok "app makes its name uid 0 in /etc/passwd" "$H" exec --in "$wsb" -- sh -c 'echo "app:x:0:0::/:/bin/sh" >/etc/passwd; id -u'
+tap_is "$tap_stdout" "1000" "while it still runs as 1000"
+tap_ok "fork it" "$H" fork "$wsb"
+wkid=$tap_stdout
+tap_ok "the child's processes" "$H" exec --in "$wkid" -- sh -c 'id -u; id -g'
+tap_is "$(echo $tap_stdout)" "1000 1000" "run as the parent's ids, not as the name's new uid 0"
+"$H" rm -f "$wsb" "$wkid" >/dev/null 2>&1
+"$H" rootfs rm "user-wpass-$$" >/dev/null 2>&1
+
 # ---- a user without a subordinate id range: refused with the fix ----
 if hutch_nosub_user "--user without a subordinate range"; then
   # Outside the run's private tree, which that user cannot enter.
