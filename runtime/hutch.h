@@ -678,7 +678,10 @@ int hutch_sandbox_list_dir(struct hutch_sandbox *sb, const char *dir, unsigned d
 /* With `on`, the functions above refuse, for this handle, a path that is
  * or goes through a symlink (ELOOP), as hutch_sandbox_copy_file_* do: no
  * link the sandbox planted is followed, not even inside its root
- * (hutch_sandbox_file_kind says HUTCH_FILE_OTHER of a symlink). */
+ * (hutch_sandbox_file_kind says HUTCH_FILE_OTHER of a symlink).  A sandbox
+ * that runs as a user other than its root (hutch_sandbox_extras.user) is
+ * always so: hutch acts there with its root's access, which a link that
+ * user planted would turn to files the user cannot reach. */
 void hutch_sandbox_set_no_symlinks(struct hutch_sandbox *sb, bool on);
 
 /* Copies between a host directory and a sandbox directory take regular files

@@ -54,6 +54,34 @@ def test_user_runs_every_process(image):
 
 
 @needs_range
+def test_user_cannot_turn_hutch_s_file_calls_on_what_it_cannot_reach(image, tmp_path):
+    """hutch's file calls act with the sandbox root's access: a symlink the
+    user plants must not lead them to a file of a bind the user may only
+    read, or to one only root may read.  No symlink is followed there."""
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "existing").write_text("the caller's\n")
+    with hutch.Sandbox(image, user="nobody", binds=[f"{share}:/data"]) as sb:
+        setup = ("mkdir /tmp/w && ln -s /data/existing /tmp/w/out.txt && ln -s /data /tmp/w/d && "
+                 "echo secret >/tmp/root-only && ln -s /tmp/root-only /tmp/w/peek; echo x >/data/x")
+        r = sb.exec(["sh", "-c", setup])
+        assert b"Permission denied" in r.stderr  # the user may not write the bind itself
+        with pytest.raises(hutch.Error, match="not a regular file"):
+            sb.write_file("/tmp/w/out.txt", "planted")
+        with pytest.raises(hutch.Error):
+            sb.write_file("/tmp/w/d/planted.sh", "planted")
+        with pytest.raises(hutch.Error):
+            sb.mkdir("/tmp/w/d/newdir")
+        assert (share / "existing").read_text() == "the caller's\n"
+        assert sorted(os.listdir(share)) == ["existing"]
+        with pytest.raises(hutch.Error, match="is a symlink"):
+            sb.read_file("/tmp/w/peek")
+        # A path without a link works as before, and the file is the user's.
+        sb.write_file("/tmp/w/plain.txt", "given")
+        assert sb.exec("stat -c %u /tmp/w/plain.txt; cat /tmp/w/plain.txt").stdout.split() == [b"65534", b"given"]
+
+
+@needs_range
 def test_user_by_name_and_uid(image):
     with hutch.Sandbox(image, user="nobody") as sb:
         assert sb.exec("id -u; id -g").stdout.split() == [b"65534", b"65534"]

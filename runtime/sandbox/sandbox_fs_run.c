@@ -53,7 +53,12 @@ static int open_sandbox(struct hutch_sandbox *sb, struct sfs_call *c, hutch_erro
       .chown = uid != geteuid() || gid != getegid(),
       .other = in_uid != 0 || in_gid != 0,
   };
-  c->resolve = sb->fs_no_symlinks ? SFS_RESOLVE_STRICT : SFS_RESOLVE_SANDBOX;
+  /* A sandbox of another user: no symlink is followed.  hutch reads and
+   * writes there with the access of the sandbox's root (the user's private
+   * files, the image's), so a link the user planted would lead hutch to a
+   * file the user cannot reach itself (a read-write bind it may only read,
+   * a root-only file) and make the user its reader or writer. */
+  c->resolve = sb->fs_no_symlinks || c->owner.other ? SFS_RESOLVE_STRICT : SFS_RESOLVE_SANDBOX;
   return 0;
 }
 
