@@ -121,7 +121,7 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
                         const struct hutch_policy *policy, const struct hutch_limits_status *limits,
                         const struct net_host *net, bool long_lived, const char *name, const char *const *labels,
                         const struct cdi_resolved *devices, const char *const *ports, const char *forked_from,
-                        hutch_error_t *err) {
+                        const char *user, hutch_error_t *err) {
   struct audit_rec r;
   audit_rec_init(&r, "start");
   audit_rec_str(&r, "sandbox", id);
@@ -187,6 +187,10 @@ int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_con
     audit_rec_strv(&r, "ports", ports);
   if (forked_from)
     audit_rec_str(&r, "forked_from", forked_from);
+  /* Who its processes run as: a name is the image's /etc/passwd's, whose
+   * digest is above; a fork's is the parent's ids, by number. */
+  if (user)
+    audit_rec_str(&r, "user", user);
   int rc = audit_append(sbfd, AUDIT_LOG_NAME, cap, &r, err);
   audit_rec_free(&r);
   return rc;

@@ -24,13 +24,14 @@
 /* The start record; the log's bound is the policy's [limits] audit_log.
  * name, labels and ports ("ADDR:HOSTPORT:PORT") (NULL: none) are a
  * long-lived sandbox's; devices (may be NULL): what --device gave the
- * sandbox (cdi.h); forked_from: a fork's parent's id (NULL: not a fork). */
+ * sandbox (cdi.h); forked_from: a fork's parent's id (NULL: not a fork);
+ * user: the user its processes run as, as asked (NULL: its root). */
 struct cdi_resolved;
 int audit_sandbox_start(int sbfd, const char *id, const struct hutch_sandbox_config *cfg,
                         const struct hutch_policy *policy, const struct hutch_limits_status *limits,
                         const struct net_host *net, bool long_lived, const char *name, const char *const *labels,
                         const struct cdi_resolved *devices, const char *const *ports, const char *forked_from,
-                        hutch_error_t *err);
+                        const char *user, hutch_error_t *err);
 
 /* Where a sandbox's handle appends its commands' records: the log and its
  * head opened at the first one and kept open (no file opened, created or

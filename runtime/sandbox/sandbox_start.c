@@ -739,7 +739,8 @@ static int step_record(struct start *st, hutch_error_t *err) {
   if (id ? id->audit(st->sbfd, out, id->audit_data, err) < 0
          : audit_sandbox_start(st->sbfd, out->id, cfg, st->policy, &out->limits, &out->net, st->primary == NULL,
                                rec.live.name, (const char *const *)rec.live.labels, &st->devices,
-                               (const char *const *)ports, rec.live.forked_from, err) < 0)
+                               (const char *const *)ports, rec.live.forked_from, st->user.set ? st->x->user : NULL,
+                               err) < 0)
     return -1;
   if (st->primary == NULL && (sync_send(out->sync_fd, SYNC_GO, NULL, 0, NULL, 0, err) < 0 ||
                               sync_expect(out->sync_fd, SYNC_READY, NULL, 0, NULL, "hand the sandbox over", err) < 0))

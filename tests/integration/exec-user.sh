@@ -122,6 +122,10 @@ tap_ok "fork it" "$H" fork "$wsb"
 wkid=$tap_stdout
 tap_ok "the child's processes" "$H" exec --in "$wkid" -- sh -c 'id -u; id -g'
 tap_is "$(echo $tap_stdout)" "1000 1000" "run as the parent's ids, not as the name's new uid 0"
+tap_ok "the parent's audit log" "$H" audit "$wsb"
+tap_like "$tap_stdout" '"type":"start",.*"user":"app"' "records the user it was made with"
+tap_ok "the child's" "$H" audit "$wkid"
+tap_like "$tap_stdout" '"type":"start",.*"user":"1000:1000"' "records the ids it runs as"
 "$H" rm -f "$wsb" "$wkid" >/dev/null 2>&1
 "$H" rootfs rm "user-wpass-$$" >/dev/null 2>&1
 
