@@ -26,10 +26,13 @@ static int read_id_file(const char *path, char **out, hutch_error_t *err) {
   struct stat st;
   if (fd < 0 || fstat(fd, &st) < 0)
     return hutch_error_sys(err, "user: open the sandbox's %s", path);
-  if (!S_ISREG(st.st_mode))
-    return hutch_error_set(err, EINVAL, "user: the sandbox's %s is not a regular file", path);
-  if (st.st_size > (off_t)ID_FILE_MAX)
-    return hutch_error_set(err, EFBIG, "user: the sandbox's %s is larger than %u bytes", path, ID_FILE_MAX);
+  if (!S_ISREG(st.st_mode) || st.st_size > (off_t)ID_FILE_MAX) {
+    if (!S_ISREG(st.st_mode))
+      hutch_error_set(err, EINVAL, "user: the sandbox's %s is not a regular file", path);
+    else
+      hutch_error_set(err, EFBIG, "user: the sandbox's %s is larger than %u bytes", path, ID_FILE_MAX);
+    return hutch_error_hint(err, "give the ids by number (--user UID:GID): no name is looked up then");
+  }
   char *buf = xmalloc((size_t)st.st_size + 1);
   ssize_t n = read_all(fd, buf, (size_t)st.st_size);
   if (n < 0) {

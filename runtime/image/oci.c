@@ -278,9 +278,15 @@ void hutch_image_user_notice(const struct hutch_image *image) {
   if (warned || oci_user_is_root(image->user))
     return;
   warned = true;
+  /* The image's text, on one line: a newline in it would start a line of
+   * the image's own at the terminal (the log sink escapes the rest). */
+  _cleanup_free_ char *user = xstrdup(image->user);
+  for (char *c = user; *c; c++)
+    if (*c == '\n' || *c == '\r')
+      *c = ' ';
   hutch_warn("the image's User \"%s\" is not applied: commands in a sandbox run as root of its user namespace "
              "unless --user (Python: user=) names another",
-             image->user);
+             user);
 }
 
 /* ---- pulling from a registry ------------------------------------------- */

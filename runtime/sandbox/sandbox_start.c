@@ -117,6 +117,10 @@ static int bind_control_socket(int sbdirfd, hutch_error_t *err) {
 static void point_to_doctor(hutch_error_t *err) {
   if (err == NULL || *err == NULL || ((*err)->hint && strstr((*err)->hint, "hutch doctor")))
     return;
+  /* What the sandbox's own /etc/passwd or /etc/group says (--user) is the
+   * image's matter, not this host's: its hint says what to give instead. */
+  if (strstr((*err)->msg, "the sandbox's /etc/"))
+    return;
   if ((*err)->hint) {
     _cleanup_free_ char *hint = steal_pointer(&(*err)->hint);
     hutch_error_hint(err, "%s; `hutch doctor` checks what this host allows", hint);

@@ -459,7 +459,8 @@ int prepare(const struct sandbox_opts *o, struct prepared *p, hutch_error_t *err
   const char *name = o->rootfs ? o->rootfs : "default";
   if (hutch_image_lookup(p->store, name, &p->image, err) < 0)
     return -1;
-  hutch_image_user_notice(&p->image);
+  if (o->user == NULL) /* --user names who runs: nothing to say of the image's */
+    hutch_image_user_notice(&p->image);
   p->env = hutch_image_env(&p->image, o->env);
   p->cfg = (struct hutch_sandbox_config){
       .rootfs = p->image.rootfs,

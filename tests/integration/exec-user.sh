@@ -74,6 +74,12 @@ tap_is "$(echo $tap_stdout)" "65535 65535" "65535:65535"
 tap_ok "--user root is root" hx --user root -- sh -c 'id -u; echo "$(try-syscall setresuid-root)"'
 tap_is "$(echo $tap_stdout)" "0 OK" "no switch"
 
+# What the image's /etc/passwd says is the image's matter: the fix given
+# is --user's, not this host's.
+tap_status 125 "a name the image does not have" hx --user nosuchuser -- true
+tap_like "$tap_stderr" "no such user in the sandbox's /etc/passwd" "says so"
+tap_unlike "$tap_stderr" "hutch doctor" "and does not send the user to hutch doctor"
+
 # ---- long-lived ----
 tap_ok "create --user 1000:1000" "$H" create --rootfs "$img" --user 1000:1000
 sb=$tap_stdout

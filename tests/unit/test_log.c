@@ -57,14 +57,14 @@ int main(void) {
   capture_stderr();
   /* A library warning through the public API: the image's User is ignored;
    * the name carries an escape sequence, as a hostile image's would. */
-  struct hutch_image image = {.user = (char *)"evil\033[2J"};
+  struct hutch_image image = {.user = (char *)"evil\033[2J\nhutch: all is well\r"};
   hutch_image_user_notice(&image);
   const char *err_text = captured_text();
   tap_is_int(s.n, 1, "the library's warning reaches the handler");
   tap_is_int(s.level, HUTCH_LOG_WARNING, "as a warning");
   tap_ok(s.data == &s, "with the handler's data");
-  tap_ok(strstr(s.line, "the image's User \"evil\\x1b[2J\" is not applied") != NULL, "its control characters escaped: %s",
-         s.line);
+  tap_ok(strstr(s.line, "the image's User \"evil\\x1b[2J hutch: all is well \" is not applied") != NULL,
+         "its control characters escaped, its line ends made spaces: %s", s.line);
   tap_ok(strncmp(s.line, "hutch", 5) != 0 && strstr(s.line, "warning") == NULL,
          "without program name or level (the handler adds its own)");
   tap_is_str(err_text, "", "nothing reaches stderr");
