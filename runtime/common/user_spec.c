@@ -145,6 +145,13 @@ int user_spec_resolve(const struct user_spec *s, const char *passwd, const char 
     if (field(line, end, 5, &home, &len) && len > 0 && len < sizeof(out->home) && home[0] == '/')
       memcpy(out->home, home, len);
   }
+  /* A name other than root's that the image gives uid 0 is root all the
+   * same: whoever asked for it meant another user, and would not know. */
+  if (!s->uid_numeric && out->uid == 0 && strcmp(s->user, "root") != 0) {
+    hutch_error_set(err, EPERM, "user %s: the sandbox's /etc/passwd gives it uid 0, root's", s->user);
+    return hutch_error_hint(err, "leave out --user to run as the sandbox's root, or give the ids by number "
+                                 "(--user UID:GID)");
+  }
   if (!s->group_given)
     return 0;
   if (s->gid_numeric) {

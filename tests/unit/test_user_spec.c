@@ -16,6 +16,7 @@ static const char passwd[] = "root:x:0:0:root:/root:/bin/bash\n"
                              "app:x:1000:100:App,,,:/home/app:/bin/sh\n"
                              "broken:x:12x:1:::\n"
                              "short:x\n"
+                             "toor:x:0:0::/root:/bin/sh\n"
                              "relhome:x:1001:1001::home:/bin/sh"; /* no newline last */
 static const char group[] = "root:x:0:\nusers:x:100:\nnogroup:x:65534:\nstaff:x:50:app\nbad:x::\n";
 
@@ -86,6 +87,11 @@ int main(void) {
   tap_is_int(resolve("relhome", &id, &e), 0, "the last line without a newline");
   tap_ok(id.uid == 1001 && id.home[0] == '\0', "a relative home is no home");
   tap_is_int(resolve("a", &id, &e), -1, "a prefix of no name");
+  tap_is_int(resolve("toor", &id, &e), -1, "a name other than root's that the image gives uid 0");
+  tap_is_int(e, EPERM, "EPERM: it would be root all the same");
+  tap_is_int(resolve("root:users", &id, &e), 0, "root by name, with a group");
+  tap_ok(id.uid == 0 && id.gid == 100, "root:users");
+  tap_is_int(resolve("0:0", &id, &e), 0, "uid 0 by number is asked for plainly");
 
   user_spec_parse("nobody", &s, NULL);
   tap_is_int(user_spec_resolve(&s, NULL, NULL, &id, &err), -1, "no /etc/passwd: a name cannot resolve");
