@@ -44,6 +44,8 @@ struct tasks {
   pid_t init; /* the sandbox's, on the host */
   uint64_t init_start;
   pid_t *queue; /* a walk's pids (2 * PAUSE_MAX_TASKS); NULL: no children files, scans of /proc */
+  pid_t *last;  /* the pids the walk before found, in its order */
+  size_t n_queue, n_last;
   struct task *v;
   size_t n;
   uint32_t *slot;
@@ -188,7 +190,8 @@ static void let_go_stranger(pid_t tid) {
   }
 }
 
-/* Seizes one thread and asks it to stop; *fresh counts the new ones. */
+/* Seizes one thread and asks it to stop; *fresh counts the new ones.  1:
+ * the thread is not the sandbox's (let go). */
 static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg, size_t len) {
   struct task *e = lookup(t, tid);
   if (e && e->state != T_GONE)
@@ -227,7 +230,7 @@ static int hold(struct tasks *t, pid_t pid, pid_t tid, size_t *fresh, char *msg,
   }
   if (!of_sandbox(t->init, tid)) {
     let_go_stranger(tid);
-    return 0;
+    return 1; /* a tid reused outside the sandbox: nothing below it is held */
   }
   if ((e = add(t, tid, T_PENDING)) == NULL) {
     let_go_stranger(tid);
@@ -257,7 +260,7 @@ static int hold_process(struct tasks *t, pid_t pid, struct kids *kids, size_t *f
     int r = hold(t, pid, (pid_t)tid, fresh, msg, len);
     if (r < 0)
       return r;
-    if (kids == NULL)
+    if (kids == NULL || r == 1)
       continue;
     /* Read after the stop was asked for: the pass that ends the freeze
      * finds every task stopped, and a stopped task's list is exact. */
@@ -291,7 +294,17 @@ static int walk(struct tasks *t, size_t *fresh, char *msg, size_t len) {
     if (r < 0)
       return r;
   }
+  t->n_queue = k.n;
   return 0;
+}
+
+/* Whether this walk found what the one before found, in the same order,
+ * and keeps it for the next: every list read twice over, unchanged. */
+static bool walk_same_as_last(struct tasks *t) {
+  bool same = t->n_last == t->n_queue && memcmp(t->last, t->queue, t->n_queue * sizeof(pid_t)) == 0;
+  memcpy(t->last, t->queue, t->n_queue * sizeof(pid_t));
+  t->n_last = t->n_queue;
+  return same;
 }
 
 /* One pass over the whole of /proc, for kernels without children files
@@ -335,13 +348,20 @@ static void wait_sigchld(int sfd, int ms) {
   }
 }
 
-/* Holds every task: passes over /proc until one, made once every task
- * known was held, finds none new.  A held task cannot run, so it cannot
- * make another: the set is then closed.  A task made by a fork that was
- * under way at the seize is not attached by the kernel; the next pass
- * finds it. */
+/* Holds every task: passes until one, made once every task known was
+ * held, finds none new.  A held task cannot run, so it cannot make
+ * another: the set is then closed.  A task made by a fork that was under
+ * way at the seize is not attached by the kernel; the next pass finds it.
+ * A walk reads each list once, at its own moment: a task not yet known may
+ * fork and exit after init's list was read and before its parent's was,
+ * its child given to init unseen.  So a walk ends the freeze only when
+ * the walk before it was clean too and found the same pids in the same
+ * order: an orphan given to a held reaper (init, a subreaper inside)
+ * stays in that reaper's list, which no held task can reap, and would
+ * have changed it. */
 static int freeze(struct tasks *t, int sfd, struct pause_report *rep) {
   double start = monotonic_seconds();
+  bool clean_before = false;
   for (;;) {
     drain(t);
     pid_t unsettled = 0;
@@ -351,8 +371,11 @@ static int freeze(struct tasks *t, int sfd, struct pause_report *rep) {
     int r = scan(t, &fresh, rep->message, sizeof(rep->message));
     if (r < 0)
       return r;
-    if (all && fresh == 0)
+    bool clean = all && fresh == 0;
+    bool same = t->queue ? walk_same_as_last(t) : true;
+    if (clean && same && (t->queue == NULL || clean_before))
       break;
+    clean_before = clean;
     if (monotonic_seconds() - start > PAUSE_SETTLE_SECONDS) {
       snprintf(rep->message, sizeof(rep->message), "task %d did not stop within %.0f s", (int)unsettled,
                PAUSE_SETTLE_SECONDS);
@@ -427,8 +450,10 @@ __attribute__((noreturn)) static void pauser_main(pid_t init, uint64_t init_star
    * own tells (a file kept for every task, or for none). */
   char kp[64];
   snprintf(kp, sizeof(kp), "/proc/%d/task/%d/children", (int)init, (int)init);
-  if (access(kp, R_OK) == 0)
+  if (access(kp, R_OK) == 0) {
     t.queue = xcalloc(2 * PAUSE_MAX_TASKS, sizeof(pid_t));
+    t.last = xcalloc(2 * PAUSE_MAX_TASKS, sizeof(pid_t));
+  }
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGCHLD);
