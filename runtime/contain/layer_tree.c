@@ -47,6 +47,7 @@ struct copy {
   uid_t uid;
   gid_t gid;
   mode_t umask;
+  bool assume; /* false: the destination makes that unsure, set all */
 };
 
 #define XATTR_BUF 65536
@@ -86,6 +87,10 @@ static int copy_xattrs(int src, int dst, const char *path, struct copy *c, hutch
   if ((n = flistxattr(src, names, XATTR_BUF)) < 0)
     return hutch_error_sys(err, "layer: list the xattrs of %s", path);
   for (char *name = names; name < names + n; name += strlen(name) + 1) {
+    /* File capabilities are not carried: a chown drops them, and every
+     * copy chowned its files once; a file gains nothing by a copy. */
+    if (strcmp(name, "security.capability") == 0)
+      continue;
     ssize_t len = fgetxattr(src, name, value, XATTR_BUF);
     if (len < 0)
       return hutch_error_sys(err, "layer: read xattr %s of %s", name, path);
@@ -110,7 +115,7 @@ static int copy_attrs(int dst, const struct stat *st, const char *path, hutch_er
 /* The same for a file created with its mode (less the umask) by this
  * process: what creation got right is not set again. */
 static int copy_file_attrs(int dst, const struct stat *st, const struct copy *c, hutch_error_t *err) {
-  bool owned = st->st_uid == c->uid && st->st_gid == c->gid;
+  bool owned = c->assume && st->st_uid == c->uid && st->st_gid == c->gid;
   if (!owned && fchown(dst, st->st_uid, st->st_gid) < 0)
     return hutch_error_sys(err, "layer: chown %s", c->path);
   mode_t mode = st->st_mode & 07777;
@@ -285,7 +290,11 @@ int layer_copy_tree(int src_dir, int dst_dir, hutch_error_t *err) {
   /* Read by setting it back: both callers run this in a process of its
    * own (a start's child, userns_run's), with no thread to race. */
   umask(c.umask);
+  /* A set-group-id destination gives what is made in it its group, a
+   * default ACL its mode: nothing is assumed of a creation there. */
   struct stat st;
+  c.assume = fstat(dst_dir, &st) == 0 && !(st.st_mode & S_ISGID) &&
+             fgetxattr(dst_dir, "system.posix_acl_default", NULL, 0) < 0;
   int r = copy_dir(src_dir, dst_dir, 0, &c, err);
   /* The top directory's own attributes: the opaque marker, its mode. */
   if (r == 0)
