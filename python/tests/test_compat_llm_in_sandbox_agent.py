@@ -241,3 +241,54 @@ def test_a_huge_reply_is_refused_not_held(model):
     m = model([{"huge": 70_000_000}])
     traj = agent(m.url, max_retries=1).run(None, "x", max_steps=1)
     assert traj.steps == [] and len(m.requests()) == 1
+
+
+def test_a_reply_without_a_message_ends_the_run_with_its_steps(model):
+    m = model([{"calls": [["execute_bash", {"command": "true"}]]}, {"raw": '{"choices": [{}]}'}])
+
+    class Runtime:
+        def demux_run(self, command):
+            return "", "", 0
+
+    traj = agent(m.url, max_retries=1).run(Runtime(), "x", max_steps=3)
+    assert [s.action["function"] for s in traj.steps] == ["execute_bash"]
+    assert traj.metadata == {"total_steps": 1}
+
+
+def test_the_key_is_not_sent_where_a_redirect_points(tmp_path, monkeypatch):
+    import http.server
+    import threading
+
+    seen = []
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def log_message(self, *a):
+            pass
+
+        def do_POST(self):
+            seen.append((self.command, self.path, self.headers.get("Authorization")))
+            self.rfile.read(int(self.headers.get("Content-Length") or 0))
+            self.send_response(302)
+            self.send_header("Location", f"http://127.0.0.1:{srv.server_address[1]}/elsewhere")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+
+        def do_GET(self):
+            seen.append((self.command, self.path, self.headers.get("Authorization")))
+            body = json.dumps({"choices": [{"message": {"role": "assistant", "content": "hi"}}]}).encode()
+            self.send_response(200)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-secret")
+    try:
+        from hutch.compat.llm_in_sandbox import _llm
+
+        r = _llm.completion("openai/m", [], [], f"http://127.0.0.1:{srv.server_address[1]}/v1", 10, 16)
+        assert r.choices[0].message.content == "hi"
+    finally:
+        srv.shutdown()
+    assert seen == [("POST", "/v1/chat/completions", "Bearer sk-secret"), ("GET", "/elsewhere", None)]

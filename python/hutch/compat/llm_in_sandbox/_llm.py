@@ -8,6 +8,7 @@ provider prefix is refused, since only the OpenAI wire format is spoken.
 The key is litellm's for those providers: $OPENAI_API_KEY, or
 $HOSTED_VLLM_API_KEY for hosted_vllm/."""
 
+import http.client
 import json
 import os
 import urllib.error
@@ -87,28 +88,30 @@ def completion(model: str, messages: List[Dict[str, Any]], tools: List[Dict[str,
                             "max_tokens": max_tokens}
     body.update(params)
     body.update(extra_body or {})
-    headers = {"Content-Type": "application/json"}
+    req = urllib.request.Request(f"{base}/chat/completions", data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"}, method="POST")
     key = api_key(model)
     if key:
-        headers["Authorization"] = f"Bearer {key}"
-    req = urllib.request.Request(f"{base}/chat/completions", data=json.dumps(body).encode(), headers=headers,
-                                 method="POST")
+        # Not carried to wherever a redirect points.
+        req.add_unredirected_header("Authorization", f"Bearer {key}")
     try:
         with urllib.request.urlopen(req, timeout=timeout) as r:
             raw = r.read(MAX_REPLY_BYTES + 1)
     except urllib.error.HTTPError as e:
         text = e.read(65536).decode("utf-8", "replace")
         raise CompletionError(f"{model}: HTTP {e.code}: {_error_text(text)}", e.code) from None
-    except (urllib.error.URLError, OSError) as e:
-        raise CompletionError(f"{model}: {base}: {getattr(e, 'reason', e)}") from None
+    except (urllib.error.URLError, OSError, http.client.HTTPException) as e:
+        raise CompletionError(f"{model}: {base}: {getattr(e, 'reason', e)!s}") from None
     if len(raw) > MAX_REPLY_BYTES:
         raise CompletionError(f"{model}: the reply is over {MAX_REPLY_BYTES} bytes")
     try:
         data = json.loads(raw)
     except ValueError:
         raise CompletionError(f"{model}: the reply is not JSON: {raw[:200]!r}") from None
-    if not isinstance(data, dict) or not isinstance(data.get("choices"), list) or not data["choices"]:
-        raise CompletionError(f"{model}: the reply holds no choices: {raw[:200]!r}")
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict) \
+            or not isinstance(choices[0].get("message"), dict):
+        raise CompletionError(f"{model}: the reply holds no message: {raw[:200]!r}")
     return Reply(data)
 
 

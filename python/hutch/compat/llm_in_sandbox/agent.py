@@ -146,7 +146,11 @@ class Agent:
         self.history = [{"role": "system", "content": system_prompt}, {"role": "user", "content": user_prompt}]
         step = 0
         while step < max_steps:
-            self.history[-1]["content"] += f"\nSteps Remaining: {max_steps - step}"
+            # A reply with neither content nor an answered call (a tool call
+            # without an id) is last: LLM-in-Sandbox fails on it (KeyError);
+            # its count goes after what it has.
+            last = self.history[-1]
+            last["content"] = (last.get("content") or "") + f"\nSteps Remaining: {max_steps - step}"
             try:
                 response, seconds = self.model_query(list(self.history), temperature, max_tokens_per_call,
                                                      max_token_limit)
