@@ -139,18 +139,3 @@ int64_t idmap_to_host(const struct idmap *map, uint32_t inside) {
   }
   return -1;
 }
-
-int64_t idmap_proc_to_inside(const char *proc_map, uint32_t outside) {
-  for (const char *l = proc_map ? proc_map : ""; *l;) {
-    unsigned long long in, out, count;
-    int used = 0;
-    if (sscanf(l, "%llu %llu %llu%n", &in, &out, &count, &used) == 3 && outside >= out && outside - out < count &&
-        in + (outside - out) <= UINT32_MAX)
-      return (int64_t)(in + (outside - out));
-    const char *nl = strchr(l, '\n');
-    if (nl == NULL)
-      break;
-    l = nl + 1;
-  }
-  return -1;
-}

@@ -66,10 +66,6 @@ void idmap_single(const struct idmap_set *from, struct idmap_set *out);
 char *idmap_format(const struct idmap *map);
 /* Map an id seen inside to the host id; returns -1 when unmapped. */
 int64_t idmap_to_host(const struct idmap *map, uint32_t inside);
-/* The other way, from a process's /proc/PID/uid_map (or gid_map) text as
- * its reader sees it ("inside outside count" lines, outside in the
- * reader's ids): the id inside for `outside`, -1 when unmapped. */
-int64_t idmap_proc_to_inside(const char *proc_map, uint32_t outside);
 
 /* ---- OS side (userns.c) ---- */
 

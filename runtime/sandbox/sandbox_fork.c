@@ -23,12 +23,12 @@
 
 #include "audit.h"
 #include "config_capture.h"
-#include "idmap.h"
 #include "config_record.h"
 #include "policy.h"
 #include "proc_stat.h"
 #include "sandbox.h"
 #include "sandbox_fds.h"
+#include "sandbox_fs.h"
 #include "sandbox_internal.h"
 #include "state.h"
 #include "util.h"
@@ -179,20 +179,16 @@ static int seed_copied(void *data, hutch_error_t *err) {
   return sandbox_hold_end(f->hold, err);
 }
 
-/* One id of a process, in its own user namespace: `key` of its status
- * (the host's id), taken back through `map` (uid_map or gid_map). */
+/* One id of a process ("Uid", "Gid" of its status, the host's), in its
+ * own user namespace (through `map`, its uid_map or gid_map). */
 static int64_t id_inside(pid_t pid, const char *key, const char *map) {
   char p[64];
   snprintf(p, sizeof(p), "/proc/%d/status", (int)pid);
   _cleanup_free_ char *status = read_file_at(AT_FDCWD, p, 16384, NULL);
   snprintf(p, sizeof(p), "/proc/%d/%s", (int)pid, map);
   _cleanup_free_ char *text = read_file_at(AT_FDCWD, p, 4096, NULL);
-  const char *f = status ? strstr(status, key) : NULL;
-  if (f == NULL || text == NULL)
-    return -1;
-  char *end;
-  unsigned long host = strtoul(f + strlen(key), &end, 10);
-  return end == f + strlen(key) ? -1 : idmap_proc_to_inside(text, (uint32_t)host);
+  int64_t host = status ? sfs_status_id(status, key) : -1;
+  return host < 0 || text == NULL ? -1 : sfs_map_inside_of(text, (uint32_t)host);
 }
 
 /* A parent created with a user: its children run as the ids its init
@@ -202,7 +198,7 @@ static int64_t id_inside(pid_t pid, const char *key, const char *map) {
 static int parent_user(const struct hutch_sandbox *sb, const char *spec, char *out, size_t len, hutch_error_t *err) {
   if (spec == NULL || spec[0] == '\0')
     return 0;
-  int64_t uid = id_inside(sb->pid, "\nUid:\t", "uid_map"), gid = id_inside(sb->pid, "\nGid:\t", "gid_map");
+  int64_t uid = id_inside(sb->pid, "Uid", "uid_map"), gid = id_inside(sb->pid, "Gid", "gid_map");
   if (uid < 0 || gid < 0 || !proc_stat_alive(sb->pid, sb->start_time))
     return hutch_error_set(err, ESRCH, "fork: the ids the parent's init runs as (user %s) cannot be read", spec);
   snprintf(out, len, "%lld:%lld", (long long)uid, (long long)gid);

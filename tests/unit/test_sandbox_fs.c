@@ -96,6 +96,15 @@ int main(void) {
   tap_ok(!e[0].chosen && !e[5].chosen && !e[6].chosen, "not the init itself, nor another sandbox's processes");
   tap_is_int((int)proc_tree_select(e, ARRAY_SIZE(e), 4000, 1, true), 5, "and the init with them");
 
+  /* The other way: a sandbox's own uid_map as the host reads it. */
+  const char *proc = "         0     100000      65536\n     65536       1001          1\n";
+  tap_is_int((int)sfs_map_inside_of(proc, 100000), 0, "proc map: the range's first id is 0 inside");
+  tap_is_int((int)sfs_map_inside_of(proc, 165535), 65535, "its last");
+  tap_is_int((int)sfs_map_inside_of(proc, 1001), 65536, "a second line");
+  tap_is_int((int)sfs_map_inside_of(proc, 165536), -1, "past the range: unmapped");
+  tap_is_int((int)sfs_map_inside_of(proc, 0), -1, "the host's root: unmapped");
+  tap_is_int((int)sfs_map_inside_of("", 5), -1, "an empty map maps nothing");
+  tap_is_int((int)sfs_map_inside_of("0 0 4294967295\n", 7), 7, "root's identity map");
   pid_t kids[3];
   size_t nk = 0;
   tap_is_int((int)proc_children_parse("4001 4005 ", kids, &nk, 3), 0, "children: all fit");
